@@ -1,0 +1,19 @@
+//! Headroom: a GPU memory planner for deep-learning training.
+//!
+//! - [`model`]: the pure memory model (`estimate(&Scenario) -> Breakdown`).
+//! - [`scenario`]: the one input type, its JSON decoding and validation.
+//! - [`cli`]: the native command line (`headroom estimate`), not built for WASM.
+//! - `ui`: the Leptos page, built only for `wasm32`.
+
+pub mod error;
+pub mod format;
+pub mod model;
+pub mod scenario;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+
+pub use error::InputError;
+pub use model::breakdown::{Breakdown, Component};
+pub use model::estimate;
+pub use scenario::Scenario;

@@ -1,0 +1,11 @@
+//! Entry point: the native CLI, or on `wasm32` the page.
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    std::process::exit(headroom::cli::run(std::env::args().skip(1).collect()));
+}
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    headroom::ui::mount();
+}

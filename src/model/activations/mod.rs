@@ -1,0 +1,156 @@
+//! Activation memory: the tensors saved for backward by the micro-batches in flight on one
+//! GPU, term by term.
+//!
+//! The per-micro-batch terms come from `transformer.rs` and `resnet.rs`, which mirror what
+//! PyTorch autograd saves for the Hugging Face implementations (checked against
+//! `tests/fixtures/measured/activations.json`, measured with `saved_tensors_hooks`). This
+//! module applies what the parallel layout does to them (Korthikanti et al. 2022, Table 2
+//! and §4.2.3):
+//! - tensor parallelism divides the attention and MLP internals by t; sequence parallelism
+//!   also divides the rest (norm inputs, dropout masks, block inputs);
+//! - context parallelism divides every token-proportional term by cp;
+//! - pipeline parallelism: stage i of p under 1F1B holds min(p − i, m) micro-batches in
+//!   flight (the first stage holds p, so ≈ the activations of all L layers); the interleaved
+//!   schedule multiplies the first stage by 1 + (p − 1)/(p·v); GPipe keeps all m.
+
+pub mod resnet;
+pub mod transformer;
+
+use super::arch::Architecture;
+use super::breakdown::Component;
+use super::layout::Layout;
+use super::ledger::Ledger;
+use crate::scenario::{Checkpointing, PpSchedule, Training};
+
+/// How a saved tensor is divided across tensor-parallel ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Attention and MLP internals: divided by t (Korthikanti Table 2, the "24/t" part).
+    Tensor,
+    /// Norm inputs, dropout masks, block inputs: divided by t only with sequence parallelism.
+    Sequence,
+}
+
+/// Where in the model a term sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Inside every block (multiplied by the blocks on the stage).
+    Layer,
+    /// Before the first block (first pipeline stage).
+    Input,
+    /// After the last block: final norm, head, loss (last pipeline stage).
+    Output,
+}
+
+/// One tensor (or group of tensors) saved for backward, for one micro-batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActTerm {
+    pub name: &'static str,
+    pub bytes: f64,
+    pub split: Split,
+    pub place: Place,
+    /// Part of the attention core that selective recomputation drops (the 5as²b term).
+    pub attention_core: bool,
+}
+
+/// Per-micro-batch saved tensors of the whole model (every `Layer` term is for one block).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MicroBatch {
+    pub terms: Vec<ActTerm>,
+    /// Bytes one block keeps under full checkpointing (its input), before TP/SP division.
+    pub checkpoint_per_block: f64,
+}
+
+pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBatch {
+    let (terms, checkpoint_per_block) = match arch {
+        Architecture::Transformer(t) => transformer::terms(t, training, cp),
+        Architecture::Resnet(r) => (resnet::terms(r, training), 0.0),
+    };
+    MicroBatch { terms, checkpoint_per_block }
+}
+
+/// Micro-batches whose activations are alive at once on this pipeline stage.
+pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual_stages: u64) -> f64 {
+    let m = grad_accum.max(1) as f64;
+    let p = layout.pp;
+    if p <= 1.0 {
+        return 1.0;
+    }
+    match schedule {
+        PpSchedule::Gpipe => m,
+        PpSchedule::OneFOneB => (p - layout.stage as f64).min(m),
+        PpSchedule::Interleaved => {
+            let v = virtual_stages.max(1) as f64;
+            let base = (p - layout.stage as f64).min(m);
+            if layout.first {
+                base * (1.0 + (p - 1.0) / (p * v))
+            } else {
+                base
+            }
+        }
+    }
+}
+
+/// Bytes of one block's saved tensors for one micro-batch on this GPU (used for the
+/// recompute buffer of full checkpointing and for inference workspaces).
+pub fn one_block_bytes(terms: &[ActTerm], layout: &Layout, sp: bool) -> f64 {
+    terms.iter().filter(|t| t.place == Place::Layer).map(|t| divided(t, layout, sp)).sum()
+}
+
+fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
+    match term.split {
+        Split::Tensor => term.bytes / layout.tp,
+        Split::Sequence if sp => term.bytes / layout.tp,
+        Split::Sequence => term.bytes,
+    }
+}
+
+/// Add this stage's activations to the ledger.
+pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) {
+    let layers = layout.layers_on_stage;
+    let mut block = 0.0;
+    let mut core = 0.0;
+    let mut edges = 0.0;
+    for term in &mb.terms {
+        let bytes = divided(term, layout, sp);
+        match term.place {
+            Place::Layer if term.attention_core => core += bytes,
+            Place::Layer => block += bytes,
+            Place::Input if layout.first => edges += bytes,
+            Place::Output if layout.last => edges += bytes,
+            _ => {}
+        }
+    }
+    match training.checkpointing {
+        Checkpointing::Full => {
+            let input = if sp { mb.checkpoint_per_block / layout.tp } else { mb.checkpoint_per_block };
+            ledger.add(
+                Component::Activations,
+                "block inputs (full checkpointing)",
+                input * layers * flight,
+                "one block input per block, r·s·b·h bytes — Korthikanti et al. 2022 Table 2, full recompute row",
+            );
+        }
+        Checkpointing::Selective => {
+            ledger.add(Component::Activations, "blocks (attention core recomputed)", block * layers * flight, BLOCK_FORMULA);
+        }
+        Checkpointing::None => {
+            ledger.add(Component::Activations, "blocks", block * layers * flight, BLOCK_FORMULA);
+            ledger.add(
+                Component::Activations,
+                "attention scores and probabilities",
+                core * layers * flight,
+                "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
+            );
+        }
+    }
+    ledger.add(
+        Component::Activations,
+        "embeddings, head and loss",
+        edges * flight,
+        "input ids, embedding dropout, final norm, head input and fp32 log-softmax (4·s·b·v) — Korthikanti §4.3",
+    );
+}
+
+const BLOCK_FORMULA: &str =
+    "Σ saved tensors per block × blocks on stage × micro-batches in flight (see activations/transformer.rs) — Korthikanti et al. 2022 §4";

@@ -1,0 +1,116 @@
+//! The result of a plan: bytes per component per GPU, each traced to named terms, plus the
+//! verdict (fits / spills / out of memory) and the step-time estimate.
+//!
+//! All sizes are raw bytes; units and rounding belong to the UI and CLI formatters.
+
+use serde::{Deserialize, Serialize};
+
+/// The six components every chart and table shows, in stacking order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    Parameters,
+    Gradients,
+    OptimizerStates,
+    Activations,
+    Temporary,
+    Overhead,
+}
+
+impl Component {
+    pub const ALL: [Component; 6] = [
+        Component::Parameters,
+        Component::Gradients,
+        Component::OptimizerStates,
+        Component::Activations,
+        Component::Temporary,
+        Component::Overhead,
+    ];
+
+    /// Label for charts and tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Parameters => "Parameters",
+            Component::Gradients => "Gradients",
+            Component::OptimizerStates => "Optimizer states",
+            Component::Activations => "Activations",
+            Component::Temporary => "Temporary buffers",
+            Component::Overhead => "Framework overhead",
+        }
+    }
+}
+
+/// One named contribution to a component, with the formula it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Term {
+    pub component: Component,
+    pub name: String,
+    pub bytes: u64,
+    /// The formula and its source, for tooltips and the docs.
+    pub formula: String,
+}
+
+/// Estimated time of one optimizer step on the worst GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct StepTime {
+    /// Compute-bound time with everything in device memory, seconds.
+    pub seconds: f64,
+    /// The same step with the spilled bytes crossing the host link, seconds.
+    pub seconds_with_spill: f64,
+    /// `seconds_with_spill / seconds`.
+    pub slowdown: f64,
+    /// FLOPs one GPU executes per step (including recomputation).
+    pub flops_per_gpu: f64,
+    /// Fraction of peak throughput assumed (model FLOPs utilisation).
+    pub utilisation: f64,
+    /// Tokens (or images) the whole job processes per second without spill.
+    pub tokens_per_second: f64,
+}
+
+/// Per-GPU memory of a scenario, in bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Breakdown {
+    pub parameters: u64,
+    pub gradients: u64,
+    pub optimizer_states: u64,
+    /// Tensors saved for backward by the micro-batches in flight (KV cache in inference).
+    pub activations: u64,
+    /// Transient buffers at the peak: logits and loss, communication buckets, recompute.
+    pub temporary: u64,
+    /// CUDA context, cuBLAS / NCCL workspaces, allocator fragmentation.
+    pub overhead: u64,
+    /// Predicted peak: the sum of the six components.
+    pub total: u64,
+    /// Parameters of the whole model.
+    pub param_count: u64,
+    /// Parameters that receive gradients.
+    pub trainable_params: u64,
+    /// Device memory available to the process.
+    pub capacity: u64,
+    pub fits: bool,
+    /// `total - capacity` when it does not fit, else 0.
+    pub spill_bytes: u64,
+    /// Bytes kept in host memory by CPU offload, per GPU.
+    pub host_bytes: u64,
+    /// GPUs in the job.
+    pub gpus: u64,
+    /// Pipeline stage these numbers are for (the one with the largest total).
+    pub stage: u64,
+    pub step_time: StepTime,
+    pub terms: Vec<Term>,
+    pub warnings: Vec<String>,
+}
+
+impl Breakdown {
+    /// Bytes of one component.
+    pub fn component(&self, c: Component) -> u64 {
+        match c {
+            Component::Parameters => self.parameters,
+            Component::Gradients => self.gradients,
+            Component::OptimizerStates => self.optimizer_states,
+            Component::Activations => self.activations,
+            Component::Temporary => self.temporary,
+            Component::Overhead => self.overhead,
+        }
+    }
+}

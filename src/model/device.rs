@@ -1,0 +1,171 @@
+//! The device catalogue: memory capacity, memory and host-link bandwidth, and dense BF16
+//! throughput of the GPUs people train on, with MIG slices as devices of their own.
+//!
+//! Sources: memory-formulas.md §A8 (NVIDIA datasheets via glennklockwood.com, the H100
+//! PCIe product brief PB-11133-001, the L40S datasheet, AMD MI300X pages). Capacities are
+//! what the driver reports as total memory (`nvidia-smi`), not the marketing figure, since
+//! that is what a run can use; figures marked "from memory" in the reference are marked
+//! here too. Host links are per direction (PCIe Gen3 x16 ≈ 16 GB/s, Gen4 ≈ 32, Gen5 ≈ 64).
+
+use serde::{Deserialize, Serialize};
+
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * MIB;
+const GB: f64 = 1e9;
+
+/// One GPU (or one MIG slice of a GPU), in SI units: bytes, bytes per second, FLOP/s.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    pub id: String,
+    pub name: String,
+    /// Memory a process can use, in bytes.
+    pub capacity_bytes: f64,
+    /// Device-memory bandwidth, bytes/s.
+    pub hbm_bandwidth: f64,
+    /// Host link (PCIe) bandwidth per direction, bytes/s: the path spilled memory takes.
+    pub host_link_bandwidth: f64,
+    /// Dense BF16 (FP16 where the GPU has no BF16) tensor throughput with FP32 accumulate, TFLOP/s.
+    pub bf16_tflops: f64,
+    /// GPU-to-GPU bandwidth per direction, bytes/s (NVLink, or PCIe without it).
+    pub interconnect_bandwidth: f64,
+    /// CUDA compute-capability major version (7 Volta/Turing, 8 Ampere/Ada, 9 Hopper,
+    /// 10/12 Blackwell); 0 for non-NVIDIA devices. Decides cuBLAS workspace sizes.
+    pub compute_major: u32,
+    /// Whether this is a MIG slice.
+    pub mig: bool,
+}
+
+struct Gpu {
+    id: &'static str,
+    name: &'static str,
+    capacity_bytes: f64,
+    hbm_gbs: f64,
+    host_gbs: f64,
+    tflops: f64,
+    link_gbs: f64,
+    major: u32,
+    /// MIG profiles: (suffix, compute sevenths, memory eighths).
+    mig: &'static [(&'static str, u32, u32)],
+}
+
+const A100_MIG_80: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
+const A100_MIG_40: &[(&str, u32, u32)] = &[("1g.5gb", 1, 1), ("2g.10gb", 2, 2), ("3g.20gb", 3, 4), ("4g.20gb", 4, 4), ("7g.40gb", 7, 8)];
+const H100_MIG: &[(&str, u32, u32)] =
+    &[("1g.10gb", 1, 1), ("1g.20gb", 1, 2), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
+
+/// The catalogue (memory-formulas.md §A8). Capacities: `nvidia-smi` totals in MiB
+/// [from memory — verify]; bandwidths and TFLOPS from the datasheets cited in §A8.
+const GPUS: &[Gpu] = &[
+    Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG },
+    Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[] },
+    Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[] },
+    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 183359.0 * MIB, hbm_gbs: 8000.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[] },
+    Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80 },
+    Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40 },
+    Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[] },
+    Gpu { id: "l4-24gb", name: "L4 24GB", capacity_bytes: 23034.0 * MIB, hbm_gbs: 300.0, host_gbs: 32.0, tflops: 121.0, link_gbs: 32.0, major: 8, mig: &[] },
+    Gpu { id: "a10g-24gb", name: "A10G 24GB", capacity_bytes: 23028.0 * MIB, hbm_gbs: 600.0, host_gbs: 32.0, tflops: 70.0, link_gbs: 32.0, major: 8, mig: &[] },
+    Gpu { id: "t4-16gb", name: "T4 16GB", capacity_bytes: 15360.0 * MIB, hbm_gbs: 320.0, host_gbs: 16.0, tflops: 65.0, link_gbs: 16.0, major: 7, mig: &[] },
+    Gpu { id: "v100-32gb", name: "V100 SXM2 32GB", capacity_bytes: 32768.0 * MIB, hbm_gbs: 900.0, host_gbs: 16.0, tflops: 125.0, link_gbs: 150.0, major: 7, mig: &[] },
+    Gpu { id: "rtx-5090-32gb", name: "GeForce RTX 5090", capacity_bytes: 32607.0 * MIB, hbm_gbs: 1792.0, host_gbs: 64.0, tflops: 209.5, link_gbs: 64.0, major: 12, mig: &[] },
+    Gpu { id: "rtx-4090-24gb", name: "GeForce RTX 4090", capacity_bytes: 24564.0 * MIB, hbm_gbs: 1008.0, host_gbs: 32.0, tflops: 165.2, link_gbs: 32.0, major: 8, mig: &[] },
+    Gpu { id: "rtx-3090-24gb", name: "GeForce RTX 3090", capacity_bytes: 24576.0 * MIB, hbm_gbs: 936.0, host_gbs: 32.0, tflops: 71.0, link_gbs: 56.25, major: 8, mig: &[] },
+    Gpu { id: "mi300x-192gb", name: "Instinct MI300X", capacity_bytes: 192.0 * GIB, hbm_gbs: 5300.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[] },
+];
+
+fn full_device(g: &Gpu) -> Device {
+    Device {
+        id: g.id.to_string(),
+        name: g.name.to_string(),
+        capacity_bytes: g.capacity_bytes,
+        hbm_bandwidth: g.hbm_gbs * GB,
+        host_link_bandwidth: g.host_gbs * GB,
+        bf16_tflops: g.tflops,
+        interconnect_bandwidth: g.link_gbs * GB,
+        compute_major: g.major,
+        mig: false,
+    }
+}
+
+/// A MIG slice gets its share of the memory slices (capacity and bandwidth, eighths) and
+/// of the compute slices (sevenths) — NVIDIA MIG user guide, "Supported profiles".
+fn mig_slice(g: &Gpu, suffix: &str, compute: u32, memory: u32) -> Device {
+    let mem = memory as f64 / 8.0;
+    Device {
+        id: format!("{}-mig-{suffix}", g.id),
+        name: format!("{} MIG {suffix}", g.name),
+        capacity_bytes: g.capacity_bytes * mem,
+        hbm_bandwidth: g.hbm_gbs * GB * mem,
+        bf16_tflops: g.tflops * compute as f64 / 7.0,
+        // A MIG instance has no NVLink or peer access: other GPUs are reached over PCIe.
+        interconnect_bandwidth: g.host_gbs * GB,
+        mig: true,
+        ..full_device(g)
+    }
+}
+
+impl Device {
+    /// A neutral stand-in used only if the catalogue itself were empty.
+    pub fn placeholder() -> Device {
+        Device {
+            id: "placeholder".into(),
+            name: "Unknown device".into(),
+            capacity_bytes: 80.0 * GIB,
+            hbm_bandwidth: 2000.0 * GB,
+            host_link_bandwidth: 32.0 * GB,
+            bf16_tflops: 300.0,
+            interconnect_bandwidth: 32.0 * GB,
+            compute_major: 8,
+            mig: false,
+        }
+    }
+}
+
+/// Every device, full GPUs first, each followed by its MIG slices.
+pub fn devices() -> Vec<Device> {
+    let mut out = Vec::new();
+    for g in GPUS {
+        out.push(full_device(g));
+        for &(suffix, c, m) in g.mig {
+            out.push(mig_slice(g, suffix, c, m));
+        }
+    }
+    out
+}
+
+/// The device with this id (full GPU or MIG slice).
+pub fn device_preset(id: &str) -> Option<Device> {
+    for g in GPUS {
+        if g.id == id {
+            return Some(full_device(g));
+        }
+        if let Some(suffix) = id.strip_prefix(g.id).and_then(|rest| rest.strip_prefix("-mig-")) {
+            return g.mig.iter().find(|(s, _, _)| *s == suffix).map(|&(s, c, m)| mig_slice(g, s, c, m));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn design_card_devices_exist() {
+        for id in [
+            "v100-32gb", "t4-16gb", "a10g-24gb", "l4-24gb", "l40s-48gb", "a100-40gb", "a100-80gb", "h100-pcie-80gb",
+            "h100-sxm-80gb", "h200-141gb", "b200-192gb", "rtx-3090-24gb", "rtx-4090-24gb", "rtx-5090-32gb",
+            "mi300x-192gb", "a100-80gb-mig-3g.40gb", "h100-sxm-80gb-mig-1g.10gb",
+        ] {
+            assert!(device_preset(id).is_some(), "missing device {id}");
+        }
+    }
+
+    #[test]
+    fn mig_slice_gets_its_memory_share() {
+        let full = device_preset("a100-80gb").unwrap();
+        let slice = device_preset("a100-80gb-mig-3g.40gb").unwrap();
+        assert_eq!(slice.capacity_bytes, full.capacity_bytes / 2.0);
+        assert!(device_preset("a100-80gb-mig-9g.99gb").is_none());
+    }
+}

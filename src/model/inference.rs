@@ -1,0 +1,42 @@
+//! Inference memory: weights, the KV cache and the forward workspace.
+//!
+//! KV cache: 2 (K and V) × layers × KV heads × head_dim × sequence × batch × bytes
+//! (memory-formulas.md §A7; Pope et al. 2022 §2), per GPU after TP (heads split) and PP
+//! (layers split). Workspace: one block's forward intermediates for the batch plus the fp32
+//! logits of the last position (transformers' `generate` keeps only those).
+
+use super::activations::{one_block_bytes, MicroBatch};
+use super::arch::{Architecture, Stack};
+use super::breakdown::Component;
+use super::layout::Layout;
+use super::ledger::Ledger;
+use super::precision::Precision;
+use crate::scenario::{LoraBase, Training};
+
+pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
+    let x = training.precision.activation_bytes() as f64;
+    let nf4 = matches!(&training.lora, Some(l) if l.base == LoraBase::Nf4);
+    let mut weights = 0.0;
+    for t in arch.param_tensors() {
+        let n = t.numel() * layout.copies(arch, &t);
+        let bytes = if nf4 && t.linear.is_some() { 0.5 + 1.0 / 64.0 } else if training.precision == Precision::Fp32 { 4.0 } else { 2.0 };
+        weights += n * bytes;
+    }
+    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)");
+    if let Architecture::Transformer(t) = arch {
+        if t.stack == Stack::Decoder {
+            let kv_heads_local = (t.kv_heads as f64 / layout.tp).max(1.0);
+            let tokens = training.micro_batch.max(1) as f64 * training.seq_len.max(1) as f64 / layout.cp;
+            ledger.add(
+                Component::Activations,
+                "KV cache",
+                2.0 * layout.layers_on_stage * kv_heads_local * t.head_dim as f64 * tokens * x,
+                "2 × L × g × d × s × b × bytes (Pope et al. 2022 §2; uses KV heads, not query heads)",
+            );
+            if layout.last {
+                ledger.add(Component::Temporary, "last-position logits", 4.0 * training.micro_batch.max(1) as f64 * t.vocab as f64, "fp32 b × v");
+            }
+        }
+    }
+    ledger.add(Component::Temporary, "forward workspace", one_block_bytes(&mb.terms, layout, sp), "one block's forward intermediates for the batch");
+}

@@ -1,0 +1,88 @@
+//! Where the tensors of a model land in a parallel layout: which pipeline stage we are
+//! looking at, how many copies of each parameter tensor one GPU holds, and over how many
+//! ranks ZeRO shards.
+//!
+//! Rules: Megatron-LM (Shoeybi et al. 2019 §3: column/row-parallel linears and a
+//! vocab-parallel embedding split by TP; norms replicated), pipeline stages of ⌈L/p⌉ blocks
+//! with the embedding on the first stage and the head on the last (Narayanan et al. 2021),
+//! experts split by EP (Lepikhin et al. 2020), and ZeRO sharding over the data-parallel
+//! ranks (Rajbhandari et al. 2020; Megatron's distributed optimizer shards over dp × cp).
+
+use super::arch::{Architecture, ParamTensor, Scope, TpSplit};
+use crate::scenario::Parallel;
+
+/// One pipeline stage of one layout, as seen from one of its GPUs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    pub tp: f64,
+    pub pp: f64,
+    pub dp: f64,
+    pub cp: f64,
+    pub ep: f64,
+    pub zero: u8,
+    /// Stage index (0 = first).
+    pub stage: u64,
+    pub first: bool,
+    pub last: bool,
+    /// Transformer blocks on this stage.
+    pub layers_on_stage: f64,
+    /// Whether the embedding is tied to the LM head (the last stage then keeps a copy).
+    pub tied: bool,
+}
+
+impl Layout {
+    /// The layout for `stage` (clamped to the pipeline).
+    pub fn new(arch: &Architecture, p: &Parallel, stage: u64) -> Self {
+        let pp = p.pp.max(1).min(arch.layers());
+        let stage = stage.min(pp - 1);
+        let layers = arch.layers();
+        let tied = matches!(arch, Architecture::Transformer(t) if t.tied_embeddings);
+        Layout {
+            tp: p.tp.max(1) as f64,
+            pp: pp as f64,
+            dp: p.dp.max(1) as f64,
+            cp: p.cp.max(1) as f64,
+            ep: p.ep.max(1).min(arch.experts()) as f64,
+            zero: p.zero.min(3),
+            stage,
+            first: stage == 0,
+            last: stage == pp - 1,
+            layers_on_stage: layers.div_ceil(pp) as f64,
+            tied,
+        }
+    }
+
+    /// Copies of `tensor` this GPU holds (fractional when TP splits it).
+    pub fn copies(&self, arch: &Architecture, tensor: &ParamTensor) -> f64 {
+        let stage_copies = match tensor.scope {
+            Scope::Input => {
+                let lm_head_copy = self.tied && self.last && !self.first && tensor.name == "embed_tokens";
+                if self.first || lm_head_copy {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Scope::Layer => self.layers_on_stage,
+            Scope::Expert => self.layers_on_stage * arch.experts() as f64 / self.ep,
+            Scope::Output => {
+                if self.last {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        };
+        let split = match tensor.tp {
+            TpSplit::Sharded => self.tp,
+            TpSplit::Replicated => 1.0,
+        };
+        stage_copies / split
+    }
+
+    /// Ranks that share one ZeRO partition of a dense parameter.
+    pub fn zero_shards(&self) -> f64 {
+        self.dp * self.cp
+    }
+
+}

@@ -1,0 +1,128 @@
+//! The memory model: pure Rust, no UI or browser imports, no I/O.
+//!
+//! [`estimate`] turns a [`Scenario`] into a [`Breakdown`] of per-GPU bytes. It never fails:
+//! an unknown model or device becomes a warning, and a run that does not fit is a result.
+//! Each component is the sum of named terms, each term citing its formula.
+//!
+//! Architecture invariant: nothing under `src/model/` imports leptos, web-sys, js-sys,
+//! wasm-bindgen or charming (checked by `tests/model_is_pure.rs`).
+
+pub mod activations;
+pub mod arch;
+pub mod breakdown;
+pub mod device;
+pub mod hf_config;
+pub mod inference;
+pub mod layout;
+pub mod ledger;
+pub mod overhead;
+pub mod precision;
+pub mod presets;
+pub mod states;
+pub mod step_time;
+pub mod temporary;
+
+use activations::{add_activations, in_flight, micro_batch};
+use arch::Architecture;
+use breakdown::{Breakdown, Component};
+use device::Device;
+use layout::Layout;
+use ledger::{to_bytes, Ledger};
+use temporary::{temporary_buffers, TemporaryInputs};
+
+use crate::scenario::{Mode, Scenario};
+
+/// Per-GPU memory of a scenario on its most loaded GPU.
+pub fn estimate(scenario: &Scenario) -> Breakdown {
+    let mut warnings = Vec::new();
+    let Some(arch) = scenario.model.architecture() else {
+        return Breakdown { warnings: vec![format!("unknown model \"{}\": nothing to estimate", scenario.model.label())], ..Breakdown::default() };
+    };
+    let device = scenario.device.resolve().unwrap_or_else(|e| {
+        warnings.push(format!("{e}; using the H100 SXM 80GB figures"));
+        device::device_preset("h100-sxm-80gb").unwrap_or_else(Device::placeholder)
+    });
+    let pp = scenario.parallel.pp.max(1).min(arch.layers());
+    let stages: &[u64] = if pp > 1 { &[0, pp - 1] } else { &[0] };
+    let mut best: Option<(Ledger, f64, u64)> = None;
+    for &stage in stages {
+        let (ledger, host) = stage_ledger(&arch, scenario, &device, stage);
+        if best.as_ref().is_none_or(|(b, _, _)| ledger.total() > b.total()) {
+            best = Some((ledger, host, stage));
+        }
+    }
+    let (ledger, host, stage) = best.unwrap_or_default();
+    finish(&arch, scenario, &device, ledger, host, stage, warnings)
+}
+
+/// All terms of one pipeline stage, and the bytes it keeps on the host.
+fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) -> (Ledger, f64) {
+    let layout = Layout::new(arch, &s.parallel, stage);
+    let sp = s.parallel.sp && s.parallel.tp > 1;
+    let mb = micro_batch(arch, &s.training, layout.cp);
+    let mut ledger = Ledger::default();
+    let training = s.training.mode == Mode::Train;
+    let mut host = 0.0;
+    if training {
+        let (summary, offloaded) = states::model_states(arch, &s.training, &layout, s.parallel.offload, &mut ledger);
+        host = offloaded;
+        let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
+        add_activations(&mb, &s.training, &layout, sp, flight, &mut ledger);
+        let gradient_bytes = ledger.sum(Component::Gradients);
+        temporary_buffers(
+            &TemporaryInputs { arch, training: &s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
+            &mut ledger,
+        );
+    } else {
+        inference::inference_memory(arch, &s.training, &layout, &mb, sp, &mut ledger);
+    }
+    let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
+    overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
+    (ledger, host)
+}
+
+fn finish(arch: &Architecture, s: &Scenario, device: &Device, ledger: Ledger, host: f64, stage: u64, mut warnings: Vec<String>) -> Breakdown {
+    let part = |c| to_bytes(ledger.sum(c));
+    let (parameters, gradients, optimizer_states) = (part(Component::Parameters), part(Component::Gradients), part(Component::OptimizerStates));
+    let (activations, temporary, overhead) = (part(Component::Activations), part(Component::Temporary), part(Component::Overhead));
+    let total = [parameters, gradients, optimizer_states, activations, temporary, overhead].iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let capacity = to_bytes(device.capacity_bytes);
+    let spill_bytes = total.saturating_sub(capacity);
+    let layout = Layout::new(arch, &s.parallel, stage);
+    let trainable = if s.training.mode == Mode::Train {
+        let mut scratch = Ledger::default();
+        states::model_states(arch, &s.training, &layout, s.parallel.offload, &mut scratch).0.trainable_params
+    } else {
+        0.0
+    };
+    let offloaded = if s.parallel.offload == crate::scenario::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
+    let step_time = step_time::step_time(arch, s, device, spill_bytes as f64, offloaded);
+    for e in s.validate() {
+        warnings.push(e.to_string());
+    }
+    if s.training.mode == Mode::Train && s.parallel.dp * s.parallel.cp <= 1 && s.training.grad_accum <= 1 && s.parallel.zero == 0 {
+        warnings.push(
+            "gradients are counted for the whole step; with one GPU, no accumulation and zero_grad(set_to_none=True) PyTorch frees them before the next forward, so the true peak can be lower by up to the smaller of gradients and activations".into(),
+        );
+    }
+    Breakdown {
+        parameters,
+        gradients,
+        optimizer_states,
+        activations,
+        temporary,
+        overhead,
+        total,
+        param_count: to_bytes(arch.param_count()),
+        trainable_params: to_bytes(trainable),
+        capacity,
+        fits: spill_bytes == 0,
+        spill_bytes,
+        host_bytes: to_bytes(host),
+        gpus: s.parallel.world_size(),
+        stage,
+        step_time,
+        terms: ledger.into_terms(),
+        warnings,
+    }
+}

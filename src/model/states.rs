@@ -1,0 +1,257 @@
+//! Model states per GPU: parameters, gradients and optimizer states (with the fp32 master
+//! copy), after ZeRO sharding, CPU offload, freezing, LoRA and QLoRA.
+//!
+//! Byte budgets per trainable parameter (Rajbhandari et al. 2020, "ZeRO", §3.1 and §5;
+//! Megatron-LM distributed-optimizer table in memory-formulas.md §A1):
+//! - fp32: weight 4, gradient 4, optimizer K (fp32 states).
+//! - pure bf16: weight 2, gradient 2, optimizer K at 2 B (torch.optim's `zeros_like(param)`).
+//! - autocast (fp16/bf16/fp8-mixed) without ZeRO: the fp32 weights are the master copy:
+//!   weight 4, gradient 4, optimizer K; the 16-bit copies autocast makes are transient
+//!   (counted under temporary, see `temporary.rs`).
+//! - mixed with ZeRO ≥ 1 (DeepSpeed, the ZeRO paper): weight 2, gradient 2, fp32 master 4
+//!   + K held with the optimizer states: 16 B/param for Adam, the paper's (2 + 2 + K)Ψ.
+//! ZeRO-1 divides the optimizer states (with the master copy) by N_d, ZeRO-2 also the
+//! gradients, ZeRO-3 also the weights.
+
+use super::arch::{Architecture, LinearKind, ParamTensor, Scope};
+use super::breakdown::Component;
+use super::layout::Layout;
+use super::ledger::Ledger;
+use super::precision::Precision;
+use crate::scenario::{LoraBase, Offload, Optimizer, Training};
+
+/// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
+const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
+/// bitsandbytes block-wise quantisation block for optimizer states (memory-formulas.md §A7).
+const BNB_BLOCK: f64 = 2048.0;
+
+/// Per-element storage of the three model-state parts, before sharding.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    weight: f64,
+    grad: f64,
+    /// fp32 master copy (only with ZeRO under mixed precision).
+    master: f64,
+    /// Bytes of one optimizer-state element.
+    state: f64,
+}
+
+fn budget(precision: Precision, zero: u8) -> Budget {
+    match precision {
+        Precision::Fp32 => Budget { weight: 4.0, grad: 4.0, master: 0.0, state: 4.0 },
+        Precision::Bf16 => Budget { weight: 2.0, grad: 2.0, master: 0.0, state: 2.0 },
+        _ if zero >= 1 => Budget { weight: 2.0, grad: 2.0, master: 4.0, state: 4.0 },
+        _ => Budget { weight: 4.0, grad: 4.0, master: 0.0, state: 4.0 },
+    }
+}
+
+/// Optimizer-state bytes for one copy of a trainable tensor.
+///
+/// Adam/AdamW: exp_avg + exp_avg_sq (Kingma & Ba 2015); SGD momentum and Lion (Chen et al.
+/// 2023): one buffer; Adafactor (Shazeer & Stern 2018, §3; transformers'
+/// `optimization.Adafactor` with beta1=None): row and column second-moment factors for
+/// tensors of 2+ dimensions (`shape[:-1]` and `shape[:-2] + shape[-1:]`), a full second
+/// moment for vectors; bitsandbytes AdamW8bit (Dettmers et al. 2022): 1 B per state plus an
+/// fp32 absmax per block, 32-bit state below `min_8bit_size`.
+fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
+    let n = t.numel();
+    match opt {
+        Optimizer::Adamw | Optimizer::Adam => 2.0 * n * state,
+        Optimizer::Sgd => 0.0,
+        Optimizer::SgdMomentum | Optimizer::Lion => n * state,
+        Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * 4.0,
+        Optimizer::Adamw8bit => 2.0 * n * (1.0 + 4.0 / BNB_BLOCK),
+        Optimizer::Adafactor => match t.shape.as_slice() {
+            [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
+            _ => n * state,
+        },
+    }
+}
+
+/// QLoRA NF4 storage per weight: 4 bits + an fp32 absmax per 64 weights, or with double
+/// quantisation an 8-bit absmax per 64 plus an fp32 constant per 256 blocks
+/// (Dettmers et al. 2023, §3: 0.5 + 0.0625 B, or 0.5 + 0.0159 B).
+fn nf4_bytes_per_weight(double_quant: bool) -> f64 {
+    if double_quant {
+        0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0)
+    } else {
+        0.5 + 4.0 / 64.0
+    }
+}
+
+/// Whether this tensor is trained (not frozen, not a LoRA base weight).
+fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64) -> f64 {
+    if training.lora.is_some() {
+        return 0.0;
+    }
+    match t.scope {
+        Scope::Input if training.frozen.embeddings => 0.0,
+        Scope::Layer | Scope::Expert => 1.0 - layer_fraction_frozen,
+        _ => 1.0,
+    }
+}
+
+fn lora_adapts(t: &ParamTensor, targets: &[LinearKind]) -> bool {
+    match t.linear {
+        // GPT-2's fused c_attn is tagged Q and stands for Q, K and V together.
+        Some(LinearKind::Q) if t.name == "c_attn" => {
+            targets.iter().any(|k| matches!(k, LinearKind::Q | LinearKind::K | LinearKind::V))
+        }
+        Some(kind) => targets.contains(&kind),
+        None => false,
+    }
+}
+
+/// What `model_states` found, for the other parts of the model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StatesSummary {
+    /// Trainable parameters of the whole model.
+    pub trainable_params: f64,
+    /// Elements of trainable tensors on this GPU (unsharded by ZeRO).
+    pub trainable_local: f64,
+    /// Elements of weights used as matmul operands on this GPU (for autocast copies).
+    pub matmul_weights_local: f64,
+    /// Elements of one transformer block on this GPU (ZeRO-3 gathers one at a time).
+    pub block_params_local: f64,
+    /// Elements of the largest single input/output tensor on this GPU (embedding, LM head).
+    pub largest_edge_tensor_local: f64,
+    /// Bytes per element of the weights as stored on the GPU.
+    pub weight_bytes: f64,
+}
+
+/// Add parameters, gradients and optimizer states of this GPU to `ledger`; host-resident
+/// bytes (offload) are returned separately.
+pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) -> (StatesSummary, f64) {
+    let precision = training.precision;
+    let b = budget(precision, layout.zero);
+    let layers = arch.layers() as f64;
+    let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
+    let zero = layout.zero;
+    let mut summary = StatesSummary { weight_bytes: b.weight, ..Default::default() };
+
+    let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut adapter_states = 0.0;
+    let lora = training.lora.as_ref();
+    for t in arch.param_tensors() {
+        let copies = layout.copies(arch, &t);
+        let n = t.numel() * copies;
+        let trainable = is_trainable(&t, training, frozen_fraction);
+        summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
+        summary.trainable_local += n * trainable;
+        let is_matmul_weight = t.shape.len() >= 2 && !t.name.contains("embeddings") && t.name != "embed_tokens";
+        if is_matmul_weight || (t.name == "embed_tokens" && layout.tied && layout.last) {
+            summary.matmul_weights_local += n;
+        }
+        if t.scope == Scope::Layer || t.scope == Scope::Expert {
+            summary.block_params_local += n / layout.layers_on_stage.max(1.0);
+        } else {
+            summary.largest_edge_tensor_local = summary.largest_edge_tensor_local.max(n);
+        }
+        // Trained part.
+        weights += n * trainable * b.weight;
+        grads += n * trainable * b.grad;
+        master += n * trainable * b.master;
+        states += optimizer_state_bytes(training.optimizer, &t, b.state) * copies * trainable;
+        // Frozen part: weights only, in the compute dtype (fp32, or 16-bit otherwise).
+        let frozen = 1.0 - trainable;
+        if frozen > 0.0 {
+            let frozen_bytes = match lora {
+                Some(l) if l.base == LoraBase::Nf4 && t.linear.is_some() => nf4_bytes_per_weight(l.double_quant),
+                _ => precision.activation_bytes() as f64,
+            };
+            frozen_weights += n * frozen * frozen_bytes;
+        }
+        if let Some(l) = lora {
+            if lora_adapts(&t, &l.targets) {
+                let (inp, out) = t.lora_dims.unwrap_or((0, 0));
+                let per_copy = l.rank as f64 * (inp + out) as f64;
+                let a = per_copy * copies;
+                adapters += a;
+                adapter_states += optimizer_state_bytes(training.optimizer, &ParamTensor { shape: vec![l.rank, inp + out], ..t.clone() }, b.state) * copies;
+                summary.trainable_params += per_copy * arch.multiplicity(t.scope);
+                summary.trainable_local += a;
+            }
+        }
+    }
+    weights += adapters * b.weight;
+    grads += adapters * b.grad;
+    master += adapters * b.master;
+    states += adapter_states;
+
+    // ZeRO sharding over the data-parallel group (dense shard count; experts are already
+    // split by EP, whose ZeRO group is dp/ep: a small difference we accept here).
+    let n_d = layout.zero_shards();
+    let opt_total = states + master;
+    let (w_gpu, g_gpu, o_gpu, frozen_gpu) = match zero {
+        0 => (weights, grads, opt_total, frozen_weights),
+        1 => (weights, grads, opt_total / n_d, frozen_weights),
+        2 => (weights, grads / n_d, opt_total / n_d, frozen_weights),
+        _ => (weights / n_d, grads / n_d, opt_total / n_d, frozen_weights / n_d),
+    };
+
+    let mut host = 0.0;
+    let (mut w_dev, mut g_dev, mut o_dev) = (w_gpu, g_gpu, o_gpu);
+    if offload != Offload::None {
+        // ZeRO-Offload (Ren et al. 2021): optimizer states and the fp32 master live on the
+        // CPU; with ZeRO the gradient partitions go there too (DeepSpeed
+        // estimate_zero2_model_states_mem_needs: GPU keeps 2Ψ).
+        host += o_dev;
+        o_dev = 0.0;
+        if zero >= 1 {
+            host += g_dev;
+            g_dev = 0.0;
+        }
+    }
+    if offload == Offload::OptimizerAndParams {
+        // ZeRO-Infinity parameter offload: only gathered layers are on the GPU (temporary).
+        host += w_dev;
+        w_dev = 0.0;
+    }
+
+    ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1");
+    ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3");
+    ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1");
+    ledger.add(Component::OptimizerStates, "optimizer states", if zero >= 1 { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1");
+    ledger.add(Component::OptimizerStates, "fp32 master weights", if zero >= 1 { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)");
+    summary.weight_bytes = b.weight;
+    (summary, host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::arch::TransformerArch;
+    use crate::scenario::Parallel;
+
+    /// The ZeRO paper's Figure 1 example: Ψ = 7.5B, K = 12, N_d = 64:
+    /// 120 GB → 31.4 GB (P_os) → 16.6 GB (P_os+g) → 1.9 GB (P_os+g+p).
+    #[test]
+    fn zero_paper_figure_one() {
+        // A dense stack of exactly 7.5e9 parameters: 75 layers of 1e8 each in one Linear.
+        let arch = Architecture::Transformer(TransformerArch {
+            hidden: 10_000,
+            layers: 75,
+            heads: 1,
+            kv_heads: 1,
+            head_dim: 2_500,
+            ffn: 0,
+            vocab: 1,
+            norm: crate::model::arch::Norm::Rmsnorm,
+            ..TransformerArch::default()
+        });
+        let mut training = Training::default();
+        training.precision = Precision::Fp16Mixed;
+        let psi = arch.param_count();
+        let expected = [(1u8, 2.0 * psi + 2.0 * psi + 12.0 * psi / 64.0), (2, 2.0 * psi + 14.0 * psi / 64.0), (3, 16.0 * psi / 64.0)];
+        for (zero, want) in expected {
+            let parallel = Parallel { dp: 64, zero, ..Parallel::default() };
+            let layout = Layout::new(&arch, &parallel, 0);
+            let mut ledger = Ledger::default();
+            model_states(&arch, &training, &layout, Offload::None, &mut ledger);
+            let got = ledger.total();
+            assert!((got - want).abs() / want < 1e-9, "zero {zero}: {got} vs {want}");
+        }
+        // And the paper's rounded figures, with Ψ within 0.1% of 7.5B.
+        assert!((psi - 7.5e9).abs() / 7.5e9 < 1e-3, "{psi}");
+    }
+}

@@ -1,0 +1,96 @@
+//! Step-time estimate: compute time from FLOPs at a stated utilisation, pipeline bubble,
+//! host-link traffic for CPU offload, and the extra time spilled memory costs crossing the
+//! host link.
+//!
+//! FLOPs per token: forward 2N + 2·L·s·d_attn (Kaplan et al. 2020, Table 1), backward twice
+//! the forward, full recomputation one more forward, selective recomputation one more
+//! attention forward (Korthikanti et al. 2022 §5). Pipeline bubble: (p − 1)/(m·v) of the
+//! ideal time (Narayanan et al. 2021, §2.2). Spill: each spilled byte crosses the host link
+//! once each way per step, at the link's per-direction bandwidth (memory-formulas.md §A9:
+//! "bandwidth ≈ PCIe").
+
+use super::arch::{resnet_blocks, Architecture, Scope, Stack};
+use super::breakdown::StepTime;
+use super::device::Device;
+use crate::scenario::{Checkpointing, Mode, Offload, Scenario};
+
+/// Model FLOPs utilisation assumed: Megatron-LM reaches 41–56% on A100 clusters
+/// (Korthikanti et al. 2022, Table 5); 40% is a fair figure for a tuned run.
+pub const UTILISATION: f64 = 0.40;
+
+/// Forward FLOPs per sample (sequence or image) and the samples' tokens.
+fn forward_flops_per_sample(arch: &Architecture, s: &Scenario) -> (f64, f64) {
+    match arch {
+        Architecture::Transformer(t) => {
+            let seq = match t.stack {
+                Stack::Vision => {
+                    let image = s.training.image_size.unwrap_or(t.image_size).max(1);
+                    (super::arch::vit_patches(image, t.patch) + 1) as f64
+                }
+                _ => s.training.seq_len.max(1) as f64,
+            };
+            let embedding: f64 =
+                arch.param_tensors().iter().filter(|p| p.scope == Scope::Input).map(|p| p.numel()).sum();
+            let head = if t.tied_embeddings { (t.vocab * t.hidden) as f64 } else { 0.0 };
+            let n = arch.active_param_count() - embedding + head;
+            let attention = 2.0 * t.layers as f64 * seq * (t.heads * t.head_dim) as f64;
+            ((2.0 * n + attention) * seq, seq)
+        }
+        Architecture::Resnet(r) => {
+            // 2 FLOPs per multiply-add of every convolution at the input resolution.
+            let image = s.training.image_size.unwrap_or(r.image_size).max(8) as f64;
+            let mut side = image / 4.0;
+            let stem = 2.0 * 49.0 * r.channels as f64 * r.stem_width as f64 * (image / 2.0).powi(2);
+            let mut flops = stem;
+            for b in resnet_blocks(r) {
+                let out = side / b.stride as f64;
+                let convs = if r.bottleneck {
+                    b.c_in * b.mid * side.powi(2) as u64 + 9 * b.mid * b.mid * out.powi(2) as u64 + b.mid * b.c_out * out.powi(2) as u64
+                } else {
+                    9 * b.c_in * b.c_out * out.powi(2) as u64 + 9 * b.c_out * b.c_out * out.powi(2) as u64
+                };
+                let shortcut = if b.shortcut { b.c_in * b.c_out * out.powi(2) as u64 } else { 0 };
+                flops += 2.0 * (convs + shortcut) as f64;
+                side = out;
+            }
+            (flops, 1.0)
+        }
+    }
+}
+
+pub fn step_time(arch: &Architecture, s: &Scenario, device: &Device, spill_bytes: f64, offloaded_elements: f64) -> StepTime {
+    let t = &s.training;
+    let p = &s.parallel;
+    let (forward_per_sample, tokens_per_sample) = forward_flops_per_sample(arch, s);
+    let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
+    let multiplier = match (t.mode, t.checkpointing) {
+        (Mode::Inference, _) => 1.0,
+        (Mode::Train, Checkpointing::None) => 3.0,
+        (Mode::Train, Checkpointing::Selective) => 3.1,
+        (Mode::Train, Checkpointing::Full) => 4.0,
+    };
+    let model_parallel = (p.tp.max(1) * p.pp.max(1) * p.cp.max(1)) as f64;
+    let flops_per_gpu = multiplier * forward_per_sample * samples / model_parallel;
+    let peak = device.bf16_tflops.max(1e-9) * 1e12;
+    let mut seconds = flops_per_gpu / (peak * UTILISATION);
+    let pp = p.pp.max(1) as f64;
+    if pp > 1.0 {
+        let v = if p.pp_schedule == crate::scenario::PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
+        seconds *= 1.0 + (pp - 1.0) / (t.grad_accum.max(1) as f64 * v);
+    }
+    if p.offload != Offload::None && t.mode == Mode::Train {
+        // 16-bit gradients down and 16-bit parameters up every step (ZeRO-Offload, §4).
+        seconds += 4.0 * offloaded_elements / device.host_link_bandwidth.max(1.0);
+    }
+    let spill_seconds = 2.0 * spill_bytes / device.host_link_bandwidth.max(1.0);
+    let seconds_with_spill = seconds + spill_seconds;
+    let global_tokens = samples * tokens_per_sample * p.dp.max(1) as f64;
+    StepTime {
+        seconds,
+        seconds_with_spill,
+        slowdown: if seconds > 0.0 { seconds_with_spill / seconds } else { 1.0 },
+        flops_per_gpu,
+        utilisation: UTILISATION,
+        tokens_per_second: if seconds > 0.0 { global_tokens / seconds } else { 0.0 },
+    }
+}

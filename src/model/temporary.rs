@@ -1,0 +1,109 @@
+//! Transient buffers alive at the memory peak: autocast weight copies, logits and loss
+//! gradients, recomputation buffers, attention backward buffers, and the communication
+//! buckets of DDP, ZeRO and FSDP.
+
+use super::activations::{one_block_bytes, ActTerm, MicroBatch};
+use super::arch::{Architecture, Stack};
+use super::breakdown::Component;
+use super::layout::Layout;
+use super::ledger::Ledger;
+use super::states::StatesSummary;
+use crate::scenario::{Attention, Checkpointing, Offload, Training};
+
+/// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
+/// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
+const DEEPSPEED_BUCKET_ELEMENTS: f64 = 5e8;
+
+/// Everything `temporary_buffers` needs beyond the layout.
+pub struct TemporaryInputs<'a> {
+    pub arch: &'a Architecture,
+    pub training: &'a Training,
+    pub layout: &'a Layout,
+    pub micro_batch: &'a MicroBatch,
+    pub states: &'a StatesSummary,
+    pub sp: bool,
+    pub offload: Offload,
+    /// Gradient bytes on this GPU (for DDP's bucket copies).
+    pub gradient_bytes: f64,
+}
+
+pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
+    let t = i.training;
+    let layout = i.layout;
+    let precision = t.precision;
+    let zero3 = layout.zero >= 3 || i.offload == crate::scenario::Offload::OptimizerAndParams;
+
+    if precision.is_mixed() && !zero3 && t.lora.is_none() {
+        ledger.add(
+            Component::Temporary,
+            "autocast weight copies",
+            i.states.matmul_weights_local * precision.matmul_weight_bytes() as f64,
+            "one 16-bit (FP8: 8-bit) copy of every matmul weight, cached by torch.autocast for the forward and saved for backward",
+        );
+    }
+
+    if let Architecture::Transformer(arch) = i.arch {
+        if arch.stack != Stack::Vision && layout.last {
+            let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
+            let x = precision.activation_bytes() as f64;
+            ledger.add(
+                Component::Temporary,
+                "logits and loss gradient",
+                tokens * arch.vocab as f64 * (x + 4.0) / layout.tp,
+                "logits kept by the model output (x·s·b·v) + one fp32 gradient of the log-softmax (4·s·b·v) during the loss backward — memory-formulas.md §A2",
+            );
+        }
+        if t.attention == Attention::Eager {
+            let s = t.seq_len.max(1) as f64;
+            ledger.add(
+                Component::Temporary,
+                "softmax backward buffers",
+                2.0 * 4.0 * t.micro_batch.max(1) as f64 * arch.heads as f64 * (s / layout.cp) * s / layout.tp,
+                "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
+            );
+        }
+    }
+
+    match t.checkpointing {
+        Checkpointing::Full => ledger.add(
+            Component::Temporary,
+            "recompute buffer",
+            one_block_bytes(&i.micro_batch.terms, layout, i.sp),
+            "one block's saved tensors, rebuilt during its backward (Chen et al. 2016, §3)",
+        ),
+        Checkpointing::Selective => {
+            let core: f64 = i.micro_batch.terms.iter().filter(|a: &&ActTerm| a.attention_core).map(|a| a.bytes / layout.tp).sum();
+            ledger.add(Component::Temporary, "recompute buffer", core, "one block's attention core, recomputed in its backward (Korthikanti et al. 2022 §4.2)");
+        }
+        Checkpointing::None => {}
+    }
+
+    let data_parallel = layout.dp * layout.cp > 1.0;
+    if data_parallel && layout.zero == 0 {
+        ledger.add(
+            Component::Temporary,
+            "DDP gradient buckets",
+            i.gradient_bytes,
+            "DistributedDataParallel copies gradients into its all-reduce buckets (gradient_as_bucket_view=False): as large as the gradients (PyTorch PR #41954: ~1 GB on a 1 GB model)",
+        );
+    }
+    if data_parallel && (layout.zero == 1 || layout.zero == 2) && !zero3 {
+        let elements = i.states.trainable_local.min(DEEPSPEED_BUCKET_ELEMENTS);
+        ledger.add(
+            Component::Temporary,
+            "ZeRO reduce and all-gather buckets",
+            2.0 * elements * 2.0,
+            "reduce_bucket_size + allgather_bucket_size (5e8 elements each by default, capped at the local parameters) × 2 B",
+        );
+    }
+    if zero3 {
+        let weight = if precision == crate::model::precision::Precision::Fp32 { 4.0 } else { 2.0 };
+        let gathered = i.states.block_params_local.max(i.states.largest_edge_tensor_local);
+        ledger.add(
+            Component::Temporary,
+            "ZeRO-3 / FSDP gathered parameters and gradients",
+            2.0 * gathered * weight + i.states.block_params_local * weight,
+            "unsharded weights of the current and the prefetched block (or the embedding / head) + one block's unsharded gradients before reduce-scatter — PyTorch FSDP (Zhao et al. 2023, §3.2); DeepSpeed's 4 × largest layer",
+        );
+    }
+}

@@ -1,0 +1,617 @@
+//! The Scenario: the whole input of a plan, the same serde type for the URL, the CLI, the
+//! test fixtures and the embed view.
+//!
+//! Decoding is the only fallible step of Headroom: [`Scenario::from_json`] turns text into a
+//! scenario plus warnings (unknown keys, which fall back to defaults), or an
+//! [`InputError`] naming the bad field. [`Scenario::validate`] then lists, field by field,
+//! combinations the model can compute but that no framework would run (TP not dividing
+//! the heads, more pipeline stages than layers, …).
+
+use std::borrow::Cow;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::InputError;
+use crate::model::arch::{Architecture, LinearKind, Stack};
+use crate::model::device::{device_preset, Device};
+use crate::model::hf_config::architecture_from_hf_config;
+use crate::model::presets::{model_preset, model_preset_ids};
+
+/// Current version of the scenario format; written into every encoded scenario.
+pub const SCENARIO_VERSION: u32 = 1;
+
+/// Everything a plan depends on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scenario {
+    pub version: u32,
+    pub model: ModelSpec,
+    pub training: Training,
+    pub parallel: Parallel,
+    pub device: DeviceSpec,
+}
+
+impl Default for Scenario {
+    /// Llama-3-8B, bf16-mixed AdamW, micro-batch 1, sequence 4096, on one H100 80GB:
+    /// a common first attempt that does not fit, so the first view already teaches something.
+    fn default() -> Self {
+        Scenario {
+            version: SCENARIO_VERSION,
+            model: ModelSpec::Preset("llama-3-8b".into()),
+            training: Training::default(),
+            parallel: Parallel::default(),
+            device: DeviceSpec::default(),
+        }
+    }
+}
+
+/// The model: a preset id, our own architecture fields, or a pasted `config.json`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelSpec {
+    /// `{"preset": "llama-3-8b"}`
+    Preset(String),
+    /// `{"arch": {"family": "transformer", "hidden": 4096, …}}`
+    Arch(Architecture),
+    /// `{"hf_config": {…}}`: the raw config (kept for re-encoding) and what it builds.
+    HfConfig { raw: Value, arch: Architecture },
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        ModelSpec::Preset("llama-3-8b".into())
+    }
+}
+
+impl ModelSpec {
+    /// The architecture, or `None` for an unknown preset id.
+    pub fn architecture(&self) -> Option<Cow<'_, Architecture>> {
+        match self {
+            ModelSpec::Preset(id) => model_preset(id).map(|p| Cow::Borrowed(&p.arch)),
+            ModelSpec::Arch(arch) | ModelSpec::HfConfig { arch, .. } => Some(Cow::Borrowed(arch)),
+        }
+    }
+
+    /// A short label for the model (preset id, or the config's model type).
+    pub fn label(&self) -> String {
+        match self {
+            ModelSpec::Preset(id) => id.clone(),
+            ModelSpec::Arch(_) => "custom architecture".into(),
+            ModelSpec::HfConfig { raw, .. } => {
+                format!("{} config.json", raw.get("model_type").and_then(Value::as_str).unwrap_or("custom"))
+            }
+        }
+    }
+}
+
+impl Serialize for ModelSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(1))?;
+        match self {
+            ModelSpec::Preset(id) => map.serialize_entry("preset", id)?,
+            ModelSpec::Arch(arch) => map.serialize_entry("arch", arch)?,
+            ModelSpec::HfConfig { raw, .. } => map.serialize_entry("hf_config", raw)?,
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            preset: Option<String>,
+            arch: Option<Architecture>,
+            hf_config: Option<Value>,
+        }
+        let raw = Raw::deserialize(d)?;
+        match (raw.preset, raw.arch, raw.hf_config) {
+            (Some(id), None, None) => {
+                if model_preset(&id).is_none() {
+                    let known: Vec<_> = model_preset_ids().collect();
+                    return Err(de::Error::custom(format!("unknown model preset \"{id}\"; known: {}", known.join(", "))));
+                }
+                Ok(ModelSpec::Preset(id))
+            }
+            (None, Some(arch), None) => Ok(ModelSpec::Arch(arch)),
+            (None, None, Some(raw)) => {
+                let arch = architecture_from_hf_config(&raw).map_err(|e| de::Error::custom(e.within("hf_config")))?;
+                Ok(ModelSpec::HfConfig { raw, arch })
+            }
+            _ => Err(de::Error::custom("give exactly one of \"preset\", \"arch\" or \"hf_config\"")),
+        }
+    }
+}
+
+/// Weights update rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    #[default]
+    Adamw,
+    Adam,
+    Sgd,
+    SgdMomentum,
+    /// bitsandbytes `AdamW8bit`.
+    Adamw8bit,
+    Adafactor,
+    Lion,
+}
+
+impl Optimizer {
+    pub const ALL: [Optimizer; 7] = [
+        Optimizer::Adamw,
+        Optimizer::Adam,
+        Optimizer::Sgd,
+        Optimizer::SgdMomentum,
+        Optimizer::Adamw8bit,
+        Optimizer::Adafactor,
+        Optimizer::Lion,
+    ];
+}
+
+/// Activation checkpointing (recomputation) policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkpointing {
+    #[default]
+    None,
+    /// Recompute only the attention core (Korthikanti et al. 2022, §4.2).
+    Selective,
+    /// Keep only each block's input; recompute the block in backward.
+    Full,
+}
+
+/// Attention implementation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attention {
+    /// Materialised s×s scores and probabilities (transformers' "eager").
+    Eager,
+    /// `torch.nn.functional.scaled_dot_product_attention` on CUDA: flash kernel in 16-bit,
+    /// memory-efficient kernel in fp32.
+    #[default]
+    Sdpa,
+    /// FlashAttention-2 (`flash_attention_2`).
+    Flash,
+}
+
+/// Training or inference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    #[default]
+    Train,
+    Inference,
+}
+
+/// Base-weight format under LoRA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoraBase {
+    /// Frozen base weights in the run's 16-bit dtype.
+    #[default]
+    Bf16,
+    /// QLoRA: 4-bit NormalFloat base weights (Dettmers et al. 2023).
+    Nf4,
+}
+
+/// LoRA / QLoRA adapters (Hu et al. 2021).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lora {
+    pub rank: u64,
+    /// Adapted linear layers (default: all seven).
+    pub targets: Vec<LinearKind>,
+    pub base: LoraBase,
+    /// QLoRA double quantisation of the quantisation constants.
+    pub double_quant: bool,
+}
+
+impl Default for Lora {
+    fn default() -> Self {
+        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true }
+    }
+}
+
+/// Layers whose weights are not trained (partial fine-tuning).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Frozen {
+    /// Freeze the input embeddings.
+    pub embeddings: bool,
+    /// Freeze this many blocks from the bottom.
+    pub layers: u64,
+}
+
+/// What one optimizer step does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Training {
+    /// Sequences (or images) per micro-batch per data-parallel rank.
+    pub micro_batch: u64,
+    /// Tokens per sequence (ignored by vision models).
+    pub seq_len: u64,
+    /// Micro-batches per optimizer step (also the pipeline's micro-batch count).
+    pub grad_accum: u64,
+    pub precision: crate::model::precision::Precision,
+    pub optimizer: Optimizer,
+    pub checkpointing: Checkpointing,
+    pub attention: Attention,
+    /// Dropout probability applied everywhere the model has dropout.
+    pub dropout: f64,
+    /// Input resolution for vision models (default: the model's own).
+    pub image_size: Option<u64>,
+    pub mode: Mode,
+    pub frozen: Frozen,
+    pub lora: Option<Lora>,
+}
+
+impl Default for Training {
+    fn default() -> Self {
+        Training {
+            micro_batch: 1,
+            seq_len: 4096,
+            grad_accum: 1,
+            precision: Default::default(),
+            optimizer: Optimizer::Adamw,
+            checkpointing: Checkpointing::None,
+            attention: Attention::Sdpa,
+            dropout: 0.0,
+            image_size: None,
+            mode: Mode::Train,
+            frozen: Frozen::default(),
+            lora: None,
+        }
+    }
+}
+
+/// CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Offload {
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    #[serde(rename = "optimizer")]
+    Optimizer,
+    #[serde(rename = "optimizer+params")]
+    OptimizerAndParams,
+}
+
+/// Pipeline schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PpSchedule {
+    #[default]
+    #[serde(rename = "1f1b")]
+    OneFOneB,
+    Interleaved,
+    Gpipe,
+}
+
+/// The parallel layout. World size = dp × tp × pp × cp; expert parallelism runs inside dp.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Parallel {
+    pub dp: u64,
+    pub tp: u64,
+    pub pp: u64,
+    /// Megatron sequence parallelism (shards the non-TP activations along the sequence).
+    pub sp: bool,
+    /// Context parallelism (ring attention over sequence chunks).
+    pub cp: u64,
+    pub ep: u64,
+    /// ZeRO stage 0–3 (`"fsdp"` is accepted as stage 3).
+    #[serde(deserialize_with = "zero_stage")]
+    pub zero: u8,
+    pub offload: Offload,
+    pub pp_schedule: PpSchedule,
+    /// Model chunks per pipeline rank for the interleaved schedule.
+    pub virtual_stages: u64,
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Parallel {
+            dp: 1,
+            tp: 1,
+            pp: 1,
+            sp: false,
+            cp: 1,
+            ep: 1,
+            zero: 0,
+            offload: Offload::None,
+            pp_schedule: PpSchedule::OneFOneB,
+            virtual_stages: 1,
+        }
+    }
+}
+
+impl Parallel {
+    /// GPUs in the job.
+    pub fn world_size(&self) -> u64 {
+        self.dp.max(1).saturating_mul(self.tp.max(1)).saturating_mul(self.pp.max(1)).saturating_mul(self.cp.max(1))
+    }
+}
+
+fn zero_stage<'de, D: Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Number(n) => match n.as_u64() {
+            Some(z @ 0..=3) => Ok(z as u8),
+            _ => Err(de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {n}"))),
+        },
+        Value::String(s) if s == "fsdp" => Ok(3),
+        other => Err(de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {other}"))),
+    }
+}
+
+/// The GPU: a preset, optionally with fields overridden, or a fully custom device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_bytes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hbm_bandwidth: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_link_bandwidth: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bf16_tflops: Option<f64>,
+}
+
+impl Default for DeviceSpec {
+    fn default() -> Self {
+        DeviceSpec::preset("h100-sxm-80gb")
+    }
+}
+
+impl DeviceSpec {
+    pub fn preset(id: &str) -> Self {
+        DeviceSpec { preset: Some(id.into()), capacity_bytes: None, hbm_bandwidth: None, host_link_bandwidth: None, bf16_tflops: None }
+    }
+
+    /// The device with overrides applied, or the reason it cannot be built.
+    pub fn resolve(&self) -> Result<Device, InputError> {
+        let mut device = match &self.preset {
+            Some(id) => device_preset(id).ok_or_else(|| InputError::new("device.preset", format!("unknown device \"{id}\"")))?,
+            None => {
+                let missing = [
+                    ("capacity_bytes", self.capacity_bytes),
+                    ("hbm_bandwidth", self.hbm_bandwidth),
+                    ("host_link_bandwidth", self.host_link_bandwidth),
+                    ("bf16_tflops", self.bf16_tflops),
+                ]
+                .into_iter()
+                .find(|(_, v)| v.is_none());
+                if let Some((field, _)) = missing {
+                    return Err(InputError::new(format!("device.{field}"), "required for a custom device (or give a preset)"));
+                }
+                let custom = device_preset("h100-sxm-80gb").ok_or_else(|| InputError::new("device", "catalogue is empty"))?;
+                Device { id: "custom".into(), name: "Custom device".into(), compute_major: 8, ..custom }
+            }
+        };
+        let check = |field: &str, v: Option<f64>, max: f64| -> Result<Option<f64>, InputError> {
+            match v {
+                Some(x) if !(x.is_finite() && x > 0.0 && x <= max) => {
+                    Err(InputError::new(format!("device.{field}"), format!("must be a positive number up to {max:e}, got {x}")))
+                }
+                other => Ok(other),
+            }
+        };
+        if let Some(x) = check("capacity_bytes", self.capacity_bytes, 1e15)? {
+            device.capacity_bytes = x;
+        }
+        if let Some(x) = check("hbm_bandwidth", self.hbm_bandwidth, 1e15)? {
+            device.hbm_bandwidth = x;
+        }
+        if let Some(x) = check("host_link_bandwidth", self.host_link_bandwidth, 1e15)? {
+            device.host_link_bandwidth = x;
+        }
+        if let Some(x) = check("bf16_tflops", self.bf16_tflops, 1e6)? {
+            device.bf16_tflops = x;
+        }
+        Ok(device)
+    }
+}
+
+/// A decoded scenario and the keys that were ignored on the way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decoded {
+    pub scenario: Scenario,
+    /// Human-readable warnings ("unknown field `training.batch` ignored").
+    pub warnings: Vec<String>,
+}
+
+impl Scenario {
+    /// Parse scenario JSON. Missing fields take defaults; unknown fields are ignored with a
+    /// warning; a malformed value is an error naming its field.
+    pub fn from_json(text: &str) -> Result<Decoded, InputError> {
+        let mut ignored = Vec::new();
+        let mut json = serde_json::Deserializer::from_str(text);
+        let result: Result<Scenario, _> =
+            serde_path_to_error::deserialize(serde_ignored::Deserializer::new(&mut json, &mut |path: serde_ignored::Path| ignored.push(path.to_string())));
+        let scenario = result.map_err(|e| {
+            let field = e.path().to_string();
+            let message = e.into_inner().to_string();
+            let field = if field == "." { String::new() } else { field };
+            InputError::new(field, strip_position(&message))
+        })?;
+        json.end().map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
+        let mut warnings: Vec<String> = ignored.into_iter().map(|p| format!("unknown field `{p}` ignored")).collect();
+        if scenario.version > SCENARIO_VERSION {
+            warnings.push(format!("scenario version {} is newer than this planner ({SCENARIO_VERSION}); read as version {SCENARIO_VERSION}", scenario.version));
+        }
+        Ok(Decoded { scenario, warnings })
+    }
+
+    /// Pretty JSON of the scenario.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Field-by-field problems: values out of range and parallel layouts that do not divide
+    /// the model. Empty when the scenario is runnable.
+    pub fn validate(&self) -> Vec<InputError> {
+        let mut errors = Vec::new();
+        let t = &self.training;
+        let p = &self.parallel;
+        let mut range = |field: &str, v: u64, max: u64| {
+            if v == 0 || v > max {
+                errors.push(InputError::new(field, format!("must be between 1 and {max}, got {v}")));
+            }
+        };
+        range("training.micro_batch", t.micro_batch, LIMIT_BATCH);
+        range("training.grad_accum", t.grad_accum, LIMIT_BATCH);
+        range("parallel.dp", p.dp, LIMIT_DEGREE);
+        range("parallel.tp", p.tp, LIMIT_DEGREE);
+        range("parallel.pp", p.pp, LIMIT_DEGREE);
+        range("parallel.cp", p.cp, LIMIT_DEGREE);
+        range("parallel.ep", p.ep, LIMIT_DEGREE);
+        range("parallel.virtual_stages", p.virtual_stages, 1024);
+        if let Some(size) = t.image_size {
+            range("training.image_size", size, 65_536);
+        }
+        if !(0.0..1.0).contains(&t.dropout) {
+            errors.push(InputError::new("training.dropout", format!("must be a probability in [0, 1), got {}", t.dropout)));
+        }
+        if let Some(lora) = &t.lora {
+            if lora.rank == 0 || lora.rank > 65_536 {
+                errors.push(InputError::new("training.lora.rank", format!("must be between 1 and 65536, got {}", lora.rank)));
+            }
+            if lora.targets.is_empty() {
+                errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));
+            }
+        }
+        if let Err(e) = self.device.resolve() {
+            errors.push(e);
+        }
+        if p.world_size() > LIMIT_WORLD {
+            errors.push(InputError::new("parallel", format!("dp × tp × pp × cp = {} GPUs exceeds {LIMIT_WORLD}", p.world_size())));
+        }
+        if p.offload == Offload::OptimizerAndParams && p.zero < 3 {
+            errors.push(InputError::new("parallel.offload", "offloading parameters needs ZeRO-3 / FSDP"));
+        }
+        if p.pp_schedule == PpSchedule::Interleaved && p.pp < 2 {
+            errors.push(InputError::new("parallel.pp_schedule", "the interleaved schedule needs pp ≥ 2"));
+        }
+        if p.ep > p.dp.max(1) && p.ep > 1 {
+            errors.push(InputError::new("parallel.ep", format!("expert parallelism ({}) runs inside data parallelism ({})", p.ep, p.dp)));
+        }
+        match self.model.architecture() {
+            None => errors.push(InputError::new("model.preset", format!("unknown model preset \"{}\"", self.model.label()))),
+            Some(arch) => self.validate_against(&arch, &mut errors),
+        }
+        errors
+    }
+
+    fn validate_against(&self, arch: &Architecture, errors: &mut Vec<InputError>) {
+        let t = &self.training;
+        let p = &self.parallel;
+        let uses_tokens = !matches!(arch, Architecture::Resnet(_))
+            && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
+        if uses_tokens && (t.seq_len == 0 || t.seq_len > LIMIT_SEQ) {
+            errors.push(InputError::new("training.seq_len", format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len)));
+        }
+        if let Architecture::Transformer(x) = arch {
+            if p.tp > 1 && (x.heads % p.tp != 0 || x.kv_heads % p.tp != 0 && p.tp % x.kv_heads != 0) {
+                errors.push(InputError::new(
+                    "parallel.tp",
+                    format!("tp = {} must divide the {} attention heads (and the {} key/value heads, or be a multiple of them)", p.tp, x.heads, x.kv_heads),
+                ));
+            }
+            if p.pp > x.layers {
+                errors.push(InputError::new("parallel.pp", format!("{} pipeline stages exceed the {} layers", p.pp, x.layers)));
+            } else if p.pp_schedule == PpSchedule::Interleaved && x.layers % (p.pp * p.virtual_stages.max(1)) != 0 {
+                errors.push(InputError::new(
+                    "parallel.virtual_stages",
+                    format!("{} layers do not split into pp × virtual_stages = {} chunks", x.layers, p.pp * p.virtual_stages.max(1)),
+                ));
+            }
+            if p.ep > 1 && (x.experts <= 1 || x.experts % p.ep != 0) {
+                errors.push(InputError::new("parallel.ep", format!("ep = {} must divide the number of experts ({})", p.ep, x.experts.max(1))));
+            }
+            if uses_tokens && p.cp > 1 && t.seq_len % (2 * p.cp) != 0 {
+                errors.push(InputError::new("parallel.cp", format!("seq_len {} must be divisible by 2 × cp = {}", t.seq_len, 2 * p.cp)));
+            }
+            if t.frozen.layers > x.layers {
+                errors.push(InputError::new("training.frozen.layers", format!("{} exceeds the {} layers", t.frozen.layers, x.layers)));
+            }
+        } else if p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1 {
+            errors.push(InputError::new("parallel", "tensor, pipeline, context and expert parallelism apply to transformers only"));
+        }
+    }
+}
+
+/// Largest micro-batch or accumulation count accepted.
+pub const LIMIT_BATCH: u64 = 1_000_000;
+/// Longest sequence accepted.
+pub const LIMIT_SEQ: u64 = 100_000_000;
+/// Largest degree of any one parallel dimension.
+pub const LIMIT_DEGREE: u64 = 1_000_000;
+/// Largest job accepted.
+pub const LIMIT_WORLD: u64 = 10_000_000;
+
+/// serde_json appends " at line 1 column 42"; the field path already says where.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_round_trips_through_json() {
+        let s = Scenario::default();
+        let back = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(back.scenario, s);
+        assert!(back.warnings.is_empty());
+    }
+
+    #[test]
+    fn bad_value_names_its_field() {
+        let err = Scenario::from_json(r#"{"training": {"micro_batch": -1}}"#).unwrap_err();
+        assert_eq!(err.field, "training.micro_batch");
+    }
+
+    #[test]
+    fn unknown_field_is_a_warning() {
+        let d = Scenario::from_json(r#"{"training": {"batch": 3}}"#).unwrap();
+        assert_eq!(d.warnings, vec!["unknown field `training.batch` ignored".to_string()]);
+    }
+
+    #[test]
+    fn unknown_preset_is_an_error_on_the_model_field() {
+        let err = Scenario::from_json(r#"{"model": {"preset": "llama-9"}}"#).unwrap_err();
+        assert_eq!(err.field, "model");
+        assert!(err.message.contains("llama-9"));
+    }
+
+    #[test]
+    fn fsdp_is_zero_three() {
+        let d = Scenario::from_json(r#"{"parallel": {"zero": "fsdp"}}"#).unwrap();
+        assert_eq!(d.scenario.parallel.zero, 3);
+    }
+
+    #[test]
+    fn hf_config_error_names_the_nested_field() {
+        let err = Scenario::from_json(r#"{"model": {"hf_config": {"model_type": "llama", "hidden_size": 0}}}"#).unwrap_err();
+        assert!(err.to_string().contains("hf_config.hidden_size"), "{err}");
+    }
+
+    #[test]
+    fn validate_flags_tp_not_dividing_heads() {
+        let mut s = Scenario::default();
+        s.parallel.tp = 3;
+        let errors = s.validate();
+        assert!(errors.iter().any(|e| e.field == "parallel.tp"), "{errors:?}");
+    }
+}
