@@ -136,6 +136,7 @@ pub enum Optimizer {
     Sgd,
     SgdMomentum,
     /// bitsandbytes `AdamW8bit`.
+    #[serde(rename = "adamw-8bit")]
     Adamw8bit,
     Adafactor,
     Lion,

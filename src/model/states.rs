@@ -22,8 +22,12 @@ use crate::scenario::{LoraBase, Offload, Optimizer, Training};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
-/// bitsandbytes block-wise quantisation block for optimizer states (memory-formulas.md §A7).
-const BNB_BLOCK: f64 = 2048.0;
+/// bitsandbytes block-wise quantisation block for 8-bit optimizer states: 256 in
+/// bitsandbytes 0.50 (`Optimizer2State`, blockwise=True), with one fp32 absmax per block and
+/// a 256-entry fp32 quantisation map per state per tensor. Matches the measured
+/// `optimizer_states.json` cases to the byte (e.g. 36,318,208 B for llama-tiny).
+const BNB_BLOCK: f64 = 256.0;
+const BNB_QMAP_BYTES: f64 = 256.0 * 4.0;
 
 /// Per-element storage of the three model-state parts, before sharding.
 #[derive(Clone, Copy, Debug)]
@@ -52,15 +56,19 @@ fn budget(precision: Precision, zero: u8) -> Budget {
 /// `optimization.Adafactor` with beta1=None): row and column second-moment factors for
 /// tensors of 2+ dimensions (`shape[:-1]` and `shape[:-2] + shape[-1:]`), a full second
 /// moment for vectors; bitsandbytes AdamW8bit (Dettmers et al. 2022): 1 B per state plus an
-/// fp32 absmax per block, 32-bit state below `min_8bit_size`.
+/// fp32 absmax per block and a quantisation map per tensor, 32-bit state below
+/// `min_8bit_size`.
 fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
     let n = t.numel();
+    // transformers' Adafactor creates its factors with `torch.zeros(shape)` (fp32) whatever
+    // the parameter dtype.
+    let state = if opt == Optimizer::Adafactor { 4.0 } else { state };
     match opt {
         Optimizer::Adamw | Optimizer::Adam => 2.0 * n * state,
         Optimizer::Sgd => 0.0,
         Optimizer::SgdMomentum | Optimizer::Lion => n * state,
         Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * 4.0,
-        Optimizer::Adamw8bit => 2.0 * n * (1.0 + 4.0 / BNB_BLOCK),
+        Optimizer::Adamw8bit => 2.0 * (n * (1.0 + 4.0 / BNB_BLOCK) + BNB_QMAP_BYTES),
         Optimizer::Adafactor => match t.shape.as_slice() {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
@@ -138,7 +146,8 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         let trainable = is_trainable(&t, training, frozen_fraction);
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
-        let is_matmul_weight = t.shape.len() >= 2 && !t.name.contains("embeddings") && t.name != "embed_tokens";
+        // Autocast casts the weights of linears and convolutions, not embedding tables.
+        let is_matmul_weight = t.shape.len() >= 2 && !matches!(t.name, "embed_tokens" | "position_embeddings" | "token_type_embeddings");
         if is_matmul_weight || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;
         }

@@ -53,7 +53,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
                 "logits kept by the model output (x·s·b·v) + one fp32 gradient of the log-softmax (4·s·b·v) during the loss backward — memory-formulas.md §A2",
             );
         }
-        if t.attention == Attention::Eager {
+        if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;
             ledger.add(
                 Component::Temporary,

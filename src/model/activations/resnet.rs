@@ -38,6 +38,7 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     push("stem ReLU output", map(r.stem_width, stem));
     let mut side = conv_out(stem, 3, 2, 1);
     push("max-pool indices (int64)", 8.0 * b * r.stem_width as f64 * (side * side) as f64);
+    push("max-pool output (first block input)", map(r.stem_width, side));
 
     let mut stage_bytes = 0.0;
     for block in resnet_blocks(r) {

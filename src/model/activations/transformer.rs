@@ -111,7 +111,7 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
 
     // Attention core.
     let rotary = t.stack == Stack::Decoder && t.max_positions == 0;
-    match training.attention {
+    match effective_attention(t, training) {
         Attention::Sdpa | Attention::Flash => {
             let qkv = if t.fused_qkv {
                 // q is a view of the fused c_attn output; k and v are made contiguous copies.
@@ -128,7 +128,10 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         }
         Attention::Eager => {
             // q, and k, v repeated to all heads (repeat_kv), as the batched matmuls save them.
-            push(out, "attention q, k, v", 3.0 * c.x * tok * qd, Split::Tensor, use_layer);
+            // With GPT-2's fused c_attn and a micro-batch of 1 the reshaped q stays a view of
+            // the whole c_attn output (measured: gpt2 eager s1024 b1), pinning 3·h.
+            let qkv = if t.fused_qkv && c.b == 1.0 { c.x * tok * (qd + 2.0 * kvd) + 2.0 * c.x * tok * qd } else { 3.0 * c.x * tok * qd };
+            push(out, "attention q, k, v", qkv, Split::Tensor, use_layer);
             push(out, "attention output (o_proj input)", c.x * tok * qd, Split::Tensor, use_layer);
             let scores = c.b * a * c.s * c.s_full;
             // Softmax runs in fp32 under autocast and in Llama-family eager attention.
@@ -190,6 +193,18 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     }
 }
 
+/// The attention kernel that really runs. On CUDA, SDPA in fp32 with grouped key/value heads
+/// (GQA) falls back to the math kernel: flash has no fp32 and the memory-efficient kernel
+/// rejects grouped heads, so PyTorch materialises the scores as eager attention does
+/// (measured: llama-tiny-sdpa-fp32 saves exactly what llama-tiny-eager-fp32 saves).
+pub fn effective_attention(t: &TransformerArch, training: &Training) -> Attention {
+    let fp32 = training.precision == Precision::Fp32;
+    match training.attention {
+        Attention::Sdpa | Attention::Flash if fp32 && t.kv_heads < t.heads => Attention::Eager,
+        other => other,
+    }
+}
+
 fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
     let h = t.hidden as f64;
     let place = Place::Input;
@@ -234,13 +249,23 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
             let ln_input = if c.bf16 { 2.0 } else { 4.0 };
             push(out, "MLM norm", ln_input * tok * h + 8.0 * tok, Split::Sequence, place);
             push(out, "MLM decoder input", linear_inputs(c, h, 1.0), Split::Sequence, place);
-            // fp32: one log-softmax; otherwise a 16-bit log-softmax and its fp32 copy for the NLL.
-            let loss = if c.x == 4.0 { 4.0 } else { 6.0 };
+            // fp32: one fp32 log-softmax; pure bf16: one bf16 log-softmax; autocast: a 16-bit
+            // log-softmax and the fp32 copy the NLL loss saves.
+            let loss = if c.x == 4.0 {
+                4.0
+            } else if c.mixed {
+                6.0
+            } else {
+                2.0
+            };
             push(out, "log-softmax of the logits", loss * tok * v + 8.0 * tok, Split::Tensor, place);
         }
         Stack::Vision => {
             push(out, "final norm", norm_saved(t.norm, c, h), Split::Sequence, place);
-            push(out, "classifier input", c.x * c.b * h + 4.0 * c.b * t.classes as f64, Split::Sequence, place);
+            // The classifier reads the [CLS] row: a view that keeps the whole norm output alive,
+            // or under autocast a fresh 16-bit copy of just that row.
+            let cls = if c.mixed { 2.0 * c.b * h } else { c.r * tok * h };
+            push(out, "classifier input", cls + 4.0 * c.b * t.classes as f64, Split::Sequence, place);
         }
     }
 }

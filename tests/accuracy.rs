@@ -1,0 +1,130 @@
+//! The model against real measurements: parameter counts from transformers (meta device),
+//! activation bytes saved for backward (saved_tensors_hooks), gradients and optimizer states
+//! after a real `optimizer.step()`. Fixtures and the scripts that made them live under
+//! `tests/fixtures/measured/` and `tests/measure/`; run with `--nocapture` to print the tables.
+
+use headroom::model::breakdown::Component;
+use headroom::model::presets::model_preset;
+use headroom::{estimate, Scenario};
+use serde_json::Value;
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/measured/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn cases(v: &Value) -> &Vec<Value> {
+    v["cases"].as_array().expect("cases array")
+}
+
+fn scenario(case: &Value) -> Scenario {
+    let text = case["scenario"].to_string();
+    match Scenario::from_json(&text) {
+        Ok(d) => d.scenario,
+        Err(e) => panic!("{}: {e}", case["name"]),
+    }
+}
+
+fn relative_error(predicted: f64, measured: f64) -> f64 {
+    if measured == 0.0 {
+        if predicted == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        (predicted - measured) / measured
+    }
+}
+
+#[test]
+fn parameter_counts_equal_transformers_for_every_preset() {
+    let f = fixture("param_counts.json");
+    for case in cases(&f) {
+        let id = case["preset"].as_str().expect("preset id");
+        let preset = model_preset(id).unwrap_or_else(|| panic!("preset {id} missing"));
+        let measured = case["param_count"].as_f64().expect("param_count");
+        assert_eq!(preset.arch.param_count(), measured, "{id}");
+    }
+    assert!(cases(&f).len() >= 16);
+}
+
+#[test]
+fn activations_within_five_percent_of_saved_tensors() {
+    let f = fixture("activations.json");
+    let mut failures = Vec::new();
+    println!("{:<52} {:>15} {:>15} {:>8}", "case", "measured B", "predicted B", "error");
+    for case in cases(&f) {
+        let name = case["name"].as_str().unwrap_or("?");
+        let b = estimate(&scenario(case));
+        let measured = case["measured"]["saved_bytes"].as_f64().expect("saved_bytes");
+        let err = relative_error(b.activations as f64, measured);
+        println!("{name:<52} {measured:>15.0} {:>15} {:>7.2}%", b.activations, err * 100.0);
+        if err.abs() > 0.05 {
+            failures.push(format!("{name}: {:.2}%", err * 100.0));
+        }
+    }
+    assert!(cases(&f).len() >= 20);
+    assert!(failures.is_empty(), "activation errors over 5%: {failures:?}");
+}
+
+#[test]
+fn autocast_weight_copies_match_measured_param_copies() {
+    let f = fixture("activations.json");
+    let mut failures = Vec::new();
+    for case in cases(&f) {
+        let measured = case["measured"]["param_copy_bytes"].as_f64().unwrap_or(0.0);
+        if measured == 0.0 {
+            continue;
+        }
+        let b = estimate(&scenario(case));
+        let predicted: u64 = b.terms.iter().filter(|t| t.name == "autocast weight copies").map(|t| t.bytes).sum();
+        let err = relative_error(predicted as f64, measured);
+        println!("{:<52} {measured:>15.0} {predicted:>15} {:>7.2}%", case["name"].as_str().unwrap_or("?"), err * 100.0);
+        if err.abs() > 0.05 {
+            failures.push(format!("{}: {:.2}%", case["name"], err * 100.0));
+        }
+    }
+    assert!(failures.is_empty(), "weight-copy errors over 5%: {failures:?}");
+}
+
+#[test]
+fn gradients_and_optimizer_states_within_one_percent_of_torch_optim() {
+    let f = fixture("optimizer_states.json");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    println!("{:<36} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8}", "case", "opt meas", "opt pred", "err", "grad meas", "grad pred", "err");
+    for case in cases(&f) {
+        let name = case["name"].as_str().unwrap_or("?");
+        // Headroom models transformers' Adafactor; torch.optim.Adafactor keeps bf16 state.
+        if name.ends_with("-adafactor") {
+            continue;
+        }
+        let s = scenario(case);
+        let b = estimate(&s);
+        let m = &case["measured"];
+        let opt = m["optimizer_state_bytes"].as_f64().expect("optimizer_state_bytes");
+        let grad = m["grad_bytes"].as_f64().expect("grad_bytes");
+        let params = m["param_bytes"].as_f64().expect("param_bytes");
+        let (e_opt, e_grad, e_param) = (
+            relative_error(b.optimizer_states as f64, opt),
+            relative_error(b.gradients as f64, grad),
+            relative_error(b.parameters as f64, params),
+        );
+        println!("{name:<36} {opt:>12.0} {:>12} {:>7.2}% {grad:>12.0} {:>12} {:>7.2}%", b.optimizer_states, e_opt * 100.0, b.gradients, e_grad * 100.0);
+        for (what, e) in [("optimizer", e_opt), ("gradients", e_grad), ("parameters", e_param)] {
+            if e.abs() > 0.01 {
+                failures.push(format!("{name} {what}: {:.2}%", e * 100.0));
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30);
+    assert!(failures.is_empty(), "errors over 1%: {failures:?}");
+}
+
+#[test]
+fn component_list_is_stable() {
+    assert_eq!(Component::ALL.len(), 6);
+}
