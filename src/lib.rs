@@ -3,8 +3,10 @@
 //! - [`model`]: the pure memory model (`estimate(&Scenario) -> Breakdown`).
 //! - [`scenario`]: the one input type, its JSON decoding and validation.
 //! - [`cli`]: the native command line (`headroom estimate`), not built for WASM.
+//! - [`chart`]: pure chart builders (`memory_chart(&Breakdown, Units) -> charming::Chart`).
 //! - `ui`: the Leptos page, built only for `wasm32`.
 
+pub mod chart;
 pub mod error;
 pub mod format;
 pub mod model;
@@ -12,6 +14,9 @@ pub mod scenario;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+
+#[cfg(target_arch = "wasm32")]
+pub mod ui;
 
 pub use error::InputError;
 pub use model::breakdown::{Breakdown, Component};

@@ -215,8 +215,10 @@ impl LinearKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamTensor {
     pub name: &'static str,
-    /// Shape as PyTorch stores it (Linear weights are `[out, in]`).
-    pub shape: Vec<u64>,
+    /// Shape as PyTorch stores it (Linear weights are `[out, in]`), in the first `ndim`
+    /// entries (a fixed array: building the tensor list allocates nothing per tensor).
+    shape: [u64; 4],
+    ndim: usize,
     pub scope: Scope,
     pub tp: TpSplit,
     /// Set for the matrices of transformer linear layers (LoRA / QLoRA targets).
@@ -227,24 +229,26 @@ pub struct ParamTensor {
 }
 
 impl ParamTensor {
-    fn new(name: &'static str, shape: &[u64], scope: Scope, tp: TpSplit) -> Self {
-        ParamTensor { name, shape: shape.to_vec(), scope, tp, linear: None, lora_dims: None }
+    /// A tensor of up to four dimensions (extra dimensions are ignored).
+    pub fn new(name: &'static str, dims: &[u64], scope: Scope, tp: TpSplit) -> Self {
+        let mut shape = [1; 4];
+        let ndim = dims.len().min(4);
+        shape[..ndim].copy_from_slice(&dims[..ndim]);
+        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None }
     }
 
     fn linear(name: &'static str, kind: LinearKind, out: u64, inp: u64, scope: Scope) -> Self {
-        ParamTensor {
-            name,
-            shape: vec![out, inp],
-            scope,
-            tp: TpSplit::Sharded,
-            linear: Some(kind),
-            lora_dims: Some((inp, out)),
-        }
+        ParamTensor { linear: Some(kind), lora_dims: Some((inp, out)), ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded) }
+    }
+
+    /// The shape, outermost dimension first.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape[..self.ndim]
     }
 
     /// Elements in one copy.
     pub fn numel(&self) -> f64 {
-        self.shape.iter().map(|&d| d as f64).product()
+        self.shape().iter().map(|&d| d as f64).product()
     }
 }
 

@@ -44,28 +44,40 @@ pub fn estimate(scenario: &Scenario) -> Breakdown {
     });
     let pp = scenario.parallel.pp.max(1).min(arch.layers());
     let stages: &[u64] = if pp > 1 { &[0, pp - 1] } else { &[0] };
-    let mut best: Option<(Ledger, f64, u64)> = None;
+    let mut best: Option<StagePlan> = None;
     for &stage in stages {
-        let (ledger, host) = stage_ledger(&arch, scenario, &device, stage);
-        if best.as_ref().is_none_or(|(b, _, _)| ledger.total() > b.total()) {
-            best = Some((ledger, host, stage));
+        let plan = stage_ledger(&arch, scenario, &device, stage);
+        if best.as_ref().is_none_or(|b| plan.ledger.total() > b.ledger.total()) {
+            best = Some(plan);
         }
     }
-    let (ledger, host, stage) = best.unwrap_or_default();
-    finish(&arch, scenario, &device, ledger, host, stage, warnings)
+    let plan = best.unwrap_or_default();
+    finish(&arch, scenario, &device, plan, warnings)
+}
+
+/// The terms of one pipeline stage, with what `finish` needs besides them.
+#[derive(Default)]
+struct StagePlan {
+    ledger: Ledger,
+    /// Bytes kept in host memory by offload.
+    host: f64,
+    stage: u64,
+    trainable_params: f64,
 }
 
 /// All terms of one pipeline stage, and the bytes it keeps on the host.
-fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) -> (Ledger, f64) {
+fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) -> StagePlan {
     let layout = Layout::new(arch, &s.parallel, stage);
     let sp = s.parallel.sp && s.parallel.tp > 1;
     let mb = micro_batch(arch, &s.training, layout.cp);
     let mut ledger = Ledger::default();
     let training = s.training.mode == Mode::Train;
     let mut host = 0.0;
+    let mut trainable_params = 0.0;
     if training {
         let (summary, offloaded) = states::model_states(arch, &s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
+        trainable_params = summary.trainable_params;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
         add_activations(&mb, &s.training, &layout, sp, flight, &mut ledger);
         let gradient_bytes = ledger.sum(Component::Gradients);
@@ -78,23 +90,17 @@ fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) 
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
-    (ledger, host)
+    StagePlan { ledger, host, stage, trainable_params }
 }
 
-fn finish(arch: &Architecture, s: &Scenario, device: &Device, ledger: Ledger, host: f64, stage: u64, mut warnings: Vec<String>) -> Breakdown {
+fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, mut warnings: Vec<String>) -> Breakdown {
+    let StagePlan { ledger, host, stage, trainable_params: trainable } = plan;
     let part = |c| to_bytes(ledger.sum(c));
     let (parameters, gradients, optimizer_states) = (part(Component::Parameters), part(Component::Gradients), part(Component::OptimizerStates));
     let (activations, temporary, overhead) = (part(Component::Activations), part(Component::Temporary), part(Component::Overhead));
     let total = [parameters, gradients, optimizer_states, activations, temporary, overhead].iter().fold(0u64, |a, &b| a.saturating_add(b));
     let capacity = to_bytes(device.capacity_bytes);
     let spill_bytes = total.saturating_sub(capacity);
-    let layout = Layout::new(arch, &s.parallel, stage);
-    let trainable = if s.training.mode == Mode::Train {
-        let mut scratch = Ledger::default();
-        states::model_states(arch, &s.training, &layout, s.parallel.offload, &mut scratch).0.trainable_params
-    } else {
-        0.0
-    };
     let offloaded = if s.parallel.offload == crate::scenario::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
     let step_time = step_time::step_time(arch, s, device, spill_bytes as f64, offloaded);
     for e in s.validate() {

@@ -69,7 +69,7 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
         Optimizer::SgdMomentum | Optimizer::Lion => n * state,
         Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * 4.0,
         Optimizer::Adamw8bit => 2.0 * (n * (1.0 + 4.0 / BNB_BLOCK) + BNB_QMAP_BYTES),
-        Optimizer::Adafactor => match t.shape.as_slice() {
+        Optimizer::Adafactor => match t.shape() {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
         },
@@ -147,7 +147,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
         // Autocast casts the weights of linears and convolutions, not embedding tables.
-        let is_matmul_weight = t.shape.len() >= 2 && !matches!(t.name, "embed_tokens" | "position_embeddings" | "token_type_embeddings");
+        let is_matmul_weight = t.shape().len() >= 2 && !matches!(t.name, "embed_tokens" | "position_embeddings" | "token_type_embeddings");
         if is_matmul_weight || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;
         }
@@ -176,7 +176,8 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
                 let per_copy = l.rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
                 adapters += a;
-                adapter_states += optimizer_state_bytes(training.optimizer, &ParamTensor { shape: vec![l.rank, inp + out], ..t.clone() }, b.state) * copies;
+                let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
+                adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
             }

@@ -1,0 +1,96 @@
+//! Native checks of the chart option JSON and the verdict text.
+
+use serde_json::Value;
+
+use super::*;
+use crate::model::estimate;
+use crate::scenario::Scenario;
+
+fn json(b: &Breakdown, units: Units) -> Value {
+    serde_json::to_value(memory_chart(b, units)).expect("a chart serialises")
+}
+
+fn spilling() -> Breakdown {
+    let b = estimate(&Scenario::default());
+    assert!(!b.fits && b.spill_bytes > 0, "the default scenario is expected to spill: {b:?}");
+    b
+}
+
+fn fitting() -> Breakdown {
+    let mut s = Scenario::default();
+    s.model = crate::scenario::ModelSpec::Preset("gpt2".into());
+    s.training.seq_len = 1024;
+    let b = estimate(&s);
+    assert!(b.fits, "gpt2 on an H100 is expected to fit");
+    b
+}
+
+#[test]
+fn six_stacked_series_in_component_order_one_colour_each() {
+    let b = spilling();
+    let v = json(&b, Units::Gib);
+    let series = v["series"].as_array().expect("series");
+    assert_eq!(series.len(), 6);
+    let mut colours = Vec::new();
+    for (s, c) in series.iter().zip(Component::ALL) {
+        assert_eq!(s["type"], "bar");
+        assert_eq!(s["name"], c.label());
+        assert_eq!(s["stack"], "memory");
+        assert_eq!(s["data"][0].as_f64(), Some(format::giga(b.component(c), Units::Gib)));
+        colours.push(s["itemStyle"]["color"].as_str().expect("colour").to_string());
+    }
+    colours.sort();
+    colours.dedup();
+    assert_eq!(colours.len(), 6, "one distinct colour per component");
+}
+
+#[test]
+fn capacity_line_sits_at_the_capacity() {
+    let b = spilling();
+    let v = json(&b, Units::Gb);
+    let line = &v["series"][5]["markLine"]["data"][0];
+    assert_eq!(line["xAxis"].as_f64(), Some(format::giga(b.capacity, Units::Gb)));
+    assert!(line["label"]["formatter"].as_str().unwrap_or_default().contains("GB"));
+    let max = v["xAxis"]["max"].as_f64().expect("axis max");
+    assert!(max >= format::giga(b.total.max(b.capacity), Units::Gb));
+}
+
+#[test]
+fn spill_segment_runs_from_capacity_to_total() {
+    let b = spilling();
+    let v = json(&b, Units::Gib);
+    let segment = v["series"][0]["markLine"]["data"][0].as_array().expect("a start-to-end segment");
+    assert_eq!(segment[0]["coord"][0].as_f64(), Some(format::giga(b.capacity, Units::Gib)));
+    assert_eq!(segment[1]["coord"][0].as_f64(), Some(format::giga(b.total, Units::Gib)));
+    assert_eq!(segment[0]["label"]["show"], true);
+    assert!(segment[0]["coord"][0].as_f64() < segment[1]["coord"][0].as_f64());
+}
+
+#[test]
+fn a_fitting_plan_has_an_empty_spill_segment_with_the_same_shape() {
+    let b = fitting();
+    let v = json(&b, Units::Gib);
+    let segment = v["series"][0]["markLine"]["data"][0].as_array().expect("segment kept for merging");
+    assert_eq!(segment[0]["coord"][0], segment[1]["coord"][0]);
+    assert_eq!(segment[0]["label"]["show"], false);
+}
+
+#[test]
+fn verdicts_read_as_sentences() {
+    let spill = verdict(&spilling(), Units::Gib);
+    assert_eq!(spill.kind(), "spills");
+    assert!(spill.text().starts_with("Spills "), "{}", spill.text());
+    assert!(spill.text().contains("× slower (Windows sysmem fallback); out of memory on Linux"), "{}", spill.text());
+    let fits = verdict(&fitting(), Units::Gib);
+    assert_eq!(fits.kind(), "fits");
+    assert!(fits.text().starts_with("Fits with ") && fits.text().ends_with(" headroom"), "{}", fits.text());
+    assert_eq!(verdict(&Breakdown::default(), Units::Gib).kind(), "unknown");
+}
+
+#[test]
+fn nice_axis_maxima() {
+    assert_eq!(nice_max(0.0), 1.0);
+    assert_eq!(nice_max(83.0), 100.0);
+    assert_eq!(nice_max(101.0), 120.0);
+    assert!(nice_max(f64::NAN) > 0.0);
+}

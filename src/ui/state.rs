@@ -1,0 +1,117 @@
+//! The page's state: the scenario signal, its validation, the plan memo and the unit
+//! choice, provided once as context (`Planner`), plus helpers to map enums to `<option>`
+//! values through their serde names.
+//!
+//! This is the only place a `Breakdown` is produced on the page, and it comes from
+//! [`crate::estimate`]. Not a component.
+
+use leptos::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::InputError;
+use crate::format::Units;
+use crate::model::breakdown::Breakdown;
+use crate::scenario::Scenario;
+
+/// The result the views show.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Plan {
+    pub breakdown: Breakdown,
+    /// True when the current scenario has validation errors and `breakdown` is the last
+    /// valid plan (the model is never asked to estimate a scenario it rejects).
+    pub stale: bool,
+}
+
+/// Shared state of the planner, `Copy` so every component can hold it.
+#[derive(Clone, Copy)]
+pub struct Planner {
+    /// The whole input; controls write slices of it.
+    pub scenario: RwSignal<Scenario>,
+    /// `scenario.validate()`, field by field.
+    pub errors: Memo<Vec<InputError>>,
+    /// The estimate of the scenario (or of the last valid one).
+    pub plan: Memo<Plan>,
+    /// GiB or GB in the chart, table and verdict.
+    pub units: RwSignal<Units>,
+}
+
+/// Fields that have a control of their own; errors on other fields are listed above the chart.
+pub const PLACED_FIELDS: [&str; 14] = [
+    "model",
+    "training.micro_batch",
+    "training.grad_accum",
+    "training.seq_len",
+    "parallel.dp",
+    "parallel.tp",
+    "parallel.pp",
+    "parallel.cp",
+    "parallel.ep",
+    "parallel.zero",
+    "parallel.offload",
+    "parallel.sp",
+    "parallel",
+    "device",
+];
+
+/// True when an error on `error_field` belongs next to the control for `field`: the same
+/// path, or a path below it (`model.preset` under `model`). `parallel` alone matches only
+/// itself, since each degree has its own control.
+pub fn belongs_to(error_field: &str, field: &str) -> bool {
+    error_field == field || (field != "parallel" && error_field.starts_with(field) && error_field[field.len()..].starts_with('.'))
+}
+
+impl Planner {
+    /// Creates the signals and memos for `initial` and provides them as context.
+    pub fn provide(initial: Scenario) -> Planner {
+        let scenario = RwSignal::new(initial);
+        let errors = Memo::new(move |_| scenario.with(Scenario::validate));
+        let plan = Memo::new(move |previous: Option<&Plan>| {
+            if errors.with(Vec::is_empty) {
+                Plan { breakdown: scenario.with(crate::estimate), stale: false }
+            } else {
+                let breakdown = previous.map(|p| p.breakdown.clone()).unwrap_or_else(|| crate::estimate(&Scenario::default()));
+                Plan { breakdown, stale: true }
+            }
+        });
+        let planner = Planner { scenario, errors, plan, units: RwSignal::new(Units::Gib) };
+        provide_context(planner);
+        planner
+    }
+
+    /// The planner provided by [`crate::ui::App`].
+    pub fn get() -> Planner {
+        expect_context::<Planner>()
+    }
+
+    /// Messages of the errors that belong next to the control for `field`.
+    pub fn messages_for(self, field: &'static str) -> Signal<Vec<String>> {
+        let errors = self.errors;
+        Signal::derive(move || errors.with(|all| all.iter().filter(|e| belongs_to(&e.field, field)).map(|e| e.message.clone()).collect()))
+    }
+
+    /// A memoised slice of the scenario.
+    pub fn slice<T: Clone + PartialEq + Send + Sync + 'static>(self, get: impl Fn(&Scenario) -> T + Send + Sync + 'static) -> Memo<T> {
+        let scenario = self.scenario;
+        Memo::new(move |_| scenario.with(&get))
+    }
+
+    /// Applies `set` to the scenario.
+    pub fn set(self, set: impl FnOnce(&mut Scenario)) {
+        self.scenario.update(set);
+    }
+}
+
+/// The serde name of a unit enum variant (`"bf16-mixed"`), used as an `<option>` value.
+pub fn enum_id<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// The variant whose serde name is `id`, if any.
+pub fn enum_from_id<T: DeserializeOwned>(id: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(id.to_string())).ok()
+}

@@ -1,0 +1,66 @@
+//! The `headroom` binary as a user runs it: JSON in, Breakdown JSON or Markdown out, and a
+//! one-line error naming the field (exit status 2) on bad input.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn headroom");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn estimate_prints_breakdown_json() {
+    let (code, out, _) = run(&["estimate", "-"], r#"{"model": {"preset": "llama-3-8b"}}"#);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    for key in ["parameters", "gradients", "optimizer_states", "activations", "temporary", "overhead", "total", "param_count", "capacity", "fits", "spill_bytes", "step_time", "warnings"] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["param_count"], 8_030_261_248u64);
+    assert_eq!(v["fits"], false);
+}
+
+#[test]
+fn estimate_reads_a_file_and_prints_markdown() {
+    let path = std::env::temp_dir().join(format!("headroom-cli-{}.json", std::process::id()));
+    std::fs::write(&path, r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024}}"#).expect("write");
+    let (code, out, _) = run(&["estimate", path.to_str().expect("utf-8 path"), "--format", "markdown"], "");
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 0);
+    assert!(out.contains("| **total** |") && out.contains("Fits with"), "{out}");
+}
+
+#[test]
+fn bad_input_names_the_field_in_one_line() {
+    for (input, field) in [
+        (r#"{"training": {"micro_batch": "two"}}"#, "training.micro_batch"),
+        (r#"{"parallel": {"tp": 3}}"#, "parallel.tp"),
+        (r#"{"device": {"preset": "h900"}}"#, "device.preset"),
+        (r#"{"model": {"hf_config": {"model_type": "llama", "num_key_value_heads": 7}}}"#, "num_key_value_heads"),
+        ("{not json", "key must be a string"),
+    ] {
+        let (code, out, err) = run(&["estimate"], input);
+        assert_eq!(code, 2, "{input}");
+        assert!(out.is_empty());
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(field), "{input}: {err}");
+    }
+}
+
+#[test]
+fn hf_config_form_is_accepted() {
+    let config = r#"{"model": {"hf_config": {"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936, "tie_word_embeddings": true}}}"#;
+    let (code, out, err) = run(&["estimate"], config);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["param_count"], 494_032_768u64);
+}

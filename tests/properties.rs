@@ -1,0 +1,115 @@
+//! Property tests over random scenarios: monotonicity of memory in batch and sequence,
+//! model states never growing with ZeRO stage, TP or PP, JSON round trips, and invariants
+//! every breakdown keeps (components sum to the total; spill is zero exactly when it fits).
+
+use headroom::model::precision::Precision;
+use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario};
+use headroom::{estimate, Breakdown};
+use proptest::prelude::*;
+
+const MODELS: [&str; 6] = ["llama-3-8b", "gpt2", "mixtral-8x7b", "bert-base", "qwen2-0.5b", "llama-3.2-1b"];
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        0..MODELS.len(),
+        1u64..64,
+        7u32..14,
+        prop::sample::select(Precision::ALL.to_vec()),
+        prop::sample::select(Optimizer::ALL.to_vec()),
+        prop::sample::select(vec![Checkpointing::None, Checkpointing::Selective, Checkpointing::Full]),
+        prop::sample::select(vec![Attention::Eager, Attention::Sdpa, Attention::Flash]),
+        (0u8..4, 1u64..9),
+    )
+        .prop_map(|(m, batch, log_seq, precision, optimizer, checkpointing, attention, (zero, dp))| {
+            let mut s = Scenario { model: ModelSpec::Preset(MODELS[m].into()), ..Scenario::default() };
+            s.training.micro_batch = batch;
+            s.training.seq_len = 1 << log_seq;
+            s.training.precision = precision;
+            s.training.optimizer = optimizer;
+            s.training.checkpointing = checkpointing;
+            s.training.attention = attention;
+            s.parallel = Parallel { dp, zero, ..Parallel::default() };
+            s
+        })
+}
+
+fn states(b: &Breakdown) -> u64 {
+    b.parameters + b.gradients + b.optimizer_states
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn more_batch_never_lowers_memory(s in scenario(), extra in 1u64..32) {
+        let mut bigger = s.clone();
+        bigger.training.micro_batch += extra;
+        prop_assert!(estimate(&bigger).total >= estimate(&s).total);
+    }
+
+    #[test]
+    fn longer_sequence_never_lowers_memory(s in scenario()) {
+        let mut longer = s.clone();
+        longer.training.seq_len *= 2;
+        prop_assert!(estimate(&longer).total >= estimate(&s).total);
+    }
+
+    #[test]
+    fn higher_zero_stage_never_raises_model_states(s in scenario()) {
+        for zero in 0..3u8 {
+            let mut lo = s.clone();
+            lo.parallel.zero = zero;
+            let mut hi = s.clone();
+            hi.parallel.zero = zero + 1;
+            // ZeRO ≥ 1 switches mixed precision to 16-bit weights + fp32 master (same 16 B/param
+            // for Adam), so compare from stage 1 on for the autocast modes.
+            if zero == 0 && s.training.precision.is_mixed() { continue; }
+            prop_assert!(states(&estimate(&hi)) <= states(&estimate(&lo)), "zero {} -> {}", zero, zero + 1);
+        }
+    }
+
+    #[test]
+    fn more_tensor_or_pipeline_parallelism_never_raises_model_states(s in scenario(), tp_log in 0u32..3, pp in 1u64..5) {
+        let mut base = s.clone();
+        base.parallel.dp = 1;
+        let mut split = base.clone();
+        split.parallel.tp = 1 << tp_log;
+        split.parallel.pp = pp;
+        prop_assert!(states(&estimate(&split)) <= states(&estimate(&base)));
+    }
+
+    #[test]
+    fn json_round_trip_is_identity(s in scenario()) {
+        let back = Scenario::from_json(&s.to_json()).map(|d| d.scenario);
+        prop_assert_eq!(back, Ok(s));
+    }
+
+    #[test]
+    fn components_sum_to_total_and_spill_matches_fit(s in scenario()) {
+        let b = estimate(&s);
+        let sum = b.parameters + b.gradients + b.optimizer_states + b.activations + b.temporary + b.overhead;
+        prop_assert_eq!(sum, b.total);
+        prop_assert_eq!(b.spill_bytes == 0, b.fits);
+        prop_assert!(b.step_time.seconds.is_finite() && b.step_time.seconds > 0.0);
+    }
+
+    #[test]
+    fn checkpointing_never_raises_activations(s in scenario()) {
+        let mut none = s.clone();
+        none.training.checkpointing = Checkpointing::None;
+        let mut full = s.clone();
+        full.training.checkpointing = Checkpointing::Full;
+        prop_assert!(estimate(&full).activations <= estimate(&none).activations);
+    }
+}
+
+#[test]
+fn absurd_inputs_stay_finite() {
+    let mut s = Scenario::default();
+    s.training.micro_batch = 100_000;
+    s.training.seq_len = 10_000_000;
+    s.training.attention = Attention::Eager;
+    let b = estimate(&s);
+    assert!(b.total > 0 && !b.fits);
+    assert!(b.step_time.seconds.is_finite());
+}
