@@ -40,3 +40,24 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
     }
     ledger.add(Component::Temporary, "forward workspace", one_block_bytes(&mb.terms, layout, sp), "one block's forward intermediates for the batch");
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::estimate;
+    use crate::scenario::{Mode, Scenario};
+
+    /// Llama-3(.1)-8B in bf16 caches 2·32·8·128·2 = 131,072 B = 128 KiB per token
+    /// (memory-formulas.md §A7).
+    #[test]
+    fn llama3_8b_kv_cache_is_128_kib_per_token() {
+        let mut s = Scenario::default();
+        s.training.mode = Mode::Inference;
+        s.training.seq_len = 8192;
+        let b = estimate(&s);
+        let kv: u64 = b.terms.iter().filter(|t| t.name == "KV cache").map(|t| t.bytes).sum();
+        assert_eq!(kv, 131_072 * 8192);
+        assert_eq!(b.gradients + b.optimizer_states, 0);
+        // bf16 weights: 2 bytes per parameter.
+        assert_eq!(b.parameters, 2 * 8_030_261_248);
+    }
+}

@@ -265,3 +265,36 @@ mod tests {
         assert!((psi - 7.5e9).abs() / 7.5e9 < 1e-3, "{psi}");
     }
 }
+
+#[cfg(test)]
+mod lora_tests {
+    use crate::model::estimate;
+    use crate::scenario::{Lora, LoraBase, Scenario};
+
+    /// memory-formulas.md §A4: Llama-3-8B, all seven projections, r = 16 → 41,943,040
+    /// trainable parameters (r·(d_in + d_out) per adapted linear).
+    #[test]
+    fn llama3_8b_lora_r16_trainable_count() {
+        let mut s = Scenario::default();
+        s.training.lora = Some(Lora { rank: 16, ..Lora::default() });
+        let b = estimate(&s);
+        assert_eq!(b.trainable_params, 41_943_040);
+        // Frozen bf16 base: 2 B per base parameter plus the fp32 adapters.
+        assert_eq!(b.parameters, 2 * 8_030_261_248 + 4 * 41_943_040);
+    }
+
+    /// QLoRA (Dettmers et al. 2023): NF4 with double quantisation costs 0.516 B per
+    /// quantised weight; embeddings, LM head and norms stay 16-bit.
+    #[test]
+    fn qlora_shrinks_linear_weights_to_nf4() {
+        let mut s = Scenario::default();
+        s.training.lora = Some(Lora { rank: 16, base: LoraBase::Nf4, ..Lora::default() });
+        let b = estimate(&s);
+        let frozen: u64 = b.terms.iter().filter(|t| t.name == "frozen weights").map(|t| t.bytes).sum();
+        let edges = 2.0 * 128_256.0 * 4096.0; // embedding + untied LM head
+        let norms = 65.0 * 4096.0;
+        let linear = 8_030_261_248.0 - edges - norms;
+        let expected = linear * (0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0)) + (edges + norms) * 2.0;
+        assert!((frozen as f64 - expected).abs() / expected < 1e-6, "{frozen} vs {expected}");
+    }
+}

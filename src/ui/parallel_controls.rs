@@ -1,0 +1,96 @@
+//! `ParallelControls`: data, tensor, pipeline, sequence, context and expert parallelism,
+//! the ZeRO stage and CPU offload, with the GPU count they add up to.
+
+use leptos::prelude::*;
+
+use super::field_error::FieldError;
+use super::number_slider::NumberSlider;
+use super::select_field::SelectField;
+use super::state::{enum_from_id, enum_id, Planner};
+use crate::scenario::Offload;
+
+const ZERO: [(&str, &str); 4] = [
+    ("0", "0 — replicated (plain DDP)"),
+    ("1", "1 — shard optimizer states"),
+    ("2", "2 — also shard gradients"),
+    ("3", "3 — also shard parameters (FSDP)"),
+];
+
+const OFFLOAD: [(Offload, &str); 3] =
+    [(Offload::None, "none"), (Offload::Optimizer, "optimizer states to CPU"), (Offload::OptimizerAndParams, "optimizer + parameters to CPU")];
+
+/// The parallel layout controls.
+#[component]
+pub fn ParallelControls() -> impl IntoView {
+    let planner = Planner::get();
+    let dp = planner.slice(|s| s.parallel.dp);
+    let tp = planner.slice(|s| s.parallel.tp);
+    let pp = planner.slice(|s| s.parallel.pp);
+    let cp = planner.slice(|s| s.parallel.cp);
+    let ep = planner.slice(|s| s.parallel.ep);
+    let sp = planner.slice(|s| s.parallel.sp);
+    let zero = planner.slice(|s| s.parallel.zero);
+    let offload = planner.slice(|s| s.parallel.offload);
+    let layout = planner.slice(|s| (s.parallel.dp, s.parallel.tp, s.parallel.pp, s.parallel.cp, s.parallel.world_size()));
+    let gpu_count = move || {
+        let (dp, tp, pp, cp, n) = layout.get();
+        let plural = if n == 1 { "GPU" } else { "GPUs" };
+        format!("dp × tp × pp × cp = {dp} × {tp} × {pp} × {cp} = {n} {plural}")
+    };
+    view! {
+        <fieldset class="group">
+            <legend>"Parallelism"</legend>
+            <p class="gpu-count" id="gpu-count" aria-live="polite">{gpu_count}</p>
+            <FieldError field="parallel" />
+            <NumberSlider label="Data parallel (dp)" id="dp" field="parallel.dp" min=1 max=1024 log2=true value=dp
+                on_change=move |v| planner.set(|s| s.parallel.dp = v) />
+            <NumberSlider label="Tensor parallel (tp)" id="tp" field="parallel.tp" min=1 max=64 log2=true value=tp
+                on_change=move |v| planner.set(|s| s.parallel.tp = v) />
+            <NumberSlider label="Pipeline parallel (pp)" id="pp" field="parallel.pp" min=1 max=128 log2=true value=pp
+                on_change=move |v| planner.set(|s| s.parallel.pp = v) />
+            <NumberSlider label="Context parallel (cp)" id="cp" field="parallel.cp" min=1 max=64 log2=true value=cp
+                on_change=move |v| planner.set(|s| s.parallel.cp = v) />
+            <NumberSlider label="Expert parallel (ep, within dp)" id="ep" field="parallel.ep" min=1 max=64 log2=true value=ep
+                on_change=move |v| planner.set(|s| s.parallel.ep = v) />
+            <div class="control checkbox">
+                <input
+                    type="checkbox"
+                    id="sp"
+                    prop:checked=move || sp.get()
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        planner.set(|s| s.parallel.sp = on);
+                    }
+                />
+                <label for="sp">"Sequence parallel (with tp > 1)"</label>
+                <FieldError field="parallel.sp" />
+            </div>
+            <div class="pair">
+                <SelectField
+                    label="ZeRO stage"
+                    id="zero"
+                    field="parallel.zero"
+                    options=ZERO.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect()
+                    value=Signal::derive(move || zero.get().to_string())
+                    on_change=move |v: String| {
+                        if let Ok(z) = v.parse::<u8>() {
+                            planner.set(|s| s.parallel.zero = z.min(3));
+                        }
+                    }
+                />
+                <SelectField
+                    label="CPU offload"
+                    id="offload"
+                    field="parallel.offload"
+                    options=OFFLOAD.iter().map(|(v, l)| (enum_id(v), l.to_string())).collect()
+                    value=Signal::derive(move || offload.with(enum_id))
+                    on_change=move |v: String| {
+                        if let Some(o) = enum_from_id::<Offload>(&v) {
+                            planner.set(|s| s.parallel.offload = o);
+                        }
+                    }
+                />
+            </div>
+        </fieldset>
+    }
+}

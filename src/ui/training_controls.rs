@@ -1,0 +1,153 @@
+//! `TrainingControls`: micro-batch, gradient accumulation, sequence length, precision,
+//! optimizer, activation checkpointing and attention kernel.
+
+use leptos::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::number_slider::NumberSlider;
+use super::select_field::SelectField;
+use super::state::{enum_from_id, enum_id, Planner};
+use crate::model::precision::Precision;
+use crate::scenario::{Attention, Checkpointing, Optimizer, Scenario};
+
+fn precision_label(p: Precision) -> &'static str {
+    match p {
+        Precision::Fp32 => "fp32",
+        Precision::Fp16Mixed => "fp16 mixed (AMP)",
+        Precision::Bf16Mixed => "bf16 mixed (AMP)",
+        Precision::Bf16 => "pure bf16",
+        Precision::Fp8Mixed => "FP8 mixed (Transformer Engine)",
+    }
+}
+
+fn optimizer_label(o: Optimizer) -> &'static str {
+    match o {
+        Optimizer::Adamw => "AdamW",
+        Optimizer::Adam => "Adam",
+        Optimizer::Sgd => "SGD",
+        Optimizer::SgdMomentum => "SGD with momentum",
+        Optimizer::Adamw8bit => "AdamW 8-bit (bitsandbytes)",
+        Optimizer::Adafactor => "Adafactor",
+        Optimizer::Lion => "Lion",
+    }
+}
+
+const CHECKPOINTING: [(Checkpointing, &str); 3] =
+    [(Checkpointing::None, "none"), (Checkpointing::Selective, "selective (attention core)"), (Checkpointing::Full, "full (every block)")];
+
+const ATTENTION: [(Attention, &str); 3] =
+    [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
+
+/// A select bound to one enum field of the scenario.
+fn enum_select<T>(
+    planner: Planner,
+    label: &'static str,
+    id: &'static str,
+    field: &'static str,
+    options: Vec<(T, &'static str)>,
+    get: fn(&Scenario) -> T,
+    set: fn(&mut Scenario, T),
+) -> impl IntoView
+where
+    T: Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static,
+{
+    let current = planner.slice(get);
+    let options = options.into_iter().map(|(v, l)| (enum_id(&v), l.to_string())).collect();
+    view! {
+        <SelectField
+            label=label
+            id=id
+            field=field
+            options=options
+            value=Signal::derive(move || current.with(enum_id))
+            on_change=move |v: String| {
+                if let Some(x) = enum_from_id::<T>(&v) {
+                    planner.set(|s| set(s, x));
+                }
+            }
+        />
+    }
+}
+
+/// The training fields users change most.
+#[component]
+pub fn TrainingControls() -> impl IntoView {
+    let planner = Planner::get();
+    let micro_batch = planner.slice(|s| s.training.micro_batch);
+    let grad_accum = planner.slice(|s| s.training.grad_accum);
+    let seq_len = planner.slice(|s| s.training.seq_len);
+    view! {
+        <fieldset class="group">
+            <legend>"Training"</legend>
+            <NumberSlider
+                label="Micro-batch size"
+                id="micro-batch"
+                field="training.micro_batch"
+                min=1
+                max=1024
+                log2=true
+                value=micro_batch
+                on_change=move |v| planner.set(|s| s.training.micro_batch = v)
+            />
+            <NumberSlider
+                label="Gradient accumulation steps"
+                id="grad-accum"
+                field="training.grad_accum"
+                min=1
+                max=1024
+                log2=true
+                value=grad_accum
+                on_change=move |v| planner.set(|s| s.training.grad_accum = v)
+            />
+            <NumberSlider
+                label="Sequence length (tokens)"
+                id="seq-len"
+                field="training.seq_len"
+                min=128
+                max=1_048_576
+                log2=true
+                value=seq_len
+                on_change=move |v| planner.set(|s| s.training.seq_len = v)
+            />
+            <div class="pair">
+                {enum_select(
+                    planner,
+                    "Precision",
+                    "precision",
+                    "training.precision",
+                    Precision::ALL.iter().map(|&p| (p, precision_label(p))).collect(),
+                    |s| s.training.precision,
+                    |s, v| s.training.precision = v,
+                )}
+                {enum_select(
+                    planner,
+                    "Optimizer",
+                    "optimizer",
+                    "training.optimizer",
+                    Optimizer::ALL.iter().map(|&o| (o, optimizer_label(o))).collect(),
+                    |s| s.training.optimizer,
+                    |s, v| s.training.optimizer = v,
+                )}
+                {enum_select(
+                    planner,
+                    "Activation checkpointing",
+                    "checkpointing",
+                    "training.checkpointing",
+                    CHECKPOINTING.to_vec(),
+                    |s| s.training.checkpointing,
+                    |s, v| s.training.checkpointing = v,
+                )}
+                {enum_select(
+                    planner,
+                    "Attention",
+                    "attention",
+                    "training.attention",
+                    ATTENTION.to_vec(),
+                    |s| s.training.attention,
+                    |s, v| s.training.attention = v,
+                )}
+            </div>
+        </fieldset>
+    }
+}
