@@ -1,9 +1,11 @@
-//! Throughput of the memory model: time for one full `estimate` (target < 5 µs native).
-//! Run with `cargo bench --bench estimate`; prints the median of 15 batches.
+//! Throughput of the memory model: time for one full `estimate` (target < 5 µs native), and
+//! of the automatic planner in candidate evaluations per second (target ≥ 100,000/s).
+//! Run with `cargo bench --bench estimate`; prints medians.
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use headroom::model::search::search;
 use headroom::{estimate, Scenario};
 
 fn median_nanos(scenario: &Scenario, per_batch: u32) -> f64 {
@@ -40,5 +42,23 @@ fn main() {
         estimate(&scenario); // parse presets once
         let ns = median_nanos(&scenario, 20_000);
         println!("{name:<48} {:>8.2} µs per estimate", ns / 1000.0);
+    }
+    let base = Scenario::default();
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let r = black_box(search(&base, 64, 10));
+        let secs = start.elapsed().as_secs_f64();
+        rates.push(r.evaluations as f64 / secs);
+        last = Some((r.layouts, r.evaluations, secs));
+    }
+    rates.sort_by(f64::total_cmp);
+    if let Some((layouts, evaluations, secs)) = last {
+        println!(
+            "search llama-3-8b on 64 GPUs: {layouts} layouts, {evaluations} evaluations in {:.1} ms; median {:.0} evaluations/s",
+            secs * 1000.0,
+            rates[rates.len() / 2]
+        );
     }
 }

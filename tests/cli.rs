@@ -64,3 +64,36 @@ fn hf_config_form_is_accepted() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["param_count"], 494_032_768u64);
 }
+
+#[test]
+fn escalate_prints_steps_with_breakdown_fields_and_costs() {
+    let (code, out, err) = run(&["escalate", "--gpus", "8"], "{}");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let steps = v["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 6);
+    for s in steps {
+        for key in ["name", "total", "activations", "fits", "costs"] {
+            assert!(s.get(key).is_some(), "step missing {key}: {s}");
+        }
+    }
+    assert_eq!(steps[0]["fits"], false);
+    assert!(v["first_fit"].as_u64().is_some());
+}
+
+#[test]
+fn search_ranks_fitting_layouts() {
+    let (code, out, err) = run(&["search", "--gpus", "8", "--top", "3"], r#"{"model": {"preset": "llama-3.2-1b"}}"#);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let results = v["results"].as_array().expect("results");
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert_eq!(r["breakdown"]["fits"], true);
+        assert!(r["scenario"]["parallel"]["dp"].as_u64().is_some());
+        assert!(r["step_seconds"].as_f64().is_some_and(|t| t > 0.0));
+    }
+    let (code, _, err) = run(&["search"], "{}");
+    assert_eq!(code, 2);
+    assert!(err.contains("--gpus"));
+}

@@ -10,7 +10,9 @@
 pub mod activations;
 pub mod arch;
 pub mod breakdown;
+pub mod communication;
 pub mod device;
+pub mod escalation;
 pub mod hf_config;
 pub mod inference;
 pub mod layout;
@@ -18,6 +20,7 @@ pub mod ledger;
 pub mod overhead;
 pub mod precision;
 pub mod presets;
+pub mod search;
 pub mod states;
 pub mod step_time;
 pub mod temporary;

@@ -1,0 +1,68 @@
+//! Communication volume per step and its time over the GPU interconnect, per GPU.
+//!
+//! - Data parallel: ring all-reduce moves 2(N−1)/N of the gradients (Patarasuk & Yuan
+//!   2009); ZeRO-1/2 the same volume as reduce-scatter + all-gather; ZeRO-3 adds one more
+//!   all-gather of the weights in backward: 3Ψ instead of 2Ψ (Rajbhandari et al. 2020 §7).
+//! - Tensor parallel: four all-reduces of the b·s·h activations per block per micro-batch
+//!   (two forward, two backward), each 2(t−1)/t of the tensor (Shoeybi et al. 2019 §3;
+//!   sequence parallelism replaces them with reduce-scatter + all-gather of equal volume).
+//! - Pipeline parallel: each stage boundary sends b·s·h activations forward and their
+//!   gradients back per micro-batch (Narayanan et al. 2021).
+//! - Context parallel: ring attention passes K and V around the cp ranks, forward and
+//!   backward (Liu et al. 2023).
+//! Data-parallel traffic overlaps with backward (PyTorch DDP buckets, ZeRO prefetch); tensor,
+//! pipeline and context traffic sits on the critical path.
+
+use serde::{Deserialize, Serialize};
+
+use super::arch::{Architecture, Stack};
+use super::device::Device;
+use crate::scenario::Scenario;
+
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Communication {
+    /// Bytes one GPU sends per optimizer step, all collectives together.
+    pub bytes_per_step: f64,
+    /// Data-parallel share (overlappable with backward).
+    pub data_parallel_bytes: f64,
+    /// Seconds of communication on the critical path (not overlapped).
+    pub exposed_seconds: f64,
+    /// Seconds of data-parallel communication (hidden when shorter than backward).
+    pub data_parallel_seconds: f64,
+}
+
+pub fn communication(arch: &Architecture, s: &Scenario, device: &Device, gradient_elements_local: f64) -> Communication {
+    let p = &s.parallel;
+    let t = &s.training;
+    let bw = device.interconnect_bandwidth.max(1.0);
+    let x = t.precision.activation_bytes() as f64;
+    let n = (p.dp.max(1) * p.cp.max(1)) as f64;
+    let grad_bytes = gradient_elements_local * if t.precision == crate::model::precision::Precision::Fp32 { 4.0 } else { 2.0 };
+    let ring = |k: f64| if k > 1.0 { 2.0 * (k - 1.0) / k } else { 0.0 };
+    let zero_factor = if p.zero >= 3 { 1.5 } else { 1.0 };
+    let data_parallel_bytes = ring(n) * grad_bytes * zero_factor;
+
+    let (h, layers, tokens, kv_width) = match arch {
+        Architecture::Transformer(a) => {
+            let seq = if a.stack == Stack::Vision { 0.0 } else { t.seq_len.max(1) as f64 };
+            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.kv_heads * a.head_dim) as f64)
+        }
+        Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0),
+    };
+    let micro_batches = t.grad_accum.max(1) as f64;
+    let tp = p.tp.max(1) as f64;
+    let pp = p.pp.max(1) as f64;
+    let cp = p.cp.max(1) as f64;
+    let layers_local = layers / pp;
+    let activation = tokens * h * x;
+    let tensor_parallel = 4.0 * layers_local * ring(tp) * activation * micro_batches;
+    let pipeline = if pp > 1.0 { 2.0 * activation / tp * micro_batches } else { 0.0 };
+    let context = if cp > 1.0 { 2.0 * 2.0 * layers_local * (cp - 1.0) * tokens * kv_width * x / tp * micro_batches } else { 0.0 };
+    let exposed = tensor_parallel + pipeline + context;
+    Communication {
+        bytes_per_step: data_parallel_bytes + exposed,
+        data_parallel_bytes,
+        exposed_seconds: exposed / bw,
+        data_parallel_seconds: data_parallel_bytes / bw,
+    }
+}

@@ -1,0 +1,182 @@
+//! The automatic planner: enumerate parallel layouts for a GPU budget (dp × tp × pp × cp,
+//! ZeRO stage, checkpointing, offload), find for each the largest micro-batch that fits (the
+//! predicted counterpart of accelerate's `find_executable_batch_size`), and rank the layouts
+//! that fit by estimated throughput.
+//!
+//! Memory grows monotonically with the micro-batch (a property test checks it), so the
+//! largest fitting micro-batch is found by doubling then bisection. The global batch of the
+//! input scenario (micro-batch × accumulation × dp sequences) is kept: each layout runs it
+//! as micro-batch × accumulation on its own dp.
+
+use serde::{Deserialize, Serialize};
+
+use super::arch::Architecture;
+use super::breakdown::Breakdown;
+use super::escalation::{costs, StepCosts};
+use super::estimate;
+use crate::scenario::{Checkpointing, Offload, Scenario};
+
+/// Largest micro-batch tried.
+pub const MAX_MICRO_BATCH: u64 = 1024;
+
+/// One ranked layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub scenario: Scenario,
+    pub breakdown: Breakdown,
+    pub costs: StepCosts,
+    /// Largest micro-batch that fits with this layout.
+    pub max_micro_batch: u64,
+    /// Estimated optimizer-step time, seconds (compute + exposed communication).
+    pub step_seconds: f64,
+    pub tokens_per_second: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// Best first; at most `limit`.
+    pub results: Vec<Candidate>,
+    /// Layouts considered.
+    pub layouts: u64,
+    /// Full estimates computed (each a candidate layout at one micro-batch).
+    pub evaluations: u64,
+}
+
+fn divisors_pow2(n: u64, cap: u64) -> impl Iterator<Item = u64> {
+    (0..20).map(|i| 1u64 << i).take_while(move |&d| d <= n.min(cap)).filter(move |d| n % d == 0)
+}
+
+/// Every layout for `gpus` GPUs that the model can be split into.
+pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
+    let Some(arch) = base.model.architecture() else { return Vec::new() };
+    let (heads, kv, layers, transformer) = match arch.as_ref() {
+        Architecture::Transformer(t) => (t.heads, t.kv_heads, t.layers, true),
+        Architecture::Resnet(_) => (1, 1, 1, false),
+    };
+    let mut out = Vec::new();
+    let gpus = gpus.max(1);
+    for tp in divisors_pow2(gpus, if transformer { 8 } else { 1 }) {
+        if heads % tp != 0 || (kv % tp != 0 && tp % kv != 0) {
+            continue;
+        }
+        for pp in divisors_pow2(gpus / tp, if transformer { layers } else { 1 }) {
+            for cp in divisors_pow2(gpus / (tp * pp), if transformer { 8 } else { 1 }) {
+                if cp > 1 && base.training.seq_len % (2 * cp) != 0 {
+                    continue;
+                }
+                let dp = gpus / (tp * pp * cp);
+                let zeros: &[u8] = if dp * cp > 1 { &[0, 1, 2, 3] } else { &[0] };
+                for &zero in zeros {
+                    for checkpointing in [Checkpointing::None, Checkpointing::Selective, Checkpointing::Full] {
+                        for offload in [Offload::None, Offload::Optimizer] {
+                            if offload == Offload::Optimizer && zero == 0 {
+                                continue;
+                            }
+                            let mut s = base.clone();
+                            s.parallel.dp = dp;
+                            s.parallel.tp = tp;
+                            s.parallel.sp = tp > 1;
+                            s.parallel.pp = pp;
+                            s.parallel.cp = cp;
+                            s.parallel.zero = zero;
+                            s.parallel.offload = offload;
+                            s.training.checkpointing = checkpointing;
+                            out.push(s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Largest micro-batch in 1..=MAX_MICRO_BATCH that fits, or 0; counts estimates.
+pub fn max_micro_batch(s: &Scenario, evaluations: &mut u64) -> u64 {
+    let mut probe = s.clone();
+    let mut fits = |b: u64| {
+        probe.training.micro_batch = b;
+        *evaluations += 1;
+        estimate(&probe).fits
+    };
+    if !fits(1) {
+        return 0;
+    }
+    let mut lo = 1;
+    let mut hi = 2;
+    while hi <= MAX_MICRO_BATCH && fits(hi) {
+        lo = hi;
+        hi *= 2;
+    }
+    let mut hi = hi.min(MAX_MICRO_BATCH + 1);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Rank the layouts of `base` on `gpus` GPUs; keep the best `limit`.
+pub fn search(base: &Scenario, gpus: u64, limit: usize) -> SearchResult {
+    let global_batch = base.training.micro_batch.max(1) * base.training.grad_accum.max(1) * base.parallel.dp.max(1);
+    let candidates = layouts(base, gpus);
+    let layouts_count = candidates.len() as u64;
+    let mut evaluations = 0;
+    let mut results = Vec::new();
+    for mut s in candidates {
+        let max_mb = max_micro_batch(&s, &mut evaluations);
+        if max_mb == 0 {
+            continue;
+        }
+        let per_replica = global_batch.div_ceil(s.parallel.dp).max(1);
+        let micro = max_mb.min(per_replica);
+        s.training.micro_batch = micro;
+        s.training.grad_accum = per_replica.div_ceil(micro);
+        let breakdown = estimate(&s);
+        evaluations += 1;
+        let c = costs(&s, &breakdown);
+        results.push(Candidate { step_seconds: c.step_seconds, tokens_per_second: c.tokens_per_second, costs: c, max_micro_batch: max_mb, breakdown, scenario: s });
+    }
+    results.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second));
+    results.truncate(limit);
+    SearchResult { results, layouts: layouts_count, evaluations }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama3_8b_on_eight_gpus_finds_fitting_layouts() {
+        let r = search(&Scenario::default(), 8, 10);
+        assert!(!r.results.is_empty());
+        assert!(r.results.len() <= 10);
+        for c in &r.results {
+            assert!(c.breakdown.fits);
+            assert_eq!(c.scenario.parallel.world_size(), 8);
+            assert!(c.max_micro_batch >= c.scenario.training.micro_batch);
+        }
+        assert!(r.results.windows(2).all(|w| w[0].tokens_per_second >= w[1].tokens_per_second));
+    }
+
+    #[test]
+    fn max_micro_batch_is_the_boundary() {
+        let mut s = Scenario::default();
+        s.parallel.dp = 8;
+        s.parallel.zero = 3;
+        let mut n = 0;
+        let m = max_micro_batch(&s, &mut n);
+        assert!(m >= 1);
+        let mut at = s.clone();
+        at.training.micro_batch = m;
+        assert!(estimate(&at).fits);
+        if m < MAX_MICRO_BATCH {
+            at.training.micro_batch = m + 1;
+            assert!(!estimate(&at).fits);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! `VerdictBanner`: fits or spills, in one sentence, with the model size, GPU count and
+//! step time under it, and the model's warnings.
+
+use leptos::prelude::*;
+
+use super::state::Planner;
+use crate::chart::verdict;
+use crate::format;
+
+/// The banner above the chart.
+#[component]
+pub fn VerdictBanner() -> impl IntoView {
+    let planner = Planner::get();
+    let verdict = Memo::new(move |_| {
+        let units = planner.units.get();
+        planner.plan.with(|p| verdict(&p.breakdown, units))
+    });
+    let stale = Memo::new(move |_| planner.plan.with(|p| p.stale));
+    let details = move || {
+        planner.plan.with(|p| {
+            let b = &p.breakdown;
+            let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
+            let mut line = format!(
+                "{} parameters ({} trainable) · {gpus} · step ≈ {}",
+                format::count(b.param_count),
+                format::count(b.trainable_params),
+                format::seconds(b.step_time.seconds)
+            );
+            if b.spill_bytes > 0 {
+                line.push_str(&format!(", ≈ {} with spill", format::seconds(b.step_time.seconds_with_spill)));
+            }
+            if b.host_bytes > 0 {
+                line.push_str(&format!(" · {} per GPU kept in host memory", format::bytes(b.host_bytes, planner.units.get())));
+            }
+            line
+        })
+    };
+    let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
+    view! {
+        <div id="verdict" class=move || format!("verdict {}", verdict.with(|v| v.kind())) role="status" aria-live="polite">
+            <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
+            <p class="details">{details}</p>
+        </div>
+        <Show when=move || stale.get()>
+            <p class="stale" role="alert">"Some settings are invalid (see the messages by the controls): the chart shows the last valid plan."</p>
+        </Show>
+        <ul class="warnings">{warnings}</ul>
+    }
+}
