@@ -11,6 +11,7 @@ pub mod error;
 pub mod format;
 pub mod model;
 pub mod scenario;
+pub mod url;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

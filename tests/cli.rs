@@ -12,7 +12,8 @@ fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn headroom");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    // The program may exit (on a bad option) before reading its input: a broken pipe is fine.
+    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
     let out = child.wait_with_output().expect("wait");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
@@ -96,4 +97,20 @@ fn search_ranks_fitting_layouts() {
     let (code, _, err) = run(&["search"], "{}");
     assert_eq!(code, 2);
     assert!(err.contains("--gpus"));
+}
+
+#[test]
+fn url_and_decode_round_trip() {
+    let (code, link, err) = run(&["url", "--base", "https://example.org/headroom/"], r#"{"model": {"preset": "gpt2"}, "training": {"micro_batch": 8}}"#);
+    assert_eq!(code, 0, "{err}");
+    let link = link.trim();
+    assert_eq!(link, "https://example.org/headroom/?v=1&m=gpt2&b=8");
+    let (code, json, err) = run(&["decode", link], "");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("scenario JSON");
+    assert_eq!(v["model"]["preset"], "gpt2");
+    assert_eq!(v["training"]["micro_batch"], 8);
+    let (code, _, err) = run(&["decode", "https://x/?v=1&b=zero"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("url.b"), "{err}");
 }

@@ -4,7 +4,9 @@
 
 use headroom::model::precision::Precision;
 use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario};
-use headroom::{estimate, Breakdown};
+use headroom::model::presets::model_preset_ids;
+use headroom::scenario::DeviceSpec;
+use headroom::{estimate, url, Breakdown};
 use proptest::prelude::*;
 
 const MODELS: [&str; 6] = ["llama-3-8b", "gpt2", "mixtral-8x7b", "bert-base", "qwen2-0.5b", "llama-3.2-1b"];
@@ -18,9 +20,9 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         prop::sample::select(Optimizer::ALL.to_vec()),
         prop::sample::select(vec![Checkpointing::None, Checkpointing::Selective, Checkpointing::Full]),
         prop::sample::select(vec![Attention::Eager, Attention::Sdpa, Attention::Flash]),
-        (0u8..4, 1u64..9),
+        (0u8..4, 1u64..9, prop::sample::select(vec!["h100-sxm-80gb", "a100-40gb", "rtx-4090-24gb", "a100-80gb-mig-3g.40gb"])),
     )
-        .prop_map(|(m, batch, log_seq, precision, optimizer, checkpointing, attention, (zero, dp))| {
+        .prop_map(|(m, batch, log_seq, precision, optimizer, checkpointing, attention, (zero, dp, device))| {
             let mut s = Scenario { model: ModelSpec::Preset(MODELS[m].into()), ..Scenario::default() };
             s.training.micro_batch = batch;
             s.training.seq_len = 1 << log_seq;
@@ -29,6 +31,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             s.training.checkpointing = checkpointing;
             s.training.attention = attention;
             s.parallel = Parallel { dp, zero, ..Parallel::default() };
+            s.device = DeviceSpec::preset(device);
             s
         })
 }
@@ -85,6 +88,14 @@ proptest! {
     }
 
     #[test]
+    fn url_round_trip_is_identity(s in scenario()) {
+        let query = url::encode(&s);
+        let (back, errors) = url::decode(&query);
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+        prop_assert_eq!(back, s);
+    }
+
+    #[test]
     fn components_sum_to_total_and_spill_matches_fit(s in scenario()) {
         let b = estimate(&s);
         let sum = b.parameters + b.gradients + b.optimizer_states + b.activations + b.temporary + b.overhead;
@@ -112,4 +123,15 @@ fn absurd_inputs_stay_finite() {
     let b = estimate(&s);
     assert!(b.total > 0 && !b.fits);
     assert!(b.step_time.seconds.is_finite());
+}
+
+#[test]
+fn preset_urls_stay_short() {
+    for id in model_preset_ids() {
+        let mut s = Scenario { model: ModelSpec::Preset(id.into()), ..Scenario::default() };
+        s.training.micro_batch = 64;
+        s.parallel = Parallel { dp: 64, tp: 8, pp: 4, sp: true, zero: 3, ..Parallel::default() };
+        let q = url::encode(&s);
+        assert!(q.len() < 2000, "{id}: {} characters", q.len());
+    }
 }

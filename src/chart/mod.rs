@@ -26,13 +26,17 @@ use crate::model::breakdown::{Breakdown, Component};
 pub const COMPONENT_COLORS: [&str; 6] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C8C8C"];
 
 /// Colour of the part of the bar that does not fit in device memory.
-pub const SPILL_COLOR: &str = "rgba(213, 94, 0, 0.45)";
+pub const SPILL_COLOR: &str = "rgba(213, 94, 0, 0.5)";
 
 /// Colour of the capacity line.
 pub const CAPACITY_COLOR: &str = "#D55E00";
 
-/// Thickness of the bar, in pixels; the spill overlay uses the same thickness.
+/// Thickness of the bar, in pixels.
 pub const BAR_THICKNESS: u32 = 44;
+
+/// Thickness of the spill band drawn behind the bar: it shows as a halo above and below the
+/// spilled part, leaving the component colours intact.
+pub const SPILL_THICKNESS: u32 = BAR_THICKNESS + 18;
 
 /// Stack id shared by the six component series.
 const STACK: &str = "memory";
@@ -44,8 +48,8 @@ pub fn component_color(c: Component) -> &'static str {
 }
 
 /// The planner's main chart: one horizontal bar per GPU, stacked by component in
-/// [`Component::ALL`] order, a vertical capacity line, and a translucent spill segment from
-/// the capacity to the total when the plan does not fit.
+/// [`Component::ALL`] order, a vertical capacity line, and a translucent spill band behind
+/// the bar from the capacity to the total when the plan does not fit.
 ///
 /// The chart always has the same six series and a mark line with at least the capacity,
 /// so ECharts can merge one option into the next and animate the bars.
@@ -65,9 +69,8 @@ pub fn memory_chart(b: &Breakdown, units: Units) -> Chart {
         .x_axis(
             Axis::new()
                 .type_(AxisType::Value)
-                .name(unit)
-                .name_gap(6)
                 .min(0)
+                .axis_label(AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))))
                 .max(axis_max)
                 .split_line(SplitLine::new().line_style(LineStyle::new().opacity(0.3))),
         )
@@ -101,8 +104,8 @@ fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
         .data(vec![MarkLineVariant::Simple(MarkLineData::new().name("capacity").x_axis(format::giga(b.capacity, units)).label(Label::new().formatter(Formatter::String(label)).color(CAPACITY_COLOR)))])
 }
 
-/// The translucent segment from the capacity to the total, as thick as the bar: the bytes
-/// that spill out of device memory. When the plan fits it is empty (from the total to
+/// The translucent band from the capacity to the total, a little thicker than the bar and
+/// drawn behind it: the bytes that spill out of device memory. When the plan fits it is empty (from the total to
 /// itself, label hidden) rather than absent, so that merging the option removes the old one.
 fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let total = format::giga(b.total, units);
@@ -111,9 +114,9 @@ fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let label = Label::new().show(shown).formatter(Formatter::String(format!("spill {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
     MarkLine::new()
         .silent(true)
-        .z(9)
+        .z(1)
         .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(LineStyle::new().color(SPILL_COLOR).width(BAR_THICKNESS).type_(LineStyleType::Solid))
+        .line_style(LineStyle::new().color(SPILL_COLOR).width(SPILL_THICKNESS).type_(LineStyleType::Solid))
         .data(vec![MarkLineVariant::StartToEnd(at(start).name("spill").label(label), at(total))])
 }
 

@@ -3,6 +3,8 @@
 //! - `headroom estimate [FILE|-] [--format json|markdown]`: Scenario JSON in, Breakdown out.
 //! - `headroom escalate [FILE|-] [--gpus N] [--ladder step,step,…]`: the escalation ladder.
 //! - `headroom search [FILE|-] --gpus N [--top K]`: ranked layouts that fit.
+//! - `headroom url [FILE|-] [--base URL]`: the planner URL of a scenario.
+//! - `headroom decode URL`: the scenario JSON of a planner URL.
 //! - `headroom presets`: model and device ids.
 //!
 //! Input is read from a file, or stdin for `-` or no argument. Bad input exits with status 2
@@ -23,6 +25,8 @@ const USAGE: &str = "usage:
   headroom estimate [FILE|-] [--format json|markdown]      Scenario JSON in, per-GPU Breakdown out
   headroom escalate [FILE|-] [--gpus N] [--ladder a,b,…]   the escalation ladder, step by step
   headroom search [FILE|-] --gpus N [--top K]              layouts that fit, fastest first
+  headroom url [FILE|-] [--base URL]                       Scenario JSON in, planner link out
+  headroom decode URL                                      planner link in, Scenario JSON out
   headroom presets                                         model and device preset ids
   headroom --help";
 
@@ -46,6 +50,8 @@ fn dispatch(args: &[String]) -> Result<String, String> {
         Some("estimate") => estimate_command(&Options::parse(rest, &["--format"])?),
         Some("escalate") => escalate_command(&Options::parse(rest, &["--gpus", "--ladder"])?),
         Some("search") => search_command(&Options::parse(rest, &["--gpus", "--top"])?),
+        Some("url") => url_command(&Options::parse(rest, &["--base"])?),
+        Some("decode") => decode_command(rest),
         Some("presets") => Ok(list_presets()),
         Some("--help") | Some("-h") | Some("help") => Ok(USAGE.to_string()),
         Some(other) => Err(format!("unknown command \"{other}\"\n{USAGE}")),
@@ -155,6 +161,24 @@ fn search_command(o: &Options) -> Result<String, String> {
     let top = o.number("--top", 10, 1000)? as usize;
     let (scenario, _) = o.scenario()?;
     json(&search(&scenario, gpus, top))
+}
+
+/// Where `./scripts/serve.sh` serves the planner.
+const DEFAULT_BASE: &str = "http://127.0.0.1:8080/";
+
+fn url_command(o: &Options) -> Result<String, String> {
+    let (scenario, _) = o.scenario()?;
+    let base = o.get("--base").unwrap_or(DEFAULT_BASE);
+    Ok(format!("{base}?{}", crate::url::encode(&scenario)))
+}
+
+fn decode_command(args: &[String]) -> Result<String, String> {
+    let [url] = args else { return Err("decode takes exactly one URL".into()) };
+    let (scenario, errors) = crate::url::decode(url);
+    if let Some(first) = errors.first() {
+        return Err(first.to_string());
+    }
+    Ok(scenario.to_json())
 }
 
 fn list_presets() -> String {

@@ -10,14 +10,14 @@ use super::state::{enum_from_id, enum_id, Planner};
 use crate::scenario::Offload;
 
 const ZERO: [(&str, &str); 4] = [
-    ("0", "0 — replicated (plain DDP)"),
-    ("1", "1 — shard optimizer states"),
-    ("2", "2 — also shard gradients"),
-    ("3", "3 — also shard parameters (FSDP)"),
+    ("0", "0 (off, DDP)"),
+    ("1", "1 (optimizer)"),
+    ("2", "2 (+ gradients)"),
+    ("3", "3 / FSDP (+ params)"),
 ];
 
 const OFFLOAD: [(Offload, &str); 3] =
-    [(Offload::None, "none"), (Offload::Optimizer, "optimizer states to CPU"), (Offload::OptimizerAndParams, "optimizer + parameters to CPU")];
+    [(Offload::None, "none"), (Offload::Optimizer, "optimizer"), (Offload::OptimizerAndParams, "optimizer + params")];
 
 /// The parallel layout controls.
 #[component]

@@ -1,0 +1,378 @@
+//! The scenario URL codec: a compact, readable, versioned query string.
+//!
+//! Format (version 1): `?v=1&m=llama-3-8b&b=4&s=8192&…` — one short key per field, only the
+//! fields that differ from [`Scenario::default`], values as in the scenario JSON. A pasted
+//! model travels as `hf=` (or our own architecture as `arch=`) holding base64url JSON.
+//! Decoding never fails as a whole: every parameter that cannot be read is reported, field by
+//! field, and the rest of the scenario is kept. Keys the page itself uses (`embed`, `view`,
+//! `units`) are left to it. `v` drives migration: a link from a newer planner is read as far
+//! as it can be, with a warning.
+
+use serde_json::Value;
+
+use crate::error::InputError;
+use crate::model::arch::Architecture;
+use crate::model::hf_config::architecture_from_hf_config;
+use crate::model::presets::model_preset;
+use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VERSION};
+
+/// Query keys the page owns; the codec ignores them.
+pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
+
+/// One query key ↔ one dotted scenario field whose JSON value is a scalar.
+const SCALARS: [(&str, &str); 20] = [
+    ("b", "training.micro_batch"),
+    ("s", "training.seq_len"),
+    ("ga", "training.grad_accum"),
+    ("p", "training.precision"),
+    ("o", "training.optimizer"),
+    ("ck", "training.checkpointing"),
+    ("at", "training.attention"),
+    ("do", "training.dropout"),
+    ("img", "training.image_size"),
+    ("mode", "training.mode"),
+    ("dp", "parallel.dp"),
+    ("tp", "parallel.tp"),
+    ("pp", "parallel.pp"),
+    ("sp", "parallel.sp"),
+    ("cp", "parallel.cp"),
+    ("ep", "parallel.ep"),
+    ("z", "parallel.zero"),
+    ("off", "parallel.offload"),
+    ("sch", "parallel.pp_schedule"),
+    ("vs", "parallel.virtual_stages"),
+];
+
+/// Device fields that may override a preset.
+const DEVICE: [(&str, &str); 4] = [("cap", "capacity_bytes"), ("hbm", "hbm_bandwidth"), ("host", "host_link_bandwidth"), ("tf", "bf16_tflops")];
+
+/// The query string (without `?`) for a scenario.
+pub fn encode(s: &Scenario) -> String {
+    let json = serde_json::to_value(s).unwrap_or(Value::Null);
+    let default = serde_json::to_value(Scenario::default()).unwrap_or(Value::Null);
+    let mut pairs: Vec<(String, String)> = vec![("v".into(), SCENARIO_VERSION.to_string())];
+    match &s.model {
+        ModelSpec::Preset(id) => pairs.push(("m".into(), id.clone())),
+        ModelSpec::Arch(arch) => pairs.push(("arch".into(), base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()))),
+        ModelSpec::HfConfig { raw, .. } => pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes()))),
+    }
+    for (key, path) in SCALARS {
+        let value = lookup(&json, path);
+        if value != lookup(&default, path) && !value.is_null() {
+            pairs.push((key.into(), scalar_text(value)));
+        }
+    }
+    if let Some(lora) = &s.training.lora {
+        pairs.push(("lora".into(), base64url_encode(serde_json::to_string(lora).unwrap_or_default().as_bytes())));
+    }
+    if s.training.frozen != Frozen::default() {
+        pairs.push(("fz".into(), format!("{}{}", s.training.frozen.layers, if s.training.frozen.embeddings { "e" } else { "" })));
+    }
+    match &s.device.preset {
+        Some(id) if id != "h100-sxm-80gb" => pairs.push(("d".into(), id.clone())),
+        None => pairs.push(("d".into(), "custom".into())),
+        _ => {}
+    }
+    for (key, field) in DEVICE {
+        if let Some(x) = device_field(&s.device, field) {
+            pairs.push((key.into(), format!("{x}")));
+        }
+    }
+    pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect::<Vec<_>>().join("&")
+}
+
+/// A scenario from a query string (with or without `?`, or a whole URL), and the problems
+/// found on the way. Unknown keys, bad values and a newer version are reported; everything
+/// readable is kept.
+pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
+    let query = query.split_once('?').map(|(_, q)| q).unwrap_or(query);
+    let query = query.split('#').next().unwrap_or("");
+    let mut s = Scenario::default();
+    let mut errors = Vec::new();
+    let mut json = serde_json::to_value(&s).unwrap_or(Value::Null);
+    let mut device = DeviceSpec::default();
+    let mut model: Option<ModelSpec> = None;
+    for part in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, raw) = part.split_once('=').unwrap_or((part, ""));
+        let key = percent_decode(key);
+        let value = percent_decode(raw);
+        if value.len() > MAX_VALUE_LEN {
+            errors.push(InputError::new(format!("url.{key}"), format!("value of {} characters is too long", value.len())));
+            continue;
+        }
+        match key.as_str() {
+            "v" => match value.parse::<u32>() {
+                Ok(v) if v <= SCENARIO_VERSION && v >= 1 => {}
+                Ok(v) => errors.push(InputError::new("url.v", format!("link version {v} is not one this planner knows ({SCENARIO_VERSION}); read what could be read"))),
+                Err(_) => errors.push(InputError::new("url.v", format!("\"{}\" is not a version number", short(&value)))),
+            },
+            "m" => match model_preset(&value) {
+                Some(_) => model = Some(ModelSpec::Preset(value)),
+                None => errors.push(InputError::new("url.m", format!("unknown model preset \"{}\"", short(&value)))),
+            },
+            "hf" => match decode_json(&value).and_then(|raw| architecture_from_hf_config(&raw).map(|arch| ModelSpec::HfConfig { raw, arch })) {
+                Ok(m) => model = Some(m),
+                Err(e) => errors.push(e.within("url.hf")),
+            },
+            "arch" => match decode_json(&value).and_then(|v| serde_json::from_value::<Architecture>(v).map_err(|e| InputError::new("", e.to_string()))) {
+                Ok(a) => model = Some(ModelSpec::Arch(a)),
+                Err(e) => errors.push(e.within("url.arch")),
+            },
+            "lora" => match decode_json(&value).and_then(|v| serde_json::from_value::<Lora>(v).map_err(|e| InputError::new("", e.to_string()))) {
+                Ok(l) => s.training.lora = Some(l),
+                Err(e) => errors.push(e.within("url.lora")),
+            },
+            "fz" => {
+                let (digits, emb) = value.strip_suffix('e').map(|d| (d, true)).unwrap_or((value.as_str(), false));
+                match digits.parse::<u64>() {
+                    Ok(layers) => s.training.frozen = Frozen { layers, embeddings: emb },
+                    Err(_) => errors.push(InputError::new("url.fz", format!("\"{}\" is not a layer count", short(&value)))),
+                }
+            }
+            "d" if value == "custom" => device.preset = None,
+            "d" => device.preset = Some(value),
+            k if DEVICE.iter().any(|(dk, _)| *dk == k) => match value.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => set_device_field(&mut device, k, x),
+                _ => errors.push(InputError::new(format!("url.{k}"), format!("\"{}\" is not a positive number", short(&value)))),
+            },
+            k if PAGE_KEYS.contains(&k) => {}
+            k => match SCALARS.iter().find(|(sk, _)| *sk == k) {
+                Some((_, path)) => {
+                    let mut candidate = json.clone();
+                    set(&mut candidate, path, scalar_value(&value));
+                    // Re-decode to type-check this one field; keep it only if it is valid.
+                    match serde_json::from_value::<Scenario>(candidate.clone()) {
+                        Ok(_) => json = candidate,
+                        Err(e) => errors.push(InputError::new(format!("url.{k}"), format!("{path}: {}", strip_position(&e.to_string())))),
+                    }
+                }
+                None => errors.push(InputError::new(format!("url.{}", short(k)), "unknown parameter ignored")),
+            },
+        }
+    }
+    if let Ok(decoded) = serde_json::from_value::<Scenario>(json) {
+        s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
+        s.parallel = decoded.parallel;
+    }
+    if let Some(m) = model {
+        s.model = m;
+    }
+    s.device = device;
+    if let Err(e) = s.device.resolve() {
+        errors.push(e.within("url"));
+        s.device = DeviceSpec::default();
+    }
+    (s, errors)
+}
+
+/// Longest single parameter value accepted (a pasted config.json, base64url).
+const MAX_VALUE_LEN: usize = 64 * 1024;
+
+fn short(s: &str) -> String {
+    let cut: String = s.chars().take(40).collect();
+    if cut.len() < s.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+fn strip_position(message: &str) -> &str {
+    message.rfind(" at line ").map(|i| &message[..i]).unwrap_or(message)
+}
+
+fn lookup<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(v, |v, k| v.get(k).unwrap_or(&Value::Null))
+}
+
+fn set(v: &mut Value, path: &str, value: Value) {
+    let mut cur = v;
+    let keys: Vec<&str> = path.split('.').collect();
+    for k in &keys[..keys.len() - 1] {
+        cur = match cur.get_mut(*k) {
+            Some(next) => next,
+            None => return,
+        };
+    }
+    if let (Some(obj), Some(last)) = (cur.as_object_mut(), keys.last()) {
+        obj.insert((*last).to_string(), value);
+    }
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Numbers as numbers, `true`/`false` as booleans, everything else as a string; the
+/// scenario's own types then check it.
+fn scalar_value(text: &str) -> Value {
+    if let Ok(n) = text.parse::<u64>() {
+        return Value::from(n);
+    }
+    if let Ok(x) = text.parse::<f64>() {
+        if x.is_finite() {
+            return Value::from(x);
+        }
+    }
+    match text {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::String(text.to_string()),
+    }
+}
+
+fn device_field(d: &DeviceSpec, field: &str) -> Option<f64> {
+    match field {
+        "capacity_bytes" => d.capacity_bytes,
+        "hbm_bandwidth" => d.hbm_bandwidth,
+        "host_link_bandwidth" => d.host_link_bandwidth,
+        _ => d.bf16_tflops,
+    }
+}
+
+fn set_device_field(d: &mut DeviceSpec, key: &str, x: f64) {
+    match key {
+        "cap" => d.capacity_bytes = Some(x),
+        "hbm" => d.hbm_bandwidth = Some(x),
+        "host" => d.host_link_bandwidth = Some(x),
+        _ => d.bf16_tflops = Some(x),
+    }
+}
+
+fn decode_json(b64: &str) -> Result<Value, InputError> {
+    let bytes = base64url_decode(b64).ok_or_else(|| InputError::new("", "not valid base64url"))?;
+    let text = String::from_utf8(bytes).map_err(|_| InputError::new("", "not UTF-8 text"))?;
+    serde_json::from_str(&text).map_err(|e| InputError::new("", format!("not JSON: {}", strip_position(&e.to_string()))))
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// RFC 4648 §5 base64url without padding.
+pub fn base64url_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | (b as u32) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim_end_matches('=');
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        } as u32;
+        acc = acc << 6 | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits & 0xff) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// Percent-encode everything but RFC 3986 unreserved characters.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decode `%XX` and `+`; invalid escapes are kept as written.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                match std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(v) => {
+                        out.push(v);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_scenario_is_short() {
+        assert_eq!(encode(&Scenario::default()), "v=1&m=llama-3-8b");
+        let (s, errors) = decode("?v=1&m=llama-3-8b");
+        assert_eq!(s, Scenario::default());
+        assert!(errors.is_empty());
+    }
+
+    #[test]
+    fn round_trips_changed_fields() {
+        let mut s = Scenario::default();
+        s.training.micro_batch = 8;
+        s.training.precision = crate::model::precision::Precision::Fp32;
+        s.parallel.sp = true;
+        s.parallel.tp = 4;
+        s.parallel.zero = 3;
+        s.device = DeviceSpec::preset("a100-80gb");
+        s.training.lora = Some(Lora::default());
+        let q = encode(&s);
+        let (back, errors) = decode(&q);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(back, s, "{q}");
+    }
+
+    #[test]
+    fn bad_parameters_are_reported_and_the_rest_kept() {
+        let (s, errors) = decode("v=1&m=gpt2&b=-3&tp=2&zz=1&s=<script>");
+        assert_eq!(s.model, ModelSpec::Preset("gpt2".into()));
+        assert_eq!(s.parallel.tp, 2);
+        assert_eq!(s.training.micro_batch, 1);
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, vec!["url.b", "url.zz", "url.s"]);
+    }
+
+    #[test]
+    fn base64url_round_trip() {
+        for text in ["", "a", "ab", "abc", "{\"model_type\":\"llama\"}"] {
+            assert_eq!(base64url_decode(&base64url_encode(text.as_bytes())).as_deref(), Some(text.as_bytes()));
+        }
+    }
+}

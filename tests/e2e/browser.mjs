@@ -1,0 +1,75 @@
+// Shared set-up for the end-to-end tests and the page benchmark: the Debian Chromium
+// driven by playwright-core (never `npx playwright install`), and dist/ served locally.
+import { chromium } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from './static-server.mjs';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DIST = join(ROOT, 'dist');
+export const ARTIFACTS = join(ROOT, 'tests', 'e2e', 'artifacts');
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Launches Chromium and serves dist/; returns {browser, server, url, close}. */
+export async function start() {
+  if (!existsSync(join(DIST, 'index.html'))) {
+    throw new Error('dist/index.html is missing: run `trunk build --release` first (scripts/test.sh does)');
+  }
+  const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+  const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  const { server, url } = await serve(DIST);
+  const close = async () => {
+    await browser.close();
+    await new Promise((ok) => server.close(ok));
+  };
+  return { browser, server, url, close };
+}
+
+/**
+ * Opens the planner in a new page and waits for the first chart; collects console errors,
+ * page errors and every request URL.
+ */
+export async function openPlanner(browser, url, { colorScheme = 'light', viewport = { width: 1280, height: 900 } } = {}) {
+  const page = await browser.newPage({ colorScheme, viewport });
+  const problems = [];
+  const requests = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(url);
+  await waitForChart(page);
+  return { page, problems, requests };
+}
+
+/** Waits until ECharts has drawn the memory chart. */
+export async function waitForChart(page) {
+  await page.waitForFunction(() => {
+    const el = document.getElementById('memory-chart');
+    return el && window.echarts && window.echarts.getInstanceByDom(el) && el.querySelector('canvas');
+  }, null, { timeout: 15000 });
+}
+
+/** Sets an input's value and fires `input` (and `change`), as a user would. */
+export async function setValue(page, selector, value) {
+  await page.locator(selector).evaluate((el, v) => {
+    el.value = String(v);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }, value);
+}
+
+/** Text of the row of one component's size in the table. */
+export function componentSize(page, component) {
+  return page.locator(`tr.component[data-component="${component}"] td.bytes`).innerText();
+}

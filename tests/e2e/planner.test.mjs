@@ -1,0 +1,133 @@
+// End-to-end tests of the planner page: a release dist/ in headless Chromium.
+// Run with `node --test tests/e2e/` after `trunk build --release` (scripts/test.sh does both).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ARTIFACTS, componentSize, openPlanner, setValue, start, waitForChart } from './browser.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+after(async () => {
+  await env?.close();
+});
+
+test('page loads with the default scenario, a chart and no console error', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  assert.equal(await page.locator('#model').inputValue(), 'llama-3-8b');
+  assert.equal(await page.locator('#device').inputValue(), 'h100-sxm-80gb');
+  assert.equal(await page.locator('#micro-batch').inputValue(), '1');
+  assert.equal(await page.locator('#seq-len').inputValue(), '4096');
+  const verdict = await page.locator('#verdict').innerText();
+  assert.match(verdict, /^Spills .+ into shared memory — .+× slower \(Windows sysmem fallback\); out of memory on Linux/);
+  assert.equal(await page.locator('tr.component').count(), 6);
+  // ECharts holds six stacked series and the capacity line.
+  const option = await page.evaluate(() => {
+    const o = window.echarts.getInstanceByDom(document.getElementById('memory-chart')).getOption();
+    return { names: o.series.map((s) => s.name), stacks: o.series.map((s) => s.stack) };
+  });
+  assert.deepEqual(option.names, ['Parameters', 'Gradients', 'Optimizer states', 'Activations', 'Temporary buffers', 'Framework overhead']);
+  assert.ok(option.stacks.every((s) => s === 'memory'));
+  await page.screenshot({ path: join(ARTIFACTS, 'default.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('moving the micro-batch slider changes the activations and the total', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  const before = { activations: await componentSize(page, 'activations'), total: await page.locator('#total').innerText() };
+  // Slider positions are powers of two: position 2 is micro-batch 4.
+  await page.locator('#micro-batch-range').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.getElementById('micro-batch').value === '4');
+  const after = { activations: await componentSize(page, 'activations'), total: await page.locator('#total').innerText() };
+  assert.notEqual(after.activations, before.activations);
+  assert.notEqual(after.total, before.total);
+  // The number box takes any value, and the chart follows.
+  await setValue(page, '#micro-batch', 8);
+  await page.waitForFunction((t) => document.getElementById('total').innerText !== t, after.total);
+  const bars = await page.evaluate(() => window.echarts.getInstanceByDom(document.getElementById('memory-chart')).getOption().series[3].data[0]);
+  assert.ok(Number(bars) > 0);
+  await page.screenshot({ path: join(ARTIFACTS, 'spilling-mb8.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a bigger device, or 8 GPUs with ZeRO-3, flips the verdict to fits', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  assert.match(await page.locator('#verdict').innerText(), /^Spills/);
+  await page.locator('#device').selectOption('b200-192gb');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
+  assert.match(await page.locator('#verdict').innerText(), /^Fits with .+ headroom/);
+  await page.screenshot({ path: join(ARTIFACTS, 'fits-b200.png'), fullPage: true });
+
+  await page.locator('#device').selectOption('h100-sxm-80gb');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('spills'));
+  await setValue(page, '#dp', 8);
+  await page.locator('#zero').selectOption('3');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
+  assert.match(await page.locator('#gpu-count').innerText(), /= 8 GPUs/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('an invalid setting (tp = 3) shows its message by the control, keeps the value and does not panic', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  await setValue(page, '#tp', 3);
+  const message = page.locator('.field-error[data-field="parallel.tp"]');
+  await message.waitFor();
+  assert.match(await message.innerText(), /tp = 3 must divide the 32 attention heads/);
+  // The message sits inside the tp control, the typed value stays, the page keeps working.
+  assert.equal(await page.locator('#tp').inputValue(), '3');
+  assert.equal(await page.locator('#tp').locator('xpath=ancestor::div[contains(@class,"control")]').locator('.field-error').count(), 1);
+  await page.locator('.stale').waitFor();
+  await setValue(page, '#micro-batch', 2);
+  assert.equal(await page.locator('#micro-batch').inputValue(), '2');
+  await setValue(page, '#tp', 4);
+  await message.waitFor({ state: 'detached' });
+  await page.waitForFunction(() => !document.querySelector('.stale'));
+  await waitForChart(page);
+  // A broken config.json shows its message and keeps the model.
+  await page.locator('details.paste summary').click();
+  await page.locator('#hf-config').fill('{"model_type": "llama", "hidden_size": 0}');
+  await page.locator('#hf-config-error').waitFor({ state: 'visible' });
+  assert.match(await page.locator('#hf-config-error').innerText(), /hidden_size/);
+  assert.equal(await page.locator('#model').inputValue(), 'llama-3-8b');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a pasted config.json becomes the model', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  const before = await page.locator('#total').innerText();
+  await page.locator('details.paste summary').click();
+  await page.locator('#hf-config').fill(JSON.stringify({
+    model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, n_positions: 1024, vocab_size: 50257,
+  }));
+  await page.waitForFunction((t) => document.getElementById('total').innerText !== t, before);
+  assert.equal(await page.locator('#model').inputValue(), 'custom');
+  assert.equal(await page.locator('#hf-config-error').isVisible(), false);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('no request goes to any other host, and the page works on a phone in dark mode', async () => {
+  const { page, problems, requests } = await openPlanner(env.browser, env.url, {
+    colorScheme: 'dark',
+    viewport: { width: 390, height: 844 },
+  });
+  await setValue(page, '#seq-len', 8192);
+  await page.waitForTimeout(500);
+  const origin = new URL(env.url).origin;
+  const foreign = requests.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:'));
+  assert.deepEqual(foreign, []);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the phone`);
+  await page.screenshot({ path: join(ARTIFACTS, 'phone-dark.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
