@@ -116,7 +116,10 @@ impl<'de> Deserialize<'de> for ModelSpec {
                 }
                 Ok(ModelSpec::Preset(id))
             }
-            (None, Some(arch), None) => Ok(ModelSpec::Arch(arch)),
+            (None, Some(arch), None) => {
+                arch.check().map_err(|e| de::Error::custom(e.within("arch")))?;
+                Ok(ModelSpec::Arch(arch))
+            }
             (None, None, Some(raw)) => {
                 let arch = architecture_from_hf_config(&raw).map_err(|e| de::Error::custom(e.within("hf_config")))?;
                 Ok(ModelSpec::HfConfig { raw, arch })

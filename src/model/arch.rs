@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::InputError;
+
 /// A model: a transformer stack (decoder, encoder or vision) or a convolutional ResNet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "kebab-case")]
@@ -252,7 +254,66 @@ impl ParamTensor {
     }
 }
 
+/// Upper bound on any one dimension of an architecture given in our own fields.
+const MAX_DIM: u64 = 1 << 40;
+
 impl Architecture {
+    /// Reject shapes no model has (zero sizes, heads that do not group), naming the field.
+    pub fn check(&self) -> Result<(), InputError> {
+        let positive = |field: &str, v: u64| {
+            if v == 0 || v > MAX_DIM {
+                Err(InputError::new(field, format!("must be between 1 and {MAX_DIM}, got {v}")))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Architecture::Transformer(t) => {
+                positive("hidden", t.hidden)?;
+                positive("layers", t.layers)?;
+                positive("heads", t.heads)?;
+                positive("kv_heads", t.kv_heads)?;
+                positive("head_dim", t.head_dim)?;
+                positive("ffn", t.ffn)?;
+                if t.heads % t.kv_heads != 0 {
+                    return Err(InputError::new("kv_heads", format!("{} must divide heads ({})", t.kv_heads, t.heads)));
+                }
+                if t.experts_per_token > t.experts.max(1) {
+                    return Err(InputError::new("experts_per_token", "exceeds experts"));
+                }
+                match t.stack {
+                    Stack::Vision => {
+                        positive("patch", t.patch)?;
+                        positive("image_size", t.image_size)?;
+                        positive("channels", t.channels)?;
+                        positive("classes", t.classes)?;
+                        if t.patch > t.image_size {
+                            return Err(InputError::new("patch", "is larger than image_size"));
+                        }
+                        Ok(())
+                    }
+                    _ => positive("vocab", t.vocab),
+                }
+            }
+            Architecture::Resnet(r) => {
+                positive("stem_width", r.stem_width)?;
+                positive("channels", r.channels)?;
+                positive("classes", r.classes)?;
+                positive("image_size", r.image_size)?;
+                if r.widths.is_empty() || r.widths.len() != r.depths.len() || r.widths.len() > 64 {
+                    return Err(InputError::new("depths", "needs 1 to 64 stages, as many as widths"));
+                }
+                for (&w, &d) in r.widths.iter().zip(&r.depths) {
+                    positive("widths", w)?;
+                    if d > 1024 {
+                        return Err(InputError::new("depths", format!("{d} blocks in one stage is too many")));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Every parameter tensor, with `scope` saying how often it repeats.
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {

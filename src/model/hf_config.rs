@@ -16,6 +16,12 @@ pub const SUPPORTED_MODEL_TYPES: [&str; 8] = ["gpt2", "llama", "mistral", "qwen2
 
 /// Build an architecture from the content of a `config.json`.
 pub fn architecture_from_hf_config(config: &Value) -> Result<Architecture, InputError> {
+    let arch = import(config)?;
+    arch.check()?;
+    Ok(arch)
+}
+
+fn import(config: &Value) -> Result<Architecture, InputError> {
     let map = config.as_object().ok_or_else(|| InputError::new("", "expected a JSON object (the content of config.json)"))?;
     let c = Keys(map);
     let model_type = match map.get("model_type") {

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// Page benchmark (not a test): sizes and speed of the release build in dist/.
+//   1. release .wasm, gzip -9                       target ≤ 300 KB
+//   2. whole page transfer, gzip, incl. ECharts     target ≤ 900 KB
+//   3. navigation → first chart on localhost        target ≤ 1.5 s   (median of 5 loads)
+//   4. slider input → chart update                  target ≤ 16 ms   (median of 40 moves)
+// "Chart update" is the moment ECharts has taken the new option (our `setOption` returns:
+// Leptos effects, the estimate, building and converting the chart option, ECharts' own
+// processing); the next painted frame is reported beside it for information.
+// Usage: trunk build --release && node scripts/bench-page.mjs [--json]
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { DIST, openPlanner, start } from '../tests/e2e/browser.mjs';
+
+const KB = 1000;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+const wasmFile = readdirSync(DIST).find((f) => f.endsWith('.wasm'));
+const wasmRaw = readFileSync(join(DIST, wasmFile));
+const wasmGzip = gzipSync(wasmRaw, { level: 9 }).length;
+
+const env = await start();
+try {
+  // 2 + 3: several cold loads, each in a fresh context (no cache).
+  const loads = [];
+  let transfer = 0;
+  const files = {};
+  for (let i = 0; i < 5; i++) {
+    const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.addInitScript(() => {
+      new MutationObserver((_, obs) => {
+        const canvas = document.querySelector('#memory-chart canvas');
+        if (canvas) {
+          obs.disconnect();
+          requestAnimationFrame(() => { window.__firstChart = performance.now(); });
+        }
+      }).observe(document, { childList: true, subtree: true });
+    });
+    const responses = [];
+    page.on('response', (r) => responses.push(r));
+    await page.goto(env.url);
+    await page.waitForFunction(() => window.__firstChart !== undefined, null, { timeout: 15000 });
+    loads.push(await page.evaluate(() => window.__firstChart));
+    if (i === 0) {
+      for (const r of responses) {
+        const sizes = await r.request().sizes();
+        const name = new URL(r.url()).pathname;
+        files[name] = sizes.responseBodySize;
+        transfer += sizes.responseBodySize + sizes.responseHeadersSize;
+      }
+    }
+    await context.close();
+  }
+
+  // 4: slider moves, measured inside the page.
+  const { page } = await openPlanner(env.browser, env.url);
+  const moves = await page.evaluate(async (n) => {
+    const slider = document.getElementById('micro-batch-range');
+    const chart = window.echarts.getInstanceByDom(document.getElementById('memory-chart'));
+    const original = chart.setOption.bind(chart);
+    let onApplied = null;
+    chart.setOption = (...args) => {
+      const result = original(...args);
+      const t = performance.now();
+      chart.on('rendered', function once() {
+        chart.off('rendered', once);
+        onApplied?.painted(performance.now());
+      });
+      onApplied?.applied(t);
+      return result;
+    };
+    const applied = [];
+    const painted = [];
+    for (let i = 0; i < n; i++) {
+      const done = new Promise((resolve) => {
+        let a;
+        onApplied = { applied: (t) => { a = t; }, painted: (t) => resolve([a, t]) };
+      });
+      slider.value = String(i % 2 === 0 ? 3 : 2); // micro-batch 8 ↔ 4
+      const t0 = performance.now();
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+      const [a, p] = await done;
+      applied.push(a - t0);
+      painted.push(p - t0);
+      await new Promise((r) => setTimeout(r, 300)); // let the 250 ms animation finish
+    }
+    return { applied, painted };
+  }, 40);
+
+  const results = {
+    wasm_bytes: wasmRaw.length,
+    wasm_gzip_bytes: wasmGzip,
+    page_transfer_gzip_bytes: transfer,
+    page_files_gzip_bytes: files,
+    first_chart_ms_median: median(loads),
+    first_chart_ms_all: loads.map((x) => Math.round(x)),
+    slider_to_chart_ms_median: median(moves.applied),
+    slider_to_chart_ms_p90: [...moves.applied].sort((a, b) => a - b)[Math.floor(moves.applied.length * 0.9)],
+    slider_to_painted_frame_ms_median: median(moves.painted),
+  };
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify(results, null, 2));
+  } else {
+    const row = (name, value, target, ok) => console.log(`${ok ? 'ok  ' : 'OVER'}  ${name.padEnd(40)} ${value.padStart(12)}   (target ${target})`);
+    row('release .wasm, gzip', `${(wasmGzip / KB).toFixed(1)} KB`, '≤ 300 KB', wasmGzip <= 300 * KB);
+    row('page transfer, gzip, incl. ECharts', `${(transfer / KB).toFixed(1)} KB`, '≤ 900 KB', transfer <= 900 * KB);
+    row('navigation → first chart (median of 5)', `${results.first_chart_ms_median.toFixed(0)} ms`, '≤ 1500 ms', results.first_chart_ms_median <= 1500);
+    row('slider input → chart update (median)', `${results.slider_to_chart_ms_median.toFixed(2)} ms`, '≤ 16 ms', results.slider_to_chart_ms_median <= 16);
+    console.log(`      (p90 ${results.slider_to_chart_ms_p90.toFixed(2)} ms; to the next painted frame, median ${results.slider_to_painted_frame_ms_median.toFixed(1)} ms)`);
+    console.log(`      raw .wasm ${(wasmRaw.length / KB).toFixed(1)} KB; files: ${Object.entries(files).map(([f, b]) => `${f} ${(b / KB).toFixed(1)} KB`).join(', ')}`);
+  }
+} finally {
+  await env.close();
+}
