@@ -10,6 +10,7 @@ pub mod chart;
 pub mod error;
 pub mod format;
 pub mod model;
+pub mod report;
 pub mod scenario;
 pub mod url;
 

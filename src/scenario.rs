@@ -530,17 +530,20 @@ impl Scenario {
             }
             if p.pp > x.layers {
                 errors.push(InputError::new("parallel.pp", format!("{} pipeline stages exceed the {} layers", p.pp, x.layers)));
-            } else if p.pp_schedule == PpSchedule::Interleaved && x.layers % (p.pp * p.virtual_stages.max(1)) != 0 {
-                errors.push(InputError::new(
-                    "parallel.virtual_stages",
-                    format!("{} layers do not split into pp × virtual_stages = {} chunks", x.layers, p.pp * p.virtual_stages.max(1)),
-                ));
+            } else if p.pp_schedule == PpSchedule::Interleaved {
+                let chunks = p.pp.max(1).saturating_mul(p.virtual_stages.max(1));
+                if x.layers % chunks != 0 {
+                    errors.push(InputError::new(
+                        "parallel.virtual_stages",
+                        format!("{} layers do not split into pp × virtual_stages = {chunks} chunks", x.layers),
+                    ));
+                }
             }
             if p.ep > 1 && (x.experts <= 1 || x.experts % p.ep != 0) {
                 errors.push(InputError::new("parallel.ep", format!("ep = {} must divide the number of experts ({})", p.ep, x.experts.max(1))));
             }
-            if uses_tokens && p.cp > 1 && t.seq_len % (2 * p.cp) != 0 {
-                errors.push(InputError::new("parallel.cp", format!("seq_len {} must be divisible by 2 × cp = {}", t.seq_len, 2 * p.cp)));
+            if uses_tokens && p.cp > 1 && t.seq_len % p.cp.saturating_mul(2) != 0 {
+                errors.push(InputError::new("parallel.cp", format!("seq_len {} must be divisible by 2 × cp = {}", t.seq_len, p.cp.saturating_mul(2))));
             }
             if t.frozen.layers > x.layers {
                 errors.push(InputError::new("training.frozen.layers", format!("{} exceeds the {} layers", t.frozen.layers, x.layers)));
@@ -609,6 +612,20 @@ mod tests {
     fn hf_config_error_names_the_nested_field() {
         let err = Scenario::from_json(r#"{"model": {"hf_config": {"model_type": "llama", "hidden_size": 0}}}"#).unwrap_err();
         assert!(err.to_string().contains("hf_config.hidden_size"), "{err}");
+    }
+
+    /// Regression inputs found by `scripts/fuzz.sh` (scenario_json target).
+    #[test]
+    fn fuzz_regressions_do_not_panic() {
+        for text in [
+            r#"{"model":{"preset":"mixtral-8x7b"},"parallel":{"dp":8,"ep":9,"zero":"fsdp","pp":0,"pp_schedule":"interleaved","virtual_stages":2}}"#,
+            r#"{"parallel":{"pp":18446744073709551615,"pp_schedule":"interleaved","virtual_stages":18446744073709551615,"cp":9223372036854775808}}"#,
+        ] {
+            let s = Scenario::from_json(text).unwrap().scenario;
+            assert!(!s.validate().is_empty());
+            let b = crate::model::estimate(&s);
+            assert_eq!(b.spill_bytes == 0, b.fits);
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub use verdict::{verdict, Verdict};
 use charming::component::{Axis, Grid, Legend};
 use charming::datatype::CompositeValue;
 use charming::element::{
-    AxisLabel, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant,
+    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant,
     SplitLine, Symbol, Tooltip, Trigger,
 };
 use charming::series::Bar;
@@ -26,7 +26,7 @@ use crate::model::breakdown::{Breakdown, Component};
 pub const COMPONENT_COLORS: [&str; 6] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C8C8C"];
 
 /// Colour of the part of the bar that does not fit in device memory.
-pub const SPILL_COLOR: &str = "rgba(213, 94, 0, 0.5)";
+pub const SPILL_COLOR: &str = "rgba(213, 94, 0, 0.22)";
 
 /// Colour of the capacity line.
 pub const CAPACITY_COLOR: &str = "#D55E00";
@@ -34,8 +34,9 @@ pub const CAPACITY_COLOR: &str = "#D55E00";
 /// Thickness of the bar, in pixels.
 pub const BAR_THICKNESS: u32 = 44;
 
-/// Thickness of the spill band drawn behind the bar: it shows as a halo above and below the
-/// spilled part, leaving the component colours intact.
+/// Thickness of the spill band: a faint halo above and below the spilled part of the bar.
+/// (ECharts draws mark lines above the bars whatever their `z`, so the band is faint enough
+/// to leave the component colours readable.)
 pub const SPILL_THICKNESS: u32 = BAR_THICKNESS + 18;
 
 /// Stack id shared by the six component series.
@@ -48,7 +49,7 @@ pub fn component_color(c: Component) -> &'static str {
 }
 
 /// The planner's main chart: one horizontal bar per GPU, stacked by component in
-/// [`Component::ALL`] order, a vertical capacity line, and a translucent spill band behind
+/// [`Component::ALL`] order, a vertical capacity line, and a translucent spill band over
 /// the bar from the capacity to the total when the plan does not fit.
 ///
 /// The chart always has the same six series and a mark line with at least the capacity,
@@ -65,7 +66,7 @@ pub fn memory_chart(b: &Breakdown, units: Units) -> Chart {
         .background_color(Color::Value("transparent".into()))
         .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
         .tooltip(Tooltip::new().trigger(Trigger::Item).formatter(Formatter::String(format!("{{a}}: {{c}} {unit}"))))
-        .grid(Grid::new().left(12).right(24).top(56).bottom(36).contain_label(true))
+        .grid(Grid::new().left(24).right(24).top(56).bottom(36).contain_label(true))
         .x_axis(
             Axis::new()
                 .type_(AxisType::Value)
@@ -74,7 +75,13 @@ pub fn memory_chart(b: &Breakdown, units: Units) -> Chart {
                 .max(axis_max)
                 .split_line(SplitLine::new().line_style(LineStyle::new().opacity(0.3))),
         )
-        .y_axis(Axis::new().type_(AxisType::Category).data(vec![category]).axis_label(AxisLabel::new().show(false)));
+        .y_axis(
+            Axis::new()
+                .type_(AxisType::Category)
+                .data(vec![category])
+                .axis_label(AxisLabel::new().show(false))
+                .axis_tick(AxisTick::new().show(false)),
+        );
 
     for (i, &c) in Component::ALL.iter().enumerate() {
         let mut bar = Bar::new()
@@ -104,8 +111,8 @@ fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
         .data(vec![MarkLineVariant::Simple(MarkLineData::new().name("capacity").x_axis(format::giga(b.capacity, units)).label(Label::new().formatter(Formatter::String(label)).color(CAPACITY_COLOR)))])
 }
 
-/// The translucent band from the capacity to the total, a little thicker than the bar and
-/// drawn behind it: the bytes that spill out of device memory. When the plan fits it is empty (from the total to
+/// The faint band from the capacity to the total, a little thicker than the bar: the bytes
+/// that spill out of device memory. When the plan fits it is empty (from the total to
 /// itself, label hidden) rather than absent, so that merging the option removes the old one.
 fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let total = format::giga(b.total, units);
@@ -114,7 +121,6 @@ fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let label = Label::new().show(shown).formatter(Formatter::String(format!("spill {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
     MarkLine::new()
         .silent(true)
-        .z(1)
         .symbol(vec![Symbol::None, Symbol::None])
         .line_style(LineStyle::new().color(SPILL_COLOR).width(SPILL_THICKNESS).type_(LineStyleType::Solid))
         .data(vec![MarkLineVariant::StartToEnd(at(start).name("spill").label(label), at(total))])

@@ -10,8 +10,6 @@
 //! Input is read from a file, or stdin for `-` or no argument. Bad input exits with status 2
 //! and one line naming the bad field; the CLI never panics on input.
 
-mod markdown;
-
 use std::io::Read;
 
 use crate::model::device::devices;
@@ -134,7 +132,7 @@ fn estimate_command(o: &Options) -> Result<String, String> {
     let mut breakdown = estimate(&scenario);
     breakdown.warnings.splice(0..0, warnings);
     if markdown {
-        Ok(markdown::breakdown_table(&scenario, &breakdown))
+        Ok(crate::report::breakdown_markdown(&scenario, &breakdown))
     } else {
         json(&breakdown)
     }

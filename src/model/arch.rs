@@ -255,7 +255,7 @@ impl ParamTensor {
 }
 
 /// Upper bound on any one dimension of an architecture given in our own fields.
-const MAX_DIM: u64 = 1 << 40;
+const MAX_DIM: u64 = 1 << 24;
 
 impl Architecture {
     /// Reject shapes no model has (zero sizes, heads that do not group), naming the field.

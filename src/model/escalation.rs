@@ -188,7 +188,7 @@ fn power_of_two_at_most(n: u64) -> u64 {
 
 /// Re-spread the GPU budget over data parallelism after a model-parallel change.
 fn fill_data_parallel(s: &mut Scenario, gpus: u64) {
-    let model_parallel = s.parallel.tp.max(1) * s.parallel.pp.max(1) * s.parallel.cp.max(1);
+    let model_parallel = s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1)).saturating_mul(s.parallel.cp.max(1));
     s.parallel.dp = (gpus / model_parallel).max(1);
 }
 
@@ -239,15 +239,15 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             }
         }
         Step::PipelineParallel => {
-            let room = gpus / (s.parallel.tp.max(1) * s.parallel.cp.max(1));
+            let room = gpus / s.parallel.tp.max(1).saturating_mul(s.parallel.cp.max(1));
             let layers = heads.map(|h| h.2).unwrap_or(1);
             let mut pp = s.parallel.pp.max(1);
             let mut chosen = s.clone();
-            while pp * 2 <= room && pp * 2 <= layers {
+            while pp.saturating_mul(2) <= room && pp.saturating_mul(2) <= layers {
                 pp *= 2;
                 let mut t = s.clone();
                 t.parallel.pp = pp;
-                t.training.grad_accum = t.training.grad_accum.max(2 * pp);
+                t.training.grad_accum = t.training.grad_accum.max(pp.saturating_mul(2));
                 fill_data_parallel(&mut t, gpus);
                 chosen = t;
                 if estimate(&chosen).fits {
@@ -263,7 +263,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         }
         Step::TensorParallel => {
             let (a, g, _) = heads.unwrap_or((1, 1, 1));
-            let room = power_of_two_at_most(gpus / (s.parallel.pp.max(1) * s.parallel.cp.max(1))).min(8);
+            let room = power_of_two_at_most(gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1))).min(8);
             let mut tp = s.parallel.tp.max(1);
             let mut chosen = s.clone();
             while tp * 2 <= room && a % (tp * 2) == 0 && (g % (tp * 2) == 0 || (tp * 2) % g == 0) {
@@ -285,9 +285,9 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             }
         }
         Step::ContextParallel => {
-            let room = gpus / (s.parallel.tp.max(1) * s.parallel.pp.max(1));
-            if room >= 2 && s.training.seq_len % (2 * s.parallel.cp.max(1) * 2) == 0 {
-                n.parallel.cp = s.parallel.cp.max(1) * 2;
+            let room = gpus / s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1));
+            if room >= 2 && s.training.seq_len % s.parallel.cp.max(1).saturating_mul(4) == 0 {
+                n.parallel.cp = s.parallel.cp.max(1).saturating_mul(2);
                 fill_data_parallel(&mut n, gpus);
                 format!("split each sequence over {} GPUs (ring attention)", n.parallel.cp)
             } else {
@@ -313,7 +313,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         }
         Step::SmallerMicroBatch => {
             if s.training.micro_batch > 1 {
-                n.training.grad_accum = s.training.grad_accum * s.training.micro_batch;
+                n.training.grad_accum = s.training.grad_accum.saturating_mul(s.training.micro_batch);
                 n.training.micro_batch = 1;
                 format!("micro-batch 1 × {} accumulation steps: same global batch", n.training.grad_accum)
             } else {

@@ -47,7 +47,7 @@ struct Keys<'a>(&'a Map<String, Value>);
 
 /// Upper bound for any single dimension: far above any real model, low enough that
 /// products of a few dimensions stay finite.
-const MAX_DIM: u64 = 1 << 40;
+const MAX_DIM: u64 = 1 << 24;
 
 impl Keys<'_> {
     fn uint(&self, key: &str, default: Option<u64>) -> Result<u64, InputError> {

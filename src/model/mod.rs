@@ -109,7 +109,7 @@ fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, m
     for e in s.validate() {
         warnings.push(e.to_string());
     }
-    if s.training.mode == Mode::Train && s.parallel.dp * s.parallel.cp <= 1 && s.training.grad_accum <= 1 && s.parallel.zero == 0 {
+    if s.training.mode == Mode::Train && s.parallel.dp.saturating_mul(s.parallel.cp) <= 1 && s.training.grad_accum <= 1 && s.parallel.zero == 0 {
         warnings.push(
             "gradients are counted for the whole step; with one GPU, no accumulation and zero_grad(set_to_none=True) PyTorch frees them before the next forward, so the true peak can be lower by up to the smaller of gradients and activations".into(),
         );

@@ -122,7 +122,7 @@ pub fn max_micro_batch(s: &Scenario, evaluations: &mut u64) -> u64 {
 
 /// Rank the layouts of `base` on `gpus` GPUs; keep the best `limit`.
 pub fn search(base: &Scenario, gpus: u64, limit: usize) -> SearchResult {
-    let global_batch = base.training.micro_batch.max(1) * base.training.grad_accum.max(1) * base.parallel.dp.max(1);
+    let global_batch = base.training.micro_batch.max(1).saturating_mul(base.training.grad_accum.max(1)).saturating_mul(base.parallel.dp.max(1));
     let candidates = layouts(base, gpus);
     let layouts_count = candidates.len() as u64;
     let mut evaluations = 0;

@@ -44,13 +44,14 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Scenario) -> (f64, f64) {
             let mut flops = stem;
             for b in resnet_blocks(r) {
                 let out = side / b.stride as f64;
+                let (c_in, mid, c_out) = (b.c_in as f64, b.mid as f64, b.c_out as f64);
                 let convs = if r.bottleneck {
-                    b.c_in * b.mid * side.powi(2) as u64 + 9 * b.mid * b.mid * out.powi(2) as u64 + b.mid * b.c_out * out.powi(2) as u64
+                    c_in * mid * side.powi(2) + 9.0 * mid * mid * out.powi(2) + mid * c_out * out.powi(2)
                 } else {
-                    9 * b.c_in * b.c_out * out.powi(2) as u64 + 9 * b.c_out * b.c_out * out.powi(2) as u64
+                    9.0 * c_in * c_out * out.powi(2) + 9.0 * c_out * c_out * out.powi(2)
                 };
-                let shortcut = if b.shortcut { b.c_in * b.c_out * out.powi(2) as u64 } else { 0 };
-                flops += 2.0 * (convs + shortcut) as f64;
+                let shortcut = if b.shortcut { c_in * c_out * out.powi(2) } else { 0.0 };
+                flops += 2.0 * (convs + shortcut);
                 side = out;
             }
             (flops, 1.0)
@@ -69,7 +70,7 @@ pub fn step_time(arch: &Architecture, s: &Scenario, device: &Device, spill_bytes
         (Mode::Train, Checkpointing::Selective) => 3.1,
         (Mode::Train, Checkpointing::Full) => 4.0,
     };
-    let model_parallel = (p.tp.max(1) * p.pp.max(1) * p.cp.max(1)) as f64;
+    let model_parallel = p.tp.max(1) as f64 * p.pp.max(1) as f64 * p.cp.max(1) as f64;
     let flops_per_gpu = multiplier * forward_per_sample * samples / model_parallel;
     let peak = device.bf16_tflops.max(1e-9) * 1e12;
     let mut seconds = flops_per_gpu / (peak * UTILISATION);

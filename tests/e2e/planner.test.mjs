@@ -131,3 +131,27 @@ test('no request goes to any other host, and the page works on a phone in dark m
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('extreme and out-of-range values never kill the page', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  const cases = [
+    ['#micro-batch', 1024], ['#seq-len', 1048576], ['#grad-accum', 1024], ['#dp', 0], ['#dp', 1024],
+    ['#pp', 1000], ['#pp', 32], ['#cp', 64], ['#ep', 8], ['#tp', 0], ['#tp', 64], ['#micro-batch', 0],
+    ['#seq-len', 99999999999], ['#micro-batch', 'abc'],
+  ];
+  for (const [selector, value] of cases) {
+    await setValue(page, selector, value);
+    await page.waitForTimeout(30);
+  }
+  await page.locator('#model').selectOption('mixtral-8x7b');
+  await page.locator('#device').selectOption('a100-80gb-mig-3g.40gb');
+  await page.waitForTimeout(300);
+  // Still alive: fixing the values brings a fresh plan back.
+  for (const [selector, value] of [['#micro-batch', 1], ['#seq-len', 4096], ['#dp', 8], ['#tp', 1], ['#pp', 1], ['#cp', 1], ['#ep', 8]]) {
+    await setValue(page, selector, value);
+  }
+  await page.waitForFunction(() => !document.querySelector('.stale'));
+  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills)/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

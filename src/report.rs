@@ -1,10 +1,11 @@
-//! The Markdown table `headroom estimate --format markdown` prints, for documentation.
+//! The breakdown as a Markdown table, for documentation: printed by
+//! `headroom estimate --format markdown` and exported by the page.
 
 use crate::format::{bytes, count, seconds, Units};
 use crate::model::breakdown::{Breakdown, Component};
 use crate::scenario::Scenario;
 
-pub fn breakdown_table(scenario: &Scenario, b: &Breakdown) -> String {
+pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
     let u = Units::Gib;
     let mut out = format!(
         "**{}** · {} parameters · {} GPU(s) · micro-batch {} × {} tokens · {:?}\n\n| component | per GPU |\n|---|---:|\n",
