@@ -8,13 +8,13 @@ use crate::scenario::Scenario;
 pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
     let u = Units::Gib;
     let mut out = format!(
-        "**{}** · {} parameters · {} GPU(s) · micro-batch {} × {} tokens · {:?}\n\n| component | per GPU |\n|---|---:|\n",
+        "**{}** · {} parameters · {} GPU(s) · micro-batch {} × {} tokens · {}\n\n| component | per GPU |\n|---|---:|\n",
         scenario.model.label(),
         count(b.param_count),
         b.gpus,
         scenario.training.micro_batch,
         scenario.training.seq_len,
-        scenario.training.precision,
+        scenario.training.precision.id(),
     );
     for c in Component::ALL {
         out.push_str(&format!("| {} | {} |\n", c.label(), bytes(b.component(c), u)));

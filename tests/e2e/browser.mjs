@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { serve } from './static-server.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const DIST = join(ROOT, 'dist');
+// HEADROOM_DIST lets two builds be tested side by side (e.g. dist-share/); default dist/.
+export const DIST = join(ROOT, process.env.HEADROOM_DIST || 'dist');
 export const ARTIFACTS = join(ROOT, 'tests', 'e2e', 'artifacts');
 
 export const CHROMIUM_ARGS = [
