@@ -105,52 +105,38 @@ fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
     }
 }
 
-/// Add this stage's activations to the ledger.
+/// Add this stage's activations to the ledger, one term per saved tensor group.
 pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) {
     let layers = layout.layers_on_stage;
-    let mut block = 0.0;
-    let mut core = 0.0;
-    let mut edges = 0.0;
+    if training.checkpointing == Checkpointing::Full {
+        let input = if sp { mb.checkpoint_per_block / layout.tp } else { mb.checkpoint_per_block };
+        ledger.add(
+            Component::Activations,
+            "block inputs (full checkpointing)",
+            input * layers * flight,
+            "one block input per block, r·s·b·h bytes — Korthikanti et al. 2022 Table 2, full recompute row",
+        );
+    }
     for term in &mb.terms {
-        let bytes = divided(term, layout, sp);
+        let bytes = divided(term, layout, sp) * flight;
         match term.place {
-            Place::Layer if term.attention_core => core += bytes,
-            Place::Layer => block += bytes,
-            Place::Input if layout.first => edges += bytes,
-            Place::Output if layout.last => edges += bytes,
+            Place::Layer if training.checkpointing == Checkpointing::Full => {}
+            Place::Layer if term.attention_core && training.checkpointing == Checkpointing::Selective => {}
+            Place::Layer if term.attention_core => ledger.add(
+                Component::Activations,
+                term.name,
+                bytes * layers,
+                "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
+            ),
+            Place::Layer => ledger.add(Component::Activations, term.name, bytes * layers, BLOCK_FORMULA),
+            Place::Input if layout.first => ledger.add(Component::Activations, term.name, bytes, EDGE_FORMULA),
+            Place::Output if layout.last => ledger.add(Component::Activations, term.name, bytes, EDGE_FORMULA),
             _ => {}
         }
     }
-    match training.checkpointing {
-        Checkpointing::Full => {
-            let input = if sp { mb.checkpoint_per_block / layout.tp } else { mb.checkpoint_per_block };
-            ledger.add(
-                Component::Activations,
-                "block inputs (full checkpointing)",
-                input * layers * flight,
-                "one block input per block, r·s·b·h bytes — Korthikanti et al. 2022 Table 2, full recompute row",
-            );
-        }
-        Checkpointing::Selective => {
-            ledger.add(Component::Activations, "blocks (attention core recomputed)", block * layers * flight, BLOCK_FORMULA);
-        }
-        Checkpointing::None => {
-            ledger.add(Component::Activations, "blocks", block * layers * flight, BLOCK_FORMULA);
-            ledger.add(
-                Component::Activations,
-                "attention scores and probabilities",
-                core * layers * flight,
-                "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
-            );
-        }
-    }
-    ledger.add(
-        Component::Activations,
-        "embeddings, head and loss",
-        edges * flight,
-        "input ids, embedding dropout, final norm, head input and fp32 log-softmax (4·s·b·v) — Korthikanti §4.3",
-    );
 }
 
 const BLOCK_FORMULA: &str =
-    "Σ saved tensors per block × blocks on stage × micro-batches in flight (see activations/transformer.rs) — Korthikanti et al. 2022 §4";
+    "saved per block × blocks on this stage × micro-batches in flight, ÷ t where TP/SP split it (activations/transformer.rs; Korthikanti et al. 2022 §4)";
+const EDGE_FORMULA: &str =
+    "saved once per micro-batch on the first (inputs) or last (head, loss) pipeline stage × micro-batches in flight (activations/; Korthikanti et al. 2022 §4.3)";

@@ -19,6 +19,9 @@ fn conv_out(n: u64, k: u64, s: u64, p: u64) -> u64 {
     ((n + 2 * p).saturating_sub(k)) / s + 1
 }
 
+/// Term names per residual stage (BatchNorm inputs and ReLU outputs of its blocks).
+const STAGE_NAMES: [&str; 5] = ["stage 1 feature maps", "stage 2 feature maps", "stage 3 feature maps", "stage 4 feature maps", "later stages' feature maps"];
+
 pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     let b = training.micro_batch.max(1) as f64;
     let image = training.image_size.unwrap_or(r.image_size).max(8);
@@ -41,7 +44,9 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     push("max-pool output (first block input)", map(r.stem_width, side));
 
     let mut stage_bytes = 0.0;
-    for block in resnet_blocks(r) {
+    let mut stage = 0;
+    let blocks = resnet_blocks(r);
+    for (i, block) in blocks.iter().enumerate() {
         let out_side = if block.stride > 1 { conv_out(side, 3, block.stride, 1) } else { side };
         if r.bottleneck {
             stage_bytes += bn(block.mid, side) + map(block.mid, side); // 1×1 reduce: BN input, ReLU output
@@ -56,8 +61,13 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
         }
         stage_bytes += map(block.c_out, out_side); // ReLU after the residual add
         side = out_side;
+        let stage_ends = blocks.get(i + 1).is_none_or(|next| next.stride > 1);
+        if stage_ends {
+            push(STAGE_NAMES[stage.min(STAGE_NAMES.len() - 1)], stage_bytes);
+            stage += 1;
+            stage_bytes = 0.0;
+        }
     }
-    push("residual stages (BatchNorm inputs, ReLU outputs)", stage_bytes);
     let last = r.widths.last().copied().unwrap_or(r.stem_width) as f64;
     push("classifier input and log-softmax", x * b * last + 4.0 * b * r.classes as f64);
     out
