@@ -192,6 +192,24 @@ fn fill_data_parallel(s: &mut Scenario, gpus: u64) {
     s.parallel.dp = (gpus / model_parallel).max(1);
 }
 
+/// Double a parallel degree (starting from `current`) while `allowed` says the next value is
+/// possible, stopping at the first value that fits; the data-parallel degree absorbs the
+/// rest of the GPU budget. Returns `s` unchanged when no doubling is allowed.
+fn double_until_fits(s: &Scenario, gpus: u64, current: u64, allowed: impl Fn(u64) -> bool, set: impl Fn(&mut Scenario, u64)) -> Scenario {
+    let mut degree = current.max(1);
+    let mut chosen = s.clone();
+    while allowed(degree.saturating_mul(2)) {
+        degree = degree.saturating_mul(2);
+        chosen = s.clone();
+        set(&mut chosen, degree);
+        fill_data_parallel(&mut chosen, gpus);
+        if estimate(&chosen).fits {
+            break;
+        }
+    }
+    chosen
+}
+
 /// The scenario after `step`, and a sentence saying what changed or why nothing did.
 pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
     let mut n = s.clone();
@@ -241,20 +259,10 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         Step::PipelineParallel => {
             let room = gpus / s.parallel.tp.max(1).saturating_mul(s.parallel.cp.max(1));
             let layers = heads.map(|h| h.2).unwrap_or(1);
-            let mut pp = s.parallel.pp.max(1);
-            let mut chosen = s.clone();
-            while pp.saturating_mul(2) <= room && pp.saturating_mul(2) <= layers {
-                pp *= 2;
-                let mut t = s.clone();
+            n = double_until_fits(s, gpus, s.parallel.pp, |pp| pp <= room && pp <= layers, |t, pp| {
                 t.parallel.pp = pp;
                 t.training.grad_accum = t.training.grad_accum.max(pp.saturating_mul(2));
-                fill_data_parallel(&mut t, gpus);
-                chosen = t;
-                if estimate(&chosen).fits {
-                    break;
-                }
-            }
-            n = chosen;
+            });
             if n.parallel.pp == s.parallel.pp {
                 format!("no room: {gpus} GPU(s), {layers} layers")
             } else {
@@ -264,20 +272,11 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         Step::TensorParallel => {
             let (a, g, _) = heads.unwrap_or((1, 1, 1));
             let room = power_of_two_at_most(gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1))).min(8);
-            let mut tp = s.parallel.tp.max(1);
-            let mut chosen = s.clone();
-            while tp * 2 <= room && a % (tp * 2) == 0 && (g % (tp * 2) == 0 || (tp * 2) % g == 0) {
-                tp *= 2;
-                let mut t = s.clone();
+            let divides_heads = |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp % g == 0);
+            n = double_until_fits(s, gpus, s.parallel.tp, divides_heads, |t, tp| {
                 t.parallel.tp = tp;
                 t.parallel.sp = true;
-                fill_data_parallel(&mut t, gpus);
-                chosen = t;
-                if estimate(&chosen).fits {
-                    break;
-                }
-            }
-            n = chosen;
+            });
             if n.parallel.tp == s.parallel.tp {
                 "no room for a larger tensor-parallel group (heads, or GPUs)".into()
             } else {
@@ -371,6 +370,20 @@ mod tests {
         assert!(!e.steps[1].applied);
         for s in &e.steps {
             println!("{:<28} fits {:<5} total {:>6.1} GiB  {}", s.name, s.fits(), s.breakdown.total as f64 / (1u64 << 30) as f64, s.note);
+        }
+    }
+
+    #[test]
+    fn model_parallel_steps_split_llama3_70b() {
+        let mut s = Scenario::default();
+        s.model = crate::scenario::ModelSpec::Preset("llama-3-70b".into());
+        let e = escalate(&s, &[Step::ActivationCheckpointing, Step::TensorParallel, Step::PipelineParallel], 64);
+        let tp = &e.steps[2];
+        assert!(tp.applied && tp.scenario.parallel.tp > 1 && tp.scenario.parallel.sp);
+        let pp = &e.steps[3];
+        assert!(pp.scenario.parallel.world_size() <= 64);
+        for pair in e.steps.windows(2) {
+            assert!(!pair[1].applied || pair[1].breakdown.total <= pair[0].breakdown.total, "{}", pair[1].name);
         }
     }
 
