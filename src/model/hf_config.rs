@@ -184,45 +184,14 @@ fn llama_like(c: &Keys, model_type: &str) -> Result<Architecture, InputError> {
     }))
 }
 
-/// `BertConfig` defaults (bert-base-uncased shapes), built as `BertForMaskedLM`.
-fn bert(c: &Keys) -> Result<Architecture, InputError> {
+/// The shared shape of BERT and ViT (both `*-base` defaults): post-LN/pre-LN blocks with
+/// biases, LayerNorm and an exact-GELU MLP of width `intermediate_size`.
+fn bert_like_block(c: &Keys, stack: Stack) -> Result<TransformerArch, InputError> {
     let h = c.uint("hidden_size", Some(768))?;
     let heads = c.uint("num_attention_heads", Some(12))?;
     check_heads(h, heads, heads)?;
-    Ok(Architecture::Transformer(TransformerArch {
-        stack: Stack::Encoder,
-        hidden: h,
-        layers: c.uint("num_hidden_layers", Some(12))?,
-        heads,
-        kv_heads: heads,
-        head_dim: h / heads,
-        ffn: c.uint("intermediate_size", Some(3072))?,
-        vocab: c.uint("vocab_size", Some(30522))?,
-        max_positions: c.uint("max_position_embeddings", Some(512))?,
-        token_types: c.uint("type_vocab_size", Some(2))?,
-        norm: Norm::Layernorm,
-        mlp: Mlp::Gelu,
-        fused_qkv: false,
-        qkv_bias: true,
-        out_bias: true,
-        mlp_bias: true,
-        tied_embeddings: c.flag("tie_word_embeddings", true)?,
-        ..TransformerArch::default()
-    }))
-}
-
-/// `ViTConfig` defaults (vit-base-patch16-224 shapes), built as `ViTForImageClassification`.
-fn vit(c: &Keys) -> Result<Architecture, InputError> {
-    let h = c.uint("hidden_size", Some(768))?;
-    let heads = c.uint("num_attention_heads", Some(12))?;
-    check_heads(h, heads, heads)?;
-    let patch = c.uint("patch_size", Some(16))?;
-    let image_size = c.uint("image_size", Some(224))?;
-    if patch > image_size {
-        return Err(InputError::new("patch_size", format!("{patch} is larger than image_size {image_size}")));
-    }
-    Ok(Architecture::Transformer(TransformerArch {
-        stack: Stack::Vision,
+    Ok(TransformerArch {
+        stack,
         hidden: h,
         layers: c.uint("num_hidden_layers", Some(12))?,
         heads,
@@ -230,17 +199,43 @@ fn vit(c: &Keys) -> Result<Architecture, InputError> {
         head_dim: h / heads,
         ffn: c.uint("intermediate_size", Some(3072))?,
         vocab: 0,
+        max_positions: 0,
         norm: Norm::Layernorm,
         mlp: Mlp::Gelu,
-        qkv_bias: c.flag("qkv_bias", true)?,
+        fused_qkv: false,
+        qkv_bias: true,
         out_bias: true,
         mlp_bias: true,
         tied_embeddings: false,
+        ..TransformerArch::default()
+    })
+}
+
+/// `BertConfig` defaults (bert-base-uncased shapes), built as `BertForMaskedLM`.
+fn bert(c: &Keys) -> Result<Architecture, InputError> {
+    Ok(Architecture::Transformer(TransformerArch {
+        vocab: c.uint("vocab_size", Some(30522))?,
+        max_positions: c.uint("max_position_embeddings", Some(512))?,
+        token_types: c.uint("type_vocab_size", Some(2))?,
+        tied_embeddings: c.flag("tie_word_embeddings", true)?,
+        ..bert_like_block(c, Stack::Encoder)?
+    }))
+}
+
+/// `ViTConfig` defaults (vit-base-patch16-224 shapes), built as `ViTForImageClassification`.
+fn vit(c: &Keys) -> Result<Architecture, InputError> {
+    let patch = c.uint("patch_size", Some(16))?;
+    let image_size = c.uint("image_size", Some(224))?;
+    if patch > image_size {
+        return Err(InputError::new("patch_size", format!("{patch} is larger than image_size {image_size}")));
+    }
+    Ok(Architecture::Transformer(TransformerArch {
+        qkv_bias: c.flag("qkv_bias", true)?,
         classes: c.labels()?,
         patch,
         image_size,
         channels: c.uint("num_channels", Some(3))?,
-        ..TransformerArch::default()
+        ..bert_like_block(c, Stack::Vision)?
     }))
 }
 
