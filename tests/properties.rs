@@ -81,6 +81,17 @@ proptest! {
         prop_assert!(states(&estimate(&split)) <= states(&estimate(&base)));
     }
 
+    /// More data-parallel GPUs never raise per-GPU memory once the job is distributed. (Going
+    /// from one GPU to two does: NCCL's buffers and DDP's gradient buckets appear.)
+    #[test]
+    fn more_gpus_never_raise_per_gpu_memory(s in scenario(), factor in 2u64..5) {
+        let mut two = s.clone();
+        two.parallel.dp = s.parallel.dp.max(2);
+        let mut more = two.clone();
+        more.parallel.dp *= factor;
+        prop_assert!(estimate(&more).total <= estimate(&two).total);
+    }
+
     #[test]
     fn json_round_trip_is_identity(s in scenario()) {
         let back = Scenario::from_json(&s.to_json()).map(|d| d.scenario);
@@ -133,5 +144,58 @@ fn preset_urls_stay_short() {
         s.parallel = Parallel { dp: 64, tp: 8, pp: 4, sp: true, zero: 3, ..Parallel::default() };
         let q = url::encode(&s);
         assert!(q.len() < 2000, "{id}: {} characters", q.len());
+    }
+}
+
+fn extreme_arch() -> impl Strategy<Value = headroom::model::arch::Architecture> {
+    use headroom::model::arch::{Architecture, TransformerArch};
+    (1u64..=24, 0u32..=24, 1u64..=16, 1u64..=16, 0u32..=24, 1u64..=64).prop_map(|(heads_log, layers_log, head_dim_log, kv_div, vocab_log, experts)| {
+        let heads = 1 << (heads_log % 12);
+        let head_dim = 1 << (head_dim_log % 12);
+        let kv_heads = (heads / (1 << (kv_div % 4))).max(1);
+        Architecture::Transformer(TransformerArch {
+            hidden: (heads * head_dim).min(1 << 24),
+            layers: 1 << layers_log,
+            heads,
+            kv_heads,
+            head_dim,
+            ffn: (4 * heads * head_dim).min(1 << 24),
+            vocab: 1 << vocab_log,
+            experts,
+            experts_per_token: experts.min(2),
+            ..TransformerArch::default()
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Issue 6: any accepted input — up to 2^24-wide layers, 2^24 layers, batch 10^6,
+    /// sequence 10^8, huge parallel degrees — gives finite numbers and never panics.
+    #[test]
+    fn extreme_scenarios_stay_finite(
+        arch in extreme_arch(),
+        batch in 1u64..=1_000_000,
+        seq in 1u64..=100_000_000,
+        degrees in (1u64..=1_000_000, 1u64..=1_000_000, 1u64..=1_000_000, 1u64..=1_000_000),
+        zero in 0u8..4,
+        inference in any::<bool>(),
+    ) {
+        let mut s = Scenario { model: ModelSpec::Arch(arch), ..Scenario::default() };
+        s.training.micro_batch = batch;
+        s.training.seq_len = seq;
+        s.training.grad_accum = batch;
+        s.training.attention = Attention::Eager;
+        if inference { s.training.mode = headroom::scenario::Mode::Inference; }
+        s.parallel = Parallel { dp: degrees.0, tp: degrees.1, pp: degrees.2, cp: degrees.3, zero, ..Parallel::default() };
+        let _ = s.validate();
+        let b = estimate(&s);
+        let sum = [b.parameters, b.gradients, b.optimizer_states, b.activations, b.temporary, b.overhead].iter().fold(0u64, |a, &x| a.saturating_add(x));
+        prop_assert_eq!(sum, b.total);
+        prop_assert_eq!(b.spill_bytes == 0, b.fits);
+        for x in [b.step_time.seconds, b.step_time.seconds_with_spill, b.step_time.slowdown, b.step_time.tokens_per_second] {
+            prop_assert!(x.is_finite() && x >= 0.0, "{:?}", b.step_time);
+        }
     }
 }
