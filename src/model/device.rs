@@ -53,13 +53,17 @@ const A100_MIG_40: &[(&str, u32, u32)] = &[("1g.5gb", 1, 1), ("2g.10gb", 2, 2), 
 const H100_MIG: &[(&str, u32, u32)] =
     &[("1g.10gb", 1, 1), ("1g.20gb", 1, 2), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
 
-/// The catalogue (memory-formulas.md §A8). Capacities: `nvidia-smi` totals in MiB
-/// [from memory — verify]; bandwidths and TFLOPS from the datasheets cited in §A8.
+/// The catalogue (memory-formulas.md §A8). Capacities are `nvidia-smi` totals: H100 81,559,
+/// A100-80GB 81,920, A100-40GB 40,960, A10(G) 23,028, L40S 46,068, L4 23,034, T4 15,360 MiB as
+/// listed in modal-labs/modal-client PR #2797; B200 178.35 GiB and 7.67 TB/s as queried from
+/// the driver in pytorch/ao PR #4002; the others (H200 143,771, V100 32,768, RTX 24,564–32,607
+/// MiB, MI300X 192 GiB) from memory — verify. Bandwidths and TFLOPS from the datasheets cited
+/// in §A8.
 const GPUS: &[Gpu] = &[
     Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG },
     Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[] },
     Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[] },
-    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 183359.0 * MIB, hbm_gbs: 8000.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[] },
+    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 178.35 * GIB, hbm_gbs: 7672.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[] },
     Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80 },
     Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40 },
     Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[] },
@@ -87,6 +91,10 @@ fn full_device(g: &Gpu) -> Device {
     }
 }
 
+/// Share of its memory slices a MIG instance really reports: an A100-40GB 3g.20gb shows
+/// 19,968 MiB of the 20,480 its four eighths would give (XuehaiPan/nvitop PR #8).
+const MIG_CAPACITY_FACTOR: f64 = 19968.0 / 20480.0;
+
 /// A MIG slice gets its share of the memory slices (capacity and bandwidth, eighths) and
 /// of the compute slices (sevenths) — NVIDIA MIG user guide, "Supported profiles".
 fn mig_slice(g: &Gpu, suffix: &str, compute: u32, memory: u32) -> Device {
@@ -94,7 +102,7 @@ fn mig_slice(g: &Gpu, suffix: &str, compute: u32, memory: u32) -> Device {
     Device {
         id: format!("{}-mig-{suffix}", g.id),
         name: format!("{} MIG {suffix}", g.name),
-        capacity_bytes: g.capacity_bytes * mem,
+        capacity_bytes: g.capacity_bytes * mem * MIG_CAPACITY_FACTOR,
         hbm_bandwidth: g.hbm_gbs * GB * mem,
         bf16_tflops: g.tflops * compute as f64 / 7.0,
         // A MIG instance has no NVLink or peer access: other GPUs are reached over PCIe.
@@ -165,7 +173,7 @@ mod tests {
     fn mig_slice_gets_its_memory_share() {
         let full = device_preset("a100-80gb").unwrap();
         let slice = device_preset("a100-80gb-mig-3g.40gb").unwrap();
-        assert_eq!(slice.capacity_bytes, full.capacity_bytes / 2.0);
+        assert_eq!(slice.capacity_bytes, full.capacity_bytes / 2.0 * MIG_CAPACITY_FACTOR);
         assert!(device_preset("a100-80gb-mig-9g.99gb").is_none());
     }
 }
