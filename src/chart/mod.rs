@@ -5,6 +5,9 @@
 //! This module does not compute memory (that is `crate::estimate`), and it does not
 //! decide colours per theme beyond the fixed component palette below.
 
+pub mod compare;
+pub mod flow;
+pub mod search_run;
 mod verdict;
 
 pub use verdict::{verdict, Verdict};

@@ -4,27 +4,44 @@
 //! [`crate::estimate`], and the verdict, chart and table read that memo. No component
 //! computes memory. Built only for `wasm32`; the pure pieces it shows (the chart option, the
 //! verdict text, unit formatting) live in [`crate::chart`] and [`crate::format`] and are
-//! tested natively.
+//! tested natively. The address bar carries the scenario ([`url_sync`]); `?embed=1` shows
+//! the compact [`embed_view`] instead of the planner.
 
 mod app;
 mod breakdown_table;
+mod compare;
+mod compare_column;
+mod compare_strategy;
+mod compare_table;
 mod device_picker;
+mod embed_view;
 mod field_error;
 mod memory_chart;
 mod model_picker;
 mod number_slider;
+mod panic_panel;
 mod parallel_controls;
+mod root;
+mod saved_scenarios;
+mod search_panel;
 mod select_field;
+mod share_export;
+mod share_toolbar;
 mod state;
+mod strategy;
+mod tabs;
 mod training_controls;
 mod unplaced_errors;
+mod url_sync;
 mod verdict_banner;
 
 pub use app::App;
+pub use root::Root;
 pub use state::Planner;
 
-/// Mounts the planner into `<body>`.
+/// Installs the panic panel, then mounts the page for the address (planner or embed) into
+/// `<body>`.
 pub fn mount() {
-    console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+    panic_panel::install();
+    leptos::mount::mount_to_body(root::Root);
 }

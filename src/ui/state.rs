@@ -3,7 +3,8 @@
 //! values through their serde names.
 //!
 //! This is the only place a `Breakdown` is produced on the page, and it comes from
-//! [`crate::estimate`]. Not a component.
+//! [`crate::estimate`]. Not a component. The address bar follows the scenario through
+//! [`Planner::provide_from_url`].
 
 use leptos::prelude::*;
 use serde::de::DeserializeOwned;
@@ -76,6 +77,18 @@ impl Planner {
         });
         let planner = Planner { scenario, errors, plan, units: RwSignal::new(Units::Gib) };
         provide_context(planner);
+        planner
+    }
+
+    /// The planner for the scenario in the address bar, kept in step with it from now on
+    /// (see [`super::url_sync`]); the link's problems go to the provided
+    /// [`super::url_sync::UrlNotice`].
+    pub fn provide_from_url() -> Planner {
+        let (scenario, units, errors) = super::url_sync::decode_view(&super::url_sync::location_query());
+        let planner = Planner::provide(scenario);
+        planner.units.set(units);
+        let notice = super::url_sync::UrlNotice::provide(errors);
+        super::url_sync::start(planner, notice);
         planner
     }
 

@@ -33,6 +33,7 @@ test('page loads with the default scenario, a chart and no console error', async
   assert.ok(option.stacks.every((s) => s === 'memory'));
   await page.screenshot({ path: join(ARTIFACTS, 'default.png'), fullPage: true });
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 
@@ -54,6 +55,7 @@ test('moving the micro-batch slider changes the activations and the total', asyn
   assert.ok(Number(bars) > 0);
   await page.screenshot({ path: join(ARTIFACTS, 'spilling-mb8.png'), fullPage: true });
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 
@@ -72,6 +74,7 @@ test('a bigger device, or 8 GPUs with ZeRO-3, flips the verdict to fits', async 
   await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
   assert.match(await page.locator('#gpu-count').innerText(), /= 8 GPUs/);
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 
@@ -98,6 +101,7 @@ test('an invalid setting (tp = 3) shows its message by the control, keeps the va
   assert.match(await page.locator('#hf-config-error').innerText(), /hidden_size/);
   assert.equal(await page.locator('#model').inputValue(), 'llama-3-8b');
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 
@@ -112,6 +116,7 @@ test('a pasted config.json becomes the model', async () => {
   assert.equal(await page.locator('#model').inputValue(), 'custom');
   assert.equal(await page.locator('#hf-config-error').isVisible(), false);
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 
@@ -129,6 +134,7 @@ test('no request goes to any other host, and the page works on a phone in dark m
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the phone`);
   await page.screenshot({ path: join(ARTIFACTS, 'phone-dark.png'), fullPage: true });
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 
@@ -153,5 +159,6 @@ test('extreme and out-of-range values never kill the page', async () => {
   await page.waitForFunction(() => !document.querySelector('.stale'));
   assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills)/);
   assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });

@@ -1,0 +1,34 @@
+// Trunk post-build hook: moves the inline module script Trunk injects to load the WASM into
+// an external file, so index.html's Content-Security-Policy can say `script-src 'self'`
+// with no inline script, no hash and no nonce (a static host cannot mint nonces).
+//
+// Reads $TRUNK_STAGING_DIR/index.html, writes the script to loader-<hash>.js beside it and
+// replaces the inline script with <script type="module" src="./loader-<hash>.js">.
+// Fails the build when anything inline is left, so the CSP can never silently break the page.
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = process.env.TRUNK_STAGING_DIR;
+if (!dir) {
+  console.error('trunk-external-loader: TRUNK_STAGING_DIR is not set (run by `trunk build`)');
+  process.exit(1);
+}
+const file = join(dir, 'index.html');
+let html = readFileSync(file, 'utf8');
+const inline = /<script type="module"(?: nonce="[^"]*")?>([\s\S]*?)<\/script>/;
+const found = html.match(inline);
+if (!found) {
+  console.error('trunk-external-loader: no inline module script found in index.html');
+  process.exit(1);
+}
+const code = found[1].trim() + '\n';
+const name = `loader-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.js`;
+writeFileSync(join(dir, name), code);
+html = html.replace(inline, `<script type="module" src="./${name}"></script>`);
+const left = html.match(/<script(?![^>]*\bsrc=)[^>]*>\s*\S/);
+if (left) {
+  console.error(`trunk-external-loader: an inline script is left in index.html: ${left[0]}`);
+  process.exit(1);
+}
+writeFileSync(file, html);

@@ -1,0 +1,137 @@
+//! `CompareColumn`: one scenario of the Compare view with its key controls (model preset,
+//! micro-batch, precision, ZeRO stage, dp / tp / pp, device), its verdict, a button to copy
+//! the planner's scenario in, and one to remove the column.
+
+use leptos::prelude::*;
+
+use super::compare::column_name;
+use super::state::{enum_from_id, enum_id, Planner};
+use super::tabs::CompareSlot;
+use crate::format;
+use crate::model::device::devices;
+use crate::model::precision::Precision;
+use crate::model::presets::model_presets;
+use crate::scenario::{DeviceSpec, ModelSpec, Scenario};
+
+/// A labelled whole-number box writing `set` (values below 1 become 1).
+fn number_box(id: String, label: &'static str, slot: CompareSlot, get: fn(&Scenario) -> u64, set: fn(&mut Scenario, u64)) -> impl IntoView {
+    let value = move || slot.scenario.with(get).to_string();
+    view! {
+        <div class="mini-control">
+            <label for=id.clone()>{label}</label>
+            <input
+                type="number"
+                id=id
+                min="1"
+                prop:value=value
+                on:change=move |ev| {
+                    if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                        if n.is_finite() {
+                            let n = n.round().clamp(1.0, 1e9) as u64;
+                            slot.scenario.update(|s| set(s, n));
+                        }
+                    }
+                }
+            />
+        </div>
+    }
+}
+
+/// A labelled select over `(value, label)` options.
+fn select_box(id: String, label: &'static str, options: Vec<(String, String)>, value: Signal<String>, on_change: impl Fn(String) + 'static) -> impl IntoView {
+    view! {
+        <div class="mini-control">
+            <label for=id.clone()>{label}</label>
+            <select id=id on:change=move |ev| on_change(event_target_value(&ev))>
+                {options
+                    .into_iter()
+                    .map(|(v, text)| {
+                        let key = v.clone();
+                        view! { <option value=v prop:selected=move || value.with(|s| *s == key)>{text}</option> }
+                    })
+                    .collect_view()}
+            </select>
+        </div>
+    }
+}
+
+/// One column.
+#[component]
+pub fn CompareColumn(
+    /// Position (A = 0).
+    index: usize,
+    column: CompareSlot,
+    /// Removes the column; none when at the minimum count.
+    remove: Option<Callback<()>>,
+) -> impl IntoView {
+    let planner = Planner::get();
+    let slot = column;
+    let name = column_name(index);
+    let pre = format!("cmp-{}", name.to_lowercase());
+    let id = |field: &str| format!("{pre}-{field}");
+    let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
+    let plan = Memo::new(move |_| if errors.with(Vec::is_empty) { slot.scenario.with(|s| Some(crate::estimate(s))) } else { None });
+
+    let mut models: Vec<(String, String)> = model_presets().iter().map(|p| (p.id.to_string(), p.name.clone())).collect();
+    let model_value = Signal::derive(move || slot.scenario.with(|s| match &s.model {
+        ModelSpec::Preset(id) => id.clone(),
+        _ => "custom".into(),
+    }));
+    if slot.scenario.with_untracked(|s| !matches!(s.model, ModelSpec::Preset(_))) {
+        models.push(("custom".into(), slot.scenario.with_untracked(|s| s.model.label())));
+    }
+    let precisions: Vec<(String, String)> = Precision::ALL.iter().map(|p| (enum_id(p), p.id().to_string())).collect();
+    let zeros: Vec<(String, String)> = (0..=3).map(|z| (z.to_string(), format!("ZeRO-{z}"))).collect();
+    let device_list: Vec<(String, String)> = devices().into_iter().map(|d| (d.id, d.name)).collect();
+
+    let verdict = move || {
+        let units = planner.units.get();
+        match plan.get() {
+            Some(b) if b.fits => format!("Fits: {} of {} per GPU", format::bytes(b.total, units), format::bytes(b.capacity, units)),
+            Some(b) => format!("Spills {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units)),
+            None => errors.with(|e| e.first().map(|e| format!("Invalid: {}", e.message)).unwrap_or_default()),
+        }
+    };
+    let verdict_class = move || match plan.get() {
+        Some(b) if b.fits => "column-verdict fits",
+        Some(_) => "column-verdict spills",
+        None => "column-verdict invalid",
+    };
+    let use_current = move |_| slot.scenario.set(planner.scenario.get_untracked());
+    view! {
+        <div class="compare-column" data-column=name.clone()>
+            <div class="column-head">
+                <h3>{format!("Scenario {name}")}</h3>
+                {remove.map(|r| view! { <button type="button" class="icon" aria-label=format!("Remove scenario {name}") on:click=move |_| r.run(())>"×"</button> })}
+            </div>
+            <p class=verdict_class id=id("verdict")>{verdict}</p>
+            <button type="button" class="use-current" id=id("use-current") on:click=use_current>"Use current planner scenario"</button>
+            {select_box(id("model"), "Model", models, model_value, move |v| {
+                if v != "custom" {
+                    slot.scenario.update(|s| s.model = ModelSpec::Preset(v));
+                }
+            })}
+            <div class="mini-pair">
+                {number_box(id("micro-batch"), "Micro-batch", slot, |s| s.training.micro_batch, |s, v| s.training.micro_batch = v)}
+                {select_box(id("precision"), "Precision", precisions, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.precision))), move |v| {
+                    if let Some(p) = enum_from_id::<Precision>(&v) {
+                        slot.scenario.update(|s| s.training.precision = p);
+                    }
+                })}
+            </div>
+            <div class="mini-triple">
+                {number_box(id("dp"), "dp", slot, |s| s.parallel.dp, |s, v| s.parallel.dp = v)}
+                {number_box(id("tp"), "tp", slot, |s| s.parallel.tp, |s, v| s.parallel.tp = v)}
+                {number_box(id("pp"), "pp", slot, |s| s.parallel.pp, |s, v| s.parallel.pp = v)}
+            </div>
+            {select_box(id("zero"), "ZeRO", zeros, Signal::derive(move || slot.scenario.with(|s| s.parallel.zero.to_string())), move |v| {
+                if let Ok(z) = v.parse::<u8>() {
+                    slot.scenario.update(|s| s.parallel.zero = z.min(3));
+                }
+            })}
+            {select_box(id("device"), "Device", device_list, Signal::derive(move || slot.scenario.with(|s| s.device.preset.clone().unwrap_or_default())), move |v| {
+                slot.scenario.update(|s| s.device = DeviceSpec::preset(&v));
+            })}
+        </div>
+    }
+}

@@ -1,0 +1,101 @@
+//! `CompareStrategyTable`: the seed's strategy table computed for the planner's scenario:
+//! for data, tensor and pipeline parallelism, ZeRO-1/2/3 and mixed precision, the per-GPU
+//! memory each saves and the communication each adds, from [`strategy_rows`].
+
+use leptos::prelude::*;
+
+use super::state::Planner;
+use super::tabs::Workspace;
+use crate::chart::compare::strategy_rows;
+use crate::format::{self, Units};
+use crate::scenario::Scenario;
+
+/// Signed bytes, `−1.20 GiB` / `+3.40 GiB` / `0`.
+fn signed_bytes(n: i128, units: Units) -> String {
+    let abs = n.unsigned_abs().min(u64::MAX as u128) as u64;
+    match n.signum() {
+        1 => format!("{}", format::bytes(abs, units)),
+        -1 => format!("−{} (costs)", format::bytes(abs, units)),
+        _ => "0".into(),
+    }
+}
+
+/// The strategy table with its GPU-count input.
+#[component]
+pub fn CompareStrategyTable() -> impl IntoView {
+    let planner = Planner::get();
+    let ws = Workspace::get();
+    let valid = Memo::new(move |previous: Option<&Scenario>| {
+        if planner.errors.with(Vec::is_empty) {
+            planner.scenario.get()
+        } else {
+            previous.cloned().unwrap_or_default()
+        }
+    });
+    let rows = move || {
+        let units = planner.units.get();
+        let gpus = ws.table_gpus.get();
+        valid.with(|s| strategy_rows(s, gpus))
+            .into_iter()
+            .map(|r| {
+                let saved = signed_bytes(r.saved(), units);
+                let comm_added = r.comm_bytes_added();
+                let comm = if comm_added.abs() < 1.0 { "—".to_string() } else { format!("{}{}", if comm_added < 0.0 { "−" } else { "+" }, format::bytes(comm_added.abs() as u64, Units::Gb)) };
+                let secs = r.comm_seconds_added();
+                let seconds = if secs.abs() < 1e-6 { "—".to_string() } else { format!("{}{}", if secs < 0.0 { "−" } else { "+" }, format::seconds(secs.abs())) };
+                view! {
+                    <tr class=if r.applied { "strategy-row" } else { "strategy-row unapplied" } data-strategy=r.name>
+                        <th scope="row">{r.name}</th>
+                        <td class="num">{format::bytes(r.before, units)}" → "{format::bytes(r.after, units)}</td>
+                        <td class="num saved">{saved}</td>
+                        <td class="num">{comm}</td>
+                        <td class="num">{seconds}</td>
+                        <td>{if r.fits_after { "fits" } else { "spills" }}</td>
+                        <td class="note">{r.note}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <section class="card strategy-table-card" aria-labelledby="strategy-table-heading">
+            <div class="card-head">
+                <h2 id="strategy-table-heading">"What each strategy buys"</h2>
+                <label class="inline-number" for="table-gpus">
+                    "GPUs"
+                    <input
+                        type="number"
+                        id="table-gpus"
+                        min="1"
+                        max="4096"
+                        prop:value=move || ws.table_gpus.get().to_string()
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                                if n.is_finite() {
+                                    ws.table_gpus.set((n.round().max(1.0) as u64).min(4096));
+                                }
+                            }
+                        }
+                    />
+                </label>
+            </div>
+            <p class="hint">"Each strategy applied alone to the planner's scenario: per-GPU memory saved and communication added per optimizer step (bytes one GPU sends; seconds not hidden behind compute). Mixed precision, when already on, is measured against the same run in fp32."</p>
+            <div class="table-scroll">
+                <table class="breakdown strategy-table" id="strategy-table">
+                    <thead>
+                        <tr>
+                            <th>"Strategy"</th>
+                            <th class="num">"Per GPU"</th>
+                            <th class="num">"Memory saved"</th>
+                            <th class="num">"Comm. added / step"</th>
+                            <th class="num">"Comm. time added"</th>
+                            <th>"After"</th>
+                            <th>"What it does"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}

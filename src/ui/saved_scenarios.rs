@@ -1,0 +1,171 @@
+//! `SavedScenarios`: name and keep scenarios in this browser (`localStorage`), then list,
+//! open, rename and delete them.
+//!
+//! Each scenario sits under its own key, `headroom.saved.<id>`, as JSON `{name, query}`
+//! where `query` is the URL codec's query string: an entry that cannot be read is reported
+//! and skipped, and the others stay usable. Names are shown as text, never as HTML.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::state::Planner;
+use super::url_sync::UrlNotice;
+use crate::url;
+
+/// Key prefix of every saved scenario.
+const PREFIX: &str = "headroom.saved.";
+/// Longest name kept.
+const MAX_NAME: usize = 120;
+
+/// One stored scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Saved {
+    name: String,
+    query: String,
+}
+
+/// A listed entry: its id (the key without the prefix) and content.
+#[derive(Clone, Debug, PartialEq)]
+struct Entry {
+    id: String,
+    saved: Saved,
+}
+
+fn storage() -> Result<web_sys::Storage, String> {
+    web_sys::window()
+        .ok_or("no window")?
+        .local_storage()
+        .map_err(|_| "this browser blocks local storage here".to_string())?
+        .ok_or_else(|| "this browser has no local storage".to_string())
+}
+
+/// Every readable entry, oldest first, and a message for each unreadable one.
+fn list() -> (Vec<Entry>, Vec<String>) {
+    let store = match storage() {
+        Ok(s) => s,
+        Err(e) => return (Vec::new(), vec![format!("Saved scenarios are unavailable: {e}.")]),
+    };
+    let mut entries = Vec::new();
+    let mut problems = Vec::new();
+    let n = store.length().unwrap_or(0);
+    for i in 0..n {
+        let Ok(Some(key)) = store.key(i) else { continue };
+        let Some(id) = key.strip_prefix(PREFIX) else { continue };
+        let text = store.get_item(&key).ok().flatten().unwrap_or_default();
+        match serde_json::from_str::<Saved>(&text) {
+            Ok(saved) => entries.push(Entry { id: id.to_string(), saved }),
+            Err(e) => problems.push(format!("The saved entry \"{}\" is damaged ({e}) and was skipped.", short(&key))),
+        }
+    }
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    (entries, problems)
+}
+
+fn short(text: &str) -> String {
+    if text.chars().count() > 60 { format!("{}…", text.chars().take(60).collect::<String>()) } else { text.to_string() }
+}
+
+fn write(id: &str, saved: &Saved) -> Result<(), String> {
+    let text = serde_json::to_string(saved).map_err(|e| e.to_string())?;
+    storage()?.set_item(&format!("{PREFIX}{id}"), &text).map_err(|_| "the browser refused to store it (storage full or blocked)".to_string())
+}
+
+/// A new id that sorts by creation time.
+fn new_id() -> String {
+    let now = js_sys::Date::now() as u64;
+    let salt = (js_sys::Math::random() * 1e6) as u64;
+    format!("{now:013}-{salt:06}")
+}
+
+fn clean_name(name: &str) -> String {
+    let name: String = name.trim().chars().filter(|c| !c.is_control()).take(MAX_NAME).collect();
+    if name.is_empty() { "Untitled scenario".into() } else { name }
+}
+
+/// The saved-scenarios panel.
+#[component]
+pub fn SavedScenarios() -> impl IntoView {
+    let planner = Planner::get();
+    let notice = use_context::<UrlNotice>();
+    let version = RwSignal::new(0u32);
+    let status = RwSignal::new(String::new());
+    let name = RwSignal::new(String::new());
+    let listing = Memo::new(move |_| {
+        version.track();
+        list()
+    });
+    let changed = window_event_listener(leptos::ev::storage, move |_| version.update(|v| *v += 1));
+    on_cleanup(move || changed.remove());
+    let save = move || {
+        let saved = Saved { name: clean_name(&name.get_untracked()), query: planner.scenario.with_untracked(url::encode) };
+        match write(&new_id(), &saved) {
+            Ok(()) => {
+                status.set(format!("Saved \"{}\".", saved.name));
+                name.set(String::new());
+            }
+            Err(e) => status.set(format!("Not saved: {e}.")),
+        }
+        version.update(|v| *v += 1);
+    };
+    let open = move |entry: Entry| {
+        let (scenario, errors) = url::decode(&entry.saved.query);
+        let count = errors.len();
+        if let Some(notice) = notice {
+            notice.0.set(errors);
+        }
+        planner.scenario.set(scenario);
+        status.set(if count == 0 { format!("Opened \"{}\".", entry.saved.name) } else { format!("Opened \"{}\" with {count} problem(s), listed above.", entry.saved.name) });
+    };
+    let rename = move |entry: Entry, new_name: String| {
+        let saved = Saved { name: clean_name(&new_name), query: entry.saved.query.clone() };
+        match write(&entry.id, &saved) {
+            Ok(()) => status.set(format!("Renamed to \"{}\".", saved.name)),
+            Err(e) => status.set(format!("Not renamed: {e}.")),
+        }
+        version.update(|v| *v += 1);
+    };
+    let delete = move |entry: Entry| {
+        match storage().and_then(|s| s.remove_item(&format!("{PREFIX}{}", entry.id)).map_err(|_| "the browser refused".to_string())) {
+            Ok(()) => status.set(format!("Deleted \"{}\".", entry.saved.name)),
+            Err(e) => status.set(format!("Not deleted: {e}.")),
+        }
+        version.update(|v| *v += 1);
+    };
+    let rows = move || {
+        listing.with(|(entries, _)| {
+            entries
+                .iter()
+                .cloned()
+                .map(|entry| {
+                    let (e1, e2, e3) = (entry.clone(), entry.clone(), entry.clone());
+                    let label = format!("Name of saved scenario {}", entry.saved.name);
+                    view! {
+                        <li class="saved" data-id=entry.id.clone()>
+                            <input class="saved-name" type="text" maxlength=MAX_NAME aria-label=label prop:value=entry.saved.name.clone()
+                                on:change=move |ev| rename(e1.clone(), event_target_value(&ev)) />
+                            <button type="button" class="saved-open" on:click=move |_| open(e2.clone())>"Open"</button>
+                            <button type="button" class="saved-delete" on:click=move |_| delete(e3.clone())>"Delete"</button>
+                        </li>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let problems = move || listing.with(|(_, problems)| problems.iter().map(|p| view! { <li>{p.clone()}</li> }).collect_view());
+    view! {
+        <fieldset class="group saved-scenarios">
+            <legend>"Saved scenarios"</legend>
+            <div class="save-row">
+                <label for="save-name" class="visually-hidden">"Name for this scenario"</label>
+                <input id="save-name" type="text" maxlength=MAX_NAME placeholder="Name this scenario" prop:value=move || name.get()
+                    on:input=move |ev| name.set(event_target_value(&ev))
+                    on:keydown=move |ev| if ev.key() == "Enter" { ev.prevent_default(); save(); } />
+                <button type="button" id="save-scenario" on:click=move |_| save()>"Save"</button>
+            </div>
+            <ul id="saved-problems" class="saved-problems" role="alert" hidden=move || listing.with(|(_, p)| p.is_empty())>{problems}</ul>
+            <ul id="saved-list" class="saved-list">{rows}</ul>
+            <p class="hint" hidden=move || listing.with(|(e, _)| !e.is_empty())>"Scenarios you save stay in this browser."</p>
+            <p id="saved-status" class="hint" role="status" aria-live="polite">{move || status.get()}</p>
+        </fieldset>
+    }
+}

@@ -1,0 +1,193 @@
+//! `SearchPanel`: the automatic planner. A GPU count and "Find layouts" run the layout search
+//! on the planner's scenario, [`CHUNK`] layouts at a time with a zero-delay timer between
+//! chunks so the page stays responsive; a progress bar appears when the search has taken
+//! longer than [`PROGRESS_AFTER_MS`]. The ten fastest fitting layouts are listed, each with
+//! an "Apply" button that writes its scenario into the planner and shows the Planner tab.
+//!
+//! The search itself is [`crate::chart::search_run::SearchRun`] (same results as
+//! `model::search::search`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo::timers::callback::Timeout;
+use leptos::prelude::*;
+
+use super::state::{enum_id, Planner};
+use super::tabs::{SearchOutcome, Tab, Workspace};
+use crate::chart::search_run::SearchRun;
+use crate::format;
+use crate::model::search::Candidate;
+use crate::scenario::Offload;
+
+/// Layouts evaluated between two yields to the browser.
+pub const CHUNK: usize = 50;
+/// Results listed.
+pub const TOP: usize = 10;
+/// A search shorter than this shows no progress bar.
+pub const PROGRESS_AFTER_MS: f64 = 100.0;
+
+/// Runs one chunk, then schedules the next, until done or superseded.
+fn run_chunk(ws: Workspace, run: Rc<RefCell<SearchRun>>, generation: u32, started: f64, gpus: u64) {
+    if ws.search_generation.get_value() != generation {
+        return;
+    }
+    let finished = run.borrow_mut().step(CHUNK);
+    let elapsed = js_sys::Date::now() - started;
+    if finished {
+        let result = run.borrow().result();
+        ws.search.set(Some(SearchOutcome { result, millis: elapsed, gpus }));
+        ws.search_progress.set(None);
+        ws.searching.set(false);
+        return;
+    }
+    if elapsed > PROGRESS_AFTER_MS {
+        let r = run.borrow();
+        ws.search_progress.set(Some((r.done(), r.total())));
+    }
+    Timeout::new(0, move || run_chunk(ws, run, generation, started, gpus)).forget();
+}
+
+fn offload_label(o: Offload) -> &'static str {
+    match o {
+        Offload::None => "—",
+        Offload::Optimizer => "optimizer",
+        Offload::OptimizerAndParams => "opt. + params",
+    }
+}
+
+fn result_row(rank: usize, c: Candidate, planner: Planner, ws: Workspace) -> impl IntoView {
+    let units = planner.units.get_untracked();
+    let p = c.scenario.parallel.clone();
+    let t = c.scenario.training.clone();
+    let scenario = c.scenario.clone();
+    let apply = move |_| {
+        planner.scenario.set(scenario.clone());
+        ws.tab.set(Tab::Planner);
+    };
+    view! {
+        <tr class="search-result" data-rank=rank.to_string()>
+            <td class="num">{rank + 1}</td>
+            <td class="num">{format!("{} / {} / {} / {}", p.dp, p.tp, p.pp, p.cp)}</td>
+            <td class="num">{p.zero}</td>
+            <td>{enum_id(&t.checkpointing)}</td>
+            <td>{offload_label(p.offload)}</td>
+            <td class="num">{format!("{} × {}", t.micro_batch, t.grad_accum)}</td>
+            <td class="num">{c.max_micro_batch}</td>
+            <td class="num">{format::bytes(c.breakdown.total, units)}</td>
+            <td class="num">{format!("{:.0}", c.tokens_per_second)}</td>
+            <td class="num">{format::seconds(c.step_seconds)}</td>
+            <td><button type="button" class="apply" on:click=apply aria-label=format!("Apply layout {}", rank + 1)>"Apply"</button></td>
+        </tr>
+    }
+}
+
+/// The planner section of the Strategy tab.
+#[component]
+pub fn SearchPanel() -> impl IntoView {
+    let planner = Planner::get();
+    let ws = Workspace::get();
+    let invalid = move || !planner.errors.with(Vec::is_empty);
+    let find = move |_| {
+        if planner.errors.with_untracked(|e| !e.is_empty()) {
+            return;
+        }
+        let generation = ws.search_generation.get_value().wrapping_add(1);
+        ws.search_generation.set_value(generation);
+        let gpus = ws.search_gpus.get_untracked();
+        let run = Rc::new(RefCell::new(planner.scenario.with_untracked(|s| SearchRun::new(s, gpus, TOP))));
+        ws.searching.set(true);
+        ws.search_progress.set(None);
+        let started = js_sys::Date::now();
+        // Start after this click's frame, so the button shows its busy state at once.
+        Timeout::new(0, move || run_chunk(ws, run, generation, started, gpus)).forget();
+    };
+    on_cleanup(move || {
+        // Leaving the tab stops a running search.
+        ws.search_generation.update_value(|g| *g = g.wrapping_add(1));
+        ws.searching.set(false);
+        ws.search_progress.set(None);
+    });
+    let summary = move || {
+        ws.search.with(|s| {
+            s.as_ref().map(|o| {
+                let rate = if o.millis > 0.0 { o.result.evaluations as f64 / (o.millis / 1000.0) } else { 0.0 };
+                let found = if o.result.results.is_empty() { "no layout fits".to_string() } else { format!("the {} fastest that fit", o.result.results.len()) };
+                format!(
+                    "{} layouts on {} GPUs, {} estimates in {:.0} ms ({}/s): {found}.",
+                    o.result.layouts,
+                    o.gpus,
+                    o.result.evaluations,
+                    o.millis,
+                    format::count(rate as u64)
+                )
+            })
+        })
+    };
+    let rows = move || {
+        ws.search.with(|s| s.as_ref().map(|o| o.result.results.iter().cloned().enumerate().map(|(i, c)| result_row(i, c, planner, ws)).collect_view()))
+    };
+    let has_results = move || ws.search.with(|s| s.as_ref().is_some_and(|o| !o.result.results.is_empty()));
+    view! {
+        <section class="card search" aria-labelledby="search-heading">
+            <h2 id="search-heading">"Automatic planner"</h2>
+            <p class="hint">"Every dp × tp × pp × cp layout with each ZeRO stage, checkpointing and offload, for the planner's model, batch and device; the global batch is kept. Ranked by estimated tokens per second."</p>
+            <div class="search-controls">
+                <label class="inline-number" for="search-gpus">
+                    "GPUs"
+                    <input
+                        type="number"
+                        id="search-gpus"
+                        min="1"
+                        max="4096"
+                        prop:value=move || ws.search_gpus.get().to_string()
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                                if n.is_finite() {
+                                    ws.search_gpus.set((n.round().max(1.0) as u64).min(4096));
+                                }
+                            }
+                        }
+                    />
+                </label>
+                <button type="button" id="find-layouts" class="primary" on:click=find disabled=move || ws.searching.get() || invalid()>
+                    {move || if ws.searching.get() { "Searching…" } else { "Find layouts" }}
+                </button>
+                <Show when=move || ws.search_progress.with(Option::is_some)>
+                    <progress
+                        id="search-progress"
+                        max=move || ws.search_progress.get().map_or(1, |p| p.1).to_string()
+                        value=move || ws.search_progress.get().map_or(0, |p| p.0).to_string()
+                    ></progress>
+                    <span class="hint">{move || ws.search_progress.get().map(|(d, t)| format!("{d} / {t} layouts")).unwrap_or_default()}</span>
+                </Show>
+            </div>
+            <Show when=invalid>
+                <p class="stale" role="alert">"Fix the planner's invalid settings first."</p>
+            </Show>
+            <p id="search-summary" class="search-summary" aria-live="polite">{summary}</p>
+            <Show when=has_results>
+                <div class="table-scroll">
+                    <table class="breakdown search-results" id="search-results">
+                        <thead>
+                            <tr>
+                                <th class="num">"#"</th>
+                                <th class="num">"dp / tp / pp / cp"</th>
+                                <th class="num">"ZeRO"</th>
+                                <th>"Checkpointing"</th>
+                                <th>"Offload"</th>
+                                <th class="num">"Micro-batch × accum."</th>
+                                <th class="num">"Largest micro-batch"</th>
+                                <th class="num">"Per GPU"</th>
+                                <th class="num">"Tokens/s"</th>
+                                <th class="num">"Step time"</th>
+                                <th><span class="visually-hidden">"Apply"</span></th>
+                            </tr>
+                        </thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,146 @@
+//! Files and clipboard for the share toolbar: the chart as PNG or SVG (a fresh, light,
+//! unanimated ECharts instance of the same pure option), downloads through a `Blob`, an
+//! object URL and `<a download>`, and the clipboard.
+//!
+//! Only browser plumbing: what goes into each file comes from [`crate::chart`],
+//! [`crate::report`] and the `Breakdown` itself.
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::chart::memory_chart;
+use crate::format::Units;
+use crate::model::breakdown::Breakdown;
+
+/// Size of an exported chart, in CSS pixels.
+const EXPORT_WIDTH: u32 = 960;
+const EXPORT_HEIGHT: u32 = 300;
+
+#[wasm_bindgen]
+extern "C" {
+    /// An ECharts instance, as far as exporting needs it.
+    type ExportChart;
+
+    #[wasm_bindgen(catch, js_namespace = echarts, js_name = init)]
+    fn echarts_init(dom: &JsValue, theme: &JsValue, opts: &JsValue) -> Result<ExportChart, JsValue>;
+
+    #[wasm_bindgen(catch, method, js_name = setOption)]
+    fn set_option(this: &ExportChart, option: &JsValue) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(catch, method, js_name = getDataURL)]
+    fn get_data_url(this: &ExportChart, opts: &JsValue) -> Result<String, JsValue>;
+
+    #[wasm_bindgen(catch, method, js_name = renderToSVGString)]
+    fn render_to_svg_string(this: &ExportChart) -> Result<String, JsValue>;
+
+    #[wasm_bindgen(method)]
+    fn dispose(this: &ExportChart);
+}
+
+fn js_error(e: JsValue) -> String {
+    e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "unknown error".into())
+}
+
+/// A plain JS object from `(key, value)` pairs.
+fn object(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o.into()
+}
+
+/// The chart option as a JS object, with animation off so the bars are drawn at once.
+fn export_option(b: &Breakdown, units: Units) -> Result<JsValue, String> {
+    let text = serde_json::to_string(&memory_chart(b, units)).map_err(|e| e.to_string())?;
+    let option = js_sys::JSON::parse(&text).map_err(js_error)?;
+    let _ = Reflect::set(&option, &JsValue::from_str("animation"), &JsValue::FALSE);
+    let _ = Reflect::set(&option, &JsValue::from_str("backgroundColor"), &JsValue::from_str("#ffffff"));
+    Ok(option)
+}
+
+/// Runs `f` on a throw-away ECharts instance (`renderer` "canvas" or "svg") showing the plan.
+fn with_export_chart<T>(b: &Breakdown, units: Units, renderer: &str, f: impl FnOnce(&ExportChart) -> Result<T, String>) -> Result<T, String> {
+    if !Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false) {
+        return Err("the chart library (echarts.min.js) is not loaded".into());
+    }
+    let size = [("width", JsValue::from(EXPORT_WIDTH)), ("height", JsValue::from(EXPORT_HEIGHT))];
+    let (dom, opts) = if renderer == "svg" {
+        // Server-side mode: renders to a string without touching the DOM.
+        (JsValue::NULL, object(&[size[0].clone(), size[1].clone(), ("renderer", "svg".into()), ("ssr", JsValue::TRUE)]))
+    } else {
+        let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+        let div = document.create_element("div").map_err(js_error)?;
+        (div.into(), object(&[size[0].clone(), size[1].clone(), ("renderer", "canvas".into())]))
+    };
+    let chart = echarts_init(&dom, &JsValue::NULL, &opts).map_err(js_error)?;
+    let result = export_option(b, units).and_then(|option| chart.set_option(&option).map_err(js_error)).and_then(|_| f(&chart));
+    chart.dispose();
+    result
+}
+
+/// The chart as PNG bytes (twice the CSS size, white background).
+pub fn chart_png(b: &Breakdown, units: Units) -> Result<Vec<u8>, String> {
+    let url = with_export_chart(b, units, "canvas", |chart| {
+        chart.get_data_url(&object(&[("type", "png".into()), ("pixelRatio", 2.into()), ("backgroundColor", "#ffffff".into())])).map_err(js_error)
+    })?;
+    let base64 = url.split_once("base64,").map(|(_, data)| data).ok_or("the chart gave no PNG data")?;
+    let binary = web_sys::window().ok_or("no window")?.atob(base64).map_err(js_error)?;
+    // `atob` gives one char per byte.
+    Ok(binary.chars().map(|c| c as u32 as u8).collect())
+}
+
+/// The chart as an SVG document.
+pub fn chart_svg(b: &Breakdown, units: Units) -> Result<String, String> {
+    with_export_chart(b, units, "svg", |chart| chart.render_to_svg_string().map_err(js_error))
+}
+
+/// Offers `bytes` as a download named `filename`.
+pub fn download(bytes: &[u8], filename: &str, mime: &str) -> Result<(), String> {
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let parts = Array::of1(&Uint8Array::from(bytes).into());
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options).map_err(js_error)?;
+    let href = web_sys::Url::create_object_url_with_blob(&blob).map_err(js_error)?;
+    let anchor: web_sys::HtmlAnchorElement = document.create_element("a").map_err(js_error)?.unchecked_into();
+    anchor.set_href(&href);
+    anchor.set_download(filename);
+    anchor.set_hidden(true);
+    if let Some(body) = document.body() {
+        let _ = body.append_child(&anchor);
+        anchor.click();
+        let _ = body.remove_child(&anchor);
+    } else {
+        anchor.click();
+    }
+    // Revoke later: the download reads the blob asynchronously.
+    leptos::prelude::set_timeout(move || { let _ = web_sys::Url::revoke_object_url(&href); }, std::time::Duration::from_secs(30));
+    Ok(())
+}
+
+/// Puts `text` on the clipboard; the error says why not.
+pub async fn copy_text(text: &str) -> Result<(), String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let clipboard = window.navigator().clipboard();
+    if clipboard.is_undefined() {
+        return Err("the clipboard is not available here".into());
+    }
+    wasm_bindgen_futures::JsFuture::from(clipboard.write_text(text)).await.map(|_| ()).map_err(|e| {
+        let message = Reflect::get(&e, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()).unwrap_or_else(|| js_error(e));
+        format!("the browser refused ({message})")
+    })
+}
+
+/// `llama-3-8b` → a safe file-name stem.
+pub fn file_stem(label: &str) -> String {
+    let stem: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c.to_ascii_lowercase() } else { '-' }).collect();
+    let stem = stem.trim_matches('-');
+    if stem.is_empty() { "headroom".into() } else { format!("headroom-{}", &stem[..stem.len().min(60)]) }
+}
+
+/// Escapes text for an HTML attribute value in a snippet the user pastes elsewhere.
+pub fn html_attr(text: &str) -> String {
+    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+}

@@ -1,0 +1,102 @@
+//! `ShareToolbar`: copy the link or an iframe snippet, and export the chart (PNG, SVG) and
+//! the breakdown (Markdown, JSON). The link is the address bar itself, which
+//! [`super::url_sync`] keeps in step with the scenario.
+//!
+//! What was copied last also sits in a read-only box, so it can be copied by hand where the
+//! clipboard is refused.
+
+use leptos::prelude::*;
+
+use super::share_export::{chart_png, chart_svg, copy_text, download, file_stem, html_attr};
+use super::state::Planner;
+
+/// The planner's address, as the address bar shows it.
+fn page_url() -> String {
+    web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default()
+}
+
+/// The embed address for the current page: the same scenario with `embed=1` first.
+pub fn embed_url() -> String {
+    let href = page_url();
+    let (base, query) = match href.split_once('?') {
+        Some((base, query)) => (base.to_string(), query.split('#').next().unwrap_or("").to_string()),
+        None => (href.split('#').next().unwrap_or("").to_string(), String::new()),
+    };
+    let rest = super::url_sync::query_without(&query, "embed");
+    if rest.is_empty() { format!("{base}?embed=1") } else { format!("{base}?embed=1&{rest}") }
+}
+
+/// The toolbar under the chart.
+#[component]
+pub fn ShareToolbar() -> impl IntoView {
+    let planner = Planner::get();
+    let status = RwSignal::new(String::new());
+    let copied = RwSignal::new(String::new());
+    let copy = move |what: &'static str, text: String| {
+        copied.set(text.clone());
+        leptos::task::spawn_local(async move {
+            match copy_text(&text).await {
+                Ok(()) => status.set(format!("{what} copied.")),
+                Err(e) => status.set(format!("{what} not copied: {e}. Copy it from the box below.")),
+            }
+        });
+    };
+    let copy_link = move |_| copy("Link", page_url());
+    let copy_iframe = move |_| {
+        let title = planner.scenario.with_untracked(|s| format!("Headroom: GPU memory plan for {}", s.model.label()));
+        let snippet = format!(
+            "<iframe src=\"{}\" title=\"{}\" width=\"100%\" height=\"420\" style=\"border:0;max-width:760px\" loading=\"lazy\"></iframe>",
+            html_attr(&embed_url()),
+            html_attr(&title)
+        );
+        copy("Iframe snippet", snippet);
+    };
+    let export = move |kind: &'static str| {
+        let units = planner.units.get_untracked();
+        let stem = planner.scenario.with_untracked(|s| file_stem(&s.model.label()));
+        let result = planner.plan.with_untracked(|p| {
+            let b = &p.breakdown;
+            match kind {
+                "png" => chart_png(b, units).and_then(|bytes| download(&bytes, &format!("{stem}.png"), "image/png")),
+                "svg" => chart_svg(b, units).and_then(|svg| download(svg.as_bytes(), &format!("{stem}.svg"), "image/svg+xml")),
+                "md" => {
+                    let text = planner.scenario.with_untracked(|s| crate::report::breakdown_markdown(s, b));
+                    download(text.as_bytes(), &format!("{stem}.md"), "text/markdown")
+                }
+                _ => serde_json::to_string_pretty(b).map_err(|e| e.to_string()).and_then(|text| download(text.as_bytes(), &format!("{stem}.json"), "application/json")),
+            }
+        });
+        let stale = planner.plan.with_untracked(|p| p.stale);
+        status.set(match result {
+            Ok(()) if stale => format!("{} exported (the last valid plan: some settings are invalid).", kind.to_uppercase()),
+            Ok(()) => format!("{} exported.", kind.to_uppercase()),
+            Err(e) => format!("{} not exported: {e}", kind.to_uppercase()),
+        });
+    };
+    view! {
+        <section class="share card" aria-label="Share and export">
+            <div class="share-row">
+                <span class="share-label">"Share"</span>
+                <button type="button" id="copy-link" on:click=copy_link>"Copy link"</button>
+                <button type="button" id="copy-iframe" on:click=copy_iframe>"Copy iframe snippet"</button>
+            </div>
+            <div class="share-row">
+                <span class="share-label">"Export"</span>
+                <button type="button" id="export-png" on:click=move |_| export("png")>"PNG"</button>
+                <button type="button" id="export-svg" on:click=move |_| export("svg")>"SVG"</button>
+                <button type="button" id="export-md" on:click=move |_| export("md")>"Markdown"</button>
+                <button type="button" id="export-json" on:click=move |_| export("json")>"JSON"</button>
+            </div>
+            <p id="share-status" class="share-status" role="status" aria-live="polite">{move || status.get()}</p>
+            <Show when=move || copied.with(|c| !c.is_empty())>
+                <label class="visually-hidden" for="share-text">"Last copied text"</label>
+                <input id="share-text" class="share-text" type="text" readonly prop:value=move || copied.get() on:focus=|ev| {
+                    use wasm_bindgen::JsCast;
+                    if let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+                        input.select();
+                    }
+                } />
+            </Show>
+        </section>
+    }
+}

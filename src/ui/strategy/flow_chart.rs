@@ -1,0 +1,181 @@
+//! `FlowChart`: the escalation flowchart as SVG. Geometry and wording come from
+//! [`crate::chart::flow`]; this component only maps them to elements and classes, and the
+//! classes follow the animation's current step (CSS does the highlighting and the motion).
+//! Clicking a step shows it.
+
+use leptos::prelude::*;
+
+use super::Animation;
+use crate::chart::flow::{action_text, flow_layout, EdgeKind, FlowEdge, FlowNode, NodeKind};
+use crate::format;
+use crate::model::escalation::Escalation;
+use crate::ui::state::Planner;
+
+const LINE_HEIGHT: f64 = 16.0;
+
+/// Text rows inside a box: a bold title, then lines.
+fn text_rows(node: &FlowNode, title: String, lines: Vec<String>) -> impl IntoView {
+    let x = node.x + 14.0;
+    let y = node.y + 23.0;
+    view! {
+        <text class="node-title" x=x y=y>{title}</text>
+        {lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| view! { <text class="node-line" x=x y=y + 18.0 + i as f64 * LINE_HEIGHT>{l}</text> })
+            .collect_view()}
+    }
+}
+
+/// Title and lines of a terminal node.
+fn terminal_text(node: &FlowNode, e: &Escalation) -> (String, Vec<String>) {
+    match node.kind {
+        NodeKind::Launch => {
+            let line = match e.first_fit.and_then(|f| e.steps.get(f)) {
+                Some(s) => {
+                    let p = &s.scenario.parallel;
+                    format!("{} GPU(s): dp {} · tp {} · pp {} · cp {} · ZeRO {}", p.world_size(), p.dp, p.tp, p.pp, p.cp, p.zero)
+                }
+                None => "not reached: nothing fits".into(),
+            };
+            ("Distributed launch".into(), vec![line])
+        }
+        NodeKind::Monitor => ("Monitor & adjust".into(), vec!["check the real peak against the plan".into()]),
+        _ => ("Still does not fit".into(), vec!["more GPUs, a bigger device, or more steps".into()]),
+    }
+}
+
+fn edge_view(edge: FlowEdge, anim: Animation, first_fit: Option<usize>, last: usize) -> impl IntoView {
+    let kind = match edge.kind {
+        EdgeKind::Next => "next",
+        EdgeKind::No => "no",
+        EdgeKind::Yes => "yes",
+    };
+    let label = edge.label.map(|(text, x, y)| view! { <text class="edge-label" x=x y=y>{text}</text> });
+    let points = edge.points_attr();
+    let id = edge.id.clone();
+    let state = Signal::derive(move || edge.state(anim.current.get(), first_fit, last));
+    view! {
+        <g class=move || format!("edge {kind} {}", state.get().class()) data-edge=id data-state=move || state.get().class()>
+            <polyline points=points marker-end=move || if state.get().class() == "visited" { "url(#flow-arrow)" } else { "url(#flow-arrow-off)" } />
+            {label}
+        </g>
+    }
+}
+
+fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Units) -> impl IntoView {
+    let first_fit = e.first_fit;
+    let last = e.steps.len().saturating_sub(1);
+    let k = node.step;
+    let state_node = node.clone();
+    let state = Signal::derive(move || state_node.state(anim.current.get(), first_fit, last));
+    let id = node.id.clone();
+    let select = move |_| {
+        anim.playing.set(false);
+        anim.current.set(k.min(last));
+    };
+    match node.kind {
+        NodeKind::Start | NodeKind::Action => {
+            let step = e.steps.get(k);
+            let text = step.map(|s| action_text(s, k.checked_sub(1).and_then(|p| e.steps.get(p)), units));
+            let (title, lines, tooltip) = text.map(|t| (t.title, t.lines, t.tooltip)).unwrap_or_default();
+            let applied = step.is_none_or(|s| s.applied);
+            let fits_here = first_fit == Some(k);
+            let badge = fits_here.then(|| {
+                view! {
+                    <g class="badge">
+                        <rect x=node.x + node.w - 84.0 y=node.y + 8.0 width="74" height="20" rx="10" />
+                        <text x=node.x + node.w - 47.0 y=node.y + 22.0 text-anchor="middle">"fits here"</text>
+                    </g>
+                }
+            });
+            let kind = if node.kind == NodeKind::Start { "start" } else { "action" };
+            view! {
+                <g
+                    class=move || format!("node {kind} {}{}{}", state.get().class(), if applied { "" } else { " skipped" }, if fits_here { " fits-here" } else { "" })
+                    data-node=id
+                    data-state=move || state.get().class()
+                    on:click=select
+                >
+                    <title>{tooltip}</title>
+                    <rect x=node.x y=node.y width=node.w height=node.h rx="12" />
+                    {text_rows(&node, title, lines)}
+                    {badge}
+                </g>
+            }
+            .into_any()
+        }
+        NodeKind::Check => {
+            let fits = e.steps.get(k).is_some_and(|s| s.fits());
+            let answer = if fits { "yes" } else { "no" };
+            view! {
+                <g class=move || format!("node check {} {answer}", state.get().class()) data-node=id data-state=move || state.get().class() on:click=select>
+                    <title>{if fits { "Fits: take the yes branch" } else { "Does not fit: next step" }}</title>
+                    <polygon points=node.diamond_points() />
+                    <text x=node.cx() y=node.cy() + 5.0 text-anchor="middle">"fits?"</text>
+                </g>
+            }
+            .into_any()
+        }
+        NodeKind::Launch | NodeKind::Monitor | NodeKind::NoFit => {
+            let (title, lines) = terminal_text(&node, e);
+            let kind = match node.kind {
+                NodeKind::Launch => "launch",
+                NodeKind::Monitor => "monitor",
+                _ => "nofit",
+            };
+            view! {
+                <g class=move || format!("node terminal {kind} {}", state.get().class()) data-node=id data-state=move || state.get().class()>
+                    <rect x=node.x y=node.y width=node.w height=node.h rx=node.h / 2.0 />
+                    {text_rows(&node, title, lines)}
+                </g>
+            }
+            .into_any()
+        }
+    }
+}
+
+/// The flowchart, redrawn when the escalation changes; classes follow `anim.current`.
+#[component]
+pub fn FlowChart(anim: Animation) -> impl IntoView {
+    let planner = Planner::get();
+    move || {
+        let units = planner.units.get();
+        anim.escalation.with(|e| {
+            let layout = flow_layout(e.steps.len());
+            let last = e.steps.len().saturating_sub(1);
+            let summary = match e.first_fit {
+                Some(0) => "Escalation flowchart: the scenario fits as entered".to_string(),
+                Some(f) => format!("Escalation flowchart: fits after step {f}, {}", e.steps.get(f).map(|s| s.name.as_str()).unwrap_or("")),
+                None => "Escalation flowchart: no step of this ladder makes the run fit".to_string(),
+            };
+            let edges = layout.edges.iter().cloned().map(|edge| edge_view(edge, anim, e.first_fit, last)).collect_view();
+            let nodes = layout.nodes.iter().cloned().map(|node| node_view(node, e, anim, units)).collect_view();
+            view! {
+                <div class="flow-scroll">
+                    <svg
+                        id="flowchart"
+                        class="flow"
+                        viewBox=format!("0 0 {} {}", layout.width, layout.height)
+                        width=layout.width
+                        height=layout.height
+                        role="img"
+                        aria-label=summary
+                        data-first-fit=e.first_fit.map(|f| f.to_string()).unwrap_or_else(|| "none".into())
+                    >
+                        <defs>
+                            <marker id="flow-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                                <path class="arrow-on" d="M0,0 L10,5 L0,10 z" />
+                            </marker>
+                            <marker id="flow-arrow-off" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                                <path class="arrow-off" d="M0,0 L10,5 L0,10 z" />
+                            </marker>
+                        </defs>
+                        {edges}
+                        {nodes}
+                    </svg>
+                </div>
+            }
+        })
+    }
+}

@@ -1,0 +1,30 @@
+//! `StepCaption`: which step the animation shows, its per-GPU total and verdict.
+
+use leptos::prelude::*;
+
+use super::Animation;
+use crate::format;
+use crate::ui::state::Planner;
+
+/// One line above the bar.
+#[component]
+pub fn StepCaption(anim: Animation) -> impl IntoView {
+    let planner = Planner::get();
+    let text = move || {
+        let k = anim.current.get();
+        let units = planner.units.get();
+        anim.escalation.with(|e| match e.steps.get(k) {
+            Some(s) => {
+                let verdict = if s.fits() { "fits".to_string() } else { format!("spills {}", format::bytes(s.breakdown.spill_bytes, units)) };
+                format!("Step {k} of {}: {} — {} per GPU, {verdict}", e.steps.len().saturating_sub(1), s.name, format::bytes(s.breakdown.total, units))
+            }
+            None => String::new(),
+        })
+    };
+    let fits = move || anim.escalation.with(|e| e.steps.get(anim.current.get()).is_some_and(|s| s.fits()));
+    view! {
+        <p id="step-caption" class=move || if fits() { "step-caption fits" } else { "step-caption spills" } aria-live="polite">
+            {text}
+        </p>
+    }
+}

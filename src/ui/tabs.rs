@@ -1,0 +1,233 @@
+//! The tab bar (Planner / Strategy / Compare), the state the Strategy and Compare views keep
+//! while hidden ([`Workspace`]), and the lazily mounted panels of those two views.
+//!
+//! The Planner panel stays mounted (and `hidden`) so its chart and text boxes keep their
+//! state; the other views mount when their tab is first chosen and read their state from
+//! the `Workspace` context. A tab switch is one signal: no routing.
+
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::compare::CompareView;
+use super::state::Planner;
+use super::strategy::StrategyView;
+use crate::model::escalation::Step;
+use crate::model::search::SearchResult;
+use crate::scenario::Scenario;
+
+/// The three views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Planner,
+    Strategy,
+    Compare,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Planner, Tab::Strategy, Tab::Compare];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Tab::Planner => "planner",
+            Tab::Strategy => "strategy",
+            Tab::Compare => "compare",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Planner => "Planner",
+            Tab::Strategy => "Strategy",
+            Tab::Compare => "Compare",
+        }
+    }
+}
+
+/// One rung of the editable ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rung {
+    pub step: Step,
+    pub enabled: bool,
+}
+
+/// A finished search and how long it took.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchOutcome {
+    pub result: SearchResult,
+    pub millis: f64,
+    pub gpus: u64,
+}
+
+/// One Compare column: a key for the list and its own scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct CompareSlot {
+    pub key: u32,
+    pub scenario: RwSignal<Scenario>,
+}
+
+/// State of the Strategy and Compare views, kept across tab switches.
+#[derive(Clone, Copy)]
+pub struct Workspace {
+    pub tab: RwSignal<Tab>,
+    /// The escalation ladder, in order, each step on or off.
+    pub ladder: RwSignal<Vec<Rung>>,
+    /// GPUs available to the escalation's distributed steps.
+    pub ladder_gpus: RwSignal<u64>,
+    /// GPUs for the automatic planner.
+    pub search_gpus: RwSignal<u64>,
+    pub search: RwSignal<Option<SearchOutcome>>,
+    /// `(layouts done, layouts)` while a search runs long enough to show it.
+    pub search_progress: RwSignal<Option<(usize, usize)>>,
+    pub searching: RwSignal<bool>,
+    /// Bumped by every new search; a running search stops when it no longer matches.
+    pub search_generation: StoredValue<u32>,
+    /// Compare columns (empty until the Compare view first opens).
+    pub compare: RwSignal<Vec<CompareSlot>>,
+    pub compare_next_key: StoredValue<u32>,
+    /// GPUs for the strategy table.
+    pub table_gpus: RwSignal<u64>,
+}
+
+impl Workspace {
+    /// Creates the state, provides it as context and installs `window.headroomBench`.
+    pub fn provide() -> Workspace {
+        let ws = Workspace {
+            tab: RwSignal::new(Tab::Planner),
+            ladder: RwSignal::new(Step::DEFAULT_LADDER.iter().map(|&step| Rung { step, enabled: true }).collect()),
+            ladder_gpus: RwSignal::new(8),
+            search_gpus: RwSignal::new(8),
+            search: RwSignal::new(None),
+            search_progress: RwSignal::new(None),
+            searching: RwSignal::new(false),
+            search_generation: StoredValue::new(0),
+            compare: RwSignal::new(Vec::new()),
+            compare_next_key: StoredValue::new(0),
+            table_gpus: RwSignal::new(8),
+        };
+        provide_context(ws);
+        install_bench_hook();
+        ws
+    }
+
+    pub fn get() -> Workspace {
+        expect_context::<Workspace>()
+    }
+
+    /// A new Compare column holding `scenario`.
+    pub fn new_slot(self, scenario: Scenario) -> CompareSlot {
+        let key = self.compare_next_key.get_value();
+        self.compare_next_key.set_value(key.wrapping_add(1));
+        CompareSlot { key, scenario: RwSignal::new(scenario) }
+    }
+}
+
+/// `window.headroomBench(gpus, repeats)`: runs the model's search on the default scenario
+/// `repeats` times and returns `{layouts, evaluations, millis}`, for
+/// `scripts/bench-search.mjs`. Not used by the page itself.
+fn install_bench_hook() {
+    let bench = Closure::<dyn Fn(JsValue, JsValue) -> JsValue>::new(|gpus: JsValue, repeats: JsValue| {
+        let gpus = gpus.as_f64().filter(|g| g.is_finite() && *g >= 1.0).map_or(8, |g| g.min(4096.0) as u64);
+        let repeats = repeats.as_f64().filter(|r| r.is_finite() && *r >= 1.0).map_or(1, |r| r.min(1000.0) as u32);
+        let base = Scenario::default();
+        let start = js_sys::Date::now();
+        let (mut layouts, mut evaluations) = (0u64, 0u64);
+        for _ in 0..repeats {
+            let r = crate::model::search::search(&base, gpus, 10);
+            layouts += r.layouts;
+            evaluations += r.evaluations;
+        }
+        let millis = js_sys::Date::now() - start;
+        let out = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&out, &"layouts".into(), &JsValue::from_f64(layouts as f64));
+        let _ = js_sys::Reflect::set(&out, &"evaluations".into(), &JsValue::from_f64(evaluations as f64));
+        let _ = js_sys::Reflect::set(&out, &"millis".into(), &JsValue::from_f64(millis));
+        out.into()
+    });
+    let _ = js_sys::Reflect::set(&js_sys::global(), &"headroomBench".into(), &bench.into_js_value());
+}
+
+/// Moves keyboard focus to the tab button of `tab`.
+fn focus_tab(tab: Tab) {
+    if let Some(el) = document().get_element_by_id(&format!("tab-{}", tab.id())) {
+        if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
+            let _ = el.focus();
+        }
+    }
+}
+
+/// The tab bar: buttons with `role="tab"`, arrow keys / Home / End move between them.
+#[component]
+pub fn TabBar() -> impl IntoView {
+    let ws = Workspace::get();
+    let select = move |tab: Tab| {
+        ws.tab.set(tab);
+        if tab == Tab::Planner {
+            // The planner chart may have been resized while hidden: let it measure again.
+            if let Ok(ev) = web_sys::Event::new("resize") {
+                let _ = window().dispatch_event(&ev);
+            }
+        }
+    };
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let i = Tab::ALL.iter().position(|&t| t == ws.tab.get_untracked()).unwrap_or(0);
+        let n = Tab::ALL.len();
+        let next = match ev.key().as_str() {
+            "ArrowRight" => (i + 1) % n,
+            "ArrowLeft" => (i + n - 1) % n,
+            "Home" => 0,
+            "End" => n - 1,
+            _ => return,
+        };
+        ev.prevent_default();
+        select(Tab::ALL[next]);
+        focus_tab(Tab::ALL[next]);
+    };
+    view! {
+        <nav class="tabs" role="tablist" aria-label="Views" on:keydown=on_key>
+            {Tab::ALL
+                .iter()
+                .map(|&tab| {
+                    let selected = move || ws.tab.get() == tab;
+                    view! {
+                        <button
+                            type="button"
+                            role="tab"
+                            class="tab"
+                            id=format!("tab-{}", tab.id())
+                            aria-controls=format!("panel-{}", tab.id())
+                            aria-selected=move || selected().to_string()
+                            tabindex=move || if selected() { "0" } else { "-1" }
+                            on:click=move |_| select(tab)
+                        >
+                            {tab.label()}
+                        </button>
+                    }
+                })
+                .collect_view()}
+        </nav>
+    }
+}
+
+/// The Strategy and Compare panels, each mounted while its tab is selected.
+#[component]
+pub fn OtherViews() -> impl IntoView {
+    let ws = Workspace::get();
+    // Touch the planner context so a missing provider fails here, loudly, in development.
+    let _ = Planner::get();
+    move || match ws.tab.get() {
+        Tab::Planner => ().into_any(),
+        Tab::Strategy => view! {
+            <main class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
+                <StrategyView />
+            </main>
+        }
+        .into_any(),
+        Tab::Compare => view! {
+            <main class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
+                <CompareView />
+            </main>
+        }
+        .into_any(),
+    }
+}

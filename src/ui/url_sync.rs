@@ -1,0 +1,169 @@
+//! The address bar as the scenario's home: reads the scenario from `location.search` on load,
+//! writes it back on every change, and restores it on back/forward.
+//!
+//! One history entry per burst of edits: the first change of a burst (a slider drag, a
+//! number being typed) pushes an entry, later changes in the same burst replace it, and the
+//! burst ends [`BURST_MS`] after the last change. So back goes to the scenario before the
+//! drag, not to each pixel of it. Page keys ([`crate::url::PAGE_KEYS`]) other than `units`,
+//! which this module owns, are carried over untouched for the other views.
+//!
+//! Decoding a link never fails as a whole: its problems go to [`UrlNotice`], shown by
+//! [`UrlNoticeBanner`], and the readable part is opened. Not a component library: the
+//! scenario itself lives in [`Planner`].
+
+use leptos::prelude::*;
+use wasm_bindgen::JsValue;
+
+use super::state::Planner;
+use crate::error::InputError;
+use crate::format::Units;
+use crate::scenario::Scenario;
+use crate::url;
+
+/// Quiet time that ends a burst of edits (one history entry per burst).
+const BURST_MS: u64 = 400;
+
+/// `location.search` without its `?` (empty when there is none or no window).
+pub fn location_query() -> String {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    search.strip_prefix('?').unwrap_or(&search).to_string()
+}
+
+/// The raw value of a page key in a query (`embed`, `units`, …), if present.
+pub fn page_param(query: &str, key: &str) -> Option<String> {
+    query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
+}
+
+/// True for `?embed=1` (or `embed`, `embed=true`).
+pub fn is_embed(query: &str) -> bool {
+    matches!(page_param(query, "embed").as_deref(), Some("1" | "" | "true"))
+}
+
+/// The query with every `key=…` pair removed.
+pub fn query_without(query: &str, key: &str) -> String {
+    query.split('&').filter(|p| !p.is_empty() && p.split('=').next() != Some(key)).collect::<Vec<_>>().join("&")
+}
+
+/// Units named by `units=gb`; GiB otherwise.
+pub fn units_from(query: &str) -> Units {
+    match page_param(query, "units").as_deref() {
+        Some("gb" | "GB") => Units::Gb,
+        _ => Units::Gib,
+    }
+}
+
+/// The scenario, units and decoding problems of a query.
+pub fn decode_view(query: &str) -> (Scenario, Units, Vec<InputError>) {
+    let (scenario, errors) = url::decode(query);
+    (scenario, units_from(query), errors)
+}
+
+/// The query for `scenario` and `units`, keeping the other page keys of `current`.
+pub fn compose(scenario: &Scenario, units: Units, current: &str) -> String {
+    let mut query = url::encode(scenario);
+    if units == Units::Gb {
+        query.push_str("&units=gb");
+    }
+    for pair in current.split('&') {
+        let key = pair.split('=').next().unwrap_or("");
+        if url::PAGE_KEYS.contains(&key) && key != "units" {
+            query.push('&');
+            query.push_str(pair);
+        }
+    }
+    query
+}
+
+/// Problems found in the last link opened (on load, back/forward or a saved scenario).
+#[derive(Clone, Copy)]
+pub struct UrlNotice(pub RwSignal<Vec<InputError>>);
+
+impl UrlNotice {
+    /// Creates the notice and provides it as context.
+    pub fn provide(errors: Vec<InputError>) -> UrlNotice {
+        let notice = UrlNotice(RwSignal::new(errors));
+        provide_context(notice);
+        notice
+    }
+}
+
+/// Writes `?query` into the current history entry, or a new one when `push`.
+fn write_history(query: &str, push: bool) {
+    let Some(history) = web_sys::window().and_then(|w| w.history().ok()) else { return };
+    let target = format!("?{query}");
+    let result = if push { history.push_state_with_url(&JsValue::NULL, "", Some(&target)) } else { history.replace_state_with_url(&JsValue::NULL, "", Some(&target)) };
+    if let Err(e) = result {
+        leptos::logging::warn!("address bar not updated: {e:?}");
+    }
+}
+
+/// Keeps the URL in step with `planner` from now on, and restores the scenario on
+/// back/forward. `initial` is what the current history entry already shows.
+pub fn start(planner: Planner, notice: UrlNotice) {
+    let shown = StoredValue::new((planner.scenario.get_untracked(), planner.units.get_untracked()));
+    let burst = StoredValue::new(None::<TimeoutHandle>);
+    let end_burst = move || {
+        if let Some(handle) = burst.get_value() {
+            handle.clear();
+        }
+        burst.set_value(None);
+    };
+    Effect::new(move |_| {
+        let current = (planner.scenario.get(), planner.units.get());
+        if shown.with_value(|s| *s == current) {
+            return;
+        }
+        let query = compose(&current.0, current.1, &location_query());
+        shown.set_value(current);
+        let in_burst = burst.with_value(Option::is_some);
+        write_history(&query, !in_burst);
+        end_burst();
+        match set_timeout_with_handle(move || burst.set_value(None), std::time::Duration::from_millis(BURST_MS)) {
+            Ok(handle) => burst.set_value(Some(handle)),
+            Err(_) => burst.set_value(None),
+        }
+    });
+    let popstate = window_event_listener(leptos::ev::popstate, move |_| {
+        end_burst();
+        let (scenario, units, errors) = decode_view(&location_query());
+        shown.set_value((scenario.clone(), units));
+        notice.0.set(errors);
+        if planner.scenario.with_untracked(|s| *s != scenario) {
+            planner.scenario.set(scenario);
+        }
+        if planner.units.get_untracked() != units {
+            planner.units.set(units);
+        }
+    });
+    on_cleanup(move || popstate.remove());
+}
+
+/// The dismissible list of a link's problems, each naming its parameter.
+#[component]
+pub fn UrlNoticeBanner() -> impl IntoView {
+    let notice = expect_context::<UrlNotice>();
+    let items = move || {
+        notice.0.with(|errors| {
+            errors
+                .iter()
+                .map(|e| {
+                    let param = e.field.strip_prefix("url.").unwrap_or(&e.field).to_string();
+                    view! { <li><code class="param">{param}</code>": "{e.message.clone()}</li> }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <Show when=move || notice.0.with(|e| !e.is_empty())>
+            <div id="url-notice" class="notice" role="alert">
+                <div class="notice-body">
+                    <p class="notice-title">"Parts of this link could not be read; the rest was opened:"</p>
+                    <ul>{items}</ul>
+                </div>
+                <button type="button" id="url-notice-dismiss" class="notice-dismiss" aria-label="Dismiss the link problems" on:click=move |_| notice.0.set(Vec::new())>
+                    "Dismiss"
+                </button>
+            </div>
+        </Show>
+    }
+}
