@@ -109,6 +109,14 @@ fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, m
     for e in s.validate() {
         warnings.push(e.to_string());
     }
+    if let Architecture::Transformer(t) = arch {
+        if t.max_positions > 0 && s.training.seq_len > t.max_positions && t.stack != arch::Stack::Vision {
+            warnings.push(format!(
+                "training.seq_len: {} tokens exceed the model's {} learned positions; transformers would fail to index them (memory is still estimated for {} tokens)",
+                s.training.seq_len, t.max_positions, s.training.seq_len
+            ));
+        }
+    }
     if s.training.mode == Mode::Train && s.parallel.dp.saturating_mul(s.parallel.cp) <= 1 && s.training.grad_accum <= 1 && s.parallel.zero == 0 {
         warnings.push(
             "gradients are counted for the whole step; with one GPU, no accumulation and zero_grad(set_to_none=True) PyTorch frees them before the next forward, so the true peak can be lower by up to the smaller of gradients and activations".into(),
