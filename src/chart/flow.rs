@@ -10,6 +10,8 @@
 
 use crate::format::{self, Units};
 use crate::model::escalation::EscalationStep;
+use crate::model::presets::model_preset;
+use crate::scenario::ModelSpec;
 
 /// Width of the drawing, in SVG user units (pixels at scale 1).
 pub const WIDTH: f64 = 700.0;
@@ -25,8 +27,8 @@ const TOP: f64 = 10.0;
 /// Where the "yes" branches run down to the launch node.
 const BUS_X: f64 = 420.0;
 const TERMINAL_X: f64 = 450.0;
-const TERMINAL_W: f64 = 240.0;
-const TERMINAL_H: f64 = 52.0;
+const TERMINAL_W: f64 = 246.0;
+const TERMINAL_H: f64 = 66.0;
 
 /// What a node stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -354,7 +356,11 @@ pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, uni
     let title = match previous {
         None => {
             lines.push(format!("{total} per GPU of {capacity}"));
-            format!("Start: {}", step.scenario.model.label())
+            let model = match &step.scenario.model {
+                ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.clone()),
+                other => other.label(),
+            };
+            format!("Start: {model}")
         }
         Some(prev) if step.applied => {
             lines.push(format!("{total} per GPU ({})", delta(prev.breakdown.total, step.breakdown.total, units)));

@@ -87,8 +87,7 @@ mod tests {
     #[test]
     fn chunked_search_equals_the_model_search() {
         for (model, gpus) in [("llama-3-8b", 8), ("gpt2", 4), ("llama-3-70b", 16)] {
-            let mut base = Scenario::default();
-            base.model = crate::scenario::ModelSpec::Preset(model.into());
+            let base = Scenario { model: crate::scenario::ModelSpec::Preset(model.into()), ..Scenario::default() };
             let expected = search(&base, gpus, 10);
             let mut run = SearchRun::new(&base, gpus, 10);
             assert_eq!(run.total() as u64, expected.layouts);
@@ -104,8 +103,7 @@ mod tests {
 
     #[test]
     fn an_unknown_model_has_no_layouts_and_finishes_at_once() {
-        let mut base = Scenario::default();
-        base.model = crate::scenario::ModelSpec::Preset("no-such-model".into());
+        let base = Scenario { model: crate::scenario::ModelSpec::Preset("no-such-model".into()), ..Scenario::default() };
         let mut run = SearchRun::new(&base, 8, 10);
         assert!(run.step(50));
         assert!(run.result().results.is_empty());

@@ -14,7 +14,7 @@ use crate::scenario::Scenario;
 fn signed_bytes(n: i128, units: Units) -> String {
     let abs = n.unsigned_abs().min(u64::MAX as u128) as u64;
     match n.signum() {
-        1 => format!("{}", format::bytes(abs, units)),
+        1 => format::bytes(abs, units),
         -1 => format!("−{} (costs)", format::bytes(abs, units)),
         _ => "0".into(),
     }
@@ -47,7 +47,7 @@ pub fn CompareStrategyTable() -> impl IntoView {
                     <tr class=if r.applied { "strategy-row" } else { "strategy-row unapplied" } data-strategy=r.name>
                         <th scope="row">{r.name}</th>
                         <td class="num">{format::bytes(r.before, units)}" → "{format::bytes(r.after, units)}</td>
-                        <td class="num saved">{saved}</td>
+                        <td class="num mem-saved">{saved}</td>
                         <td class="num">{comm}</td>
                         <td class="num">{seconds}</td>
                         <td>{if r.fits_after { "fits" } else { "spills" }}</td>

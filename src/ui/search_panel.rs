@@ -36,7 +36,7 @@ fn run_chunk(ws: Workspace, run: Rc<RefCell<SearchRun>>, generation: u32, starte
     let elapsed = js_sys::Date::now() - started;
     if finished {
         let result = run.borrow().result();
-        ws.search.set(Some(SearchOutcome { result, millis: elapsed, gpus }));
+        ws.search.set(Some(SearchOutcome { result, millis: elapsed, gpus, run: generation }));
         ws.search_progress.set(None);
         ws.searching.set(false);
         return;
@@ -165,7 +165,7 @@ pub fn SearchPanel() -> impl IntoView {
             <Show when=invalid>
                 <p class="stale" role="alert">"Fix the planner's invalid settings first."</p>
             </Show>
-            <p id="search-summary" class="search-summary" aria-live="polite">{summary}</p>
+            <p id="search-summary" class="search-summary" aria-live="polite" data-run=move || ws.search.with(|s| s.as_ref().map_or(0, |o| o.run)).to_string()>{summary}</p>
             <Show when=has_results>
                 <div class="table-scroll">
                     <table class="breakdown search-results" id="search-results">

@@ -57,6 +57,8 @@ pub struct SearchOutcome {
     pub result: SearchResult,
     pub millis: f64,
     pub gpus: u64,
+    /// Which search this was (1, 2, …).
+    pub run: u32,
 }
 
 /// One Compare column: a key for the list and its own scenario.

@@ -34,13 +34,14 @@ fn terminal_text(node: &FlowNode, e: &Escalation) -> (String, Vec<String>) {
             let line = match e.first_fit.and_then(|f| e.steps.get(f)) {
                 Some(s) => {
                     let p = &s.scenario.parallel;
-                    format!("{} GPU(s): dp {} · tp {} · pp {} · cp {} · ZeRO {}", p.world_size(), p.dp, p.tp, p.pp, p.cp, p.zero)
+                    let gpus = p.world_size();
+                    vec![format!("{gpus} GPU{} · ZeRO-{}", if gpus == 1 { "" } else { "s" }, p.zero), format!("dp {} · tp {} · pp {} · cp {}", p.dp, p.tp, p.pp, p.cp)]
                 }
-                None => "not reached: nothing fits".into(),
+                None => vec!["not reached: nothing fits".into()],
             };
-            ("Distributed launch".into(), vec![line])
+            ("Distributed launch".into(), line)
         }
-        NodeKind::Monitor => ("Monitor & adjust".into(), vec!["check the real peak against the plan".into()]),
+        NodeKind::Monitor => ("Monitor & adjust".into(), vec!["check the measured peak".into(), "against this plan".into()]),
         _ => ("Still does not fit".into(), vec!["more GPUs, a bigger device, or more steps".into()]),
     }
 }

@@ -65,10 +65,10 @@ pub fn Playback(anim: Animation) -> impl IntoView {
         <div class="playback" role="group" aria-label="Animation controls"
             data-current=move || anim.current.get().to_string()
             data-playing=move || anim.playing.get().to_string()>
-            <button type="button" id="flow-reset" on:click=reset disabled=at_start title="Back to the start">"⏮ Reset"</button>
+            <button type="button" id="flow-reset" on:click=reset disabled=at_start title="Back to the start">"Reset"</button>
             <button type="button" id="flow-back" on:click=back disabled=at_start aria-label="Step back">"◀ Back"</button>
             <button type="button" id="flow-play" class="primary" on:click=play aria-pressed=move || anim.playing.get().to_string()>
-                {move || if anim.playing.get() { "⏸ Pause" } else { "▶ Play" }}
+                {move || if anim.playing.get() { "Pause" } else { "▶ Play" }}
             </button>
             <button type="button" id="flow-forward" on:click=forward disabled=at_end aria-label="Step forward">"Forward ▶"</button>
             <label class="inline-number" for="ladder-gpus">
