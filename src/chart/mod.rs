@@ -7,7 +7,6 @@
 
 pub mod compare;
 pub mod flow;
-pub mod search_run;
 mod verdict;
 
 pub use verdict::{verdict, Verdict};

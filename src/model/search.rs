@@ -7,6 +7,9 @@
 //! largest fitting micro-batch is found by doubling then bisection. The global batch of the
 //! input scenario (micro-batch × accumulation × dp sequences) is kept: each layout runs it
 //! as micro-batch × accumulation on its own dp.
+//!
+//! [`SearchRun`] evaluates the layouts a chunk at a time, so a page can yield to the browser
+//! between chunks and show progress; [`search`] runs it to the end.
 
 use serde::{Deserialize, Serialize};
 
@@ -120,30 +123,87 @@ pub fn max_micro_batch(s: &Scenario, evaluations: &mut u64) -> u64 {
     lo
 }
 
+/// One layout at its best micro-batch: the largest that fits, capped at the layout's share
+/// of the global batch, with accumulation making up the rest. `None` when nothing fits.
+pub fn evaluate_layout(layout: &Scenario, global_batch: u64, evaluations: &mut u64) -> Option<Candidate> {
+    let mut s = layout.clone();
+    let max_mb = max_micro_batch(&s, evaluations);
+    if max_mb == 0 {
+        return None;
+    }
+    let per_replica = global_batch.div_ceil(s.parallel.dp.max(1)).max(1);
+    let micro = max_mb.min(per_replica);
+    s.training.micro_batch = micro;
+    s.training.grad_accum = per_replica.div_ceil(micro);
+    let breakdown = estimate(&s);
+    *evaluations += 1;
+    let c = costs(&s, &breakdown);
+    Some(Candidate { step_seconds: c.step_seconds, tokens_per_second: c.tokens_per_second, costs: c, max_micro_batch: max_mb, breakdown, scenario: s })
+}
+
+/// A search in progress.
+#[derive(Clone, Debug)]
+pub struct SearchRun {
+    pending: Vec<Scenario>,
+    next: usize,
+    global_batch: u64,
+    limit: usize,
+    found: Vec<Candidate>,
+    evaluations: u64,
+}
+
+impl SearchRun {
+    /// Enumerates the layouts of `base` on `gpus` GPUs; nothing is evaluated yet.
+    pub fn new(base: &Scenario, gpus: u64, limit: usize) -> SearchRun {
+        let global_batch = base.training.micro_batch.max(1).saturating_mul(base.training.grad_accum.max(1)).saturating_mul(base.parallel.dp.max(1));
+        SearchRun { pending: layouts(base, gpus), next: 0, global_batch, limit, found: Vec::new(), evaluations: 0 }
+    }
+
+    /// Layouts in the search.
+    pub fn total(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Layouts evaluated so far.
+    pub fn done(&self) -> usize {
+        self.next
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.next >= self.pending.len()
+    }
+
+    /// Full estimates computed so far.
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
+    /// Evaluates up to `chunk` more layouts; returns true when none are left.
+    pub fn step(&mut self, chunk: usize) -> bool {
+        let end = self.next.saturating_add(chunk.max(1)).min(self.pending.len());
+        for i in self.next..end {
+            if let Some(candidate) = evaluate_layout(&self.pending[i], self.global_batch, &mut self.evaluations) {
+                self.found.push(candidate);
+            }
+        }
+        self.next = end;
+        self.is_finished()
+    }
+
+    /// The best `limit` layouts found so far, fastest first.
+    pub fn result(&self) -> SearchResult {
+        let mut results = self.found.clone();
+        results.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second));
+        results.truncate(self.limit);
+        SearchResult { results, layouts: self.pending.len() as u64, evaluations: self.evaluations }
+    }
+}
+
 /// Rank the layouts of `base` on `gpus` GPUs; keep the best `limit`.
 pub fn search(base: &Scenario, gpus: u64, limit: usize) -> SearchResult {
-    let global_batch = base.training.micro_batch.max(1).saturating_mul(base.training.grad_accum.max(1)).saturating_mul(base.parallel.dp.max(1));
-    let candidates = layouts(base, gpus);
-    let layouts_count = candidates.len() as u64;
-    let mut evaluations = 0;
-    let mut results = Vec::new();
-    for mut s in candidates {
-        let max_mb = max_micro_batch(&s, &mut evaluations);
-        if max_mb == 0 {
-            continue;
-        }
-        let per_replica = global_batch.div_ceil(s.parallel.dp).max(1);
-        let micro = max_mb.min(per_replica);
-        s.training.micro_batch = micro;
-        s.training.grad_accum = per_replica.div_ceil(micro);
-        let breakdown = estimate(&s);
-        evaluations += 1;
-        let c = costs(&s, &breakdown);
-        results.push(Candidate { step_seconds: c.step_seconds, tokens_per_second: c.tokens_per_second, costs: c, max_micro_batch: max_mb, breakdown, scenario: s });
-    }
-    results.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second));
-    results.truncate(limit);
-    SearchResult { results, layouts: layouts_count, evaluations }
+    let mut run = SearchRun::new(base, gpus, limit);
+    run.step(usize::MAX);
+    run.result()
 }
 
 #[cfg(test)]
@@ -178,5 +238,30 @@ mod tests {
             at.training.micro_batch = m + 1;
             assert!(!estimate(&at).fits);
         }
+    }
+
+    #[test]
+    fn chunked_search_equals_the_model_search() {
+        for (model, gpus) in [("llama-3-8b", 8), ("gpt2", 4), ("llama-3-70b", 16)] {
+            let base = Scenario { model: crate::scenario::ModelSpec::Preset(model.into()), ..Scenario::default() };
+            let expected = search(&base, gpus, 10);
+            let mut run = SearchRun::new(&base, gpus, 10);
+            assert_eq!(run.total() as u64, expected.layouts);
+            let mut chunks = 0;
+            while !run.step(7) {
+                chunks += 1;
+                assert!(run.done() <= run.total());
+            }
+            assert!(chunks > 0 || run.total() <= 7);
+            assert_eq!(run.result(), expected, "{model} on {gpus}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_model_has_no_layouts_and_finishes_at_once() {
+        let base = Scenario { model: crate::scenario::ModelSpec::Preset("no-such-model".into()), ..Scenario::default() };
+        let mut run = SearchRun::new(&base, 8, 10);
+        assert!(run.step(50));
+        assert!(run.result().results.is_empty());
     }
 }

@@ -4,7 +4,7 @@
 //! longer than [`PROGRESS_AFTER_MS`]. The ten fastest fitting layouts are listed, each with
 //! an "Apply" button that writes its scenario into the planner and shows the Planner tab.
 //!
-//! The search itself is [`crate::chart::search_run::SearchRun`] (same results as
+//! The search itself is [`crate::model::search::SearchRun`] (same results as
 //! `model::search::search`).
 
 use std::cell::RefCell;
@@ -15,7 +15,7 @@ use leptos::prelude::*;
 
 use super::state::{enum_id, Planner};
 use super::tabs::{SearchOutcome, Tab, Workspace};
-use crate::chart::search_run::SearchRun;
+use crate::model::search::SearchRun;
 use crate::format;
 use crate::model::search::Candidate;
 use crate::scenario::Offload;
