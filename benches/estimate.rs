@@ -22,6 +22,12 @@ fn median_nanos(scenario: &Scenario, per_batch: u32) -> f64 {
 }
 
 fn main() {
+    // `cargo bench` passes --bench; `cargo test --all-targets` runs this binary without it
+    // (in a debug build), where timings would mean nothing.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("estimate benchmark: run with `cargo bench --bench estimate`");
+        return;
+    }
     let cases = [
         ("llama-3-8b default (1 GPU)", r#"{}"#),
         (

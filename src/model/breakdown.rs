@@ -3,6 +3,8 @@
 //!
 //! All sizes are raw bytes; units and rounding belong to the UI and CLI formatters.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// The six components every chart and table shows, in stacking order.
@@ -44,10 +46,10 @@ impl Component {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Term {
     pub component: Component,
-    pub name: String,
+    pub name: Cow<'static, str>,
     pub bytes: u64,
     /// The formula and its source, for tooltips and the docs.
-    pub formula: String,
+    pub formula: Cow<'static, str>,
 }
 
 /// Estimated time of one optimizer step on the worst GPU.
