@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 
 use super::compare::CompareView;
 use super::state::Planner;
+use super::url_sync::{location_query, page_param, replace_page_key};
 use super::strategy::StrategyView;
 use crate::model::escalation::Step;
 use crate::model::search::SearchResult;
@@ -33,6 +34,11 @@ impl Tab {
             Tab::Strategy => "strategy",
             Tab::Compare => "compare",
         }
+    }
+
+    /// The tab a `view=` page key names (the planner for anything else).
+    pub fn from_id(id: &str) -> Tab {
+        Tab::ALL.into_iter().find(|t| t.id() == id).unwrap_or(Tab::Planner)
     }
 
     pub fn label(self) -> &'static str {
@@ -95,7 +101,7 @@ impl Workspace {
     /// Creates the state, provides it as context and installs `window.headroomBench`.
     pub fn provide() -> Workspace {
         let ws = Workspace {
-            tab: RwSignal::new(Tab::Planner),
+            tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
             ladder: RwSignal::new(Step::DEFAULT_LADDER.iter().map(|&step| Rung { step, enabled: true }).collect()),
             ladder_gpus: RwSignal::new(8),
             search_gpus: RwSignal::new(8),
@@ -164,6 +170,7 @@ pub fn TabBar() -> impl IntoView {
     let ws = Workspace::get();
     let select = move |tab: Tab| {
         ws.tab.set(tab);
+        replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
         if tab == Tab::Planner {
             // The planner chart may have been resized while hidden: let it measure again.
             if let Ok(ev) = web_sys::Event::new("resize") {

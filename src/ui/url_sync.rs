@@ -87,6 +87,19 @@ impl UrlNotice {
     }
 }
 
+/// Sets (or with `None` removes) one page key in the current history entry, keeping the
+/// scenario and the other keys: the open tab travels in the link this way (`view=strategy`).
+pub fn replace_page_key(key: &str, value: Option<&str>) {
+    let mut query = query_without(&location_query(), key);
+    if let Some(value) = value {
+        if !query.is_empty() {
+            query.push('&');
+        }
+        query.push_str(&format!("{key}={value}"));
+    }
+    write_history(&query, false);
+}
+
 /// Writes `?query` into the current history entry, or a new one when `push`.
 fn write_history(query: &str, push: bool) {
     let Some(history) = web_sys::window().and_then(|w| w.history().ok()) else { return };

@@ -68,6 +68,27 @@ test('the tab bar switches views, by mouse and by keyboard, with aria-selected',
   await page.close();
 });
 
+test('the open view travels in the link and survives a reload', async () => {
+  const page = await env.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  await page.goto(env.url + '?v=1&m=gpt2&s=1024&view=strategy');
+  await page.waitForSelector('#panel-strategy #flowchart');
+  assert.equal(await page.locator('#tab-strategy').getAttribute('aria-selected'), 'true');
+  await page.locator('#tab-compare').click();
+  assert.match(page.url(), /view=compare/);
+  assert.match(page.url(), /m=gpt2/);
+  await page.reload();
+  await page.waitForSelector('#panel-compare');
+  assert.equal(await page.locator('#tab-compare').getAttribute('aria-selected'), 'true');
+  await page.locator('#tab-planner').click();
+  assert.doesNotMatch(page.url(), /view=/);
+  assert.match(page.url(), /m=gpt2/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('the flowchart renders the default ladder, marks the first fit and greys what follows', async () => {
   const { page, problems } = await openStrategy();
   // Start + five steps: six boxes, six checks, launch, monitor, no-fit.
@@ -118,6 +139,13 @@ test('play advances the highlight one step at a time and the bar shrinks with it
   await page.locator('#flow-back').click();
   assert.equal(await current(page), f - 1);
   await page.locator('#flow-forward').click();
+  assert.equal(await current(page), f);
+  // Step boxes are keyboard buttons: focus one and press Enter to jump there.
+  await page.locator('[data-node="step-1"]').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await current(page), 1);
+  await page.locator('[data-node="step-' + f + '"]').focus();
+  await page.keyboard.press(' ');
   assert.equal(await current(page), f);
   await page.screenshot({ path: join(ARTIFACTS, 'strategy-fits.png'), fullPage: true });
   assert.deepEqual(problems, []);

@@ -75,6 +75,14 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
         anim.playing.set(false);
         anim.current.set(k.min(last));
     };
+    // Step boxes are buttons for the keyboard too: Tab to reach, Enter or Space to jump there.
+    let select_key = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Enter" || ev.key() == " " {
+            ev.prevent_default();
+            anim.playing.set(false);
+            anim.current.set(k.min(last));
+        }
+    };
     match node.kind {
         NodeKind::Start | NodeKind::Action => {
             let step = e.steps.get(k);
@@ -91,12 +99,17 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
                 }
             });
             let kind = if node.kind == NodeKind::Start { "start" } else { "action" };
+            let aria = format!("Show step {k}: {title}");
             view! {
                 <g
                     class=move || format!("node {kind} {}{}{}", state.get().class(), if applied { "" } else { " skipped" }, if fits_here { " fits-here" } else { "" })
                     data-node=id
                     data-state=move || state.get().class()
+                    tabindex="0"
+                    role="button"
+                    aria-label=aria
                     on:click=select
+                    on:keydown=select_key
                 >
                     <title>{tooltip}</title>
                     <rect x=node.x y=node.y width=node.w height=node.h rx="12" />
