@@ -93,6 +93,8 @@ CASES = [
     C("llama-tiny-eager-fp32-adamw-ga2", LLAMA_TINY, 2, 256, "fp32", ga=2),
     C("llama-tiny-eager-fp32-adamw-ckpt", LLAMA_TINY, 2, 256, "fp32", ckpt="full"),
     C("llama-tiny-eager-fp32-sgd", LLAMA_TINY, 2, 256, "fp32", optimizer="sgd"),
+    C("llama-tiny-eager-fp32-sgd-ckpt", LLAMA_TINY, 2, 256, "fp32", optimizer="sgd", ckpt="full",
+      notes="SGD so that the optimizer phase does not hide the checkpointed backward peak"),
     C("llama-tiny-eager-fp32-adamw-forloop", LLAMA_TINY, 2, 256, "fp32", foreach=False,
       notes="AdamW(foreach=False): the per-parameter for-loop implementation (CPU's default)"),
     C("llama-tiny-sdpa-fp32-adamw", LLAMA_TINY, 2, 256, "fp32", attention="sdpa"),
@@ -155,7 +157,8 @@ def unique_bytes(tensors):
 class PhaseMemTracker(MemTracker):
     def __init__(self):
         super().__init__()
-        self.phase = "idle"
+        self.phase = "zero_grad"
+        self.kernels = set()
         self.micro_batch = None
         self._cur_func = None
         self.peak_info = None
@@ -163,6 +166,8 @@ class PhaseMemTracker(MemTracker):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self._cur_func = func
+        if "scaled_dot_product" in str(func):
+            self.kernels.add(str(func))
         return super().__torch_dispatch__(func, types, args, kwargs)
 
     def _update_peak_stats(self, peak_state):
@@ -170,13 +175,17 @@ class PhaseMemTracker(MemTracker):
         super()._update_peak_stats(peak_state)
         cur = self._curr_mem_snap.get(CPU, {}).get("Total", 0)
         key = self.phase
-        if cur > self.phase_peaks.get(key, 0):
-            self.phase_peaks[key] = cur
+        if cur > self.phase_peaks.get(key, {}).get("total", 0):
+            snap = cat_snapshot(self._curr_mem_snap)
+            snap["op"] = str(self._cur_func)
+            snap["micro_batch"] = self.micro_batch
+            self.phase_peaks[key] = snap
         if self._peak_mem.get(CPU, 0) > before:
             self.peak_info = {"phase": self.phase, "micro_batch": self.micro_batch, "op": str(self._cur_func),
                               "module_tracker_is_bw": bool(self._mod_tracker.is_bw),
                               "in_recompute": bool(self._in_ac),
-                              "modules": sorted(p for p in self._mod_tracker.parents if p != "Global")[-1:]}
+                              "modules": sorted((p for p in self._mod_tracker.parents if p != "Global"),
+                                              key=lambda p: (p.count("."), len(p)))[-1:]}
 
 
 CAT = {_MemRefType.PARAM: "parameter", _MemRefType.BUFFER: "buffer", _MemRefType.GRAD: "gradient",
@@ -308,7 +317,7 @@ def run_case(case):
         scenario["training"]["image_size"] = case["image_size"]
     backend = "cpu (real tensors), " + ("conv" if mt == "resnet" else f"attention {case['attention']}")
     if case["attention"] == "sdpa":
-        backend += " (CPU SDPA kernel)"
+        backend += " (CPU SDPA: " + "+".join(sorted(mt_.kernels)) + ")"
     if case["precision"] == "bf16-mixed":
         backend += ", torch.autocast('cpu', bfloat16) (CPU autocast op lists)"
     backend += f", optimizer {opt_desc}"
@@ -324,6 +333,10 @@ def run_case(case):
                  f"difference {al_delta - mt_delta} B")
     if baseline != baseline_direct:
         notes.append(f"baseline mismatch: tracker {baseline} vs direct storage sum {baseline_direct}")
+    if case["ckpt"] == "full":
+        kw = [getattr(getattr(m, "_gradient_checkpointing_func", None), "keywords", None) for m in model.modules()]
+        kw = [k for k in kw if k is not None]
+        notes.append(f"model.gradient_checkpointing_enable(): torch.utils.checkpoint with {kw[0] if kw else '?'}")
     if step_bytes:
         notes.append(f"optimizer_state_bytes includes {step_bytes} B of fp32 'step' scalars (on a GPU these "
                      f"stay on the CPU unless capturable/fused)")
@@ -349,7 +362,7 @@ def run_case(case):
             "peak_micro_batch": info.get("micro_batch"),
             "peak_innermost_module": (info.get("modules") or [None])[0],
             "peak_in_recompute": info.get("in_recompute"),
-            "peak_by_phase": {k: int(v) for k, v in mt_.phase_peaks.items()},
+            "peak_by_phase": mt_.phase_peaks,
             "baseline_by_category": baseline_snap,
             "end_of_step_by_category": end_snap,
             "buffer_bytes": int(buffer_bytes),
