@@ -30,6 +30,15 @@ pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
         ));
     }
     out.push_str(&format!("Estimated step time {}.\n", seconds(b.step_time.seconds)));
+    let (fb, opt) = (&b.phases.forward_backward, &b.phases.optimizer_step);
+    if opt.total > 0 {
+        out.push_str(&format!(
+            "\nPeak per phase: forward + backward {}, optimizer step {} (the table shows the {} phase).\n",
+            bytes(fb.total, u),
+            bytes(opt.total, u),
+            if b.phases.peak_phase == crate::model::breakdown::Phase::OptimizerStep { "optimizer-step" } else { "forward/backward" },
+        ));
+    }
     for w in &b.warnings {
         out.push_str(&format!("\n> {w}"));
     }

@@ -3,7 +3,7 @@
 //! after a real `optimizer.step()`. Fixtures and the scripts that made them live under
 //! `tests/fixtures/measured/` and `tests/measure/`; run with `--nocapture` to print the tables.
 
-use headroom::model::breakdown::Component;
+use headroom::model::breakdown::{Component, Phase, PhaseTotals};
 use headroom::model::presets::model_preset;
 use headroom::{estimate, Scenario};
 use serde_json::Value;
@@ -59,8 +59,9 @@ fn activations_within_five_percent_of_saved_tensors() {
         let name = case["name"].as_str().unwrap_or("?");
         let b = estimate(&scenario(case));
         let measured = case["measured"]["saved_bytes"].as_f64().expect("saved_bytes");
-        let err = relative_error(b.activations as f64, measured);
-        println!("{name:<52} {measured:>15.0} {:>15} {:>7.2}%", b.activations, err * 100.0);
+        let predicted = b.phases.forward_backward.activations;
+        let err = relative_error(predicted as f64, measured);
+        println!("{name:<52} {measured:>15.0} {predicted:>15} {:>7.2}%", err * 100.0);
         if err.abs() > 0.05 {
             failures.push(format!("{name}: {:.2}%", err * 100.0));
         }
@@ -107,12 +108,14 @@ fn gradients_and_optimizer_states_within_one_percent_of_torch_optim() {
         let opt = m["optimizer_state_bytes"].as_f64().expect("optimizer_state_bytes");
         let grad = m["grad_bytes"].as_f64().expect("grad_bytes");
         let params = m["param_bytes"].as_f64().expect("param_bytes");
+        // All three exist together during the optimizer step.
+        let o = &b.phases.optimizer_step;
         let (e_opt, e_grad, e_param) = (
-            relative_error(b.optimizer_states as f64, opt),
-            relative_error(b.gradients as f64, grad),
-            relative_error(b.parameters as f64, params),
+            relative_error(o.optimizer_states as f64, opt),
+            relative_error(o.gradients as f64, grad),
+            relative_error(o.parameters as f64, params),
         );
-        println!("{name:<36} {opt:>12.0} {:>12} {:>7.2}% {grad:>12.0} {:>12} {:>7.2}%", b.optimizer_states, e_opt * 100.0, b.gradients, e_grad * 100.0);
+        println!("{name:<36} {opt:>12.0} {:>12} {:>7.2}% {grad:>12.0} {:>12} {:>7.2}%", o.optimizer_states, e_opt * 100.0, o.gradients, e_grad * 100.0);
         for (what, e) in [("optimizer", e_opt), ("gradients", e_grad), ("parameters", e_param)] {
             if e.abs() > 0.01 {
                 failures.push(format!("{name} {what}: {:.2}%", e * 100.0));
@@ -127,4 +130,53 @@ fn gradients_and_optimizer_states_within_one_percent_of_torch_optim() {
 #[test]
 fn component_list_is_stable() {
     assert_eq!(Component::ALL.len(), 6);
+}
+
+/// Live-tensor bytes of a phase without the GPU-only overhead (context, workspaces,
+/// fragmentation), which a CPU measurement does not see.
+fn without_overhead(t: &PhaseTotals) -> f64 {
+    (t.total - t.overhead) as f64
+}
+
+/// The phase-aware peak against MemTracker on real training steps (CPU): the peak of
+/// forward + backward and of the optimizer step, and which one is the step's peak.
+#[test]
+fn phase_peaks_within_five_percent_of_memtracker() {
+    let f = fixture("peaks.json");
+    let mut failures = Vec::new();
+    println!("{:<40} {:>14} {:>14} {:>8} {:>14} {:>14} {:>8}", "case", "bwd meas", "bwd pred", "err", "opt meas", "opt pred", "err");
+    for case in cases(&f) {
+        let name = case["name"].as_str().unwrap_or("?");
+        let b = estimate(&scenario(case));
+        let phases = &case["detail"]["peak_by_phase"];
+        // Inputs and buffers (a few KB) are in the measurement, not in the model.
+        let extra = case["detail"]["buffer_bytes"].as_f64().unwrap_or(0.0) + case["detail"]["input_bytes"].as_f64().unwrap_or(0.0);
+        let bwd = phases["backward"]["total"].as_f64().expect("backward total") - extra;
+        let opt = phases["optimizer"]["total"].as_f64().expect("optimizer total") - extra;
+        let (pb, po) = (without_overhead(&b.phases.forward_backward), without_overhead(&b.phases.optimizer_step));
+        let (eb, eo) = (relative_error(pb, bwd), relative_error(po, opt));
+        println!("{name:<40} {bwd:>14.0} {pb:>14.0} {:>7.2}% {opt:>14.0} {po:>14.0} {:>7.2}%", eb * 100.0, eo * 100.0);
+        let measured_phase = if case["measured"]["peak_phase"] == "optimizer" { Phase::OptimizerStep } else { Phase::ForwardBackward };
+        // Known limits, kept visible in the printed table:
+        // - `-forloop` runs torch's CPU-default per-parameter AdamW; the model assumes the CUDA
+        //   default (foreach), whose parameter-sized intermediate the for-loop never builds.
+        // - ResNet's backward peak comes late in backward, when gradients already exist and the
+        //   stem's feature maps are not yet freed; the model's phase is the start of backward.
+        //   Its step peak (the optimizer step) is checked all the same.
+        let forloop = name.ends_with("-forloop");
+        let resnet = name.starts_with("resnet");
+        if (!resnet && eb.abs() > 0.05) || (!forloop && eo.abs() > 0.05) {
+            failures.push(format!("{name}: backward {:.2}%, optimizer {:.2}%", eb * 100.0, eo * 100.0));
+        }
+        if !forloop && b.phases.peak_phase != measured_phase {
+            failures.push(format!("{name}: peak phase {:?}, measured {measured_phase:?}", b.phases.peak_phase));
+        }
+        let peak = case["measured"]["peak_bytes"].as_f64().expect("peak_bytes") - extra;
+        let predicted_peak = (b.total - b.overhead) as f64;
+        if !forloop && relative_error(predicted_peak, peak).abs() > 0.05 {
+            failures.push(format!("{name}: step peak {:.2}%", relative_error(predicted_peak, peak) * 100.0));
+        }
+    }
+    assert!(cases(&f).len() >= 8);
+    assert!(failures.is_empty(), "{failures:?}");
 }

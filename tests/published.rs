@@ -33,8 +33,10 @@ fn run(arch: &Architecture, f: impl FnOnce(&mut Scenario)) -> Breakdown {
     estimate(&s)
 }
 
+/// Model states during the optimizer step, where weights, gradients and states coexist.
 fn model_states(b: &Breakdown) -> f64 {
-    (b.parameters + b.gradients + b.optimizer_states) as f64
+    let o = &b.phases.optimizer_step;
+    (o.parameters + o.gradients + o.optimizer_states) as f64
 }
 
 /// ZeRO Table 1 / Fig. 1: Ψ = 7.5B, K = 12, N_d = 64 → 120, 31.4, 16.6, 1.88 GB.
@@ -80,7 +82,7 @@ fn korthikanti_table_two() {
                 sc.training.checkpointing = ckpt;
                 sc.parallel = Parallel { tp, sp, ..Parallel::default() };
             });
-            b.activations as f64
+            b.phases.forward_backward.activations as f64
         };
         // The difference of two depths isolates one layer from the embeddings and loss.
         with(2) - with(1)

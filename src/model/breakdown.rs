@@ -42,6 +42,17 @@ impl Component {
     }
 }
 
+/// The two phases of a training step whose live tensors differ: forward + backward (saved
+/// activations, loss buffers), and the optimizer step (gradients all present, activations
+/// freed, the optimizer's own intermediates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    #[default]
+    ForwardBackward,
+    OptimizerStep,
+}
+
 /// One named contribution to a component, with the formula it came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Term {
@@ -50,6 +61,41 @@ pub struct Term {
     pub bytes: u64,
     /// The formula and its source, for tooltips and the docs.
     pub formula: Cow<'static, str>,
+    /// The phase this term is alive in; `None`: the whole step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+}
+
+impl Term {
+    /// Whether the term is alive during `phase`.
+    pub fn alive_in(&self, phase: Phase) -> bool {
+        self.phase.is_none_or(|p| p == phase)
+    }
+}
+
+/// The six components as they stand during one phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PhaseTotals {
+    pub parameters: u64,
+    pub gradients: u64,
+    pub optimizer_states: u64,
+    pub activations: u64,
+    pub temporary: u64,
+    pub overhead: u64,
+    pub total: u64,
+}
+
+/// Both phases of a training step; the breakdown's components are those of `peak_phase`.
+///
+/// With one GPU, no accumulation and `zero_grad(set_to_none=True)`, gradients do not exist
+/// during forward and backward; activations are gone by the optimizer step, which allocates
+/// its own intermediates (foreach Adam: one parameter-sized tensor list). Checked against
+/// MemTracker measurements in `tests/fixtures/measured/peaks.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PhasePeaks {
+    pub forward_backward: PhaseTotals,
+    pub optimizer_step: PhaseTotals,
+    pub peak_phase: Phase,
 }
 
 /// Estimated time of one optimizer step on the worst GPU.
@@ -75,13 +121,14 @@ pub struct Breakdown {
     pub parameters: u64,
     pub gradients: u64,
     pub optimizer_states: u64,
-    /// Tensors saved for backward by the micro-batches in flight (KV cache in inference).
+    /// Tensors saved for backward by the micro-batches in flight (KV cache in inference);
+    /// 0 when the peak is the optimizer step.
     pub activations: u64,
     /// Transient buffers at the peak: logits and loss, communication buckets, recompute.
     pub temporary: u64,
     /// CUDA context, cuBLAS / NCCL workspaces, allocator fragmentation.
     pub overhead: u64,
-    /// Predicted peak: the sum of the six components.
+    /// Predicted peak: the sum of the six components, as they stand in the peak phase.
     pub total: u64,
     /// Parameters of the whole model.
     pub param_count: u64,
@@ -99,6 +146,8 @@ pub struct Breakdown {
     /// Pipeline stage these numbers are for (the one with the largest total).
     pub stage: u64,
     pub step_time: StepTime,
+    /// Both phases of the step (inference has only `forward_backward`).
+    pub phases: PhasePeaks,
     pub terms: Vec<Term>,
     pub warnings: Vec<String>,
 }

@@ -27,7 +27,7 @@ pub mod temporary;
 
 use activations::{add_activations, in_flight, micro_batch};
 use arch::Architecture;
-use breakdown::{Breakdown, Component};
+use breakdown::{Breakdown, Component, Phase, PhasePeaks, PhaseTotals};
 use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger};
@@ -50,7 +50,7 @@ pub fn estimate(scenario: &Scenario) -> Breakdown {
     let mut best: Option<StagePlan> = None;
     for &stage in stages {
         let plan = stage_ledger(&arch, scenario, &device, stage);
-        if best.as_ref().is_none_or(|b| plan.ledger.total() > b.ledger.total()) {
+        if best.as_ref().is_none_or(|b| plan.ledger.peak() > b.ledger.peak()) {
             best = Some(plan);
         }
     }
@@ -88,6 +88,21 @@ fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) 
             &TemporaryInputs { arch, training: &s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
             &mut ledger,
         );
+        // Phases: activations and these temporaries exist only in forward/backward; the
+        // optimizer step has its own intermediates; gradients are freed between steps
+        // unless something keeps them (see `gradients_persist`).
+        ledger.confine(Component::Activations, Phase::ForwardBackward);
+        ledger.confine(Component::Temporary, Phase::ForwardBackward);
+        if !gradients_persist(s) {
+            ledger.confine(Component::Gradients, Phase::OptimizerStep);
+        }
+        ledger.add(
+            Component::Temporary,
+            "optimizer step intermediates",
+            states::optimizer_step_intermediates(&summary, &s.training, layout.zero, s.parallel.offload),
+            "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
+        );
+        ledger.confine(Component::Temporary, Phase::OptimizerStep);
     } else {
         inference::inference_memory(arch, &s.training, &layout, &mb, sp, &mut ledger);
     }
@@ -96,14 +111,54 @@ fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) 
     StagePlan { ledger, host, stage, trainable_params }
 }
 
+/// Whether gradients stay allocated through forward and backward: micro-batches accumulate
+/// into them, DDP keeps its buckets, ZeRO and offload keep partitions. Otherwise
+/// `zero_grad(set_to_none=True)` frees them before the next forward (PyTorch ≥ 2.0 default).
+fn gradients_persist(s: &Scenario) -> bool {
+    let p = &s.parallel;
+    s.training.grad_accum > 1 || p.dp.saturating_mul(p.cp) > 1 || p.zero >= 1 || p.offload != crate::scenario::Offload::None
+}
+
+/// The six components as they stand during `phase`.
+fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
+    let part = |c| to_bytes(ledger.sum_in(c, phase));
+    let mut t = PhaseTotals {
+        parameters: part(Component::Parameters),
+        gradients: part(Component::Gradients),
+        optimizer_states: part(Component::OptimizerStates),
+        activations: part(Component::Activations),
+        temporary: part(Component::Temporary),
+        overhead: part(Component::Overhead),
+        total: 0,
+    };
+    t.total = [t.parameters, t.gradients, t.optimizer_states, t.activations, t.temporary, t.overhead].iter().fold(0u64, |a, &b| a.saturating_add(b));
+    t
+}
+
 fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, mut warnings: Vec<String>) -> Breakdown {
     let StagePlan { ledger, host, stage, trainable_params: trainable } = plan;
-    let part = |c| to_bytes(ledger.sum(c));
-    let (parameters, gradients, optimizer_states) = (part(Component::Parameters), part(Component::Gradients), part(Component::OptimizerStates));
-    let (activations, temporary, overhead) = (part(Component::Activations), part(Component::Temporary), part(Component::Overhead));
-    let total = [parameters, gradients, optimizer_states, activations, temporary, overhead].iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
+    let training = s.training.mode == Mode::Train;
+    let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
+    let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
+    let at_peak = if peak_phase == Phase::OptimizerStep { optimizer_step.clone() } else { forward_backward.clone() };
+    let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak;
     let capacity = to_bytes(device.capacity_bytes);
     let spill_bytes = total.saturating_sub(capacity);
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    if training {
+        warnings.push(match peak_phase {
+            Phase::OptimizerStep => format!(
+                "the peak is the optimizer step: activations are freed by then (the forward/backward peak is {:.1} GiB), and the optimizer's own buffers are counted instead",
+                gib(forward_backward.total)
+            ),
+            Phase::ForwardBackward if forward_backward.gradients == 0 && optimizer_step.gradients > 0 => format!(
+                "the peak is the start of backward; gradients are not allocated yet (zero_grad(set_to_none=True) freed them); the optimizer step peaks at {:.1} GiB",
+                gib(optimizer_step.total)
+            ),
+            Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(optimizer_step.total)),
+        });
+    }
     let offloaded = if s.parallel.offload == crate::scenario::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
     let step_time = step_time::step_time(arch, s, device, spill_bytes as f64, offloaded);
     for e in s.validate() {
@@ -116,11 +171,6 @@ fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, m
                 s.training.seq_len, t.max_positions, s.training.seq_len
             ));
         }
-    }
-    if s.training.mode == Mode::Train && s.parallel.dp.saturating_mul(s.parallel.cp) <= 1 && s.training.grad_accum <= 1 && s.parallel.zero == 0 {
-        warnings.push(
-            "gradients are counted for the whole step; with one GPU, no accumulation and zero_grad(set_to_none=True) PyTorch frees them before the next forward, so the true peak can be lower by up to the smaller of gradients and activations".into(),
-        );
     }
     Breakdown {
         parameters,
@@ -139,6 +189,7 @@ fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, m
         gpus: s.parallel.world_size(),
         stage,
         step_time,
+        phases: PhasePeaks { forward_backward, optimizer_step, peak_phase },
         terms: ledger.into_terms(),
         warnings,
     }

@@ -227,6 +227,19 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     (summary, host)
 }
 
+/// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)
+/// builds a parameter-sized tensor list (`_foreach_sqrt` of the second moments), measured as
+/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`. DeepSpeed's fused
+/// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
+pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, zero: u8, offload: Offload) -> f64 {
+    let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
+    if foreach_adam && zero == 0 && offload == Offload::None {
+        summary.trainable_local * training.precision.optimizer_state_bytes() as f64
+    } else {
+        0.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,40 +42,43 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         );
     }
 
+    // Backward's transients come one after another, not together: the loss gradients at its
+    // start, then per block the recomputed activations (checkpointing) and the softmax
+    // gradients (eager attention). Only the largest counts (peaks.json: the llama cases peak
+    // at the loss backward with checkpointing on or off).
+    let mut transients: Vec<(&'static str, f64, &'static str)> = Vec::new();
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
-            let x = precision.activation_bytes() as f64;
-            ledger.add(
-                Component::Temporary,
-                "logits and loss gradient",
-                tokens * arch.vocab as f64 * (x + 4.0) / layout.tp,
-                "logits kept by the model output (x·s·b·v) + one fp32 gradient of the log-softmax (4·s·b·v) during the loss backward — memory-formulas.md §A2",
-            );
+            transients.push((
+                "loss gradient buffers",
+                8.0 * tokens * arch.vocab as f64 / layout.tp,
+                "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
+            ));
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;
-            ledger.add(
-                Component::Temporary,
+            transients.push((
                 "softmax backward buffers",
                 2.0 * 4.0 * t.micro_batch.max(1) as f64 * arch.heads as f64 * (s / layout.cp) * s / layout.tp,
                 "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
-            );
+            ));
         }
     }
-
     match t.checkpointing {
-        Checkpointing::Full => ledger.add(
-            Component::Temporary,
+        Checkpointing::Full => transients.push((
             "recompute buffer",
             one_block_bytes(&i.micro_batch.terms, layout, i.sp),
             "one block's saved tensors, rebuilt during its backward (Chen et al. 2016, §3)",
-        ),
+        )),
         Checkpointing::Selective => {
             let core: f64 = i.micro_batch.terms.iter().filter(|a: &&ActTerm| a.attention_core).map(|a| a.bytes / layout.tp).sum();
-            ledger.add(Component::Temporary, "recompute buffer", core, "one block's attention core, recomputed in its backward (Korthikanti et al. 2022 §4.2)");
+            transients.push(("recompute buffer", core, "one block's attention core, recomputed in its backward (Korthikanti et al. 2022 §4.2)"));
         }
         Checkpointing::None => {}
+    }
+    if let Some((name, bytes, formula)) = transients.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        ledger.add(Component::Temporary, name, bytes, formula);
     }
 
     let data_parallel = layout.dp * layout.cp > 1.0;

@@ -37,7 +37,7 @@ pub fn BreakdownTable() -> impl IntoView {
                     let terms = b
                         .terms
                         .iter()
-                        .filter(|t| t.component == c && t.bytes > 0)
+                        .filter(|t| t.component == c && t.bytes > 0 && t.alive_in(b.phases.peak_phase))
                         .map(|t| {
                             view! {
                                 <tr class="term" title=t.formula.clone()>
