@@ -12,7 +12,7 @@ use super::compare_column::CompareColumn;
 use super::compare_strategy::CompareStrategyTable;
 use super::compare_table::CompareTable;
 use super::state::Planner;
-use super::strategy::ChartBox;
+use super::chart_box::ChartBox;
 use super::tabs::Workspace;
 use crate::chart::compare::compare_chart;
 use crate::model::breakdown::Breakdown;

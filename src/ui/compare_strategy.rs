@@ -8,7 +8,6 @@ use super::state::Planner;
 use super::tabs::Workspace;
 use crate::chart::compare::strategy_rows;
 use crate::format::{self, Units};
-use crate::scenario::Scenario;
 
 /// Signed bytes, `−1.20 GiB` / `+3.40 GiB` / `0`.
 fn signed_bytes(n: i128, units: Units) -> String {
@@ -25,13 +24,7 @@ fn signed_bytes(n: i128, units: Units) -> String {
 pub fn CompareStrategyTable() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
-    let valid = Memo::new(move |previous: Option<&Scenario>| {
-        if planner.errors.with(Vec::is_empty) {
-            planner.scenario.get()
-        } else {
-            previous.cloned().unwrap_or_default()
-        }
-    });
+    let valid = planner.valid;
     let rows = move || {
         let units = planner.units.get();
         let gpus = ws.table_gpus.get();

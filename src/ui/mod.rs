@@ -9,6 +9,7 @@
 
 mod app;
 mod breakdown_table;
+mod chart_box;
 mod compare;
 mod compare_column;
 mod compare_strategy;

@@ -31,6 +31,9 @@ pub struct Planner {
     pub scenario: RwSignal<Scenario>,
     /// `scenario.validate()`, field by field.
     pub errors: Memo<Vec<InputError>>,
+    /// The scenario, or while it has errors the last valid one (the default at first): the
+    /// model is never asked about a scenario that validation rejects.
+    pub valid: Memo<Scenario>,
     /// The estimate of the scenario (or of the last valid one).
     pub plan: Memo<Plan>,
     /// GiB or GB in the chart, table and verdict.
@@ -67,15 +70,15 @@ impl Planner {
     pub fn provide(initial: Scenario) -> Planner {
         let scenario = RwSignal::new(initial);
         let errors = Memo::new(move |_| scenario.with(Scenario::validate));
-        let plan = Memo::new(move |previous: Option<&Plan>| {
+        let valid = Memo::new(move |previous: Option<&Scenario>| {
             if errors.with(Vec::is_empty) {
-                Plan { breakdown: scenario.with(crate::estimate), stale: false }
+                scenario.get()
             } else {
-                let breakdown = previous.map(|p| p.breakdown.clone()).unwrap_or_else(|| crate::estimate(&Scenario::default()));
-                Plan { breakdown, stale: true }
+                previous.cloned().unwrap_or_default()
             }
         });
-        let planner = Planner { scenario, errors, plan, units: RwSignal::new(Units::Gib) };
+        let plan = Memo::new(move |_| Plan { breakdown: valid.with(crate::estimate), stale: !errors.with(Vec::is_empty) });
+        let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib) };
         provide_context(planner);
         planner
     }

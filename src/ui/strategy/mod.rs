@@ -5,13 +5,11 @@
 //! Every number comes from [`crate::model::escalation::escalate`] (and the search); the
 //! flowchart geometry and wording come from [`crate::chart::flow`].
 
-mod chart_box;
 mod flow_chart;
 mod ladder_editor;
 mod playback;
 mod step_caption;
 
-pub use chart_box::ChartBox;
 
 use leptos::prelude::*;
 
@@ -19,12 +17,12 @@ use self::flow_chart::FlowChart;
 use self::ladder_editor::LadderEditor;
 use self::playback::Playback;
 use self::step_caption::StepCaption;
+use super::chart_box::ChartBox;
 use super::search_panel::SearchPanel;
 use super::state::Planner;
 use super::tabs::Workspace;
 use crate::chart::memory_chart;
 use crate::model::escalation::{escalate, Escalation};
-use crate::scenario::Scenario;
 
 /// Escalation step shown by the animation, and where the animation stops.
 #[derive(Clone, Copy)]
@@ -43,14 +41,7 @@ pub struct Animation {
 pub fn StrategyView() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
-    // The last valid scenario: the model is never asked about one that validation rejects.
-    let valid = Memo::new(move |previous: Option<&Scenario>| {
-        if planner.errors.with(Vec::is_empty) {
-            planner.scenario.get()
-        } else {
-            previous.cloned().unwrap_or_default()
-        }
-    });
+    let valid = planner.valid;
     let escalation = Memo::new(move |_| {
         let ladder: Vec<_> = ws.ladder.with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
         let gpus = ws.ladder_gpus.get();

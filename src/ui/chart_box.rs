@@ -1,9 +1,9 @@
-//! `ChartBox`: one ECharts chart whose option comes from a pure builder.
+//! `ChartBox`: one ECharts chart whose option comes from a pure builder (`src/chart/`).
 //!
-//! The same pattern as the planner's `MemoryChart`: the effect builds the option (reading
-//! whatever signals the builder reads), creates the ECharts instance on its first run and
-//! afterwards merges each new option into it (`WasmRenderer::update`), so bars animate from
-//! one option to the next.
+//! The effect builds the option (reading whatever signals the builder reads), creates the
+//! ECharts instance on its first run and afterwards merges each new option into it
+//! (`WasmRenderer::update`), so bars animate from one option to the next. Every chart of the
+//! page (planner, strategy, compare, embed) is one of these.
 
 use charming::theme::Theme;
 use charming::{Chart, Echarts, WasmRenderer};
@@ -81,7 +81,7 @@ pub fn ChartBox(
         <figure class="chart-figure">
             <div id=id class=format!("chart {class}") role="img" aria-label=move || label.get()></div>
             <Show when=move || failed.get()>
-                <p class="field-error">"The chart could not be drawn (echarts.min.js missing); the numbers are in the table."</p>
+                <p class="field-error">"The chart could not be drawn (echarts.min.js missing); the table has the same numbers."</p>
             </Show>
         </figure>
     }
