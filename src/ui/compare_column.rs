@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::compare::column_name;
+use super::select_field::select_options;
 use super::state::{enum_from_id, enum_id, Planner};
 use super::tabs::CompareSlot;
 use crate::format;
@@ -43,13 +44,7 @@ fn select_box(id: String, label: &'static str, options: Vec<(String, String)>, v
         <div class="mini-control">
             <label for=id.clone()>{label}</label>
             <select id=id on:change=move |ev| on_change(event_target_value(&ev))>
-                {options
-                    .into_iter()
-                    .map(|(v, text)| {
-                        let key = v.clone();
-                        view! { <option value=v prop:selected=move || value.with(|s| *s == key)>{text}</option> }
-                    })
-                    .collect_view()}
+                {select_options(options, value)}
             </select>
         </div>
     }

@@ -26,15 +26,20 @@ pub fn SelectField(
         <div class="control select">
             <label for=id>{label}</label>
             <select id=id on:change=move |ev| on_change.run(event_target_value(&ev))>
-                {options
-                    .into_iter()
-                    .map(|(v, text)| {
-                        let key = v.clone();
-                        view! { <option value=v prop:selected=move || value.with(|s| *s == key)>{text}</option> }
-                    })
-                    .collect_view()}
+                {select_options(options, value)}
             </select>
             <FieldError field=field />
         </div>
     }
+}
+
+/// The `<option>`s of a select over `(value, label)` pairs, the one matching `value` selected.
+pub fn select_options(options: Vec<(String, String)>, value: Signal<String>) -> impl IntoView {
+    options
+        .into_iter()
+        .map(|(v, text)| {
+            let key = v.clone();
+            view! { <option value=v prop:selected=move || value.with(|s| *s == key)>{text}</option> }
+        })
+        .collect_view()
 }
