@@ -9,6 +9,7 @@
 pub mod chart;
 pub mod error;
 pub mod format;
+pub mod import;
 pub mod model;
 pub mod report;
 pub mod scenario;

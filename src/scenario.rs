@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::error::InputError;
 use crate::model::arch::{Architecture, LinearKind, Stack};
 use crate::model::device::{device_preset, Device};
-use crate::model::hf_config::architecture_from_hf_config;
-use crate::model::presets::{model_preset, model_preset_ids};
+use crate::import::hf_config::import_hf_config;
+use crate::import::presets::{model_preset, model_preset_ids};
 
 /// Current version of the scenario format; written into every encoded scenario.
 pub const SCENARIO_VERSION: u32 = 1;
@@ -55,8 +55,9 @@ pub enum ModelSpec {
     Preset(String),
     /// `{"arch": {"family": "transformer", "hidden": 4096, …}}`
     Arch(Architecture),
-    /// `{"hf_config": {…}}`: the raw config (kept for re-encoding) and what it builds.
-    HfConfig { raw: Value, arch: Architecture },
+    /// `{"hf_config": {…}}`: the raw config (kept for re-encoding), what it builds, and
+    /// what the importer noted (defaulted keys, an approximate family, a vision tower left out).
+    HfConfig { raw: Value, arch: Architecture, notes: Vec<String> },
 }
 
 impl Default for ModelSpec {
@@ -66,6 +67,21 @@ impl Default for ModelSpec {
 }
 
 impl ModelSpec {
+    /// The one decoder of a pasted or linked `config.json` (scenario JSON, URL, model picker).
+    pub fn from_hf_config(raw: Value) -> Result<ModelSpec, InputError> {
+        let imported = import_hf_config(&raw)?;
+        Ok(ModelSpec::HfConfig { raw, arch: imported.arch, notes: imported.warnings })
+    }
+
+    /// What the user should know about how the model was read.
+    pub fn notes(&self) -> &[String] {
+        match self {
+            ModelSpec::Preset(id) => model_preset(id).map_or(&[], |p| p.warnings.as_slice()),
+            ModelSpec::Arch(_) => &[],
+            ModelSpec::HfConfig { notes, .. } => notes,
+        }
+    }
+
     /// The architecture, or `None` for an unknown preset id.
     pub fn architecture(&self) -> Option<Cow<'_, Architecture>> {
         match self {
@@ -74,13 +90,14 @@ impl ModelSpec {
         }
     }
 
-    /// A short label for the model (preset id, or the config's model type).
+    /// A short label for the model (preset id, or the config's model type and size).
     pub fn label(&self) -> String {
         match self {
             ModelSpec::Preset(id) => id.clone(),
             ModelSpec::Arch(_) => "custom architecture".into(),
-            ModelSpec::HfConfig { raw, .. } => {
-                format!("{} config.json", raw.get("model_type").and_then(Value::as_str).unwrap_or("custom"))
+            ModelSpec::HfConfig { raw, arch, .. } => {
+                let family = raw.get("model_type").and_then(Value::as_str).unwrap_or("custom");
+                format!("{family} {} (config.json)", crate::format::count(arch.param_count() as u64))
             }
         }
     }
@@ -121,8 +138,7 @@ impl<'de> Deserialize<'de> for ModelSpec {
                 Ok(ModelSpec::Arch(arch))
             }
             (None, None, Some(raw)) => {
-                let arch = architecture_from_hf_config(&raw).map_err(|e| de::Error::custom(e.within("hf_config")))?;
-                Ok(ModelSpec::HfConfig { raw, arch })
+                ModelSpec::from_hf_config(raw).map_err(|e| de::Error::custom(e.within("hf_config")))
             }
             _ => Err(de::Error::custom("give exactly one of \"preset\", \"arch\" or \"hf_config\"")),
         }
@@ -522,10 +538,11 @@ impl Scenario {
             errors.push(InputError::new("training.seq_len", format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len)));
         }
         if let Architecture::Transformer(x) = arch {
-            if p.tp > 1 && (x.heads % p.tp != 0 || x.kv_heads % p.tp != 0 && p.tp % x.kv_heads != 0) {
+            let (heads, kv_heads) = (x.attention.heads, x.attention.kv_heads);
+            if p.tp > 1 && (heads % p.tp != 0 || kv_heads % p.tp != 0 && p.tp % kv_heads != 0) {
                 errors.push(InputError::new(
                     "parallel.tp",
-                    format!("tp = {} must divide the {} attention heads (and the {} key/value heads, or be a multiple of them)", p.tp, x.heads, x.kv_heads),
+                    format!("tp = {} must divide the {} attention heads (and the {} key/value heads, or be a multiple of them)", p.tp, heads, kv_heads),
                 ));
             }
             if p.pp > x.layers {
@@ -539,8 +556,9 @@ impl Scenario {
                     ));
                 }
             }
-            if p.ep > 1 && (x.experts <= 1 || x.experts % p.ep != 0) {
-                errors.push(InputError::new("parallel.ep", format!("ep = {} must divide the number of experts ({})", p.ep, x.experts.max(1))));
+            let experts = arch.experts();
+            if p.ep > 1 && (experts <= 1 || experts % p.ep != 0) {
+                errors.push(InputError::new("parallel.ep", format!("ep = {} must divide the number of experts ({experts})", p.ep)));
             }
             if uses_tokens && p.cp > 1 && t.seq_len % p.cp.saturating_mul(2) != 0 {
                 errors.push(InputError::new("parallel.cp", format!("seq_len {} must be divisible by 2 × cp = {}", t.seq_len, p.cp.saturating_mul(2))));

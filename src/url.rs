@@ -12,8 +12,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::arch::Architecture;
-use crate::model::hf_config::architecture_from_hf_config;
-use crate::model::presets::model_preset;
+use crate::import::presets::model_preset;
 use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VERSION};
 
 /// Query keys the page owns; the codec ignores them.
@@ -52,7 +51,7 @@ pub fn encode(s: &Scenario) -> String {
     let default = serde_json::to_value(Scenario::default()).unwrap_or(Value::Null);
     let mut pairs: Vec<(String, String)> = vec![("v".into(), SCENARIO_VERSION.to_string())];
     match &s.model {
-        ModelSpec::Preset(id) => pairs.push(("m".into(), id.clone())),
+        ModelSpec::Preset(id) => pairs.push(("m".into(), model_preset(id).map_or(id.as_str(), |p| p.key()).to_string())),
         ModelSpec::Arch(arch) => pairs.push(("arch".into(), base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()))),
         ModelSpec::HfConfig { raw, .. } => pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes()))),
     }
@@ -110,7 +109,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Some(_) => model = Some(ModelSpec::Preset(value)),
                 None => errors.push(InputError::new("url.m", format!("unknown model preset \"{}\"", short(&value)))),
             },
-            "hf" => match decode_json(&value).and_then(|raw| architecture_from_hf_config(&raw).map(|arch| ModelSpec::HfConfig { raw, arch })) {
+            "hf" => match decode_json(&value).and_then(ModelSpec::from_hf_config) {
                 Ok(m) => model = Some(m),
                 Err(e) => errors.push(e.within("url.hf")),
             },

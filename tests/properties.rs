@@ -4,7 +4,7 @@
 
 use headroom::model::precision::Precision;
 use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario};
-use headroom::model::presets::model_preset_ids;
+use headroom::import::presets::model_preset_ids;
 use headroom::scenario::DeviceSpec;
 use headroom::{estimate, url, Breakdown};
 use proptest::prelude::*;
@@ -150,7 +150,7 @@ fn preset_urls_stay_short() {
 }
 
 fn extreme_arch() -> impl Strategy<Value = headroom::model::arch::Architecture> {
-    use headroom::model::arch::{Architecture, TransformerArch};
+    use headroom::model::arch::{Architecture, AttentionPart, MlpPart, MoePart, TransformerArch};
     (1u64..=24, 0u32..=24, 1u64..=16, 1u64..=16, 0u32..=24, 1u64..=64).prop_map(|(heads_log, layers_log, head_dim_log, kv_div, vocab_log, experts)| {
         let heads = 1 << (heads_log % 12);
         let head_dim = 1 << (head_dim_log % 12);
@@ -158,13 +158,10 @@ fn extreme_arch() -> impl Strategy<Value = headroom::model::arch::Architecture> 
         Architecture::Transformer(TransformerArch {
             hidden: (heads * head_dim).min(1 << 24),
             layers: 1 << layers_log,
-            heads,
-            kv_heads,
-            head_dim,
-            ffn: (4 * heads * head_dim).min(1 << 24),
             vocab: 1 << vocab_log,
-            experts,
-            experts_per_token: experts.min(2),
+            attention: AttentionPart { heads, kv_heads, head_dim, rotary_dim: head_dim, ..AttentionPart::default() },
+            mlp: MlpPart { ffn: (4 * heads * head_dim).min(1 << 24), ..MlpPart::default() },
+            moe: (experts > 1).then(|| MoePart { experts, top_k: experts.min(2), expert_ffn: (4 * heads * head_dim).min(1 << 24), ..MoePart::default() }),
             ..TransformerArch::default()
         })
     })

@@ -2,7 +2,7 @@
 //! 2020, Table 1 / Figure 1) and the per-layer activation terms of Korthikanti et al. 2022
 //! (Table 2), for a GPT-style block in 16-bit with dropout — the setting the paper assumes.
 
-use headroom::model::arch::{Architecture, Mlp, Norm, Stack, TransformerArch};
+use headroom::model::arch::{Activation, Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement, Stack, TransformerArch};
 use headroom::model::precision::Precision;
 use headroom::scenario::{Attention, Checkpointing, ModelSpec, Parallel, Scenario};
 use headroom::{estimate, Breakdown};
@@ -14,15 +14,11 @@ fn gpt_block(h: u64, heads: u64, layers: u64) -> Architecture {
         stack: Stack::Decoder,
         hidden: h,
         layers,
-        heads,
-        kv_heads: heads,
-        head_dim: h / heads,
-        ffn: 4 * h,
         vocab: 8,
-        max_positions: 8,
-        norm: Norm::Layernorm,
-        mlp: Mlp::Gelu,
-        tied_embeddings: true,
+        embedding: EmbeddingPart { max_positions: 8, tied: true, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: 4 * h, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: false },
         ..TransformerArch::default()
     })
 }

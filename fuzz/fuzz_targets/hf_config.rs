@@ -5,9 +5,9 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
-    if let Ok(arch) = headroom::model::hf_config::architecture_from_hf_config(&value) {
+    if let Ok(model) = headroom::scenario::ModelSpec::from_hf_config(value) {
         let scenario = headroom::Scenario {
-            model: headroom::scenario::ModelSpec::HfConfig { raw: value, arch },
+            model,
             ..headroom::Scenario::default()
         };
         let _ = scenario.validate();

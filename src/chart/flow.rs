@@ -10,7 +10,7 @@
 
 use crate::format::{self, Units};
 use crate::model::escalation::EscalationStep;
-use crate::model::presets::model_preset;
+use crate::import::presets::model_preset;
 use crate::scenario::ModelSpec;
 
 /// Width of the drawing, in SVG user units (pixels at scale 1).

@@ -15,7 +15,7 @@ use std::io::Read;
 use crate::model::device::devices;
 use crate::model::escalation::{escalate, Step};
 use crate::model::estimate;
-use crate::model::presets::model_presets;
+use crate::import::presets::model_presets;
 use crate::model::search::search;
 use crate::scenario::Scenario;
 
@@ -182,7 +182,7 @@ fn decode_command(args: &[String]) -> Result<String, String> {
 fn list_presets() -> String {
     let mut out = String::from("models:\n");
     for p in model_presets() {
-        out.push_str(&format!("  {:<16} {} ({})\n", p.id, p.name, p.source));
+        out.push_str(&format!("  {:<16} {} ({})\n", p.key(), p.name, p.id));
     }
     out.push_str("devices:\n");
     for d in devices() {

@@ -45,7 +45,7 @@ pub fn communication(arch: &Architecture, s: &Scenario, device: &Device, gradien
     let (h, layers, tokens, kv_width) = match arch {
         Architecture::Transformer(a) => {
             let seq = if a.stack == Stack::Vision { 0.0 } else { t.seq_len.max(1) as f64 };
-            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.kv_heads * a.head_dim) as f64)
+            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64 / 2.0)
         }
         Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0),
     };

@@ -214,7 +214,7 @@ fn double_until_fits(s: &Scenario, gpus: u64, current: u64, allowed: impl Fn(u64
 pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
     let mut n = s.clone();
     let heads = match s.model.architecture().as_deref() {
-        Some(Architecture::Transformer(t)) => Some((t.heads, t.kv_heads, t.layers)),
+        Some(Architecture::Transformer(t)) => Some((t.attention.heads, t.attention.kv_heads, t.layers)),
         _ => None,
     };
     let note = match step {

@@ -2,16 +2,33 @@
 //!
 //! KV cache: 2 (K and V) × layers × KV heads × head_dim × sequence × batch × bytes
 //! (memory-formulas.md §A7; Pope et al. 2022 §2), per GPU after TP (heads split) and PP
-//! (layers split). Workspace: one block's forward intermediates for the batch plus the fp32
+//! (layers split); sliding-window layers keep at most their window (Mistral, Gemma-2/3,
+//! gpt-oss); Multi-head Latent Attention caches its compressed latent and shared rotary key
+//! (DeepSeek-V2 §2.1.2), as vLLM and SGLang do. Workspace: one block's forward intermediates for the batch plus the fp32
 //! logits of the last position (transformers' `generate` keeps only those).
 
 use super::activations::{one_block_bytes, MicroBatch};
-use super::arch::{Architecture, Stack};
+use super::arch::{Architecture, AttentionPart, Stack};
 use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
 use crate::scenario::{LoraBase, Training};
+
+const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep at most their window; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2)";
+
+/// KV-cache bytes of this stage for `batch` sequences of `seq` tokens each (on this CP rank).
+fn kv_cache_bytes(a: &AttentionPart, layers: u64, layout: &Layout, batch: f64, seq: f64, bytes: f64) -> f64 {
+    // MLA's latent is shared by all heads: TP does not split it.
+    let per_token = if a.latent.is_some() {
+        a.cached_per_token() as f64
+    } else {
+        let kv_local = (a.kv_heads as f64 / layout.tp).max(1.0);
+        2.0 * kv_local * a.head_dim as f64
+    };
+    // Tokens kept per sequence, averaged over the blocks (sliding layers keep their window).
+    per_token * layout.layers_on_stage * batch * a.mean_keys(seq, layers) * bytes
+}
 
 pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
     let x = training.precision.activation_bytes() as f64;
@@ -23,22 +40,14 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
         weights += n * bytes;
     }
     ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)");
-    if let Architecture::Transformer(t) = arch {
-        if t.stack == Stack::Decoder {
-            let kv_heads_local = (t.kv_heads as f64 / layout.tp).max(1.0);
-            let tokens = training.micro_batch.max(1) as f64 * training.seq_len.max(1) as f64 / layout.cp;
-            ledger.add(
-                Component::Activations,
-                "KV cache",
-                2.0 * layout.layers_on_stage * kv_heads_local * t.head_dim as f64 * tokens * x,
-                "2 × L × g × d × s × b × bytes (Pope et al. 2022 §2; uses KV heads, not query heads)",
-            );
-            if layout.last {
-                ledger.add(Component::Temporary, "last-position logits", 4.0 * training.micro_batch.max(1) as f64 * t.vocab as f64, "fp32 b × v");
-            }
+    if let Some(t) = arch.transformer().filter(|t| t.stack == Stack::Decoder) {
+        let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
+        ledger.add(Component::Activations, "KV cache", kv_cache_bytes(&t.attention, t.layers, layout, batch, seq, x), KV_FORMULA);
+        if layout.last {
+            ledger.add(Component::Temporary, "last-position logits", 4.0 * training.micro_batch.max(1) as f64 * t.vocab as f64, "fp32 b × v");
         }
     }
-    ledger.add(Component::Temporary, "forward workspace", one_block_bytes(&mb.terms, layout, sp), "one block's forward intermediates for the batch");
+    ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch");
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ impl Layout {
         let pp = p.pp.max(1).min(arch.layers());
         let stage = stage.min(pp - 1);
         let layers = arch.layers();
-        let tied = matches!(arch, Architecture::Transformer(t) if t.tied_embeddings);
+        let tied = matches!(arch, Architecture::Transformer(t) if t.embedding.tied);
         Layout {
             tp: p.tp.max(1) as f64,
             pp: pp as f64,
@@ -64,7 +64,10 @@ impl Layout {
                 }
             }
             Scope::Layer => self.layers_on_stage,
-            Scope::Expert => self.layers_on_stage * arch.experts() as f64 / self.ep,
+            // Blocks of this kind on the stage, in proportion (multiplied first: exact counts
+            // with a single stage).
+            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64,
+            Scope::Expert => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64 * arch.experts() as f64 / self.ep,
             Scope::Output => {
                 if self.last {
                     1.0

@@ -13,13 +13,11 @@ pub mod breakdown;
 pub mod communication;
 pub mod device;
 pub mod escalation;
-pub mod hf_config;
 pub mod inference;
 pub mod layout;
 pub mod ledger;
 pub mod overhead;
 pub mod precision;
-pub mod presets;
 pub mod search;
 pub mod states;
 pub mod step_time;
@@ -165,10 +163,11 @@ fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, m
         warnings.push(e.to_string());
     }
     if let Architecture::Transformer(t) = arch {
-        if t.max_positions > 0 && s.training.seq_len > t.max_positions && t.stack != arch::Stack::Vision {
+        let max_positions = t.embedding.max_positions;
+        if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
             warnings.push(format!(
                 "training.seq_len: {} tokens exceed the model's {} learned positions; transformers would fail to index them (memory is still estimated for {} tokens)",
-                s.training.seq_len, t.max_positions, s.training.seq_len
+                s.training.seq_len, max_positions, s.training.seq_len
             ));
         }
     }

@@ -53,7 +53,7 @@ fn divisors_pow2(n: u64, cap: u64) -> impl Iterator<Item = u64> {
 pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
     let Some(arch) = base.model.architecture() else { return Vec::new() };
     let (heads, kv, layers, transformer) = match arch.as_ref() {
-        Architecture::Transformer(t) => (t.heads, t.kv_heads, t.layers, true),
+        Architecture::Transformer(t) => (t.attention.heads, t.attention.kv_heads, t.layers, true),
         Architecture::Resnet(_) => (1, 1, 1, false),
     };
     let mut out = Vec::new();

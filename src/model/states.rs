@@ -94,20 +94,15 @@ fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64
     }
     match t.scope {
         Scope::Input if training.frozen.embeddings => 0.0,
-        Scope::Layer | Scope::Expert => 1.0 - layer_fraction_frozen,
+        s if s.in_blocks() => 1.0 - layer_fraction_frozen,
         _ => 1.0,
     }
 }
 
 fn lora_adapts(t: &ParamTensor, targets: &[LinearKind]) -> bool {
-    match t.linear {
-        // GPT-2's fused c_attn is tagged Q and stands for Q, K and V together.
-        Some(LinearKind::Q) if t.name == "c_attn" => {
-            targets.iter().any(|k| matches!(k, LinearKind::Q | LinearKind::K | LinearKind::V))
-        }
-        Some(kind) => targets.contains(&kind),
-        None => false,
-    }
+    // A fused linear (GPT-2's c_attn, Phi-3's qkv_proj) is one module, adapted when any of
+    // the projections it stands for is a target (PEFT adapts modules by name).
+    t.linear.is_some_and(|kinds| kinds.iter().any(|k| targets.contains(k)))
 }
 
 /// What `model_states` found, for the other parts of the model.
@@ -147,11 +142,10 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
         // Autocast casts the weights of linears and convolutions, not embedding tables.
-        let is_matmul_weight = t.shape().len() >= 2 && !matches!(t.name, "embed_tokens" | "position_embeddings" | "token_type_embeddings");
-        if is_matmul_weight || (t.name == "embed_tokens" && layout.tied && layout.last) {
+        if t.is_matmul_weight() || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;
         }
-        if t.scope == Scope::Layer || t.scope == Scope::Expert {
+        if t.scope.in_blocks() {
             summary.block_params_local += n / layout.layers_on_stage.max(1.0);
         } else {
             summary.largest_edge_tensor_local = summary.largest_edge_tensor_local.max(n);
@@ -243,7 +237,7 @@ pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::arch::TransformerArch;
+    use crate::model::arch::{AttentionPart, MlpPart, TransformerArch};
     use crate::scenario::Parallel;
 
     /// The ZeRO paper's Figure 1 example: Ψ = 7.5B, K = 12, N_d = 64:
@@ -254,12 +248,9 @@ mod tests {
         let arch = Architecture::Transformer(TransformerArch {
             hidden: 10_000,
             layers: 75,
-            heads: 1,
-            kv_heads: 1,
-            head_dim: 2_500,
-            ffn: 0,
             vocab: 1,
-            norm: crate::model::arch::Norm::Rmsnorm,
+            attention: AttentionPart { heads: 1, kv_heads: 1, head_dim: 2_500, ..AttentionPart::default() },
+            mlp: MlpPart { ffn: 0, ..MlpPart::default() },
             ..TransformerArch::default()
         });
         let mut training = Training::default();

@@ -2,14 +2,15 @@
 //! host-link traffic for CPU offload, and the extra time spilled memory costs crossing the
 //! host link.
 //!
-//! FLOPs per token: forward 2N + 2·L·s·d_attn (Kaplan et al. 2020, Table 1), backward twice
+//! FLOPs per token: forward 2N + 2·L·s·d_attn (Kaplan et al. 2020, Table 1; s is the keys a
+//! query sees, at most the window in sliding-window layers; MLA counts its q/k and v widths), backward twice
 //! the forward, full recomputation one more forward, selective recomputation one more
 //! attention forward (Korthikanti et al. 2022 §5). Pipeline bubble: (p − 1)/(m·v) of the
 //! ideal time (Narayanan et al. 2021, §2.2). Spill: each spilled byte crosses the host link
 //! once each way per step, at the link's per-direction bandwidth (memory-formulas.md §A9:
 //! "bandwidth ≈ PCIe").
 
-use super::arch::{resnet_blocks, Architecture, Scope, Stack};
+use super::arch::{resnet_blocks, Architecture, Scope};
 use super::breakdown::StepTime;
 use super::device::Device;
 use crate::scenario::{Checkpointing, Mode, Offload, Scenario};
@@ -22,18 +23,13 @@ pub const UTILISATION: f64 = 0.40;
 fn forward_flops_per_sample(arch: &Architecture, s: &Scenario) -> (f64, f64) {
     match arch {
         Architecture::Transformer(t) => {
-            let seq = match t.stack {
-                Stack::Vision => {
-                    let image = s.training.image_size.unwrap_or(t.image_size).max(1);
-                    (super::arch::vit_patches(image, t.patch) + 1) as f64
-                }
-                _ => s.training.seq_len.max(1) as f64,
-            };
+            let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
             let embedding: f64 =
                 arch.param_tensors().iter().filter(|p| p.scope == Scope::Input).map(|p| p.numel()).sum();
-            let head = if t.tied_embeddings { (t.vocab * t.hidden) as f64 } else { 0.0 };
+            let head = if t.embedding.tied { (t.vocab * t.hidden) as f64 } else { 0.0 };
             let n = arch.active_param_count() - embedding + head;
-            let attention = 2.0 * t.layers as f64 * seq * (t.heads * t.head_dim) as f64;
+            // Per token: each block's query attends to its keys (a window in sliding layers).
+            let attention = t.layers as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
             ((2.0 * n + attention) * seq, seq)
         }
         Architecture::Resnet(r) => {

@@ -60,7 +60,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             let s = t.seq_len.max(1) as f64;
             transients.push((
                 "softmax backward buffers",
-                2.0 * 4.0 * t.micro_batch.max(1) as f64 * arch.heads as f64 * (s / layout.cp) * s / layout.tp,
+                2.0 * 4.0 * t.micro_batch.max(1) as f64 * arch.attention.heads as f64 * (s / layout.cp) * s / layout.tp,
                 "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
             ));
         }
@@ -68,7 +68,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     match t.checkpointing {
         Checkpointing::Full => transients.push((
             "recompute buffer",
-            one_block_bytes(&i.micro_batch.terms, layout, i.sp),
+            one_block_bytes(i.micro_batch, layout, i.sp),
             "one block's saved tensors, rebuilt during its backward (Chen et al. 2016, §3)",
         )),
         Checkpointing::Selective => {

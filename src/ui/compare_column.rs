@@ -11,7 +11,7 @@ use super::tabs::CompareSlot;
 use crate::format;
 use crate::model::device::devices;
 use crate::model::precision::Precision;
-use crate::model::presets::model_presets;
+use crate::import::presets::model_presets;
 use crate::scenario::{DeviceSpec, ModelSpec, Scenario};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).

@@ -10,8 +10,7 @@ use serde_json::Value;
 use super::field_error::FieldError;
 use super::state::Planner;
 use crate::format;
-use crate::model::hf_config::architecture_from_hf_config;
-use crate::model::presets::model_presets;
+use crate::import::presets::model_presets;
 use crate::scenario::ModelSpec;
 
 /// `<option>` value standing for a pasted config.
@@ -20,8 +19,7 @@ const CUSTOM: &str = "custom";
 /// Decodes pasted text into a model, or a message naming the bad field.
 fn decode_config(text: &str) -> Result<ModelSpec, String> {
     let raw: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let arch = architecture_from_hf_config(&raw).map_err(|e| e.within("config.json").to_string())?;
-    Ok(ModelSpec::HfConfig { raw, arch })
+    ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())
 }
 
 /// Preset select plus the config.json text box.

@@ -1,68 +1,280 @@
 #!/usr/bin/env python3
-"""Exact parameter counts of every preset in src/model/presets/models/.
+"""Exact parameter counts of every model in Headroom's catalogue (src/import/catalogue/).
 
-Each model is instantiated from its config on torch.device("meta") (no memory,
-no download). param_count = sum(p.numel() for p in model.parameters()); this
-de-duplicates tied weights (PyTorch yields a shared Parameter once).
-largest_module_params = max over modules m of sum(p.numel() for p in
-m.parameters(recurse=False)) (e.g. the embedding or the untied lm_head).
-ResNet presets are cross-checked against torchvision.models.resnet*.
-Rewrites tests/fixtures/measured/param_counts.json.
+Rewrites tests/fixtures/measured/param_counts.json. No network, nothing downloaded,
+deterministic (models are built on torch.device("meta"): shapes only, no memory).
+
+Building. The catalogue file minus "_headroom" is passed to
+transformers.AutoConfig.for_model(model_type, **config) and the class named by
+_headroom.hf_class is instantiated from it. For multimodal wrappers
+(_headroom.text_only: gemma3, mllama) the wrapper config is parsed the same way
+and the text class is built from its parsed .text_config (e.g. Gemma3ForCausalLM
+from Gemma3TextConfig, MllamaForCausalLM from MllamaTextConfig): vision tower and
+projector are not counted.
+
+Counts.
+* param_count = sum(p.numel() for p in model.parameters()). PyTorch yields a
+  shared (tied) Parameter once, so tied input/output embeddings count once.
+* largest_module / largest_module_params: the module holding the most parameters
+  directly (m.parameters(recurse=False)), e.g. the embedding, the untied lm_head,
+  or a fused expert tensor holder (".mlp.experts").
+* active_param_count: the parameters a single token uses. For dense models it
+  equals param_count. For MoE models it is
+      param_count - sum over MoE layers of (num_experts - top_k) routed experts,
+  where routed-expert parameters are identified by their module path: every
+  parameter whose name contains ".experts." (transformers 5 stores routed experts
+  fused, e.g. model.layers.3.mlp.experts.gate_up_proj of shape [E, 2F, H], and
+  gpt-oss also fused biases [E, 2F]; a leading dimension equal to num_experts is
+  required and checked; per-expert module lists ".experts.<i>." are handled too).
+  Shared experts (".shared_expert(s)."), the shared-expert gate, routers/gates
+  and any dense MLP layers (e.g. DeepSeek's first_k_dense_replace layers) count
+  fully, as do the embedding and the lm_head. So the inactive part of a layer is
+  routed_params_of_layer * (E - k) / E (all experts of a layer have equal size).
+  Published "active" figures sometimes leave out the input embedding table
+  (a lookup, no FLOPs): see each case's notes.
+* checkpoint_param_count (only where it differs from param_count): FLAN-T5 ships an
+  untied lm_head but transformers 5 forces T5 to tie it (see the case's notes).
+* ResNet: cross-checked against torchvision.models.resnetNN (identical counts).
+* Published totals (model cards / papers) are checked within 1.5% where known
+  (PUBLISHED below; the script fails otherwise): this guards the catalogue
+  values, which were copied from the Hub config files.
 """
-import json, os, glob
-import torch, transformers, torchvision
+import glob
+import json
+import os
+import re
+
+import torch
+import torchvision
+import transformers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PRESETS = os.path.join(ROOT, "src", "model", "presets", "models")
+CATALOGUE = os.path.join(ROOT, "src", "import", "catalogue")
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "param_counts.json")
 
+# Published totals (and active counts) used as sanity checks: (total, active or None, source).
+PUBLISHED = {
+    "meta-llama/Llama-3.1-8B": (8.03e9, None, "model card: 8B (8.03B safetensors)"),
+    "meta-llama/Llama-3.1-70B": (70.6e9, None, "model card: 70B (70.6B safetensors)"),
+    "meta-llama/Llama-3.1-405B": (405.85e9, None, "405.85B (Llama 3 paper, Hub safetensors 406B)"),
+    "mistralai/Mistral-7B-v0.3": (7.25e9, None, "Hub safetensors 7.25B"),
+    "mistralai/Mistral-Nemo-Base-2407": (12.2e9, None, "Mistral NeMo: 12B (Hub safetensors 12.2B)"),
+    "mistralai/Mixtral-8x22B-v0.1": (141e9, 39e9, "Mistral: 141B total, 39B active"),
+    "Qwen/Qwen2.5-0.5B": (0.49e9, None, "model card: 0.49B"),
+    "Qwen/Qwen2.5-7B": (7.61e9, None, "model card: 7.61B"),
+    "Qwen/Qwen2.5-72B": (72.7e9, None, "model card: 72.7B"),
+    "Qwen/Qwen1.5-MoE-A2.7B": (14.3e9, 2.7e9, "model card: 14.3B total, 2.7B activated"),
+    "Qwen/Qwen3-0.6B": (0.6e9, None, "model card: 0.6B (0.44B non-embedding)"),
+    "Qwen/Qwen3-8B": (8.2e9, None, "model card: 8.2B"),
+    "Qwen/Qwen3-32B": (32.8e9, None, "model card: 32.8B"),
+    "Qwen/Qwen3-30B-A3B": (30.5e9, 3.3e9, "model card: 30.5B total, 3.3B activated"),
+    "Qwen/Qwen3-235B-A22B": (235e9, 22e9, "model card: 235B total, 22B activated"),
+    "google/gemma-2b": (2.51e9, None, "Hub safetensors 2.51B"),
+    "google/gemma-7b": (8.54e9, None, "Hub safetensors 8.54B"),
+    "google/gemma-2-2b": (2.61e9, None, "Hub safetensors 2.61B"),
+    "google/gemma-2-9b": (9.24e9, None, "Hub safetensors 9.24B"),
+    "google/gemma-2-27b": (27.2e9, None, "Hub safetensors 27.2B"),
+    "google/gemma-3-1b-pt": (1.0e9, None, "model card: 1B"),
+    "microsoft/Phi-3-mini-4k-instruct": (3.82e9, None, "Hub safetensors 3.82B"),
+    "microsoft/phi-4": (14.7e9, None, "model card: 14B (Hub safetensors 14.7B)"),
+    "microsoft/phi-2": (2.78e9, None, "Hub safetensors 2.78B"),
+    "deepseek-ai/DeepSeek-V2-Lite": (15.7e9, None, "paper/model card: 15.7B total, 2.4B activated"),
+    "deepseek-ai/DeepSeek-V3": (671e9, 37e9, "model card: 671B main model + 14B MTP; 37B activated"),
+    "openai/gpt-oss-20b": (20.9e9, None, "model card: 20.9B total (21B), 3.6B active"),
+    "openai/gpt-oss-120b": (116.8e9, None, "model card: 116.8B total (117B), 5.1B active"),
+    "allenai/OLMo-2-1124-7B": (7.3e9, None, "Hub safetensors 7.3B"),
+    "ibm-granite/granite-3.1-8b-base": (8.17e9, None, "Hub safetensors 8.17B"),
+    "ibm-granite/granite-3.1-3b-a800m-base": (3.3e9, None, "model card: 3.3B total, 800M active"),
+    "EleutherAI/pythia-1b": (1.011781632e9, None, "Pythia paper: 1,011,781,632"),
+    "EleutherAI/pythia-6.9b": (6.857302016e9, None, "Pythia paper: 6,857,302,016"),
+    "EleutherAI/gpt-neox-20b": (20.55e9, None, "GPT-NeoX-20B paper: 20.55B"),
+    "bigcode/starcoder2-7b": (7.17e9, None, "Hub safetensors 7.17B"),
+    "CohereForAI/c4ai-command-r-v01": (35.0e9, None, "model card: 35B"),
+    "FacebookAI/roberta-base": (125e9 / 1000, None, "RoBERTa paper: 125M"),
+    "FacebookAI/roberta-large": (355e6, None, "RoBERTa paper: 355M"),
+    "google-t5/t5-small": (60.5e6, None, "Hub safetensors 60.5M"),
+    "google-t5/t5-base": (223e6, None, "Hub safetensors 223M"),
+    "google/flan-t5-large": (783e6, None, "Hub safetensors 783M (untied lm_head: compared with checkpoint_param_count)"),
+}
 
-def build(cfg_dict):
-    d = {k: v for k, v in cfg_dict.items() if k != "_headroom"}
-    cls_name = cfg_dict["_headroom"]["hf_class"]
+NOTES = {
+    "deepseek-ai/DeepSeek-V3": (
+        "The Hub config has num_nextn_predict_layers: 1 (one multi-token-prediction module, ~14B params in the "
+        "published checkpoint: 671B + 14B = 685B); transformers does not build the MTP layer, so it is not "
+        "counted. quantization_config (fp8 e4m3, 128x128 blocks) is ignored when building from a config: counts "
+        "are element counts. Active includes embedding and lm_head (published 37B)."),
+    "deepseek-ai/DeepSeek-V2-Lite": (
+        "q_lora_rank null: a plain q_proj (no q_a/q_b low-rank query). Published 2.4B activated excludes the input "
+        "embedding table (0.21B); active_param_count here counts it."),
+    "openai/gpt-oss-20b": (
+        "transformers stores routed experts fused (mlp.experts.gate_up_proj [E,H,2F] with bias [E,2F], down_proj "
+        "[E,F,H] with bias [E,H]); quantization_config (mxfp4 experts) is ignored when building from a config. "
+        "Published 3.6B active excludes the input embedding table (0.58B): active_param_count counts it."),
+    "openai/gpt-oss-120b": (
+        "Fused experts as gpt-oss-20b; mxfp4 quantization_config ignored. Published 5.1B active excludes the input "
+        "embedding table (0.58B): active_param_count counts it."),
+    "Qwen/Qwen1.5-MoE-A2.7B": "Shared expert (5632) and its sigmoid gate count fully in active.",
+    "ibm-granite/granite-3.1-3b-a800m-base": (
+        "Published '800M active' excludes the tied embedding (75.5M): active_param_count counts it."),
+    "tiiuae/falcon-7b": (
+        "multi_query (1 KV head of 64), parallel_attn, new_decoder_architecture false, tie_word_embeddings "
+        "default (true): lm_head shares the embedding. (The Hub's '7.22B' safetensors figure counts the stored "
+        "lm_head copy separately.)"),
+    "tiiuae/falcon-40b": "new_decoder_architecture true, num_kv_heads 8, tie_word_embeddings default (true).",
+    "google/gemma-3-12b-pt": (
+        "text_only: Gemma3ForCausalLM built from the parsed text_config (unspecified keys take Gemma3TextConfig "
+        "defaults: head_dim 256, vocab 262208, sliding_window_pattern 6); SigLIP vision tower (~0.42B) and "
+        "projector not counted (published 12B total)."),
+    "meta-llama/Llama-3.2-11B-Vision": (
+        "text_only: MllamaForCausalLM built from the parsed text_config (40 layers of which 8 are cross-attention "
+        "layers; embed_tokens has vocab_size + 8 rows); vision tower and projector not counted (published 10.6B "
+        "total)."),
+    "google/flan-t5-large": (
+        "gated-gelu feed-forward (wi_0, wi_1). The Hub config has tie_word_embeddings false and the checkpoint "
+        "stores its own lm_head.weight, but transformers 5.x T5Config.__post_init__ forces tie_word_embeddings = "
+        "True (the Hub value only sets scale_decoder_outputs = False), so the model built from the config ties "
+        "lm_head to `shared` and param_count is 32,899,072 lower than the checkpoint: checkpoint_param_count adds "
+        "the separate lm_head back."),
+}
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def build(cfg):
+    """Return (model, built_config) on the meta device."""
+    d = {k: v for k, v in cfg.items() if k != "_headroom"}
+    meta = cfg["_headroom"]
     config = transformers.AutoConfig.for_model(d.pop("model_type"), **d)
-    cls = getattr(transformers, cls_name)
+    if meta.get("text_only"):
+        config = config.text_config
+    cls = getattr(transformers, meta["hf_class"])
     with torch.device("meta"):
         model = cls(config)
-    return model
+    return model, config
 
 
-def counts(model):
+def moe_shape(config):
+    """(num_experts, top_k) of a MoE config, or None."""
+    for e_key in ("num_experts", "num_local_experts", "n_routed_experts"):
+        e = getattr(config, e_key, None)
+        if e:
+            k = getattr(config, "num_experts_per_tok", None)
+            assert k, "MoE config without num_experts_per_tok"
+            return e, k
+    return None
+
+
+EXPERT_RE = re.compile(r"^(.*?)\.experts\.(\d+\.)?")
+
+
+def counts(model, config):
     total = sum(p.numel() for p in model.parameters())
     largest, largest_name = 0, None
     for name, m in model.named_modules():
         n = sum(p.numel() for p in m.parameters(recurse=False))
         if n > largest:
             largest, largest_name = n, name
-    return total, largest, largest_name
+    moe = moe_shape(config)
+    routed_by_layer = {}
+    for name, p in model.named_parameters():
+        mt = EXPERT_RE.match(name)
+        if not mt:
+            continue
+        assert moe is not None, f"expert parameter {name} in a model without MoE config"
+        if mt.group(2) is None:  # fused: leading dim = number of experts
+            assert p.shape[0] == moe[0], (name, tuple(p.shape), moe)
+        routed_by_layer[mt.group(1)] = routed_by_layer.get(mt.group(1), 0) + p.numel()
+    info = None
+    active = total
+    if moe is not None:
+        e, k = moe
+        inactive = 0
+        for layer, n in routed_by_layer.items():
+            assert n % e == 0, (layer, n, e)
+            inactive += n // e * (e - k)
+        active = total - inactive
+        per_expert = sorted({n // e for n in routed_by_layer.values()})
+        info = {"num_experts": e, "top_k": k, "moe_layers": len(routed_by_layer),
+                "routed_expert_params": sum(routed_by_layer.values()),
+                "params_per_routed_expert": per_expert[0] if len(per_expert) == 1 else per_expert}
+    return total, active, largest, largest_name, info
 
 
 def main():
     cases = []
-    for path in sorted(glob.glob(os.path.join(PRESETS, "*.json"))):
-        pid = os.path.basename(path)[:-5]
-        with open(path) as f:
-            cfg = json.load(f)
-        model = build(cfg)
-        total, largest, largest_name = counts(model)
-        case = {"preset": pid, "hf_class": cfg["_headroom"]["hf_class"], "param_count": total,
-                "largest_module_params": largest, "largest_module": largest_name}
+    failures = []
+    for path in sorted(glob.glob(os.path.join(CATALOGUE, "*.json"))):
+        cfg = load(path)
+        meta = cfg["_headroom"]
+        hub_id = meta["id"]
+        model, config = build(cfg)
+        total, active, largest, largest_name, moe = counts(model, config)
+        # T5 v1.1 / FLAN-T5: the Hub says untied, transformers 5 ties anyway (see NOTES).
+        checkpoint_count = None
+        if (cfg.get("tie_word_embeddings") is False and hasattr(model, "lm_head")
+                and model.lm_head.weight is model.get_input_embeddings().weight):
+            checkpoint_count = total + model.lm_head.weight.numel()
+        notes = []
+        if NOTES.get(hub_id):
+            notes.append(NOTES[hub_id])
+        pub = PUBLISHED.get(hub_id)
+        if pub:
+            ptotal, pactive, src = pub
+            ref = checkpoint_count or total
+            rel = ref / ptotal - 1
+            notes.append(f"published check ({src}): measured total {ref / 1e9:.3f}B, {rel * 100:+.2f}% vs "
+                         f"{ptotal / 1e9:g}B" + (f"; active {active / 1e9:.3f}B vs {pactive / 1e9:g}B" if pactive else ""))
+            if abs(rel) > 0.015:
+                failures.append(f"{hub_id}: total {ref} vs published {ptotal}")
+            if pactive and abs(active / pactive - 1) > 0.04:
+                failures.append(f"{hub_id}: active {active} vs published {pactive}")
+        case = {
+            "preset": hub_id,
+            "file": os.path.basename(path),
+            "hf_class": meta["hf_class"],
+            "model_type": cfg["model_type"],
+            "built_config": type(config).__name__,
+            "text_only": bool(meta.get("text_only", False)),
+            "param_count": total,
+            "active_param_count": active,
+            "largest_module_params": largest,
+            "largest_module": largest_name,
+            "moe": moe,
+            "notes": " ".join(notes),
+        }
+        if checkpoint_count is not None:
+            case["checkpoint_param_count"] = checkpoint_count
         if cfg["model_type"] == "resnet":
-            tv_name = "resnet" + pid.split("-")[1]
+            tv_name = "resnet" + hub_id.rsplit("-", 1)[1]
             with torch.device("meta"):
                 tv = getattr(torchvision.models, tv_name)(weights=None)
             case["torchvision_param_count"] = sum(p.numel() for p in tv.parameters())
             case["torchvision_model"] = "torchvision.models." + tv_name
-        print(pid, total, largest, largest_name, case.get("torchvision_param_count", ""))
+            if case["torchvision_param_count"] != total:
+                failures.append(f"{hub_id}: torchvision {case['torchvision_param_count']} != {total}")
+        print(f"{hub_id:45s} {total:>16,} {active:>16,}  {largest_name} {largest:,}")
         cases.append(case)
         del model
-    out = {"generator": "tests/measure/param_counts.py", "torch": torch.__version__,
-           "transformers": transformers.__version__, "torchvision": torchvision.__version__,
-           "method": "model built on torch.device('meta') from the preset config; sum(p.numel() for p in model.parameters())",
-           "cases": cases}
+    out = {
+        "generator": "tests/measure/param_counts.py",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "torchvision": torchvision.__version__,
+        "method": ("model built on torch.device('meta') from the catalogue config (text_only wrappers: the text "
+                   "class from the parsed text_config); param_count = sum(p.numel() for p in model.parameters()) "
+                   "(tied weights once); active_param_count = param_count - (num_experts - top_k)/num_experts of the "
+                   "routed-expert parameters (names containing '.experts.') of every MoE layer; equal to "
+                   "param_count for dense models"),
+        "cases": cases,
+    }
     with open(OUT, "w") as f:
         json.dump(out, f, indent=2)
         f.write("\n")
+    if failures:
+        raise SystemExit("published-count checks failed:\n  " + "\n  ".join(failures))
 
 
 if __name__ == "__main__":

@@ -13,10 +13,13 @@
 //!   flight (the first stage holds p, so ≈ the activations of all L layers); the interleaved
 //!   schedule multiplies the first stage by 1 + (p − 1)/(p·v); GPipe keeps all m.
 
+mod attention;
+mod mlp;
+mod norm;
 pub mod resnet;
 pub mod transformer;
 
-use super::arch::Architecture;
+use super::arch::{Architecture, Scope};
 use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
@@ -34,8 +37,9 @@ pub enum Split {
 /// Where in the model a term sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
-    /// Inside every block (multiplied by the blocks on the stage).
-    Layer,
+    /// Inside the blocks of this scope (`Layer`: every block; `DenseMlp`, `MoeLayer`,
+    /// `Cross`: the blocks that have that part), multiplied by those blocks on the stage.
+    Block(Scope),
     /// Before the first block (first pipeline stage).
     Input,
     /// After the last block: final norm, head, loss (last pipeline stage).
@@ -53,12 +57,24 @@ pub struct ActTerm {
     pub attention_core: bool,
 }
 
-/// Per-micro-batch saved tensors of the whole model (every `Layer` term is for one block).
+/// Per-micro-batch saved tensors of the whole model (every `Block` term is for one block).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MicroBatch {
     pub terms: Vec<ActTerm>,
     /// Bytes one block keeps under full checkpointing (its input), before TP/SP division.
     pub checkpoint_per_block: f64,
+    /// Fraction of the blocks holding each block scope (dense vs MoE blocks, T5's decoder).
+    shares: [f64; 4],
+}
+
+/// Block scopes in the order of `MicroBatch::shares`.
+const BLOCK_SCOPES: [Scope; 4] = [Scope::Layer, Scope::DenseMlp, Scope::MoeLayer, Scope::Cross];
+
+impl MicroBatch {
+    /// Fraction of the blocks that hold a term of this scope.
+    fn share(&self, scope: Scope) -> f64 {
+        BLOCK_SCOPES.iter().position(|s| *s == scope).map_or(0.0, |i| self.shares[i])
+    }
 }
 
 pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBatch {
@@ -66,7 +82,9 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
         Architecture::Transformer(t) => transformer::terms(t, training, cp),
         Architecture::Resnet(r) => (resnet::terms(r, training), 0.0),
     };
-    MicroBatch { terms, checkpoint_per_block }
+    let layers = arch.layers() as f64;
+    let shares = BLOCK_SCOPES.map(|scope| arch.blocks(scope) as f64 / layers);
+    MicroBatch { terms, checkpoint_per_block, shares }
 }
 
 /// Micro-batches whose activations are alive at once on this pipeline stage.
@@ -91,10 +109,17 @@ pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual
     }
 }
 
-/// Bytes of one block's saved tensors for one micro-batch on this GPU (used for the
-/// recompute buffer of full checkpointing and for inference workspaces).
-pub fn one_block_bytes(terms: &[ActTerm], layout: &Layout, sp: bool) -> f64 {
-    terms.iter().filter(|t| t.place == Place::Layer).map(|t| divided(t, layout, sp)).sum()
+/// Bytes of the largest block's saved tensors for one micro-batch on this GPU (used for the
+/// recompute buffer of full checkpointing and for inference workspaces): the common terms,
+/// the larger of a dense and an MoE feed-forward, and cross-attention where there is one.
+pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
+    let sum = |scope: Scope| -> f64 {
+        if mb.share(scope) == 0.0 {
+            return 0.0;
+        }
+        mb.terms.iter().filter(|t| t.place == Place::Block(scope)).map(|t| divided(t, layout, sp)).sum()
+    };
+    sum(Scope::Layer) + sum(Scope::DenseMlp).max(sum(Scope::MoeLayer)) + sum(Scope::Cross)
 }
 
 fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
@@ -120,15 +145,15 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
     for term in &mb.terms {
         let bytes = divided(term, layout, sp) * flight;
         match term.place {
-            Place::Layer if training.checkpointing == Checkpointing::Full => {}
-            Place::Layer if term.attention_core && training.checkpointing == Checkpointing::Selective => {}
-            Place::Layer if term.attention_core => ledger.add(
+            Place::Block(_) if training.checkpointing == Checkpointing::Full => {}
+            Place::Block(_) if term.attention_core && training.checkpointing == Checkpointing::Selective => {}
+            Place::Block(scope) if term.attention_core => ledger.add(
                 Component::Activations,
                 term.name,
-                bytes * layers,
+                bytes * layers * mb.share(scope),
                 "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
             ),
-            Place::Layer => ledger.add(Component::Activations, term.name, bytes * layers, BLOCK_FORMULA),
+            Place::Block(scope) => ledger.add(Component::Activations, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA),
             Place::Input if layout.first => ledger.add(Component::Activations, term.name, bytes, EDGE_FORMULA),
             Place::Output if layout.last => ledger.add(Component::Activations, term.name, bytes, EDGE_FORMULA),
             _ => {}

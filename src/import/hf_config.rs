@@ -1,0 +1,198 @@
+//! A Hugging Face `config.json` → an [`Architecture`], with the warnings a user should see.
+//!
+//! Each supported `model_type` maps to one function (`families.rs` for decoders,
+//! `encoders.rs` for encoders, T5, ViT and ResNet). Missing keys take the defaults of the
+//! matching transformers configuration class, and each defaulted key becomes a warning.
+//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL) import
+//! their text model and say the vision tower is not counted. An unknown `model_type` with
+//! the usual keys is estimated as a Llama-shaped decoder, marked approximate.
+
+use serde_json::Value;
+
+use super::encoders;
+use super::families::{self, Defaults};
+use super::keys::Keys;
+use crate::error::InputError;
+use crate::model::arch::Architecture;
+
+/// A config read into an architecture, with what the user should know about the reading.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub arch: Architecture,
+    /// The `model_type` the architecture was built as.
+    pub model_type: String,
+    pub warnings: Vec<String>,
+}
+
+type Reader = fn(&Keys) -> Result<Architecture, InputError>;
+
+fn dec(f: fn(&Keys) -> Result<crate::model::arch::TransformerArch, InputError>) -> impl Fn(&Keys) -> Result<Architecture, InputError> {
+    move |c| f(c).map(Architecture::Transformer)
+}
+
+macro_rules! families {
+    ($($ty:literal => $f:expr),* $(,)?) => {
+        /// Every supported `model_type`, in the order of the error message.
+        pub const SUPPORTED_MODEL_TYPES: &[&str] = &[$($ty),*];
+        fn reader(model_type: &str) -> Option<Box<dyn Fn(&Keys) -> Result<Architecture, InputError>>> {
+            match model_type {
+                $($ty => Some(Box::new($f)),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+families! {
+    "llama" => dec(families::llama),
+    "mistral" => dec(families::mistral),
+    "mixtral" => dec(families::mixtral),
+    "qwen2" => dec(families::qwen2),
+    "qwen2_moe" => dec(families::qwen2_moe),
+    "qwen3" => dec(families::qwen3),
+    "qwen3_moe" => dec(families::qwen3_moe),
+    "gemma" => dec(families::gemma),
+    "gemma2" => dec(families::gemma2),
+    "gemma3_text" => dec(families::gemma3_text),
+    "phi3" => dec(families::phi3),
+    "phi" => dec(families::phi),
+    "deepseek_v2" => dec(families::deepseek_v2),
+    "deepseek_v3" => dec(families::deepseek_v3),
+    "gpt_oss" => dec(families::gpt_oss),
+    "olmo2" => dec(families::olmo2),
+    "granite" => dec(families::granite),
+    "granitemoe" => dec(families::granitemoe),
+    "falcon" => dec(families::falcon),
+    "gpt_neox" => dec(families::gpt_neox),
+    "starcoder2" => dec(families::starcoder2),
+    "cohere" => dec(families::cohere),
+    "gpt2" => dec(families::gpt2),
+    "bert" => encoders::bert as Reader,
+    "roberta" => encoders::roberta as Reader,
+    "t5" => encoders::t5 as Reader,
+    "vit" => encoders::vit as Reader,
+    "resnet" => encoders::resnet as Reader,
+}
+
+/// Text models inside multimodal wrappers, by the wrapper's `model_type`.
+const TEXT_MODEL_OF: &[(&str, &str)] = &[("gemma3", "gemma3_text"), ("mllama", "mllama_text_model"), ("qwen2_vl", "qwen2"), ("qwen2_5_vl", "qwen2")];
+
+/// Build an architecture from the content of a `config.json`.
+pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
+    let map = config.as_object().ok_or_else(|| InputError::new("", "expected a JSON object (the content of config.json)"))?;
+    let model_type = match map.get("model_type") {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(InputError::new("model_type", "must be a string")),
+        None => return Err(InputError::new("model_type", format!("missing; supported: {}", SUPPORTED_MODEL_TYPES.join(", ")))),
+    };
+    let mut warnings = Vec::new();
+    if let Some(text) = map.get("text_config").filter(|v| v.is_object()) {
+        let inner_type = text.get("model_type").and_then(Value::as_str).map(str::to_string).or_else(|| {
+            TEXT_MODEL_OF.iter().find(|(outer, _)| *outer == model_type).map(|(_, inner)| inner.to_string())
+        });
+        let mut text = text.clone();
+        if let (Some(obj), Some(inner)) = (text.as_object_mut(), &inner_type) {
+            obj.insert("model_type".into(), Value::String(text_family(inner).to_string()));
+        }
+        let mut imported = import_hf_config(&text).map_err(|e| e.within("text_config"))?;
+        imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
+        if model_type == "mllama" {
+            imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());
+        }
+        return Ok(imported);
+    }
+    let keys = Keys::new(map);
+    let (arch, model_type) = match reader(&model_type) {
+        Some(read) => (read(&keys)?, model_type),
+        None => {
+            let arch = generic_decoder(&keys).map_err(|e| {
+                InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
+            })?;
+            warnings.push(format!(
+                "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary, no biases) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size"
+            ));
+            (arch, model_type)
+        }
+    };
+    warnings.extend(keys.defaulted().into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
+    arch.check()?;
+    Ok(Imported { arch, model_type, warnings })
+}
+
+/// The family a text model inside a wrapper is read as (Llama-3.2-Vision's text model is a
+/// Llama with cross-attention layers, which are not counted).
+fn text_family(inner: &str) -> &str {
+    match inner {
+        "mllama_text_model" => "llama",
+        "qwen2_vl_text" | "qwen2_5_vl_text" => "qwen2",
+        other => other,
+    }
+}
+
+/// A Llama-shaped decoder from the five usual keys, all required.
+fn generic_decoder(c: &Keys) -> Result<Architecture, InputError> {
+    for key in ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"] {
+        if !c.has(key) {
+            return Err(InputError::new(key, "missing"));
+        }
+    }
+    let d = Defaults { hidden: 0, layers: 0, heads: 0, kv_heads: None, ffn: 0, vocab: 0, head_dim: None, tied: false };
+    families::decoder(c, &d).map(Architecture::Transformer)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bad_number_names_the_field() {
+        let err = import_hf_config(&json!({"model_type": "llama", "hidden_size": "big"})).unwrap_err();
+        assert_eq!(err.field, "hidden_size");
+    }
+
+    #[test]
+    fn gqa_heads_must_divide() {
+        let err = import_hf_config(&json!({"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5})).unwrap_err();
+        assert_eq!(err.field, "num_key_value_heads");
+    }
+
+    #[test]
+    fn gpt2_defaults_build_gpt2_small() {
+        assert_eq!(import_hf_config(&json!({"model_type": "gpt2"})).unwrap().arch.param_count(), 124_439_808.0);
+    }
+
+    /// `{"model_type": "llama"}` is Llama-2-7B's shapes, and every defaulted key is named.
+    #[test]
+    fn defaulted_keys_are_listed() {
+        let i = import_hf_config(&json!({"model_type": "llama"})).unwrap();
+        assert_eq!(i.arch.param_count(), 6_738_415_616.0);
+        for key in ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "tie_word_embeddings"] {
+            assert!(i.warnings.iter().any(|w| w.contains(key)), "{key} not listed in {:?}", i.warnings);
+        }
+    }
+
+    #[test]
+    fn unknown_type_with_usual_keys_is_approximate() {
+        let cfg = json!({"model_type": "brand_new", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 1000});
+        let i = import_hf_config(&cfg).unwrap();
+        assert!(i.warnings[0].starts_with("approximate"));
+        // 2·v·h + L·(4h² + 3·h·f + 2h) + h
+        assert_eq!(i.arch.param_count(), (2 * 1000 * 1024 + 4 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024) + 1024) as f64);
+    }
+
+    #[test]
+    fn unknown_type_without_usual_keys_is_refused() {
+        let err = import_hf_config(&json!({"model_type": "brand_new", "hidden_size": 8})).unwrap_err();
+        assert!(err.message.contains("not a supported model_type"), "{err}");
+    }
+
+    #[test]
+    fn multimodal_wrapper_imports_its_text_model() {
+        let cfg = json!({"model_type": "gemma3", "text_config": {"hidden_size": 3840, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 15360, "head_dim": 256}});
+        let i = import_hf_config(&cfg).unwrap();
+        assert_eq!(i.model_type, "gemma3_text");
+        assert!(i.warnings[0].contains("the vision tower is not"), "{:?}", i.warnings);
+    }
+}

@@ -1,0 +1,11 @@
+//! Turning what users bring into an [`Architecture`](crate::model::arch::Architecture):
+//! a Hugging Face `config.json` (`hf_config.rs`, one mapping per family in `families.rs`
+//! and `encoders.rs`) or a catalogue preset named by its Hub id (`presets.rs`).
+//!
+//! Kept out of `src/model/`, which takes resolved architectures only.
+
+mod encoders;
+mod families;
+pub mod hf_config;
+mod keys;
+pub mod presets;

@@ -1,0 +1,264 @@
+//! The attention part of a transformer block: its parameter tensors, the width of what it
+//! caches per token for inference, and its score FLOPs.
+//!
+//! Covers multi-head, grouped-query and multi-query attention with an explicit head width
+//! (Mistral-Nemo: 128 ≠ 5120/32), Q/K/V and output biases, one fused QKV matrix (GPT-2
+//! `c_attn`, Phi-3 `qkv_proj`, GPT-NeoX/Falcon `query_key_value`), q/k norms (Qwen3 and
+//! Gemma-3 per head, OLMo-2 and Cohere over the full width), sliding-window layers
+//! (Mistral, Gemma-2/3, gpt-oss), soft-capped logits (Gemma-2), learned attention sinks
+//! (gpt-oss) and Multi-head Latent Attention (DeepSeek-V2 §2.1, `modeling_deepseek_v3.py`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::error::InputError;
+
+const Q: &[LinearKind] = &[LinearKind::Q];
+const K: &[LinearKind] = &[LinearKind::K];
+const V: &[LinearKind] = &[LinearKind::V];
+const O: &[LinearKind] = &[LinearKind::O];
+const QKV: &[LinearKind] = &[LinearKind::Q, LinearKind::K, LinearKind::V];
+const KV: &[LinearKind] = &[LinearKind::K, LinearKind::V];
+
+/// Where a q/k norm sits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QkNorm {
+    #[default]
+    None,
+    /// One `head_dim` RMSNorm shared by all heads (Qwen3 `q_norm`/`k_norm`, Gemma-3).
+    PerHead,
+    /// A norm over the whole projection (OLMo-2: `q_norm` of a·d and `k_norm` of g·d; Cohere's
+    /// per-head LayerNorm holds as many weights).
+    Full,
+}
+
+/// Multi-head Latent Attention (DeepSeek-V2 §2.1.2): queries and keys/values pass through
+/// low-rank latents; only the key/value latent and a shared rotary key are cached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatentAttention {
+    /// Query latent rank (0: DeepSeek-V2-Lite's direct `q_proj`).
+    pub q_lora_rank: u64,
+    pub kv_lora_rank: u64,
+    /// Per-head query/key width without rotary embedding.
+    pub qk_nope_dim: u64,
+    /// Rotary width (per head for queries, shared by all heads for the key).
+    pub qk_rope_dim: u64,
+    /// Per-head value width.
+    pub v_head_dim: u64,
+}
+
+impl Default for LatentAttention {
+    /// DeepSeek-V3's shapes.
+    fn default() -> Self {
+        LatentAttention { q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_dim: 128, qk_rope_dim: 64, v_head_dim: 128 }
+    }
+}
+
+/// The attention of one block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AttentionPart {
+    /// Query heads a.
+    pub heads: u64,
+    /// Key/value heads g (g = a without grouped-query attention, 1 for multi-query).
+    pub kv_heads: u64,
+    /// Per-head width d.
+    pub head_dim: u64,
+    pub qkv_bias: bool,
+    pub out_bias: bool,
+    /// Q, K and V in one matrix.
+    pub fused_qkv: bool,
+    pub qk_norm: QkNorm,
+    /// Rotary width per head (0: learned or relative positions, no rotary).
+    pub rotary_dim: u64,
+    /// Keys attended to by sliding-window layers (0: every layer attends to everything).
+    pub sliding_window: u64,
+    /// How many of the blocks use the sliding window.
+    pub sliding_layers: u64,
+    /// Attention logits soft-capped with tanh (Gemma-2 `attn_logit_softcapping`).
+    pub softcap: bool,
+    /// One learned sink logit per head (gpt-oss).
+    pub sinks: bool,
+    /// T5's relative position buckets (0: none); the bias lives in the first block of each stack.
+    pub relative_buckets: u64,
+    /// Multi-head Latent Attention instead of separate Q/K/V projections.
+    pub latent: Option<LatentAttention>,
+}
+
+impl Default for AttentionPart {
+    /// Llama-3-8B's attention.
+    fn default() -> Self {
+        AttentionPart {
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            qkv_bias: false,
+            out_bias: false,
+            fused_qkv: false,
+            qk_norm: QkNorm::None,
+            rotary_dim: 128,
+            sliding_window: 0,
+            sliding_layers: 0,
+            softcap: false,
+            sinks: false,
+            relative_buckets: 0,
+            latent: None,
+        }
+    }
+}
+
+impl AttentionPart {
+    pub(super) fn check(&self) -> Result<(), InputError> {
+        check_dim("heads", self.heads)?;
+        check_dim("kv_heads", self.kv_heads)?;
+        check_dim("head_dim", self.head_dim)?;
+        if self.heads % self.kv_heads != 0 {
+            return Err(InputError::new("kv_heads", format!("{} must divide heads ({})", self.kv_heads, self.heads)));
+        }
+        if let Some(m) = &self.latent {
+            check_dim("kv_lora_rank", m.kv_lora_rank)?;
+            check_dim("qk_nope_dim", m.qk_nope_dim)?;
+            check_dim("qk_rope_dim", m.qk_rope_dim)?;
+            check_dim("v_head_dim", m.v_head_dim)?;
+            if m.q_lora_rank > super::MAX_DIM {
+                return Err(InputError::new("q_lora_rank", "is too large"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Width of all query heads (a·d; a·(nope + rope) for MLA).
+    pub fn q_width(&self) -> u64 {
+        match &self.latent {
+            Some(m) => self.heads * (m.qk_nope_dim + m.qk_rope_dim),
+            None => self.heads * self.head_dim,
+        }
+    }
+
+    /// Width of all key heads as attention sees them (g·d; a·(nope + rope) for MLA).
+    pub fn k_width(&self) -> u64 {
+        match &self.latent {
+            Some(m) => self.heads * (m.qk_nope_dim + m.qk_rope_dim),
+            None => self.kv_heads * self.head_dim,
+        }
+    }
+
+    /// Width of all value heads (g·d; a·v_head_dim for MLA).
+    pub fn v_width(&self) -> u64 {
+        match &self.latent {
+            Some(m) => self.heads * m.v_head_dim,
+            None => self.kv_heads * self.head_dim,
+        }
+    }
+
+    /// Width of the attention output that `o_proj` reads.
+    pub fn out_width(&self) -> u64 {
+        match &self.latent {
+            Some(m) => self.heads * m.v_head_dim,
+            None => self.heads * self.head_dim,
+        }
+    }
+
+    /// Elements cached per token per block for generation: K and V of every KV head
+    /// (2·g·d, Pope et al. 2022 §2), or for MLA the key/value latent plus the shared rotary
+    /// key (kv_lora_rank + qk_rope_dim, DeepSeek-V2 §2.1.2 — what vLLM and SGLang cache).
+    pub fn cached_per_token(&self) -> u64 {
+        match &self.latent {
+            Some(m) => m.kv_lora_rank + m.qk_rope_dim,
+            None => 2 * self.kv_heads * self.head_dim,
+        }
+    }
+
+    /// Keys a query of a block attends to, averaged over blocks: sliding-window layers see
+    /// at most `sliding_window` keys.
+    pub fn mean_keys(&self, keys: f64, layers: u64) -> f64 {
+        if self.sliding_window == 0 || layers == 0 {
+            return keys;
+        }
+        let sliding = self.sliding_layers.min(layers) as f64;
+        let window = keys.min(self.sliding_window as f64);
+        (sliding * window + (layers as f64 - sliding) * keys) / layers as f64
+    }
+
+    /// Forward FLOPs of the score and value products per query token and attended key:
+    /// 2·a·(d_qk + d_v) (QKᵀ and AV; Kaplan et al. 2020 Table 1 count 2·d_attn per key each).
+    pub fn flops_per_query_key(&self) -> f64 {
+        (self.q_width() + self.out_width()) as f64
+    }
+
+    /// Short label: "GQA 32/8", "MQA", "MHA", "MLA".
+    pub fn label(&self) -> &'static str {
+        if self.latent.is_some() {
+            "MLA"
+        } else if self.kv_heads == self.heads {
+            "MHA"
+        } else if self.kv_heads == 1 {
+            "MQA"
+        } else {
+            "GQA"
+        }
+    }
+
+    /// Parameter tensors of one attention (self-attention in `Scope::Layer`, T5's
+    /// cross-attention in `Scope::Cross`), following `modeling_llama.py`,
+    /// `modeling_gpt2.py` (`c_attn`), `modeling_phi3.py` (`qkv_proj`), `modeling_qwen3.py`,
+    /// `modeling_olmo2.py`, `modeling_gpt_oss.py` and `modeling_deepseek_v3.py`.
+    pub fn param_tensors(&self, h: u64, scope: Scope, out: &mut Vec<ParamTensor>) {
+        use TpSplit::*;
+        let (a, g, d) = (self.heads, self.kv_heads, self.head_dim);
+        if let Some(m) = &self.latent {
+            let qk = m.qk_nope_dim + m.qk_rope_dim;
+            if m.q_lora_rank > 0 {
+                out.push(ParamTensor::linear("q_a_proj", Q, m.q_lora_rank, h, scope));
+                out.push(ParamTensor::vector("q_a_layernorm", m.q_lora_rank, scope, Replicated));
+                out.push(ParamTensor::linear("q_b_proj", Q, a * qk, m.q_lora_rank, scope));
+            } else {
+                out.push(ParamTensor::linear("q_proj", Q, a * qk, h, scope));
+            }
+            out.push(ParamTensor::linear("kv_a_proj_with_mqa", KV, m.kv_lora_rank + m.qk_rope_dim, h, scope));
+            out.push(ParamTensor::vector("kv_a_layernorm", m.kv_lora_rank, scope, Replicated));
+            out.push(ParamTensor::linear("kv_b_proj", KV, a * (m.qk_nope_dim + m.v_head_dim), m.kv_lora_rank, scope));
+            if self.qkv_bias {
+                if m.q_lora_rank > 0 {
+                    out.push(ParamTensor::vector("q_a_proj.bias", m.q_lora_rank, scope, Replicated));
+                }
+                out.push(ParamTensor::vector("kv_a_proj_with_mqa.bias", m.kv_lora_rank + m.qk_rope_dim, scope, Replicated));
+            }
+        } else if self.fused_qkv {
+            let width = a * d + 2 * g * d;
+            out.push(ParamTensor::linear("qkv_proj", QKV, width, h, scope));
+            if self.qkv_bias {
+                out.push(ParamTensor::vector("qkv_proj.bias", width, scope, Sharded));
+            }
+        } else {
+            out.push(ParamTensor::linear("q_proj", Q, a * d, h, scope));
+            out.push(ParamTensor::linear("k_proj", K, g * d, h, scope));
+            out.push(ParamTensor::linear("v_proj", V, g * d, h, scope));
+            if self.qkv_bias {
+                out.push(ParamTensor::vector("q_proj.bias", a * d, scope, Sharded));
+                out.push(ParamTensor::vector("k_proj.bias", g * d, scope, Sharded));
+                out.push(ParamTensor::vector("v_proj.bias", g * d, scope, Sharded));
+            }
+        }
+        match self.qk_norm {
+            QkNorm::None => {}
+            QkNorm::PerHead => {
+                out.push(ParamTensor::vector("q_norm", d, scope, Replicated));
+                out.push(ParamTensor::vector("k_norm", d, scope, Replicated));
+            }
+            QkNorm::Full => {
+                out.push(ParamTensor::vector("q_norm", a * d, scope, Sharded));
+                out.push(ParamTensor::vector("k_norm", g * d, scope, Sharded));
+            }
+        }
+        if self.sinks {
+            out.push(ParamTensor::vector("sinks", a, scope, Sharded));
+        }
+        out.push(ParamTensor::linear("o_proj", O, h, self.out_width(), scope));
+        if self.out_bias {
+            out.push(ParamTensor::vector("o_proj.bias", h, scope, Replicated));
+        }
+    }
+}

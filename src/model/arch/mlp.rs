@@ -1,0 +1,161 @@
+//! The feed-forward part of a transformer block: a dense MLP (gated or not, with its
+//! activation, optionally with gate and up fused into one matrix) or a mixture of experts
+//! (routed experts with top-k, shared experts, dense first layers, a layer frequency).
+//!
+//! Module trees followed: `modeling_llama.py` (`LlamaMLP`), `modeling_phi3.py`
+//! (`gate_up_proj`), `modeling_gpt2.py`/`modeling_bert.py` (non-gated with biases),
+//! `modeling_t5.py` (`T5DenseActDense`, `T5DenseGatedActDense`), `modeling_mixtral.py`,
+//! `modeling_qwen2_moe.py` (shared expert with a sigmoid gate), `modeling_deepseek_v3.py`
+//! (shared experts, `first_k_dense_replace`), `modeling_gpt_oss.py` (expert biases, router
+//! bias) and `modeling_granitemoe.py`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::error::InputError;
+
+const GATE: &[LinearKind] = &[LinearKind::Gate];
+const UP: &[LinearKind] = &[LinearKind::Up];
+const DOWN: &[LinearKind] = &[LinearKind::Down];
+const GATE_UP: &[LinearKind] = &[LinearKind::Gate, LinearKind::Up];
+
+/// The nonlinearity of a feed-forward block, as the implementation computes it (which
+/// decides what autograd saves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Activation {
+    /// SiLU (`silu`, `swish`).
+    Silu,
+    /// Exact GELU (`gelu`).
+    Gelu,
+    /// GELU's tanh approximation as one fused op (`gelu_pytorch_tanh`, `gelu_fast`).
+    GeluTanh,
+    /// GELU's tanh approximation written out op by op (GPT-2's `gelu_new`).
+    GeluNew,
+    /// ReLU (T5).
+    Relu,
+}
+
+/// A dense feed-forward block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MlpPart {
+    /// Intermediate width f.
+    pub ffn: u64,
+    pub activation: Activation,
+    /// act(gate(x)) · up(x) (GLU variants, Shazeer 2020) instead of act(up(x)).
+    pub gated: bool,
+    /// Gate and up in one matrix of width 2f (Phi-3 `gate_up_proj`).
+    pub fused_gate_up: bool,
+    pub bias: bool,
+}
+
+impl Default for MlpPart {
+    /// Llama-3-8B's SwiGLU.
+    fn default() -> Self {
+        MlpPart { ffn: 14336, activation: Activation::Silu, gated: true, fused_gate_up: false, bias: false }
+    }
+}
+
+/// A mixture-of-experts feed-forward block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MoePart {
+    /// Routed experts E.
+    pub experts: u64,
+    /// Experts each token is routed to (top-k).
+    pub top_k: u64,
+    /// Intermediate width of one routed expert.
+    pub expert_ffn: u64,
+    /// Intermediate width of the shared expert(s) together (0: none).
+    pub shared_ffn: u64,
+    /// A sigmoid gate on the shared expert's output (Qwen2-MoE `shared_expert_gate`).
+    pub shared_gate: bool,
+    /// Leading blocks with a dense MLP instead (`first_k_dense_replace`).
+    pub first_dense: u64,
+    /// Every n-th block is MoE (`decoder_sparse_step`; 1: all of them).
+    pub every: u64,
+    /// The router has a bias (gpt-oss).
+    pub router_bias: bool,
+    /// Experts have biases (gpt-oss).
+    pub expert_bias: bool,
+}
+
+impl Default for MoePart {
+    /// Mixtral-8x7B's routing.
+    fn default() -> Self {
+        MoePart { experts: 8, top_k: 2, expert_ffn: 14336, shared_ffn: 0, shared_gate: false, first_dense: 0, every: 1, router_bias: false, expert_bias: false }
+    }
+}
+
+impl MlpPart {
+    pub(super) fn check(&self) -> Result<(), InputError> {
+        check_dim("ffn", self.ffn)
+    }
+
+    /// Matrices of a dense MLP of width `f` in `scope`.
+    pub fn param_tensors(&self, h: u64, f: u64, scope: Scope, out: &mut Vec<ParamTensor>) {
+        push_mlp(self, h, f, scope, self.bias, out);
+    }
+}
+
+impl MoePart {
+    pub(super) fn check(&self) -> Result<(), InputError> {
+        check_dim("experts", self.experts)?;
+        check_dim("expert_ffn", self.expert_ffn)?;
+        if self.top_k == 0 || self.top_k > self.experts {
+            return Err(InputError::new("top_k", format!("{} must be between 1 and the {} experts", self.top_k, self.experts)));
+        }
+        if self.every == 0 {
+            return Err(InputError::new("every", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// Blocks (of `layers`) whose feed-forward is a mixture of experts: after the first
+    /// `first_dense`, every `every`-th block (transformers' `(i + 1) % decoder_sparse_step == 0`).
+    pub fn moe_blocks(&self, layers: u64) -> u64 {
+        let every = self.every.max(1);
+        (self.first_dense.min(layers)..layers).filter(|i| (i + 1) % every == 0).count() as u64
+    }
+
+    /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`.
+    pub fn param_tensors(&self, mlp: &MlpPart, h: u64, out: &mut Vec<ParamTensor>) {
+        out.push(ParamTensor::new("router", &[self.experts, h], Scope::MoeLayer, TpSplit::Replicated));
+        if self.router_bias {
+            out.push(ParamTensor::vector("router.bias", self.experts, Scope::MoeLayer, TpSplit::Replicated));
+        }
+        if self.shared_ffn > 0 {
+            push_mlp(mlp, h, self.shared_ffn, Scope::MoeLayer, mlp.bias, out);
+            if self.shared_gate {
+                out.push(ParamTensor::new("shared_expert_gate", &[1, h], Scope::MoeLayer, TpSplit::Replicated));
+            }
+        }
+        push_mlp(mlp, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
+    }
+}
+
+fn push_mlp(mlp: &MlpPart, h: u64, f: u64, scope: Scope, bias: bool, out: &mut Vec<ParamTensor>) {
+    use TpSplit::*;
+    if mlp.gated && mlp.fused_gate_up {
+        out.push(ParamTensor::linear("gate_up_proj", GATE_UP, 2 * f, h, scope));
+        if bias {
+            out.push(ParamTensor::vector("gate_up_proj.bias", 2 * f, scope, Sharded));
+        }
+    } else {
+        if mlp.gated {
+            out.push(ParamTensor::linear("gate_proj", GATE, f, h, scope));
+            if bias {
+                out.push(ParamTensor::vector("gate_proj.bias", f, scope, Sharded));
+            }
+        }
+        out.push(ParamTensor::linear("up_proj", UP, f, h, scope));
+        if bias {
+            out.push(ParamTensor::vector("up_proj.bias", f, scope, Sharded));
+        }
+    }
+    out.push(ParamTensor::linear("down_proj", DOWN, h, f, scope));
+    if bias {
+        out.push(ParamTensor::vector("down_proj.bias", h, scope, Replicated));
+    }
+}

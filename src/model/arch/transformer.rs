@@ -1,0 +1,325 @@
+//! A transformer assembled from parts: embeddings, a stack of blocks (attention, norms,
+//! feed-forward or mixture of experts), and a head; as a decoder (causal LM), an encoder
+//! (masked LM), an encoder-decoder (T5) or a vision encoder (ViT).
+//!
+//! Blocks need not be identical: DeepSeek's first blocks are dense and the rest MoE,
+//! Qwen2-MoE can alternate, Gemma-2 alternates sliding and global attention, and T5's
+//! decoder blocks add cross-attention. Each parameter tensor's `Scope` says which blocks
+//! hold it, and [`TransformerArch::blocks`] counts them.
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_dim, AttentionPart, MlpPart, MoePart, NormPart, ParamTensor, Scope, TpSplit};
+use crate::error::InputError;
+
+/// Which way a transformer stack is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stack {
+    /// Causal language model (GPT-2, Llama, Qwen, Gemma, DeepSeek, …).
+    Decoder,
+    /// Bidirectional encoder with a masked-LM head (BERT, RoBERTa).
+    Encoder,
+    /// Encoder and decoder with cross-attention and an LM head (T5).
+    EncoderDecoder,
+    /// Vision Transformer over image patches with a classification head (ViT).
+    Vision,
+}
+
+impl Stack {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stack::Decoder => "decoder",
+            Stack::Encoder => "encoder",
+            Stack::EncoderDecoder => "encoder-decoder",
+            Stack::Vision => "vision encoder",
+        }
+    }
+}
+
+/// Token and position embeddings, and the output head that may share their matrix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EmbeddingPart {
+    /// Learned absolute position embeddings (GPT-2, BERT); 0 for rotary or relative models.
+    pub max_positions: u64,
+    /// Segment ("token type") embeddings (BERT).
+    pub token_types: u64,
+    /// The LM head shares the token-embedding matrix.
+    pub tied: bool,
+    /// The LM head has a bias (Phi).
+    pub head_bias: bool,
+    /// Final logits soft-capped with tanh (Gemma-2 `final_logit_softcapping`).
+    pub logit_softcap: bool,
+}
+
+impl Default for EmbeddingPart {
+    fn default() -> Self {
+        EmbeddingPart { max_positions: 0, token_types: 0, tied: false, head_bias: false, logit_softcap: false }
+    }
+}
+
+/// Image input and classifier of a Vision Transformer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VisionPart {
+    /// Classifier outputs.
+    pub classes: u64,
+    /// Patch side in pixels.
+    pub patch: u64,
+    /// Image side the position embeddings were trained for.
+    pub image_size: u64,
+    /// Input channels.
+    pub channels: u64,
+}
+
+/// A transformer, in the quantities the memory formulas use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TransformerArch {
+    pub stack: Stack,
+    /// Model width h.
+    pub hidden: u64,
+    /// All blocks L (encoder and decoder together for an encoder-decoder).
+    pub layers: u64,
+    /// Decoder blocks of an encoder-decoder (they carry cross-attention).
+    pub decoder_layers: u64,
+    /// Vocabulary size v (0 for vision models).
+    pub vocab: u64,
+    pub embedding: EmbeddingPart,
+    pub attention: AttentionPart,
+    pub norm: NormPart,
+    /// The dense feed-forward (every block of a dense model; the dense blocks of an MoE).
+    pub mlp: MlpPart,
+    pub moe: Option<MoePart>,
+    pub vision: VisionPart,
+}
+
+impl Default for TransformerArch {
+    /// Llama-3-8B shapes: a sane default for a partially written `arch`.
+    fn default() -> Self {
+        TransformerArch {
+            stack: Stack::Decoder,
+            hidden: 4096,
+            layers: 32,
+            decoder_layers: 0,
+            vocab: 128256,
+            embedding: EmbeddingPart::default(),
+            attention: AttentionPart::default(),
+            norm: NormPart::default(),
+            mlp: MlpPart::default(),
+            moe: None,
+            vision: VisionPart::default(),
+        }
+    }
+}
+
+impl TransformerArch {
+    pub(super) fn check(&self) -> Result<(), InputError> {
+        check_dim("hidden", self.hidden)?;
+        check_dim("layers", self.layers)?;
+        self.attention.check()?;
+        self.mlp.check()?;
+        if let Some(moe) = &self.moe {
+            moe.check()?;
+        }
+        match self.stack {
+            Stack::Vision => {
+                let v = &self.vision;
+                check_dim("patch", v.patch)?;
+                check_dim("image_size", v.image_size)?;
+                check_dim("channels", v.channels)?;
+                check_dim("classes", v.classes)?;
+                if v.patch > v.image_size {
+                    return Err(InputError::new("patch", "is larger than image_size"));
+                }
+                Ok(())
+            }
+            Stack::EncoderDecoder => {
+                if self.decoder_layers == 0 || self.decoder_layers >= self.layers {
+                    return Err(InputError::new("decoder_layers", "must be at least 1 and fewer than layers"));
+                }
+                check_dim("vocab", self.vocab)
+            }
+            _ => check_dim("vocab", self.vocab),
+        }
+    }
+
+    /// Blocks that hold a tensor of this scope (1 for the edges).
+    pub fn blocks(&self, scope: Scope) -> u64 {
+        let l = self.layers.max(1);
+        let moe = self.moe.as_ref().map_or(0, |m| m.moe_blocks(l));
+        match scope {
+            Scope::Input | Scope::Output => 1,
+            Scope::Layer => l,
+            Scope::DenseMlp => l - moe,
+            Scope::MoeLayer | Scope::Expert => moe,
+            Scope::Cross if self.stack == Stack::EncoderDecoder => self.decoder_layers.min(l),
+            Scope::Cross => 0,
+        }
+    }
+
+    /// Every parameter tensor, following the module trees of transformers'
+    /// `*ForCausalLM`, `BertForMaskedLM`/`RobertaForMaskedLM`, `T5ForConditionalGeneration`
+    /// and `ViTForImageClassification`. Closed forms in memory-formulas.md §A4
+    /// (e.g. GPT-2: v·h + n_ctx·h + L·(12h² + 13h) + 2h).
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        let mut out = Vec::with_capacity(48);
+        self.input_tensors(&mut out);
+        self.norm.block_tensors(self.hidden, &mut out);
+        self.attention.param_tensors(self.hidden, Scope::Layer, &mut out);
+        if self.stack == Stack::EncoderDecoder {
+            self.attention.param_tensors(self.hidden, Scope::Cross, &mut out);
+            self.norm.push("cross_attention_norm", self.hidden, Scope::Cross, &mut out);
+        }
+        self.mlp.param_tensors(self.hidden, self.mlp.ffn, Scope::DenseMlp, &mut out);
+        if let Some(moe) = &self.moe {
+            moe.param_tensors(&self.mlp, self.hidden, &mut out);
+        }
+        self.output_tensors(&mut out);
+        out
+    }
+
+    fn input_tensors(&self, out: &mut Vec<ParamTensor>) {
+        use TpSplit::*;
+        let h = self.hidden;
+        let e = &self.embedding;
+        let v = &self.vision;
+        match self.stack {
+            Stack::Vision => {
+                out.push(ParamTensor::new("patch_embeddings.weight", &[h, v.channels, v.patch, v.patch], Scope::Input, Replicated));
+                out.push(ParamTensor::vector("patch_embeddings.bias", h, Scope::Input, Replicated));
+                out.push(ParamTensor::vector("cls_token", h, Scope::Input, Replicated));
+                out.push(ParamTensor::table("position_embeddings", vit_patches(v.image_size, v.patch) + 1, h, Scope::Input, Replicated));
+            }
+            _ => {
+                out.push(ParamTensor::table("embed_tokens", self.vocab, h, Scope::Input, Sharded));
+                if e.max_positions > 0 {
+                    out.push(ParamTensor::table("position_embeddings", e.max_positions, h, Scope::Input, Replicated));
+                }
+                if e.token_types > 0 {
+                    out.push(ParamTensor::table("token_type_embeddings", e.token_types, h, Scope::Input, Replicated));
+                }
+                if self.stack == Stack::Encoder {
+                    self.norm.push("embeddings.LayerNorm", h, Scope::Input, out);
+                }
+                let buckets = self.attention.relative_buckets;
+                if buckets > 0 {
+                    // One relative-position bias in the first block of each stack (T5).
+                    let stacks = if self.stack == Stack::EncoderDecoder { 2 } else { 1 };
+                    for _ in 0..stacks {
+                        out.push(ParamTensor::table("relative_attention_bias", buckets, self.attention.heads, Scope::Input, Sharded));
+                    }
+                }
+            }
+        }
+    }
+
+    fn output_tensors(&self, out: &mut Vec<ParamTensor>) {
+        use TpSplit::*;
+        let (h, v) = (self.hidden, self.vocab);
+        let e = &self.embedding;
+        match self.stack {
+            Stack::Decoder | Stack::EncoderDecoder => {
+                if self.stack == Stack::EncoderDecoder {
+                    self.norm.push("encoder.final_norm", h, Scope::Output, out);
+                }
+                self.norm.push("final_norm", h, Scope::Output, out);
+                if !e.tied {
+                    out.push(ParamTensor::new("lm_head", &[v, h], Scope::Output, Sharded));
+                }
+                if e.head_bias {
+                    out.push(ParamTensor::vector("lm_head.bias", v, Scope::Output, Sharded));
+                }
+            }
+            Stack::Encoder => {
+                // BertForMaskedLM / RobertaForMaskedLM: a transform (dense + LayerNorm) and a
+                // decoder whose weight is tied to the word embeddings but whose bias is its own.
+                out.push(ParamTensor::new("mlm.transform.dense", &[h, h], Scope::Output, Replicated));
+                out.push(ParamTensor::vector("mlm.transform.dense.bias", h, Scope::Output, Replicated));
+                self.norm.push("mlm.transform.LayerNorm", h, Scope::Output, out);
+                if !e.tied {
+                    out.push(ParamTensor::new("mlm.decoder", &[v, h], Scope::Output, Sharded));
+                }
+                out.push(ParamTensor::vector("mlm.decoder.bias", v, Scope::Output, Sharded));
+            }
+            Stack::Vision => {
+                self.norm.push("final_norm", h, Scope::Output, out);
+                out.push(ParamTensor::new("classifier", &[self.vision.classes, h], Scope::Output, Replicated));
+                out.push(ParamTensor::vector("classifier.bias", self.vision.classes, Scope::Output, Replicated));
+            }
+        }
+    }
+
+    /// Tokens (or patches + [CLS]) of one sample at this sequence length / image side.
+    pub fn sample_tokens(&self, seq_len: u64, image_size: Option<u64>) -> u64 {
+        match self.stack {
+            Stack::Vision => vit_patches(image_size.unwrap_or(self.vision.image_size).max(1), self.vision.patch) + 1,
+            _ => seq_len.max(1),
+        }
+    }
+
+    /// Whether the model uses rotary position embeddings.
+    pub fn rotary(&self) -> bool {
+        self.attention.rotary_dim > 0
+    }
+}
+
+/// Patches of a square image: (image / patch)² (Dosovitskiy et al. 2021, §3.1).
+pub fn vit_patches(image_size: u64, patch: u64) -> u64 {
+    if patch == 0 {
+        return 0;
+    }
+    (image_size / patch).pow(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Architecture, AttentionPart, MoePart};
+    use super::*;
+
+    fn llama(h: u64, l: u64, a: u64, g: u64, f: u64, v: u64) -> TransformerArch {
+        TransformerArch {
+            hidden: h,
+            layers: l,
+            vocab: v,
+            attention: AttentionPart { heads: a, kv_heads: g, head_dim: h / a, rotary_dim: h / a, ..AttentionPart::default() },
+            mlp: MlpPart { ffn: f, ..MlpPart::default() },
+            ..TransformerArch::default()
+        }
+    }
+
+    /// memory-formulas.md §A4: published totals for Llama-3-8B and Llama-2-7B.
+    #[test]
+    fn llama_counts_match_published_totals() {
+        assert_eq!(Architecture::Transformer(llama(4096, 32, 32, 8, 14336, 128256)).param_count(), 8_030_261_248.0);
+        assert_eq!(Architecture::Transformer(llama(4096, 32, 32, 32, 11008, 32000)).param_count(), 6_738_415_616.0);
+    }
+
+    /// Mixtral-8x7B: 46.7B total, 12.9B active (two of eight experts).
+    #[test]
+    fn mixtral_active_params_count_two_experts() {
+        let mut t = llama(4096, 32, 32, 8, 14336, 32000);
+        t.moe = Some(MoePart { experts: 8, top_k: 2, expert_ffn: 14336, ..MoePart::default() });
+        let m = Architecture::Transformer(t);
+        assert_eq!(m.param_count(), 46_702_792_704.0);
+        assert_eq!(m.active_param_count(), 12_879_925_248.0);
+    }
+
+    /// DeepSeek-style dense-first layers: 3 dense blocks of 61, MoE in the rest.
+    #[test]
+    fn dense_first_blocks_are_counted_apart() {
+        let mut t = llama(7168, 61, 128, 128, 18432, 129280);
+        t.moe = Some(MoePart { experts: 256, top_k: 8, expert_ffn: 2048, shared_ffn: 2048, first_dense: 3, ..MoePart::default() });
+        assert_eq!(t.blocks(Scope::DenseMlp), 3);
+        assert_eq!(t.blocks(Scope::Expert), 58);
+    }
+
+    /// Qwen2-MoE's `decoder_sparse_step = 2`: blocks 1, 3, 5, … are MoE.
+    #[test]
+    fn moe_every_second_block() {
+        let moe = MoePart { every: 2, ..MoePart::default() };
+        assert_eq!(moe.moe_blocks(24), 12);
+        assert_eq!(MoePart::default().moe_blocks(24), 24);
+    }
+}
