@@ -192,3 +192,43 @@ fn phase_peaks_within_five_percent_of_memtracker() {
     assert!(cases(&f).len() >= 8);
     assert!(failures.is_empty(), "{failures:?}");
 }
+
+/// Inference KV cache against the bytes of transformers' own caches after a prompt
+/// (`kv_cache.json`): GQA, MQA, explicit head widths, sliding-window layers (which keep
+/// their last window − 1 tokens), MLA's compressed latent, and T5's self- and
+/// cross-attention caches.
+#[test]
+fn kv_cache_equals_transformers_caches() {
+    let f = fixture("kv_cache.json");
+    let mut failures = Vec::new();
+    for case in cases(&f) {
+        let name = case["name"].as_str().unwrap_or("?");
+        let (batch, seq) = (case["batch"].as_u64().expect("batch"), case["seq"].as_u64().expect("seq"));
+        let text = serde_json::json!({
+            "model": {"hf_config": case["hf_config"]},
+            "training": {"mode": "inference", "micro_batch": batch, "seq_len": seq, "precision": "bf16"},
+        })
+        .to_string();
+        let b = estimate(&Scenario::from_json(&text).unwrap_or_else(|e| panic!("{name}: {e}")).scenario);
+        let term = |prefix: &str| -> f64 { b.terms.iter().filter(|t| t.name.starts_with(prefix)).map(|t| t.bytes as f64).sum() };
+        let checks: Vec<(&str, f64, f64)> = if case["encoder_seq"].is_u64() {
+            // The model takes the encoder as long as the decoder: scale the measured
+            // cross-attention cache (per encoder token) to the decoder's length.
+            let encoder = case["encoder_seq"].as_f64().expect("encoder_seq");
+            vec![
+                ("self-attention", term("KV cache (decoder self-attention)"), case["self_attention_bytes"].as_f64().expect("self bytes")),
+                ("cross-attention", term("KV cache (cross-attention)"), case["cross_attention_bytes"].as_f64().expect("cross bytes") * seq as f64 / encoder),
+            ]
+        } else {
+            vec![("cache", term("KV cache"), case["cache_bytes"].as_f64().expect("cache_bytes"))]
+        };
+        for (what, predicted, measured) in checks {
+            println!("{name:<28} {what:<16} {measured:>10.0} {predicted:>10.0}");
+            if predicted != measured {
+                failures.push(format!("{name} {what}: {predicted} vs {measured}"));
+            }
+        }
+    }
+    assert!(cases(&f).len() >= 8);
+    assert!(failures.is_empty(), "{failures:?}");
+}

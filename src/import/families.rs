@@ -393,7 +393,17 @@ pub fn falcon(c: &Keys) -> Result<TransformerArch, InputError> {
         layers: c.uint("num_hidden_layers", 32)?,
         vocab: c.uint("vocab_size", 65024)?,
         embedding: EmbeddingPart { tied: c.flag("tie_word_embeddings", true)?, ..EmbeddingPart::default() },
-        attention: AttentionPart { heads, kv_heads, head_dim, fused_qkv: true, qkv_bias: bias, out_bias: bias, rotary_dim: if alibi { 0 } else { head_dim }, ..AttentionPart::default() },
+        attention: AttentionPart {
+            heads,
+            kv_heads,
+            head_dim,
+            fused_qkv: true,
+            qkv_bias: bias,
+            out_bias: bias,
+            rotary_dim: if alibi { 0 } else { head_dim },
+            cache_all_heads: new_arch,
+            ..AttentionPart::default()
+        },
         norm: NormPart { kind: NormKind::Layernorm, placement },
         mlp: MlpPart { ffn: c.uint_or("ffn_hidden_size", 4 * hidden)?, activation: act(c, "activation", "gelu")?, gated: false, fused_gate_up: false, bias },
         ..TransformerArch::default()

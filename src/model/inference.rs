@@ -15,19 +15,17 @@ use super::ledger::Ledger;
 use super::precision::Precision;
 use crate::scenario::{LoraBase, Training};
 
-const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep at most their window; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2)";
+const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep their last window − 1 tokens; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2) — checked against transformers' caches in kv_cache.json";
 
-/// KV-cache bytes of this stage for `batch` sequences of `seq` tokens each (on this CP rank).
-fn kv_cache_bytes(a: &AttentionPart, layers: u64, layout: &Layout, batch: f64, seq: f64, bytes: f64) -> f64 {
-    // MLA's latent is shared by all heads: TP does not split it.
-    let per_token = if a.latent.is_some() {
+/// Elements cached per token per block on this GPU: MLA's latent is shared by all heads
+/// (TP does not split it); K and V are split over the KV heads.
+fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
+    if a.latent.is_some() {
         a.cached_per_token() as f64
     } else {
-        let kv_local = (a.kv_heads as f64 / layout.tp).max(1.0);
-        2.0 * kv_local * a.head_dim as f64
-    };
-    // Tokens kept per sequence, averaged over the blocks (sliding layers keep their window).
-    per_token * layout.layers_on_stage * batch * a.mean_keys(seq, layers) * bytes
+        let heads = if a.cache_all_heads { a.heads } else { a.kv_heads };
+        2.0 * (heads as f64 / layout.tp).max(1.0) * a.head_dim as f64
+    }
 }
 
 pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
@@ -40,11 +38,20 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
         weights += n * bytes;
     }
     ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)");
-    if let Some(t) = arch.transformer().filter(|t| t.stack == Stack::Decoder) {
+    if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
         let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
-        ledger.add(Component::Activations, "KV cache", kv_cache_bytes(&t.attention, t.layers, layout, batch, seq, x), KV_FORMULA);
+        let per_token = cached_per_token(&t.attention, layout) * batch * x;
+        if t.stack == Stack::EncoderDecoder {
+            // T5: each decoder block caches its self-attention K/V and the cross-attention K/V
+            // of the encoder's tokens (taken here as long as the decoder's); the encoder caches nothing.
+            let decoder_blocks = layout.layers_on_stage * t.decoder_layers as f64 / t.layers.max(1) as f64;
+            ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA);
+            ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA);
+        } else {
+            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA);
+        }
         if layout.last {
-            ledger.add(Component::Temporary, "last-position logits", 4.0 * training.micro_batch.max(1) as f64 * t.vocab as f64, "fp32 b × v");
+            ledger.add(Component::Temporary, "last-position logits", 4.0 * batch * t.vocab as f64, "fp32 b × v");
         }
     }
     ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch");

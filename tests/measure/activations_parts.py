@@ -135,7 +135,7 @@ DSV3 = {"model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"],
         "num_hidden_layers": 3, "num_attention_heads": 8, "num_key_value_heads": 8, "q_lora_rank": 320,
         "kv_lora_rank": 128, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 48,
         "intermediate_size": 1792, "moe_intermediate_size": 192, "n_routed_experts": 16, "n_shared_experts": 1,
-        "num_experts_per_tok": 2, "n_group": 4, "topk_group": 2, "first_k_dense_replace": 1, "norm_topk_prob": True,
+        "num_experts_per_tok": 3, "n_group": 4, "topk_group": 2, "first_k_dense_replace": 1, "norm_topk_prob": True,
         "routed_scaling_factor": 2.5, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "vocab_size": 129280,
         "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "hidden_act": "silu", "rope_theta": 10000.0,
         "rope_interleave": True, "attention_bias": False, "attention_dropout": 0.0, "tie_word_embeddings": False,
@@ -630,7 +630,9 @@ def dims_of(c):
         D.update(k=k, E=E, fe=fm)
         if cfg.get("n_group") and cfg["n_group"] > 1:
             D["ng"] = cfg["n_group"]
-            units = [("T*ng*2", T * cfg["n_group"] * 2), ("T*ng", T * cfg["n_group"])] + units
+            D["tg"] = cfg["topk_group"]
+            units = [("T*ng*2", T * cfg["n_group"] * 2), ("T*ng", T * cfg["n_group"]),
+                     ("T*tg", T * cfg["topk_group"])] + units
         units = [("T*k*h", T * k * h), ("T*k*fe", T * k * fm), ("T*k*2fe", T * k * 2 * fm), ("T*E", T * E),
                  ("T*k", T * k), ("T*fe", T * fm)] + units
         if cfg.get("shared_expert_intermediate_size"):
@@ -715,6 +717,13 @@ def sig(ts, prefix):
     return [(rel(t["module"], prefix), tuple(t["shape"]), t["dtype"], t["param_copy"]) for t in ts]
 
 
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
 def compress_used(mods):
     out = []
     for m in mods:
@@ -734,7 +743,7 @@ def table(ts, prefix, units, used_in=False, D=None):
     for i, t in enumerate(ts):
         nel = t["nbytes"] // ELSIZE.get(t["dtype"], 1)
         bshape = t.get("base_shape")
-        view = bshape is not None and list(bshape) != list(t["shape"])
+        view = bshape is not None and _prod(bshape) != _prod(t["shape"])
         size = "param copy" if t["param_copy"] else express(nel, units, tuple(bshape if view else t["shape"]), D)
         if t.get("via") == "checkpoint-input":
             size = (size + " " if size else "") + "(checkpoint input)"

@@ -85,6 +85,10 @@ pub struct AttentionPart {
     pub relative_buckets: u64,
     /// Multi-head Latent Attention instead of separate Q/K/V projections.
     pub latent: Option<LatentAttention>,
+    /// The implementation caches K and V already broadcast to every query head (transformers'
+    /// Falcon with `new_decoder_architecture`: `num_kv_heads = self.num_heads` before the
+    /// cache update, `modeling_falcon.py` `FalconAttention.forward`).
+    pub cache_all_heads: bool,
 }
 
 impl Default for AttentionPart {
@@ -105,6 +109,7 @@ impl Default for AttentionPart {
             sinks: false,
             relative_buckets: 0,
             latent: None,
+            cache_all_heads: false,
         }
     }
 }
@@ -167,6 +172,7 @@ impl AttentionPart {
     pub fn cached_per_token(&self) -> u64 {
         match &self.latent {
             Some(m) => m.kv_lora_rank + m.qk_rope_dim,
+            None if self.cache_all_heads => 2 * self.heads * self.head_dim,
             None => 2 * self.kv_heads * self.head_dim,
         }
     }
@@ -174,12 +180,22 @@ impl AttentionPart {
     /// Keys a query of a block attends to, averaged over blocks: sliding-window layers see
     /// at most `sliding_window` keys.
     pub fn mean_keys(&self, keys: f64, layers: u64) -> f64 {
+        self.mean_over_layers(keys, self.sliding_window as f64, layers)
+    }
+
+    /// Tokens the KV cache keeps per sequence, averaged over blocks: transformers'
+    /// `DynamicSlidingWindowLayer` keeps the last `sliding_window − 1` (the current token is
+    /// appended when attention runs; `cache_utils.py`, measured in `kv_cache.json`).
+    pub fn mean_cached_tokens(&self, tokens: f64, layers: u64) -> f64 {
+        self.mean_over_layers(tokens, self.sliding_window.saturating_sub(1).max(1) as f64, layers)
+    }
+
+    fn mean_over_layers(&self, n: f64, window: f64, layers: u64) -> f64 {
         if self.sliding_window == 0 || layers == 0 {
-            return keys;
+            return n;
         }
         let sliding = self.sliding_layers.min(layers) as f64;
-        let window = keys.min(self.sliding_window as f64);
-        (sliding * window + (layers as f64 - sliding) * keys) / layers as f64
+        (sliding * n.min(window) + (layers as f64 - sliding) * n) / layers as f64
     }
 
     /// Forward FLOPs of the score and value products per query token and attended key:
