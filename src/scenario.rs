@@ -40,7 +40,7 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario {
             version: SCENARIO_VERSION,
-            model: ModelSpec::Preset("llama-3-8b".into()),
+            model: ModelSpec::default(),
             training: Training::default(),
             parallel: Parallel::default(),
             device: DeviceSpec::default(),
@@ -51,7 +51,7 @@ impl Default for Scenario {
 /// The model: a preset id, our own architecture fields, or a pasted `config.json`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelSpec {
-    /// `{"preset": "llama-3-8b"}`
+    /// `{"preset": "meta-llama/Meta-Llama-3-8B"}` (a Hub id, or an alias such as `llama-3-8b`)
     Preset(String),
     /// `{"arch": {"family": "transformer", "hidden": 4096, …}}`
     Arch(Architecture),
@@ -62,7 +62,7 @@ pub enum ModelSpec {
 
 impl Default for ModelSpec {
     fn default() -> Self {
-        ModelSpec::Preset("llama-3-8b".into())
+        ModelSpec::Preset("meta-llama/Meta-Llama-3-8B".into())
     }
 }
 

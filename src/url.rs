@@ -1,6 +1,6 @@
 //! The scenario URL codec: a compact, readable, versioned query string.
 //!
-//! Format (version 1): `?v=1&m=llama-3-8b&b=4&s=8192&…` — one short key per field, only the
+//! Format (version 1): `?v=1&m=Qwen%2FQwen3-8B&b=4&s=8192&…` (a Hub id, or an old short id) — one short key per field, only the
 //! fields that differ from [`Scenario::default`], values as in the scenario JSON. A pasted
 //! model travels as `hf=` (or our own architecture as `arch=`) holding base64url JSON.
 //! Decoding never fails as a whole: every parameter that cannot be read is reported, field by
@@ -51,7 +51,8 @@ pub fn encode(s: &Scenario) -> String {
     let default = serde_json::to_value(Scenario::default()).unwrap_or(Value::Null);
     let mut pairs: Vec<(String, String)> = vec![("v".into(), SCENARIO_VERSION.to_string())];
     match &s.model {
-        ModelSpec::Preset(id) => pairs.push(("m".into(), model_preset(id).map_or(id.as_str(), |p| p.key()).to_string())),
+        // The id as given: a Hub id, or an old short id from an earlier link.
+        ModelSpec::Preset(id) => pairs.push(("m".into(), id.clone())),
         ModelSpec::Arch(arch) => pairs.push(("arch".into(), base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()))),
         ModelSpec::HfConfig { raw, .. } => pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes()))),
     }
@@ -336,10 +337,19 @@ mod tests {
 
     #[test]
     fn default_scenario_is_short() {
-        assert_eq!(encode(&Scenario::default()), "v=1&m=llama-3-8b");
-        let (s, errors) = decode("?v=1&m=llama-3-8b");
+        assert_eq!(encode(&Scenario::default()), "v=1&m=meta-llama%2FMeta-Llama-3-8B");
+        let (s, errors) = decode("?v=1&m=meta-llama%2FMeta-Llama-3-8B");
         assert_eq!(s, Scenario::default());
         assert!(errors.is_empty());
+    }
+
+    /// Links made before the catalogue used short ids; they still open the same model.
+    #[test]
+    fn old_short_ids_still_decode() {
+        let (s, errors) = decode("?v=1&m=llama-3-8b");
+        assert!(errors.is_empty());
+        assert_eq!(s.model.architecture(), Scenario::default().model.architecture());
+        assert_eq!(encode(&s), "v=1&m=llama-3-8b");
     }
 
     #[test]

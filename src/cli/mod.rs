@@ -182,7 +182,7 @@ fn decode_command(args: &[String]) -> Result<String, String> {
 fn list_presets() -> String {
     let mut out = String::from("models:\n");
     for p in model_presets() {
-        out.push_str(&format!("  {:<16} {} ({})\n", p.key(), p.name, p.id));
+        out.push_str(&format!("  {:<44} {} (also: {})\n", p.id, p.name, p.aliases.join(", ")));
     }
     out.push_str("devices:\n");
     for d in devices() {

@@ -31,11 +31,6 @@ pub struct ModelPreset {
 }
 
 impl ModelPreset {
-    /// The id used in links and menus: the first alias if there is one (short), else the Hub id.
-    pub fn key(&self) -> &str {
-        self.aliases.first().map_or(self.id.as_str(), String::as_str)
-    }
-
     /// Whether `id` names this model (Hub id or alias; case-insensitive).
     pub fn is_named(&self, id: &str) -> bool {
         self.id.eq_ignore_ascii_case(id) || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(id))
@@ -54,9 +49,37 @@ pub fn model_preset(id: &str) -> Option<&'static ModelPreset> {
     model_presets().iter().find(|p| p.is_named(id))
 }
 
-/// Keys of all model presets, in catalogue order.
+/// Hub ids of all model presets, in catalogue order.
 pub fn model_preset_ids() -> impl Iterator<Item = &'static str> {
-    model_presets().iter().map(ModelPreset::key)
+    model_presets().iter().map(|p| p.id.as_str())
+}
+
+/// Presets matching a typed query, best first, at most `limit`: every word of the query must
+/// appear in the Hub id, an alias or the name (case-insensitive); an exact id or alias comes
+/// first, then ids that start with the query, then the catalogue order.
+pub fn search_presets(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
+    let q = query.trim().to_ascii_lowercase();
+    let words: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == '/').filter(|w| !w.is_empty()).collect();
+    let mut hits: Vec<(u8, usize, &ModelPreset)> = model_presets()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let haystack = format!("{} {} {}", p.id, p.name, p.aliases.join(" ")).to_ascii_lowercase();
+            if !words.iter().all(|w| haystack.contains(w)) {
+                return None;
+            }
+            let rank = if p.is_named(&q) {
+                0
+            } else if p.id.to_ascii_lowercase().split('/').any(|part| part.starts_with(&q)) || p.name.to_ascii_lowercase().starts_with(&q) {
+                1
+            } else {
+                2
+            };
+            Some((rank, i, p))
+        })
+        .collect();
+    hits.sort_by_key(|(rank, i, _)| (*rank, *i));
+    hits.into_iter().take(limit).map(|(_, _, p)| p).collect()
 }
 
 fn parse_preset(stem: &str, text: &str) -> Option<ModelPreset> {
@@ -99,6 +122,17 @@ mod tests {
         ] {
             assert!(model_preset(id).is_some(), "missing preset {id}");
         }
+    }
+
+    #[test]
+    fn search_finds_by_id_name_or_alias() {
+        let first = |q: &str| search_presets(q, 5).first().map(|p| p.id.clone());
+        assert_eq!(first("qwen3 8b").as_deref(), Some("Qwen/Qwen3-8B"));
+        assert_eq!(first("llama-3-8b").as_deref(), Some("meta-llama/Meta-Llama-3-8B"));
+        assert_eq!(first("deepseek-ai/DeepSeek-V3").as_deref(), Some("deepseek-ai/DeepSeek-V3"));
+        assert!(search_presets("gemma", 50).len() >= 6);
+        assert!(search_presets("no such model", 5).is_empty());
+        assert_eq!(search_presets("", 8).len(), 8);
     }
 
     #[test]

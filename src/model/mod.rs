@@ -35,7 +35,8 @@ use crate::scenario::{Mode, Scenario};
 
 /// Per-GPU memory of a scenario on its most loaded GPU.
 pub fn estimate(scenario: &Scenario) -> Breakdown {
-    let mut warnings = Vec::new();
+    // What the config import noted (defaulted keys, an approximate family, …) comes first.
+    let mut warnings = scenario.model.notes().to_vec();
     let Some(arch) = scenario.model.architecture() else {
         return Breakdown { warnings: vec![format!("unknown model \"{}\": nothing to estimate", scenario.model.label())], ..Breakdown::default() };
     };

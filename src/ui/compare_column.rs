@@ -11,7 +11,7 @@ use super::tabs::CompareSlot;
 use crate::format;
 use crate::model::device::devices;
 use crate::model::precision::Precision;
-use crate::import::presets::model_presets;
+use crate::import::presets::{model_preset, model_presets};
 use crate::scenario::{DeviceSpec, ModelSpec, Scenario};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
@@ -67,9 +67,9 @@ pub fn CompareColumn(
     let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
     let plan = Memo::new(move |_| if errors.with(Vec::is_empty) { slot.scenario.with(|s| Some(crate::estimate(s))) } else { None });
 
-    let mut models: Vec<(String, String)> = model_presets().iter().map(|p| (p.id.to_string(), p.name.clone())).collect();
+    let mut models: Vec<(String, String)> = model_presets().iter().map(|p| (p.id.clone(), p.name.clone())).collect();
     let model_value = Signal::derive(move || slot.scenario.with(|s| match &s.model {
-        ModelSpec::Preset(id) => id.clone(),
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.clone()),
         _ => "custom".into(),
     }));
     if slot.scenario.with_untracked(|s| !matches!(s.model, ModelSpec::Preset(_))) {

@@ -1,20 +1,22 @@
-//! `ModelPicker`: a model preset, or a pasted Hugging Face `config.json`.
+//! `ModelPicker`: a type-ahead search over the model catalogue (Hub ids, names, short ids),
+//! with "paste a config.json" beside it.
 //!
-//! A pasted config goes through the same importer as the CLI's `{"hf_config": …}`; when it
-//! does not decode, its message is shown beside the text box and the last valid model is
-//! kept.
+//! The search box is an ARIA combobox: typing filters the catalogue
+//! ([`crate::import::presets::search_presets`]), ↑/↓ move through the matches, Enter picks,
+//! Escape restores the current model. A pasted config goes through the one config decoder
+//! ([`ModelSpec::from_hf_config`]); when it does not decode, its message is shown beside the
+//! text box and a notice says the plan shown is still the previous model's.
 
 use leptos::prelude::*;
 use serde_json::Value;
 
 use super::field_error::FieldError;
 use super::state::Planner;
-use crate::format;
-use crate::import::presets::model_presets;
+use crate::import::presets::{model_preset, search_presets};
 use crate::scenario::ModelSpec;
 
-/// `<option>` value standing for a pasted config.
-const CUSTOM: &str = "custom";
+/// Matches listed under the search box.
+const LIST_LIMIT: usize = 12;
 
 /// Decodes pasted text into a model, or a message naming the bad field.
 fn decode_config(text: &str) -> Result<ModelSpec, String> {
@@ -22,20 +24,75 @@ fn decode_config(text: &str) -> Result<ModelSpec, String> {
     ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())
 }
 
-/// Preset select plus the config.json text box.
+/// One entry of the match list.
+#[derive(Clone, PartialEq)]
+struct Match {
+    key: String,
+    name: String,
+    detail: String,
+}
+
+fn matches_for(query: &str) -> Vec<Match> {
+    search_presets(query, LIST_LIMIT)
+        .into_iter()
+        .map(|p| Match { key: p.id.clone(), name: p.name.clone(), detail: format!("{} · {}", p.id, p.arch.summary()) })
+        .collect()
+}
+
+/// The catalogue search plus the config.json text box.
 #[component]
 pub fn ModelPicker() -> impl IntoView {
     let planner = Planner::get();
-    let selected = planner.slice(|s| match &s.model {
-        ModelSpec::Preset(id) => id.clone(),
-        _ => CUSTOM.to_string(),
+    let current_key = planner.slice(|s| match &s.model {
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.clone()),
+        _ => "custom".to_string(),
     });
-    let custom_label = planner.slice(|s| match &s.model {
-        ModelSpec::Preset(_) => None,
-        other => Some(other.label()),
+    let current_name = planner.slice(|s| match &s.model {
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.clone()),
+        other => other.label(),
     });
+    let summary = planner.slice(|s| s.model.architecture().map(|a| a.summary()).unwrap_or_default());
+    // The text being typed; `None` shows the current model's name.
+    let query = RwSignal::new(None::<String>);
+    let open = RwSignal::new(false);
+    let active = RwSignal::new(0usize);
+    let matches = Memo::new(move |_| matches_for(&query.get().unwrap_or_default()));
     let paste_error = RwSignal::new(None::<String>);
-    let params = Memo::new(move |_| planner.plan.with(|p| p.breakdown.param_count));
+
+    let close = move || {
+        query.set(None);
+        open.set(false);
+    };
+    let choose = move |key: String| {
+        planner.set(|s| s.model = ModelSpec::Preset(key));
+        paste_error.set(None);
+        close();
+    };
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let count = matches.with(Vec::len);
+        match ev.key().as_str() {
+            "ArrowDown" => {
+                ev.prevent_default();
+                if open.get_untracked() {
+                    active.update(|i| *i = (*i + 1).min(count.saturating_sub(1)));
+                } else {
+                    open.set(true);
+                }
+            }
+            "ArrowUp" => {
+                ev.prevent_default();
+                active.update(|i| *i = i.saturating_sub(1));
+            }
+            "Enter" => {
+                ev.prevent_default();
+                if let Some(m) = matches.with(|all| all.get(active.get_untracked()).cloned()) {
+                    choose(m.key);
+                }
+            }
+            "Escape" => close(),
+            _ => {}
+        }
+    };
     let on_paste = move |ev: leptos::ev::Event| {
         let text = event_target_value(&ev);
         if text.trim().is_empty() {
@@ -50,32 +107,76 @@ pub fn ModelPicker() -> impl IntoView {
             Err(message) => paste_error.set(Some(message)),
         }
     };
+    let option_id = |i: usize| format!("model-option-{i}");
+    // Focusing or clicking the box while it shows the current model selects its text, so
+    // typing replaces the name instead of appending to it.
+    let select_name = move |input: web_sys::HtmlInputElement| {
+        if query.with_untracked(Option::is_none) {
+            input.select();
+        }
+    };
+    let on_focus = move |ev: leptos::ev::FocusEvent| select_name(event_target(&ev));
+    let on_click = move |ev: leptos::ev::MouseEvent| select_name(event_target(&ev));
     view! {
         <fieldset class="group">
             <legend>"Model"</legend>
-            <div class="control select">
-                <label for="model">"Model preset"</label>
-                <select
+            <div class="control model-search">
+                <label for="model">"Search models"</label>
+                <input
                     id="model"
-                    on:change=move |ev| {
-                        let id = event_target_value(&ev);
-                        if id != CUSTOM {
-                            planner.set(|s| s.model = ModelSpec::Preset(id));
-                        }
+                    type="text"
+                    role="combobox"
+                    autocomplete="off"
+                    spellcheck="false"
+                    aria-autocomplete="list"
+                    aria-controls="model-list"
+                    aria-describedby="model-summary"
+                    aria-expanded=move || open.get().to_string()
+                    aria-activedescendant=move || if open.get() { option_id(active.get()) } else { String::new() }
+                    data-key=move || current_key.get()
+                    placeholder="Hub id or name: Qwen3-8B, gemma-2, deepseek…"
+                    prop:value=move || query.get().unwrap_or_else(|| current_name.get())
+                    on:focus=on_focus
+                    on:click=on_click
+                    on:input=move |ev| {
+                        query.set(Some(event_target_value(&ev)));
+                        active.set(0);
+                        open.set(true);
                     }
-                >
-                    {model_presets()
-                        .iter()
-                        .map(|p| {
-                            let id = p.id;
-                            view! { <option value=id prop:selected=move || selected.with(|s| s == id)>{p.name.clone()}</option> }
-                        })
-                        .collect_view()}
-                    <option value=CUSTOM hidden=move || custom_label.with(Option::is_none) prop:selected=move || selected.with(|s| s == CUSTOM)>
-                        {move || custom_label.get().unwrap_or_else(|| "pasted config.json".into())}
-                    </option>
-                </select>
-                <p class="hint">{move || format!("{} parameters", format::count(params.get()))}</p>
+                    on:keydown=on_key
+                    on:blur=move |_| close()
+                />
+                <ul id="model-list" class="model-list" role="listbox" aria-label="Matching models" hidden=move || !open.get()>
+                    {move || {
+                        let list = matches.get();
+                        if list.is_empty() {
+                            return view! { <li class="model-empty" role="presentation">"No model matches; paste its config.json below"</li> }.into_any();
+                        }
+                        list.into_iter()
+                            .enumerate()
+                            .map(|(i, m)| {
+                                let key = m.key.clone();
+                                view! {
+                                    <li
+                                        id=option_id(i)
+                                        role="option"
+                                        class="model-option"
+                                        aria-selected=move || (active.get() == i).to_string()
+                                        on:mousedown=move |ev| {
+                                            ev.prevent_default();
+                                            choose(key.clone());
+                                        }
+                                    >
+                                        <span class="model-name">{m.name}</span>
+                                        <span class="model-detail">{m.detail}</span>
+                                    </li>
+                                }
+                            })
+                            .collect_view()
+                            .into_any()
+                    }}
+                </ul>
+                <p id="model-summary" class="hint">{move || summary.get()}</p>
                 <FieldError field="model" />
             </div>
             <details class="control paste">
@@ -85,12 +186,12 @@ pub fn ModelPicker() -> impl IntoView {
                     id="hf-config"
                     rows="6"
                     spellcheck="false"
-                    placeholder="{\"model_type\": \"llama\", \"hidden_size\": 4096, …}"
+                    placeholder="{\"model_type\": \"qwen3\", \"hidden_size\": 4096, …}"
                     aria-describedby="hf-config-error"
                     on:input=on_paste
                 ></textarea>
                 <p id="hf-config-error" class="field-error" role="alert" hidden=move || paste_error.with(Option::is_none)>
-                    {move || paste_error.get().unwrap_or_default()}
+                    {move || paste_error.get().map(|m| format!("{m} — the plan still shows the previous model")).unwrap_or_default()}
                 </p>
             </details>
         </fieldset>

@@ -74,3 +74,15 @@ export async function setValue(page, selector, value) {
 export function componentSize(page, component) {
   return page.locator(`tr.component[data-component="${component}"] td.bytes`).innerText();
 }
+
+/// The catalogue key of the model the page shows ('custom' for a pasted config).
+export function modelKey(page) {
+  return page.locator('#model').getAttribute('data-key');
+}
+
+/// Picks a model the way a user does: type into the search box, then Enter on the first match.
+export async function chooseModel(page, query) {
+  await page.locator('#model').fill(query);
+  await page.locator('#model-list [role=option]').first().waitFor();
+  await page.locator('#model').press('Enter');
+}

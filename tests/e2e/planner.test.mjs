@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, componentSize, openPlanner, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, chooseModel, componentSize, modelKey, openPlanner, setValue, start, waitForChart } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -17,7 +17,7 @@ after(async () => {
 
 test('page loads with the default scenario, a chart and no console error', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url);
-  assert.equal(await page.locator('#model').inputValue(), 'llama-3-8b');
+  assert.equal(await modelKey(page), 'meta-llama/Meta-Llama-3-8B');
   assert.equal(await page.locator('#device').inputValue(), 'h100-sxm-80gb');
   assert.equal(await page.locator('#micro-batch').inputValue(), '1');
   assert.equal(await page.locator('#seq-len').inputValue(), '4096');
@@ -99,7 +99,8 @@ test('an invalid setting (tp = 3) shows its message by the control, keeps the va
   await page.locator('#hf-config').fill('{"model_type": "llama", "hidden_size": 0}');
   await page.locator('#hf-config-error').waitFor({ state: 'visible' });
   assert.match(await page.locator('#hf-config-error').innerText(), /hidden_size/);
-  assert.equal(await page.locator('#model').inputValue(), 'llama-3-8b');
+  assert.equal(await modelKey(page), 'meta-llama/Meta-Llama-3-8B');
+  assert.match(await page.locator('#hf-config-error').innerText(), /previous model/);
   assert.deepEqual(problems, []);
   assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
@@ -113,7 +114,8 @@ test('a pasted config.json becomes the model', async () => {
     model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, n_positions: 1024, vocab_size: 50257,
   }));
   await page.waitForFunction((t) => document.getElementById('total').innerText !== t, before);
-  assert.equal(await page.locator('#model').inputValue(), 'custom');
+  assert.equal(await modelKey(page), 'custom');
+  assert.match(await page.locator('#model').inputValue(), /^gpt2 124\.4 M \(config\.json\)$/);
   assert.equal(await page.locator('#hf-config-error').isVisible(), false);
   assert.deepEqual(problems, []);
   assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
@@ -149,7 +151,7 @@ test('extreme and out-of-range values never kill the page', async () => {
     await setValue(page, selector, value);
     await page.waitForTimeout(30);
   }
-  await page.locator('#model').selectOption('mixtral-8x7b');
+  await chooseModel(page, 'mixtral-8x7b');
   await page.locator('#device').selectOption('a100-80gb-mig-3g.40gb');
   await page.waitForTimeout(300);
   // Still alive: fixing the values brings a fresh plan back.
@@ -160,5 +162,34 @@ test('extreme and out-of-range values never kill the page', async () => {
   assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills)/);
   assert.deepEqual(problems, []);
   assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
+  await page.close();
+});
+
+test('the model search finds catalogue models by Hub id or name, by keyboard', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  await page.locator('#model').click();
+  await page.keyboard.type('qwen3 8b');
+  await page.locator('#model-list [role=option]').first().waitFor();
+  assert.match(await page.locator('#model-list [role=option]').first().innerText(), /Qwen\/Qwen3-8B/);
+  await page.screenshot({ path: join(ARTIFACTS, 'model-search.png') });
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('model').dataset.key === 'Qwen/Qwen3-8B');
+  assert.match(await page.locator('#model-summary').innerText(), /decoder · 8\.19 B params · GQA/);
+  await page.waitForFunction(() => /m=Qwen%2FQwen3-8B/.test(location.search));
+  // Arrow keys move through the matches; Escape restores the current model.
+  await page.locator('#model').click();
+  await page.keyboard.type('deepseek');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.locator('#model-option-1').getAttribute('aria-selected'), 'true');
+  await page.keyboard.press('Escape');
+  assert.equal(await page.locator('#model').inputValue(), 'Qwen3 8B');
+  // A multimodal wrapper's config imports its text model and says what it left out.
+  await page.locator('details.paste summary').click();
+  await page.locator('#hf-config').fill(JSON.stringify({
+    model_type: 'gemma3', text_config: { hidden_size: 3840, num_hidden_layers: 48, num_attention_heads: 16, num_key_value_heads: 8, intermediate_size: 15360, head_dim: 256 },
+  }));
+  await page.waitForFunction(() => document.getElementById('model').dataset.key === 'custom');
+  assert.match(await page.locator('.warnings').innerText(), /vision tower is not/);
+  assert.deepEqual(problems, []);
   await page.close();
 });

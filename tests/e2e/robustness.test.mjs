@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, modelKey, setValue, start, waitForChart } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -36,16 +36,16 @@ async function watchedPage(context = env.browser) {
 
 const TAMPERED = [
   // [query, what must be kept]
-  ['v=1&m=llama-3-8b&b=', { model: 'llama-3-8b', mb: '1' }],
-  ['v=1&m=gpt', { model: 'llama-3-8b' }],
-  ['v=99&m=gpt2&b=2', { model: 'gpt2', mb: '2' }],
+  ['v=1&m=llama-3-8b&b=', { model: 'meta-llama/Meta-Llama-3-8B', mb: '1' }],
+  ['v=1&m=gpt', { model: 'meta-llama/Meta-Llama-3-8B' }],
+  ['v=99&m=gpt2&b=2', { model: 'openai-community/gpt2', mb: '2' }],
   ['%%%garbage&&==&=&%zz', {}],
-  ['v=1&m=gpt2&b=1e30', { model: 'gpt2', mb: '1' }],
+  ['v=1&m=gpt2&b=1e30', { model: 'openai-community/gpt2', mb: '1' }],
   ['v=1&s=99999999999999999999', { seq: '4096' }],
-  ['v=1&m=<script>alert(1)</script>', { model: 'llama-3-8b' }],
-  ['v=1&m=%3Cscript%3Ealert(1)%3C%2Fscript%3E&b=2', { model: 'llama-3-8b', mb: '2' }],
-  ['v=1&m=gpt2&p=<img src=x onerror=alert(2)>', { model: 'gpt2' }],
-  ['v=one&m=gpt2', { model: 'gpt2' }],
+  ['v=1&m=<script>alert(1)</script>', { model: 'meta-llama/Meta-Llama-3-8B' }],
+  ['v=1&m=%3Cscript%3Ealert(1)%3C%2Fscript%3E&b=2', { model: 'meta-llama/Meta-Llama-3-8B', mb: '2' }],
+  ['v=1&m=gpt2&p=<img src=x onerror=alert(2)>', { model: 'openai-community/gpt2' }],
+  ['v=one&m=gpt2', { model: 'openai-community/gpt2' }],
   ['v=1&hf=!!!notbase64', {}],
   ['v=1&hf=eyJtb2RlbF90eXBlIjoibm90LWEtbW9kZWwifQ', {}],
   ['v=1&arch=e30', {}],
@@ -69,7 +69,7 @@ test('20 tampered links open the readable part with a visible message, never the
     assert.equal(await notice.locator('script, img').count(), 0, 'values are shown as text');
     assert.equal(await page.locator('#panic-panel').count(), 0, `panic for ?${query.slice(0, 80)}`);
     assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills)/);
-    if (keep.model) assert.equal(await page.locator('#model').inputValue(), keep.model, query);
+    if (keep.model) assert.equal(await modelKey(page), keep.model, query);
     if (keep.mb) assert.equal(await page.locator('#micro-batch').inputValue(), keep.mb, query);
     if (keep.seq) assert.equal(await page.locator('#seq-len').inputValue(), keep.seq, query);
   }
@@ -113,7 +113,7 @@ test('10 malformed config.json pastes each show a message and keep the last vali
     await page.locator('#hf-config-error').waitFor({ state: 'visible', timeout: 3000 }).catch(() => assert.fail(`no message for ${text}`));
     assert.ok((await page.locator('#hf-config-error').innerText()).length > 5, text);
     assert.equal(await page.locator('#hf-config-error script').count(), 0);
-    assert.equal(await page.locator('#model').inputValue(), 'gpt2', text);
+    assert.equal(await modelKey(page), 'openai-community/gpt2', text);
     assert.equal(await page.locator('#total').innerText(), total, text);
     assert.equal(await page.locator('#panic-panel').count(), 0, text);
   }

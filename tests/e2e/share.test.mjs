@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, openPlanner, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, chooseModel, openPlanner, setValue, start, waitForChart } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -34,11 +34,11 @@ async function noPanic(page) {
 
 test('the scenario lives in the URL: reload and a copied link reproduce the same numbers', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url);
-  await page.locator('#model').selectOption('mistral-7b');
+  await chooseModel(page, 'mistral-7b');
   await setValue(page, '#micro-batch', 4);
   await setValue(page, '#seq-len', 8192);
   await page.locator('#device').selectOption('b200-192gb');
-  await page.waitForFunction(() => /m=mistral-7b/.test(location.search) && /b=4/.test(location.search) && /s=8192/.test(location.search) && /d=b200-192gb/.test(location.search));
+  await page.waitForFunction(() => /m=mistralai%2FMistral-7B-v0\.1/.test(location.search) && /b=4/.test(location.search) && /s=8192/.test(location.search) && /d=b200-192gb/.test(location.search));
   const shown = await numbers(page);
   assert.equal(shown.microBatch, '4');
   const link = page.url();
@@ -209,7 +209,7 @@ test('saved scenarios: save, survive a reload, open, rename, delete; a damaged e
   assert.equal(await page.locator('#saved-list img, #saved-list b').count(), 0, 'names are text');
   // Open it: the scenario and the URL follow.
   await page.locator('li.saved .saved-open').click();
-  await page.waitForFunction(() => document.getElementById('model').value === 'gpt2' && document.getElementById('micro-batch').value === '4');
+  await page.waitForFunction(() => document.getElementById('model').dataset.key === 'openai-community/gpt2' && document.getElementById('micro-batch').value === '4');
   await page.waitForFunction(() => /m=gpt2/.test(location.search) && /b=4/.test(location.search));
   // Rename, reload, delete.
   await page.locator('li.saved .saved-name').fill('GPT-2, batch 4');

@@ -231,7 +231,7 @@ test('compare shows two scenarios side by side, a stacked bar each and the strat
   // A third column, then its removal.
   await page.locator('#compare-add').click();
   assert.equal(await page.locator('.compare-column').count(), 3);
-  await page.locator('#cmp-c-model').selectOption('gpt2');
+  await page.locator('#cmp-c-model').selectOption('openai-community/gpt2');
   await page.waitForFunction(() => document.getElementById('cmp-c-verdict').classList.contains('fits'));
   const option = await page.evaluate(() => {
     const o = window.echarts.getInstanceByDom(document.getElementById('compare-chart')).getOption();
