@@ -11,6 +11,7 @@ pub mod error;
 pub mod format;
 pub mod import;
 pub mod model;
+pub mod plan;
 pub mod report;
 pub mod scenario;
 pub mod url;
@@ -23,5 +24,5 @@ pub mod ui;
 
 pub use error::InputError;
 pub use model::breakdown::{Breakdown, Component};
-pub use model::estimate;
+pub use scenario::estimate;
 pub use scenario::Scenario;

@@ -15,10 +15,30 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::InputError;
-use crate::model::arch::{Architecture, LinearKind, Stack};
+use crate::model::arch::{Architecture, Stack};
+pub use crate::model::inputs::{Attention, Checkpointing, Frozen, Lora, LoraBase, Mode, Offload, Optimizer, Parallel, PpSchedule, Training, Zero};
 use crate::model::device::{device_preset, Device};
 use crate::import::hf_config::import_hf_config;
 use crate::import::presets::{model_preset, model_preset_ids};
+
+/// The plan of a scenario: resolves the model and the device, runs the memory model
+/// ([`crate::model::estimate`]), and adds what the user should know — how the model was read
+/// first, validation messages last.
+pub fn estimate(scenario: &Scenario) -> crate::model::breakdown::Breakdown {
+    use crate::model::breakdown::Breakdown;
+    let Some(arch) = scenario.model.architecture() else {
+        return Breakdown { warnings: vec![format!("unknown model \"{}\": nothing to estimate", scenario.model.label())], ..Breakdown::default() };
+    };
+    let (device, device_warning) = scenario.device.resolve_or_default();
+    let inputs = crate::model::Inputs { arch: &arch, training: &scenario.training, parallel: &scenario.parallel, device: &device };
+    let mut b = crate::model::estimate(&inputs);
+    let mut warnings = scenario.model.notes().to_vec();
+    warnings.extend(device_warning);
+    warnings.append(&mut b.warnings);
+    warnings.extend(scenario.validate().into_iter().map(|e| e.to_string()));
+    b.warnings = warnings;
+    b
+}
 
 /// Current version of the scenario format; written into every encoded scenario.
 pub const SCENARIO_VERSION: u32 = 1;
@@ -145,229 +165,6 @@ impl<'de> Deserialize<'de> for ModelSpec {
     }
 }
 
-/// Weights update rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Optimizer {
-    #[default]
-    Adamw,
-    Adam,
-    Sgd,
-    SgdMomentum,
-    /// bitsandbytes `AdamW8bit`.
-    #[serde(rename = "adamw-8bit")]
-    Adamw8bit,
-    Adafactor,
-    Lion,
-}
-
-impl Optimizer {
-    pub const ALL: [Optimizer; 7] = [
-        Optimizer::Adamw,
-        Optimizer::Adam,
-        Optimizer::Sgd,
-        Optimizer::SgdMomentum,
-        Optimizer::Adamw8bit,
-        Optimizer::Adafactor,
-        Optimizer::Lion,
-    ];
-}
-
-/// Activation checkpointing (recomputation) policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Checkpointing {
-    #[default]
-    None,
-    /// Recompute only the attention core (Korthikanti et al. 2022, §4.2).
-    Selective,
-    /// Keep only each block's input; recompute the block in backward.
-    Full,
-}
-
-/// Attention implementation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Attention {
-    /// Materialised s×s scores and probabilities (transformers' "eager").
-    Eager,
-    /// `torch.nn.functional.scaled_dot_product_attention` on CUDA: flash kernel in 16-bit,
-    /// memory-efficient kernel in fp32.
-    #[default]
-    Sdpa,
-    /// FlashAttention-2 (`flash_attention_2`).
-    Flash,
-}
-
-/// Training or inference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    #[default]
-    Train,
-    Inference,
-}
-
-/// Base-weight format under LoRA.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum LoraBase {
-    /// Frozen base weights in the run's 16-bit dtype.
-    #[default]
-    Bf16,
-    /// QLoRA: 4-bit NormalFloat base weights (Dettmers et al. 2023).
-    Nf4,
-}
-
-/// LoRA / QLoRA adapters (Hu et al. 2021).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Lora {
-    pub rank: u64,
-    /// Adapted linear layers (default: all seven).
-    pub targets: Vec<LinearKind>,
-    pub base: LoraBase,
-    /// QLoRA double quantisation of the quantisation constants.
-    pub double_quant: bool,
-}
-
-impl Default for Lora {
-    fn default() -> Self {
-        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true }
-    }
-}
-
-/// Layers whose weights are not trained (partial fine-tuning).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct Frozen {
-    /// Freeze the input embeddings.
-    pub embeddings: bool,
-    /// Freeze this many blocks from the bottom.
-    pub layers: u64,
-}
-
-/// What one optimizer step does.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Training {
-    /// Sequences (or images) per micro-batch per data-parallel rank.
-    pub micro_batch: u64,
-    /// Tokens per sequence (ignored by vision models).
-    pub seq_len: u64,
-    /// Micro-batches per optimizer step (also the pipeline's micro-batch count).
-    pub grad_accum: u64,
-    pub precision: crate::model::precision::Precision,
-    pub optimizer: Optimizer,
-    pub checkpointing: Checkpointing,
-    pub attention: Attention,
-    /// Dropout probability applied everywhere the model has dropout.
-    pub dropout: f64,
-    /// Input resolution for vision models (default: the model's own).
-    pub image_size: Option<u64>,
-    pub mode: Mode,
-    pub frozen: Frozen,
-    pub lora: Option<Lora>,
-}
-
-impl Default for Training {
-    fn default() -> Self {
-        Training {
-            micro_batch: 1,
-            seq_len: 4096,
-            grad_accum: 1,
-            precision: Default::default(),
-            optimizer: Optimizer::Adamw,
-            checkpointing: Checkpointing::None,
-            attention: Attention::Sdpa,
-            dropout: 0.0,
-            image_size: None,
-            mode: Mode::Train,
-            frozen: Frozen::default(),
-            lora: None,
-        }
-    }
-}
-
-/// CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Offload {
-    #[default]
-    #[serde(rename = "none")]
-    None,
-    #[serde(rename = "optimizer")]
-    Optimizer,
-    #[serde(rename = "optimizer+params")]
-    OptimizerAndParams,
-}
-
-/// Pipeline schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum PpSchedule {
-    #[default]
-    #[serde(rename = "1f1b")]
-    OneFOneB,
-    Interleaved,
-    Gpipe,
-}
-
-/// The parallel layout. World size = dp × tp × pp × cp; expert parallelism runs inside dp.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Parallel {
-    pub dp: u64,
-    pub tp: u64,
-    pub pp: u64,
-    /// Megatron sequence parallelism (shards the non-TP activations along the sequence).
-    pub sp: bool,
-    /// Context parallelism (ring attention over sequence chunks).
-    pub cp: u64,
-    pub ep: u64,
-    /// ZeRO stage 0–3 (`"fsdp"` is accepted as stage 3).
-    #[serde(deserialize_with = "zero_stage")]
-    pub zero: u8,
-    pub offload: Offload,
-    pub pp_schedule: PpSchedule,
-    /// Model chunks per pipeline rank for the interleaved schedule.
-    pub virtual_stages: u64,
-}
-
-impl Default for Parallel {
-    fn default() -> Self {
-        Parallel {
-            dp: 1,
-            tp: 1,
-            pp: 1,
-            sp: false,
-            cp: 1,
-            ep: 1,
-            zero: 0,
-            offload: Offload::None,
-            pp_schedule: PpSchedule::OneFOneB,
-            virtual_stages: 1,
-        }
-    }
-}
-
-impl Parallel {
-    /// GPUs in the job.
-    pub fn world_size(&self) -> u64 {
-        self.dp.max(1).saturating_mul(self.tp.max(1)).saturating_mul(self.pp.max(1)).saturating_mul(self.cp.max(1))
-    }
-}
-
-fn zero_stage<'de, D: Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
-    match Value::deserialize(d)? {
-        Value::Number(n) => match n.as_u64() {
-            Some(z @ 0..=3) => Ok(z as u8),
-            _ => Err(de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {n}"))),
-        },
-        Value::String(s) if s == "fsdp" => Ok(3),
-        other => Err(de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {other}"))),
-    }
-}
-
 /// The GPU: a preset, optionally with fields overridden, or a fully custom device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -393,6 +190,15 @@ impl Default for DeviceSpec {
 impl DeviceSpec {
     pub fn preset(id: &str) -> Self {
         DeviceSpec { preset: Some(id.into()), capacity_bytes: None, hbm_bandwidth: None, host_link_bandwidth: None, bf16_tflops: None }
+    }
+
+    /// The device, or the H100 SXM 80GB figures with a warning saying why (the one
+    /// fallback: the page and the CLI never stop on an unknown device).
+    pub fn resolve_or_default(&self) -> (Device, Option<String>) {
+        match self.resolve() {
+            Ok(d) => (d, None),
+            Err(e) => (device_preset("h100-sxm-80gb").unwrap_or_else(Device::placeholder), Some(format!("{e}; using the H100 SXM 80GB figures"))),
+        }
     }
 
     /// The device with overrides applied, or the reason it cannot be built.
@@ -513,7 +319,7 @@ impl Scenario {
         if p.world_size() > LIMIT_WORLD {
             errors.push(InputError::new("parallel", format!("dp × tp × pp × cp = {} GPUs exceeds {LIMIT_WORLD}", p.world_size())));
         }
-        if p.offload == Offload::OptimizerAndParams && p.zero < 3 {
+        if p.offload == Offload::OptimizerAndParams && p.zero < Zero::Parameters {
             errors.push(InputError::new("parallel.offload", "offloading parameters needs ZeRO-3 / FSDP"));
         }
         if p.pp_schedule == PpSchedule::Interleaved && p.pp < 2 {
@@ -623,7 +429,7 @@ mod tests {
     #[test]
     fn fsdp_is_zero_three() {
         let d = Scenario::from_json(r#"{"parallel": {"zero": "fsdp"}}"#).unwrap();
-        assert_eq!(d.scenario.parallel.zero, 3);
+        assert_eq!(d.scenario.parallel.zero, Zero::Parameters);
     }
 
     #[test]
@@ -641,7 +447,7 @@ mod tests {
         ] {
             let s = Scenario::from_json(text).unwrap().scenario;
             assert!(!s.validate().is_empty());
-            let b = crate::model::estimate(&s);
+            let b = crate::estimate(&s);
             assert_eq!(b.spill_bytes == 0, b.fits);
         }
     }

@@ -334,6 +334,7 @@ fn percent_decode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Zero;
 
     #[test]
     fn default_scenario_is_short() {
@@ -359,7 +360,7 @@ mod tests {
         s.training.precision = crate::model::precision::Precision::Fp32;
         s.parallel.sp = true;
         s.parallel.tp = 4;
-        s.parallel.zero = 3;
+        s.parallel.zero = Zero::Parameters;
         s.device = DeviceSpec::preset("a100-80gb");
         s.training.lora = Some(Lora::default());
         let q = encode(&s);

@@ -3,7 +3,7 @@
 //! every breakdown keeps (components sum to the total; spill is zero exactly when it fits).
 
 use headroom::model::precision::Precision;
-use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario};
+use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario, Zero};
 use headroom::import::presets::model_preset_ids;
 use headroom::scenario::DeviceSpec;
 use headroom::{estimate, url, Breakdown};
@@ -20,7 +20,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         prop::sample::select(Optimizer::ALL.to_vec()),
         prop::sample::select(vec![Checkpointing::None, Checkpointing::Selective, Checkpointing::Full]),
         prop::sample::select(vec![Attention::Eager, Attention::Sdpa, Attention::Flash]),
-        (0u8..4, 1u64..9, prop::sample::select(vec!["h100-sxm-80gb", "a100-40gb", "rtx-4090-24gb", "a100-80gb-mig-3g.40gb"])),
+        (prop::sample::select(Zero::ALL.to_vec()), 1u64..9, prop::sample::select(vec!["h100-sxm-80gb", "a100-40gb", "rtx-4090-24gb", "a100-80gb-mig-3g.40gb"])),
     )
         .prop_map(|(m, batch, log_seq, precision, optimizer, checkpointing, attention, (zero, dp, device))| {
             let mut s = Scenario { model: ModelSpec::Preset(MODELS[m].into()), ..Scenario::default() };
@@ -61,15 +61,16 @@ proptest! {
 
     #[test]
     fn higher_zero_stage_never_raises_model_states(s in scenario()) {
-        for zero in 0..3u8 {
+        for pair in Zero::ALL.windows(2) {
+            let (zero, next) = (pair[0], pair[1]);
             let mut lo = s.clone();
             lo.parallel.zero = zero;
             let mut hi = s.clone();
-            hi.parallel.zero = zero + 1;
+            hi.parallel.zero = next;
             // ZeRO ≥ 1 switches mixed precision to 16-bit weights + fp32 master (same 16 B/param
             // for Adam), so compare from stage 1 on for the autocast modes.
-            if zero == 0 && s.training.precision.is_mixed() { continue; }
-            prop_assert!(states(&estimate(&hi)) <= states(&estimate(&lo)), "zero {} -> {}", zero, zero + 1);
+            if zero == Zero::Off && s.training.precision.is_mixed() { continue; }
+            prop_assert!(states(&estimate(&hi)) <= states(&estimate(&lo)), "zero {} -> {}", zero, next);
         }
     }
 
@@ -143,7 +144,7 @@ fn preset_urls_stay_short() {
     for id in model_preset_ids() {
         let mut s = Scenario { model: ModelSpec::Preset(id.into()), ..Scenario::default() };
         s.training.micro_batch = 64;
-        s.parallel = Parallel { dp: 64, tp: 8, pp: 4, sp: true, zero: 3, ..Parallel::default() };
+        s.parallel = Parallel { dp: 64, tp: 8, pp: 4, sp: true, zero: Zero::Parameters, ..Parallel::default() };
         let q = url::encode(&s);
         assert!(q.len() < 2000, "{id}: {} characters", q.len());
     }
@@ -178,7 +179,7 @@ proptest! {
         batch in 1u64..=1_000_000,
         seq in 1u64..=100_000_000,
         degrees in (1u64..=1_000_000, 1u64..=1_000_000, 1u64..=1_000_000, 1u64..=1_000_000),
-        zero in 0u8..4,
+        zero in prop::sample::select(Zero::ALL.to_vec()),
         inference in any::<bool>(),
     ) {
         let mut s = Scenario { model: ModelSpec::Arch(arch), ..Scenario::default() };

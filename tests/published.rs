@@ -4,7 +4,7 @@
 
 use headroom::model::arch::{Activation, Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement, Stack, TransformerArch};
 use headroom::model::precision::Precision;
-use headroom::scenario::{Attention, Checkpointing, ModelSpec, Parallel, Scenario};
+use headroom::scenario::{Attention, Checkpointing, ModelSpec, Parallel, Scenario, Zero};
 use headroom::{estimate, Breakdown};
 
 /// A GPT-style stack (learned positions, LayerNorm, GELU MLP, no biases, tiny vocab) whose
@@ -44,7 +44,7 @@ fn zero_paper_model_states() {
     assert!((psi - 7.5e9).abs() / 7.5e9 < 1e-3, "Ψ = {psi}");
     // (stage, N_d, GB as printed, half a unit of the last printed digit)
     let expected = [
-        (0u8, 1u64, 120.0, 0.5),
+        (0u64, 1u64, 120.0, 0.5),
         (1, 64, 31.4, 0.05),
         (2, 64, 16.6, 0.05),
         (3, 64, 1.88, 0.005),
@@ -55,7 +55,7 @@ fn zero_paper_model_states() {
     for (zero, dp, gb, half_digit) in expected {
         let b = run(&arch, |s| {
             s.training.precision = Precision::Fp16Mixed;
-            s.parallel = Parallel { dp, zero, ..Parallel::default() };
+            s.parallel = Parallel { dp, zero: Zero::from_stage(zero).expect("stage 0-3"), ..Parallel::default() };
         });
         let got = model_states(&b) / 1e9;
         assert!((got - gb).abs() <= half_digit + 0.001 * gb, "ZeRO-{zero}, N_d = {dp}: {got:.3} GB vs paper {gb} GB");

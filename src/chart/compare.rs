@@ -13,9 +13,10 @@ use charming::Chart;
 use super::{CAPACITY_COLOR, COMPONENT_COLORS};
 use crate::format::{self, Units};
 use crate::model::breakdown::{Breakdown, Component};
-use crate::model::escalation::{apply, costs, Step};
-use crate::model::estimate;
+use crate::plan::escalation::{apply, costs, Step};
+use crate::estimate;
 use crate::model::precision::Precision;
+use crate::scenario::Zero;
 use crate::scenario::Scenario;
 
 /// Vertical stacked bars, one per `(name, breakdown)`, six component series in
@@ -134,11 +135,11 @@ pub fn strategy_rows(s: &Scenario, gpus: u64) -> Vec<StrategyRow> {
     let note = if dp * s.parallel.cp.max(1) < 2 {
         zero1 = s.clone();
         format!("needs more than one data-parallel GPU ({gpus} GPU(s) available)")
-    } else if s.parallel.zero >= 1 {
+    } else if s.parallel.zero >= Zero::Optimizer {
         zero1.parallel.zero = s.parallel.zero;
         format!("ZeRO-{} already on", s.parallel.zero)
     } else {
-        zero1.parallel.zero = 1;
+        zero1.parallel.zero = Zero::Optimizer;
         format!("shard optimizer states over {} data-parallel GPUs", dp * s.parallel.cp.max(1))
     };
     rows.push(row("ZeRO-1", s, zero1, note));
@@ -170,7 +171,7 @@ mod tests {
         let a = estimate(&Scenario::default());
         let mut s = Scenario::default();
         s.parallel.dp = 8;
-        s.parallel.zero = 3;
+        s.parallel.zero = Zero::Parameters;
         let b = estimate(&s);
         let json: Value = serde_json::to_value(compare_chart(&[("A".into(), a.clone()), ("B".into(), b.clone())], Units::Gib)).unwrap();
         let series = json["series"].as_array().unwrap();

@@ -6,10 +6,10 @@
 //! [`FlowNode::state`] and [`FlowEdge::state`] say how each is drawn for the animation's
 //! current step and the ladder's first fit; [`action_text`] words one evaluated step. The
 //! page turns this into SVG (`ui::strategy::flow_chart`). Nothing here computes memory: the
-//! numbers come from [`crate::model::escalation::escalate`].
+//! numbers come from [`crate::plan::escalation::escalate`].
 
 use crate::format::{self, Units};
-use crate::model::escalation::EscalationStep;
+use crate::plan::escalation::EscalationStep;
 use crate::import::presets::model_preset;
 use crate::scenario::ModelSpec;
 
@@ -384,7 +384,7 @@ pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, uni
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::escalation::{escalate, Step};
+    use crate::plan::escalation::{escalate, Step};
     use crate::scenario::Scenario;
 
     fn overlaps(a: &FlowNode, b: &FlowNode) -> bool {

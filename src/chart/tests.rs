@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::model::estimate;
+use crate::estimate;
 use crate::scenario::Scenario;
 
 fn json(b: &Breakdown, units: Units) -> Value {

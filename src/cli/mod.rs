@@ -13,10 +13,10 @@
 use std::io::Read;
 
 use crate::model::device::devices;
-use crate::model::escalation::{escalate, Step};
-use crate::model::estimate;
+use crate::plan::escalation::{escalate, Step};
+use crate::estimate;
 use crate::import::presets::model_presets;
-use crate::model::search::search;
+use crate::plan::search::search;
 use crate::scenario::Scenario;
 
 const USAGE: &str = "usage:

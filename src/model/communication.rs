@@ -13,11 +13,11 @@
 //! Data-parallel traffic overlaps with backward (PyTorch DDP buckets, ZeRO prefetch); tensor,
 //! pipeline and context traffic sits on the critical path.
 
+use crate::model::inputs::Zero;
 use serde::{Deserialize, Serialize};
 
 use super::arch::{Architecture, Stack};
-use super::device::Device;
-use crate::scenario::Scenario;
+use super::Inputs;
 
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Communication {
@@ -31,15 +31,14 @@ pub struct Communication {
     pub data_parallel_seconds: f64,
 }
 
-pub fn communication(arch: &Architecture, s: &Scenario, device: &Device, gradient_elements_local: f64) -> Communication {
-    let p = &s.parallel;
-    let t = &s.training;
+pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communication {
+    let Inputs { arch, training: t, parallel: p, device } = *inputs;
     let bw = device.interconnect_bandwidth.max(1.0);
     let x = t.precision.activation_bytes() as f64;
     let n = (p.dp.max(1) * p.cp.max(1)) as f64;
     let grad_bytes = gradient_elements_local * if t.precision == crate::model::precision::Precision::Fp32 { 4.0 } else { 2.0 };
     let ring = |k: f64| if k > 1.0 { 2.0 * (k - 1.0) / k } else { 0.0 };
-    let zero_factor = if p.zero >= 3 { 1.5 } else { 1.0 };
+    let zero_factor = if p.zero >= Zero::Parameters { 1.5 } else { 1.0 };
     let data_parallel_bytes = ring(n) * grad_bytes * zero_factor;
 
     let (h, layers, tokens, kv_width) = match arch {

@@ -13,7 +13,7 @@ use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
-use crate::scenario::{LoraBase, Training};
+use crate::model::inputs::{LoraBase, Training};
 
 const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep their last window − 1 tokens; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2) — checked against transformers' caches in kv_cache.json";
 
@@ -55,25 +55,4 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
         }
     }
     ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch");
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::model::estimate;
-    use crate::scenario::{Mode, Scenario};
-
-    /// Llama-3(.1)-8B in bf16 caches 2·32·8·128·2 = 131,072 B = 128 KiB per token
-    /// (memory-formulas.md §A7).
-    #[test]
-    fn llama3_8b_kv_cache_is_128_kib_per_token() {
-        let mut s = Scenario::default();
-        s.training.mode = Mode::Inference;
-        s.training.seq_len = 8192;
-        let b = estimate(&s);
-        let kv: u64 = b.terms.iter().filter(|t| t.name == "KV cache").map(|t| t.bytes).sum();
-        assert_eq!(kv, 131_072 * 8192);
-        assert_eq!(b.gradients + b.optimizer_states, 0);
-        // bf16 weights: 2 bytes per parameter.
-        assert_eq!(b.parameters, 2 * 8_030_261_248);
-    }
 }

@@ -9,7 +9,7 @@
 //! ranks (Rajbhandari et al. 2020; Megatron's distributed optimizer shards over dp × cp).
 
 use super::arch::{Architecture, ParamTensor, Scope, TpSplit};
-use crate::scenario::Parallel;
+use super::inputs::{Parallel, Zero};
 
 /// One pipeline stage of one layout, as seen from one of its GPUs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,7 +19,7 @@ pub struct Layout {
     pub dp: f64,
     pub cp: f64,
     pub ep: f64,
-    pub zero: u8,
+    pub zero: Zero,
     /// Stage index (0 = first).
     pub stage: u64,
     pub first: bool,
@@ -43,7 +43,7 @@ impl Layout {
             dp: p.dp.max(1) as f64,
             cp: p.cp.max(1) as f64,
             ep: p.ep.max(1).min(arch.experts()) as f64,
-            zero: p.zero.min(3),
+            zero: p.zero,
             stage,
             first: stage == 0,
             last: stage == pp - 1,

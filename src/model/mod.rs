@@ -1,7 +1,9 @@
 //! The memory model: pure Rust, no UI or browser imports, no I/O.
 //!
-//! [`estimate`] turns a [`Scenario`] into a [`Breakdown`] of per-GPU bytes. It never fails:
-//! an unknown model or device becomes a warning, and a run that does not fit is a result.
+//! [`estimate`] turns resolved [`Inputs`] (architecture, training step, parallel layout,
+//! device) into a [`Breakdown`] of per-GPU bytes. It never fails: a run that does not fit is
+//! a result. Presets, pasted configs and device names are resolved outside the model
+//! (`crate::scenario`, `crate::import`), so nothing here depends on them.
 //! Each component is the sum of named terms, each term citing its formula.
 //!
 //! Architecture invariant: nothing under `src/model/` imports leptos, web-sys, js-sys,
@@ -12,13 +14,12 @@ pub mod arch;
 pub mod breakdown;
 pub mod communication;
 pub mod device;
-pub mod escalation;
+pub mod inputs;
 pub mod inference;
 pub mod layout;
 pub mod ledger;
 pub mod overhead;
 pub mod precision;
-pub mod search;
 pub mod states;
 pub mod step_time;
 pub mod temporary;
@@ -31,30 +32,32 @@ use layout::Layout;
 use ledger::{to_bytes, Ledger};
 use temporary::{temporary_buffers, TemporaryInputs};
 
-use crate::scenario::{Mode, Scenario};
+use inputs::{Mode, Parallel, Training, Zero};
 
-/// Per-GPU memory of a scenario on its most loaded GPU.
-pub fn estimate(scenario: &Scenario) -> Breakdown {
-    // What the config import noted (defaulted keys, an approximate family, …) comes first.
-    let mut warnings = scenario.model.notes().to_vec();
-    let Some(arch) = scenario.model.architecture() else {
-        return Breakdown { warnings: vec![format!("unknown model \"{}\": nothing to estimate", scenario.model.label())], ..Breakdown::default() };
-    };
-    let device = scenario.device.resolve().unwrap_or_else(|e| {
-        warnings.push(format!("{e}; using the H100 SXM 80GB figures"));
-        device::device_preset("h100-sxm-80gb").unwrap_or_else(Device::placeholder)
-    });
-    let pp = scenario.parallel.pp.max(1).min(arch.layers());
+/// What the model needs, already resolved: the architecture, the training step, the parallel
+/// layout and the device. (`crate::scenario` resolves presets, pasted configs and device
+/// names into this; the model never sees them.)
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub arch: &'a Architecture,
+    pub training: &'a Training,
+    pub parallel: &'a Parallel,
+    pub device: &'a Device,
+}
+
+/// Per-GPU memory of a run on its most loaded GPU, with the model's own warnings (the peak
+/// phase, positions beyond what the model learned).
+pub fn estimate(inputs: &Inputs) -> Breakdown {
+    let pp = inputs.parallel.pp.max(1).min(inputs.arch.layers());
     let stages: &[u64] = if pp > 1 { &[0, pp - 1] } else { &[0] };
     let mut best: Option<StagePlan> = None;
     for &stage in stages {
-        let plan = stage_ledger(&arch, scenario, &device, stage);
+        let plan = stage_ledger(inputs, stage);
         if best.as_ref().is_none_or(|b| plan.ledger.peak() > b.ledger.peak()) {
             best = Some(plan);
         }
     }
-    let plan = best.unwrap_or_default();
-    finish(&arch, scenario, &device, plan, warnings)
+    finish(inputs, best.unwrap_or_default())
 }
 
 /// The terms of one pipeline stage, with what `finish` needs besides them.
@@ -68,23 +71,24 @@ struct StagePlan {
 }
 
 /// All terms of one pipeline stage, and the bytes it keeps on the host.
-fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) -> StagePlan {
-    let layout = Layout::new(arch, &s.parallel, stage);
+fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
+    let (arch, device) = (s.arch, s.device);
+    let layout = Layout::new(arch, s.parallel, stage);
     let sp = s.parallel.sp && s.parallel.tp > 1;
-    let mb = micro_batch(arch, &s.training, layout.cp);
+    let mb = micro_batch(arch, s.training, layout.cp);
     let mut ledger = Ledger::default();
     let training = s.training.mode == Mode::Train;
     let mut host = 0.0;
     let mut trainable_params = 0.0;
     if training {
-        let (summary, offloaded) = states::model_states(arch, &s.training, &layout, s.parallel.offload, &mut ledger);
+        let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
         trainable_params = summary.trainable_params;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
-        add_activations(&mb, &s.training, &layout, sp, flight, &mut ledger);
+        add_activations(&mb, s.training, &layout, sp, flight, &mut ledger);
         let gradient_bytes = ledger.sum(Component::Gradients);
         temporary_buffers(
-            &TemporaryInputs { arch, training: &s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
+            &TemporaryInputs { arch, training: s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
             &mut ledger,
         );
         // Phases: activations and these temporaries exist only in forward/backward; the
@@ -98,12 +102,12 @@ fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) 
         ledger.add(
             Component::Temporary,
             "optimizer step intermediates",
-            states::optimizer_step_intermediates(&summary, &s.training, layout.zero, s.parallel.offload),
+            states::optimizer_step_intermediates(&summary, s.training, layout.zero, s.parallel.offload),
             "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
         );
         ledger.confine(Component::Temporary, Phase::OptimizerStep);
     } else {
-        inference::inference_memory(arch, &s.training, &layout, &mb, sp, &mut ledger);
+        inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
@@ -113,9 +117,9 @@ fn stage_ledger(arch: &Architecture, s: &Scenario, device: &Device, stage: u64) 
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
 /// into them, DDP keeps its buckets, ZeRO and offload keep partitions. Otherwise
 /// `zero_grad(set_to_none=True)` frees them before the next forward (PyTorch ≥ 2.0 default).
-fn gradients_persist(s: &Scenario) -> bool {
-    let p = &s.parallel;
-    s.training.grad_accum > 1 || p.dp.saturating_mul(p.cp) > 1 || p.zero >= 1 || p.offload != crate::scenario::Offload::None
+fn gradients_persist(s: &Inputs) -> bool {
+    let p = s.parallel;
+    s.training.grad_accum > 1 || p.dp.saturating_mul(p.cp) > 1 || p.zero > Zero::Off || p.offload != crate::model::inputs::Offload::None
 }
 
 /// The six components as they stand during `phase`.
@@ -134,7 +138,9 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
     t
 }
 
-fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, mut warnings: Vec<String>) -> Breakdown {
+fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
+    let (arch, device) = (s.arch, s.device);
+    let mut warnings = Vec::new();
     let StagePlan { ledger, host, stage, trainable_params: trainable } = plan;
     let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
@@ -158,11 +164,8 @@ fn finish(arch: &Architecture, s: &Scenario, device: &Device, plan: StagePlan, m
             Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(optimizer_step.total)),
         });
     }
-    let offloaded = if s.parallel.offload == crate::scenario::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
-    let step_time = step_time::step_time(arch, s, device, spill_bytes as f64, offloaded);
-    for e in s.validate() {
-        warnings.push(e.to_string());
-    }
+    let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
+    let step_time = step_time::step_time(s, spill_bytes as f64, offloaded);
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {

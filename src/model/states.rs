@@ -18,7 +18,7 @@ use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
-use crate::scenario::{LoraBase, Offload, Optimizer, Training};
+use crate::model::inputs::{LoraBase, Offload, Optimizer, Training, Zero};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
@@ -40,11 +40,11 @@ struct Budget {
     state: f64,
 }
 
-fn budget(precision: Precision, zero: u8) -> Budget {
+fn budget(precision: Precision, zero: Zero) -> Budget {
     match precision {
         Precision::Fp32 => Budget { weight: 4.0, grad: 4.0, master: 0.0, state: 4.0 },
         Precision::Bf16 => Budget { weight: 2.0, grad: 2.0, master: 0.0, state: 2.0 },
-        _ if zero >= 1 => Budget { weight: 2.0, grad: 2.0, master: 4.0, state: 4.0 },
+        _ if zero > Zero::Off => Budget { weight: 2.0, grad: 2.0, master: 4.0, state: 4.0 },
         _ => Budget { weight: 4.0, grad: 4.0, master: 0.0, state: 4.0 },
     }
 }
@@ -187,10 +187,10 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     let n_d = layout.zero_shards();
     let opt_total = states + master;
     let (w_gpu, g_gpu, o_gpu, frozen_gpu) = match zero {
-        0 => (weights, grads, opt_total, frozen_weights),
-        1 => (weights, grads, opt_total / n_d, frozen_weights),
-        2 => (weights, grads / n_d, opt_total / n_d, frozen_weights),
-        _ => (weights / n_d, grads / n_d, opt_total / n_d, frozen_weights / n_d),
+        Zero::Off => (weights, grads, opt_total, frozen_weights),
+        Zero::Optimizer => (weights, grads, opt_total / n_d, frozen_weights),
+        Zero::Gradients => (weights, grads / n_d, opt_total / n_d, frozen_weights),
+        Zero::Parameters => (weights / n_d, grads / n_d, opt_total / n_d, frozen_weights / n_d),
     };
 
     let mut host = 0.0;
@@ -201,7 +201,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         // estimate_zero2_model_states_mem_needs: GPU keeps 2Ψ).
         host += o_dev;
         o_dev = 0.0;
-        if zero >= 1 {
+        if zero > Zero::Off {
             host += g_dev;
             g_dev = 0.0;
         }
@@ -215,8 +215,8 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1");
     ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3");
     ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1");
-    ledger.add(Component::OptimizerStates, "optimizer states", if zero >= 1 { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1");
-    ledger.add(Component::OptimizerStates, "fp32 master weights", if zero >= 1 { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)");
+    ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1");
+    ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)");
     summary.weight_bytes = b.weight;
     (summary, host)
 }
@@ -225,9 +225,9 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
 /// builds a parameter-sized tensor list (`_foreach_sqrt` of the second moments), measured as
 /// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`. DeepSpeed's fused
 /// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
-pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, zero: u8, offload: Offload) -> f64 {
+pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, zero: Zero, offload: Offload) -> f64 {
     let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
-    if foreach_adam && zero == 0 && offload == Offload::None {
+    if foreach_adam && zero == Zero::Off && offload == Offload::None {
         summary.trainable_local * training.precision.optimizer_state_bytes() as f64
     } else {
         0.0
@@ -238,7 +238,7 @@ pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training
 mod tests {
     use super::*;
     use crate::model::arch::{AttentionPart, MlpPart, TransformerArch};
-    use crate::scenario::Parallel;
+    use crate::model::inputs::{Parallel, Zero};
 
     /// The ZeRO paper's Figure 1 example: Ψ = 7.5B, K = 12, N_d = 64:
     /// 120 GB → 31.4 GB (P_os) → 16.6 GB (P_os+g) → 1.9 GB (P_os+g+p).
@@ -256,7 +256,7 @@ mod tests {
         let mut training = Training::default();
         training.precision = Precision::Fp16Mixed;
         let psi = arch.param_count();
-        let expected = [(1u8, 2.0 * psi + 2.0 * psi + 12.0 * psi / 64.0), (2, 2.0 * psi + 14.0 * psi / 64.0), (3, 16.0 * psi / 64.0)];
+        let expected = [(Zero::Optimizer, 2.0 * psi + 2.0 * psi + 12.0 * psi / 64.0), (Zero::Gradients, 2.0 * psi + 14.0 * psi / 64.0), (Zero::Parameters, 16.0 * psi / 64.0)];
         for (zero, want) in expected {
             let parallel = Parallel { dp: 64, zero, ..Parallel::default() };
             let layout = Layout::new(&arch, &parallel, 0);
@@ -267,38 +267,5 @@ mod tests {
         }
         // And the paper's rounded figures, with Ψ within 0.1% of 7.5B.
         assert!((psi - 7.5e9).abs() / 7.5e9 < 1e-3, "{psi}");
-    }
-}
-
-#[cfg(test)]
-mod lora_tests {
-    use crate::model::estimate;
-    use crate::scenario::{Lora, LoraBase, Scenario};
-
-    /// memory-formulas.md §A4: Llama-3-8B, all seven projections, r = 16 → 41,943,040
-    /// trainable parameters (r·(d_in + d_out) per adapted linear).
-    #[test]
-    fn llama3_8b_lora_r16_trainable_count() {
-        let mut s = Scenario::default();
-        s.training.lora = Some(Lora { rank: 16, ..Lora::default() });
-        let b = estimate(&s);
-        assert_eq!(b.trainable_params, 41_943_040);
-        // Frozen bf16 base: 2 B per base parameter plus the fp32 adapters.
-        assert_eq!(b.parameters, 2 * 8_030_261_248 + 4 * 41_943_040);
-    }
-
-    /// QLoRA (Dettmers et al. 2023): NF4 with double quantisation costs 0.516 B per
-    /// quantised weight; embeddings, LM head and norms stay 16-bit.
-    #[test]
-    fn qlora_shrinks_linear_weights_to_nf4() {
-        let mut s = Scenario::default();
-        s.training.lora = Some(Lora { rank: 16, base: LoraBase::Nf4, ..Lora::default() });
-        let b = estimate(&s);
-        let frozen: u64 = b.terms.iter().filter(|t| t.name == "frozen weights").map(|t| t.bytes).sum();
-        let edges = 2.0 * 128_256.0 * 4096.0; // embedding + untied LM head
-        let norms = 65.0 * 4096.0;
-        let linear = 8_030_261_248.0 - edges - norms;
-        let expected = linear * (0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0)) + (edges + norms) * 2.0;
-        assert!((frozen as f64 - expected).abs() / expected < 1e-6, "{frozen} vs {expected}");
     }
 }

@@ -12,15 +12,15 @@
 
 use super::arch::{resnet_blocks, Architecture, Scope};
 use super::breakdown::StepTime;
-use super::device::Device;
-use crate::scenario::{Checkpointing, Mode, Offload, Scenario};
+use crate::model::inputs::{Checkpointing, Mode, Offload};
+use super::Inputs;
 
 /// Model FLOPs utilisation assumed: Megatron-LM reaches 41–56% on A100 clusters
 /// (Korthikanti et al. 2022, Table 5); 40% is a fair figure for a tuned run.
 pub const UTILISATION: f64 = 0.40;
 
 /// Forward FLOPs per sample (sequence or image) and the samples' tokens.
-fn forward_flops_per_sample(arch: &Architecture, s: &Scenario) -> (f64, f64) {
+fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> (f64, f64) {
     match arch {
         Architecture::Transformer(t) => {
             let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
@@ -55,9 +55,8 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Scenario) -> (f64, f64) {
     }
 }
 
-pub fn step_time(arch: &Architecture, s: &Scenario, device: &Device, spill_bytes: f64, offloaded_elements: f64) -> StepTime {
-    let t = &s.training;
-    let p = &s.parallel;
+pub fn step_time(s: &Inputs, spill_bytes: f64, offloaded_elements: f64) -> StepTime {
+    let Inputs { arch, training: t, parallel: p, device } = *s;
     let (forward_per_sample, tokens_per_sample) = forward_flops_per_sample(arch, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
     let multiplier = match (t.mode, t.checkpointing) {
@@ -72,7 +71,7 @@ pub fn step_time(arch: &Architecture, s: &Scenario, device: &Device, spill_bytes
     let mut seconds = flops_per_gpu / (peak * UTILISATION);
     let pp = p.pp.max(1) as f64;
     if pp > 1.0 {
-        let v = if p.pp_schedule == crate::scenario::PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
+        let v = if p.pp_schedule == crate::model::inputs::PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
         seconds *= 1.0 + (pp - 1.0) / (t.grad_accum.max(1) as f64 * v);
     }
     if p.offload != Offload::None && t.mode == Mode::Train {

@@ -8,7 +8,7 @@ use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
-use crate::scenario::{Attention, Checkpointing, Offload, Training};
+use crate::model::inputs::{Attention, Checkpointing, Offload, Training, Zero};
 
 /// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
 /// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
@@ -31,7 +31,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let t = i.training;
     let layout = i.layout;
     let precision = t.precision;
-    let zero3 = layout.zero >= 3 || i.offload == crate::scenario::Offload::OptimizerAndParams;
+    let zero3 = layout.zero == Zero::Parameters || i.offload == crate::model::inputs::Offload::OptimizerAndParams;
 
     if precision.is_mixed() && !zero3 && t.lora.is_none() {
         ledger.add(
@@ -82,7 +82,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     }
 
     let data_parallel = layout.dp * layout.cp > 1.0;
-    if data_parallel && layout.zero == 0 {
+    if data_parallel && layout.zero == Zero::Off {
         ledger.add(
             Component::Temporary,
             "DDP gradient buckets",
@@ -90,7 +90,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             "DistributedDataParallel copies gradients into its all-reduce buckets (gradient_as_bucket_view=False): as large as the gradients (PyTorch PR #41954: ~1 GB on a 1 GB model)",
         );
     }
-    if data_parallel && (layout.zero == 1 || layout.zero == 2) && !zero3 {
+    if data_parallel && matches!(layout.zero, Zero::Optimizer | Zero::Gradients) && !zero3 {
         let elements = i.states.trainable_local.min(DEEPSPEED_BUCKET_ELEMENTS);
         ledger.add(
             Component::Temporary,

@@ -12,7 +12,7 @@ use crate::format;
 use crate::model::device::devices;
 use crate::model::precision::Precision;
 use crate::import::presets::{model_preset, model_presets};
-use crate::scenario::{DeviceSpec, ModelSpec, Scenario};
+use crate::scenario::{DeviceSpec, ModelSpec, Scenario, Zero};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
 fn number_box(id: String, label: &'static str, slot: CompareSlot, get: fn(&Scenario) -> u64, set: fn(&mut Scenario, u64)) -> impl IntoView {
@@ -120,8 +120,8 @@ pub fn CompareColumn(
                 {number_box(id("pp"), "pp", slot, |s| s.parallel.pp, |s, v| s.parallel.pp = v)}
             </div>
             {select_box(id("zero"), "ZeRO", zeros, Signal::derive(move || slot.scenario.with(|s| s.parallel.zero.to_string())), move |v| {
-                if let Ok(z) = v.parse::<u8>() {
-                    slot.scenario.update(|s| s.parallel.zero = z.min(3));
+                if let Some(z) = v.parse::<u64>().ok().and_then(Zero::from_stage) {
+                    slot.scenario.update(|s| s.parallel.zero = z);
                 }
             })}
             {select_box(id("device"), "Device", device_list, Signal::derive(move || slot.scenario.with(|s| s.device.preset.clone().unwrap_or_default())), move |v| {

@@ -7,7 +7,7 @@ use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
 use super::state::{enum_from_id, enum_id, Planner};
-use crate::scenario::Offload;
+use crate::scenario::{Offload, Zero};
 
 const ZERO: [(&str, &str); 4] = [
     ("0", "0 (off, DDP)"),
@@ -73,8 +73,8 @@ pub fn ParallelControls() -> impl IntoView {
                     options=ZERO.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect()
                     value=Signal::derive(move || zero.get().to_string())
                     on_change=move |v: String| {
-                        if let Ok(z) = v.parse::<u8>() {
-                            planner.set(|s| s.parallel.zero = z.min(3));
+                        if let Some(z) = v.parse::<u64>().ok().and_then(Zero::from_stage) {
+                            planner.set(|s| s.parallel.zero = z);
                         }
                     }
                 />

@@ -4,8 +4,8 @@
 //! longer than [`PROGRESS_AFTER_MS`]. The ten fastest fitting layouts are listed, each with
 //! an "Apply" button that writes its scenario into the planner and shows the Planner tab.
 //!
-//! The search itself is [`crate::model::search::SearchRun`] (same results as
-//! `model::search::search`).
+//! The search itself is [`crate::plan::search::SearchRun`] (same results as
+//! `plan::search::search`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,9 +15,9 @@ use leptos::prelude::*;
 
 use super::state::{enum_id, Planner};
 use super::tabs::{SearchOutcome, Tab, Workspace};
-use crate::model::search::SearchRun;
+use crate::plan::search::SearchRun;
 use crate::format;
-use crate::model::search::Candidate;
+use crate::plan::search::Candidate;
 use crate::scenario::Offload;
 
 /// Layouts evaluated between two yields to the browser.
@@ -69,7 +69,7 @@ fn result_row(rank: usize, c: Candidate, planner: Planner, ws: Workspace) -> imp
         <tr class="search-result" data-rank=rank.to_string()>
             <td class="num">{rank + 1}</td>
             <td class="num">{format!("{} / {} / {} / {}", p.dp, p.tp, p.pp, p.cp)}</td>
-            <td class="num">{p.zero}</td>
+            <td class="num">{p.zero.stage()}</td>
             <td>{enum_id(&t.checkpointing)}</td>
             <td>{offload_label(p.offload)}</td>
             <td class="num">{format!("{} × {}", t.micro_batch, t.grad_accum)}</td>

@@ -13,8 +13,8 @@ use super::compare::CompareView;
 use super::state::Planner;
 use super::url_sync::{location_query, page_param, replace_page_key};
 use super::strategy::StrategyView;
-use crate::model::escalation::Step;
-use crate::model::search::SearchResult;
+use crate::plan::escalation::Step;
+use crate::plan::search::SearchResult;
 use crate::scenario::Scenario;
 
 /// The three views.
@@ -141,7 +141,7 @@ fn install_bench_hook() {
         let start = js_sys::Date::now();
         let (mut layouts, mut evaluations) = (0u64, 0u64);
         for _ in 0..repeats {
-            let r = crate::model::search::search(&base, gpus, 10);
+            let r = crate::plan::search::search(&base, gpus, 10);
             layouts += r.layouts;
             evaluations += r.evaluations;
         }

@@ -16,7 +16,7 @@ use super::transformer::{push, push_core, Ctx};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{NormKind, QkNorm, Scope, Stack, TransformerArch};
 use crate::model::precision::Precision;
-use crate::scenario::{Attention, Training};
+use crate::model::inputs::{Attention, Training};
 
 /// The attention kernel that really runs. On CUDA, SDPA in fp32 with grouped key/value heads
 /// (GQA) falls back to the math kernel: flash has no fp32 and the memory-efficient kernel

@@ -23,7 +23,7 @@ use super::arch::{Architecture, Scope};
 use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
-use crate::scenario::{Checkpointing, PpSchedule, Training};
+use crate::model::inputs::{Checkpointing, PpSchedule, Training};
 
 /// How a saved tensor is divided across tensor-parallel ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{resnet_blocks, ResNetArch};
 use crate::model::precision::Precision;
-use crate::scenario::Training;
+use crate::model::inputs::Training;
 
 /// Output side of a k×k convolution or pool with stride s and padding p.
 fn conv_out(n: u64, k: u64, s: u64, p: u64) -> u64 {

@@ -16,7 +16,7 @@ use super::norm::{linear_inputs, norm_saved};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::precision::Precision;
-use crate::scenario::Training;
+use crate::model::inputs::Training;
 
 pub use super::attention::effective_attention;
 

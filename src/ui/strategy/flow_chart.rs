@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use super::Animation;
 use crate::chart::flow::{action_text, flow_layout, EdgeKind, FlowEdge, FlowNode, NodeKind};
 use crate::format;
-use crate::model::escalation::Escalation;
+use crate::plan::escalation::Escalation;
 use crate::ui::state::Planner;
 
 const LINE_HEIGHT: f64 = 16.0;

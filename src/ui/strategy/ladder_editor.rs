@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::model::escalation::Step;
+use crate::plan::escalation::Step;
 use crate::ui::state::{enum_from_id, enum_id};
 use crate::ui::tabs::{Rung, Workspace};
 

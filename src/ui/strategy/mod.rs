@@ -2,7 +2,7 @@
 //! one step at a time beside the stacked memory bar, with the editable ladder and the
 //! automatic planner under it.
 //!
-//! Every number comes from [`crate::model::escalation::escalate`] (and the search); the
+//! Every number comes from [`crate::plan::escalation::escalate`] (and the search); the
 //! flowchart geometry and wording come from [`crate::chart::flow`].
 
 mod flow_chart;
@@ -22,7 +22,7 @@ use super::search_panel::SearchPanel;
 use super::state::Planner;
 use super::tabs::Workspace;
 use crate::chart::memory_chart;
-use crate::model::escalation::{escalate, Escalation};
+use crate::plan::escalation::{escalate, Escalation};
 
 /// Escalation step shown by the animation, and where the animation stops.
 #[derive(Clone, Copy)]

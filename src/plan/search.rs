@@ -13,11 +13,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::arch::Architecture;
-use super::breakdown::Breakdown;
 use super::escalation::{costs, StepCosts};
-use super::estimate;
-use crate::scenario::{Checkpointing, Offload, Scenario};
+use crate::estimate;
+use crate::model::arch::Architecture;
+use crate::model::breakdown::Breakdown;
+use crate::model::inputs::{Checkpointing, Offload, Zero};
+use crate::scenario::Scenario;
 
 /// Largest micro-batch tried.
 pub const MAX_MICRO_BATCH: u64 = 1024;
@@ -68,11 +69,11 @@ pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
                     continue;
                 }
                 let dp = gpus / (tp * pp * cp);
-                let zeros: &[u8] = if dp * cp > 1 { &[0, 1, 2, 3] } else { &[0] };
+                let zeros: &[Zero] = if dp * cp > 1 { &Zero::ALL } else { &[Zero::Off] };
                 for &zero in zeros {
                     for checkpointing in [Checkpointing::None, Checkpointing::Selective, Checkpointing::Full] {
                         for offload in [Offload::None, Offload::Optimizer] {
-                            if offload == Offload::Optimizer && zero == 0 {
+                            if offload == Offload::Optimizer && zero == Zero::Off {
                                 continue;
                             }
                             let mut s = base.clone();
@@ -227,7 +228,7 @@ mod tests {
     fn max_micro_batch_is_the_boundary() {
         let mut s = Scenario::default();
         s.parallel.dp = 8;
-        s.parallel.zero = 3;
+        s.parallel.zero = Zero::Parameters;
         let mut n = 0;
         let m = max_micro_batch(&s, &mut n);
         assert!(m >= 1);

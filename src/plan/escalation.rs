@@ -9,13 +9,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::arch::Architecture;
-use super::breakdown::Breakdown;
-use super::communication::communication;
-use super::device::Device;
-use super::estimate;
-use super::precision::Precision;
-use crate::scenario::{Attention, Checkpointing, Lora, LoraBase, Offload, Optimizer, PpSchedule, Scenario};
+use crate::estimate;
+use crate::model::arch::Architecture;
+use crate::model::breakdown::Breakdown;
+use crate::model::communication::communication;
+use crate::model::device::Device;
+use crate::model::precision::Precision;
+use crate::model::step_time::step_time;
+use crate::model::Inputs;
+use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Offload, Optimizer, PpSchedule, Zero};
+use crate::scenario::Scenario;
 
 /// One memory-saving move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -149,12 +152,12 @@ fn evaluate(name: &str, step: Option<Step>, applied: bool, note: String, scenari
 /// `communication.rs`, the bubble from the schedule.
 pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
     let Some(arch) = s.model.architecture() else { return StepCosts::default() };
-    let device = s.device.resolve().unwrap_or_else(|_| Device::placeholder());
+    let (device, _) = s.device.resolve_or_default();
     let mut plain = s.clone();
     plain.training.checkpointing = Checkpointing::None;
     let plain_flops = estimate_flops(&arch, &plain, &device);
     let recompute_fraction = if plain_flops > 0.0 { b.step_time.flops_per_gpu / plain_flops - 1.0 } else { 0.0 };
-    let comm = communication(&arch, s, &device, b.trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64);
+    let comm = communication(&inputs(&arch, s, &device), b.trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64);
     let p = &s.parallel;
     let v = if p.pp_schedule == PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
     let bubble_fraction = if p.pp > 1 { (p.pp as f64 - 1.0) / (s.training.grad_accum.max(1) as f64 * v) } else { 0.0 };
@@ -174,7 +177,11 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
 }
 
 fn estimate_flops(arch: &Architecture, s: &Scenario, device: &Device) -> f64 {
-    super::step_time::step_time(arch, s, device, 0.0, 0.0).flops_per_gpu
+    step_time(&inputs(arch, s, device), 0.0, 0.0).flops_per_gpu
+}
+
+fn inputs<'a>(arch: &'a Architecture, s: &'a Scenario, device: &'a Device) -> Inputs<'a> {
+    Inputs { arch, training: &s.training, parallel: &s.parallel, device }
 }
 
 /// Largest power of two ≤ `n`.
@@ -243,7 +250,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             }
         }
         Step::Zero2 | Step::Zero3 => {
-            let stage = if step == Step::Zero2 { 2 } else { 3 };
+            let stage = if step == Step::Zero2 { Zero::Gradients } else { Zero::Parameters };
             fill_data_parallel(&mut n, gpus);
             if n.parallel.dp * n.parallel.cp < 2 {
                 n = s.clone();
@@ -253,7 +260,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                 format!("ZeRO-{} already on", s.parallel.zero)
             } else {
                 n.parallel.zero = stage;
-                format!("shard {} over {} data-parallel GPUs", if stage == 2 { "optimizer states and gradients" } else { "optimizer states, gradients and weights" }, n.parallel.dp * n.parallel.cp)
+                format!("shard {} over {} data-parallel GPUs", if stage == Zero::Gradients { "optimizer states and gradients" } else { "optimizer states, gradients and weights" }, n.parallel.dp * n.parallel.cp)
             }
         }
         Step::PipelineParallel => {
@@ -304,7 +311,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         Step::CpuOffload => {
             if s.parallel.offload == Offload::None {
                 n.parallel.offload = Offload::Optimizer;
-                n.parallel.zero = n.parallel.zero.max(2);
+                n.parallel.zero = n.parallel.zero.max(Zero::Gradients);
                 "optimizer states (and gradient partitions) to CPU memory, ZeRO-Offload".into()
             } else {
                 "offload already on".into()
@@ -400,7 +407,7 @@ mod tests {
 
         let mut z = Scenario::default();
         z.parallel.dp = 8;
-        z.parallel.zero = 2;
+        z.parallel.zero = Zero::Gradients;
         let bz = estimate(&z);
         let cz = costs(&z, &bz);
         let expected = 2.0 * 7.0 / 8.0 * 8_030_261_248.0 * 2.0;

@@ -1,0 +1,277 @@
+//! What a run does, in the model's terms: the training step (batch, sequence, precision,
+//! optimizer, checkpointing, attention, fine-tuning) and the parallel layout. The model takes
+//! these resolved; `crate::scenario` wraps them with the model and device choice and
+//! decodes them from JSON and links.
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::arch::LinearKind;
+use super::precision::Precision;
+
+/// Weights update rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    #[default]
+    Adamw,
+    Adam,
+    Sgd,
+    SgdMomentum,
+    /// bitsandbytes `AdamW8bit`.
+    #[serde(rename = "adamw-8bit")]
+    Adamw8bit,
+    Adafactor,
+    Lion,
+}
+
+impl Optimizer {
+    pub const ALL: [Optimizer; 7] = [
+        Optimizer::Adamw,
+        Optimizer::Adam,
+        Optimizer::Sgd,
+        Optimizer::SgdMomentum,
+        Optimizer::Adamw8bit,
+        Optimizer::Adafactor,
+        Optimizer::Lion,
+    ];
+}
+
+/// Activation checkpointing (recomputation) policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkpointing {
+    #[default]
+    None,
+    /// Recompute only the attention core (Korthikanti et al. 2022, §4.2).
+    Selective,
+    /// Keep only each block's input; recompute the block in backward.
+    Full,
+}
+
+/// Attention implementation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attention {
+    /// Materialised s×s scores and probabilities (transformers' "eager").
+    Eager,
+    /// `torch.nn.functional.scaled_dot_product_attention` on CUDA: flash kernel in 16-bit,
+    /// memory-efficient kernel in fp32.
+    #[default]
+    Sdpa,
+    /// FlashAttention-2 (`flash_attention_2`).
+    Flash,
+}
+
+/// Training or inference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    #[default]
+    Train,
+    Inference,
+}
+
+/// Base-weight format under LoRA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoraBase {
+    /// Frozen base weights in the run's 16-bit dtype.
+    #[default]
+    Bf16,
+    /// QLoRA: 4-bit NormalFloat base weights (Dettmers et al. 2023).
+    Nf4,
+}
+
+/// LoRA / QLoRA adapters (Hu et al. 2021).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lora {
+    pub rank: u64,
+    /// Adapted linear layers (default: all seven).
+    pub targets: Vec<LinearKind>,
+    pub base: LoraBase,
+    /// QLoRA double quantisation of the quantisation constants.
+    pub double_quant: bool,
+}
+
+impl Default for Lora {
+    fn default() -> Self {
+        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true }
+    }
+}
+
+/// Layers whose weights are not trained (partial fine-tuning).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Frozen {
+    /// Freeze the input embeddings.
+    pub embeddings: bool,
+    /// Freeze this many blocks from the bottom.
+    pub layers: u64,
+}
+
+/// What one optimizer step does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Training {
+    /// Sequences (or images) per micro-batch per data-parallel rank.
+    pub micro_batch: u64,
+    /// Tokens per sequence (ignored by vision models).
+    pub seq_len: u64,
+    /// Micro-batches per optimizer step (also the pipeline's micro-batch count).
+    pub grad_accum: u64,
+    pub precision: Precision,
+    pub optimizer: Optimizer,
+    pub checkpointing: Checkpointing,
+    pub attention: Attention,
+    /// Dropout probability applied everywhere the model has dropout.
+    pub dropout: f64,
+    /// Input resolution for vision models (default: the model's own).
+    pub image_size: Option<u64>,
+    pub mode: Mode,
+    pub frozen: Frozen,
+    pub lora: Option<Lora>,
+}
+
+impl Default for Training {
+    fn default() -> Self {
+        Training {
+            micro_batch: 1,
+            seq_len: 4096,
+            grad_accum: 1,
+            precision: Default::default(),
+            optimizer: Optimizer::Adamw,
+            checkpointing: Checkpointing::None,
+            attention: Attention::Sdpa,
+            dropout: 0.0,
+            image_size: None,
+            mode: Mode::Train,
+            frozen: Frozen::default(),
+            lora: None,
+        }
+    }
+}
+
+/// CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Offload {
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    #[serde(rename = "optimizer")]
+    Optimizer,
+    #[serde(rename = "optimizer+params")]
+    OptimizerAndParams,
+}
+
+/// Pipeline schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PpSchedule {
+    #[default]
+    #[serde(rename = "1f1b")]
+    OneFOneB,
+    Interleaved,
+    Gpipe,
+}
+
+/// The parallel layout. World size = dp × tp × pp × cp; expert parallelism runs inside dp.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Parallel {
+    pub dp: u64,
+    pub tp: u64,
+    pub pp: u64,
+    /// Megatron sequence parallelism (shards the non-TP activations along the sequence).
+    pub sp: bool,
+    /// Context parallelism (ring attention over sequence chunks).
+    pub cp: u64,
+    pub ep: u64,
+    /// ZeRO stage (`"fsdp"` is accepted as stage 3).
+    pub zero: Zero,
+    pub offload: Offload,
+    pub pp_schedule: PpSchedule,
+    /// Model chunks per pipeline rank for the interleaved schedule.
+    pub virtual_stages: u64,
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Parallel {
+            dp: 1,
+            tp: 1,
+            pp: 1,
+            sp: false,
+            cp: 1,
+            ep: 1,
+            zero: Zero::Off,
+            offload: Offload::None,
+            pp_schedule: PpSchedule::OneFOneB,
+            virtual_stages: 1,
+        }
+    }
+}
+
+impl Parallel {
+    /// GPUs in the job.
+    pub fn world_size(&self) -> u64 {
+        self.dp.max(1).saturating_mul(self.tp.max(1)).saturating_mul(self.pp.max(1)).saturating_mul(self.cp.max(1))
+    }
+}
+
+/// ZeRO stage (Rajbhandari et al. 2020, §5): what the data-parallel ranks shard.
+/// Written as its stage number, 0–3; `"fsdp"` reads as stage 3 (PyTorch FSDP's FULL_SHARD).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Zero {
+    /// Plain data parallelism: every rank holds everything.
+    #[default]
+    Off,
+    /// Stage 1: optimizer states sharded.
+    Optimizer,
+    /// Stage 2: optimizer states and gradients sharded.
+    Gradients,
+    /// Stage 3 / FSDP: parameters too.
+    Parameters,
+}
+
+impl Zero {
+    pub const ALL: [Zero; 4] = [Zero::Off, Zero::Optimizer, Zero::Gradients, Zero::Parameters];
+
+    /// The stage number, 0–3.
+    pub fn stage(self) -> u8 {
+        self as u8
+    }
+
+    /// The stage with this number, if it is 0–3.
+    pub fn from_stage(stage: u64) -> Option<Zero> {
+        Zero::ALL.get(usize::try_from(stage).ok()?).copied()
+    }
+}
+
+impl std::fmt::Display for Zero {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.stage())
+    }
+}
+
+impl Serialize for Zero {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.stage())
+    }
+}
+
+impl<'de> Deserialize<'de> for Zero {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Number(n) => n
+                .as_u64()
+                .and_then(Zero::from_stage)
+                .ok_or_else(|| de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {n}"))),
+            Value::String(s) if s == "fsdp" => Ok(Zero::Parameters),
+            other => Err(de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {other}"))),
+        }
+    }
+}
