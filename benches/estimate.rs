@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use headroom::model::search::search;
+use headroom::plan::search::search;
 use headroom::{estimate, Scenario};
 
 fn median_nanos(scenario: &Scenario, per_batch: u32) -> f64 {

@@ -11,6 +11,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = s.validate();
         let b = headroom::estimate(&s);
         assert!(b.step_time.seconds.is_finite());
-        let _ = headroom::model::escalation::escalate(&s, &headroom::model::escalation::Step::DEFAULT_LADDER, 8);
+        let _ = headroom::plan::escalation::escalate(&s, &headroom::plan::escalation::Step::DEFAULT_LADDER, 8);
     }
 });

@@ -108,7 +108,7 @@ pub fn t5(c: &Keys) -> Result<Architecture, InputError> {
             relative_buckets: c.uint("relative_attention_num_buckets", 32)?,
             ..AttentionPart::default()
         },
-        norm: NormPart { kind: NormKind::Rmsnorm, placement: Placement::Pre },
+        norm: NormPart { kind: NormKind::T5Layernorm, placement: Placement::Pre },
         mlp: MlpPart { ffn: c.uint("d_ff", 2048)?, activation, gated, fused_gate_up: false, bias: false },
         ..TransformerArch::default()
     }))

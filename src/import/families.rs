@@ -9,7 +9,7 @@
 use super::keys::Keys;
 use crate::error::InputError;
 use crate::model::arch::{
-    Activation, AttentionPart, EmbeddingPart, LatentAttention, MlpPart, MoePart, NormKind, NormPart, Placement, QkNorm, Stack,
+    Activation, AttentionPart, EmbeddingPart, LatentAttention, MlpPart, MoePart, NormKind, NormPart, Placement, QkNorm, Router, Stack,
     TransformerArch,
 };
 
@@ -53,6 +53,7 @@ pub fn decoder(c: &Keys, d: &Defaults) -> Result<TransformerArch, InputError> {
         norm: NormPart::default(),
         mlp: MlpPart { ffn: c.uint("intermediate_size", d.ffn)?, ..MlpPart::default() },
         moe: None,
+        use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })
 }
@@ -176,6 +177,7 @@ fn qwen_moe(c: &Keys, experts_default: u64, top_k: u64, expert_ffn: u64) -> Resu
         top_k: c.uint("num_experts_per_tok", top_k)?,
         expert_ffn: c.uint("moe_intermediate_size", expert_ffn)?,
         every: c.uint_or("decoder_sparse_step", 1)?,
+        router: if c.flag("norm_topk_prob", false)? { Router::SoftmaxNormalized } else { Router::SoftmaxRaw },
         ..MoePart::default()
     })
 }
@@ -256,6 +258,7 @@ pub fn gemma3_text(c: &Keys) -> Result<TransformerArch, InputError> {
 pub fn phi3(c: &Keys) -> Result<TransformerArch, InputError> {
     let mut t = decoder(c, &Defaults { hidden: 3072, layers: 32, heads: 32, kv_heads: None, ffn: 8192, vocab: 32064, head_dim: None, tied: false })?;
     t.attention.fused_qkv = true;
+    t.attention.rotary_cat = true;
     t.mlp.fused_gate_up = true;
     sliding(c, &mut t, None, SlidingFallback::All)?;
     Ok(t)
@@ -272,6 +275,7 @@ pub fn phi(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.qkv_bias = true;
     t.attention.out_bias = true;
     t.attention.rotary_dim = partial_rotary(c, t.attention.head_dim, 0.5)?;
+    t.attention.rotary_cat = true;
     t.mlp = MlpPart { ffn: t.mlp.ffn, activation: act(c, "hidden_act", "gelu_new")?, gated: false, fused_gate_up: false, bias: true };
     t.embedding.head_bias = true;
     Ok(t)
@@ -289,7 +293,8 @@ fn partial_rotary(c: &Keys, head_dim: u64, fraction: f64) -> Result<u64, InputEr
 
 /// DeepSeek's Multi-head Latent Attention and routed + shared experts after
 /// `first_k_dense_replace` dense blocks (`modeling_deepseek_v2.py`, `modeling_deepseek_v3.py`).
-fn deepseek(c: &Keys, d: &Defaults, q_lora: u64, experts: u64, top_k: u64, expert_ffn: u64, shared: u64, first_dense: u64) -> Result<TransformerArch, InputError> {
+#[allow(clippy::too_many_arguments)]
+fn deepseek(c: &Keys, d: &Defaults, q_lora: u64, experts: u64, top_k: u64, expert_ffn: u64, shared: u64, first_dense: u64, router: Router) -> Result<TransformerArch, InputError> {
     let mut t = decoder(c, d)?;
     let latent = LatentAttention {
         // `q_lora_rank: null` (DeepSeek-V2-Lite) means a direct q_proj.
@@ -312,6 +317,7 @@ fn deepseek(c: &Keys, d: &Defaults, q_lora: u64, experts: u64, top_k: u64, exper
         expert_ffn,
         shared_ffn: c.count("n_shared_experts", shared)? * expert_ffn,
         first_dense: c.count("first_k_dense_replace", first_dense)?,
+        router,
         ..MoePart::default()
     });
     Ok(t)
@@ -320,14 +326,14 @@ fn deepseek(c: &Keys, d: &Defaults, q_lora: u64, experts: u64, top_k: u64, exper
 /// `DeepseekV2Config` (V2, V2-Lite: `q_lora_rank: null` gives a direct `q_proj`).
 pub fn deepseek_v2(c: &Keys) -> Result<TransformerArch, InputError> {
     let d = Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: None, ffn: 11008, vocab: 102400, head_dim: None, tied: false };
-    deepseek(c, &d, 1536, 64, 6, 1407, 2, 0)
+    deepseek(c, &d, 1536, 64, 6, 1407, 2, 0, Router::SoftmaxGreedy)
 }
 
 /// `DeepseekV3Config`: 256 routed experts top-8, one shared, three dense blocks first.
 /// The multi-token-prediction block (`num_nextn_predict_layers`) is not built by transformers.
 pub fn deepseek_v3(c: &Keys) -> Result<TransformerArch, InputError> {
     let d = Defaults { hidden: 7168, layers: 61, heads: 128, kv_heads: None, ffn: 18432, vocab: 129280, head_dim: None, tied: false };
-    deepseek(c, &d, 1536, 256, 8, 2048, 1, 3)
+    deepseek(c, &d, 1536, 256, 8, 2048, 1, 3, Router::SigmoidGrouped)
 }
 
 /// `GptOssConfig`: biased attention with learned sinks, alternating 128-token sliding and
@@ -338,12 +344,15 @@ pub fn gpt_oss(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.out_bias = t.attention.qkv_bias;
     t.attention.sinks = true;
     sliding(c, &mut t, Some(128), SlidingFallback::EvenLayers)?;
+    t.norm.kind = NormKind::RmsnormFp32Weight;
+    t.mlp.activation = Activation::SwigluClamped;
     t.moe = Some(MoePart {
         experts: c.uint("num_local_experts", 128)?,
         top_k: c.uint("num_experts_per_tok", 4)?,
         expert_ffn: t.mlp.ffn,
         router_bias: true,
         expert_bias: true,
+        router: Router::TopKSoftmax,
         ..MoePart::default()
     });
     Ok(t)
@@ -357,7 +366,7 @@ pub fn olmo2(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.qkv_bias = bias;
     t.attention.out_bias = bias;
     t.attention.qk_norm = QkNorm::Full;
-    t.norm = NormPart { kind: NormKind::Olmo2Rmsnorm, placement: Placement::PostSublayer };
+    t.norm = NormPart { kind: NormKind::RmsnormFp32Weight, placement: Placement::PostSublayer };
     Ok(t)
 }
 
@@ -402,10 +411,12 @@ pub fn falcon(c: &Keys) -> Result<TransformerArch, InputError> {
             out_bias: bias,
             rotary_dim: if alibi { 0 } else { head_dim },
             cache_all_heads: new_arch,
+            always_masked: true,
             ..AttentionPart::default()
         },
         norm: NormPart { kind: NormKind::Layernorm, placement },
         mlp: MlpPart { ffn: c.uint_or("ffn_hidden_size", 4 * hidden)?, activation: act(c, "activation", "gelu")?, gated: false, fused_gate_up: false, bias },
+        use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })
 }
@@ -419,6 +430,7 @@ pub fn gpt_neox(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.qkv_bias = bias;
     t.attention.out_bias = bias;
     t.attention.rotary_dim = partial_rotary(c, t.attention.head_dim, 0.25)?;
+    t.attention.rotary_cat = true;
     let parallel = c.flag("use_parallel_residual", true)?;
     t.norm = NormPart { kind: NormKind::Layernorm, placement: if parallel { Placement::ParallelTwo } else { Placement::Pre } };
     t.mlp = MlpPart { ffn: t.mlp.ffn, activation: act(c, "hidden_act", "gelu")?, gated: false, fused_gate_up: false, bias: true };
@@ -446,9 +458,9 @@ pub fn cohere(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.qkv_bias = bias;
     t.attention.out_bias = bias;
     if c.flag("use_qk_norm", false)? {
-        t.attention.qk_norm = QkNorm::Full;
+        t.attention.qk_norm = QkNorm::PerHeadWeights;
     }
-    t.norm = NormPart { kind: NormKind::LayernormNoBias, placement: Placement::ParallelShared };
+    t.norm = NormPart { kind: NormKind::CohereLayernorm, placement: Placement::ParallelShared };
     Ok(t)
 }
 

@@ -12,12 +12,15 @@ Most cases run under FakeTensorMode on device "cuda" (no memory, no GPU needed):
 forward ops dispatch as on CUDA (dropout masks are 1-byte bools). Since SDPA's
 backend choice cannot run without a GPU (fake CUDA falls back to the math kernel),
 torch.nn.functional.scaled_dot_product_attention is replaced by a selector that
-mirrors torch's CUDA dispatch (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp)
-and calls the chosen aten kernel directly:
-  - no attn_mask, fp16/bf16, head_dim <= 256      -> _scaled_dot_product_flash_attention
-    (flash supports grouped-query heads natively: k/v keep n_kv heads)
-  - else, no grouped-query heads (n_kv == n_heads) -> _scaled_dot_product_efficient_attention
-  - else (fp32 with GQA)                           -> math (aten composite, as a GPU would)
+mirrors torch 2.15's CUDA dispatch (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp)
+and calls the chosen aten kernel directly (common.cuda_sdpa, shared with
+activations_parts.py; cuDNN attention is not modelled):
+  - no attn_mask, fp16/bf16, q/k/v head dims equal, <= 256 -> _scaled_dot_product_flash_attention
+  - else, q/k head dims equal and aligned                 -> _scaled_dot_product_efficient_attention
+    (a boolean mask first becomes a new float mask in q's dtype, which the kernel saves)
+  - else                                                  -> math (aten composite, as a GPU would)
+  Flash and efficient both need valid heads: equal, MQA (one k/v head), or enable_gqa with
+  n_kv dividing n_heads (grouped-query k/v keep n_kv heads); otherwise math.
 Non-reentrant activation checkpointing (transformers' default) keeps the checkpointed
 function's tensor inputs alive in a closure instead of saving them through autograd,
 so the wrapper records those inputs too ("via": "checkpoint-input").
@@ -35,7 +38,7 @@ import transformers
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref  # noqa: E402
+from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref, cuda_sdpa  # noqa: E402
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -45,33 +48,14 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "activations.json")
 DETAIL = os.path.join(ROOT, "tests", "measure", "saved_tensors_detail.json")
 
 # ---------------------------------------------------------------- SDPA selection
-ORIG_SDPA = torch.nn.functional.scaled_dot_product_attention
 KERNEL_LOG = []
 
 
 def forced_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if query.device.type != "cuda":
-        KERNEL_LOG.append("cpu-native-sdpa" + ("(mask)" if attn_mask is not None else ""))
-        return ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
-                         scale=scale, enable_gqa=enable_gqa)
-    if torch.is_autocast_enabled("cuda"):
-        # aten::scaled_dot_product_attention is on CUDA autocast's lower-precision list:
-        # q, k, v are cast to the autocast dtype before the kernel runs.
-        dt = torch.get_autocast_dtype("cuda")
-        query, key, value = query.to(dt), key.to(dt), value.to(dt)
-    gqa = key.shape[-3] != query.shape[-3]
-    hd = query.shape[-1]
-    if attn_mask is None and query.dtype in (torch.float16, torch.bfloat16) and hd <= 256 and hd % 8 == 0:
-        KERNEL_LOG.append("flash")
-        return torch.ops.aten._scaled_dot_product_flash_attention(
-            query, key, value, dropout_p, is_causal, False, scale=scale)[0]
-    if not gqa and hd % 8 == 0:
-        KERNEL_LOG.append("efficient" + ("(mask)" if attn_mask is not None else ""))
-        return torch.ops.aten._scaled_dot_product_efficient_attention(
-            query, key, value, attn_mask, True, dropout_p, is_causal, scale=scale)[0]
-    KERNEL_LOG.append("math" + ("(mask)" if attn_mask is not None else "") + ("(gqa)" if gqa else ""))
-    return ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
-                     scale=scale, enable_gqa=enable_gqa)
+    kernel, out = cuda_sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                            scale=scale, enable_gqa=enable_gqa)
+    KERNEL_LOG.append(kernel)
+    return out
 
 
 torch.nn.functional.scaled_dot_product_attention = forced_sdpa
@@ -115,8 +99,20 @@ def with_dropout(cfg, p):
 
 
 def load_preset(pid):
-    with open(os.path.join(ROOT, "src", "model", "presets", "models", pid + ".json")) as f:
-        d = json.load(f)
+    """hf_config of the catalogue model whose _headroom.aliases contain pid (the old short
+    preset id is the first alias), without the _headroom key."""
+    cat = os.path.join(ROOT, "src", "import", "catalogue")
+    found = []
+    for fn in sorted(os.listdir(cat)):
+        if not fn.endswith(".json"):
+            continue
+        with open(os.path.join(cat, fn)) as f:
+            d = json.load(f)
+        if pid in d.get("_headroom", {}).get("aliases", []):
+            found.append(d)
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} catalogue entries in {cat} have alias {pid!r}")
+    d = found[0]
     d.pop("_headroom")
     return d
 

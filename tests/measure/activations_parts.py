@@ -10,13 +10,15 @@ packed-sequence fix for fake tensors, the sm90 device-capability answer and the
 trunc_normal_ replacement -- and this script reuses KERNEL_LOG; the recorder,
 the cast tracker and the module stack come from common.py).
 
+SDPA kernel selection is common.cuda_sdpa, shared with activations.py (flash first,
+then memory-efficient, else math; cuDNN attention is not modelled; see its docstring:
+flash needs equal q/k/v head dims, the efficient kernel accepts a different value head
+dim -- DeepSeek MLA -- and, like flash, grouped heads with enable_gqa or MQA; a boolean
+mask becomes a per-call float mask of q's dtype that the efficient kernel saves). This
+script wraps it to record which module called it, so the backend string says which
+layers ran which kernel.
+
 Differences from activations.py, all additive:
-  * SDPA selector: flash additionally requires q, k and v to have the same last
-    dimension (torch's check_head_dim_size_flash); otherwise, without grouped heads,
-    the memory-efficient kernel runs (it accepts a value head dim different from the
-    q/k head dim), else math. This matters for DeepSeek MLA (q/k head dim =
-    qk_nope + qk_rope, value head dim = v_head_dim). The selector also records which
-    module called it, so the backend string says which layers ran which kernel.
   * Activation checkpointing: besides the tensor arguments of the checkpointed call,
     the tensors inside the functools.partial that transformers checkpoints (the
     layer's keyword arguments: position_embeddings cos/sin, masks, position ids)
@@ -39,7 +41,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import activations as A  # noqa: E402  (installs the SDPA / masking / capability / init patches)
-from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref  # noqa: E402
+from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref, cuda_sdpa  # noqa: E402
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -48,8 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "activations_parts.json")
 REPORT = os.path.join(HERE, "parts_report.md")
 
-# ---------------------------------------------------------------- SDPA selection (extends activations.forced_sdpa)
-ORIG_SDPA = A.ORIG_SDPA
+# ---------------------------------------------------------------- SDPA selection (common.cuda_sdpa + caller log)
 KERNEL_LOG = A.KERNEL_LOG
 CALLS = []          # (module, kernel) per SDPA call in the current case
 CUR_MS = [None]     # module stack of the current case
@@ -57,36 +58,11 @@ CUR_MS = [None]     # module stack of the current case
 
 def parts_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     where = CUR_MS[0].current() if CUR_MS[0] is not None else "?"
-    if query.device.type != "cuda":
-        k = "cpu-native-sdpa" + ("(mask)" if attn_mask is not None else "")
-        KERNEL_LOG.append(k)
-        CALLS.append((where, k))
-        return ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
-                         scale=scale, enable_gqa=enable_gqa)
-    if torch.is_autocast_enabled("cuda"):
-        dt = torch.get_autocast_dtype("cuda")
-        query, key, value = query.to(dt), key.to(dt), value.to(dt)
-    gqa = key.shape[-3] != query.shape[-3]
-    dq, dk, dv = query.shape[-1], key.shape[-1], value.shape[-1]
-    low = query.dtype in (torch.float16, torch.bfloat16)
-    align = 8 if low else 4
-    if attn_mask is None and low and dq == dk == dv and dq <= 256 and dq % 8 == 0:
-        k = "flash"
-        KERNEL_LOG.append(k)
-        CALLS.append((where, k))
-        return torch.ops.aten._scaled_dot_product_flash_attention(
-            query, key, value, dropout_p, is_causal, False, scale=scale)[0]
-    if not gqa and dq == dk and dq % align == 0 and dv % align == 0:
-        k = "efficient" + ("(mask)" if attn_mask is not None else "")
-        KERNEL_LOG.append(k)
-        CALLS.append((where, k))
-        return torch.ops.aten._scaled_dot_product_efficient_attention(
-            query, key, value, attn_mask, True, dropout_p, is_causal, scale=scale)[0]
-    k = "math" + ("(mask)" if attn_mask is not None else "") + ("(gqa)" if gqa else "")
+    k, out = cuda_sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                       scale=scale, enable_gqa=enable_gqa)
     KERNEL_LOG.append(k)
     CALLS.append((where, k))
-    return ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
-                     scale=scale, enable_gqa=enable_gqa)
+    return out
 
 
 torch.nn.functional.scaled_dot_product_attention = parts_sdpa
@@ -258,6 +234,9 @@ CASES = [
     # 1. qwen3: per-head q/k RMSNorm
     C("qwen3-tiny-sdpa-bf16", QWEN3, 2, 256, "bf16", "sdpa", part="q/k RMSNorm per head"),
     C("qwen3-tiny-eager-fp32", QWEN3, 2, 256, "fp32", "eager", part="q/k RMSNorm per head"),
+    C("qwen3-tiny-sdpa-fp32", QWEN3, 2, 256, "fp32", "sdpa",
+      notes="fp32 with GQA and no mask: transformers passes enable_gqa, so torch 2.15 can use the efficient kernel "
+            "with 2 KV heads (activations.py's selector sent such calls to math)", part="q/k RMSNorm per head"),
     C("qwen3-tiny-sdpa-bf16mixed", QWEN3, 2, 256, "bf16-mixed", "sdpa", part="q/k RMSNorm per head"),
     # 2. gemma2: sandwich norms, Gemma RMSNorm, gelu-tanh gated MLP, soft-capping, embedding scale, sliding/global
     C("gemma2-tiny-eager-fp32", GEMMA2, 2, 512, "fp32", "eager", part="sandwich norms + soft-capping"),
@@ -274,6 +253,9 @@ CASES = [
     # 5. phi3: fused qkv and gate_up
     C("phi3-tiny-sdpa-bf16", PHI3, 2, 256, "bf16", "sdpa", part="fused qkv_proj + gate_up_proj"),
     C("phi3-tiny-eager-fp32", PHI3, 2, 256, "fp32", "eager", part="fused qkv_proj + gate_up_proj"),
+    C("phi3-tiny-sdpa-bf16-nocache", dict(PHI3, use_cache=False), 2, 256, "bf16", "sdpa",
+      notes="hf_config use_cache false: no DynamicCache in the forward, so SDPA saves views of the fused qkv output",
+      part="fused qkv_proj + gate_up_proj"),
     C("phi3-tiny-sdpa-bf16mixed", PHI3, 2, 256, "bf16-mixed", "sdpa", part="fused qkv_proj + gate_up_proj"),
     # 6. phi (phi-2 style)
     C("phi-tiny-sdpa-bf16", PHI, 2, 256, "bf16", "sdpa", part="partial rotary + parallel attn/MLP + LayerNorm"),
@@ -302,6 +284,9 @@ CASES = [
     C("olmo2-tiny-eager-fp32", OLMO2, 2, 256, "fp32", "eager", part="post-norm + full-width q/k norm"),
     # 13. gpt-neox
     C("gpt-neox-tiny-sdpa-bf16", NEOX, 2, 256, "bf16", "sdpa", part="parallel residual + partial rotary + fused qkv"),
+    C("gpt-neox-tiny-sdpa-bf16-nocache", dict(NEOX, use_cache=False), 2, 256, "bf16", "sdpa",
+      notes="hf_config use_cache false: no DynamicCache in the forward, so SDPA saves views of the fused qkv output",
+      part="parallel residual + partial rotary + fused qkv"),
     C("gpt-neox-tiny-eager-fp32", NEOX, 2, 256, "fp32", "eager", part="parallel residual + partial rotary + fused qkv"),
     # 14. falcon
     C("falcon-7b-style-tiny-sdpa-bf16", FALCON7B, 2, 256, "bf16", "sdpa", part="multi-query, parallel attn, 1 LN"),
@@ -588,6 +573,185 @@ def run_case(case):
             fm.__exit__(None, None, None)
 
 
+# ---------------------------------------------------------------- per-block formulas (checked against the measurement)
+# x = bytes per element of the activation dtype (bf16 2, fp32 4); every formula is in bytes for one block.
+def _nL(D, w, x):      # Llama-style RMSNorm: fp32 copy of the input, fp32 rsqrt, normalized in dtype
+    return (4 + x) * D["T"] * w + 4 * D["T"]
+
+
+def _nG(D, w):         # Gemma RMSNorm: fp32 copy, rsqrt, fp32 (1+w), fp32 normalized (weight applied in fp32)
+    return 8 * D["T"] * w + 4 * D["T"] + 4 * w
+
+
+def _nF(D, w, rows):   # RMSNorm whose weight multiplies in fp32 (OLMo2, GPT-OSS): fp32 copy, rsqrt, fp32 normalized
+    return 8 * D["T"] * w + 4 * rows
+
+
+def _flash(D, a, g, d, x):   # q, out (a heads), k, v (g heads), fp32 logsumexp, rng_state 16 B + unused 8 B
+    return x * D["T"] * d * (2 * a + 2 * g) + 4 * D["T"] * a + 24
+
+
+def _eff(D, a, g, d, x, dv=None):   # efficient kernel: same plus philox seed/offset 16 B
+    dv = d if dv is None else dv
+    return x * D["T"] * (a * d + g * d + g * dv + a * dv) + 4 * D["T"] * a + 16
+
+
+def _llama(D, x, a=None, g=None, d=None):
+    a, g, d = a or D["a"], g or D["g"], d or D["d"]
+    T, h, f = D["T"], D["h"], D["f"]
+    return _nL(D, h, x) + x * T * h + _flash(D, a, g, d, x) + _nL(D, h, x) + x * T * h + 4 * x * T * f
+
+
+def _routed(D, x, wx, nidx, gate_elems):   # grouped_mm routed experts: gathered x, gate_up out, act outputs, down out
+    T, h, k, fe, E = D["T"], D["h"], D["k"], D["fe"], D["E"]
+    return 2 * x * T * k * h + x * T * k * 2 * fe + gate_elems * x * T * k * fe + wx * T * k + 8 * nidx * T * k + 4 * E
+
+
+FORMULAS = [
+    ("llama baseline (reference)", "granite-tiny-sdpa-bf16", 0,
+     "nL(h) + x·T·h + flash[x·T·d·(2a+2g) + 4·T·a + 24] + nL(h) + x·T·h + 4x·T·f,  nL(w) = (4+x)·T·w + 4·T",
+     lambda D, x: _llama(D, x)),
+    ("qwen3 q/k RMSNorm", "qwen3-tiny-sdpa-bf16", 0,
+     "llama + (4+x)·T·(a+g)·d + 4·T·(a+g)",
+     lambda D, x: _llama(D, x) + (4 + x) * D["T"] * (D["a"] + D["g"]) * D["d"] + 4 * D["T"] * (D["a"] + D["g"])),
+    ("qwen3 eager fp32", "qwen3-tiny-eager-fp32", 0,
+     "nL(h)·2 + 2·x·T·h + 4x·T·a·d (q, k and v after repeat_kv, o_proj input) + 4·b·a·s² (softmax fp32) + 4x·T·f "
+     "+ q/k norms 8·T·(a+g)·d + 4·T·(a+g)",
+     lambda D, x: 2 * _nL(D, D["h"], x) + 2 * x * D["T"] * D["h"] + 4 * x * D["T"] * D["a"] * D["d"]
+     + 4 * D["b"] * D["a"] * D["s"] ** 2 + 4 * x * D["T"] * D["f"] + 8 * D["T"] * (D["a"] + D["g"]) * D["d"]
+     + 4 * D["T"] * (D["a"] + D["g"])),
+    ("qwen3 sdpa fp32 (efficient, GQA)", "qwen3-tiny-sdpa-fp32", 0,
+     "as bf16 with x = 4 and eff[...] + 16 instead of flash + 24",
+     lambda D, x: _llama(D, x) - _flash(D, D["a"], D["g"], D["d"], x) + _eff(D, D["a"], D["g"], D["d"], x)
+     + 8 * D["T"] * (D["a"] + D["g"]) * D["d"] + 4 * D["T"] * (D["a"] + D["g"])),
+    ("gemma2 sandwich + softcap (eager)", "gemma2-tiny-eager-bf16", 0,
+     "4·nG(h) + 2·x·T·h + 4x·T·a·d + 8·b·a·s² + 4x·T·f,  nG(w) = 8·T·w + 4·T + 4·w (any dtype); "
+     "8·b·a·s² = tanh (x) + softmax fp32 (4) + probs cast (x) in bf16, tanh (4) + softmax (4) in fp32",
+     lambda D, x: 4 * _nG(D, D["h"]) + 2 * x * D["T"] * D["h"] + 4 * x * D["T"] * D["a"] * D["d"]
+     + 8 * D["b"] * D["a"] * D["s"] ** 2 + 4 * x * D["T"] * D["f"]),
+    ("gemma2 fp32", "gemma2-tiny-eager-fp32", 0, "same formula, x = 4",
+     lambda D, x: 4 * _nG(D, D["h"]) + 2 * x * D["T"] * D["h"] + 4 * x * D["T"] * D["a"] * D["d"]
+     + 8 * D["b"] * D["a"] * D["s"] ** 2 + 4 * x * D["T"] * D["f"]),
+    ("gemma3 q/k Gemma norm + sandwich (flash)", "gemma3-text-tiny-sdpa-bf16", 0,
+     "4·nG(h) + 2·x·T·h + 8·T·(a+g)·d + 4·T·(a+g) + 8·d + flash + 4x·T·f",
+     lambda D, x: 4 * _nG(D, D["h"]) + 2 * x * D["T"] * D["h"] + 8 * D["T"] * (D["a"] + D["g"]) * D["d"]
+     + 4 * D["T"] * (D["a"] + D["g"]) + 8 * D["d"] + _flash(D, D["a"], D["g"], D["d"], x) + 4 * x * D["T"] * D["f"]),
+    ("gemma3 sliding layer, s > window", "gemma3-text-tiny-sdpa-bf16-b1-s2048", 0,
+     "as above with eff (k, v repeated to a heads by transformers: a view when g = 1) + per-layer float mask b·s²·x",
+     lambda D, x: 4 * _nG(D, D["h"]) + 2 * x * D["T"] * D["h"] + 8 * D["T"] * (D["a"] + D["g"]) * D["d"]
+     + 4 * D["T"] * (D["a"] + D["g"]) + 8 * D["d"] + _eff(D, D["a"], D["g"], D["d"], x)
+     + D["b"] * D["s"] ** 2 * x + 4 * x * D["T"] * D["f"]),
+    ("gemma v1", "gemma-tiny-sdpa-bf16", 0, "2·nG(h) + 2·x·T·h + flash + 4x·T·f",
+     lambda D, x: 2 * _nG(D, D["h"]) + 2 * x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x)
+     + 4 * x * D["T"] * D["f"]),
+    ("phi3 fused qkv / gate_up", "phi3-tiny-sdpa-bf16", 0,
+     "llama + x·T·a·d (o_proj input is a separate copy: rotary by cat gives a head-major q, so the flash output "
+     "is head-major and transpose().contiguous() copies); gate_up costs the same 4x·T·f",
+     lambda D, x: _llama(D, x) + x * D["T"] * D["a"] * D["d"]),
+    ("phi3 without KV cache", "phi3-tiny-sdpa-bf16-nocache", 0,
+     "phi3 − x·T·g·d + x·T·(a+2g)·d (v saved as a view of the whole fused qkv output)",
+     lambda D, x: _llama(D, x) + x * D["T"] * D["a"] * D["d"] - x * D["T"] * D["g"] * D["d"]
+     + x * D["T"] * (D["a"] + 2 * D["g"]) * D["d"]),
+    ("phi partial rotary + parallel", "phi-tiny-sdpa-bf16", 0,
+     "LN[x·T·h + 8·T] + x·T·h (shared by q,k,v,fc1) + flash + x·T·a·d (output copy) + 5x·T·f (gelu_new 4 + fc2 input)",
+     lambda D, x: x * D["T"] * D["h"] + 8 * D["T"] + x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x)
+     + x * D["T"] * D["a"] * D["d"] + 5 * x * D["T"] * D["f"]),
+    ("deepseek-v3 MLA + dense MLP (layer < first_k_dense_replace)", "deepseek-v3-tiny-sdpa-bf16", 0,
+     "nL(h) + x·T·h + nL(rq) + x·T·rq + nL(rkv) + x·T·rkv + eff[q,k: x·T·a·qk each, out x·T·a·dv, lse 4·T·a, 16] "
+     "+ x·T·a·(dn+dv) (v = view of kv_b_proj output) + nL(h) + x·T·h + 4x·T·f",
+     lambda D, x: _mla(D, x, True) + _nL(D, D["h"], x) + x * D["T"] * D["h"] + 4 * x * D["T"] * D["f"]),
+    ("deepseek-v3 MoE layer", "deepseek-v3-tiny-sdpa-bf16", 1,
+     "MLA + nL(h) + router[4·T·h fp32 input + 4·T·E sigmoid + 8·T·k + 4·T + 4·T·k] + routed[2x·T·k·h + x·T·k·2fe "
+     "+ 2x·T·k·fe + 4·T·k + 24·T·k + 4·E] + shared[x·T·h + 4x·T·fs]",
+     lambda D, x: _mla(D, x, True) + _nL(D, D["h"], x) + 4 * D["T"] * D["h"] + 4 * D["T"] * D["E"] + 8 * D["T"] * D["k"]
+     + 4 * D["T"] + 4 * D["T"] * D["k"] + _routed(D, x, 4, 3, 2) + x * D["T"] * D["h"] + 4 * x * D["T"] * D["fs"]),
+    ("deepseek-v2 MLA without q LoRA, MoE layer", "deepseek-v2-tiny-sdpa-bf16", 1,
+     "MLA without the q_a part + nL(h) + router[4·T·h + 4·T·E softmax + 8·T·k] + routed + shared",
+     lambda D, x: _mla(D, x, False) + _nL(D, D["h"], x) + 4 * D["T"] * D["h"] + 4 * D["T"] * D["E"]
+     + 8 * D["T"] * D["k"] + _routed(D, x, 4, 3, 2) + x * D["T"] * D["h"] + 4 * x * D["T"] * D["fs"]),
+    ("qwen2-moe MoE layer (gated shared expert)", "qwen2-moe-tiny-sdpa-bf16", 1,
+     "attention as llama + nL(h) + x·T·h + 4x·T·fs + x·T (sigmoid gate) + x·T·h (shared output) + 4·T·E + 8·T·k "
+     "+ routed (weights in dtype: x·T·k)",
+     lambda D, x: _nL(D, D["h"], x) + x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x) + _nL(D, D["h"], x)
+     + x * D["T"] * D["h"] + 4 * x * D["T"] * D["fs"] + x * D["T"] + x * D["T"] * D["h"] + 4 * D["T"] * D["E"]
+     + 8 * D["T"] * D["k"] + _routed(D, x, x, 3, 2)),
+    ("qwen3-moe", "qwen3-moe-tiny-sdpa-bf16", 0,
+     "attention as qwen3 + nL(h) + x·T·h + 4·T·E + 8·T·k + 4·T + 4·T·k (norm_topk_prob) + routed",
+     lambda D, x: _nL(D, D["h"], x) + x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x)
+     + (4 + x) * D["T"] * (D["a"] + D["g"]) * D["d"] + 4 * D["T"] * (D["a"] + D["g"]) + _nL(D, D["h"], x)
+     + x * D["T"] * D["h"] + 4 * D["T"] * D["E"] + 8 * D["T"] * D["k"] + 4 * D["T"] + 4 * D["T"] * D["k"]
+     + _routed(D, x, x, 3, 2)),
+    ("gpt-oss sinks + clamped swiglu experts (eager)", "gpt-oss-tiny-eager-bf16", 0,
+     "2·nF(h) + x·T·h + 4x·T·a·d + x·b·a·s·(s+1) (softmax incl. sink column) + 8·b·a·s (max indices) + x·T·h "
+     "+ 8·T·k + x·T·k + routed[2x·T·k·h + x·T·k·2fe + 5x·T·k·fe + x·T·k + 32·T·k + 4·E],  nF(w) = 8·T·w + 4·T",
+     lambda D, x: 2 * _nF(D, D["h"], D["T"]) + 2 * x * D["T"] * D["h"] + 4 * x * D["T"] * D["a"] * D["d"]
+     + x * D["b"] * D["a"] * D["s"] * (D["s"] + 1) + 8 * D["b"] * D["a"] * D["s"] + 8 * D["T"] * D["k"]
+     + x * D["T"] * D["k"] + _routed(D, x, x, 4, 5)),
+    ("olmo2 post-norm + full-width q/k norm", "olmo2-tiny-sdpa-bf16", 0,
+     "x·T·h + nF(a·d) + nF(g·d) + flash + nF(h) + x·T·h + 4x·T·f + nF(h)",
+     lambda D, x: x * D["T"] * D["h"] + _nF(D, D["a"] * D["d"], D["T"]) + _nF(D, D["g"] * D["d"], D["T"])
+     + _flash(D, D["a"], D["g"], D["d"], x) + 2 * _nF(D, D["h"], D["T"]) + x * D["T"] * D["h"] + 4 * x * D["T"] * D["f"]),
+    ("gpt-neox parallel residual", "gpt-neox-tiny-sdpa-bf16", 0,
+     "LN input x·T·h + 2·8·T (two LNs, one input) + x·T·h + flash + x·T·a·d (output copy) + x·T·h + 2x·T·f",
+     lambda D, x: x * D["T"] * D["h"] + 16 * D["T"] + x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x)
+     + x * D["T"] * D["a"] * D["d"] + x * D["T"] * D["h"] + 2 * x * D["T"] * D["f"]),
+    ("falcon-7b style (MQA, 1 LN)", "falcon-7b-style-tiny-sdpa-bf16", 0,
+     "x·T·h + 8·T + x·T·h + 16 + eff(mask, MQA)[x·T·d·(2a+2) + 4·T·a + 16] + b·s²·x (per-layer float mask) + 2x·T·f",
+     lambda D, x: 2 * x * D["T"] * D["h"] + 8 * D["T"] + 16 + _eff(D, D["a"], 1, D["d"], x)
+     + D["b"] * D["s"] ** 2 * x + 2 * x * D["T"] * D["f"]),
+    ("falcon-40b style (2 LNs, k/v broadcast to a heads)", "falcon-40b-style-tiny-sdpa-bf16", 0,
+     "x·T·h + 16·T + x·T·h + 16 + eff(mask)[x·T·d·4a + 4·T·a + 16] + b·s²·x + x·T·h + 2x·T·f",
+     lambda D, x: 3 * x * D["T"] * D["h"] + 16 * D["T"] + 16 + _eff(D, D["a"], D["a"], D["d"], x)
+     + D["b"] * D["s"] ** 2 * x + 2 * x * D["T"] * D["f"]),
+    ("t5 encoder block (eager, dropout p > 0)", "t5-base-tiny-eager-bf16-drop0.1", 1,
+     "2·n5(h) + attn[x·T·h + 3x·T·a·d + 2x·b·a·s² + b·a·s² (mask) + x·T·a·d + T·h (mask)] + ff[x·T·h + 2x·T·f + T·f + T·h];"
+     " n5 = fp32: 8·T·h + 4·T, bf16: (4+2x)·T·h + 4·T; p = 0 drops the masks and one copy each of b·a·s² and T·f",
+     lambda D, x: 2 * ((4 + 2 * x) * D["T"] * D["h"] + 4 * D["T"]) + x * D["T"] * D["h"]
+     + 3 * x * D["T"] * D["a"] * D["d"] + 2 * x * D["b"] * D["a"] * D["s"] ** 2 + D["b"] * D["a"] * D["s"] ** 2 + x * D["T"] * D["a"] * D["d"]
+     + D["T"] * D["h"] + x * D["T"] * D["h"] + 2 * x * D["T"] * D["f"] + D["T"] * D["f"] + D["T"] * D["h"]),
+    ("t5 encoder block (sdpa, efficient + per-layer bias mask)", "t5-base-tiny-sdpa-bf16-drop0.1", 1,
+     "2·n5(h) + x·T·h + eff + a·s²·x (position-bias mask, batch-broadcast) + T·h + ff",
+     lambda D, x: 2 * ((4 + 2 * x) * D["T"] * D["h"] + 4 * D["T"]) + x * D["T"] * D["h"]
+     + _eff(D, D["a"], D["a"], D["d"], x) + D["a"] * D["s"] ** 2 * x + D["T"] * D["h"] + x * D["T"] * D["h"]
+     + 2 * x * D["T"] * D["f"] + D["T"] * D["f"] + D["T"] * D["h"]),
+    ("flan-t5 gated-gelu encoder block (fp32, p > 0)", "flan-t5-tiny-eager-fp32-drop0.1", 1,
+     "as t5 with ff[x·T·h + 7x·T·f + T·f + T·h] (gelu_new saves 4 T·f, wi_1 out, gelu out, wo input)",
+     lambda D, x: 2 * (8 * D["T"] * D["h"] + 4 * D["T"]) + x * D["T"] * D["h"] + 3 * x * D["T"] * D["a"] * D["d"]
+     + 2 * x * D["b"] * D["a"] * D["s"] ** 2 + D["b"] * D["a"] * D["s"] ** 2 + x * D["T"] * D["a"] * D["d"]
+     + D["T"] * D["h"] + x * D["T"] * D["h"] + 7 * x * D["T"] * D["f"] + D["T"] * D["f"] + D["T"] * D["h"]),
+    ("roberta (post-LN, sdpa, dropout)", "roberta-tiny-sdpa-bf16-drop0.1", 0,
+     "x·T·h + flash + T·h + LN[x·T·h + 8·T] + x·T·h + 2x·T·f + T·h + LN (flash regenerates its dropout mask)",
+     lambda D, x: x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x) + 2 * D["T"] * D["h"]
+     + 2 * (x * D["T"] * D["h"] + 8 * D["T"]) + x * D["T"] * D["h"] + 2 * x * D["T"] * D["f"]),
+    ("starcoder2 (LN with bias, non-gated MLP)", "starcoder2-tiny-sdpa-bf16", 0,
+     "2·LN[x·T·h + 8·T] + x·T·h + flash + x·T·h + 2x·T·f",
+     lambda D, x: 2 * (x * D["T"] * D["h"] + 8 * D["T"]) + 2 * x * D["T"] * D["h"]
+     + _flash(D, D["a"], D["g"], D["d"], x) + 2 * x * D["T"] * D["f"]),
+    ("cohere (parallel, one LayerNorm)", "cohere-tiny-sdpa-bf16", 0,
+     "nC(h) + x·T·h + flash + 4x·T·f,  nC(w) = 12·T·w + 4·T (two fp32 x−mean, fp32 normalized; + 4·w fp32 weight "
+     "copy counted in param_copy_bytes even in pure bf16)",
+     lambda D, x: 12 * D["T"] * D["h"] + 4 * D["T"] + x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x)
+     + 4 * x * D["T"] * D["f"]),
+    ("cohere use_qk_norm", "cohere-qknorm-tiny-sdpa-bf16", 0,
+     "cohere + 12·T·(a+g)·d + 4·T·(a+g)",
+     lambda D, x: 12 * D["T"] * D["h"] + 4 * D["T"] + x * D["T"] * D["h"] + _flash(D, D["a"], D["g"], D["d"], x)
+     + 4 * x * D["T"] * D["f"] + 12 * D["T"] * (D["a"] + D["g"]) * D["d"] + 4 * D["T"] * (D["a"] + D["g"])),
+    ("granite multipliers", "granite-tiny-sdpa-bf16", 0, "exactly llama (scalar multipliers save nothing)",
+     lambda D, x: _llama(D, x)),
+    ("mistral explicit head_dim", "mistral-nemo-tiny-sdpa-bf16", 0, "llama with a·d ≠ h (q, out: x·T·a·d)",
+     lambda D, x: _llama(D, x)),
+]
+
+
+def _mla(D, x, q_lora):
+    T, h, a = D["T"], D["h"], D["a"]
+    out = _nL(D, h, x) + x * T * h + _nL(D, D["rkv"], x) + x * T * D["rkv"]
+    if q_lora:
+        out += _nL(D, D["rq"], x) + x * T * D["rq"]
+    out += 2 * x * T * a * D["qk"] + x * T * a * (D["dn"] + D["dv"]) + x * T * a * D["dv"] + 4 * T * a + 16
+    return out
+
+
 # ---------------------------------------------------------------- report
 ELSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "int64": 8, "bool": 1, "uint64": 8, "int32": 4,
           "uint8": 1, "float64": 8, "int8": 1}
@@ -608,7 +772,7 @@ def dims_of(c):
     D = {"T": T, "b": b, "s": s, "h": h, "a": a, "g": kv, "d": d, "f": f, "V": cfg["vocab_size"]}
     units = [("T*h", T * h), ("T*f", T * f), ("T*a*d", T * a * d), ("T*g*d", T * kv * d),
              ("b*a*s^2", b * a * s * s), ("b*a*s", b * a * s), ("T*a", T * a), ("T*g", T * kv), ("T", T),
-             ("T*V", T * cfg["vocab_size"]), ("b*s^2", b * s * s), ("s*d", s * d), ("h", h), ("d", d)]
+             ("T*V", T * cfg["vocab_size"]), ("b*s^2", b * s * s), ("s*d", s * d), ("s*d/2", s * d // 2), ("s^2", s * s), ("h", h), ("d", d)]
     if mt in ("deepseek_v3", "deepseek_v2"):
         D.pop("g")  # MLA: key/value heads = a after kv_b_proj
         D.pop("d")
@@ -633,7 +797,7 @@ def dims_of(c):
             D["tg"] = cfg["topk_group"]
             units = [("T*ng*2", T * cfg["n_group"] * 2), ("T*ng", T * cfg["n_group"]),
                      ("T*tg", T * cfg["topk_group"])] + units
-        units = [("T*k*h", T * k * h), ("T*k*fe", T * k * fm), ("T*k*2fe", T * k * 2 * fm), ("T*E", T * E),
+        units = [("E", E), ("T*k*h", T * k * h), ("T*k*fe", T * k * fm), ("T*k*2fe", T * k * 2 * fm), ("T*E", T * E),
                  ("T*k", T * k), ("T*fe", T * fm)] + units
         if cfg.get("shared_expert_intermediate_size"):
             D["fs"] = cfg["shared_expert_intermediate_size"]
@@ -691,12 +855,14 @@ def shape_match(shape, name, D):
 
 
 def express(nelem, units, shape=(), D=None):
+    if nelem < 8:
+        return ""
     best = None
     for name, val in units:
         if val == 0:
             continue
         r = Fraction(nelem, val)
-        if r.denominator <= 8 and r >= Fraction(1, 8) and r.numerator <= 64:
+        if r.denominator <= 8 and r >= Fraction(1, 8) and r.numerator <= (64 if r.denominator == 1 else 8):
             sm = shape_match(shape, name, D) if D else 0.0
             score = (0 if r == 1 else 1, -sm, len(name.split("*")), r.denominator, 0 if r >= 1 else 1)
             if best is None or score < best[0]:
@@ -754,6 +920,105 @@ def table(ts, prefix, units, used_in=False, D=None):
     return lines
 
 
+def block_totals(c):
+    """{stack: {index: bytes}} for the blocks of one case (shared and dead tensors excluded)."""
+    out = {}
+    for t in c["tensors"]:
+        if t.get("dead") or t["param_copy"]:
+            continue
+        spots = {layer_of(m) for m in t.get("packed_in", [t["module"]])}
+        lo = layer_of(t["module"])
+        if lo and len(spots) == 1:
+            out.setdefault(lo[0], {}).setdefault(lo[1], 0)
+            out[lo[0]][lo[1]] += t["nbytes"]
+    return out
+
+
+def formula_section(details):
+    byname = {c["name"]: c for c in details}
+    L = ["## Per-part block formulas", "",
+         "Bytes saved by ONE block, x = bytes per element of the activation dtype (bf16 2, fp32 4). Each formula is "
+         "evaluated with the case's dims and compared with the measured block (blocks are numbered from 0 in their "
+         "stack; tensors shared by several blocks — rotary cos/sin, the T5 encoder output — are not in a block). "
+         "flash = x·T·d·(2a+2g) + 4·T·a + 24 (q, out with a heads; k, v with g heads; fp32 logsumexp; rng state); "
+         "eff = same with 16 B of philox seed/offset instead of 24 (and the value/out head dim where it differs).", "",
+         "| part | case [block] | formula | formula B | measured B | |", "|---|---|---|---|---|---|"]
+    for part, name, blk, text, fn in FORMULAS:
+        c = byname.get(name)
+        if c is None:
+            continue
+        D, _ = dims_of(c)
+        x = 2 if c["precision"] == "bf16" else 4
+        bt = block_totals(c)
+        stack = sorted(bt, key=lambda k: ("decoder" in k, k))[0]
+        meas = bt[stack][blk]
+        val = fn(D, x)
+        L.append(f"| {part} | {name} [{blk}] | {text} | {val:,} | {meas:,} | {'ok' if val == meas else 'DIFF'} |")
+    L.append("")
+    return L
+
+
+NOTES = [
+    "**KV cache in training.** transformers builds a `DynamicCache` in the forward whenever `config.use_cache` is "
+    "true (the default) and gradient checkpointing is off, even in train mode. The k and v that attention saves are "
+    "then the cache's `torch.cat` copies (producer `CatBackward0`): x·T·g·d each. Same bytes as the projections for "
+    "separate k_proj/v_proj; for a fused qkv projection (phi3, gpt_neox, falcon) `use_cache: false` makes SDPA save "
+    "v as a view of the fused output, keeping the whole x·T·(a+2g)·d storage (cases `-nocache`: +1,048,576 B per "
+    "phi3 block, +1,572,864 B per gpt-neox block).",
+    "**Rotary by `cat` changes the layout.** phi, phi3 and gpt_neox build q/k with `torch.cat([rot, pass])`, which "
+    "is contiguous head-major (b, a, s, d); flash allocates its output like q, so the output is head-major too and "
+    "transformers' `transpose(1, 2).contiguous()` copies it: the o_proj/dense input is a separate x·T·a·d (Llama-"
+    "style `q*cos + rotate_half(q)*sin` keeps the (b, s, a, d) layout and o_proj reuses the flash output).",
+    "**Rotary cos/sin** are computed once per forward and saved once for all layers: 2·s·r·x (r = rotary dims: d, "
+    "partial-rotary r = d·factor, GPT-OSS d/2 via `chunk`, DeepSeek interleaved keeps the full s·dr storage behind "
+    "its `[..., :dr/2]` views). Gemma-3 has one pair for sliding layers and one for global layers (different theta); "
+    "with a single global layer its pair shows up as that layer's difference.",
+    "**Dead autograd branches are excluded.** DeepSeek-V3's group-limited routing packs tensors in nodes that are "
+    "not reachable from the loss (the `topk` of group scores whose values are discarded, the masked_fill of "
+    "scores_for_choice): T·(16·ng + 8·tg + E) bytes per MoE layer. They are freed during the forward, so they are "
+    "listed apart and not in `saved_bytes` (activations.py would have counted them; it had no such case).",
+    "**SDPA kernel choice** (fake CUDA; selector in this script): flash first as in activations.py. Flash needs equal "
+    "q/k/v head dims, so DeepSeek MLA (qk = dn+dr ≠ dv) runs the efficient kernel. Efficient accepts GQA with "
+    "`enable_gqa` and MQA (one k/v head) in torch 2.15 (sdp_utils: `supports_gqa`, `supports_mqa`), so fp32 GQA "
+    "without mask is efficient (qwen3-tiny-sdpa-fp32), not math as activations.py assumed, and falcon-7b's MQA with "
+    "a mask is efficient with one k/v head. Masks: transformers passes no mask when it can (no padding, s < sliding "
+    "window), otherwise a bool mask that aten converts to a **new float mask in q's dtype per call** (b·s²·x when "
+    "the bool mask is batch-expanded), which the efficient kernel saves: per layer, not shared. Falcon always "
+    "materializes its mask (`allow_is_causal_skip=False`), so it never gets flash. T5's position bias becomes a "
+    "per-layer (1, a, s, s) float mask (a·s²·x). GPT-OSS (sinks) and Gemma-2 (soft-capping) refuse sdpa in "
+    "transformers 5.24 (`does not support an attention implementation through "
+    "torch.nn.functional.scaled_dot_product_attention`), so only eager was measured.",
+    "**Not modelled: cuDNN attention.** torch 2.15 built for CUDA 13 prefers cuDNN attention on sm90/sm100 when the "
+    "cuDNN runtime is newer than 9.15 (check_prefer_cudnn_attention; this wheel ships cuDNN 9.26), before flash. "
+    "cuDNN saves q, k, v, out, fp32 softmax stats (b·a·s) and philox seed/offset, i.e. the flash bytes, but it also "
+    "accepts masks (then it would replace the efficient-kernel cases above). No GPU was available to confirm.",
+    "**Norm variants** (per normalized width w, T rows): Llama RMSNorm (4+x)·T·w + 4·T; Gemma RMSNorm 8·T·w + 4·T "
+    "+ 4·w in any dtype (the `(1+w)` multiply happens in fp32, so the normalized tensor kept for the weight grad "
+    "is fp32); OLMo2/GPT-OSS RMSNorm 8·T·w + 4·T (weight applied in fp32); T5 LayerNorm fp32 8·T·w + 4·T, bf16 "
+    "(4+2x)·T·w + 4·T (fp32 copy only for the variance, the bf16 input and bf16 normalized are saved); Cohere "
+    "LayerNorm 12·T·w + 4·T (two fp32 x−mean tensors + fp32 normalized) plus an fp32 copy of the weight that "
+    "counts as a param copy even in pure bf16; nn.LayerNorm x·T·w + 8·T (input + fp32 mean and rstd), and two "
+    "LayerNorms on the same input (gpt_neox, falcon-40b) share the input: + 8·T only.",
+    "**Loss.** `ForCausalLMLoss` upcasts logits, saving a 4·T·V fp32 log-softmax; T5 and RoBERTa-MLM call "
+    "CrossEntropyLoss on the logits in the model dtype: x·T·V (bf16: half). Gemma-2's final soft-capping adds the "
+    "tanh result x·T·V. Scalar multipliers (Granite's embedding/residual/attention/logits multipliers, Cohere's "
+    "logit_scale, Gemma's embedding normalizer buffer) save nothing.",
+    "**bf16 models built under default dtype bf16** keep parameters declared with an explicit dtype in fp32: the "
+    "DeepSeek routers' weight, so the router input is copied to fp32 (4·T·h per MoE layer). In bf16-mixed "
+    "(autocast) cases the bf16 weight copies are in `param_copy_bytes`.",
+    "**Activation checkpointing** (non-reentrant, use_reentrant=False): each layer keeps its hidden-state input "
+    "x·T·h; the checkpointed `partial` also keeps the layer's keyword tensors until backward — cos/sin and "
+    "position_ids (shared by all layers) and, with eager attention, the 4D float masks (Gemma-2: one b·s²·x mask "
+    "for sliding layers and one for global layers). The DynamicCache is disabled under checkpointing.",
+    "**MoE routing is data dependent only for eager experts' tensor shapes, not their sum.** grouped_mm (default) "
+    "sizes depend on T·k only (fake = real CPU: 370,768,004 B both). The eager per-expert loop saves, per expert "
+    "with n_e tokens, tensors linear in n_e; since Σ n_e = T·k the block total is the same whatever the routing "
+    "(real CPU eager experts: both MoE layers 37,775,360 B): T·k·(16 + 3x·h + 4x·fe + 4) for the routed experts, "
+    "i.e. T·k·(x·h − 8) − 4·E more than grouped_mm (the index_add source x·T·k·h; one int64 index per slot instead "
+    "of three; no offsets).",
+]
+
+
 def report(details):
     L = ["# Tensors saved for backward: structural parts of newer architectures", "",
          "Generated by `tests/measure/activations_parts.py` (same method as `activations.py`: fake CUDA, "
@@ -767,9 +1032,11 @@ def report(details):
          "dim, f intermediate, V vocab; MoE: k top-k, E routed experts, fe expert intermediate, fs shared-expert "
          "intermediate; MLA: qk = dn+dr (q/k head dim), dn nope, dr rope, dv value head dim, rq q_lora_rank, "
          "rkv kv_lora_rank; partial rotary: r rotary dims per head. Bytes = elements × dtype size.", "",
-         "Storage subtleties to keep in mind when modelling: a view that is saved (e.g. `q.transpose(1,2)` saved "
-         "by SDPA) counts its whole base storage (e.g. phi3's fused qkv output: the q slice saved by flash holds "
-         "the full T·(a+2g)·d storage); tensors saved by a later op in the next layer are listed there.", ""]
+         "A saved view counts its whole base storage (`shape view of base` in the shape column, e.g. a "
+         "`chunk` half of a fused gate_up output keeps T·2f alive). A tensor produced by one block and first saved "
+         "by the next (the residual stream entering a norm) is listed in the block that saves it.", ""]
+    L += ["## Conventions and findings that matter for modelling", ""] + [f"{i + 1}. {t}" for i, t in enumerate(NOTES)] + [""]
+    L += formula_section(details)
     L += ["## Summary", "", "| case | precision | attention kernel(s) | b×s | saved_bytes | param_copy_bytes | tensors |",
           "|---|---|---|---|---|---|---|"]
     for c in details:

@@ -4,6 +4,10 @@ SavedTensorRecorder: counts the tensors autograd saves for backward
 (torch.autograd.graph.saved_tensors_hooks), once per untyped storage,
 excluding parameter and buffer storages, and separating storages produced
 by casting a parameter (autocast's low-precision weight copies).
+
+cuda_sdpa: the CUDA SDPA kernel selection (flash / memory-efficient / math) that
+fake CUDA tensors cannot do themselves; activations.py and activations_parts.py
+install it in place of torch.nn.functional.scaled_dot_product_attention.
 """
 import math
 import contextlib
@@ -193,3 +197,68 @@ def fake_cuda_autocast(dtype):
         torch.set_autocast_enabled("cuda", prev_en)
         torch.set_autocast_dtype("cuda", prev_dt)
         torch.set_autocast_cache_enabled(prev_cache)
+
+
+# ---------------------------------------------------------------- CUDA SDPA kernel selection
+# Captured when common.py is first imported, before any script replaces
+# torch.nn.functional.scaled_dot_product_attention (the same builtin as torch._C._nn's).
+ORIG_SDPA = torch._C._nn.scaled_dot_product_attention
+
+
+def cuda_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """Run scaled_dot_product_attention choosing the kernel as torch 2.15's CUDA dispatch does
+    (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp), which fake CUDA tensors cannot do
+    themselves (they would fall back to the math kernel). Returns (kernel name, output).
+
+    Flash first (cuDNN attention is not modelled), then the memory-efficient kernel, else math:
+      - flash: no attn_mask, fp16/bf16, q, k and v with the same head dim <= 256 and % 8 == 0,
+        valid heads (below);
+      - efficient: valid heads, q/k head dims equal and aligned (8 in fp16/bf16, 4 in fp32); the
+        value head dim may differ (DeepSeek MLA: q/k = qk_nope + qk_rope, v = v_head_dim);
+      - valid heads (check_batch_size_and_num_heads_dense<supports_gqa, ..., supports_mqa> in
+        sdp_utils_cpp.h, same for flash and efficient on CUDA): equal heads, MQA broadcast
+        (k and v with one head), or enable_gqa with hk == hv dividing hq;
+      - before the efficient kernel a boolean mask is converted to a new float mask in q's dtype
+        and aligned/expanded as aten::scaled_dot_product_attention does (convert_boolean_attn_mask
+        + preprocess_mask): the kernel saves that per-call float mask.
+    Under CUDA autocast q, k, v are cast to the autocast dtype first (aten::scaled_dot_product_attention
+    is on autocast's lower-precision list). Non-CUDA tensors run torch's own SDPA ("cpu-native-sdpa")."""
+    if query.device.type != "cuda":
+        k = "cpu-native-sdpa" + ("(mask)" if attn_mask is not None else "")
+        return k, ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                            scale=scale, enable_gqa=enable_gqa)
+    if torch.is_autocast_enabled("cuda"):
+        dt = torch.get_autocast_dtype("cuda")
+        query, key, value = query.to(dt), key.to(dt), value.to(dt)
+    hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+    gqa = hk != hq or hv != hq
+    # torch's check_batch_size_and_num_heads_dense for the flash and efficient kernels (CUDA):
+    # equal heads, or MQA broadcast (k and v with one head), or enable_gqa with hk == hv dividing hq
+    heads_ok = (not gqa) or (hk == 1 and hv == 1) or (enable_gqa and hk == hv and hq % hk == 0)
+    dq, dk, dv = query.shape[-1], key.shape[-1], value.shape[-1]
+    low = query.dtype in (torch.float16, torch.bfloat16)
+    align = 8 if low else 4
+    if attn_mask is None and low and heads_ok and dq == dk == dv and dq <= 256 and dq % 8 == 0:
+        return "flash", torch.ops.aten._scaled_dot_product_flash_attention(
+            query, key, value, dropout_p, is_causal, False, scale=scale)[0]
+    if heads_ok and dq == dk and dq % align == 0 and dv % align == 0:
+        k = "efficient" + ("(mask)" if attn_mask is not None else "") + (("(mqa)" if hk == 1 else "(gqa)") if gqa else "")
+        if attn_mask is not None:
+            # as aten::scaled_dot_product_attention does before the efficient kernel (attention.cpp):
+            # convert_boolean_attn_mask (a new float mask in q's dtype, allocated per call, contiguous
+            # when the bool mask is an expanded view) then preprocess_mask (pad the last dim to a
+            # multiple of 8 when a stride is unaligned, expand to (b, hq, sq, sk)).
+            if attn_mask.dtype == torch.bool:
+                m = torch.zeros_like(attn_mask, dtype=query.dtype)
+                m.masked_fill_(attn_mask.logical_not(), float("-inf"))
+                attn_mask = m
+            if not (all(attn_mask.stride(i) % 8 == 0 for i in range(attn_mask.dim() - 1))
+                    and attn_mask.stride(-1) == 1):
+                n = attn_mask.shape[-1]
+                attn_mask = torch.nn.functional.pad(attn_mask, (0, 8 - n % 8))[..., :n]
+            attn_mask = attn_mask.expand(query.shape[0], query.shape[1], query.shape[2], key.shape[2])
+        return k, torch.ops.aten._scaled_dot_product_efficient_attention(
+            query, key, value, attn_mask, True, dropout_p, is_causal, scale=scale)[0]
+    k = "math" + ("(mask)" if attn_mask is not None else "") + ("(gqa)" if gqa else "")
+    return k, ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                        scale=scale, enable_gqa=enable_gqa)

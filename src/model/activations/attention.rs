@@ -1,37 +1,65 @@
 //! What the attention part saves for backward, per block and micro-batch.
 //!
-//! - SDPA on CUDA runs the flash kernel (16-bit, equal head widths ≤ 256) or the
-//!   memory-efficient kernel (fp32, or unequal q/v widths as in DeepSeek's MLA): it saves
-//!   q, k, v, the output (also the o_proj input) and an fp32 logsumexp of b·a·s (padded to a
-//!   multiple of 32 for the efficient kernel) — torch `_scaled_dot_product_{flash,efficient}_attention`
-//!   derivatives.
-//! - Eager attention saves q and k, v repeated to all heads (`repeat_kv`), the fp32 softmax
-//!   output (b·a·s²·4), its cast or dropout output and a 1-byte dropout mask: the 5as²b term
-//!   of Korthikanti et al. 2022 §4.1. Soft-capping (Gemma-2) adds the tanh output.
-//! - q/k norms save what their norm kind saves, per head row.
-//! - MLA (DeepSeek) saves its latent norms' inputs and the up-projection inputs.
+//! Kernels (torch 2.15 `sdp_utils.cpp` on CUDA; `parts_report.md` §5):
+//! - SDPA runs flash when there is no mask, the dtype is 16-bit and q, k and v share a head
+//!   width ≤ 256; it saves q, k, v, the output and an fp32 logsumexp of b·a·s.
+//! - Otherwise the memory-efficient kernel, which also takes grouped or single K/V heads
+//!   (`supports_gqa`) and masks: the same tensors, the logsumexp padded to a multiple of 32,
+//!   and a mask, which transformers passes as a bool and aten turns into a new float mask in
+//!   q's dtype on every call (b·s²·x; T5's position bias a·s²·x). With a mask transformers
+//!   repeats k and v to all heads first (`repeat_kv`).
+//! - Eager attention saves q and k, v repeated to all heads, the softmax output (fp32 in the
+//!   Llama family and under autocast), its cast or dropout output and a 1-byte dropout mask: the
+//!   5as²b term of Korthikanti et al. 2022 §4.1. Soft-capping (Gemma-2) adds the tanh output;
+//!   gpt-oss's sinks add a column and keep the softmax in the model dtype with int64 max indices.
+//! - q/k norms save what their norm kind saves, per head row or per token.
+//! - MLA (DeepSeek) saves its latent norms and up-projection inputs; its v is a view of the
+//!   whole `kv_b_proj` output.
 
 use super::norm::{linear_inputs, norm_saved};
 use super::transformer::{push, push_core, Ctx};
 use super::{ActTerm, Place, Split};
-use crate::model::arch::{NormKind, QkNorm, Scope, Stack, TransformerArch};
-use crate::model::precision::Precision;
-use crate::model::inputs::{Attention, Training};
+use crate::model::arch::{AttentionPart, NormKind, QkNorm, Scope, TransformerArch};
+use crate::model::inputs::{Attention, Checkpointing, Training};
 
-/// The attention kernel that really runs. On CUDA, SDPA in fp32 with grouped key/value heads
-/// (GQA) falls back to the math kernel: flash has no fp32 and the memory-efficient kernel
-/// rejects grouped heads, so PyTorch materialises the scores as eager attention does
-/// (measured: llama-tiny-sdpa-fp32 saves exactly what llama-tiny-eager-fp32 saves).
-/// Soft-capped logits (Gemma-2) and T5's position bias need eager attention.
+/// The attention implementation that really runs: soft-capped logits (Gemma-2) and learned
+/// sinks (gpt-oss) have no SDPA path in transformers 5.24, which then runs eager.
 pub fn effective_attention(t: &TransformerArch, training: &Training) -> Attention {
-    let fp32 = training.precision == Precision::Fp32;
-    let a = &t.attention;
-    let needs_eager = a.softcap || a.relative_buckets > 0;
-    match training.attention {
-        _ if needs_eager => Attention::Eager,
-        Attention::Sdpa | Attention::Flash if fp32 && a.kv_heads < a.heads && a.latent.is_none() => Attention::Eager,
-        other => other,
+    if t.attention.softcap || t.attention.sinks {
+        Attention::Eager
+    } else {
+        training.attention
     }
+}
+
+/// What SDPA runs for one attention, and the mask it saves.
+struct SdpaKernel {
+    flash: bool,
+    /// Bytes of the float mask saved per attention call.
+    mask: f64,
+    /// Transformers repeated k and v to every query head (a mask was passed).
+    repeated_kv: bool,
+}
+
+/// The SDPA kernel of a block (sliding layers counted apart by the caller).
+fn sdpa_kernel(a: &AttentionPart, training: &Training, c: &Ctx, sliding_masked: bool) -> SdpaKernel {
+    let relative_bias = a.relative_buckets > 0;
+    let masked = a.always_masked || relative_bias || sliding_masked;
+    // Flash needs one head width for q, k and v, at most 256 (MLA's q/k and v widths differ).
+    let head_width = match &a.latent {
+        Some(m) if m.qk_nope_dim + m.qk_rope_dim != m.v_head_dim => None,
+        Some(m) => Some(m.v_head_dim),
+        None => Some(a.head_dim),
+    };
+    let flash_ok = training.attention == Attention::Flash || (c.x == 2.0 && !masked && head_width.is_some_and(|w| w <= 256));
+    let mask = if !masked || flash_ok {
+        0.0
+    } else if relative_bias {
+        c.x * a.heads as f64 * c.s * c.s_full
+    } else {
+        c.x * c.b * c.s * c.s_full
+    };
+    SdpaKernel { flash: flash_ok, mask, repeated_kv: masked && !flash_ok && !a.always_masked && a.kv_heads > 1 && a.kv_heads < a.heads }
 }
 
 /// The projection inputs, q/k norms and attention core of one attention in `scope`
@@ -42,76 +70,133 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
     let place = Place::Block(scope);
     let h = t.hidden as f64;
     let tok = c.tokens;
-    let (qd, kd, vd, od) = (a.q_width() as f64, a.k_width() as f64, a.v_width() as f64, a.out_width() as f64);
-    let heads = a.heads as f64;
+    let (qd, od) = (a.q_width() as f64, a.out_width() as f64);
+    // Falcon's new architecture broadcasts K and V to every head before attention.
+    let (kd, vd) = if a.cache_all_heads { (qd, od) } else { (a.k_width() as f64, a.v_width() as f64) };
 
-    // Projection inputs, and the latent path of MLA.
+    projection_inputs(a, c, h, place, out);
+    qk_norms(t, c, place, out);
+
+    let rotary = t.rotary() && scope == Scope::Layer;
+    // Without the training-time KV cache, a fused projection's v stays a view of the whole
+    // fused output (with the cache, k and v are the cache's own copies).
+    let cache = t.use_cache && training.checkpointing == Checkpointing::None;
+    let vd = if a.fused_qkv && rotary && !cache { qd + kd + vd } else { vd };
+    match effective_attention(t, training) {
+        Attention::Sdpa | Attention::Flash => {
+            // Sliding-window layers get a mask once the sequence is longer than the window.
+            let sliding_share = if a.sliding_window > 0 && c.s_full > a.sliding_window as f64 {
+                a.sliding_layers.min(t.layers) as f64 / t.layers.max(1) as f64
+            } else {
+                0.0
+            };
+            let mut core = 0.0;
+            for (share, sliding) in [(1.0 - sliding_share, false), (sliding_share, true)] {
+                if share > 0.0 {
+                    core += share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding);
+                }
+            }
+            push(out, "attention q, k, v, output and logsumexp", core, Split::Tensor, place);
+        }
+        Attention::Eager => eager_core(t, c, (qd, kd, vd, od), rotary, place, out),
+    }
+    if c.dropout {
+        push(out, "attention residual dropout mask", tok * h, Split::Sequence, place);
+    }
+}
+
+/// Inputs of the q/k/v projections, and MLA's latent path.
+fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, place: Place, out: &mut Vec<ActTerm>) {
+    let tok = c.tokens;
     if let Some(m) = &a.latent {
-        let consumers = 2.0; // q_a_proj (or q_proj) and kv_a_proj_with_mqa read the norm output.
-        push(out, "q/kv projection inputs", linear_inputs(c, h, consumers), Split::Sequence, place);
+        // q_a_proj (or q_proj) and kv_a_proj_with_mqa read the norm output.
+        push(out, "q/kv projection inputs", linear_inputs(c, h, 2.0), Split::Sequence, place);
         let (q_rank, kv_rank) = (m.q_lora_rank as f64, m.kv_lora_rank as f64);
-        let mut latent = norm_saved(NormKind::Rmsnorm, c, tok, kv_rank) + c.x * tok * kv_rank;
+        let mut latent = norm_saved(NormKind::Rmsnorm, tok, kv_rank, c.x) + c.x * tok * kv_rank;
         if m.q_lora_rank > 0 {
-            latent += norm_saved(NormKind::Rmsnorm, c, tok, q_rank) + c.x * tok * q_rank;
+            latent += norm_saved(NormKind::Rmsnorm, tok, q_rank, c.x) + c.x * tok * q_rank;
         }
         push(out, "MLA latent norms and up-projection inputs", latent, Split::Sequence, place);
     } else {
         let consumers = if a.fused_qkv { 1.0 } else { 3.0 };
         push(out, "q/k/v projection inputs", linear_inputs(c, h, consumers), Split::Sequence, place);
     }
-    match a.qk_norm {
-        QkNorm::None => {}
-        // Per head: one row per (token, head); over the full width: one row per token.
-        QkNorm::PerHead => push(
-            out,
-            "q/k norms",
-            norm_saved(t.norm.kind, c, tok * heads, a.head_dim as f64) + norm_saved(t.norm.kind, c, tok * a.kv_heads as f64, a.head_dim as f64),
-            Split::Tensor,
-            place,
-        ),
-        QkNorm::Full => push(out, "q/k norms", norm_saved(t.norm.kind, c, tok, qd) + norm_saved(t.norm.kind, c, tok, kd), Split::Tensor, place),
-    }
+}
 
-    let rotary = t.rotary() && scope == Scope::Layer;
-    match effective_attention(t, training) {
-        Attention::Sdpa | Attention::Flash => {
-            let qkv = if a.fused_qkv && !rotary {
-                // GPT-2: q is a view of the fused c_attn output; k and v are contiguous copies.
-                c.x * tok * (qd + kd + vd) + c.x * tok * (kd + vd)
-            } else {
-                // Rotary models save the rotated q and k; others the projection outputs.
-                c.x * tok * (qd + kd + vd)
-            };
-            push(out, "attention q, k, v", qkv, Split::Tensor, place);
-            push(out, "attention output", c.x * tok * od, Split::Tensor, place);
-            let efficient_kernel = (c.x == 4.0 && training.attention == Attention::Sdpa) || a.latent.is_some();
-            let lse_len = if efficient_kernel { (c.s / 32.0).ceil() * 32.0 } else { c.s };
-            push(out, "attention logsumexp", 4.0 * c.b * heads * lse_len, Split::Tensor, place);
-        }
-        Attention::Eager => {
-            // q, and k, v repeated to all heads (repeat_kv), as the batched matmuls save them.
-            // With GPT-2's fused c_attn and a micro-batch of 1 the reshaped q stays a view of
-            // the whole c_attn output (measured: gpt2 eager s1024 b1), pinning 3·h.
-            let all_heads_kv = if a.latent.is_some() { kd + vd } else { qd + od };
-            let qkv = if a.fused_qkv && !rotary && c.b == 1.0 { c.x * tok * (qd + kd + vd) + c.x * tok * all_heads_kv } else { c.x * tok * (qd + all_heads_kv) };
-            push(out, "attention q, k, v", qkv, Split::Tensor, place);
-            push(out, "attention output (o_proj input)", c.x * tok * od, Split::Tensor, place);
-            // Cross-attention attends to the encoder's tokens (as many as the decoder's here).
-            let scores = c.b * heads * c.s * c.s_full;
-            // Softmax runs in fp32 under autocast, in Llama-family eager attention and in T5.
-            let softmax_bytes = if c.bf16 && !rotary && t.stack != Stack::EncoderDecoder { 2.0 } else { 4.0 };
-            let probs = if c.dropout {
-                1.0 + c.x
-            } else if softmax_bytes != c.x {
-                c.x
-            } else {
-                0.0
-            };
-            let softcap = if a.softcap { c.x } else { 0.0 };
-            push_core(out, "attention softmax and probabilities", (softmax_bytes + probs + softcap) * scores, place);
-        }
+/// q/k norms: per head (a row per token and head) or over the whole projection.
+fn qk_norms(t: &TransformerArch, c: &Ctx, place: Place, out: &mut Vec<ActTerm>) {
+    let a = &t.attention;
+    let (tok, d) = (c.tokens, a.head_dim as f64);
+    let (heads, kv_heads) = (a.heads as f64, a.kv_heads as f64);
+    let kind = t.norm.kind;
+    let bytes = match a.qk_norm {
+        QkNorm::None => return,
+        QkNorm::PerHead | QkNorm::PerHeadWeights => norm_saved(kind, tok * heads, d, c.x) + norm_saved(kind, tok * kv_heads, d, c.x),
+        QkNorm::Full => norm_saved(kind, tok, heads * d, c.x) + norm_saved(kind, tok, kv_heads * d, c.x),
+    };
+    push(out, "q/k norms", bytes, Split::Tensor, place);
+}
+
+/// One SDPA call's saved tensors: q, k, v, output, logsumexp, mask, and the copies some
+/// implementations make.
+fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, sliding: bool) -> f64 {
+    let tok = c.tokens;
+    let kernel = sdpa_kernel(a, training, c, sliding);
+    let (mut kd, mut vd) = (kd, vd);
+    if kernel.repeated_kv {
+        (kd, vd) = (qd, od);
     }
-    if c.dropout {
-        push(out, "attention residual dropout mask", tok * h, Split::Sequence, place);
+    if let Some(m) = &a.latent {
+        // v is a view of the whole kv_b_proj output (nope keys and values of every head).
+        vd = (a.heads * (m.qk_nope_dim + m.v_head_dim)) as f64;
     }
+    let mut bytes = if a.fused_qkv && !rotary {
+        // GPT-2: q is a view of the fused c_attn output; k and v are contiguous copies.
+        c.x * tok * (qd + kd + vd) + c.x * tok * (kd + vd)
+    } else {
+        // Rotary models save the rotated q and k (or the cache's copies); others the projections.
+        c.x * tok * (qd + kd + vd)
+    };
+    bytes += c.x * tok * od;
+    if a.rotary_cat && rotary {
+        // Head-major output copied by transpose(1, 2).contiguous() before o_proj.
+        bytes += c.x * tok * od;
+    }
+    let efficient = !kernel.flash || (c.x == 4.0 && training.attention == Attention::Sdpa);
+    let lse_len = if efficient { (c.s / 32.0).ceil() * 32.0 } else { c.s };
+    bytes + 4.0 * c.b * a.heads as f64 * lse_len + kernel.mask
+}
+
+/// Eager attention: q, k and v repeated to all heads, the materialised scores.
+fn eager_core(t: &TransformerArch, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, place: Place, out: &mut Vec<ActTerm>) {
+    let a = &t.attention;
+    let tok = c.tokens;
+    let heads = a.heads as f64;
+    // q, and k, v repeated to all heads (repeat_kv), as the batched matmuls save them. With
+    // GPT-2's fused c_attn and a micro-batch of 1 the reshaped q stays a view of the whole
+    // c_attn output (measured: gpt2 eager s1024 b1), pinning 3·h.
+    let all_heads_kv = if a.latent.is_some() { kd + vd } else { qd + od };
+    let qkv = if a.fused_qkv && !rotary && c.b == 1.0 { c.x * tok * (qd + kd + vd) + c.x * tok * all_heads_kv } else { c.x * tok * (qd + all_heads_kv) };
+    push(out, "attention q, k, v", qkv, Split::Tensor, place);
+    push(out, "attention output (o_proj input)", c.x * tok * od, Split::Tensor, place);
+    // Cross-attention attends to the encoder's tokens (as many as the decoder's here).
+    let scores = c.b * heads * c.s * c.s_full;
+    if a.sinks {
+        // gpt-oss: the softmax over the keys and the sink column stays in the model dtype; the
+        // row max subtracted first saves its int64 indices.
+        let with_sink = c.b * heads * c.s * (c.s_full + 1.0);
+        push_core(out, "attention softmax with sinks", c.x * with_sink + 8.0 * c.b * heads * c.s, place);
+        return;
+    }
+    // Softmax runs in fp32 under autocast and in the Llama-family eager attention.
+    let softmax_bytes = if rotary || c.mixed { 4.0 } else { c.x };
+    let probs = if c.dropout {
+        1.0 + c.x
+    } else if softmax_bytes != c.x {
+        c.x
+    } else {
+        0.0
+    };
+    let softcap = if a.softcap { c.x } else { 0.0 };
+    push_core(out, "attention softmax and probabilities", (softmax_bytes + probs + softcap) * scores, place);
 }

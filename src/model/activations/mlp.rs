@@ -7,15 +7,18 @@
 //!   projection's input): 4·x;
 //! - non-gated with a fused activation (GELU, tanh-GELU): its input and output: 2·x;
 //! - ReLU saves its output, which is also the down projection's input: 1·x;
-//! - GPT-2's `gelu_new` written op by op saves five tensors (three of them fp32 under autocast).
-//! MoE (measured on Mixtral, `tests/fixtures/measured/activations.json`): per routed token its
-//! gathered input, the gate/up output (2f), the activation output, the product, the expert
-//! output and its weighted copy, plus an int64 index; the router saves fp32 probabilities.
+//! - GPT-2's `gelu_new` written op by op saves five tensors (three of them fp32 under autocast);
+//! - gpt-oss's clamped SwiGLU saves seven.
+//! MoE with transformers' default `grouped_mm` experts (`parts_report.md` §11), per routed
+//! token slot: its gathered input and the expert output (2·x·h), the internals as a dense MLP
+//! of the expert width, and 28 B of int64 sort indices and offsets (32 for gpt-oss); plus
+//! 4·E of expert counts. The router saves its fp32 scores and int64 top-k indices; the
+//! weights depend on how it normalises ([`Router`]).
 
 use super::norm::linear_inputs;
 use super::transformer::{push, Ctx};
 use super::{ActTerm, Place, Split};
-use crate::model::arch::{Activation, MlpPart, Scope, TransformerArch};
+use crate::model::arch::{Activation, MlpPart, MoePart, Router, Scope, TransformerArch};
 
 /// Bytes per token and intermediate feature of a dense MLP's internals.
 fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
@@ -28,6 +31,7 @@ fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
         (Activation::GeluNew, true) => 7.0 * c.x,
         (Activation::Relu, false) => c.x,
         (Activation::Relu, true) => 3.0 * c.x,
+        (Activation::SwigluClamped, _) => 7.0 * c.x,
         (_, true) => 4.0 * c.x,
         (_, false) => 2.0 * c.x,
     }
@@ -54,20 +58,46 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
         // T5's dropout between the activation and wo: a mask and its output.
         push(out, "MLP inner dropout", (1.0 + c.x) * tok * t.mlp.ffn as f64, Split::Tensor, dense);
     }
+    if let Some(moe) = &t.moe {
+        moe_terms(t, moe, c, out);
+    }
+}
 
-    let Some(moe) = &t.moe else { return };
+fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>) {
     let place = Place::Block(Scope::MoeLayer);
+    let h = t.hidden as f64;
+    let tok = c.tokens;
     let (k, e, f) = (moe.top_k.max(1) as f64, moe.experts as f64, moe.expert_ffn as f64);
     let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
     push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
-    push(out, "expert activations", k * tok * ((3.0 * h + 4.0 * f) * c.x + 8.0), Split::Tensor, place);
-    push(out, "router probabilities", tok * (4.0 * e + 12.0 * k), Split::Sequence, place);
+    let indices = if t.mlp.activation == Activation::SwigluClamped { 32.0 } else { 28.0 };
+    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + 4.0 * e;
+    push(out, "routed expert activations", routed, Split::Tensor, place);
+    push(out, "router scores and top-k", router_saved(moe, c, h) , Split::Sequence, place);
     if moe.shared_ffn > 0 {
         let mut shared = per_feature(&t.mlp, c) * tok * moe.shared_ffn as f64;
         if moe.shared_gate {
-            // sigmoid output (saved by sigmoid and by the product) and the shared expert output.
+            // Sigmoid output (saved by sigmoid and by the product) and the shared expert output.
             shared += c.x * tok + c.x * tok * h;
         }
         push(out, "shared expert activations", shared, Split::Tensor, place);
     }
+}
+
+/// What the router saves per micro-batch (`parts_report.md`, MoE rows): fp32 scores over all
+/// experts (4·E per token), int64 top-k indices (8·k), and the routing weights as the family
+/// computes them. DeepSeek's router weight stays fp32 in a bf16 model, so its input is copied
+/// to fp32 (4·h per token).
+fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
+    let (k, e) = (moe.top_k.max(1) as f64, moe.experts as f64);
+    let fp32_input = if c.bf16 { 4.0 * h } else { 0.0 };
+    let per_token = match moe.router {
+        Router::Softmax => 4.0 * e + 12.0 * k,
+        Router::SoftmaxRaw => 4.0 * e + 8.0 * k + c.x * k,
+        Router::SoftmaxNormalized => 4.0 * e + 12.0 * k + 4.0,
+        Router::SoftmaxGreedy => fp32_input + 4.0 * e + 8.0 * k,
+        Router::SigmoidGrouped => fp32_input + 4.0 * e + 12.0 * k + 4.0,
+        Router::TopKSoftmax => 8.0 * k + c.x * k,
+    };
+    per_token * c.tokens
 }

@@ -1,23 +1,41 @@
 //! What a norm saves for backward, by implementation, and what the linears that read a
 //! norm's output save (one shared tensor, or under autocast one 16-bit copy per linear).
 //!
-//! Measured op by op in `tests/measure/saved_tensors_report.md` and `parts_report.md`:
-//! - `nn.LayerNorm` saves its input and fp32 mean and rstd per row (8 B);
-//! - `LlamaRMSNorm` (also T5's) saves an fp32 copy of its input, the fp32 rsqrt per row and
-//!   the normalised tensor (16-bit in pure bf16, fp32 otherwise) that the weight multiplies;
-//! - `GemmaRMSNorm` and `Olmo2RMSNorm` keep the whole computation in fp32 and cast at the
-//!   end: the fp32 input copy, the rsqrt, and the fp32 normalised tensor.
+//! Measured op by op in `tests/measure/saved_tensors_report.md` and `parts_report.md` (§7),
+//! per normalised width w over R rows, input dtype i bytes:
+//! - `nn.LayerNorm` saves its input and fp32 mean and rstd per row: i·R·w + 8·R;
+//! - `LlamaRMSNorm` saves an fp32 copy of its input, the fp32 rsqrt per row and the
+//!   normalised tensor cast back to the input dtype: 4·R·w + 4·R + i·R·w;
+//! - `T5LayerNorm` multiplies the input itself by the fp32 rsqrt: the fp32 copy (the input
+//!   when it is fp32), the rsqrt, the input, and the cast: 4·R·w + 4·R + (i ≠ 4 ? i : 0)·R·w + i·R·w;
+//! - `GemmaRMSNorm` keeps the whole norm in fp32 (the `(1 + w)` factor too): 8·R·w + 4·R + 4·w;
+//! - `Olmo2RMSNorm` / `GptOssRMSNorm` multiply the weight in fp32: 8·R·w + 4·R;
+//! - `CohereLayerNorm` (fp32, no bias): two fp32 x − mean tensors and the fp32 normalised
+//!   tensor: 12·R·w + 4·R.
 
 use super::transformer::Ctx;
 use crate::model::arch::NormKind;
 
-/// A norm's own saved tensors over `rows` rows of `width` features (not its output).
-pub fn norm_saved(kind: NormKind, c: &Ctx, rows: f64, width: f64) -> f64 {
+/// A norm's own saved tensors over `rows` rows of `width` features whose input has
+/// `input_bytes` per element (not its output).
+pub fn norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f64 {
+    let stats = 4.0 * rows;
     match kind {
-        NormKind::Layernorm | NormKind::LayernormNoBias => c.r * rows * width + 8.0 * rows,
-        NormKind::Rmsnorm => 4.0 * rows * width + 4.0 * rows + if c.bf16 { 2.0 } else { 4.0 } * rows * width,
-        NormKind::GemmaRmsnorm | NormKind::Olmo2Rmsnorm => 4.0 * rows * width + 4.0 * rows + 4.0 * rows * width,
+        NormKind::Layernorm => input_bytes * rows * width + 8.0 * rows,
+        NormKind::Rmsnorm => 4.0 * rows * width + stats + input_bytes * rows * width,
+        NormKind::T5Layernorm => {
+            let input = if input_bytes == 4.0 { 0.0 } else { input_bytes };
+            4.0 * rows * width + stats + (input + input_bytes) * rows * width
+        }
+        NormKind::GemmaRmsnorm => 8.0 * rows * width + stats + 4.0 * width,
+        NormKind::RmsnormFp32Weight => 8.0 * rows * width + stats,
+        NormKind::CohereLayernorm => 12.0 * rows * width + stats,
     }
+}
+
+/// A block-level norm over the residual stream (one row per token).
+pub fn residual_norm(kind: NormKind, c: &Ctx, width: f64) -> f64 {
+    norm_saved(kind, c.tokens, width, c.r)
 }
 
 /// A tensor of `width` features read by `consumers` linears: one shared tensor in the

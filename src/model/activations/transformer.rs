@@ -12,7 +12,7 @@
 
 use super::attention::attention_terms;
 use super::mlp::mlp_terms;
-use super::norm::{linear_inputs, norm_saved};
+use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::precision::Precision;
@@ -77,25 +77,26 @@ pub(super) fn push_core(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, 
 fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
     let h = t.hidden as f64;
     let layer = Place::Block(Scope::Layer);
-    let kind = t.norm.kind;
-    let norm = |rows: f64| norm_saved(kind, c, rows, h);
+    let norm = residual_norm(t.norm.kind, c, h);
     let placement = t.norm.placement;
     if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
-        push(out, "attention norm", norm(c.tokens), Split::Sequence, layer);
+        push(out, "attention norm", norm, Split::Sequence, layer);
     }
     attention_terms(t, training, c, Scope::Layer, out);
     match placement {
-        Placement::Post => push(out, "attention output norm", norm(c.tokens), Split::Sequence, layer),
-        Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm(c.tokens), Split::Sequence, layer),
+        Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),
+        Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm, Split::Sequence, layer),
         _ => {}
     }
     if t.stack == Stack::EncoderDecoder {
         let cross = Place::Block(Scope::Cross);
-        push(out, "cross-attention norm", norm(c.tokens), Split::Sequence, cross);
+        push(out, "cross-attention norm", norm, Split::Sequence, cross);
         attention_terms(t, training, c, Scope::Cross, out);
     }
     match placement {
-        Placement::Pre | Placement::Sandwich | Placement::ParallelTwo => push(out, "MLP norm", norm(c.tokens), Split::Sequence, layer),
+        Placement::Pre | Placement::Sandwich => push(out, "MLP norm", norm, Split::Sequence, layer),
+        // Both norms read the block input, saved once by the first: the second adds its statistics.
+        Placement::ParallelTwo => push(out, "MLP norm", norm - c.r * c.tokens * h, Split::Sequence, layer),
         _ => {}
     }
     let before = out.len();
@@ -108,8 +109,8 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         push(out, "MLP dropout mask", c.tokens * h, Split::Sequence, layer);
     }
     match placement {
-        Placement::Post => push(out, "MLP output norm", norm(c.tokens), Split::Sequence, layer),
-        Placement::Sandwich | Placement::PostSublayer => push(out, "post-MLP norm", norm(c.tokens), Split::Sequence, layer),
+        Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),
+        Placement::Sandwich | Placement::PostSublayer => push(out, "post-MLP norm", norm, Split::Sequence, layer),
         _ => {}
     }
 }
@@ -126,6 +127,10 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         _ => {
             let stacks = if t.stack == Stack::EncoderDecoder { 2.0 } else { 1.0 };
             push(out, "input ids", 8.0 * c.tokens * stacks, Split::Sequence, place);
+            if t.attention.relative_buckets > 0 {
+                // T5: the int64 relative-position buckets of each stack's first block.
+                push(out, "relative position buckets", 8.0 * c.s * c.s_full * stacks, Split::Sequence, place);
+            }
             if t.rotary() {
                 // Rotary cos and sin, shared by all blocks (fp32 under autocast).
                 let bytes = if c.mixed { 4.0 } else { c.x };
@@ -134,10 +139,23 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         }
     }
     if t.stack == Stack::Encoder {
-        push(out, "embedding norm", norm_saved(t.norm.kind, c, c.tokens, h), Split::Sequence, place);
+        push(out, "embedding norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
     }
     if c.dropout {
         push(out, "embedding dropout mask", c.tokens * h, Split::Sequence, place);
+    }
+}
+
+/// Bytes per logit of `CrossEntropyLoss` on logits in the model dtype (BERT/RoBERTa MLM, T5):
+/// fp32: one fp32 log-softmax; pure bf16: one bf16 log-softmax; autocast: a 16-bit
+/// log-softmax and the fp32 copy the NLL loss saves.
+fn cross_entropy_bytes(c: &Ctx) -> f64 {
+    if c.x == 4.0 {
+        4.0
+    } else if c.mixed {
+        6.0
+    } else {
+        2.0
     }
 }
 
@@ -146,9 +164,8 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let tok = c.tokens;
     let place = Place::Output;
     match t.stack {
-        Stack::Decoder | Stack::EncoderDecoder => {
-            let norms = if t.stack == Stack::EncoderDecoder { 2.0 } else { 1.0 };
-            push(out, "final norm", norms * norm_saved(t.norm.kind, c, tok, h), Split::Sequence, place);
+        Stack::Decoder => {
+            push(out, "final norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
             push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
             if t.embedding.logit_softcap {
                 // Gemma-2: tanh(logits / cap) · cap; tanh saves its output.
@@ -157,6 +174,16 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
             // transformers' ForCausalLMLoss upcasts logits to fp32; log_softmax saves its output.
             push(out, "fp32 log-softmax of the logits", 4.0 * tok * v + 8.0 * tok, Split::Tensor, place);
         }
+        Stack::EncoderDecoder => {
+            // T5: both stacks' final norms; the encoder output, read by every decoder block's
+            // cross-attention k/v projections, saved once; the loss on the logits as they are.
+            push(out, "final norms", 2.0 * residual_norm(t.norm.kind, c, h), Split::Sequence, place);
+            if !c.mixed {
+                push(out, "encoder output (cross-attention keys and values)", c.r * tok * h, Split::Sequence, place);
+            }
+            push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
+            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + 8.0 * tok, Split::Tensor, place);
+        }
         Stack::Encoder => {
             // BertForMaskedLM head: dense → GELU → LayerNorm → decoder.
             push(out, "MLM transform input", linear_inputs(c, h, 1.0), Split::Sequence, place);
@@ -164,19 +191,10 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
             let ln_input = if c.bf16 { 2.0 } else { 4.0 };
             push(out, "MLM norm", ln_input * tok * h + 8.0 * tok, Split::Sequence, place);
             push(out, "MLM decoder input", linear_inputs(c, h, 1.0), Split::Sequence, place);
-            // fp32: one fp32 log-softmax; pure bf16: one bf16 log-softmax; autocast: a 16-bit
-            // log-softmax and the fp32 copy the NLL loss saves.
-            let loss = if c.x == 4.0 {
-                4.0
-            } else if c.mixed {
-                6.0
-            } else {
-                2.0
-            };
-            push(out, "log-softmax of the logits", loss * tok * v + 8.0 * tok, Split::Tensor, place);
+            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + 8.0 * tok, Split::Tensor, place);
         }
         Stack::Vision => {
-            push(out, "final norm", norm_saved(t.norm.kind, c, tok, h), Split::Sequence, place);
+            push(out, "final norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
             // The classifier reads the [CLS] row: a view that keeps the whole norm output alive,
             // or under autocast a fresh 16-bit copy of just that row.
             let cls = if c.mixed { 2.0 * c.b * h } else { c.r * tok * h };

@@ -28,8 +28,10 @@ pub enum QkNorm {
     None,
     /// One `head_dim` RMSNorm shared by all heads (Qwen3 `q_norm`/`k_norm`, Gemma-3).
     PerHead,
-    /// A norm over the whole projection (OLMo-2: `q_norm` of a·d and `k_norm` of g·d; Cohere's
-    /// per-head LayerNorm holds as many weights).
+    /// A norm over each head's `head_dim` with weights of its own per head (Cohere's
+    /// `use_qk_norm`: a·d and g·d weights).
+    PerHeadWeights,
+    /// A norm over the whole projection (OLMo-2: `q_norm` of a·d and `k_norm` of g·d).
     Full,
 }
 
@@ -85,10 +87,17 @@ pub struct AttentionPart {
     pub relative_buckets: u64,
     /// Multi-head Latent Attention instead of separate Q/K/V projections.
     pub latent: Option<LatentAttention>,
-    /// The implementation caches K and V already broadcast to every query head (transformers'
-    /// Falcon with `new_decoder_architecture`: `num_kv_heads = self.num_heads` before the
-    /// cache update, `modeling_falcon.py` `FalconAttention.forward`).
+    /// The implementation broadcasts K and V to every query head before attention and the
+    /// cache (transformers' Falcon with `new_decoder_architecture`: `num_kv_heads =
+    /// self.num_heads`, `modeling_falcon.py` `FalconAttention.forward`).
     pub cache_all_heads: bool,
+    /// Rotary embedding applied with `torch.cat([rotated, passed])` (Phi, Phi-3, GPT-NeoX): q
+    /// comes out head-major, so SDPA's output is too and `transpose(1, 2).contiguous()` copies
+    /// it before the output projection.
+    pub rotary_cat: bool,
+    /// The implementation always passes an attention mask (Falcon: `allow_is_causal_skip=False`),
+    /// so SDPA never runs the flash kernel.
+    pub always_masked: bool,
 }
 
 impl Default for AttentionPart {
@@ -110,6 +119,8 @@ impl Default for AttentionPart {
             relative_buckets: 0,
             latent: None,
             cache_all_heads: false,
+            rotary_cat: false,
+            always_masked: false,
         }
     }
 }
@@ -264,7 +275,7 @@ impl AttentionPart {
                 out.push(ParamTensor::vector("q_norm", d, scope, Replicated));
                 out.push(ParamTensor::vector("k_norm", d, scope, Replicated));
             }
-            QkNorm::Full => {
+            QkNorm::Full | QkNorm::PerHeadWeights => {
                 out.push(ParamTensor::vector("q_norm", a * d, scope, Sharded));
                 out.push(ParamTensor::vector("k_norm", g * d, scope, Sharded));
             }

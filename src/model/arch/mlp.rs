@@ -34,6 +34,28 @@ pub enum Activation {
     GeluNew,
     /// ReLU (T5).
     Relu,
+    /// gpt-oss's clamped SwiGLU (`gate.clamp(max=limit)`, `up.clamp(-limit, limit)`,
+    /// `gate·sigmoid(α·gate)·(up + 1)`), gated.
+    SwigluClamped,
+}
+
+/// How a mixture-of-experts block picks its experts (which decides what the router saves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Router {
+    /// fp32 softmax over all experts, top-k, renormalised in fp32 (Mixtral, Granite-MoE).
+    Softmax,
+    /// fp32 softmax, top-k, weights cast back without renormalising (Qwen2-MoE,
+    /// `norm_topk_prob: false`).
+    SoftmaxRaw,
+    /// fp32 softmax, top-k, renormalised by their sum (Qwen3-MoE, `norm_topk_prob: true`).
+    SoftmaxNormalized,
+    /// DeepSeek-V2's greedy softmax routing over an fp32 router.
+    SoftmaxGreedy,
+    /// DeepSeek-V3's sigmoid scores with group-limited top-k over an fp32 router.
+    SigmoidGrouped,
+    /// Top-k of the logits, then a softmax over those k (gpt-oss).
+    TopKSoftmax,
 }
 
 /// A dense feed-forward block.
@@ -79,12 +101,24 @@ pub struct MoePart {
     pub router_bias: bool,
     /// Experts have biases (gpt-oss).
     pub expert_bias: bool,
+    pub router: Router,
 }
 
 impl Default for MoePart {
     /// Mixtral-8x7B's routing.
     fn default() -> Self {
-        MoePart { experts: 8, top_k: 2, expert_ffn: 14336, shared_ffn: 0, shared_gate: false, first_dense: 0, every: 1, router_bias: false, expert_bias: false }
+        MoePart {
+            experts: 8,
+            top_k: 2,
+            expert_ffn: 14336,
+            shared_ffn: 0,
+            shared_gate: false,
+            first_dense: 0,
+            every: 1,
+            router_bias: false,
+            expert_bias: false,
+            router: Router::Softmax,
+        }
     }
 }
 

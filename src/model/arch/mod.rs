@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 
 pub use attention::{AttentionPart, LatentAttention, QkNorm};
-pub use mlp::{Activation, MlpPart, MoePart};
+pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
 pub use transformer::{vit_patches, EmbeddingPart, Stack, TransformerArch, VisionPart};

@@ -17,14 +17,16 @@ use super::{ParamTensor, Scope, TpSplit};
 pub enum NormKind {
     /// `nn.LayerNorm` with weight and bias (2h parameters).
     Layernorm,
-    /// LayerNorm with a weight only (Cohere, OLMo-1; h parameters).
-    LayernormNoBias,
-    /// `LlamaRMSNorm` (also T5's `T5LayerNorm`): weight · (x·rsqrt(mean x²)).to(dtype).
+    /// `CohereLayerNorm`: a LayerNorm without bias computed in fp32 (h parameters).
+    CohereLayernorm,
+    /// `LlamaRMSNorm`: weight · (x·rsqrt(mean x²)).to(dtype).
     Rmsnorm,
+    /// `T5LayerNorm`: an RMSNorm that multiplies the input in its own dtype by the fp32 rsqrt.
+    T5Layernorm,
     /// `GemmaRMSNorm`: the whole norm in fp32, times (1 + weight), then cast.
     GemmaRmsnorm,
-    /// `Olmo2RMSNorm`: the weight multiplied in fp32 before the cast.
-    Olmo2Rmsnorm,
+    /// `Olmo2RMSNorm`, `GptOssRMSNorm`: the weight multiplied in fp32 before the cast.
+    RmsnormFp32Weight,
 }
 
 impl NormKind {
@@ -36,9 +38,6 @@ impl NormKind {
         }
     }
 
-    pub fn is_layernorm(self) -> bool {
-        matches!(self, NormKind::Layernorm | NormKind::LayernormNoBias)
-    }
 }
 
 /// Where a block's norms sit.

@@ -93,6 +93,9 @@ pub struct TransformerArch {
     pub mlp: MlpPart,
     pub moe: Option<MoePart>,
     pub vision: VisionPart,
+    /// `config.use_cache`: transformers builds a KV cache in every forward, training
+    /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
+    pub use_cache: bool,
 }
 
 impl Default for TransformerArch {
@@ -110,6 +113,7 @@ impl Default for TransformerArch {
             mlp: MlpPart::default(),
             moe: None,
             vision: VisionPart::default(),
+            use_cache: true,
         }
     }
 }
