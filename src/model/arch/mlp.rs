@@ -149,8 +149,9 @@ impl MoePart {
     /// Blocks (of `layers`) whose feed-forward is a mixture of experts: after the first
     /// `first_dense`, every `every`-th block (transformers' `(i + 1) % decoder_sparse_step == 0`).
     pub fn moe_blocks(&self, layers: u64) -> u64 {
+        // Blocks i in [first_dense, layers) with (i + 1) a multiple of `every`.
         let every = self.every.max(1);
-        (self.first_dense.min(layers)..layers).filter(|i| (i + 1) % every == 0).count() as u64
+        layers / every - self.first_dense.min(layers) / every
     }
 
     /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`.

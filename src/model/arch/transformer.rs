@@ -326,4 +326,19 @@ mod tests {
         assert_eq!(moe.moe_blocks(24), 12);
         assert_eq!(MoePart::default().moe_blocks(24), 24);
     }
+
+    /// The closed form counts the blocks transformers makes MoE: `layer_idx >=
+    /// first_k_dense_replace and (layer_idx + 1) % decoder_sparse_step == 0`.
+    #[test]
+    fn moe_block_count_follows_transformers_rule() {
+        for layers in 0..40u64 {
+            for first_dense in 0..6 {
+                for every in 1..5 {
+                    let moe = MoePart { first_dense, every, ..MoePart::default() };
+                    let by_rule = (0..layers).filter(|i| *i >= first_dense && (i + 1) % every == 0).count() as u64;
+                    assert_eq!(moe.moe_blocks(layers), by_rule, "L {layers}, first {first_dense}, every {every}");
+                }
+            }
+        }
+    }
 }
