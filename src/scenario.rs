@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::arch::{Architecture, Stack};
-pub use crate::model::inputs::{Attention, Checkpointing, Frozen, Lora, LoraBase, Mode, Offload, Optimizer, Parallel, PpSchedule, Training, Zero};
+pub use crate::model::inputs::{Attention, Checkpointing, Frozen, Lora, LoraBase, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Training, Zero};
 use crate::model::device::{device_preset, Device};
 use crate::import::hf_config::import_hf_config;
 use crate::import::presets::{model_preset, model_preset_ids};
@@ -30,7 +30,7 @@ pub fn estimate(scenario: &Scenario) -> crate::model::breakdown::Breakdown {
         return Breakdown { warnings: vec![format!("unknown model \"{}\": nothing to estimate", scenario.model.label())], ..Breakdown::default() };
     };
     let (device, device_warning) = scenario.device.resolve_or_default();
-    let inputs = crate::model::Inputs { arch: &arch, training: &scenario.training, parallel: &scenario.parallel, device: &device };
+    let inputs = crate::model::Inputs { arch: &arch, training: &scenario.training, parallel: &scenario.parallel, device: &device, runtime: &scenario.runtime };
     let mut b = crate::model::estimate(&inputs);
     let mut warnings = scenario.model.notes().to_vec();
     warnings.extend(device_warning);
@@ -52,6 +52,8 @@ pub struct Scenario {
     pub training: Training,
     pub parallel: Parallel,
     pub device: DeviceSpec,
+    /// Platform (what happens beyond the GPU's memory) and GPU sharing.
+    pub runtime: Runtime,
 }
 
 impl Default for Scenario {
@@ -64,6 +66,7 @@ impl Default for Scenario {
             training: Training::default(),
             parallel: Parallel::default(),
             device: DeviceSpec::default(),
+            runtime: Runtime::default(),
         }
     }
 }
@@ -299,6 +302,7 @@ impl Scenario {
         range("parallel.cp", p.cp, LIMIT_DEGREE);
         range("parallel.ep", p.ep, LIMIT_DEGREE);
         range("parallel.virtual_stages", p.virtual_stages, 1024);
+        range("runtime.jobs", self.runtime.jobs, 1024);
         if let Some(size) = t.image_size {
             range("training.image_size", size, 65_536);
         }
@@ -313,8 +317,17 @@ impl Scenario {
                 errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));
             }
         }
-        if let Err(e) = self.device.resolve() {
-            errors.push(e);
+        let fraction = self.runtime.memory_fraction;
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            errors.push(InputError::new("runtime.memory_fraction", format!("must be in (0, 1], got {fraction}")));
+        }
+        match self.device.resolve() {
+            Err(e) => errors.push(e),
+            Ok(d) if self.runtime.other_processes_bytes as f64 >= d.capacity_bytes => errors.push(InputError::new(
+                "runtime.other_processes_bytes",
+                format!("{} bytes used by other processes leave nothing of the {}'s memory", self.runtime.other_processes_bytes, d.name),
+            )),
+            Ok(_) => {}
         }
         if p.world_size() > LIMIT_WORLD {
             errors.push(InputError::new("parallel", format!("dp × tp × pp × cp = {} GPUs exceeds {LIMIT_WORLD}", p.world_size())));

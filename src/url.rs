@@ -19,7 +19,7 @@ use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VE
 pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 20] = [
+const SCALARS: [(&str, &str); 24] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -40,6 +40,10 @@ const SCALARS: [(&str, &str); 20] = [
     ("off", "parallel.offload"),
     ("sch", "parallel.pp_schedule"),
     ("vs", "parallel.virtual_stages"),
+    ("pf", "runtime.platform"),
+    ("mf", "runtime.memory_fraction"),
+    ("ob", "runtime.other_processes_bytes"),
+    ("nj", "runtime.jobs"),
 ];
 
 /// Device fields that may override a preset.
@@ -153,6 +157,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
     if let Ok(decoded) = serde_json::from_value::<Scenario>(json) {
         s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
         s.parallel = decoded.parallel;
+        s.runtime = decoded.runtime;
     }
     if let Some(m) = model {
         s.model = m;
@@ -363,7 +368,9 @@ mod tests {
         s.parallel.zero = Zero::Parameters;
         s.device = DeviceSpec::preset("a100-80gb");
         s.training.lora = Some(Lora::default());
+        s.runtime = crate::scenario::Runtime { platform: crate::scenario::Platform::Managed, memory_fraction: 0.45, other_processes_bytes: 1 << 30, jobs: 2 };
         let q = encode(&s);
+        assert!(q.contains("pf=managed") && q.contains("mf=0.45") && q.contains("nj=2"), "{q}");
         let (back, errors) = decode(&q);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(back, s, "{q}");

@@ -1,18 +1,21 @@
-//! The one-line verdict that sits above the chart: fits with some headroom, or spills.
+//! The one-line verdict that sits above the chart: fits with some headroom, spills (where,
+//! what, and the slowdown range), or runs out of memory — in words that name the mechanism.
 //!
 //! Pure text from a [`Breakdown`]; the page only picks a colour for each [`Verdict`] kind.
 
 use crate::format::{self, Units};
-use crate::model::breakdown::Breakdown;
+use crate::model::breakdown::{Breakdown, Outcome};
+use crate::model::inputs::Platform;
 
 /// Whether a plan fits, and the sentence that says so.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
     /// Fits, with this many bytes to spare.
     Fits { headroom: u64, text: String },
-    /// Does not fit: the spilled bytes and the estimated slowdown when a driver spills to
-    /// host memory instead of failing.
-    Spills { spill: u64, slowdown: f64, text: String },
+    /// Runs with part of its memory in host memory, this many times slower (a range).
+    Spills { spill: u64, slowdown: [f64; 2], text: String },
+    /// Does not run: CUDA (or a per-process cap) refuses the allocation.
+    OutOfMemory { over: u64, text: String },
     /// Nothing to judge (no capacity: the model is unknown).
     Unknown { text: String },
 }
@@ -21,42 +24,74 @@ impl Verdict {
     /// The sentence shown in the banner.
     pub fn text(&self) -> &str {
         match self {
-            Verdict::Fits { text, .. } | Verdict::Spills { text, .. } | Verdict::Unknown { text } => text,
+            Verdict::Fits { text, .. } | Verdict::Spills { text, .. } | Verdict::OutOfMemory { text, .. } | Verdict::Unknown { text } => text,
         }
     }
 
-    /// `fits`, `spills` or `unknown`: a stable class name for styling and tests.
+    /// `fits`, `spills`, `oom` or `unknown`: a stable class name for styling and tests.
     pub fn kind(&self) -> &'static str {
         match self {
             Verdict::Fits { .. } => "fits",
             Verdict::Spills { .. } => "spills",
+            Verdict::OutOfMemory { .. } => "oom",
             Verdict::Unknown { .. } => "unknown",
         }
     }
 }
 
-/// "Fits with 12.3 GiB headroom" or "Spills 9.61 GiB into shared memory — about 3.4× slower
-/// (Windows sysmem fallback); out of memory on Linux".
+/// Where spilled memory goes, in words.
+fn destination(platform: Platform) -> &'static str {
+    match platform {
+        Platform::WindowsFallback => "into shared GPU memory (Windows sysmem fallback)",
+        Platform::Managed => "into host memory (CUDA managed memory, migrated on demand)",
+        Platform::Offload => "to host memory (deliberate offload)",
+        Platform::C2c => "into CPU memory over NVLink-C2C",
+        _ => "into host memory",
+    }
+}
+
+/// "2.3×", "12×", or "2.3–41×".
+fn factor_range([low, high]: [f64; 2]) -> String {
+    let one = |x: f64| if !x.is_finite() { "∞".to_string() } else if x >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
+    if (high - low).abs() < 0.05 * low {
+        format!("about {}×", one(low))
+    } else {
+        format!("{}–{}×", one(low), one(high))
+    }
+}
+
+/// The banner sentence for a plan.
 pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
     if b.capacity == 0 {
         return Verdict::Unknown { text: "No estimate: choose a model".into() };
     }
-    if b.fits && b.spill_bytes == 0 {
-        let headroom = b.capacity.saturating_sub(b.total);
-        return Verdict::Fits { headroom, text: format!("Fits with {} headroom", format::bytes(headroom, units)) };
+    let over = b.total.saturating_sub(b.capacity);
+    match b.spill.outcome {
+        Outcome::Fits => {
+            let headroom = b.capacity.saturating_sub(b.total);
+            Verdict::Fits { headroom, text: format!("Fits with {} headroom", format::bytes(headroom, units)) }
+        }
+        Outcome::Spills => {
+            let what: Vec<String> = b.spill.by_component.iter().map(|(c, bytes)| format!("{} {}", c.label().to_lowercase(), format::bytes(*bytes, units))).collect();
+            let slowdown = b.step_time.slowdown_range;
+            let per = if b.step_time.decode_seconds_per_token > 0.0 { "per token" } else { "per step" };
+            let text = format!(
+                "Spills {} {} — {} slower {per} ({})",
+                format::bytes(over, units),
+                destination(b.spill.platform),
+                factor_range(slowdown),
+                what.join(", ")
+            );
+            Verdict::Spills { spill: over, slowdown, text }
+        }
+        Outcome::OutOfMemory => {
+            let why = match b.spill.platform {
+                _ if b.spill.capped => "over the per-process memory fraction: PyTorch's allocator refuses more",
+                Platform::WindowsNoFallback => "Windows with the sysmem fallback off",
+                _ => "CUDA raises torch.OutOfMemoryError; it would spill only with Windows' sysmem fallback or managed memory",
+            };
+            let text = format!("Out of memory: needs {}, {} more than the {} it can use ({why})", format::bytes(b.total, units), format::bytes(over, units), format::bytes(b.capacity, units));
+            Verdict::OutOfMemory { over, text }
+        }
     }
-    let spill = if b.spill_bytes > 0 { b.spill_bytes } else { b.total.saturating_sub(b.capacity) };
-    let slowdown = b.step_time.slowdown;
-    let factor = if !slowdown.is_finite() || slowdown <= 0.0 {
-        "much".to_string()
-    } else if slowdown >= 10.0 {
-        format!("about {slowdown:.0}×")
-    } else {
-        format!("about {slowdown:.1}×")
-    };
-    let text = format!(
-        "Spills {} into shared memory — {factor} slower (Windows sysmem fallback); out of memory on Linux",
-        format::bytes(spill, units)
-    );
-    Verdict::Spills { spill, slowdown, text }
 }

@@ -85,6 +85,59 @@ pub struct PhaseTotals {
     pub total: u64,
 }
 
+impl PhaseTotals {
+    /// Bytes of one component in this phase.
+    pub fn component(&self, c: Component) -> u64 {
+        match c {
+            Component::Parameters => self.parameters,
+            Component::Gradients => self.gradients,
+            Component::OptimizerStates => self.optimizer_states,
+            Component::Activations => self.activations,
+            Component::Temporary => self.temporary,
+            Component::Overhead => self.overhead,
+        }
+    }
+}
+
+/// What happens to a run on its device and platform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    #[default]
+    Fits,
+    /// Runs, with part of its memory in system memory (sysmem fallback, managed memory,
+    /// offload, NVLink-C2C).
+    Spills,
+    /// `torch.OutOfMemoryError`: the platform does not spill, or a per-process cap is hit.
+    OutOfMemory,
+}
+
+/// Beyond the GPU's memory: the platform's mechanism, what spills, and the bytes it moves
+/// (`spill.rs`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct SpillReport {
+    /// The platform as resolved for this device (`auto` decided).
+    pub platform: crate::model::inputs::Platform,
+    pub outcome: Outcome,
+    /// Memory this process may use (the device, less other processes, shared by the jobs,
+    /// capped by the per-process fraction).
+    pub capacity_bytes: u64,
+    /// Spilled bytes per component, in the order the mechanism spills them.
+    pub by_component: Vec<(Component, u64)>,
+    /// Bytes the spilled components move over the host link per step (per token in inference).
+    pub traffic_bytes: f64,
+    /// Bytes every access moves when a migrating mechanism thrashes (the high end).
+    pub thrash_traffic_bytes: f64,
+    /// Host-link bandwidth per direction, bytes/s.
+    pub link_bandwidth: f64,
+    /// Effective bandwidth of the thrashing case (page-fault-bound for managed memory).
+    pub thrash_bandwidth: f64,
+    /// `torch.cuda.set_per_process_memory_fraction` value giving each job its share, when shared.
+    pub recommended_memory_fraction: Option<f64>,
+    /// Out of memory because the per-process fraction caps the allocator.
+    pub capped: bool,
+}
+
 /// Both phases of a training step; the breakdown's components are those of `peak_phase`.
 ///
 /// With one GPU, no accumulation and `zero_grad(set_to_none=True)`, gradients do not exist
@@ -103,10 +156,18 @@ pub struct PhasePeaks {
 pub struct StepTime {
     /// Compute-bound time with everything in device memory, seconds.
     pub seconds: f64,
-    /// The same step with the spilled bytes crossing the host link, seconds.
+    /// The same step with the spilled bytes crossing the host link, seconds (the low end of
+    /// `slowdown_range`).
     pub seconds_with_spill: f64,
     /// `seconds_with_spill / seconds`.
     pub slowdown: f64,
+    /// Slowdown from spilling, `[streaming at the link's bandwidth, thrashing]` (`spill.rs`).
+    pub slowdown_range: [f64; 2],
+    /// Inference: time to generate one token for the batch (reading every weight and the KV
+    /// cache once, or the FLOPs if slower), seconds; 0 in training.
+    pub decode_seconds_per_token: f64,
+    /// Inference: time to process the prompt (time to first token), seconds; 0 in training.
+    pub prefill_seconds: f64,
     /// FLOPs one GPU executes per step (including recomputation).
     pub flops_per_gpu: f64,
     /// Fraction of peak throughput assumed (model FLOPs utilisation).
@@ -134,7 +195,7 @@ pub struct Breakdown {
     pub param_count: u64,
     /// Parameters that receive gradients.
     pub trainable_params: u64,
-    /// Device memory available to the process.
+    /// Device memory available to the process (after sharing and a per-process cap).
     pub capacity: u64,
     pub fits: bool,
     /// `total - capacity` when it does not fit, else 0.
@@ -146,6 +207,8 @@ pub struct Breakdown {
     /// Pipeline stage these numbers are for (the one with the largest total).
     pub stage: u64,
     pub step_time: StepTime,
+    /// What happens beyond the GPU's memory on this platform.
+    pub spill: SpillReport,
     /// Both phases of the step (inference has only `forward_backward`).
     pub phases: PhasePeaks,
     pub terms: Vec<Term>,

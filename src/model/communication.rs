@@ -32,7 +32,7 @@ pub struct Communication {
 }
 
 pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communication {
-    let Inputs { arch, training: t, parallel: p, device } = *inputs;
+    let Inputs { arch, training: t, parallel: p, device, .. } = *inputs;
     let bw = device.interconnect_bandwidth.max(1.0);
     let x = t.precision.activation_bytes() as f64;
     let n = (p.dp.max(1) * p.cp.max(1)) as f64;

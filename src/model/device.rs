@@ -33,6 +33,22 @@ pub struct Device {
     pub compute_major: u32,
     /// Whether this is a MIG slice.
     pub mig: bool,
+    /// What kind of machine it sits in, which decides what happens beyond its memory.
+    #[serde(default)]
+    pub class: DeviceClass,
+}
+
+/// The kind of GPU, for the platform Headroom assumes when the user does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceClass {
+    /// Data-centre GPU, almost always on Linux: beyond its memory, CUDA runs out of memory.
+    #[default]
+    Datacenter,
+    /// GeForce / workstation card, often on Windows, where the driver's sysmem fallback spills.
+    Consumer,
+    /// Grace-Hopper / Grace-Blackwell superchip: CPU memory over NVLink-C2C.
+    Superchip,
 }
 
 struct Gpu {
@@ -46,6 +62,7 @@ struct Gpu {
     major: u32,
     /// MIG profiles: (suffix, compute sevenths, memory eighths).
     mig: &'static [(&'static str, u32, u32)],
+    class: DeviceClass,
 }
 
 const A100_MIG_80: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
@@ -60,21 +77,25 @@ const H100_MIG: &[(&str, u32, u32)] =
 /// MiB, MI300X 192 GiB) from memory — verify. Bandwidths and TFLOPS from the datasheets cited
 /// in §A8.
 const GPUS: &[Gpu] = &[
-    Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG },
-    Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[] },
-    Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[] },
-    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 178.35 * GIB, hbm_gbs: 7672.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[] },
-    Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80 },
-    Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40 },
-    Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[] },
-    Gpu { id: "l4-24gb", name: "L4 24GB", capacity_bytes: 23034.0 * MIB, hbm_gbs: 300.0, host_gbs: 32.0, tflops: 121.0, link_gbs: 32.0, major: 8, mig: &[] },
-    Gpu { id: "a10g-24gb", name: "A10G 24GB", capacity_bytes: 23028.0 * MIB, hbm_gbs: 600.0, host_gbs: 32.0, tflops: 70.0, link_gbs: 32.0, major: 8, mig: &[] },
-    Gpu { id: "t4-16gb", name: "T4 16GB", capacity_bytes: 15360.0 * MIB, hbm_gbs: 320.0, host_gbs: 16.0, tflops: 65.0, link_gbs: 16.0, major: 7, mig: &[] },
-    Gpu { id: "v100-32gb", name: "V100 SXM2 32GB", capacity_bytes: 32768.0 * MIB, hbm_gbs: 900.0, host_gbs: 16.0, tflops: 125.0, link_gbs: 150.0, major: 7, mig: &[] },
-    Gpu { id: "rtx-5090-32gb", name: "GeForce RTX 5090", capacity_bytes: 32607.0 * MIB, hbm_gbs: 1792.0, host_gbs: 64.0, tflops: 209.5, link_gbs: 64.0, major: 12, mig: &[] },
-    Gpu { id: "rtx-4090-24gb", name: "GeForce RTX 4090", capacity_bytes: 24564.0 * MIB, hbm_gbs: 1008.0, host_gbs: 32.0, tflops: 165.2, link_gbs: 32.0, major: 8, mig: &[] },
-    Gpu { id: "rtx-3090-24gb", name: "GeForce RTX 3090", capacity_bytes: 24576.0 * MIB, hbm_gbs: 936.0, host_gbs: 32.0, tflops: 71.0, link_gbs: 56.25, major: 8, mig: &[] },
-    Gpu { id: "mi300x-192gb", name: "Instinct MI300X", capacity_bytes: 192.0 * GIB, hbm_gbs: 5300.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[] },
+    Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG, class: DeviceClass::Datacenter },
+    Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 178.35 * GIB, hbm_gbs: 7672.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80, class: DeviceClass::Datacenter },
+    Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40, class: DeviceClass::Datacenter },
+    Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "l4-24gb", name: "L4 24GB", capacity_bytes: 23034.0 * MIB, hbm_gbs: 300.0, host_gbs: 32.0, tflops: 121.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "a10g-24gb", name: "A10G 24GB", capacity_bytes: 23028.0 * MIB, hbm_gbs: 600.0, host_gbs: 32.0, tflops: 70.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "t4-16gb", name: "T4 16GB", capacity_bytes: 15360.0 * MIB, hbm_gbs: 320.0, host_gbs: 16.0, tflops: 65.0, link_gbs: 16.0, major: 7, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "v100-32gb", name: "V100 SXM2 32GB", capacity_bytes: 32768.0 * MIB, hbm_gbs: 900.0, host_gbs: 16.0, tflops: 125.0, link_gbs: 150.0, major: 7, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "rtx-5090-32gb", name: "GeForce RTX 5090", capacity_bytes: 32607.0 * MIB, hbm_gbs: 1792.0, host_gbs: 64.0, tflops: 209.5, link_gbs: 64.0, major: 12, mig: &[], class: DeviceClass::Consumer },
+    Gpu { id: "rtx-4090-24gb", name: "GeForce RTX 4090", capacity_bytes: 24564.0 * MIB, hbm_gbs: 1008.0, host_gbs: 32.0, tflops: 165.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
+    Gpu { id: "rtx-3090-24gb", name: "GeForce RTX 3090", capacity_bytes: 24576.0 * MIB, hbm_gbs: 936.0, host_gbs: 32.0, tflops: 71.0, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Consumer },
+    // GH200 (96 GB HBM3): the host link is NVLink-C2C, 900 GB/s total, 450 per direction
+    // (NVIDIA Grace Hopper Superchip Architecture whitepaper, 2023; HBM3 4 TB/s, 989 dense BF16).
+    // Capacity is the product figure, not a driver total — verify.
+    Gpu { id: "gh200-96gb", name: "GH200 96GB", capacity_bytes: 96.0 * GIB, hbm_gbs: 4000.0, host_gbs: 450.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Superchip },
+    Gpu { id: "mi300x-192gb", name: "Instinct MI300X", capacity_bytes: 192.0 * GIB, hbm_gbs: 5300.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
 ];
 
 fn full_device(g: &Gpu) -> Device {
@@ -88,6 +109,7 @@ fn full_device(g: &Gpu) -> Device {
         interconnect_bandwidth: g.link_gbs * GB,
         compute_major: g.major,
         mig: false,
+        class: g.class,
     }
 }
 
@@ -125,6 +147,7 @@ impl Device {
             interconnect_bandwidth: 32.0 * GB,
             compute_major: 8,
             mig: false,
+            class: DeviceClass::Datacenter,
         }
     }
 }

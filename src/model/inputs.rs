@@ -275,3 +275,54 @@ impl<'de> Deserialize<'de> for Zero {
         }
     }
 }
+
+/// What happens when a run needs more memory than the GPU has: the operating system and
+/// driver, or a deliberate choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Platform {
+    /// Decided by the GPU: Linux CUDA for data-centre GPUs, Windows with the sysmem fallback
+    /// for GeForce cards, NVLink-C2C for superchips.
+    #[default]
+    Auto,
+    /// Linux (or WSL) CUDA: `cudaMalloc` fails, PyTorch raises `torch.OutOfMemoryError`.
+    Linux,
+    /// Windows WDDM with the driver's "CUDA Sysmem Fallback Policy" on (driver 536.40 and
+    /// later): allocations beyond VRAM land in shared system memory.
+    WindowsFallback,
+    /// Windows with the fallback policy set to "Prefer No Sysmem Fallback": out of memory.
+    WindowsNoFallback,
+    /// CUDA managed memory (Unified Memory) oversubscription, e.g. a `cudaMallocManaged`
+    /// allocator: pages migrate on demand and are evicted when the GPU is full.
+    Managed,
+    /// Deliberate offload of what does not fit (Accelerate `device_map="auto"`, Unsloth,
+    /// DeepSpeed offload): explicit, prefetched copies over the host link.
+    Offload,
+    /// Grace-Hopper / Grace-Blackwell: CPU memory reached over NVLink-C2C, coherently.
+    C2c,
+}
+
+impl Platform {
+    pub const ALL: [Platform; 7] =
+        [Platform::Auto, Platform::Linux, Platform::WindowsFallback, Platform::WindowsNoFallback, Platform::Managed, Platform::Offload, Platform::C2c];
+}
+
+/// How the GPU is shared: a per-process cap, memory others already use, several jobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Runtime {
+    pub platform: Platform,
+    /// `torch.cuda.set_per_process_memory_fraction`: the caching allocator refuses to go
+    /// beyond this share of the GPU (1 = no cap).
+    pub memory_fraction: f64,
+    /// Bytes other processes already hold on this GPU (the desktop, another job).
+    pub other_processes_bytes: u64,
+    /// Identical jobs sharing this GPU (or MIG slice).
+    pub jobs: u64,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1 }
+    }
+}

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod ledger;
 pub mod overhead;
 pub mod precision;
+pub mod spill;
 pub mod states;
 pub mod step_time;
 pub mod temporary;
@@ -32,7 +33,7 @@ use layout::Layout;
 use ledger::{to_bytes, Ledger};
 use temporary::{temporary_buffers, TemporaryInputs};
 
-use inputs::{Mode, Parallel, Training, Zero};
+use inputs::{Mode, Parallel, Runtime, Training, Zero};
 
 /// What the model needs, already resolved: the architecture, the training step, the parallel
 /// layout and the device. (`crate::scenario` resolves presets, pasted configs and device
@@ -43,6 +44,8 @@ pub struct Inputs<'a> {
     pub training: &'a Training,
     pub parallel: &'a Parallel,
     pub device: &'a Device,
+    /// Platform and GPU sharing.
+    pub runtime: &'a Runtime,
 }
 
 /// Per-GPU memory of a run on its most loaded GPU, with the model's own warnings (the peak
@@ -147,8 +150,9 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
     let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
     let at_peak = if peak_phase == Phase::OptimizerStep { optimizer_step.clone() } else { forward_backward.clone() };
-    let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak;
-    let capacity = to_bytes(device.capacity_bytes);
+    let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak.clone();
+    let spill = spill::spill_report(&at_peak, device, s.runtime, s.training);
+    let capacity = spill.capacity_bytes;
     let spill_bytes = total.saturating_sub(capacity);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     if training {
@@ -165,7 +169,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         });
     }
     let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
-    let step_time = step_time::step_time(s, spill_bytes as f64, offloaded);
+    let step_time = step_time::step_time(s, &spill, &at_peak, offloaded);
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
@@ -192,6 +196,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         gpus: s.parallel.world_size(),
         stage,
         step_time,
+        spill,
         phases: PhasePeaks { forward_backward, optimizer_step, peak_phase },
         terms: ledger.into_terms(),
         warnings,

@@ -11,7 +11,8 @@
 //! "bandwidth ≈ PCIe").
 
 use super::arch::{resnet_blocks, Architecture, Scope};
-use super::breakdown::StepTime;
+use super::breakdown::{PhaseTotals, SpillReport, StepTime};
+use super::spill::spill_seconds;
 use crate::model::inputs::{Checkpointing, Mode, Offload};
 use super::Inputs;
 
@@ -55,8 +56,11 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> (f64, f64) {
     }
 }
 
-pub fn step_time(s: &Inputs, spill_bytes: f64, offloaded_elements: f64) -> StepTime {
-    let Inputs { arch, training: t, parallel: p, device } = *s;
+/// Step time (training) or prefill and per-token decode time (inference), with what the
+/// spill in `spill` adds (`spill.rs`: a range from streaming to thrashing). `at_peak` gives
+/// the bytes a decode step reads (weights and KV cache on this GPU).
+pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64) -> StepTime {
+    let Inputs { arch, training: t, parallel: p, device, .. } = *s;
     let (forward_per_sample, tokens_per_sample) = forward_flops_per_sample(arch, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
     let multiplier = match (t.mode, t.checkpointing) {
@@ -78,13 +82,27 @@ pub fn step_time(s: &Inputs, spill_bytes: f64, offloaded_elements: f64) -> StepT
         // 16-bit gradients down and 16-bit parameters up every step (ZeRO-Offload, §4).
         seconds += 4.0 * offloaded_elements / device.host_link_bandwidth.max(1.0);
     }
-    let spill_seconds = 2.0 * spill_bytes / device.host_link_bandwidth.max(1.0);
-    let seconds_with_spill = seconds + spill_seconds;
     let global_tokens = samples * tokens_per_sample * p.dp.max(1) as f64;
+    let (decode, prefill) = if t.mode == Mode::Inference {
+        // One token for the batch reads every weight and the KV cache on this GPU once
+        // (memory-bound decode, Pope et al. 2022 §3), unless its FLOPs take longer.
+        let read = (at_peak.parameters + at_peak.activations) as f64 / device.hbm_bandwidth.max(1.0);
+        let flops = 2.0 * arch.active_param_count() * t.micro_batch.max(1) as f64 / model_parallel;
+        (read.max(flops / (peak * UTILISATION)), seconds)
+    } else {
+        (0.0, 0.0)
+    };
+    // Spill slows the training step, or in inference each decoded token.
+    let base = if t.mode == Mode::Inference { decode } else { seconds };
+    let [low, high] = spill_seconds(spill, base);
+    let ratio = |extra: f64| if base > 0.0 { (base + extra) / base } else { 1.0 };
     StepTime {
         seconds,
-        seconds_with_spill,
-        slowdown: if seconds > 0.0 { seconds_with_spill / seconds } else { 1.0 },
+        seconds_with_spill: base + low,
+        slowdown: ratio(low),
+        slowdown_range: [ratio(low), ratio(high)],
+        decode_seconds_per_token: decode,
+        prefill_seconds: prefill,
         flops_per_gpu,
         utilisation: UTILISATION,
         tokens_per_second: if seconds > 0.0 { global_tokens / seconds } else { 0.0 },

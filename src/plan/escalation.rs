@@ -177,11 +177,11 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
 }
 
 fn estimate_flops(arch: &Architecture, s: &Scenario, device: &Device) -> f64 {
-    step_time(&inputs(arch, s, device), 0.0, 0.0).flops_per_gpu
+    step_time(&inputs(arch, s, device), &Default::default(), &Default::default(), 0.0).flops_per_gpu
 }
 
 fn inputs<'a>(arch: &'a Architecture, s: &'a Scenario, device: &'a Device) -> Inputs<'a> {
-    Inputs { arch, training: &s.training, parallel: &s.parallel, device }
+    Inputs { arch, training: &s.training, parallel: &s.parallel, device, runtime: &s.runtime }
 }
 
 /// Largest power of two ≤ `n`.
