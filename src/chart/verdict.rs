@@ -86,11 +86,11 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
         }
         Outcome::OutOfMemory => {
             let why = match b.spill.platform {
-                _ if b.spill.capped => "over the per-process memory fraction: PyTorch's allocator refuses more",
-                Platform::WindowsNoFallback => "Windows with the sysmem fallback off",
-                _ => "CUDA raises torch.OutOfMemoryError; it would spill only with Windows' sysmem fallback or managed memory",
+                _ if b.spill.capped => "capped by the per-process memory fraction",
+                Platform::WindowsNoFallback => "Windows, sysmem fallback off",
+                _ => "Linux CUDA: torch.OutOfMemoryError",
             };
-            let text = format!("Out of memory: needs {}, {} more than the {} it can use ({why})", format::bytes(b.total, units), format::bytes(over, units), format::bytes(b.capacity, units));
+            let text = format!("Out of memory: needs {}, {} over the {} it can use ({why})", format::bytes(b.total, units), format::bytes(over, units), format::bytes(b.capacity, units));
             Verdict::OutOfMemory { over, text }
         }
     }

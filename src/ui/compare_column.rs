@@ -12,6 +12,7 @@ use crate::format;
 use crate::model::device::devices;
 use crate::model::precision::Precision;
 use crate::import::presets::{model_preset, model_presets};
+use crate::model::breakdown::Outcome;
 use crate::scenario::{DeviceSpec, ModelSpec, Scenario, Zero};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
@@ -83,13 +84,17 @@ pub fn CompareColumn(
         let units = planner.units.get();
         match plan.get() {
             Some(b) if b.fits => format!("Fits: {} of {} per GPU", format::bytes(b.total, units), format::bytes(b.capacity, units)),
-            Some(b) => format!("Spills {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units)),
+            Some(b) if b.spill.outcome == Outcome::Spills => {
+                format!("Spills {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units))
+            }
+            Some(b) => format!("Out of memory by {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units)),
             None => errors.with(|e| e.first().map(|e| format!("Invalid: {}", e.message)).unwrap_or_default()),
         }
     };
     let verdict_class = move || match plan.get() {
         Some(b) if b.fits => "column-verdict fits",
-        Some(_) => "column-verdict spills",
+        Some(b) if b.spill.outcome == Outcome::Spills => "column-verdict spills",
+        Some(_) => "column-verdict oom",
         None => "column-verdict invalid",
     };
     let use_current = move |_| slot.scenario.set(planner.scenario.get_untracked());

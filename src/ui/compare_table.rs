@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::state::Planner;
 use crate::chart::component_color;
 use crate::format;
-use crate::model::breakdown::{Breakdown, Component};
+use crate::model::breakdown::{Breakdown, Component, Outcome};
 
 /// The table under the compare chart.
 #[component]
@@ -44,7 +44,11 @@ pub fn CompareTable(plans: Memo<Vec<(String, Option<Breakdown>)>>) -> impl IntoV
                 <tfoot>
                     <tr class="total"><th scope="row">"Total"</th>{move || cells(|b, u| format::bytes(b.total, u))}</tr>
                     <tr><th scope="row">"Capacity"</th>{move || cells(|b, u| format::bytes(b.capacity, u))}</tr>
-                    <tr><th scope="row">"Verdict"</th>{move || cells(|b, u| if b.fits { "fits".into() } else { format!("spills {}", format::bytes(b.spill_bytes, u)) })}</tr>
+                    <tr><th scope="row">"Verdict"</th>{move || cells(|b, u| match b.spill.outcome {
+                        Outcome::Fits => "fits".into(),
+                        Outcome::Spills => format!("spills {}", format::bytes(b.spill_bytes, u)),
+                        Outcome::OutOfMemory => format!("out of memory by {}", format::bytes(b.spill_bytes, u)),
+                    })}</tr>
                     <tr><th scope="row">"GPUs"</th>{move || cells(|b, _| b.gpus.to_string())}</tr>
                     <tr><th scope="row">"Step time"</th>{move || cells(|b, _| format::seconds(b.step_time.seconds))}</tr>
                 </tfoot>

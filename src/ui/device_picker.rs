@@ -1,8 +1,10 @@
-//! `DevicePicker`: the GPU (or MIG slice) every rank runs on.
+//! `DevicePicker`: the GPU (or MIG slice) every rank runs on, with the platform and sharing
+//! controls under it.
 
 use leptos::prelude::*;
 
 use super::field_error::FieldError;
+use super::runtime_controls::RuntimeControls;
 use super::state::Planner;
 use crate::model::device::devices;
 use crate::scenario::DeviceSpec;
@@ -35,6 +37,7 @@ pub fn DevicePicker() -> impl IntoView {
                 </select>
                 <FieldError field="device" />
             </div>
+            <RuntimeControls />
         </fieldset>
     }
 }

@@ -23,6 +23,7 @@ mod number_slider;
 mod panic_panel;
 mod parallel_controls;
 mod root;
+mod runtime_controls;
 mod saved_scenarios;
 mod search_panel;
 mod select_field;

@@ -41,7 +41,7 @@ pub struct Planner {
 }
 
 /// Fields that have a control of their own; errors on other fields are listed above the chart.
-pub const PLACED_FIELDS: [&str; 14] = [
+pub const PLACED_FIELDS: [&str; 18] = [
     "model",
     "training.micro_batch",
     "training.grad_accum",
@@ -56,6 +56,10 @@ pub const PLACED_FIELDS: [&str; 14] = [
     "parallel.sp",
     "parallel",
     "device",
+    "runtime.platform",
+    "runtime.jobs",
+    "runtime.memory_fraction",
+    "runtime.other_processes_bytes",
 ];
 
 /// True when an error on `error_field` belongs next to the control for `field`: the same

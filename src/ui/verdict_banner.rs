@@ -1,11 +1,13 @@
-//! `VerdictBanner`: fits or spills, in one sentence, with the model size, GPU count and
-//! step time under it, and the model's warnings.
+//! `VerdictBanner`: fits, spills (where, and how much slower) or out of memory, in one
+//! sentence, with the model size, GPU count and step (or prefill and per-token) time under
+//! it, and the model's warnings.
 
 use leptos::prelude::*;
 
 use super::state::Planner;
 use crate::chart::verdict;
 use crate::format;
+use crate::model::breakdown::Outcome;
 
 /// The banner above the chart.
 #[component]
@@ -20,14 +22,17 @@ pub fn VerdictBanner() -> impl IntoView {
         planner.plan.with(|p| {
             let b = &p.breakdown;
             let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
-            let mut line = format!(
-                "{} parameters ({} trainable) · {gpus} · step ≈ {}",
-                format::count(b.param_count),
-                format::count(b.trainable_params),
-                format::seconds(b.step_time.seconds)
-            );
-            if b.spill_bytes > 0 {
-                line.push_str(&format!(", ≈ {} with spill", format::seconds(b.step_time.seconds_with_spill)));
+            let st = &b.step_time;
+            let time = if st.decode_seconds_per_token > 0.0 {
+                format!("prefill ≈ {} · {} per token", format::seconds(st.prefill_seconds), format::seconds(st.decode_seconds_per_token))
+            } else {
+                format!("step ≈ {}", format::seconds(st.seconds))
+            };
+            let mut line = format!("{} parameters ({} trainable) · {gpus} · {time}", format::count(b.param_count), format::count(b.trainable_params));
+            if b.spill.outcome == Outcome::Spills {
+                let [low, high] = st.slowdown_range;
+                let base = if st.decode_seconds_per_token > 0.0 { st.decode_seconds_per_token } else { st.seconds };
+                line.push_str(&format!(", {}–{} with spill", format::seconds(base * low), format::seconds(base * high)));
             }
             if b.host_bytes > 0 {
                 line.push_str(&format!(" · {} per GPU kept in host memory", format::bytes(b.host_bytes, planner.units.get())));

@@ -22,7 +22,7 @@ test('page loads with the default scenario, a chart and no console error', async
   assert.equal(await page.locator('#micro-batch').inputValue(), '1');
   assert.equal(await page.locator('#seq-len').inputValue(), '4096');
   const verdict = await page.locator('#verdict').innerText();
-  assert.match(verdict, /^Spills .+ into shared memory — .+× slower \(Windows sysmem fallback\); out of memory on Linux/);
+  assert.match(verdict, /^Out of memory: needs .+ GiB, .+ over the .+ it can use \(Linux CUDA: torch\.OutOfMemoryError\)/);
   assert.equal(await page.locator('tr.component').count(), 6);
   // ECharts holds six stacked series and the capacity line.
   const option = await page.evaluate(() => {
@@ -61,14 +61,14 @@ test('moving the micro-batch slider changes the activations and the total', asyn
 
 test('a bigger device, or 8 GPUs with ZeRO-3, flips the verdict to fits', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url);
-  assert.match(await page.locator('#verdict').innerText(), /^Spills/);
+  assert.match(await page.locator('#verdict').innerText(), /^Out of memory/);
   await page.locator('#device').selectOption('b200-192gb');
   await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
   assert.match(await page.locator('#verdict').innerText(), /^Fits with .+ headroom/);
   await page.screenshot({ path: join(ARTIFACTS, 'fits-b200.png'), fullPage: true });
 
   await page.locator('#device').selectOption('h100-sxm-80gb');
-  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('spills'));
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('oom'));
   await setValue(page, '#dp', 8);
   await page.locator('#zero').selectOption('3');
   await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
@@ -159,7 +159,7 @@ test('extreme and out-of-range values never kill the page', async () => {
     await setValue(page, selector, value);
   }
   await page.waitForFunction(() => !document.querySelector('.stale'));
-  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills)/);
+  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills|Out of memory)/);
   assert.deepEqual(problems, []);
   assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
@@ -191,5 +191,39 @@ test('the model search finds catalogue models by Hub id or name, by keyboard', a
   await page.waitForFunction(() => document.getElementById('model').dataset.key === 'custom');
   assert.match(await page.locator('.warnings').innerText(), /vision tower is not/);
   assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the verdict names what happens beyond memory: Windows spill, Linux OOM, C2C, a shared GPU', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  // A GeForce card is assumed to be on Windows with the sysmem fallback: it spills, as a range.
+  await page.locator('#device').selectOption('rtx-4090-24gb');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('spills'));
+  const windows = await page.locator('#verdict .headline').innerText();
+  assert.match(windows, /^Spills .+ into shared GPU memory \(Windows sysmem fallback\) — [\d.]+–[\d.]+× slower per step \(optimizer states/);
+  assert.match(await page.locator('#platform-advice').innerText(), /Assumed: Windows, sysmem fallback on/);
+  await page.screenshot({ path: join(ARTIFACTS, 'verdict-windows-spill.png') });
+  // The same card on Linux: out of memory.
+  await page.locator('#platform').selectOption('linux');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('oom'));
+  await page.waitForFunction(() => /pf=linux/.test(location.search));
+  // A data-centre GPU is assumed to be Linux.
+  await page.locator('#platform').selectOption('auto');
+  await page.locator('#device').selectOption('h100-sxm-80gb');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('oom'));
+  assert.match(await page.locator('#verdict .headline').innerText(), /torch\.OutOfMemoryError/);
+  await page.screenshot({ path: join(ARTIFACTS, 'verdict-datacenter-oom.png') });
+  // GH200 reaches CPU memory over NVLink-C2C.
+  await page.locator('#device').selectOption('gh200-96gb');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('spills'));
+  assert.match(await page.locator('#verdict .headline').innerText(), /into CPU memory over NVLink-C2C/);
+  await page.screenshot({ path: join(ARTIFACTS, 'verdict-gh200-c2c.png') });
+  // Two jobs share a B200: each gets half, and the page says which fraction to set.
+  await page.locator('#device').selectOption('b200-192gb');
+  await setValue(page, '#jobs', 2);
+  await page.waitForFunction(() => /set_per_process_memory_fraction\(0\.5\d?\)/.test(document.getElementById('platform-advice').innerText));
+  await page.screenshot({ path: join(ARTIFACTS, 'verdict-shared-gpu.png') });
+  assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });

@@ -110,7 +110,7 @@ test('the embed view in an iframe of the documentation example shows the verdict
   await page.goto(env.url + 'docs-example.html');
   // The iframes start at 360px (CSS); the script sets each from the reported height.
   await page.waitForFunction(() => [...document.querySelectorAll('iframe.headroom')].every((f) => f.getAttribute('height') && f.style.height), null, { timeout: 15000 });
-  for (const [id, verdict] of [['#embed-fits', /^Fits with/], ['#embed-spills', /^Spills/]]) {
+  for (const [id, verdict] of [['#embed-fits', /^Fits with/], ['#embed-spills', /^Out of memory/]]) {
     const frame = page.frameLocator(id);
     await frame.locator('#verdict').waitFor();
     assert.match(await frame.locator('#verdict .headline').innerText(), verdict);

@@ -227,7 +227,7 @@ test('compare shows two scenarios side by side, a stacked bar each and the strat
   await setValue(page, '#cmp-b-dp', 8);
   await page.locator('#cmp-b-zero').selectOption('3');
   await page.waitForFunction(() => document.getElementById('cmp-b-verdict').classList.contains('fits'));
-  assert.match(await page.locator('#cmp-a-verdict').innerText(), /^Spills/);
+  assert.match(await page.locator('#cmp-a-verdict').innerText(), /^Out of memory/);
   // A third column, then its removal.
   await page.locator('#compare-add').click();
   assert.equal(await page.locator('.compare-column').count(), 3);
@@ -251,7 +251,7 @@ test('compare shows two scenarios side by side, a stacked bar each and the strat
   assert.equal(await page.locator('.compare-column').count(), 2);
   // "Use current planner scenario" copies the planner's scenario into a column.
   await page.locator('#cmp-b-use-current').click();
-  await page.waitForFunction(() => document.getElementById('cmp-b-verdict').classList.contains('spills'));
+  await page.waitForFunction(() => document.getElementById('cmp-b-verdict').classList.contains('oom'));
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -15,7 +15,7 @@ pub fn StepCaption(anim: Animation) -> impl IntoView {
         let units = planner.units.get();
         anim.escalation.with(|e| match e.steps.get(k) {
             Some(s) => {
-                let verdict = if s.fits() { "fits".to_string() } else { format!("spills {}", format::bytes(s.breakdown.spill_bytes, units)) };
+                let verdict = if s.fits() { "fits".to_string() } else { format!("{} over", format::bytes(s.breakdown.spill_bytes, units)) };
                 format!("Step {k} of {}: {} — {} per GPU, {verdict}", e.steps.len().saturating_sub(1), s.name, format::bytes(s.breakdown.total, units))
             }
             None => String::new(),

@@ -1,0 +1,86 @@
+//! `RuntimeControls`: what happens beyond the GPU's memory (the platform) and how the GPU is
+//! shared (a per-process memory fraction, memory other processes hold, identical jobs), with
+//! the `set_per_process_memory_fraction` value to use when it is shared.
+
+use leptos::prelude::*;
+
+use super::field_error::FieldError;
+use super::number_slider::NumberSlider;
+use super::select_field::SelectField;
+use super::state::{enum_from_id, enum_id, Planner};
+use crate::scenario::Platform;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Each platform with the words the menu shows.
+const PLATFORMS: [(Platform, &str); 7] = [
+    (Platform::Auto, "auto (by GPU)"),
+    (Platform::Linux, "Linux CUDA (out of memory)"),
+    (Platform::WindowsFallback, "Windows, sysmem fallback on"),
+    (Platform::WindowsNoFallback, "Windows, sysmem fallback off"),
+    (Platform::Managed, "CUDA managed memory"),
+    (Platform::Offload, "deliberate offload"),
+    (Platform::C2c, "NVLink-C2C superchip"),
+];
+
+/// Platform and sharing controls.
+#[component]
+pub fn RuntimeControls() -> impl IntoView {
+    let planner = Planner::get();
+    let platform = planner.slice(|s| enum_id(&s.runtime.platform));
+    let jobs = planner.slice(|s| s.runtime.jobs);
+    let fraction = planner.slice(|s| s.runtime.memory_fraction);
+    let others = planner.slice(|s| s.runtime.other_processes_bytes as f64 / GIB);
+    let advice = move || {
+        planner.plan.with(|p| {
+            let spill = &p.breakdown.spill;
+            let resolved = PLATFORMS.iter().find(|(pl, _)| *pl == spill.platform).map_or("", |(_, l)| l);
+            let mut text = format!("Assumed: {resolved}.");
+            if let Some(f) = spill.recommended_memory_fraction {
+                text.push_str(&format!(" Give each job its share with torch.cuda.set_per_process_memory_fraction({f:.2})."));
+            }
+            text
+        })
+    };
+    let on_fraction = move |ev: leptos::ev::Event| {
+        if let Ok(f) = event_target_value(&ev).parse::<f64>() {
+            planner.set(|s| s.runtime.memory_fraction = f);
+        }
+    };
+    let on_others = move |ev: leptos::ev::Event| {
+        if let Ok(g) = event_target_value(&ev).parse::<f64>() {
+            if g.is_finite() && g >= 0.0 {
+                planner.set(|s| s.runtime.other_processes_bytes = (g * GIB) as u64);
+            }
+        }
+    };
+    view! {
+        <SelectField
+            label="Beyond GPU memory"
+            id="platform"
+            field="runtime.platform"
+            options=PLATFORMS.iter().map(|(p, l)| (enum_id(p), l.to_string())).collect()
+            value=platform
+            on_change=move |v: String| {
+                if let Some(p) = enum_from_id::<Platform>(&v) {
+                    planner.set(|s| s.runtime.platform = p);
+                }
+            }
+        />
+        <p class="hint" id="platform-advice" aria-live="polite">{advice}</p>
+        <NumberSlider label="Jobs sharing this GPU" id="jobs" field="runtime.jobs" min=1 max=16 value=jobs
+            on_change=move |v| planner.set(|s| s.runtime.jobs = v) />
+        <div class="pair">
+            <div class="control">
+                <label for="memory-fraction">"Per-process memory fraction"</label>
+                <input id="memory-fraction" type="number" min="0.01" max="1" step="0.01" prop:value=move || fraction.get().to_string() on:change=on_fraction />
+                <FieldError field="runtime.memory_fraction" />
+            </div>
+            <div class="control">
+                <label for="other-processes">"Used by other processes (GiB)"</label>
+                <input id="other-processes" type="number" min="0" step="0.5" prop:value=move || format!("{:.1}", others.get()) on:change=on_others />
+                <FieldError field="runtime.other_processes_bytes" />
+            </div>
+        </div>
+    }
+}

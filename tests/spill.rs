@@ -1,0 +1,79 @@
+//! What spilling costs, checked against hand computations (`src/model/spill.rs`).
+
+use headroom::model::breakdown::{Component, Outcome};
+use headroom::{estimate, Scenario};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn plan(json: &str) -> headroom::Breakdown {
+    estimate(&Scenario::from_json(json).unwrap_or_else(|e| panic!("{e}")).scenario)
+}
+
+/// Llama-3-8B decoding in bf16 on a 12 GiB card with PCIe 4.0 (32 GB/s per direction) and
+/// 504 GB/s of memory bandwidth, Windows sysmem fallback, batch 1, 4096-token context.
+/// In memory, a token reads the 16.06 GB of weights and the 0.54 GB KV cache: 16.6 GB /
+/// 504 GB/s = 32.9 ms. About 5 GB do not fit (weights, KV cache and workspace ≈ 17 GB plus
+/// overhead, against 12.88 GB); each spilled byte crosses the link once per token, so the low
+/// end adds ≈ 5 GB / 32 GB/s ≈ 150 ms: ≈ 5.6× slower per token. The test derives the exact
+/// figure from the breakdown's own bytes.
+#[test]
+fn llama3_8b_decode_on_a_12_gib_card() {
+    let b = plan(
+        r#"{"model": {"preset": "llama-3-8b"}, "training": {"mode": "inference", "precision": "bf16", "seq_len": 4096},
+            "device": {"capacity_bytes": 12884901888, "hbm_bandwidth": 504e9, "host_link_bandwidth": 32e9, "bf16_tflops": 100},
+            "runtime": {"platform": "windows-fallback"}}"#,
+    );
+    assert_eq!(b.spill.outcome, Outcome::Spills);
+    let in_memory = (b.parameters + b.activations) as f64 / 504e9;
+    assert!((b.step_time.decode_seconds_per_token - in_memory).abs() < 1e-12);
+    assert!((in_memory - 0.0329).abs() < 0.001, "{in_memory}");
+    let spilled: u64 = b.spill.by_component.iter().map(|(_, v)| v).sum();
+    assert_eq!(spilled, b.total - b.capacity);
+    // The KV cache (allocated after the weights) spills first, then the workspace, then weights.
+    assert_eq!(b.spill.by_component[0].0, Component::Activations);
+    let low = (in_memory + spilled as f64 / 32e9) / in_memory;
+    assert!((b.step_time.slowdown_range[0] - low).abs() < 1e-9);
+    assert!((5.0..6.5).contains(&low), "{low}");
+    // Thrashing moves every byte a token touches over the link: ≥ the low end.
+    assert!(b.step_time.slowdown_range[1] >= low);
+}
+
+/// Llama-3.2-1B full fine-tuning on an RTX 4090 (24 GiB, PCIe 4.0 32 GB/s, 165 dense TFLOPS at
+/// 40 %): micro-batch 8 × 4096 needs ≈ 130 GiB; on Windows the optimizer states (9.2 GiB,
+/// allocated last) spill first, then temporaries and activations. Each spilled optimizer
+/// byte crosses the link twice per step, each activation byte twice (written in forward,
+/// read in backward). The range's low end streams those bytes; the high end moves every
+/// byte the step touches.
+#[test]
+fn windows_spill_of_optimizer_state_on_a_4090() {
+    let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}}"#);
+    assert_eq!(b.spill.outcome, Outcome::Spills);
+    let (first, bytes) = b.spill.by_component[0];
+    assert_eq!(first, Component::OptimizerStates);
+    assert_eq!(bytes, b.optimizer_states);
+    let traffic: f64 = b.spill.by_component.iter().map(|(_, v)| 2.0 * *v as f64).sum();
+    let low = (b.step_time.seconds + traffic / 32e9) / b.step_time.seconds;
+    assert!((b.step_time.slowdown_range[0] - low).abs() < 1e-9, "{:?} vs {low}", b.step_time.slowdown_range);
+    assert!(b.step_time.slowdown_range[1] > b.step_time.slowdown_range[0]);
+}
+
+/// 30 GiB of optimizer state over a 4090's PCIe 4.0 link: 60 GiB a step, 2.01 s at 32 GB/s.
+#[test]
+fn thirty_gib_of_optimizer_state_streams_in_two_seconds() {
+    // Llama-3-8B in pure bf16 with AdamW: 16 GB weights, 16 GB gradients, 32 GB states, far
+    // more than 24 GiB: the states (allocated last) all land in shared memory.
+    let b = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "seq_len": 256}, "device": {"preset": "rtx-4090-24gb"}}"#);
+    let states = b.spill.by_component.iter().find(|(c, _)| *c == Component::OptimizerStates).map(|(_, v)| *v as f64).unwrap_or(0.0);
+    assert!((states - 2.0 * 8_030_261_248.0 * 2.0).abs() < 1.0, "all of the bf16 Adam states spill: {states}");
+    let seconds_for_states = 2.0 * states / 32e9;
+    assert!((seconds_for_states - 2.0 * 29.9 * GIB / 32e9).abs() < 0.01 * seconds_for_states);
+}
+
+/// Managed memory's high end is page-fault bound (64 KiB per 20 µs ≈ 3.3 GB/s), far slower
+/// than streaming over the same link.
+#[test]
+fn managed_memory_range_is_wide() {
+    let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}, "runtime": {"platform": "managed"}}"#);
+    let [low, high] = b.step_time.slowdown_range;
+    assert!(high > 5.0 * low, "{low} – {high}");
+}
