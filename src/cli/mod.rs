@@ -6,11 +6,15 @@
 //! - `headroom url [FILE|-] [--base URL]`: the planner URL of a scenario.
 //! - `headroom decode URL`: the scenario JSON of a planner URL.
 //! - `headroom presets`: model and device ids.
+//! - `headroom check [FILE|-] --measured FILE [--format json|markdown]`: a measured run beside
+//!   the plan (`check.rs`).
 //!
 //! Input is read from a file, or stdin for `-` or no argument. Bad input exits with status 2
 //! and one line naming the bad field; the CLI never panics on input.
 
 use std::io::Read;
+
+mod check;
 
 use crate::model::device::devices;
 use crate::plan::escalation::{escalate, Step};
@@ -26,6 +30,9 @@ const USAGE: &str = "usage:
   headroom url [FILE|-] [--base URL]                       Scenario JSON in, planner link out
   headroom decode URL                                      planner link in, Scenario JSON out
   headroom presets                                         model and device preset ids
+  headroom check [FILE|-] --measured RUN [--format json|markdown]
+                                                           a measured run (memory_summary() text,
+                                                           nvidia-smi CSV or JSON) beside the plan
   headroom --help";
 
 /// Run the CLI with these arguments (without the program name); returns the exit status.
@@ -51,6 +58,7 @@ fn dispatch(args: &[String]) -> Result<String, String> {
         Some("url") => url_command(&Options::parse(rest, &["--base"])?),
         Some("decode") => decode_command(rest),
         Some("presets") => Ok(list_presets()),
+        Some("check") => check::check_command(&Options::parse(rest, &["--measured", "--format"])?),
         Some("--help") | Some("-h") | Some("help") => Ok(USAGE.to_string()),
         Some(other) => Err(format!("unknown command \"{other}\"\n{USAGE}")),
         None => Err(USAGE.to_string()),

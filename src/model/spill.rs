@@ -185,9 +185,9 @@ mod tests {
     }
 
     /// 1 GiB of optimizer state spilled on a 4090 (PCIe 4.0, 32 GB/s per direction): 2 GiB
-    /// cross the link per step, 2·2³⁰ / 32e9 = 67.1 ms; the thrash bound moves every byte the
-    /// step touches: (4·16 + 2·1… ) — here weights 2·1+2 = 4 passes of 20 GiB, states 2 of 1 GiB,
-    /// activations 2 of 4 GiB: 90 GiB / 32 GB/s = 3.02 s.
+    /// cross the link per step, 2·2³⁰ / 32e9 = 67.1 ms. The thrash bound moves every byte the
+    /// step touches: the weights 4 times (forward, backward, optimizer read and write), the
+    /// states twice, the activations twice.
     #[test]
     fn one_gib_of_optimizer_state_on_a_4090() {
         let training = Training::default();
