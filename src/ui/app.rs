@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::breakdown_table::BreakdownTable;
+use super::measured_panel::MeasuredPanel;
 use super::device_picker::DevicePicker;
 use super::memory_chart::MemoryChart;
 use super::model_picker::ModelPicker;
@@ -37,6 +38,7 @@ pub fn App() -> impl IntoView {
                 <MemoryChart />
                 <ShareToolbar />
                 <BreakdownTable />
+                <MeasuredPanel />
             </section>
             <form class="controls" aria-label="Scenario" on:submit=|ev| ev.prevent_default()>
                 <ModelPicker />

@@ -17,6 +17,7 @@ mod compare_table;
 mod device_picker;
 mod embed_view;
 mod field_error;
+mod measured_panel;
 mod memory_chart;
 mod model_picker;
 mod number_slider;

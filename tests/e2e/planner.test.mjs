@@ -2,9 +2,9 @@
 // Run with `node --test tests/e2e/` after `trunk build --release` (scripts/test.sh does both).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, chooseModel, componentSize, modelKey, openPlanner, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, ROOT, chooseModel, componentSize, modelKey, openPlanner, setValue, start, waitForChart } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -225,5 +225,24 @@ test('the verdict names what happens beyond memory: Windows spill, Linux OOM, C2
   await page.screenshot({ path: join(ARTIFACTS, 'verdict-shared-gpu.png') });
   assert.deepEqual(problems, []);
   assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
+  await page.close();
+});
+
+test('a measured run pasted beside the plan: memory_summary, and a malformed paste', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=llama-3.2-1b&p=bf16&s=2048');
+  const summary = readFileSync(join(ROOT, 'tests', 'fixtures', 'measured_runs', 'llama-1b-bf16-h100.txt'), 'utf8');
+  await page.locator('#measured-panel > summary').click();
+  await page.locator('#measured-input').fill(summary);
+  await page.locator('#measured-table').waitFor();
+  const text = await page.locator('#measured-table').innerText();
+  assert.match(text, /allocated/);
+  assert.match(text, /allocator cache and fragmentation/);
+  await page.locator('#measured-panel').screenshot({ path: join(ARTIFACTS, 'measured-run.png') });
+  // A truncated nvidia-smi line names its line; the plan stays.
+  await page.locator('#measured-input').fill('memory.used [MiB], memory.total [MiB]\n10240 MiB');
+  await page.locator('#measured-error').waitFor();
+  assert.match(await page.locator('#measured-error').innerText(), /^line 2: /);
+  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills|Out of memory)/);
+  assert.deepEqual(problems, []);
   await page.close();
 });
