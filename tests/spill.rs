@@ -69,11 +69,35 @@ fn thirty_gib_of_optimizer_state_streams_in_two_seconds() {
     assert!((seconds_for_states - 2.0 * 29.9 * GIB / 32e9).abs() < 0.01 * seconds_for_states);
 }
 
-/// Managed memory's high end is page-fault bound (64 KiB per 20 µs ≈ 3.3 GB/s), far slower
+/// Managed memory's high end is page-fault bound (64 KiB per 50 µs ≈ 1.3 GB/s), far slower
 /// than streaming over the same link.
 #[test]
 fn managed_memory_range_is_wide() {
     let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}, "runtime": {"platform": "managed"}}"#);
     let [low, high] = b.step_time.slowdown_range;
     assert!(high > 5.0 * low, "{low} – {high}");
+}
+
+/// A published managed-memory run: Llama-3.1-8B q8_0 (≈ 8.5 GB of weights) with 293 MB over an
+/// 8 GB card (PCIe 4.0 x8, ≈ 15 GB/s) under a `cudaMallocManaged` hook decoded at ~0.2 tok/s
+/// (S. Lobjoit, "Fitting an LLM Into VRAM That Isn't There", 2026): ≈ 5 s per token, an
+/// effective 1.7 GB/s for the bytes a token reads. Headroom has no q8_0 weights, so the same
+/// setup is built with Phi-3-mini in bf16 (≈ 7.6 GB read per token) on a custom 272 GB/s card
+/// whose capacity leaves the same 293 MB over; the published rate then means ≈ 4.5 s per token,
+/// which must fall inside the predicted range.
+#[test]
+fn a_published_managed_memory_run_falls_inside_the_range() {
+    let probe = plan(r#"{"model": {"preset": "microsoft/Phi-3-mini-4k-instruct"}, "training": {"mode": "inference", "precision": "bf16", "seq_len": 512}}"#);
+    let capacity = probe.total - 293_000_000;
+    let b = plan(&format!(
+        r#"{{"model": {{"preset": "microsoft/Phi-3-mini-4k-instruct"}}, "training": {{"mode": "inference", "precision": "bf16", "seq_len": 512}},
+            "device": {{"capacity_bytes": {capacity}, "hbm_bandwidth": 272e9, "host_link_bandwidth": 15e9, "bf16_tflops": 60}},
+            "runtime": {{"platform": "managed"}}}}"#
+    ));
+    assert_eq!(b.spill.outcome, Outcome::Spills);
+    let read_per_token = (b.parameters + b.activations) as f64;
+    let published_seconds = read_per_token / (8.5e9 / 5.0);
+    let token = b.step_time.decode_seconds_per_token;
+    let [low, high] = b.step_time.slowdown_range;
+    assert!(token * low <= published_seconds && published_seconds <= token * high, "{} – {} s vs {published_seconds} s", token * low, token * high);
 }
