@@ -3,9 +3,10 @@
 //! nvidia-smi CSV and the measurement JSON; bad input names its line; `compare` splits the
 //! plan like the allocator; and `headroom check` end to end.
 
-use std::io::Write;
+mod common;
+use common::run;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use headroom::measured::{compare, parse_measurement, parse_measurement_bytes, side_of, Category, Format, Measured, PYTHON_SNIPPET};
 use headroom::{estimate, Scenario};
@@ -322,18 +323,6 @@ fn python_snippet_prints_the_json_keys() {
 
 // ---------------------------------------------------------------- the CLI
 
-fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn headroom");
-    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
-    let out = child.wait_with_output().expect("wait");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
 
 fn temp(name: &str, contents: &[u8]) -> PathBuf {
     let path = std::env::temp_dir().join(format!("headroom-check-{}-{name}", std::process::id()));
