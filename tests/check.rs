@@ -431,3 +431,13 @@ mod mutations {
         }
     }
 }
+
+/// A bare 14-digit number (found by the fuzzer) reads as nvidia-smi MiB: 10 EiB, more than any
+/// GPU has: an error naming line 1, not an overflowing difference.
+#[test]
+fn absurd_sizes_are_refused() {
+    let err = headroom::measured::parse_measurement("10811091551099\n").unwrap_err();
+    assert_eq!(err.line, 1, "{err}");
+    let err = headroom::measured::parse_measurement("{\"max_memory_allocated\": 18446744073709551615}").unwrap_err();
+    assert!(err.to_string().contains("more memory than any GPU"), "{err}");
+}

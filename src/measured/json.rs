@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::units::quote;
+use super::units::{quote, MAX_BYTES};
 use super::{Format, MeasureError, Measured};
 
 /// The keys this format defines.
@@ -56,6 +56,12 @@ pub(super) fn parse(text: &str) -> Result<Measured, MeasureError> {
     m.reserved_peak = raw.max_memory_reserved;
     m.used = raw.used;
     m.total = raw.total;
+    for (key, value) in KEYS.iter().zip([m.allocated_peak, m.reserved_peak, m.used, m.total]) {
+        if value.is_some_and(|v| v > MAX_BYTES) {
+            let line = text.find(&format!("\"{key}\"")).map_or(1, |i| text[..i].matches('\n').count() + 1);
+            return Err(MeasureError::at(line, format!("{key} is more memory than any GPU has (over 1 PiB)")));
+        }
+    }
     if [m.allocated_peak, m.reserved_peak, m.used, m.total].iter().all(Option::is_none) {
         return Err(MeasureError::at(1, format!("the JSON has none of {}", KEYS.join(", "))));
     }

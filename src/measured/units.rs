@@ -2,6 +2,9 @@
 //! binary units PyTorch's `_format_size` and nvidia-smi use (`B`, `KiB`, `MiB`, `GiB`, `TiB`, `PiB`).
 //! Errors are plain sentences; the caller adds the line.
 
+/// More memory than any one GPU has (1 PiB): a reading above it is a typo or garbage.
+pub(crate) const MAX_BYTES: u64 = 1 << 50;
+
 /// Bytes per unit, for the units the tools print.
 pub(crate) fn unit_bytes(unit: &str) -> Option<u64> {
     Some(match unit {
@@ -45,7 +48,7 @@ pub(crate) fn size(text: &str, default_unit: Option<u64>, what: &str) -> Result<
     } else {
         unit_bytes(unit).ok_or_else(|| format!("{what}: unknown unit {} (expected B, KiB, MiB, GiB, TiB or PiB)", quote(unit)))?
     };
-    n.checked_mul(per).ok_or_else(|| format!("{what}: {} is too large", quote(t)))
+    n.checked_mul(per).filter(|b| *b <= MAX_BYTES).ok_or_else(|| format!("{what}: {} is more memory than any GPU has", quote(t)))
 }
 
 /// The unit a size cell was printed in, in bytes (1 when absent or unknown).
