@@ -7,6 +7,7 @@
 //! old links working). Parameter counts (total and active) are checked against transformers
 //! in `tests/fixtures/measured/param_counts.json`.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -44,9 +45,23 @@ pub fn model_presets() -> &'static [ModelPreset] {
     PRESETS.get_or_init(|| CATALOGUE_FILES.iter().filter_map(|(stem, text)| parse_preset(stem, text)).collect())
 }
 
-/// The preset named `id` (Hub id or alias).
+/// The preset named `id` (Hub id or alias): an exact name through an index built once
+/// (every estimate resolves its model), else a case-insensitive match.
 pub fn model_preset(id: &str) -> Option<&'static ModelPreset> {
-    model_presets().iter().find(|p| p.is_named(id))
+    static INDEX: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut map = HashMap::new();
+        for (i, p) in model_presets().iter().enumerate() {
+            for name in std::iter::once(&p.id).chain(&p.aliases) {
+                map.insert(name.as_str(), i);
+            }
+        }
+        map
+    });
+    match index.get(id) {
+        Some(&i) => model_presets().get(i),
+        None => model_presets().iter().find(|p| p.is_named(id)),
+    }
 }
 
 /// Hub ids of all model presets, in catalogue order.
