@@ -303,6 +303,7 @@ impl Scenario {
         range("parallel.ep", p.ep, LIMIT_DEGREE);
         range("parallel.virtual_stages", p.virtual_stages, 1024);
         range("runtime.jobs", self.runtime.jobs, 1024);
+        range("training.techniques.loss_chunks", t.techniques.loss_chunks, 1024);
         if let Some(size) = t.image_size {
             range("training.image_size", size, 65_536);
         }
@@ -316,6 +317,12 @@ impl Scenario {
             if lora.targets.is_empty() {
                 errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));
             }
+        }
+        if t.techniques.optimizer_in_backward && t.grad_accum > 1 {
+            errors.push(InputError::new(
+                "training.techniques.optimizer_in_backward",
+                "cannot accumulate gradients: each gradient is freed by its update in backward (set grad_accum to 1)",
+            ));
         }
         let fraction = self.runtime.memory_fraction;
         if !(fraction > 0.0 && fraction <= 1.0) {

@@ -134,6 +134,8 @@ pub struct Training {
     pub mode: Mode,
     pub frozen: Frozen,
     pub lora: Option<Lora>,
+    /// Framework techniques that change which tensors exist (loss, optimizer placement, offload).
+    pub techniques: Techniques,
 }
 
 impl Default for Training {
@@ -151,6 +153,7 @@ impl Default for Training {
             mode: Mode::Train,
             frozen: Frozen::default(),
             lora: None,
+            techniques: Techniques::default(),
         }
     }
 }
@@ -324,5 +327,39 @@ pub struct Runtime {
 impl Default for Runtime {
     fn default() -> Self {
         Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1 }
+    }
+}
+
+/// How the loss is computed from the last hidden states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Loss {
+    /// The full logits, upcast to fp32 (transformers' `ForCausalLMLoss`).
+    #[default]
+    Standard,
+    /// Logits and cross-entropy in `loss_chunks` chunks of tokens (torchtune
+    /// `CEWithChunkedOutputLoss`).
+    Chunked,
+    /// Output projection and cross-entropy fused, never materialising the logits (Liger
+    /// `LigerFusedLinearCrossEntropyLoss`, Apple's Cut Cross-Entropy).
+    FusedLinear,
+}
+
+/// Framework techniques that change memory (issue: the frameworks' memory techniques).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Techniques {
+    pub loss: Loss,
+    /// Chunks of the chunked cross-entropy (torchtune's default: 8).
+    pub loss_chunks: u64,
+    /// Each parameter's optimizer step runs in backward as soon as its gradient is ready,
+    /// and the gradient is freed (`register_post_accumulate_grad_hook`; torchtune
+    /// `optimizer_in_bwd`). Not with gradient accumulation.
+    pub optimizer_in_backward: bool,
+}
+
+impl Default for Techniques {
+    fn default() -> Self {
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false }
     }
 }

@@ -89,6 +89,9 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         trainable_params = summary.trainable_params;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
         add_activations(&mb, s.training, &layout, sp, flight, &mut ledger);
+        if s.training.techniques.optimizer_in_backward {
+            ledger.remove(Component::Gradients);
+        }
         let gradient_bytes = ledger.sum(Component::Gradients);
         temporary_buffers(
             &TemporaryInputs { arch, training: s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
@@ -99,16 +102,21 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         // unless something keeps them (see `gradients_persist`).
         ledger.confine(Component::Activations, Phase::ForwardBackward);
         ledger.confine(Component::Temporary, Phase::ForwardBackward);
-        if !gradients_persist(s) {
-            ledger.confine(Component::Gradients, Phase::OptimizerStep);
+        // Optimizer step fused into backward: no gradients persist and there is no
+        // optimizer-step peak; one parameter's gradient and update are a backward transient
+        // (temporary.rs).
+        if !s.training.techniques.optimizer_in_backward {
+            if !gradients_persist(s) {
+                ledger.confine(Component::Gradients, Phase::OptimizerStep);
+            }
+            ledger.add(
+                Component::Temporary,
+                "optimizer step intermediates",
+                states::optimizer_step_intermediates(&summary, s.training, layout.zero, s.parallel.offload),
+                "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
+            );
+            ledger.confine(Component::Temporary, Phase::OptimizerStep);
         }
-        ledger.add(
-            Component::Temporary,
-            "optimizer step intermediates",
-            states::optimizer_step_intermediates(&summary, s.training, layout.zero, s.parallel.offload),
-            "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
-        );
-        ledger.confine(Component::Temporary, Phase::OptimizerStep);
     } else {
         inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
     }

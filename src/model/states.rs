@@ -120,6 +120,10 @@ pub struct StatesSummary {
     pub largest_edge_tensor_local: f64,
     /// Bytes per element of the weights as stored on the GPU.
     pub weight_bytes: f64,
+    /// Bytes per element of a gradient.
+    pub grad_bytes: f64,
+    /// Elements of the largest trainable tensor on this GPU.
+    pub largest_trainable_local: f64,
 }
 
 /// Add parameters, gradients and optimizer states of this GPU to `ledger`; host-resident
@@ -130,7 +134,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
-    let mut summary = StatesSummary { weight_bytes: b.weight, ..Default::default() };
+    let mut summary = StatesSummary { weight_bytes: b.weight, grad_bytes: b.grad, ..Default::default() };
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
@@ -141,6 +145,9 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         let trainable = is_trainable(&t, training, frozen_fraction);
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
+        if trainable > 0.0 {
+            summary.largest_trainable_local = summary.largest_trainable_local.max(t.numel() / layout.tp.max(1.0));
+        }
         // Autocast casts the weights of linears and convolutions, not embedding tables.
         if t.is_matmul_weight() || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;

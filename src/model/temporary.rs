@@ -8,7 +8,7 @@ use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
-use crate::model::inputs::{Attention, Checkpointing, Offload, Training, Zero};
+use crate::model::inputs::{Attention, Checkpointing, Offload, Optimizer, Training, Zero};
 
 /// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
 /// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
@@ -64,6 +64,19 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
                 "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
             ));
         }
+    }
+    if t.techniques.optimizer_in_backward {
+        // PyTorch tutorial "How to save memory by fusing the optimizer step into the backward
+        // pass" (register_post_accumulate_grad_hook); torchtune `optimizer_in_bwd`: each
+        // gradient is freed right after its own update, so one tensor's gradient and its
+        // update's foreach intermediate are alive at a time, during backward.
+        let foreach = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
+        let per_element = i.states.grad_bytes + if foreach { t.precision.optimizer_state_bytes() as f64 } else { 0.0 };
+        transients.push((
+            "one parameter's gradient and update (optimizer step in backward)",
+            i.states.largest_trainable_local * per_element,
+            "largest trainable tensor × (gradient bytes + one foreach intermediate): freed by its post-accumulate hook right after its update",
+        ));
     }
     match t.checkpointing {
         Checkpointing::Full => transients.push((

@@ -38,10 +38,11 @@ pub enum Step {
     FlashAttention,
     Lora,
     Qlora,
+    OptimizerInBackward,
 }
 
 impl Step {
-    pub const ALL: [Step; 14] = [
+    pub const ALL: [Step; 15] = [
         Step::MixedPrecision,
         Step::SelectiveCheckpointing,
         Step::ActivationCheckpointing,
@@ -56,6 +57,7 @@ impl Step {
         Step::FlashAttention,
         Step::Lora,
         Step::Qlora,
+        Step::OptimizerInBackward,
     ];
 
     /// The seed flowchart's ladder.
@@ -77,6 +79,7 @@ impl Step {
             Step::FlashAttention => "Flash attention",
             Step::Lora => "LoRA",
             Step::Qlora => "QLoRA",
+            Step::OptimizerInBackward => "Optimizer step in backward",
         }
     }
 }
@@ -298,6 +301,16 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                 format!("split each sequence over {} GPUs (ring attention)", n.parallel.cp)
             } else {
                 "no room for context parallelism".into()
+            }
+        }
+        Step::OptimizerInBackward => {
+            if s.training.techniques.optimizer_in_backward {
+                "already fused into backward".into()
+            } else if s.training.grad_accum > 1 {
+                "needs gradient accumulation 1: each gradient is freed by its update".into()
+            } else {
+                n.training.techniques.optimizer_in_backward = true;
+                "update each parameter in backward and free its gradient: no gradients and no optimizer-step peak (register_post_accumulate_grad_hook)".into()
             }
         }
         Step::Optimizer8bit => {
