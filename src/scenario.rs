@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::arch::{Architecture, Stack};
-pub use crate::model::inputs::{Attention, Checkpointing, Frozen, Lora, LoraBase, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Training, Zero};
+pub use crate::model::inputs::{Attention, Checkpointing, Frozen, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Techniques, Training, Zero};
 use crate::model::device::{device_preset, Device};
 use crate::import::hf_config::import_hf_config;
 use crate::import::presets::{model_preset, model_preset_ids};

@@ -27,3 +27,31 @@ fn optimizer_in_backward_refuses_gradient_accumulation() {
     let s = Scenario::from_json(r#"{"training": {"grad_accum": 4, "techniques": {"optimizer_in_backward": true}}}"#).expect("decodes").scenario;
     assert!(s.validate().iter().any(|e| e.field == "training.techniques.optimizer_in_backward"));
 }
+
+/// Llama-3.2-3B in bf16, micro-batch 2 × 4096 tokens (torchtune's "Optimization flags" setup):
+/// T·V = 8192 × 128,256 logits. transformers' loss holds two fp32 gradient buffers of them at
+/// the start of backward (8·T·V = 8.4 GB); in 8 chunks one chunk's (1.05 GB): the peak falls
+/// by 7/8 of 8.4 GB = 7.35 GB, while the saved fp32 log-softmax (4·T·V) stays.
+#[test]
+fn chunked_cross_entropy_holds_one_chunk_of_logit_gradients() {
+    let base = r#"{"model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096"#;
+    let plain = plan(&format!("{base}}}}}"));
+    let chunked = plan(&format!(r#"{base}, "techniques": {{"loss": "chunked"}}}}}}"#));
+    let tv = 8192.0 * 128_256.0;
+    let saved = plain.phases.forward_backward.total as f64 - chunked.phases.forward_backward.total as f64;
+    // Fragmentation (5 % of the dynamic bytes) shrinks with them.
+    assert!((saved - 8.0 * tv * 7.0 / 8.0 * 1.05).abs() < 0.01 * saved, "{saved}");
+    let logsoftmax = |b: &headroom::Breakdown| b.terms.iter().find(|t| t.name == "fp32 log-softmax of the logits").map(|t| t.bytes);
+    assert_eq!(logsoftmax(&plain), logsoftmax(&chunked));
+}
+
+/// Liger's fused linear cross-entropy keeps no logits: the saved fp32 log-softmax (4·T·V) and
+/// the LM head input go; the gradients of the hidden states (2·T·h) and of the output weight
+/// (2·V·h) are saved instead (3B ties its head to the embedding).
+#[test]
+fn fused_linear_cross_entropy_keeps_no_logits() {
+    let b = plan(r#"{"model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096, "techniques": {"loss": "fused-linear"}}}"#);
+    assert!(!b.terms.iter().any(|t| t.name == "fp32 log-softmax of the logits" || t.name == "LM head input"));
+    let fused = b.terms.iter().find(|t| t.name.starts_with("fused linear cross-entropy gradients")).expect("fused term").bytes;
+    assert_eq!(fused, 2 * 8192 * 3072 + 2 * 128_256 * 3072);
+}

@@ -8,7 +8,7 @@ use super::breakdown::Component;
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
-use crate::model::inputs::{Attention, Checkpointing, Offload, Optimizer, Training, Zero};
+use crate::model::inputs::{Attention, Checkpointing, Loss, Offload, Optimizer, Training, Zero};
 
 /// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
 /// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
@@ -50,11 +50,30 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
-            transients.push((
-                "loss gradient buffers",
-                8.0 * tokens * arch.vocab as f64 / layout.tp,
-                "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
-            ));
+            let logits = tokens * arch.vocab as f64 / layout.tp;
+            transients.push(match t.techniques.loss {
+                Loss::Standard => (
+                    "loss gradient buffers",
+                    8.0 * logits,
+                    "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
+                ),
+                Loss::Chunked => (
+                    "loss gradient buffers (one chunk)",
+                    8.0 * logits / t.techniques.loss_chunks.max(1) as f64,
+                    "the two fp32 gradient buffers of one chunk at a time: 8·s·b·v / chunks (torchtune CEWithChunkedOutputLoss, each chunk's backward runs on its own)",
+                ),
+                Loss::FusedLinear => {
+                    // Liger: chunks of BT rows with chunk_size = next_pow2(ceil(BT / ceil(V / H)))
+                    // hold fp32 logits and their gradient (fused_linear_cross_entropy.py).
+                    let (v, h) = (arch.vocab as f64, arch.hidden as f64);
+                    let chunk = (tokens / (v / h).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
+                    (
+                        "fused cross-entropy logits (one chunk)",
+                        8.0 * chunk * v / layout.tp,
+                        "fp32 logits and their gradient for one chunk of next_pow2(ceil(BT / ceil(V/H))) rows (Liger fused_linear_cross_entropy_forward)",
+                    )
+                }
+            });
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;

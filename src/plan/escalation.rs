@@ -17,7 +17,7 @@ use crate::model::device::Device;
 use crate::model::precision::Precision;
 use crate::model::step_time::step_time;
 use crate::model::Inputs;
-use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Offload, Optimizer, PpSchedule, Zero};
+use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, PpSchedule, Zero};
 use crate::scenario::Scenario;
 
 /// One memory-saving move.
@@ -39,10 +39,12 @@ pub enum Step {
     Lora,
     Qlora,
     OptimizerInBackward,
+    ChunkedCrossEntropy,
+    FusedCrossEntropy,
 }
 
 impl Step {
-    pub const ALL: [Step; 15] = [
+    pub const ALL: [Step; 17] = [
         Step::MixedPrecision,
         Step::SelectiveCheckpointing,
         Step::ActivationCheckpointing,
@@ -58,6 +60,8 @@ impl Step {
         Step::Lora,
         Step::Qlora,
         Step::OptimizerInBackward,
+        Step::ChunkedCrossEntropy,
+        Step::FusedCrossEntropy,
     ];
 
     /// The seed flowchart's ladder.
@@ -80,6 +84,8 @@ impl Step {
             Step::Lora => "LoRA",
             Step::Qlora => "QLoRA",
             Step::OptimizerInBackward => "Optimizer step in backward",
+            Step::ChunkedCrossEntropy => "Chunked cross-entropy",
+            Step::FusedCrossEntropy => "Fused linear cross-entropy",
         }
     }
 }
@@ -311,6 +317,19 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             } else {
                 n.training.techniques.optimizer_in_backward = true;
                 "update each parameter in backward and free its gradient: no gradients and no optimizer-step peak (register_post_accumulate_grad_hook)".into()
+            }
+        }
+        Step::ChunkedCrossEntropy | Step::FusedCrossEntropy => {
+            let want = if step == Step::ChunkedCrossEntropy { Loss::Chunked } else { Loss::FusedLinear };
+            if s.training.techniques.loss == want || s.training.techniques.loss == Loss::FusedLinear {
+                "the loss already avoids the full fp32 logits".into()
+            } else {
+                n.training.techniques.loss = want;
+                if want == Loss::Chunked {
+                    format!("cross-entropy in {} chunks (torchtune): the fp32 logit gradients of one chunk at a time", n.training.techniques.loss_chunks)
+                } else {
+                    "output projection and cross-entropy fused (Liger, CUDA): no logits at all".into()
+                }
             }
         }
         Step::Optimizer8bit => {

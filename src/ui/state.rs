@@ -41,7 +41,7 @@ pub struct Planner {
 }
 
 /// Fields that have a control of their own; errors on other fields are listed above the chart.
-pub const PLACED_FIELDS: [&str; 18] = [
+pub const PLACED_FIELDS: [&str; 20] = [
     "model",
     "training.micro_batch",
     "training.grad_accum",
@@ -60,6 +60,8 @@ pub const PLACED_FIELDS: [&str; 18] = [
     "runtime.jobs",
     "runtime.memory_fraction",
     "runtime.other_processes_bytes",
+    "training.techniques.loss",
+    "training.techniques.optimizer_in_backward",
 ];
 
 /// True when an error on `error_field` belongs next to the control for `field`: the same

@@ -5,11 +5,12 @@ use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
 use super::state::{enum_from_id, enum_id, Planner};
 use crate::model::precision::Precision;
-use crate::scenario::{Attention, Checkpointing, Optimizer, Scenario};
+use crate::scenario::{Attention, Checkpointing, Loss, Optimizer, Scenario};
 
 fn precision_label(p: Precision) -> &'static str {
     match p {
@@ -35,6 +36,9 @@ fn optimizer_label(o: Optimizer) -> &'static str {
 
 const CHECKPOINTING: [(Checkpointing, &str); 3] =
     [(Checkpointing::None, "none"), (Checkpointing::Selective, "selective (attention core)"), (Checkpointing::Full, "full (every block)")];
+
+const LOSS: [(Loss, &str); 3] =
+    [(Loss::Standard, "standard (fp32 logits)"), (Loss::Chunked, "chunked cross-entropy"), (Loss::FusedLinear, "fused linear CE (Liger)")];
 
 const ATTENTION: [(Attention, &str); 3] =
     [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
@@ -77,6 +81,7 @@ pub fn TrainingControls() -> impl IntoView {
     let micro_batch = planner.slice(|s| s.training.micro_batch);
     let grad_accum = planner.slice(|s| s.training.grad_accum);
     let seq_len = planner.slice(|s| s.training.seq_len);
+    let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
     view! {
         <fieldset class="group">
             <legend>"Training"</legend>
@@ -147,6 +152,28 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.attention,
                     |s, v| s.training.attention = v,
                 )}
+                {enum_select(
+                    planner,
+                    "Loss",
+                    "loss",
+                    "training.techniques.loss",
+                    LOSS.to_vec(),
+                    |s| s.training.techniques.loss,
+                    |s, v| s.training.techniques.loss = v,
+                )}
+            </div>
+            <div class="control checkbox">
+                <input
+                    type="checkbox"
+                    id="optimizer-in-backward"
+                    prop:checked=move || in_backward.get()
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        planner.set(|s| s.training.techniques.optimizer_in_backward = on);
+                    }
+                />
+                <label for="optimizer-in-backward">"Optimizer step in backward (frees each gradient)"</label>
+                <FieldError field="training.techniques.optimizer_in_backward" />
             </div>
         </fieldset>
     }

@@ -246,3 +246,22 @@ test('a measured run pasted beside the plan: memory_summary, and a malformed pas
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('framework techniques: chunked cross-entropy and the optimizer step in backward lower the peak', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=llama-3.2-3b&p=bf16&b=2');
+  const total = async () => page.locator('#total').innerText();
+  const plain = await total();
+  await page.locator('#loss').selectOption('chunked');
+  await page.waitForFunction((t) => document.getElementById('total').innerText !== t, plain);
+  await page.waitForFunction(() => /loss=chunked/.test(location.search));
+  const chunked = await total();
+  await page.locator('#optimizer-in-backward').check();
+  await page.waitForFunction(() => /oib=true/.test(location.search));
+  assert.notEqual(chunked, plain);
+  // With accumulation the fused step is refused, with the reason by the switch.
+  await setValue(page, '#grad-accum', 4);
+  await page.waitForFunction(() => document.querySelector('.stale'));
+  assert.match(await page.locator('body').innerText(), /cannot accumulate gradients/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

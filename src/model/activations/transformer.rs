@@ -16,7 +16,7 @@ use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::precision::Precision;
-use crate::model::inputs::Training;
+use crate::model::inputs::{Loss, Training};
 
 pub use super::attention::effective_attention;
 
@@ -36,6 +36,8 @@ pub struct Ctx {
     pub mixed: bool,
     pub bf16: bool,
     pub dropout: bool,
+    /// How the loss is computed (standard, chunked, fused with the output projection).
+    pub loss: Loss,
 }
 
 /// Saved tensors of the whole model for one micro-batch (`Block` terms for one block), and
@@ -56,6 +58,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         mixed: precision.is_mixed(),
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
+        loss: training.techniques.loss,
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
@@ -166,12 +169,24 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     match t.stack {
         Stack::Decoder => {
             push(out, "final norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
+            if c.loss == Loss::FusedLinear {
+                // Liger's fused linear cross-entropy computes the gradients of the hidden
+                // states and of the output weight chunk by chunk in forward and saves them
+                // instead of any logits (`liger_kernel/ops/fused_linear_cross_entropy.py`,
+                // `fused_linear_cross_entropy_forward`: grad_input like the input, grad_weight
+                // like the weight). CUDA/Triton only: derived from the source, not measured.
+                let weight_bytes = if c.bf16 || c.mixed { 2.0 } else { 4.0 };
+                push(out, "fused linear cross-entropy gradients (hidden and output weight)", c.x * tok * h + weight_bytes * v * h, Split::Tensor, place);
+                return;
+            }
             push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
             if t.embedding.logit_softcap {
                 // Gemma-2: tanh(logits / cap) · cap; tanh saves its output.
                 push(out, "soft-capped logits (tanh output)", c.x * tok * v, Split::Tensor, place);
             }
-            // transformers' ForCausalLMLoss upcasts logits to fp32; log_softmax saves its output.
+            // transformers' ForCausalLMLoss upcasts logits to fp32 and log_softmax saves its
+            // output; torchtune's chunked loss upcasts chunk by chunk, and every chunk's
+            // log-softmax is saved all the same.
             push(out, "fp32 log-softmax of the logits", 4.0 * tok * v + 8.0 * tok, Split::Tensor, place);
         }
         Stack::EncoderDecoder => {
