@@ -260,6 +260,10 @@ impl Scenario {
     /// Parse scenario JSON. Missing fields take defaults; unknown fields are ignored with a
     /// warning; a malformed value is an error naming its field.
     pub fn from_json(text: &str) -> Result<Decoded, InputError> {
+        // serde reads a struct from a JSON array too (fields in order): only an object is a scenario.
+        if !text.trim_start().starts_with('{') {
+            return Err(InputError::new("", "a scenario is a JSON object ({\"model\": …, \"training\": …}); this is not one"));
+        }
         let mut ignored = Vec::new();
         let mut json = serde_json::Deserializer::from_str(text);
         let result: Result<Scenario, _> =
@@ -450,6 +454,14 @@ mod tests {
     fn fsdp_is_zero_three() {
         let d = Scenario::from_json(r#"{"parallel": {"zero": "fsdp"}}"#).unwrap();
         assert_eq!(d.scenario.parallel.zero, Zero::Parameters);
+    }
+
+    #[test]
+    fn only_an_object_is_a_scenario() {
+        for text in ["[]", "[1, {}]", "42", "\"llama\"", "null"] {
+            let err = Scenario::from_json(text).unwrap_err();
+            assert!(err.message.contains("JSON object"), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -121,7 +121,10 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Ok(m) => model = Some(m),
                 Err(e) => errors.push(e.within("url.hf")),
             },
-            "arch" => match decode_json(&value).and_then(|v| serde_json::from_value::<Architecture>(v).map_err(|e| InputError::new("", e.to_string()))) {
+            "arch" => match decode_json(&value)
+                .and_then(|v| serde_json::from_value::<Architecture>(v).map_err(|e| InputError::new("", e.to_string())))
+                .and_then(|a| a.check().map(|()| a))
+            {
                 Ok(a) => model = Some(ModelSpec::Arch(a)),
                 Err(e) => errors.push(e.within("url.arch")),
             },
@@ -350,6 +353,15 @@ mod tests {
         let (s, errors) = decode("?v=1&m=meta-llama%2FMeta-Llama-3-8B");
         assert_eq!(s, Scenario::default());
         assert!(errors.is_empty());
+    }
+
+    /// `arch=` goes through the same shape check as a scenario's `arch` (a zero width is refused).
+    #[test]
+    fn arch_in_a_link_is_checked() {
+        let arch = serde_json::json!({"family": "transformer", "hidden": 0});
+        let (s, errors) = decode(&format!("v=1&arch={}", base64url_encode(arch.to_string().as_bytes())));
+        assert_eq!(errors[0].field, "url.arch.hidden", "{errors:?}");
+        assert_eq!(s.model, Scenario::default().model);
     }
 
     /// Links made before the catalogue used short ids; they still open the same model.
