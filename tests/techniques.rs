@@ -30,8 +30,10 @@ fn optimizer_in_backward_refuses_gradient_accumulation() {
 
 /// Llama-3.2-3B in bf16, micro-batch 2 × 4096 tokens (torchtune's "Optimization flags" setup):
 /// T·V = 8192 × 128,256 logits. transformers' loss holds two fp32 gradient buffers of them at
-/// the start of backward (8·T·V = 8.4 GB); in 8 chunks one chunk's (1.05 GB): the peak falls
-/// by 7/8 of 8.4 GB = 7.35 GB, while the saved fp32 log-softmax (4·T·V) stays.
+/// the start of backward (8·T·V = 8.4 GB). In 8 chunks the largest moment becomes the end of
+/// forward, where every chunk's bf16 logits (2·T·V) and one chunk's fp32 copy (T·V/2) are
+/// alive: the peak falls by (8 − 2.5)·T·V = 5.78 GB (× 1.05 with fragmentation), while the
+/// saved fp32 log-softmax (4·T·V) stays. (Measured on small configs in techniques.json.)
 #[test]
 fn chunked_cross_entropy_holds_one_chunk_of_logit_gradients() {
     let base = r#"{"model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096"#;
@@ -40,7 +42,7 @@ fn chunked_cross_entropy_holds_one_chunk_of_logit_gradients() {
     let tv = 8192.0 * 128_256.0;
     let saved = plain.phases.forward_backward.total as f64 - chunked.phases.forward_backward.total as f64;
     // Fragmentation (5 % of the dynamic bytes) shrinks with them.
-    assert!((saved - 8.0 * tv * 7.0 / 8.0 * 1.05).abs() < 0.01 * saved, "{saved}");
+    assert!((saved - 5.5 * tv * 1.05).abs() < 0.01 * saved, "{saved}");
     let logsoftmax = |b: &headroom::Breakdown| b.terms.iter().find(|t| t.name == "fp32 log-softmax of the logits").map(|t| t.bytes);
     assert_eq!(logsoftmax(&plain), logsoftmax(&chunked));
 }

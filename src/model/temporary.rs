@@ -27,6 +27,56 @@ pub struct TemporaryInputs<'a> {
     pub gradient_bytes: f64,
 }
 
+/// The loss's transients on top of the saved tensors, each a moment of forward or backward
+/// (only the largest counts): `logits` = s·b·v / t elements, x = bytes of the logits as the
+/// model makes them, w = bytes of the output weight's gradient. Measured in `peaks.json` and
+/// `techniques.json` (MemTracker on CPU).
+/// - transformers: the logits and their fp32 upcast at the end of forward (x + 4, or 4 when the
+///   logits are fp32 already), and two fp32 gradient buffers at the start of backward (8);
+/// - torchtune's chunked loss (`CEWithChunkedOutputLoss` with `chunked_output`): every chunk's
+///   logits stay in a list (x) plus one chunk's upcast; one chunk's gradient buffers (8/n);
+///   later every chunk's logit gradient (x) waits for the output projection's backward while
+///   three v·h weight-gradient buffers are added and the saved log-softmax (4) is gone;
+/// - Liger's fused linear cross-entropy: fp32 logits and their gradient for one chunk of
+///   next_pow2(ceil(BT / ceil(V/H))) rows (`fused_linear_cross_entropy_forward`; CUDA only,
+///   derived from the source).
+fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, logits: f64, tp: f64) -> Vec<(&'static str, f64, &'static str)> {
+    let x = t.precision.activation_bytes() as f64;
+    let upcast = if x == 4.0 { 0.0 } else { 4.0 };
+    let (v, h) = (arch.vocab as f64, arch.hidden as f64);
+    match t.techniques.loss {
+        Loss::Standard => vec![
+            ("logits and their fp32 copy (end of forward)", (x + upcast) * logits, "s·b·v logits and the loss's fp32 upcast, at the end of forward"),
+            (
+                "loss gradient buffers",
+                8.0 * logits,
+                "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
+            ),
+        ],
+        Loss::Chunked => {
+            let n = t.techniques.loss_chunks.max(1) as f64;
+            vec![
+                ("chunked logits (end of forward)", (x + upcast / n) * logits, "every chunk's logits kept in the output list, plus one chunk's fp32 upcast (torchtune chunked_output)"),
+                ("loss gradient buffers (one chunk)", 8.0 * logits / n, "the two fp32 gradient buffers of one chunk: 8·s·b·v / chunks (CEWithChunkedOutputLoss)"),
+                (
+                    "chunk logit gradients and output-weight gradient buffers",
+                    x * logits + 3.0 * v * h / tp * weight_grad_bytes - 4.0 * logits,
+                    "all chunks' logit gradients wait for the output projection's backward (x·s·b·v) while three v·h weight-gradient buffers are summed; the fp32 log-softmax (4·s·b·v) is freed by then — measured in techniques.json",
+                ),
+            ]
+        }
+        Loss::FusedLinear => {
+            let tokens = logits * tp / v.max(1.0);
+            let chunk = (tokens / (v / h.max(1.0)).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
+            vec![(
+                "fused cross-entropy logits (one chunk)",
+                8.0 * chunk * v / tp,
+                "fp32 logits and their gradient for one chunk of next_pow2(ceil(BT / ceil(V/H))) rows (Liger fused_linear_cross_entropy_forward)",
+            )]
+        }
+    }
+}
+
 pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let t = i.training;
     let layout = i.layout;
@@ -50,30 +100,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
-            let logits = tokens * arch.vocab as f64 / layout.tp;
-            transients.push(match t.techniques.loss {
-                Loss::Standard => (
-                    "loss gradient buffers",
-                    8.0 * logits,
-                    "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
-                ),
-                Loss::Chunked => (
-                    "loss gradient buffers (one chunk)",
-                    8.0 * logits / t.techniques.loss_chunks.max(1) as f64,
-                    "the two fp32 gradient buffers of one chunk at a time: 8·s·b·v / chunks (torchtune CEWithChunkedOutputLoss, each chunk's backward runs on its own)",
-                ),
-                Loss::FusedLinear => {
-                    // Liger: chunks of BT rows with chunk_size = next_pow2(ceil(BT / ceil(V / H)))
-                    // hold fp32 logits and their gradient (fused_linear_cross_entropy.py).
-                    let (v, h) = (arch.vocab as f64, arch.hidden as f64);
-                    let chunk = (tokens / (v / h).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
-                    (
-                        "fused cross-entropy logits (one chunk)",
-                        8.0 * chunk * v / layout.tp,
-                        "fp32 logits and their gradient for one chunk of next_pow2(ceil(BT / ceil(V/H))) rows (Liger fused_linear_cross_entropy_forward)",
-                    )
-                }
-            });
+            transients.extend(loss_transients(arch, t, i.states.grad_bytes, tokens / layout.tp * arch.vocab as f64, layout.tp));
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;

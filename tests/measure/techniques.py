@@ -119,19 +119,29 @@ def K(name, technique, precision, variant, techniques, optimizer_impl="foreach",
                 optimizer_impl=optimizer_impl, s=s, notes=notes)
 
 
+CHUNK_NOTE = ("observed in backward: all 8 chunks' cross-entropy backward nodes run before any lm_head backward "
+              "(they were created after all 8 lm_head calls), so the 8 chunk logit gradients (model dtype, "
+              "dtype*T*V in all) are alive together and released together (before the last chunk's lm_head backward); each chunk's lm_head weight "
+              "gradient (V*h) is summed into the previous one out of place (aten.add: the mm result is a transposed "
+              "view), so 3 V*h buffers exist at each add")
+S256 = "; at s=256, T = 512 = h, so T*V = V*h and a chunk's logits are 1/8 of the lm_head weight gradient"
+S1024 = "s=1024 so that T = 2048 tokens differs from h = 512 (at s=256, T = h and T*V = V*h)"
+
 CASES = [
     K("llama-tiny-fp32-ce-baseline", "chunked-ce", "fp32", "hf-loss", {"loss": "standard"}),
-    K("llama-tiny-fp32-ce-chunked8", "chunked-ce", "fp32", "chunked", {"loss": "chunked", "loss_chunks": CHUNKS}),
+    K("llama-tiny-fp32-ce-chunked8", "chunked-ce", "fp32", "chunked", {"loss": "chunked", "loss_chunks": CHUNKS},
+      notes=CHUNK_NOTE + S256),
     K("llama-tiny-bf16-ce-baseline", "chunked-ce", "bf16", "hf-loss", {"loss": "standard"}),
-    K("llama-tiny-bf16-ce-chunked8", "chunked-ce", "bf16", "chunked", {"loss": "chunked", "loss_chunks": CHUNKS}),
+    K("llama-tiny-bf16-ce-chunked8", "chunked-ce", "bf16", "chunked", {"loss": "chunked", "loss_chunks": CHUNKS},
+      notes=CHUNK_NOTE + S256),
     K("llama-tiny-fp32-s1024-ce-baseline", "chunked-ce", "fp32", "hf-loss", {"loss": "standard"}, s=1024,
-      notes="s=1024 so that T = 2048 tokens differs from h = 512 (at s=256, T = h and T*V = V*h)"),
+      notes=S1024),
     K("llama-tiny-fp32-s1024-ce-chunked8", "chunked-ce", "fp32", "chunked", {"loss": "chunked", "loss_chunks": CHUNKS},
-      s=1024, notes="s=1024 so that T = 2048 tokens differs from h = 512 (at s=256, T = h and T*V = V*h)"),
+      s=1024, notes=S1024 + "; " + CHUNK_NOTE),
     K("llama-tiny-bf16-s1024-ce-baseline", "chunked-ce", "bf16", "hf-loss", {"loss": "standard"}, s=1024,
-      notes="s=1024 so that T = 2048 tokens differs from h = 512 (at s=256, T = h and T*V = V*h)"),
+      notes=S1024),
     K("llama-tiny-bf16-s1024-ce-chunked8", "chunked-ce", "bf16", "chunked", {"loss": "chunked", "loss_chunks": CHUNKS},
-      s=1024, notes="s=1024 so that T = 2048 tokens differs from h = 512 (at s=256, T = h and T*V = V*h)"),
+      s=1024, notes=S1024 + "; " + CHUNK_NOTE),
     K("llama-tiny-fp32-optinbwd-baseline", "optimizer-in-backward", "fp32", "plain",
       {"optimizer_in_backward": False}),
     K("llama-tiny-fp32-optinbwd-baseline-forloop", "optimizer-in-backward", "fp32", "plain",
@@ -536,16 +546,16 @@ def run_case(case):
             "optimizer_step_scalar_bytes": int(P.unique_bytes(step_tensors)),
             "buffer_bytes": int(P.unique_bytes(buffers)),
             "input_bytes": int(P.unique_bytes(input_tensors)),
+            "sizes": {"tokens_T": B * case["s"], "vocab_V": cfg["vocab_size"], "hidden_h": cfg["hidden_size"],
+                      "T_times_V": B * case["s"] * cfg["vocab_size"], "V_times_h": cfg["vocab_size"] * cfg["hidden_size"]},
             "loss_step1": run.losses[0],
             "loss_step2": run.losses[1],
             "crosscheck": {"memtracker_peak_above_baseline": int(mt_delta), **alloc},
         },
         "notes": "; ".join(notes),
     }
-    if case["variant"] == "in-backward":
-        result["detail"]["cpu_default_optimizer_impl"] = _cpu_default(params)
-    if case["optimizer_impl"] == "forloop" or case["variant"] == "plain":
-        result["detail"]["cpu_default_optimizer_impl"] = _cpu_default(params)
+    result["detail"]["optimizer_impl"] = case["optimizer_impl"]
+    result["detail"]["cpu_default_optimizer_impl"] = _cpu_default(params)
     if run.pack_stats is not None:
         result["detail"]["offload"] = {
             "saved_tensors_step2": run.pack_stats.summary(),
@@ -578,15 +588,17 @@ def compare(results):
         if name not in by or base not in by:
             continue
         t, b = by[name], by[base]
+        tb, bb = t["detail"]["peak_by_phase"], b["detail"]["peak_by_phase"]
         d = {}
-        for ph in sorted(set(t["detail"]["peak_by_phase"]) | set(b["detail"]["peak_by_phase"])):
-            tp = t["detail"]["peak_by_phase"].get(ph, {})
-            bp = b["detail"]["peak_by_phase"].get(ph, {})
-            d[ph] = {k: int(tp.get(k, 0)) - int(bp.get(k, 0)) for k in set(tp) | set(bp)
-                     if isinstance(tp.get(k, 0), int) and isinstance(bp.get(k, 0), int)
-                     and k != "micro_batch"}
-        t["vs_baseline"] = {"baseline": base, "peak_bytes_delta": t["measured"]["peak_bytes"] - b["measured"]["peak_bytes"],
-                            "peak_by_phase_delta": d}
+        for ph in sorted(set(tb) & set(bb)):
+            tp, bp = tb[ph], bb[ph]
+            d[ph] = {k: int(tp.get(k, 0)) - int(bp.get(k, 0)) for k in sorted(set(tp) | set(bp))
+                     if k not in ("op", "micro_batch")}
+        t["vs_baseline"] = {"baseline": base,
+                            "peak_bytes_delta": t["measured"]["peak_bytes"] - b["measured"]["peak_bytes"],
+                            "peak_by_phase_delta": d,
+                            "phases_only_in_baseline": sorted(set(bb) - set(tb)),
+                            "phases_only_in_technique": sorted(set(tb) - set(bb))}
 
 
 def main():
