@@ -24,7 +24,7 @@ GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "activation_
         "n_embd": 256, "n_layer": 2, "n_head": 4, "n_inner": None, "n_positions": 1024, "n_ctx": 1024,
         "vocab_size": 50257, "layer_norm_epsilon": 1e-5, "attn_pdrop": 0.0, "embd_pdrop": 0.0,
         "resid_pdrop": 0.0, "summary_first_dropout": 0.0, "tie_word_embeddings": True}
-with open(os.path.join(ROOT, "src", "model", "presets", "models", "resnet-18.json")) as f:
+with open(os.path.join(ROOT, "src", "import", "catalogue", "microsoft--resnet-18.json")) as f:
     RESNET18 = json.load(f)
     RESNET18.pop("_headroom")
 CLASS = {"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel", "resnet": "ResNetForImageClassification"}

@@ -70,7 +70,7 @@ BERT_TINY = {"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden
              "hidden_act": "gelu", "layer_norm_eps": 1e-12, "hidden_dropout_prob": 0.0,
              "attention_probs_dropout_prob": 0.0, "position_embedding_type": "absolute", "pad_token_id": 0,
              "tie_word_embeddings": True}
-with open(os.path.join(ROOT, "src", "model", "presets", "models", "resnet-18.json")) as _f:
+with open(os.path.join(ROOT, "src", "import", "catalogue", "microsoft--resnet-18.json")) as _f:
     RESNET18 = json.load(_f)
     RESNET18.pop("_headroom")
 

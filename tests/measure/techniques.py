@@ -51,27 +51,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _import_peaks():
-    """peaks.py (main is guarded) reads src/model/presets/models/resnet-18.json at import time; that file
-    has moved to src/import/catalogue/microsoft--resnet-18.json. If the old path is missing, that one open()
-    is redirected while importing (ResNet is not used here)."""
-    import builtins
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    old = os.path.join(here, "src", "model", "presets", "models", "resnet-18.json")
-    new = os.path.join(here, "src", "import", "catalogue", "microsoft--resnet-18.json")
-    real_open = builtins.open
-
-    def redirect(f, *a, **k):
-        return real_open(new if f == old and not os.path.exists(old) else f, *a, **k)
-    builtins.open = redirect
-    try:
-        import peaks
-    finally:
-        builtins.open = real_open
-    return peaks
-
-
-P = _import_peaks()  # reuses its model builder, PhaseMemTracker, cat_snapshot, unique_bytes, allocator_trace
+import peaks as P  # noqa: E402  reuses its model builder, PhaseMemTracker, cat_snapshot, unique_bytes, allocator_trace
 import transformers  # noqa: E402
 
 warnings.filterwarnings("ignore")
