@@ -19,7 +19,7 @@ use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VE
 pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 27] = [
+const SCALARS: [(&str, &str); 28] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -47,6 +47,7 @@ const SCALARS: [(&str, &str); 27] = [
     ("loss", "training.techniques.loss"),
     ("lch", "training.techniques.loss_chunks"),
     ("oib", "training.techniques.optimizer_in_backward"),
+    ("aof", "training.techniques.activation_offload"),
 ];
 
 /// Device fields that may override a preset.

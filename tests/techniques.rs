@@ -57,3 +57,16 @@ fn fused_linear_cross_entropy_keeps_no_logits() {
     let fused = b.terms.iter().find(|t| t.name.starts_with("fused linear cross-entropy gradients")).expect("fused term").bytes;
     assert_eq!(fused, 2 * 8192 * 3072 + 2 * 128_256 * 3072);
 }
+
+/// Activation offloading on Llama-3-8B (bf16-mixed, 4096 tokens): every block's and the
+/// embeddings' saved tensors go to host memory; the GPU keeps the head's input and the loss's
+/// tensors, plus one block brought back at a time in backward.
+#[test]
+fn activation_offload_moves_block_activations_to_the_host() {
+    let plain = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"checkpointing": "none"}}"#);
+    let off = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"techniques": {"activation_offload": true}}}"#);
+    let kept: Vec<&str> = off.terms.iter().filter(|t| t.component == headroom::model::breakdown::Component::Activations).map(|t| t.name.as_ref()).collect();
+    assert!(kept.iter().all(|n| ["final norm", "LM head input", "fp32 log-softmax of the logits"].contains(n)), "{kept:?}");
+    assert!(off.host_bytes as f64 > 0.9 * (plain.phases.forward_backward.activations - off.phases.forward_backward.activations) as f64);
+    assert!(off.phases.forward_backward.total < plain.phases.forward_backward.total);
+}

@@ -356,10 +356,13 @@ pub struct Techniques {
     /// and the gradient is freed (`register_post_accumulate_grad_hook`; torchtune
     /// `optimizer_in_bwd`). Not with gradient accumulation.
     pub optimizer_in_backward: bool,
+    /// Saved activations copied to host memory in forward and back in backward (torchtune /
+    /// TRL `OffloadActivations`).
+    pub activation_offload: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false }
     }
 }

@@ -69,6 +69,8 @@ struct StagePlan {
     ledger: Ledger,
     /// Bytes kept in host memory by offload.
     host: f64,
+    /// Of those, activations offloaded in forward and brought back in backward.
+    activation_host: f64,
     stage: u64,
     trainable_params: f64,
 }
@@ -82,13 +84,16 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let mut ledger = Ledger::default();
     let training = s.training.mode == Mode::Train;
     let mut host = 0.0;
+    let mut activation_host = 0.0;
     let mut trainable_params = 0.0;
     if training {
         let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
         trainable_params = summary.trainable_params;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
-        add_activations(&mb, s.training, &layout, sp, flight, &mut ledger);
+        let offloaded_activations = add_activations(&mb, s.training, &layout, sp, flight, &mut ledger);
+        host += offloaded_activations;
+        activation_host = offloaded_activations;
         if s.training.techniques.optimizer_in_backward {
             ledger.remove(Component::Gradients);
         }
@@ -122,7 +127,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
-    StagePlan { ledger, host, stage, trainable_params }
+    StagePlan { ledger, host, activation_host, stage, trainable_params }
 }
 
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
@@ -152,7 +157,7 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
 fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let (arch, device) = (s.arch, s.device);
     let mut warnings = Vec::new();
-    let StagePlan { ledger, host, stage, trainable_params: trainable } = plan;
+    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable } = plan;
     let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
@@ -177,7 +182,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         });
     }
     let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
-    let step_time = step_time::step_time(s, &spill, &at_peak, offloaded);
+    let step_time = step_time::step_time(s, &spill, &at_peak, offloaded, activation_host);
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {

@@ -59,7 +59,7 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> (f64, f64) {
 /// Step time (training) or prefill and per-token decode time (inference), with what the
 /// spill in `spill` adds (`spill.rs`: a range from streaming to thrashing). `at_peak` gives
 /// the bytes a decode step reads (weights and KV cache on this GPU).
-pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64) -> StepTime {
+pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
     let Inputs { arch, training: t, parallel: p, device, .. } = *s;
     let (forward_per_sample, tokens_per_sample) = forward_flops_per_sample(arch, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
@@ -81,6 +81,14 @@ pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offload
     if p.offload != Offload::None && t.mode == Mode::Train {
         // 16-bit gradients down and 16-bit parameters up every step (ZeRO-Offload, §4).
         seconds += 4.0 * offloaded_elements / device.host_link_bandwidth.max(1.0);
+    }
+    if offloaded_activation_bytes > 0.0 {
+        // Activation offloading copies the activations down in forward and up in backward; its
+        // streams overlap the copies with compute, so only what exceeds the compute is exposed
+        // (a lower bound: repeat saves of one storage and `weight.t()` views are copied too,
+        // 1.8× the distinct bytes in techniques.json).
+        let copies = 2.0 * offloaded_activation_bytes * t.grad_accum.max(1) as f64 / device.host_link_bandwidth.max(1.0);
+        seconds += (copies - seconds).max(0.0);
     }
     let global_tokens = samples * tokens_per_sample * p.dp.max(1) as f64;
     let (decode, prefill) = if t.mode == Mode::Inference {

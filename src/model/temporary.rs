@@ -111,6 +111,13 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             ));
         }
     }
+    if t.techniques.activation_offload {
+        transients.push((
+            "activations brought back (one block)",
+            one_block_bytes(i.micro_batch, layout, i.sp),
+            "offloaded activations return block by block in backward and are held until the next autograd node (torchtune OffloadActivations, lines 263–282 and 334–338)",
+        ));
+    }
     if t.techniques.optimizer_in_backward {
         // PyTorch tutorial "How to save memory by fusing the optimizer step into the backward
         // pass" (register_post_accumulate_grad_hook); torchtune `optimizer_in_bwd`: each

@@ -41,10 +41,11 @@ pub enum Step {
     OptimizerInBackward,
     ChunkedCrossEntropy,
     FusedCrossEntropy,
+    ActivationOffload,
 }
 
 impl Step {
-    pub const ALL: [Step; 17] = [
+    pub const ALL: [Step; 18] = [
         Step::MixedPrecision,
         Step::SelectiveCheckpointing,
         Step::ActivationCheckpointing,
@@ -62,6 +63,7 @@ impl Step {
         Step::OptimizerInBackward,
         Step::ChunkedCrossEntropy,
         Step::FusedCrossEntropy,
+        Step::ActivationOffload,
     ];
 
     /// The seed flowchart's ladder.
@@ -86,6 +88,7 @@ impl Step {
             Step::OptimizerInBackward => "Optimizer step in backward",
             Step::ChunkedCrossEntropy => "Chunked cross-entropy",
             Step::FusedCrossEntropy => "Fused linear cross-entropy",
+            Step::ActivationOffload => "Activation offloading",
         }
     }
 }
@@ -186,7 +189,7 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
 }
 
 fn estimate_flops(arch: &Architecture, s: &Scenario, device: &Device) -> f64 {
-    step_time(&inputs(arch, s, device), &Default::default(), &Default::default(), 0.0).flops_per_gpu
+    step_time(&inputs(arch, s, device), &Default::default(), &Default::default(), 0.0, 0.0).flops_per_gpu
 }
 
 fn inputs<'a>(arch: &'a Architecture, s: &'a Scenario, device: &'a Device) -> Inputs<'a> {
@@ -317,6 +320,14 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             } else {
                 n.training.techniques.optimizer_in_backward = true;
                 "update each parameter in backward and free its gradient: no gradients and no optimizer-step peak (register_post_accumulate_grad_hook)".into()
+            }
+        }
+        Step::ActivationOffload => {
+            if s.training.techniques.activation_offload {
+                "activations already offloaded".into()
+            } else {
+                n.training.techniques.activation_offload = true;
+                "saved activations to host memory in forward, back in backward (torchtune OffloadActivations): the GPU keeps one block's worth".into()
             }
         }
         Step::ChunkedCrossEntropy | Step::FusedCrossEntropy => {

@@ -82,6 +82,7 @@ pub fn TrainingControls() -> impl IntoView {
     let grad_accum = planner.slice(|s| s.training.grad_accum);
     let seq_len = planner.slice(|s| s.training.seq_len);
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
+    let offload = planner.slice(|s| s.training.techniques.activation_offload);
     view! {
         <fieldset class="group">
             <legend>"Training"</legend>
@@ -174,6 +175,18 @@ pub fn TrainingControls() -> impl IntoView {
                 />
                 <label for="optimizer-in-backward">"Optimizer step in backward (frees each gradient)"</label>
                 <FieldError field="training.techniques.optimizer_in_backward" />
+            </div>
+            <div class="control checkbox">
+                <input
+                    type="checkbox"
+                    id="activation-offload"
+                    prop:checked=move || offload.get()
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        planner.set(|s| s.training.techniques.activation_offload = on);
+                    }
+                />
+                <label for="activation-offload">"Offload activations to host memory"</label>
             </div>
         </fieldset>
     }

@@ -130,16 +130,33 @@ fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
     }
 }
 
-/// Add this stage's activations to the ledger, one term per saved tensor group.
-pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) {
+/// Add this stage's activations to the ledger, one term per saved tensor group, and return the
+/// bytes activation offloading keeps in host memory instead.
+///
+/// Activation offloading (torchtune `OffloadActivations`, `training/_activation_offloading.py`;
+/// TRL reuses it) copies every tensor saved inside its context to host memory and brings it back
+/// in backward: the blocks' and the embeddings' tensors leave the GPU; the output head's input
+/// (wrapped in `NoOpManager`, lines 396–418) and the loss's tensors (computed outside the
+/// context) stay. Measured with the real code, emulated on CPU, in `techniques.json`.
+pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) -> f64 {
+    let offload = training.techniques.activation_offload;
+    let mut host = 0.0;
+    let mut add = |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, offloadable: bool| {
+        if offload && offloadable {
+            host += bytes;
+        } else {
+            ledger.add(Component::Activations, name, bytes, formula);
+        }
+    };
     let layers = layout.layers_on_stage;
     if training.checkpointing == Checkpointing::Full {
         let input = if sp { mb.checkpoint_per_block / layout.tp } else { mb.checkpoint_per_block };
-        ledger.add(
-            Component::Activations,
+        add(
+            ledger,
             "block inputs (full checkpointing)",
             input * layers * flight,
             "one block input per block, r·s·b·h bytes — Korthikanti et al. 2022 Table 2, full recompute row",
+            true,
         );
     }
     for term in &mb.terms {
@@ -147,18 +164,20 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
         match term.place {
             Place::Block(_) if training.checkpointing == Checkpointing::Full => {}
             Place::Block(_) if term.attention_core && training.checkpointing == Checkpointing::Selective => {}
-            Place::Block(scope) if term.attention_core => ledger.add(
-                Component::Activations,
+            Place::Block(scope) if term.attention_core => add(
+                ledger,
                 term.name,
                 bytes * layers * mb.share(scope),
                 "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
+                true,
             ),
-            Place::Block(scope) => ledger.add(Component::Activations, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA),
-            Place::Input if layout.first => ledger.add(Component::Activations, term.name, bytes, EDGE_FORMULA),
-            Place::Output if layout.last => ledger.add(Component::Activations, term.name, bytes, EDGE_FORMULA),
+            Place::Block(scope) => add(ledger, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA, true),
+            Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, true),
+            Place::Output if layout.last => add(ledger, term.name, bytes, EDGE_FORMULA, false),
             _ => {}
         }
     }
+    host
 }
 
 const BLOCK_FORMULA: &str =
