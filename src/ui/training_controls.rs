@@ -173,7 +173,7 @@ pub fn TrainingControls() -> impl IntoView {
                         planner.set(|s| s.training.techniques.optimizer_in_backward = on);
                     }
                 />
-                <label for="optimizer-in-backward">"Optimizer step in backward (frees each gradient)"</label>
+                <label for="optimizer-in-backward">"Optimizer step in backward"</label>
                 <FieldError field="training.techniques.optimizer_in_backward" />
             </div>
             <div class="control checkbox">
@@ -186,7 +186,7 @@ pub fn TrainingControls() -> impl IntoView {
                         planner.set(|s| s.training.techniques.activation_offload = on);
                     }
                 />
-                <label for="activation-offload">"Offload activations to host memory"</label>
+                <label for="activation-offload">"Offload activations to host"</label>
             </div>
         </fieldset>
     }
