@@ -101,3 +101,44 @@ fn a_published_managed_memory_run_falls_inside_the_range() {
     let [low, high] = b.step_time.slowdown_range;
     assert!(token * low <= published_seconds && published_seconds <= token * high, "{} – {} s vs {published_seconds} s", token * low, token * high);
 }
+
+mod extremes {
+    use headroom::model::breakdown::Outcome;
+    use headroom::scenario::{Loss, Platform, Runtime};
+    use headroom::{estimate, Scenario};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Any platform, sharing and technique on a dense or MoE model, training or inference:
+        /// finite times, a range that does not shrink, and the outcome agreeing with the bytes.
+        #[test]
+        fn any_platform_and_sharing_stays_consistent(
+            platform in prop::sample::select(Platform::ALL.to_vec()),
+            fraction in 1e-6f64..=1.0,
+            others in 0u64..(64u64 << 30),
+            jobs in 1u64..=1024,
+            model in prop::sample::select(vec!["llama-3-8b", "mixtral-8x7b", "gpt2", "deepseek-ai/DeepSeek-V2-Lite", "google-t5/t5-small"]),
+            device in prop::sample::select(vec!["rtx-4090-24gb", "h100-sxm-80gb", "gh200-96gb", "t4-16gb"]),
+            loss in prop::sample::select(vec![Loss::Standard, Loss::Chunked, Loss::FusedLinear]),
+            switches in (any::<bool>(), any::<bool>(), any::<bool>()),
+        ) {
+            let mut s = Scenario::from_json(&format!(r#"{{"model": {{"preset": "{model}"}}, "device": {{"preset": "{device}"}}}}"#)).expect("decodes").scenario;
+            s.runtime = Runtime { platform, memory_fraction: fraction, other_processes_bytes: others, jobs };
+            s.training.techniques.loss = loss;
+            s.training.techniques.optimizer_in_backward = switches.0;
+            s.training.techniques.activation_offload = switches.1;
+            if switches.2 { s.training.mode = headroom::scenario::Mode::Inference; }
+            let b = estimate(&s);
+            let st = &b.step_time;
+            for x in [st.seconds, st.seconds_with_spill, st.slowdown, st.slowdown_range[0], st.slowdown_range[1], st.decode_seconds_per_token, st.prefill_seconds] {
+                prop_assert!(x.is_finite() && x >= 0.0, "{st:?}");
+            }
+            prop_assert!(st.slowdown_range[1] >= st.slowdown_range[0]);
+            prop_assert_eq!(b.spill.outcome == Outcome::Fits, b.total <= b.capacity);
+            let spilled: u64 = b.spill.by_component.iter().map(|(_, v)| v).sum();
+            prop_assert!(spilled <= b.total.saturating_sub(b.capacity));
+        }
+    }
+}
