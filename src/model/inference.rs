@@ -10,6 +10,7 @@
 use super::activations::{one_block_bytes, MicroBatch};
 use super::arch::{Architecture, AttentionPart, Stack};
 use super::breakdown::Component;
+use super::dtype::{Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
@@ -34,7 +35,7 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
     let mut weights = 0.0;
     for t in arch.param_tensors() {
         let n = t.numel() * layout.copies(arch, &t);
-        let bytes = if nf4 && t.linear.is_some() { 0.5 + 1.0 / 64.0 } else if training.precision == Precision::Fp32 { 4.0 } else { 2.0 };
+        let bytes = if nf4 && t.linear.is_some() { Dtype::Nf4.bytes() + Dtype::U8.bytes() / 64.0 } else if training.precision == Precision::Fp32 { F32 } else { HALF };
         weights += n * bytes;
     }
     ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)");
@@ -51,7 +52,7 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
             ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA);
         }
         if layout.last {
-            ledger.add(Component::Temporary, "last-position logits", 4.0 * batch * t.vocab as f64, "fp32 b × v");
+            ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v");
         }
     }
     ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch");

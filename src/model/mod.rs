@@ -14,6 +14,7 @@ pub mod arch;
 pub mod breakdown;
 pub mod communication;
 pub mod device;
+pub mod dtype;
 pub mod inputs;
 pub mod inference;
 pub mod layout;

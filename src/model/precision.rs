@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::dtype::Dtype;
+
 /// How a run stores its numbers.
 ///
 /// The mixed modes follow PyTorch automatic mixed precision (`torch.autocast`) when ZeRO
@@ -54,39 +56,47 @@ impl Precision {
         matches!(self, Precision::Fp16Mixed | Precision::Bf16Mixed | Precision::Fp8Mixed)
     }
 
-    /// Bytes of one activation element as autocast produces it (matmul outputs).
-    pub fn activation_bytes(self) -> u64 {
+    /// The dtype of an activation as autocast produces it (matmul outputs).
+    pub fn activation_dtype(self) -> Dtype {
         match self {
-            Precision::Fp32 => 4,
-            _ => 2,
+            Precision::Fp32 => Dtype::F32,
+            _ => Dtype::Bf16,
         }
+    }
+
+    /// Bytes of one activation element.
+    pub fn activation_bytes(self) -> u64 {
+        self.activation_dtype().bytes() as u64
     }
 
     /// Bytes of the copy of a weight that a matmul actually reads: the autocast cast
-    /// (2 B), an FP8 cast (1 B), or the weight itself.
+    /// (bf16), an FP8 cast, or the weight itself.
     pub fn matmul_weight_bytes(self) -> u64 {
         match self {
-            Precision::Fp32 => 4,
-            Precision::Fp8Mixed => 1,
-            _ => 2,
+            Precision::Fp32 => Dtype::F32,
+            Precision::Fp8Mixed => Dtype::Fp8,
+            _ => Dtype::Bf16,
         }
+        .bytes() as u64
     }
 
     /// Bytes per element of the weights as stored between steps when ZeRO is off:
-    /// fp32 for fp32 and the autocast modes (the weights are the master copy), 2 B for pure bf16.
+    /// fp32 for fp32 and the autocast modes (the weights are the master copy), bf16 for pure bf16.
     pub fn stored_weight_bytes(self) -> u64 {
         match self {
-            Precision::Bf16 => 2,
-            _ => 4,
+            Precision::Bf16 => Dtype::Bf16,
+            _ => Dtype::F32,
         }
+        .bytes() as u64
     }
 
     /// Bytes per element of the optimizer states: fp32, except in pure bf16, where
     /// `torch.optim` creates its states with `zeros_like(param)` (bf16).
     pub fn optimizer_state_bytes(self) -> u64 {
         match self {
-            Precision::Bf16 => 2,
-            _ => 4,
+            Precision::Bf16 => Dtype::Bf16,
+            _ => Dtype::F32,
         }
+        .bytes() as u64
     }
 }

@@ -15,6 +15,7 @@
 
 use super::arch::{Architecture, LinearKind, ParamTensor, Scope};
 use super::breakdown::Component;
+use super::dtype::{Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
@@ -27,7 +28,7 @@ const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
 /// a 256-entry fp32 quantisation map per state per tensor. Matches the measured
 /// `optimizer_states.json` cases to the byte (e.g. 36,318,208 B for llama-tiny).
 const BNB_BLOCK: f64 = 256.0;
-const BNB_QMAP_BYTES: f64 = 256.0 * 4.0;
+const BNB_QMAP_BYTES: f64 = 256.0 * F32;
 
 /// Per-element storage of the three model-state parts, before sharding.
 #[derive(Clone, Copy, Debug)]
@@ -42,10 +43,10 @@ struct Budget {
 
 fn budget(precision: Precision, zero: Zero) -> Budget {
     match precision {
-        Precision::Fp32 => Budget { weight: 4.0, grad: 4.0, master: 0.0, state: 4.0 },
-        Precision::Bf16 => Budget { weight: 2.0, grad: 2.0, master: 0.0, state: 2.0 },
-        _ if zero > Zero::Off => Budget { weight: 2.0, grad: 2.0, master: 4.0, state: 4.0 },
-        _ => Budget { weight: 4.0, grad: 4.0, master: 0.0, state: 4.0 },
+        Precision::Fp32 => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
+        Precision::Bf16 => Budget { weight: HALF, grad: HALF, master: 0.0, state: HALF },
+        _ if zero > Zero::Off => Budget { weight: HALF, grad: HALF, master: F32, state: F32 },
+        _ => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
     }
 }
 
@@ -62,13 +63,13 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
     let n = t.numel();
     // transformers' Adafactor creates its factors with `torch.zeros(shape)` (fp32) whatever
     // the parameter dtype.
-    let state = if opt == Optimizer::Adafactor { 4.0 } else { state };
+    let state = if opt == Optimizer::Adafactor { F32 } else { state };
     match opt {
         Optimizer::Adamw | Optimizer::Adam => 2.0 * n * state,
         Optimizer::Sgd => 0.0,
         Optimizer::SgdMomentum | Optimizer::Lion => n * state,
-        Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * 4.0,
-        Optimizer::Adamw8bit => 2.0 * (n * (1.0 + 4.0 / BNB_BLOCK) + BNB_QMAP_BYTES),
+        Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * F32,
+        Optimizer::Adamw8bit => 2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES),
         Optimizer::Adafactor => match t.shape() {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
@@ -81,9 +82,9 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
 /// (Dettmers et al. 2023, §3: 0.5 + 0.0625 B, or 0.5 + 0.0159 B).
 fn nf4_bytes_per_weight(double_quant: bool) -> f64 {
     if double_quant {
-        0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0)
+        Dtype::Nf4.bytes() + Dtype::U8.bytes() / 64.0 + F32 / (64.0 * 256.0)
     } else {
-        0.5 + 4.0 / 64.0
+        Dtype::Nf4.bytes() + F32 / 64.0
     }
 }
 

@@ -5,6 +5,7 @@
 use super::activations::{one_block_bytes, ActTerm, MicroBatch};
 use super::arch::{Architecture, Stack};
 use super::breakdown::Component;
+use super::dtype::{F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
@@ -42,14 +43,14 @@ pub struct TemporaryInputs<'a> {
 ///   derived from the source).
 fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, logits: f64, tp: f64) -> Vec<(&'static str, f64, &'static str)> {
     let x = t.precision.activation_bytes() as f64;
-    let upcast = if x == 4.0 { 0.0 } else { 4.0 };
+    let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
     match t.techniques.loss {
         Loss::Standard => vec![
             ("logits and their fp32 copy (end of forward)", (x + upcast) * logits, "s·b·v logits and the loss's fp32 upcast, at the end of forward"),
             (
                 "loss gradient buffers",
-                8.0 * logits,
+                2.0 * F32 * logits,
                 "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
             ),
         ],
@@ -57,10 +58,10 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
             let n = t.techniques.loss_chunks.max(1) as f64;
             vec![
                 ("chunked logits (end of forward)", (x + upcast / n) * logits, "every chunk's logits kept in the output list, plus one chunk's fp32 upcast (torchtune chunked_output)"),
-                ("loss gradient buffers (one chunk)", 8.0 * logits / n, "the two fp32 gradient buffers of one chunk: 8·s·b·v / chunks (CEWithChunkedOutputLoss)"),
+                ("loss gradient buffers (one chunk)", 2.0 * F32 * logits / n, "the two fp32 gradient buffers of one chunk: 8·s·b·v / chunks (CEWithChunkedOutputLoss)"),
                 (
                     "chunk logit gradients and output-weight gradient buffers",
-                    x * logits + 3.0 * v * h / tp * weight_grad_bytes - 4.0 * logits,
+                    x * logits + 3.0 * v * h / tp * weight_grad_bytes - F32 * logits,
                     "all chunks' logit gradients wait for the output projection's backward (x·s·b·v) while three v·h weight-gradient buffers are summed; the fp32 log-softmax (4·s·b·v) is freed by then — measured in techniques.json",
                 ),
             ]
@@ -70,7 +71,7 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
             let chunk = (tokens / (v / h.max(1.0)).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
             vec![(
                 "fused cross-entropy logits (one chunk)",
-                8.0 * chunk * v / tp,
+                2.0 * F32 * chunk * v / tp,
                 "fp32 logits and their gradient for one chunk of next_pow2(ceil(BT / ceil(V/H))) rows (Liger fused_linear_cross_entropy_forward)",
             )]
         }
@@ -106,7 +107,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             let s = t.seq_len.max(1) as f64;
             transients.push((
                 "softmax backward buffers",
-                2.0 * 4.0 * t.micro_batch.max(1) as f64 * arch.attention.heads as f64 * (s / layout.cp) * s / layout.tp,
+                2.0 * F32 * t.micro_batch.max(1) as f64 * arch.attention.heads as f64 * (s / layout.cp) * s / layout.tp,
                 "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
             ));
         }
@@ -161,12 +162,12 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         ledger.add(
             Component::Temporary,
             "ZeRO reduce and all-gather buckets",
-            2.0 * elements * 2.0,
+            2.0 * elements * HALF,
             "reduce_bucket_size + allgather_bucket_size (5e8 elements each by default, capped at the local parameters) × 2 B",
         );
     }
     if zero3 {
-        let weight = if precision == crate::model::precision::Precision::Fp32 { 4.0 } else { 2.0 };
+        let weight = if precision == crate::model::precision::Precision::Fp32 { F32 } else { HALF };
         let gathered = i.states.block_params_local.max(i.states.largest_edge_tensor_local);
         ledger.add(
             Component::Temporary,

@@ -20,6 +20,7 @@ use super::norm::{linear_inputs, norm_saved};
 use super::transformer::{push, push_core, Ctx};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{AttentionPart, NormKind, QkNorm, Scope, TransformerArch};
+use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{Attention, Checkpointing, Training};
 
 /// The attention implementation that really runs: soft-capped logits (Gemma-2) and learned
@@ -51,7 +52,7 @@ fn sdpa_kernel(a: &AttentionPart, training: &Training, c: &Ctx, sliding_masked: 
         Some(m) => Some(m.v_head_dim),
         None => Some(a.head_dim),
     };
-    let flash_ok = training.attention == Attention::Flash || (c.x == 2.0 && !masked && head_width.is_some_and(|w| w <= 256));
+    let flash_ok = training.attention == Attention::Flash || (c.x == HALF && !masked && head_width.is_some_and(|w| w <= 256));
     let mask = if !masked || flash_ok {
         0.0
     } else if relative_bias {
@@ -101,7 +102,7 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
         Attention::Eager => eager_core(t, c, (qd, kd, vd, od), rotary, place, out),
     }
     if c.dropout {
-        push(out, "attention residual dropout mask", tok * h, Split::Sequence, place);
+        push(out, "attention residual dropout mask", BOOL * tok * h, Split::Sequence, place);
     }
 }
 
@@ -162,9 +163,10 @@ fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): 
         // Head-major output copied by transpose(1, 2).contiguous() before o_proj.
         bytes += c.x * tok * od;
     }
-    let efficient = !kernel.flash || (c.x == 4.0 && training.attention == Attention::Sdpa);
+    let efficient = !kernel.flash || (c.x == F32 && training.attention == Attention::Sdpa);
     let lse_len = if efficient { (c.s / 32.0).ceil() * 32.0 } else { c.s };
-    bytes + 4.0 * c.b * a.heads as f64 * lse_len + kernel.mask
+    // fp32 logsumexp per query and head.
+    bytes + F32 * c.b * a.heads as f64 * lse_len + kernel.mask
 }
 
 /// Eager attention: q, k and v repeated to all heads, the materialised scores.
@@ -185,13 +187,13 @@ fn eager_core(t: &TransformerArch, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f6
         // gpt-oss: the softmax over the keys and the sink column stays in the model dtype; the
         // row max subtracted first saves its int64 indices.
         let with_sink = c.b * heads * c.s * (c.s_full + 1.0);
-        push_core(out, "attention softmax with sinks", c.x * with_sink + 8.0 * c.b * heads * c.s, place);
+        push_core(out, "attention softmax with sinks", c.x * with_sink + INT64 * c.b * heads * c.s, place);
         return;
     }
     // Softmax runs in fp32 under autocast and in the Llama-family eager attention.
-    let softmax_bytes = if rotary || c.mixed { 4.0 } else { c.x };
+    let softmax_bytes = if rotary || c.mixed { F32 } else { c.x };
     let probs = if c.dropout {
-        1.0 + c.x
+        BOOL + c.x
     } else if softmax_bytes != c.x {
         c.x
     } else {

@@ -19,15 +19,16 @@ use super::norm::linear_inputs;
 use super::transformer::{push, Ctx};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{Activation, MlpPart, MoePart, Router, Scope, TransformerArch};
+use crate::model::dtype::{BOOL, F32, HALF, INT64};
 
 /// Bytes per token and intermediate feature of a dense MLP's internals.
 fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
     match (mlp.activation, mlp.gated) {
         // gelu_new: pow input, tanh output, two mul operands, c_proj input; the first three
         // run in fp32 under autocast.
-        (Activation::GeluNew, false) if c.mixed => 3.0 * 4.0 + 2.0 * 2.0,
+        (Activation::GeluNew, false) if c.mixed => 3.0 * F32 + 2.0 * HALF,
         (Activation::GeluNew, false) => 5.0 * c.x,
-        (Activation::GeluNew, true) if c.mixed => 3.0 * 4.0 + 2.0 * 2.0 + 2.0 * 2.0,
+        (Activation::GeluNew, true) if c.mixed => 3.0 * F32 + 2.0 * HALF + 2.0 * HALF,
         (Activation::GeluNew, true) => 7.0 * c.x,
         (Activation::Relu, false) => c.x,
         (Activation::Relu, true) => 3.0 * c.x,
@@ -56,7 +57,7 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     push(out, "MLP intermediates", per_feature(&t.mlp, c) * tok * t.mlp.ffn as f64, Split::Tensor, dense);
     if c.dropout && t.mlp.activation == Activation::Relu {
         // T5's dropout between the activation and wo: a mask and its output.
-        push(out, "MLP inner dropout", (1.0 + c.x) * tok * t.mlp.ffn as f64, Split::Tensor, dense);
+        push(out, "MLP inner dropout", (BOOL + c.x) * tok * t.mlp.ffn as f64, Split::Tensor, dense);
     }
     if let Some(moe) = &t.moe {
         moe_terms(t, moe, c, out);
@@ -70,8 +71,9 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
     let (k, e, f) = (moe.top_k.max(1) as f64, moe.experts as f64, moe.expert_ffn as f64);
     let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
     push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
-    let indices = if t.mlp.activation == Activation::SwigluClamped { 32.0 } else { 28.0 };
-    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + 4.0 * e;
+    // int64 sort indices and offsets per routed slot (3.5 and 4 int64s), fp32 expert counts.
+    let indices = if t.mlp.activation == Activation::SwigluClamped { 4.0 * INT64 } else { 3.5 * INT64 };
+    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + F32 * e;
     push(out, "routed expert activations", routed, Split::Tensor, place);
     push(out, "router scores and top-k", router_saved(moe, c, h) , Split::Sequence, place);
     if moe.shared_ffn > 0 {
@@ -90,14 +92,16 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
 /// to fp32 (4·h per token).
 fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
     let (k, e) = (moe.top_k.max(1) as f64, moe.experts as f64);
-    let fp32_input = if c.bf16 { 4.0 * h } else { 0.0 };
+    let fp32_input = if c.bf16 { F32 * h } else { 0.0 };
+    // fp32 scores over the experts, int64 top-k indices, then the routing weights: fp32 (Mixtral),
+    // in the model dtype (Qwen2-MoE, gpt-oss), fp32 with their fp32 sum (Qwen3-MoE, DeepSeek-V3).
     let per_token = match moe.router {
-        Router::Softmax => 4.0 * e + 12.0 * k,
-        Router::SoftmaxRaw => 4.0 * e + 8.0 * k + c.x * k,
-        Router::SoftmaxNormalized => 4.0 * e + 12.0 * k + 4.0,
-        Router::SoftmaxGreedy => fp32_input + 4.0 * e + 8.0 * k,
-        Router::SigmoidGrouped => fp32_input + 4.0 * e + 12.0 * k + 4.0,
-        Router::TopKSoftmax => 8.0 * k + c.x * k,
+        Router::Softmax => F32 * e + (INT64 + F32) * k,
+        Router::SoftmaxRaw => F32 * e + INT64 * k + c.x * k,
+        Router::SoftmaxNormalized => F32 * e + (INT64 + F32) * k + F32,
+        Router::SoftmaxGreedy => fp32_input + F32 * e + INT64 * k,
+        Router::SigmoidGrouped => fp32_input + F32 * e + (INT64 + F32) * k + F32,
+        Router::TopKSoftmax => INT64 * k + c.x * k,
     };
     per_token * c.tokens
 }

@@ -15,21 +15,27 @@
 
 use super::transformer::Ctx;
 use crate::model::arch::NormKind;
+use crate::model::dtype::{F32, HALF};
 
 /// A norm's own saved tensors over `rows` rows of `width` features whose input has
 /// `input_bytes` per element (not its output).
 pub fn norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f64 {
-    let stats = 4.0 * rows;
+    // One fp32 statistic (rsqrt) per row.
+    let stats = F32 * rows;
     match kind {
-        NormKind::Layernorm => input_bytes * rows * width + 8.0 * rows,
-        NormKind::Rmsnorm => 4.0 * rows * width + stats + input_bytes * rows * width,
+        // Input, fp32 mean and rstd.
+        NormKind::Layernorm => input_bytes * rows * width + 2.0 * F32 * rows,
+        // fp32 copy of the input, rsqrt, normalised tensor in the input dtype.
+        NormKind::Rmsnorm => F32 * rows * width + stats + input_bytes * rows * width,
         NormKind::T5Layernorm => {
-            let input = if input_bytes == 4.0 { 0.0 } else { input_bytes };
-            4.0 * rows * width + stats + (input + input_bytes) * rows * width
+            let input = if input_bytes == F32 { 0.0 } else { input_bytes };
+            F32 * rows * width + stats + (input + input_bytes) * rows * width
         }
-        NormKind::GemmaRmsnorm => 8.0 * rows * width + stats + 4.0 * width,
-        NormKind::RmsnormFp32Weight => 8.0 * rows * width + stats,
-        NormKind::CohereLayernorm => 12.0 * rows * width + stats,
+        // fp32 copy and fp32 normalised tensor, rsqrt, and the fp32 (1 + w).
+        NormKind::GemmaRmsnorm => 2.0 * F32 * rows * width + stats + F32 * width,
+        NormKind::RmsnormFp32Weight => 2.0 * F32 * rows * width + stats,
+        // Two fp32 x − mean tensors and the fp32 normalised tensor.
+        NormKind::CohereLayernorm => 3.0 * F32 * rows * width + stats,
     }
 }
 
@@ -42,7 +48,7 @@ pub fn residual_norm(kind: NormKind, c: &Ctx, width: f64) -> f64 {
 /// residual dtype, or under autocast one 16-bit copy per linear.
 pub fn linear_inputs(c: &Ctx, width: f64, consumers: f64) -> f64 {
     if c.mixed {
-        consumers * 2.0 * c.tokens * width
+        consumers * HALF * c.tokens * width
     } else {
         c.r * c.tokens * width
     }

@@ -11,6 +11,7 @@
 
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{resnet_blocks, ResNetArch};
+use crate::model::dtype::{F32, HALF, INT64};
 use crate::model::precision::Precision;
 use crate::model::inputs::Training;
 
@@ -25,14 +26,14 @@ const STAGE_NAMES: [&str; 5] = ["stage 1 feature maps", "stage 2 feature maps", 
 pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     let b = training.micro_batch.max(1) as f64;
     let image = training.image_size.unwrap_or(r.image_size).max(8);
-    let x = if training.precision == Precision::Fp32 { 4.0 } else { 2.0 };
-    let pixel = if training.precision == Precision::Fp32 { 4.0 } else { 2.0 };
+    let x = if training.precision == Precision::Fp32 { F32 } else { HALF };
+    let pixel = if training.precision == Precision::Fp32 { F32 } else { HALF };
     let mut out = Vec::new();
     let mut push = |name: &'static str, bytes: f64| {
         out.push(ActTerm { name, bytes, split: Split::Sequence, place: Place::Input, attention_core: false });
     };
     // BatchNorm input plus its per-channel fp32 statistics.
-    let bn = |channels: u64, side: u64| x * b * channels as f64 * (side * side) as f64 + 8.0 * channels as f64;
+    let bn = |channels: u64, side: u64| x * b * channels as f64 * (side * side) as f64 + 2.0 * F32 * channels as f64;
     let map = |channels: u64, side: u64| x * b * channels as f64 * (side * side) as f64;
 
     push("input image", pixel * b * r.channels as f64 * (image * image) as f64);
@@ -40,7 +41,7 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     push("stem BatchNorm input", bn(r.stem_width, stem));
     push("stem ReLU output", map(r.stem_width, stem));
     let mut side = conv_out(stem, 3, 2, 1);
-    push("max-pool indices (int64)", 8.0 * b * r.stem_width as f64 * (side * side) as f64);
+    push("max-pool indices (int64)", INT64 * b * r.stem_width as f64 * (side * side) as f64);
     push("max-pool output (first block input)", map(r.stem_width, side));
 
     let mut stage_bytes = 0.0;
@@ -69,6 +70,6 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
         }
     }
     let last = r.widths.last().copied().unwrap_or(r.stem_width) as f64;
-    push("classifier input and log-softmax", x * b * last + 4.0 * b * r.classes as f64);
+    push("classifier input and log-softmax", x * b * last + F32 * b * r.classes as f64);
     out
 }

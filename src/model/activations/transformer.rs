@@ -15,6 +15,7 @@ use super::mlp::mlp_terms;
 use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
+use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::precision::Precision;
 use crate::model::inputs::{Loss, Training};
 
@@ -54,7 +55,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         s,
         s_full,
         x: precision.activation_bytes() as f64,
-        r: if precision == Precision::Bf16 { 2.0 } else { 4.0 },
+        r: if precision == Precision::Bf16 { HALF } else { F32 },
         mixed: precision.is_mixed(),
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
@@ -109,7 +110,7 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         out.iter_mut().skip(before).filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs").for_each(|a| a.bytes = 0.0);
     }
     if c.dropout {
-        push(out, "MLP dropout mask", c.tokens * h, Split::Sequence, layer);
+        push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
     }
     match placement {
         Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),
@@ -124,19 +125,19 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     match t.stack {
         Stack::Vision => {
             let image = training.image_size.unwrap_or(t.vision.image_size).max(1) as f64;
-            let pixel_bytes = if c.x == 4.0 { 4.0 } else { 2.0 };
+            let pixel_bytes = if c.x == F32 { F32 } else { HALF };
             push(out, "input pixels (patch projection input)", pixel_bytes * c.b * t.vision.channels as f64 * image * image, Split::Sequence, place);
         }
         _ => {
             let stacks = if t.stack == Stack::EncoderDecoder { 2.0 } else { 1.0 };
-            push(out, "input ids", 8.0 * c.tokens * stacks, Split::Sequence, place);
+            push(out, "input ids", INT64 * c.tokens * stacks, Split::Sequence, place);
             if t.attention.relative_buckets > 0 {
                 // T5: the int64 relative-position buckets of each stack's first block.
-                push(out, "relative position buckets", 8.0 * c.s * c.s_full * stacks, Split::Sequence, place);
+                push(out, "relative position buckets", INT64 * c.s * c.s_full * stacks, Split::Sequence, place);
             }
             if t.rotary() {
                 // Rotary cos and sin, shared by all blocks (fp32 under autocast).
-                let bytes = if c.mixed { 4.0 } else { c.x };
+                let bytes = if c.mixed { F32 } else { c.x };
                 push(out, "rotary cos/sin", 2.0 * bytes * c.s * t.attention.rotary_dim as f64, Split::Sequence, place);
             }
         }
@@ -145,7 +146,7 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         push(out, "embedding norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
     }
     if c.dropout {
-        push(out, "embedding dropout mask", c.tokens * h, Split::Sequence, place);
+        push(out, "embedding dropout mask", BOOL * c.tokens * h, Split::Sequence, place);
     }
 }
 
@@ -153,12 +154,12 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
 /// fp32: one fp32 log-softmax; pure bf16: one bf16 log-softmax; autocast: a 16-bit
 /// log-softmax and the fp32 copy the NLL loss saves.
 fn cross_entropy_bytes(c: &Ctx) -> f64 {
-    if c.x == 4.0 {
-        4.0
+    if c.x == F32 {
+        F32
     } else if c.mixed {
-        6.0
+        HALF + F32
     } else {
-        2.0
+        HALF
     }
 }
 
@@ -175,7 +176,7 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
                 // instead of any logits (`liger_kernel/ops/fused_linear_cross_entropy.py`,
                 // `fused_linear_cross_entropy_forward`: grad_input like the input, grad_weight
                 // like the weight). CUDA/Triton only: derived from the source, not measured.
-                let weight_bytes = if c.bf16 || c.mixed { 2.0 } else { 4.0 };
+                let weight_bytes = if c.bf16 || c.mixed { HALF } else { F32 };
                 push(out, "fused linear cross-entropy gradients (hidden and output weight)", c.x * tok * h + weight_bytes * v * h, Split::Tensor, place);
                 return;
             }
@@ -187,7 +188,8 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
             // transformers' ForCausalLMLoss upcasts logits to fp32 and log_softmax saves its
             // output; torchtune's chunked loss upcasts chunk by chunk, and every chunk's
             // log-softmax is saved all the same.
-            push(out, "fp32 log-softmax of the logits", 4.0 * tok * v + 8.0 * tok, Split::Tensor, place);
+            // Plus the int64 target per token.
+            push(out, "fp32 log-softmax of the logits", F32 * tok * v + INT64 * tok, Split::Tensor, place);
         }
         Stack::EncoderDecoder => {
             // T5: both stacks' final norms; the encoder output, read by every decoder block's
@@ -197,23 +199,23 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
                 push(out, "encoder output (cross-attention keys and values)", c.r * tok * h, Split::Sequence, place);
             }
             push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
-            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + 8.0 * tok, Split::Tensor, place);
+            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + INT64 * tok, Split::Tensor, place);
         }
         Stack::Encoder => {
             // BertForMaskedLM head: dense → GELU → LayerNorm → decoder.
             push(out, "MLM transform input", linear_inputs(c, h, 1.0), Split::Sequence, place);
             push(out, "MLM GELU input", c.x * tok * h, Split::Sequence, place);
-            let ln_input = if c.bf16 { 2.0 } else { 4.0 };
-            push(out, "MLM norm", ln_input * tok * h + 8.0 * tok, Split::Sequence, place);
+            let ln_input = if c.bf16 { HALF } else { F32 };
+            push(out, "MLM norm", ln_input * tok * h + 2.0 * F32 * tok, Split::Sequence, place);
             push(out, "MLM decoder input", linear_inputs(c, h, 1.0), Split::Sequence, place);
-            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + 8.0 * tok, Split::Tensor, place);
+            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + INT64 * tok, Split::Tensor, place);
         }
         Stack::Vision => {
             push(out, "final norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
             // The classifier reads the [CLS] row: a view that keeps the whole norm output alive,
             // or under autocast a fresh 16-bit copy of just that row.
-            let cls = if c.mixed { 2.0 * c.b * h } else { c.r * tok * h };
-            push(out, "classifier input", cls + 4.0 * c.b * t.vision.classes as f64, Split::Sequence, place);
+            let cls = if c.mixed { HALF * c.b * h } else { c.r * tok * h };
+            push(out, "classifier input", cls + F32 * c.b * t.vision.classes as f64, Split::Sequence, place);
         }
     }
 }
