@@ -9,6 +9,7 @@
 
 mod app;
 mod breakdown_table;
+mod checkbox_field;
 mod chart_box;
 mod compare;
 mod compare_column;

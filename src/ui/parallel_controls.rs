@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use super::checkbox_field::CheckboxField;
 use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
@@ -52,19 +53,7 @@ pub fn ParallelControls() -> impl IntoView {
                 on_change=move |v| planner.set(|s| s.parallel.cp = v) />
             <NumberSlider label="Expert parallel (ep, within dp)" id="ep" field="parallel.ep" min=1 max=64 log2=true value=ep
                 on_change=move |v| planner.set(|s| s.parallel.ep = v) />
-            <div class="control checkbox">
-                <input
-                    type="checkbox"
-                    id="sp"
-                    prop:checked=move || sp.get()
-                    on:change=move |ev| {
-                        let on = event_target_checked(&ev);
-                        planner.set(|s| s.parallel.sp = on);
-                    }
-                />
-                <label for="sp">"Sequence parallel (with tp > 1)"</label>
-                <FieldError field="parallel.sp" />
-            </div>
+            <CheckboxField label="Sequence parallel (with tp > 1)" id="sp" field="parallel.sp" value=sp on_change=move |on| planner.set(|s| s.parallel.sp = on) />
             <div class="pair">
                 <SelectField
                     label="ZeRO stage"

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::field_error::FieldError;
+use super::checkbox_field::CheckboxField;
 use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
 use super::state::{enum_from_id, enum_id, Planner};
@@ -163,31 +163,10 @@ pub fn TrainingControls() -> impl IntoView {
                     |s, v| s.training.techniques.loss = v,
                 )}
             </div>
-            <div class="control checkbox">
-                <input
-                    type="checkbox"
-                    id="optimizer-in-backward"
-                    prop:checked=move || in_backward.get()
-                    on:change=move |ev| {
-                        let on = event_target_checked(&ev);
-                        planner.set(|s| s.training.techniques.optimizer_in_backward = on);
-                    }
-                />
-                <label for="optimizer-in-backward">"Optimizer step in backward"</label>
-                <FieldError field="training.techniques.optimizer_in_backward" />
-            </div>
-            <div class="control checkbox">
-                <input
-                    type="checkbox"
-                    id="activation-offload"
-                    prop:checked=move || offload.get()
-                    on:change=move |ev| {
-                        let on = event_target_checked(&ev);
-                        planner.set(|s| s.training.techniques.activation_offload = on);
-                    }
-                />
-                <label for="activation-offload">"Offload activations to host"</label>
-            </div>
+            <CheckboxField label="Optimizer step in backward" id="optimizer-in-backward" field="training.techniques.optimizer_in_backward"
+                value=in_backward on_change=move |on| planner.set(|s| s.training.techniques.optimizer_in_backward = on) />
+            <CheckboxField label="Offload activations to host" id="activation-offload" field="training.techniques.activation_offload"
+                value=offload on_change=move |on| planner.set(|s| s.training.techniques.activation_offload = on) />
         </fieldset>
     }
 }
