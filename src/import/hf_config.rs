@@ -26,17 +26,20 @@ pub struct Imported {
 
 type Reader = fn(&Keys) -> Result<Architecture, InputError>;
 
-fn dec(f: fn(&Keys) -> Result<crate::model::arch::TransformerArch, InputError>) -> impl Fn(&Keys) -> Result<Architecture, InputError> {
-    move |c| f(c).map(Architecture::Transformer)
+/// A decoder family's reader as a `Reader` (a non-capturing closure is a plain `fn`).
+macro_rules! dec {
+    ($f:path) => {
+        |c: &Keys| $f(c).map(Architecture::Transformer)
+    };
 }
 
 macro_rules! families {
     ($($ty:literal => $f:expr),* $(,)?) => {
         /// Every supported `model_type`, in the order of the error message.
         pub const SUPPORTED_MODEL_TYPES: &[&str] = &[$($ty),*];
-        fn reader(model_type: &str) -> Option<Box<dyn Fn(&Keys) -> Result<Architecture, InputError>>> {
+        fn reader(model_type: &str) -> Option<Reader> {
             match model_type {
-                $($ty => Some(Box::new($f)),)*
+                $($ty => Some($f),)*
                 _ => None,
             }
         }
@@ -44,34 +47,34 @@ macro_rules! families {
 }
 
 families! {
-    "llama" => dec(families::llama),
-    "mistral" => dec(families::mistral),
-    "mixtral" => dec(families::mixtral),
-    "qwen2" => dec(families::qwen2),
-    "qwen2_moe" => dec(families::qwen2_moe),
-    "qwen3" => dec(families::qwen3),
-    "qwen3_moe" => dec(families::qwen3_moe),
-    "gemma" => dec(families::gemma),
-    "gemma2" => dec(families::gemma2),
-    "gemma3_text" => dec(families::gemma3_text),
-    "phi3" => dec(families::phi3),
-    "phi" => dec(families::phi),
-    "deepseek_v2" => dec(families::deepseek_v2),
-    "deepseek_v3" => dec(families::deepseek_v3),
-    "gpt_oss" => dec(families::gpt_oss),
-    "olmo2" => dec(families::olmo2),
-    "granite" => dec(families::granite),
-    "granitemoe" => dec(families::granitemoe),
-    "falcon" => dec(families::falcon),
-    "gpt_neox" => dec(families::gpt_neox),
-    "starcoder2" => dec(families::starcoder2),
-    "cohere" => dec(families::cohere),
-    "gpt2" => dec(families::gpt2),
-    "bert" => encoders::bert as Reader,
-    "roberta" => encoders::roberta as Reader,
-    "t5" => encoders::t5 as Reader,
-    "vit" => encoders::vit as Reader,
-    "resnet" => encoders::resnet as Reader,
+    "llama" => dec!(families::llama),
+    "mistral" => dec!(families::mistral),
+    "mixtral" => dec!(families::mixtral),
+    "qwen2" => dec!(families::qwen2),
+    "qwen2_moe" => dec!(families::qwen2_moe),
+    "qwen3" => dec!(families::qwen3),
+    "qwen3_moe" => dec!(families::qwen3_moe),
+    "gemma" => dec!(families::gemma),
+    "gemma2" => dec!(families::gemma2),
+    "gemma3_text" => dec!(families::gemma3_text),
+    "phi3" => dec!(families::phi3),
+    "phi" => dec!(families::phi),
+    "deepseek_v2" => dec!(families::deepseek_v2),
+    "deepseek_v3" => dec!(families::deepseek_v3),
+    "gpt_oss" => dec!(families::gpt_oss),
+    "olmo2" => dec!(families::olmo2),
+    "granite" => dec!(families::granite),
+    "granitemoe" => dec!(families::granitemoe),
+    "falcon" => dec!(families::falcon),
+    "gpt_neox" => dec!(families::gpt_neox),
+    "starcoder2" => dec!(families::starcoder2),
+    "cohere" => dec!(families::cohere),
+    "gpt2" => dec!(families::gpt2),
+    "bert" => encoders::bert,
+    "roberta" => encoders::roberta,
+    "t5" => encoders::t5,
+    "vit" => encoders::vit,
+    "resnet" => encoders::resnet,
 }
 
 /// Text models inside multimodal wrappers, by the wrapper's `model_type`.

@@ -151,6 +151,16 @@ pub struct PhasePeaks {
     pub peak_phase: Phase,
 }
 
+impl PhasePeaks {
+    /// The totals of the phase that peaks.
+    pub fn at_peak(&self) -> &PhaseTotals {
+        match self.peak_phase {
+            Phase::ForwardBackward => &self.forward_backward,
+            Phase::OptimizerStep => &self.optimizer_step,
+        }
+    }
+}
+
 /// Estimated time of one optimizer step on the worst GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepTime {
@@ -216,15 +226,8 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
-    /// Bytes of one component.
+    /// Bytes of one component (as it stands in the peak phase, which the six fields copy).
     pub fn component(&self, c: Component) -> u64 {
-        match c {
-            Component::Parameters => self.parameters,
-            Component::Gradients => self.gradients,
-            Component::OptimizerStates => self.optimizer_states,
-            Component::Activations => self.activations,
-            Component::Temporary => self.temporary,
-            Component::Overhead => self.overhead,
-        }
+        self.phases.at_peak().component(c)
     }
 }

@@ -20,11 +20,6 @@ impl Ledger {
         }
     }
 
-    /// Forget every term of `component` recorded so far (a technique that removes them).
-    pub fn remove(&mut self, component: Component) {
-        self.terms.retain(|t| t.0 != component);
-    }
-
     /// Mark every term of `component` recorded so far without a phase as alive only in `phase`.
     pub fn confine(&mut self, component: Component, phase: Phase) {
         for t in self.terms.iter_mut().filter(|t| t.0 == component && t.4.is_none()) {

@@ -95,9 +95,6 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         let offloaded_activations = add_activations(&mb, s.training, &layout, sp, flight, &mut ledger);
         host += offloaded_activations;
         activation_host = offloaded_activations;
-        if s.training.techniques.optimizer_in_backward {
-            ledger.remove(Component::Gradients);
-        }
         let gradient_bytes = ledger.sum(Component::Gradients);
         temporary_buffers(
             &TemporaryInputs { arch, training: s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
@@ -163,7 +160,8 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
     let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
-    let at_peak = if peak_phase == Phase::OptimizerStep { optimizer_step.clone() } else { forward_backward.clone() };
+    let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
+    let at_peak = phases.at_peak().clone();
     let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak.clone();
     let spill = spill::spill_report(&at_peak, device, s.runtime, s.training);
     let capacity = spill.capacity_bytes;
@@ -173,13 +171,13 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         warnings.push(match peak_phase {
             Phase::OptimizerStep => format!(
                 "the peak is the optimizer step: activations are freed by then (the forward/backward peak is {:.1} GiB), and the optimizer's own buffers are counted instead",
-                gib(forward_backward.total)
+                gib(phases.forward_backward.total)
             ),
-            Phase::ForwardBackward if forward_backward.gradients == 0 && optimizer_step.gradients > 0 => format!(
+            Phase::ForwardBackward if phases.forward_backward.gradients == 0 && phases.optimizer_step.gradients > 0 => format!(
                 "the peak is the start of backward; gradients are not allocated yet (zero_grad(set_to_none=True) freed them); the optimizer step peaks at {:.1} GiB",
-                gib(optimizer_step.total)
+                gib(phases.optimizer_step.total)
             ),
-            Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(optimizer_step.total)),
+            Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(phases.optimizer_step.total)),
         });
     }
     let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
@@ -211,7 +209,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         stage,
         step_time,
         spill,
-        phases: PhasePeaks { forward_backward, optimizer_step, peak_phase },
+        phases,
         terms: ledger.into_terms(),
         warnings,
     }

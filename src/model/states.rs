@@ -222,7 +222,11 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
 
     ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1");
     ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3");
-    ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1");
+    // With the optimizer step fused into backward each gradient is freed by its own update:
+    // none is kept (one tensor's gradient is a backward transient, temporary.rs).
+    if !training.techniques.optimizer_in_backward {
+        ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1");
+    }
     ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1");
     ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)");
     summary.weight_bytes = b.weight;

@@ -29,7 +29,7 @@ pub struct TemporaryInputs<'a> {
 }
 
 /// The loss's transients on top of the saved tensors, each a moment of forward or backward
-/// (only the largest counts): `logits` = s·b·v / t elements, x = bytes of the logits as the
+/// (only the largest counts), for `tokens` = s·b on this rank, `logits` = s·b·v / t elements, x = bytes of the logits as the
 /// model makes them, w = bytes of the output weight's gradient. Measured in `peaks.json` and
 /// `techniques.json` (MemTracker on CPU).
 /// - transformers: the logits and their fp32 upcast at the end of forward (x + 4, or 4 when the
@@ -41,10 +41,11 @@ pub struct TemporaryInputs<'a> {
 /// - Liger's fused linear cross-entropy: fp32 logits and their gradient for one chunk of
 ///   next_pow2(ceil(BT / ceil(V/H))) rows (`fused_linear_cross_entropy_forward`; CUDA only,
 ///   derived from the source).
-fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, logits: f64, tp: f64) -> Vec<(&'static str, f64, &'static str)> {
+fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, tokens: f64, tp: f64) -> Vec<(&'static str, f64, &'static str)> {
     let x = t.precision.activation_bytes() as f64;
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
+    let logits = tokens * v / tp;
     match t.techniques.loss {
         Loss::Standard => vec![
             ("logits and their fp32 copy (end of forward)", (x + upcast) * logits, "s·b·v logits and the loss's fp32 upcast, at the end of forward"),
@@ -67,7 +68,6 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
             ]
         }
         Loss::FusedLinear => {
-            let tokens = logits * tp / v.max(1.0);
             let chunk = (tokens / (v / h.max(1.0)).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
             vec![(
                 "fused cross-entropy logits (one chunk)",
@@ -101,7 +101,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
-            transients.extend(loss_transients(arch, t, i.states.grad_bytes, tokens / layout.tp * arch.vocab as f64, layout.tp));
+            transients.extend(loss_transients(arch, t, i.states.grad_bytes, tokens, layout.tp));
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;
