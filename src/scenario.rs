@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::arch::{Architecture, Stack};
-pub use crate::model::inputs::{Attention, Checkpointing, Frozen, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Techniques, Training, Zero};
+pub use crate::model::inputs::{Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training, WeightFormat, Zero};
 use crate::model::device::{device_preset, Device};
 use crate::import::hf_config::import_hf_config;
 use crate::import::presets::{model_preset, model_preset_ids};
@@ -182,6 +182,15 @@ pub struct DeviceSpec {
     pub host_link_bandwidth: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bf16_tflops: Option<f64>,
+    /// GPU-to-GPU bandwidth per direction inside a node (NVLink generation or PCIe), bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interconnect_bandwidth: Option<f64>,
+    /// Network bandwidth per GPU per direction between nodes (InfiniBand / Ethernet), bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_bandwidth: Option<f64>,
+    /// GPUs per node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<u64>,
 }
 
 impl Default for DeviceSpec {
@@ -192,7 +201,21 @@ impl Default for DeviceSpec {
 
 impl DeviceSpec {
     pub fn preset(id: &str) -> Self {
-        DeviceSpec { preset: Some(id.into()), capacity_bytes: None, hbm_bandwidth: None, host_link_bandwidth: None, bf16_tflops: None }
+        DeviceSpec { preset: Some(id.into()), ..DeviceSpec::custom() }
+    }
+
+    /// A device with no preset and no figures yet (each one is required before it resolves).
+    pub fn custom() -> Self {
+        DeviceSpec {
+            preset: None,
+            capacity_bytes: None,
+            hbm_bandwidth: None,
+            host_link_bandwidth: None,
+            bf16_tflops: None,
+            interconnect_bandwidth: None,
+            network_bandwidth: None,
+            gpus_per_node: None,
+        }
     }
 
     /// The device, or the H100 SXM 80GB figures with a warning saying why (the one
@@ -243,6 +266,18 @@ impl DeviceSpec {
         }
         if let Some(x) = check("bf16_tflops", self.bf16_tflops, 1e6)? {
             device.bf16_tflops = x;
+        }
+        if let Some(x) = check("interconnect_bandwidth", self.interconnect_bandwidth, 1e15)? {
+            device.interconnect_bandwidth = x;
+        }
+        if let Some(x) = check("network_bandwidth", self.network_bandwidth, 1e15)? {
+            device.network_bandwidth = x;
+        }
+        match self.gpus_per_node {
+            Some(0) => return Err(InputError::new("device.gpus_per_node", "must be at least 1")),
+            Some(n) if n > 1 << 20 => return Err(InputError::new("device.gpus_per_node", format!("{n} GPUs in one node is not a real machine"))),
+            Some(n) => device.gpus_per_node = n,
+            None => {}
         }
         Ok(device)
     }

@@ -19,7 +19,7 @@ use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VE
 pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 28] = [
+const SCALARS: [(&str, &str); 31] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -48,10 +48,20 @@ const SCALARS: [(&str, &str); 28] = [
     ("lch", "training.techniques.loss_chunks"),
     ("oib", "training.techniques.optimizer_in_backward"),
     ("aof", "training.techniques.activation_offload"),
+    ("wq", "training.serving.weights"),
+    ("kvq", "training.serving.kv_cache"),
+    ("dq", "training.serving.double_quant"),
 ];
 
 /// Device fields that may override a preset.
-const DEVICE: [(&str, &str); 4] = [("cap", "capacity_bytes"), ("hbm", "hbm_bandwidth"), ("host", "host_link_bandwidth"), ("tf", "bf16_tflops")];
+const DEVICE: [(&str, &str); 6] = [
+    ("cap", "capacity_bytes"),
+    ("hbm", "hbm_bandwidth"),
+    ("host", "host_link_bandwidth"),
+    ("tf", "bf16_tflops"),
+    ("nvl", "interconnect_bandwidth"),
+    ("net", "network_bandwidth"),
+];
 
 /// The query string (without `?`) for a scenario.
 pub fn encode(s: &Scenario) -> String {
@@ -81,10 +91,14 @@ pub fn encode(s: &Scenario) -> String {
         None => pairs.push(("d".into(), "custom".into())),
         _ => {}
     }
+    let mut device = s.device.clone();
     for (key, field) in DEVICE {
-        if let Some(x) = device_field(&s.device, field) {
+        if let Some(x) = *device_slot(&mut device, field) {
             pairs.push((key.into(), format!("{x}")));
         }
+    }
+    if let Some(n) = s.device.gpus_per_node {
+        pairs.push(("gpn".into(), n.to_string()));
     }
     pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect::<Vec<_>>().join("&")
 }
@@ -142,8 +156,12 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
             }
             "d" if value == "custom" => device.preset = None,
             "d" => device.preset = Some(value),
-            k if DEVICE.iter().any(|(dk, _)| *dk == k) => match value.parse::<f64>() {
-                Ok(x) if x.is_finite() && x > 0.0 => set_device_field(&mut device, k, x),
+            "gpn" => match value.parse::<u64>() {
+                Ok(n) => device.gpus_per_node = Some(n),
+                Err(_) => errors.push(InputError::new("url.gpn", format!("\"{}\" is not a GPU count", short(&value)))),
+            },
+            k if let Some((_, field)) = DEVICE.iter().find(|(dk, _)| *dk == k) => match value.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => *device_slot(&mut device, field) = Some(x),
                 _ => errors.push(InputError::new(format!("url.{k}"), format!("\"{}\" is not a positive number", short(&value)))),
             },
             k if PAGE_KEYS.contains(&k) => {}
@@ -236,21 +254,15 @@ fn scalar_value(text: &str) -> Value {
     }
 }
 
-fn device_field(d: &DeviceSpec, field: &str) -> Option<f64> {
+/// The override slot of the device field a [`DEVICE`] key names.
+fn device_slot<'a>(d: &'a mut DeviceSpec, field: &str) -> &'a mut Option<f64> {
     match field {
-        "capacity_bytes" => d.capacity_bytes,
-        "hbm_bandwidth" => d.hbm_bandwidth,
-        "host_link_bandwidth" => d.host_link_bandwidth,
-        _ => d.bf16_tflops,
-    }
-}
-
-fn set_device_field(d: &mut DeviceSpec, key: &str, x: f64) {
-    match key {
-        "cap" => d.capacity_bytes = Some(x),
-        "hbm" => d.hbm_bandwidth = Some(x),
-        "host" => d.host_link_bandwidth = Some(x),
-        _ => d.bf16_tflops = Some(x),
+        "capacity_bytes" => &mut d.capacity_bytes,
+        "hbm_bandwidth" => &mut d.hbm_bandwidth,
+        "host_link_bandwidth" => &mut d.host_link_bandwidth,
+        "interconnect_bandwidth" => &mut d.interconnect_bandwidth,
+        "network_bandwidth" => &mut d.network_bandwidth,
+        _ => &mut d.bf16_tflops,
     }
 }
 

@@ -12,6 +12,11 @@
 //!   backward (Liu et al. 2023).
 //! Data-parallel traffic overlaps with backward (PyTorch DDP buckets, ZeRO prefetch); tensor,
 //! pipeline and context traffic sits on the critical path.
+//!
+//! Each collective runs at the GPU-to-GPU link's bandwidth while its ranks sit in one node,
+//! and at the network's (per GPU) once they span nodes. Ranks are placed as Megatron-Core
+//! places them (`parallel_state.py`, `order="tp-cp-ep-dp-pp"`): a TP group spans tp
+//! consecutive GPUs, a CP group tp·cp, a DP group tp·cp·dp, and PP the whole job.
 
 use crate::model::inputs::Zero;
 use serde::{Deserialize, Serialize};
@@ -33,7 +38,10 @@ pub struct Communication {
 
 pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communication {
     let Inputs { arch, training: t, parallel: p, device, .. } = *inputs;
-    let bw = device.interconnect_bandwidth.max(1.0);
+    let span_bandwidth = |span: u64| {
+        let bw = if span <= device.gpus_per_node.max(1) { device.interconnect_bandwidth } else { device.interconnect_bandwidth.min(device.network_bandwidth) };
+        bw.max(1.0)
+    };
     let x = t.precision.activation_bytes() as f64;
     let n = (p.dp.max(1) * p.cp.max(1)) as f64;
     let grad_bytes = gradient_elements_local * if t.precision == crate::model::precision::Precision::Fp32 { 4.0 } else { 2.0 };
@@ -58,10 +66,12 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     let pipeline = if pp > 1.0 { 2.0 * activation / tp * micro_batches } else { 0.0 };
     let context = if cp > 1.0 { 2.0 * 2.0 * layers_local * (cp - 1.0) * tokens * kv_width * x / tp * micro_batches } else { 0.0 };
     let exposed = tensor_parallel + pipeline + context;
+    let (tp_span, cp_span) = (p.tp.max(1), p.tp.max(1).saturating_mul(p.cp.max(1)));
+    let dp_span = cp_span.saturating_mul(p.dp.max(1));
     Communication {
         bytes_per_step: data_parallel_bytes + exposed,
         data_parallel_bytes,
-        exposed_seconds: exposed / bw,
-        data_parallel_seconds: data_parallel_bytes / bw,
+        exposed_seconds: tensor_parallel / span_bandwidth(tp_span) + context / span_bandwidth(cp_span) + pipeline / span_bandwidth(p.world_size()),
+        data_parallel_seconds: data_parallel_bytes / span_bandwidth(dp_span),
     }
 }

@@ -38,3 +38,14 @@ pub const HALF: f64 = Dtype::Bf16.bytes();
 pub const INT64: f64 = Dtype::Int64.bytes();
 /// bool: dropout masks.
 pub const BOOL: f64 = Dtype::Bool.bytes();
+
+/// QLoRA NF4 storage per weight: 4 bits + an fp32 absmax per 64 weights, or with double
+/// quantisation an 8-bit absmax per 64 plus an fp32 constant per 256 blocks
+/// (Dettmers et al. 2023, §3: 0.5 + 0.0625 B, or 0.5 + 0.0159 B).
+pub fn nf4_bytes_per_weight(double_quant: bool) -> f64 {
+    if double_quant {
+        Dtype::Nf4.bytes() + Dtype::U8.bytes() / 64.0 + F32 / (64.0 * 256.0)
+    } else {
+        Dtype::Nf4.bytes() + F32 / 64.0
+    }
+}

@@ -8,13 +8,13 @@
 //! logits of the last position (transformers' `generate` keeps only those).
 
 use super::activations::{one_block_bytes, MicroBatch};
-use super::arch::{Architecture, AttentionPart, Stack};
+use super::arch::{Architecture, AttentionPart, ParamTensor, Stack};
 use super::breakdown::Component;
-use super::dtype::{Dtype, F32, HALF};
+use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
-use crate::model::inputs::{LoraBase, Training};
+use crate::model::inputs::{KvCacheFormat, LoraBase, Training, WeightFormat};
 
 const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep their last window − 1 tokens; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2) — checked against transformers' caches in kv_cache.json";
 
@@ -29,16 +29,39 @@ fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
     }
 }
 
-pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
-    let x = training.precision.activation_bytes() as f64;
-    let nf4 = matches!(&training.lora, Some(l) if l.base == LoraBase::Nf4);
-    let mut weights = 0.0;
-    for t in arch.param_tensors() {
-        let n = t.numel() * layout.copies(arch, &t);
-        let bytes = if nf4 && t.linear.is_some() { Dtype::Nf4.bytes() + Dtype::U8.bytes() / 64.0 } else if training.precision == Precision::Fp32 { F32 } else { HALF };
-        weights += n * bytes;
+/// Bytes per element of a weight tensor when serving: the chosen format for linear layers
+/// (see [`WeightFormat`] for each one's source), otherwise the run's dtype; without a
+/// choice, QLoRA's NF4 base keeps its linears in NF4.
+fn weight_bytes(t: &ParamTensor, training: &Training) -> f64 {
+    let own = if training.precision == Precision::Fp32 { F32 } else { HALF };
+    let format = match (training.serving.weights, &training.lora) {
+        (Some(f), _) => f,
+        (None, Some(l)) if l.base == LoraBase::Nf4 => WeightFormat::Nf4,
+        (None, _) => return own,
+    };
+    let Some((inputs, _)) = t.lora_dims.filter(|_| t.linear.is_some()) else { return own };
+    match format {
+        WeightFormat::Half => HALF,
+        WeightFormat::Fp8 => Dtype::Fp8.bytes(),
+        // One fp32 scale per output row of `inputs` weights.
+        WeightFormat::Int8 => Dtype::U8.bytes() + F32 / inputs.max(1) as f64,
+        // Per group of 128 inputs: a 16-bit scale and a 4-bit zero point.
+        WeightFormat::Int4 => Dtype::Nf4.bytes() + (HALF + Dtype::Nf4.bytes()) / INT4_GROUP,
+        WeightFormat::Nf4 => nf4_bytes_per_weight(training.serving.double_quant),
     }
-    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)");
+}
+
+/// GPTQ / AWQ group size (`group_size=128`, the default of both).
+const INT4_GROUP: f64 = 128.0;
+
+pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
+    let x = match training.serving.kv_cache {
+        Some(KvCacheFormat::Fp8) => Dtype::Fp8.bytes(),
+        Some(KvCacheFormat::Half) => HALF,
+        None => training.precision.activation_bytes() as f64,
+    };
+    let weights: f64 = arch.param_tensors().iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training)).sum();
+    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation)");
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
         let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;

@@ -136,6 +136,8 @@ pub struct Training {
     pub lora: Option<Lora>,
     /// Framework techniques that change which tensors exist (loss, optimizer placement, offload).
     pub techniques: Techniques,
+    /// How inference stores the weights and the KV cache.
+    pub serving: Serving,
 }
 
 impl Default for Training {
@@ -154,6 +156,7 @@ impl Default for Training {
             frozen: Frozen::default(),
             lora: None,
             techniques: Techniques::default(),
+            serving: Serving::default(),
         }
     }
 }
@@ -364,5 +367,59 @@ pub struct Techniques {
 impl Default for Techniques {
     fn default() -> Self {
         Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false }
+    }
+}
+
+/// Storage format of the weights of linear layers when serving. Embeddings, norms and the
+/// output head stay 16-bit: bitsandbytes quantises `nn.Linear` only and transformers keeps
+/// the output layer out (`get_keys_to_not_convert`), as GPTQ/AWQ and vLLM's FP8 do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightFormat {
+    /// bf16 / fp16.
+    #[serde(rename = "bf16")]
+    Half,
+    /// FP8 E4M3 with a per-tensor scale (vLLM `quantization="fp8"`, TensorRT-LLM).
+    Fp8,
+    /// LLM.int8(): int8 weights and an fp32 scale per output row (bitsandbytes `Int8Params`,
+    /// Dettmers et al. 2022).
+    Int8,
+    /// 4-bit with a 16-bit scale and a 4-bit zero point per group of 128 inputs (GPTQ /
+    /// AutoAWQ `WQLinear_GEMM`: packed `qweight`, fp16 `scales`, packed `qzeros`).
+    Int4,
+    /// bitsandbytes NF4 (QLoRA), with or without double quantisation.
+    Nf4,
+}
+
+impl WeightFormat {
+    pub const ALL: [WeightFormat; 5] = [WeightFormat::Half, WeightFormat::Fp8, WeightFormat::Int8, WeightFormat::Int4, WeightFormat::Nf4];
+}
+
+/// Element type of the inference KV cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KvCacheFormat {
+    /// The activations' dtype (bf16 / fp16; fp32 in fp32 runs).
+    #[serde(rename = "bf16")]
+    Half,
+    /// FP8 (vLLM `kv_cache_dtype="fp8"`): one byte per element.
+    Fp8,
+}
+
+/// Inference storage choices. `None` keeps the run's own dtype (and QLoRA's NF4 base).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Serving {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<WeightFormat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache: Option<KvCacheFormat>,
+    /// NF4 double quantisation (`bnb_4bit_use_double_quant`).
+    pub double_quant: bool,
+}
+
+impl Default for Serving {
+    fn default() -> Self {
+        Serving { weights: None, kv_cache: None, double_quant: true }
     }
 }

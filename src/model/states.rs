@@ -15,7 +15,7 @@
 
 use super::arch::{Architecture, LinearKind, ParamTensor, Scope};
 use super::breakdown::Component;
-use super::dtype::{Dtype, F32, HALF};
+use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
@@ -74,17 +74,6 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
         },
-    }
-}
-
-/// QLoRA NF4 storage per weight: 4 bits + an fp32 absmax per 64 weights, or with double
-/// quantisation an 8-bit absmax per 64 plus an fp32 constant per 256 blocks
-/// (Dettmers et al. 2023, §3: 0.5 + 0.0625 B, or 0.5 + 0.0159 B).
-fn nf4_bytes_per_weight(double_quant: bool) -> f64 {
-    if double_quant {
-        Dtype::Nf4.bytes() + Dtype::U8.bytes() / 64.0 + F32 / (64.0 * 256.0)
-    } else {
-        Dtype::Nf4.bytes() + F32 / 64.0
     }
 }
 

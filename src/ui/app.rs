@@ -14,6 +14,7 @@ use super::saved_scenarios::SavedScenarios;
 use super::share_toolbar::ShareToolbar;
 use super::state::Planner;
 use super::tabs::{OtherViews, Tab, TabBar, Workspace};
+use super::task_controls::TaskControls;
 use super::training_controls::TrainingControls;
 use super::unplaced_errors::UnplacedErrors;
 use super::url_sync::UrlNoticeBanner;
@@ -42,6 +43,7 @@ pub fn App() -> impl IntoView {
             </section>
             <form class="controls" aria-label="Scenario" on:submit=|ev| ev.prevent_default()>
                 <ModelPicker />
+                <TaskControls />
                 <TrainingControls />
                 <ParallelControls />
                 <DevicePicker />

@@ -1,32 +1,103 @@
-//! `DevicePicker`: the GPU (or MIG slice) every rank runs on, with the platform and sharing
-//! controls under it.
+//! `DevicePicker`: the GPU (or MIG slice) every rank runs on, or a custom device with its
+//! own capacity, bandwidths and throughput; the node layout and the links the
+//! communication times use; with the platform and sharing controls under it.
 
 use leptos::prelude::*;
 
 use super::field_error::FieldError;
+use super::number_field::NumberField;
+use super::number_slider::NumberSlider;
 use super::runtime_controls::RuntimeControls;
+use super::select_field::SelectField;
 use super::state::Planner;
-use crate::model::device::devices;
-use crate::scenario::DeviceSpec;
+use crate::model::device::{devices, DEFAULT_GPUS_PER_NODE};
+use crate::scenario::{DeviceSpec, Scenario};
 
-/// The device preset select.
+const GB: f64 = 1e9;
+
+/// GPU-to-GPU links inside a node, per direction (NVLink: half the bidirectional figure of
+/// NVIDIA's A100, H100 and B200 datasheets; PCIe x16 per generation).
+const LINKS: [(&str, &str, f64); 6] = [
+    ("", "as the GPU", 0.0),
+    ("32", "PCIe 4.0 ×16 (32 GB/s)", 32.0),
+    ("64", "PCIe 5.0 ×16 (64 GB/s)", 64.0),
+    ("300", "NVLink 3 (300 GB/s)", 300.0),
+    ("450", "NVLink 4 (450 GB/s)", 450.0),
+    ("900", "NVLink 5 (900 GB/s)", 900.0),
+];
+
+/// Network per GPU between nodes, per direction.
+const NETWORKS: [(&str, &str, f64); 4] = [
+    ("", "400 Gb/s InfiniBand NDR", 0.0),
+    ("12.5", "100 Gb/s Ethernet", 12.5),
+    ("25", "200 Gb/s InfiniBand HDR", 25.0),
+    ("100", "800 Gb/s InfiniBand XDR", 100.0),
+];
+
+/// The select value for an optional bandwidth in bytes/s (GB/s as written in the table).
+fn bandwidth_id(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{}", x / GB))
+}
+
+/// A custom device starting from the figures of the one chosen now, so it resolves at once.
+fn make_custom(s: &mut Scenario) {
+    let (d, _) = s.device.resolve_or_default();
+    s.device = DeviceSpec {
+        preset: None,
+        capacity_bytes: Some(d.capacity_bytes),
+        hbm_bandwidth: Some(d.hbm_bandwidth),
+        host_link_bandwidth: Some(d.host_link_bandwidth),
+        bf16_tflops: Some(d.bf16_tflops),
+        ..s.device.clone()
+    };
+}
+
+/// One figure of the custom device, shown in `scale` units.
+fn custom_field(
+    planner: Planner,
+    label: &'static str,
+    id: &'static str,
+    field: &'static str,
+    scale: f64,
+    slot: fn(&mut DeviceSpec) -> &mut Option<f64>,
+) -> impl IntoView {
+    let value = planner.slice(move |s| slot(&mut s.device.clone()).unwrap_or(0.0) / scale);
+    view! {
+        <NumberField label=label id=id field=field step="any" value=value
+            on_change=move |x: f64| planner.set(|s| *slot(&mut s.device) = Some(x * scale)) />
+    }
+}
+
+/// The device select, custom figures, node layout and runtime.
 #[component]
 pub fn DevicePicker() -> impl IntoView {
     let planner = Planner::get();
-    let selected = planner.slice(|s| s.device.preset.clone().unwrap_or_default());
+    let selected = planner.slice(|s| s.device.preset.clone().unwrap_or_else(|| "custom".into()));
+    let custom = planner.slice(|s| s.device.preset.is_none());
+    let link = planner.slice(|s| bandwidth_id(s.device.interconnect_bandwidth));
+    let network = planner.slice(|s| bandwidth_id(s.device.network_bandwidth));
+    let per_node = planner.slice(|s| s.device.gpus_per_node.unwrap_or(DEFAULT_GPUS_PER_NODE));
+    let choose = move |id: String| {
+        planner.set(|s| {
+            if id == "custom" {
+                make_custom(s);
+            } else {
+                // A preset's own figures, keeping the node layout and links chosen.
+                s.device = DeviceSpec {
+                    interconnect_bandwidth: s.device.interconnect_bandwidth,
+                    network_bandwidth: s.device.network_bandwidth,
+                    gpus_per_node: s.device.gpus_per_node,
+                    ..DeviceSpec::preset(&id)
+                };
+            }
+        })
+    };
     view! {
         <fieldset class="group">
             <legend>"Device"</legend>
             <div class="control select">
                 <label for="device">"GPU"</label>
-                <select
-                    id="device"
-                    on:change=move |ev| {
-                        let id = event_target_value(&ev);
-                        planner.set(|s| s.device = DeviceSpec::preset(&id));
-                    }
-                >
-                    <option value="" hidden=true prop:selected=move || selected.with(String::is_empty)>"custom device"</option>
+                <select id="device" on:change=move |ev| choose(event_target_value(&ev))>
                     {devices()
                         .into_iter()
                         .map(|d| {
@@ -34,9 +105,34 @@ pub fn DevicePicker() -> impl IntoView {
                             view! { <option value=d.id.clone() prop:selected=move || selected.with(|s| *s == id)>{d.name}</option> }
                         })
                         .collect_view()}
+                    <option value="custom" prop:selected=move || custom.get()>"Custom device…"</option>
                 </select>
                 <FieldError field="device" />
             </div>
+            <Show when=move || custom.get()>
+                <div class="pair" id="custom-device">
+                    {custom_field(planner, "Memory (GB)", "custom-capacity", "device.capacity_bytes", GB, |d| &mut d.capacity_bytes)}
+                    {custom_field(planner, "Memory bandwidth (GB/s)", "custom-hbm", "device.hbm_bandwidth", GB, |d| &mut d.hbm_bandwidth)}
+                    {custom_field(planner, "Host link (GB/s each way)", "custom-host", "device.host_link_bandwidth", GB, |d| &mut d.host_link_bandwidth)}
+                    {custom_field(planner, "Dense BF16 TFLOPS", "custom-tflops", "device.bf16_tflops", 1.0, |d| &mut d.bf16_tflops)}
+                </div>
+            </Show>
+            <div class="pair">
+                <SelectField label="GPU-to-GPU link" id="interconnect" field="device.interconnect_bandwidth"
+                    options=LINKS.iter().map(|(id, l, _)| (id.to_string(), l.to_string())).collect() value=link
+                    on_change=move |v: String| {
+                        let gbs = LINKS.iter().find(|(id, _, _)| *id == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);
+                        planner.set(|s| s.device.interconnect_bandwidth = gbs.map(|g| g * GB));
+                    } />
+                <SelectField label="Between nodes (per GPU)" id="network" field="device.network_bandwidth"
+                    options=NETWORKS.iter().map(|(id, l, _)| (id.to_string(), l.to_string())).collect() value=network
+                    on_change=move |v: String| {
+                        let gbs = NETWORKS.iter().find(|(id, _, _)| *id == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);
+                        planner.set(|s| s.device.network_bandwidth = gbs.map(|g| g * GB));
+                    } />
+            </div>
+            <NumberSlider label="GPUs per node" id="gpus-per-node" field="device.gpus_per_node" min=1 max=64 log2=true value=per_node
+                on_change=move |v| planner.set(|s| s.device.gpus_per_node = Some(v)) />
             <RuntimeControls />
         </fieldset>
     }

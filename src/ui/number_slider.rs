@@ -21,8 +21,9 @@ fn position(value: u64, min: u64, max: u64, log2: bool) -> u64 {
 /// A slider plus a number box, writing through `on_change`.
 #[component]
 pub fn NumberSlider(
-    /// Visible label.
-    label: &'static str,
+    /// Visible label (it may change with the scenario: "Micro-batch size" / "Batch").
+    #[prop(into)]
+    label: Signal<&'static str>,
     /// Element id of the number box (the slider gets `<id>-range`).
     id: &'static str,
     /// Scenario field path, for its validation messages.
@@ -60,12 +61,12 @@ pub fn NumberSlider(
     };
     view! {
         <div class="control slider">
-            <label for=id>{label}</label>
+            <label for=id>{move || label.get()}</label>
             <div class="slider-row">
                 <input
                     type="range"
                     id=range_id
-                    aria-label=format!("{label} slider")
+                    aria-label=move || format!("{} slider", label.get())
                     min=range_min
                     max=range_max
                     step="1"
@@ -76,7 +77,7 @@ pub fn NumberSlider(
                     type="number"
                     id=id
                     inputmode="numeric"
-                    min="1"
+                    min=min.min(1)
                     step="1"
                     prop:value=move || value.get().to_string()
                     on:input=on_number

@@ -1,8 +1,13 @@
-//! `SelectField`: a labelled `<select>` over a fixed list of options, for enum fields.
+//! `SelectField`: a labelled `<select>` over a fixed list of options, for enum fields, and
+//! [`enum_select`], one bound to an enum field of the scenario.
 
 use leptos::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use super::field_error::FieldError;
+use super::state::{enum_from_id, enum_id, Planner};
+use crate::scenario::Scenario;
 
 /// A labelled select; `options` are `(value, label)` pairs.
 #[component]
@@ -42,4 +47,35 @@ pub fn select_options(options: Vec<(String, String)>, value: Signal<String>) -> 
             view! { <option value=v prop:selected=move || value.with(|s| *s == key)>{text}</option> }
         })
         .collect_view()
+}
+
+/// A select bound to one enum field of the scenario.
+pub fn enum_select<T>(
+    planner: Planner,
+    label: &'static str,
+    id: &'static str,
+    field: &'static str,
+    options: Vec<(T, &'static str)>,
+    get: fn(&Scenario) -> T,
+    set: fn(&mut Scenario, T),
+) -> impl IntoView
+where
+    T: Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static,
+{
+    let current = planner.slice(get);
+    let options = options.into_iter().map(|(v, l)| (enum_id(&v), l.to_string())).collect();
+    view! {
+        <SelectField
+            label=label
+            id=id
+            field=field
+            options=options
+            value=Signal::derive(move || current.with(enum_id))
+            on_change=move |v: String| {
+                if let Some(x) = enum_from_id::<T>(&v) {
+                    planner.set(|s| set(s, x));
+                }
+            }
+        />
+    }
 }

@@ -1,16 +1,16 @@
-//! `TrainingControls`: micro-batch, gradient accumulation, sequence length, precision,
-//! optimizer, activation checkpointing and attention kernel.
+//! `TrainingControls`: micro-batch, gradient accumulation, sequence length (or image
+//! resolution for vision models), precision, optimizer, activation checkpointing, attention
+//! kernel, loss and memory techniques. In inference only the batch, context length,
+//! precision and attention kernel stay: the rest does not exist when serving.
 
 use leptos::prelude::*;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use super::checkbox_field::CheckboxField;
 use super::number_slider::NumberSlider;
-use super::select_field::SelectField;
-use super::state::{enum_from_id, enum_id, Planner};
+use super::select_field::enum_select;
+use super::state::Planner;
 use crate::model::precision::Precision;
-use crate::scenario::{Attention, Checkpointing, Loss, Optimizer, Scenario};
+use crate::scenario::{Attention, Checkpointing, Loss, Mode, Optimizer};
 
 fn precision_label(p: Precision) -> &'static str {
     match p {
@@ -43,37 +43,6 @@ const LOSS: [(Loss, &str); 3] =
 const ATTENTION: [(Attention, &str); 3] =
     [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
-/// A select bound to one enum field of the scenario.
-fn enum_select<T>(
-    planner: Planner,
-    label: &'static str,
-    id: &'static str,
-    field: &'static str,
-    options: Vec<(T, &'static str)>,
-    get: fn(&Scenario) -> T,
-    set: fn(&mut Scenario, T),
-) -> impl IntoView
-where
-    T: Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static,
-{
-    let current = planner.slice(get);
-    let options = options.into_iter().map(|(v, l)| (enum_id(&v), l.to_string())).collect();
-    view! {
-        <SelectField
-            label=label
-            id=id
-            field=field
-            options=options
-            value=Signal::derive(move || current.with(enum_id))
-            on_change=move |v: String| {
-                if let Some(x) = enum_from_id::<T>(&v) {
-                    planner.set(|s| set(s, x));
-                }
-            }
-        />
-    }
-}
-
 /// The training fields users change most.
 #[component]
 pub fn TrainingControls() -> impl IntoView {
@@ -81,13 +50,16 @@ pub fn TrainingControls() -> impl IntoView {
     let micro_batch = planner.slice(|s| s.training.micro_batch);
     let grad_accum = planner.slice(|s| s.training.grad_accum);
     let seq_len = planner.slice(|s| s.training.seq_len);
+    let inference = planner.slice(|s| s.training.mode == Mode::Inference);
+    let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
+    let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
     view! {
         <fieldset class="group">
-            <legend>"Training"</legend>
+            <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
             <NumberSlider
-                label="Micro-batch size"
+                label=Signal::derive(move || if inference.get() { "Batch (sequences served together)" } else { "Micro-batch size" })
                 id="micro-batch"
                 field="training.micro_batch"
                 min=1
@@ -96,6 +68,7 @@ pub fn TrainingControls() -> impl IntoView {
                 value=micro_batch
                 on_change=move |v| planner.set(|s| s.training.micro_batch = v)
             />
+            <div hidden=move || inference.get()>
             <NumberSlider
                 label="Gradient accumulation steps"
                 id="grad-accum"
@@ -106,8 +79,10 @@ pub fn TrainingControls() -> impl IntoView {
                 value=grad_accum
                 on_change=move |v| planner.set(|s| s.training.grad_accum = v)
             />
+            </div>
+            <div hidden=move || vision.get()>
             <NumberSlider
-                label="Sequence length (tokens)"
+                label=Signal::derive(move || if inference.get() { "Context length (tokens)" } else { "Sequence length (tokens)" })
                 id="seq-len"
                 field="training.seq_len"
                 min=128
@@ -116,6 +91,19 @@ pub fn TrainingControls() -> impl IntoView {
                 value=seq_len
                 on_change=move |v| planner.set(|s| s.training.seq_len = v)
             />
+            </div>
+            <div hidden=move || !vision.get()>
+            <NumberSlider
+                label="Image resolution (pixels per side)"
+                id="image-size"
+                field="training.image_size"
+                min=32
+                max=4096
+                log2=true
+                value=resolution
+                on_change=move |v| planner.set(|s| s.training.image_size = Some(v))
+            />
+            </div>
             <div class="pair">
                 {enum_select(
                     planner,
@@ -126,7 +114,7 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.precision,
                     |s, v| s.training.precision = v,
                 )}
-                {enum_select(
+                <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
                     "Optimizer",
                     "optimizer",
@@ -134,8 +122,8 @@ pub fn TrainingControls() -> impl IntoView {
                     Optimizer::ALL.iter().map(|&o| (o, optimizer_label(o))).collect(),
                     |s| s.training.optimizer,
                     |s, v| s.training.optimizer = v,
-                )}
-                {enum_select(
+                )}</div>
+                <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
                     "Activation checkpointing",
                     "checkpointing",
@@ -143,7 +131,7 @@ pub fn TrainingControls() -> impl IntoView {
                     CHECKPOINTING.to_vec(),
                     |s| s.training.checkpointing,
                     |s, v| s.training.checkpointing = v,
-                )}
+                )}</div>
                 {enum_select(
                     planner,
                     "Attention",
@@ -153,7 +141,7 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.attention,
                     |s, v| s.training.attention = v,
                 )}
-                {enum_select(
+                <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
                     "Loss",
                     "loss",
@@ -161,12 +149,14 @@ pub fn TrainingControls() -> impl IntoView {
                     LOSS.to_vec(),
                     |s| s.training.techniques.loss,
                     |s, v| s.training.techniques.loss = v,
-                )}
+                )}</div>
             </div>
+            <div hidden=move || inference.get()>
             <CheckboxField label="Optimizer step in backward" id="optimizer-in-backward" field="training.techniques.optimizer_in_backward"
                 value=in_backward on_change=move |on| planner.set(|s| s.training.techniques.optimizer_in_backward = on) />
             <CheckboxField label="Offload activations to host" id="activation-offload" field="training.techniques.activation_offload"
                 value=offload on_change=move |on| planner.set(|s| s.training.techniques.activation_offload = on) />
+            </div>
         </fieldset>
     }
 }
