@@ -4,13 +4,14 @@
 //! (memory-formulas.md §A7; Pope et al. 2022 §2), per GPU after TP (heads split) and PP
 //! (layers split); sliding-window layers keep at most their window (Mistral, Gemma-2/3,
 //! gpt-oss); Multi-head Latent Attention caches its compressed latent and shared rotary key
-//! (DeepSeek-V2 §2.1.2), as vLLM and SGLang do. Workspace: one block's forward intermediates for the batch plus the fp32
+//! (DeepSeek-V2 §2.1.2), as vLLM and SGLang do. Workspace: the prefill's live intermediates of one block under `torch.no_grad()`
+//! (nothing is saved for backward; each tensor is freed after its last use) plus the fp32
 //! logits of the last position (transformers' `generate` keeps only those).
 
 use super::activations::{one_block_bytes, MicroBatch};
 use super::arch::{Architecture, AttentionPart, ParamTensor, Stack};
 use super::breakdown::Component;
-use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
+use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF, INT64};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
@@ -54,6 +55,40 @@ fn weight_bytes(t: &ParamTensor, training: &Training) -> f64 {
 /// GPTQ / AWQ group size (`group_size=128`, the default of both).
 const INT4_GROUP: f64 = 128.0;
 
+const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t, MLP: 4h + 3f/t gated or 2f/t, MoE: 5h + 2 experts' 3·k·f_e/E/t + int64 one-hot) + cos/sin 2·s·d, × bytes — live tensors of a no-grad forward in transformers' Llama/Mixtral code; dense cases within 1.4% of MemTracker (prefill_workspace.json)";
+
+/// Elements per token alive at once in one block's prefill under `torch.no_grad()`, on one
+/// GPU, the larger of the block's two halves — from the order of operations in transformers'
+/// `LlamaModel.forward` / `LlamaDecoderLayer.forward`, measured in `prefill_workspace.json`:
+/// - always: the input embeddings (a local of `LlamaModel.forward` until it returns), the
+///   block's input (held by the caller's loop variable), the residual sum and the norm's
+///   output — four hidden-sized tensors, whole unless sequence parallelism splits them;
+/// - attention: q, k and v, the rotated q and k (`apply_rotary_pos_emb` returns new
+///   tensors), the attention output (TP splits these);
+/// - dense MLP: `act(gate(x))`, `up(x)` and their product alive together
+///   (`down_proj(act_fn(gate_proj(x)) * up_proj(x))`; the raw gate is freed once
+///   activated); an ungated MLP holds `fc1(x)` and its activation;
+/// - MoE (`MixtralExperts.forward`): the output accumulator, the int64 one-hot of the
+///   top-k choices (k·(E + 1) per token), and two experts' tensors at once (the loop's
+///   variables keep the previous expert's until reassigned), each on its k/E share of the
+///   tokens if routing is balanced — an assumption: the tiny randomly initialised Mixtral in
+///   the fixture routes unevenly and peaks about 4× higher, so MoE is not checked there.
+fn prefill_elements_per_token(t: &crate::model::arch::TransformerArch, tp: f64, sp: bool, activation_bytes: f64) -> f64 {
+    let h = t.hidden as f64;
+    let whole = if sp { h / tp } else { h };
+    let a = &t.attention;
+    let attention = 4.0 * whole + (2.0 * a.q_width() as f64 + 2.0 * a.k_width() as f64 + a.v_width() as f64 + a.out_width() as f64) / tp;
+    let mlp_width = |f: f64| if t.mlp.gated { 3.0 * f } else { 2.0 * f };
+    let has_dense = t.moe.as_ref().is_none_or(|m| m.moe_blocks(t.layers) < t.layers);
+    let dense = if has_dense { 4.0 * whole + mlp_width(t.mlp.ffn as f64) / tp } else { 0.0 };
+    let moe = t.moe.as_ref().map_or(0.0, |m| {
+        let per_expert = m.expert_ffn as f64 * m.top_k as f64 / m.experts.max(1) as f64;
+        let one_hot = m.top_k as f64 * (m.experts + 1) as f64 * INT64 / activation_bytes;
+        5.0 * whole + one_hot + 2.0 * mlp_width(per_expert).max(mlp_width(m.shared_ffn as f64)) / tp
+    });
+    attention.max(dense).max(moe)
+}
+
 pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
     let x = match training.serving.kv_cache {
         Some(KvCacheFormat::Fp8) => Dtype::Fp8.bytes(),
@@ -78,5 +113,17 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
             ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v");
         }
     }
-    ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch");
+    let workspace = match arch.transformer() {
+        Some(t) => {
+            let x = training.precision.activation_bytes() as f64;
+            let seq = t.sample_tokens(training.seq_len, training.image_size) as f64 / layout.cp;
+            let per_token = prefill_elements_per_token(t, layout.tp, sp, x);
+            // The rotary cos and sin, (1, s, head_dim) each, shared by the batch.
+            let rotary = if t.rotary() { 2.0 * seq * t.attention.head_dim as f64 } else { 0.0 };
+            (training.micro_batch.max(1) as f64 * seq * per_token + rotary) * x
+        }
+        // A CNN's forward holds a layer's input and output at a time; one block's tensors bound it.
+        None => one_block_bytes(mb, layout, sp),
+    };
+    ledger.add(Component::Temporary, "prefill workspace", workspace, PREFILL_FORMULA);
 }
