@@ -13,7 +13,9 @@
 //! Data-parallel traffic overlaps with backward (PyTorch DDP buckets, ZeRO prefetch); tensor,
 //! pipeline and context traffic sits on the critical path.
 
+use crate::model::dtype::{F32, HALF};
 use crate::model::inputs::Zero;
+use crate::model::precision::Precision;
 use serde::{Deserialize, Serialize};
 
 use super::arch::{Architecture, Stack};
@@ -36,7 +38,15 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     let bw = device.interconnect_bandwidth.max(1.0);
     let x = t.precision.activation_bytes() as f64;
     let n = (p.dp.max(1) * p.cp.max(1)) as f64;
-    let grad_bytes = gradient_elements_local * if t.precision == crate::model::precision::Precision::Fp32 { 4.0 } else { 2.0 };
+    // Gradients travel in the dtype they are kept in (states.rs): the weights' dtype without
+    // ZeRO (fp32 for fp32 and for autocast, whose fp32 parameters get fp32 `.grad`s that DDP
+    // all-reduces as they are), 16-bit with ZeRO's 16-bit gradients (ZeRO §3.1) except in fp32.
+    let grad_width = match (t.precision, p.zero) {
+        (_, Zero::Off) => t.precision.stored_weight_bytes() as f64,
+        (Precision::Fp32, _) => F32,
+        _ => HALF,
+    };
+    let grad_bytes = gradient_elements_local * grad_width;
     let ring = |k: f64| if k > 1.0 { 2.0 * (k - 1.0) / k } else { 0.0 };
     let zero_factor = if p.zero >= Zero::Parameters { 1.5 } else { 1.0 };
     let data_parallel_bytes = ring(n) * grad_bytes * zero_factor;
