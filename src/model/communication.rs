@@ -8,8 +8,10 @@
 //!   sequence parallelism replaces them with reduce-scatter + all-gather of equal volume).
 //! - Pipeline parallel: each stage boundary sends b·s·h activations forward and their
 //!   gradients back per micro-batch (Narayanan et al. 2021).
-//! - Context parallel: ring attention passes K and V around the cp ranks, forward and
-//!   backward (Liu et al. 2023).
+//! - Context parallel: ring attention passes each rank's K and V block around the cp ranks,
+//!   cp − 1 times per layer in forward (Liu et al. 2023, §3, Algorithm 1); backward passes
+//!   K/V together with dK/dV, twice the forward's bytes (Transformer Engine
+//!   `AttnFuncWithCPAndKVP2P.backward`, Megatron's default `cp_comm_type = "p2p"`).
 //! Data-parallel traffic overlaps with backward (PyTorch DDP buckets, ZeRO prefetch); tensor,
 //! pipeline and context traffic sits on the critical path.
 
@@ -54,7 +56,7 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     let (h, layers, tokens, kv_width) = match arch {
         Architecture::Transformer(a) => {
             let seq = if a.stack == Stack::Vision { 0.0 } else { t.seq_len.max(1) as f64 };
-            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64 / 2.0)
+            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64)
         }
         Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0),
     };
@@ -66,7 +68,9 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     let activation = tokens * h * x;
     let tensor_parallel = 4.0 * layers_local * ring(tp) * activation * micro_batches;
     let pipeline = if pp > 1.0 { 2.0 * activation / tp * micro_batches } else { 0.0 };
-    let context = if cp > 1.0 { 2.0 * 2.0 * layers_local * (cp - 1.0) * tokens * kv_width * x / tp * micro_batches } else { 0.0 };
+    // Per layer, forward passes the local K and V block on cp − 1 times; backward passes K/V
+    // and their gradients dK/dV (TE `AttnFuncWithCPAndKVP2P.backward`): 3 (cp − 1) blocks.
+    let context = if cp > 1.0 { 3.0 * layers_local * (cp - 1.0) * tokens * kv_width * x / tp * micro_batches } else { 0.0 };
     let exposed = tensor_parallel + pipeline + context;
     Communication {
         bytes_per_step: data_parallel_bytes + exposed,
