@@ -4,8 +4,10 @@
 //!   2009); ZeRO-1/2 the same volume as reduce-scatter + all-gather; ZeRO-3 adds one more
 //!   all-gather of the weights in backward: 3Ψ instead of 2Ψ (Rajbhandari et al. 2020 §7).
 //! - Tensor parallel: four all-reduces of the b·s·h activations per block per micro-batch
-//!   (two forward, two backward), each 2(t−1)/t of the tensor (Shoeybi et al. 2019 §3;
-//!   sequence parallelism replaces them with reduce-scatter + all-gather of equal volume).
+//!   (two forward, two backward), each 2(t−1)/t of the tensor, plus one after the
+//!   vocab-parallel input embedding and one for the output layer's input in backward
+//!   (Shoeybi et al. 2019 §3; sequence parallelism replaces them with reduce-scatter +
+//!   all-gather of equal volume).
 //! - Pipeline parallel: each stage boundary sends b·s·h activations forward and their
 //!   gradients back per micro-batch (Narayanan et al. 2021).
 //! - Context parallel: ring attention passes each rank's K and V block around the cp ranks,
@@ -53,12 +55,12 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     let zero_factor = if p.zero >= Zero::Parameters { 1.5 } else { 1.0 };
     let data_parallel_bytes = ring(n) * grad_bytes * zero_factor;
 
-    let (h, layers, tokens, kv_width) = match arch {
+    let (h, layers, tokens, kv_width, vocab) = match arch {
         Architecture::Transformer(a) => {
             let seq = if a.stack == Stack::Vision { 0.0 } else { t.seq_len.max(1) as f64 };
-            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64)
+            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64, a.vocab)
         }
-        Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0),
+        Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0, 0),
     };
     let micro_batches = t.grad_accum.max(1) as f64;
     let tp = p.tp.max(1) as f64;
@@ -66,7 +68,11 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     let cp = p.cp.max(1) as f64;
     let layers_local = layers / pp;
     let activation = tokens * h * x;
-    let tensor_parallel = 4.0 * layers_local * ring(tp) * activation * micro_batches;
+    // The vocab-parallel embedding's all-reduce (g) and the output layer's input (f, all-reduced
+    // in backward) on the first and last stage (Shoeybi et al. 2019 §3): both with one stage,
+    // one on the most loaded of several.
+    let edge_layers = if vocab == 0 { 0.0 } else if pp > 1.0 { 1.0 } else { 2.0 };
+    let tensor_parallel = (4.0 * layers_local + edge_layers) * ring(tp) * activation * micro_batches;
     let pipeline = if pp > 1.0 { 2.0 * activation / tp * micro_batches } else { 0.0 };
     // Per layer, forward passes the local K and V block on cp − 1 times; backward passes K/V
     // and their gradients dK/dV (TE `AttnFuncWithCPAndKVP2P.backward`): 3 (cp − 1) blocks.
