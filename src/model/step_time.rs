@@ -112,7 +112,9 @@ pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offload
         // One token for the batch reads every weight and the KV cache on this GPU once
         // (memory-bound decode, Pope et al. 2022 §3), unless its FLOPs take longer.
         let read = (at_peak.parameters + at_peak.activations) as f64 / device.hbm_bandwidth.max(1.0);
-        let flops = 2.0 * arch.active_param_count() * t.micro_batch.max(1) as f64 / model_parallel;
+        // A new token's forward: 2N (N without the input embedding) + its attention over the
+        // context, the per-token share of the prefill's forward.
+        let flops = forward.total / forward.tokens.max(1.0) * t.micro_batch.max(1) as f64 / model_parallel;
         (read.max(flops / (peak * UTILISATION)), seconds)
     } else {
         (0.0, 0.0)
