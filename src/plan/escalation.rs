@@ -173,9 +173,15 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
     let p = &s.parallel;
     let v = if p.pp_schedule == PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
     let bubble_fraction = if p.pp > 1 { (p.pp as f64 - 1.0) / (s.training.grad_accum.max(1) as f64 * v) } else { 0.0 };
-    // Data-parallel traffic hides behind the backward pass (≈ 2/3 of compute) when shorter.
+    // Data-parallel traffic hides behind the backward pass when shorter: DDP all-reduces each
+    // bucket as its gradients appear (Li et al. 2020, "PyTorch Distributed", §3.2.3), and ZeRO
+    // overlaps its reduce-scatter the same way. Backward is all but the one forward: the forward
+    // is a third of the step without recomputation (backward twice the forward, Kaplan et al.
+    // 2020 §2.1), so 2/3 of the compute, more when recomputation runs inside backward.
     let compute = b.step_time.seconds;
-    let exposed_dp = (comm.data_parallel_seconds - compute * 2.0 / 3.0).max(0.0);
+    let flops = b.step_time.flops_per_gpu;
+    let backward_share = if flops > 0.0 && plain_flops > 0.0 { (1.0 - plain_flops / 3.0 / flops).clamp(0.0, 1.0) } else { 0.0 };
+    let exposed_dp = (comm.data_parallel_seconds - compute * backward_share).max(0.0);
     let step_seconds = compute + comm.exposed_seconds + exposed_dp;
     let tokens = b.step_time.tokens_per_second * compute;
     StepCosts {
