@@ -296,7 +296,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         }
         Step::TensorParallel => {
             let (a, g, _) = heads.unwrap_or((1, 1, 1));
-            let room = power_of_two_at_most(gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1))).min(8);
+            let room = power_of_two_at_most(gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1))).min(super::search::MAX_TP);
             let divides_heads = |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp % g == 0);
             n = double_until_fits(s, gpus, s.parallel.tp, divides_heads, |t, tp| {
                 t.parallel.tp = tp;
