@@ -1,6 +1,6 @@
 //! Property tests over random scenarios: monotonicity of memory in batch and sequence,
-//! model states never growing with ZeRO stage, TP or PP, JSON round trips, and invariants
-//! every breakdown keeps (components sum to the total; spill is zero exactly when it fits).
+//! model states never growing with ZeRO stage, TP or PP, JSON round trips, and lower bounds
+//! every breakdown keeps (16-bit weights, each block's input — ZeRO §5, Korthikanti Table 2).
 
 use headroom::model::precision::Precision;
 use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario, Zero};
@@ -109,12 +109,22 @@ proptest! {
         prop_assert_eq!(back, s);
     }
 
+    /// Lower bounds no plan may undercut, from the papers rather than the code: a training step
+    /// keeps every weight in at least 16 bits, sharded only by ZeRO-3 (Rajbhandari et al. 2020,
+    /// §5: P_os+g+p divides the 2Ψ of fp16 weights by N_d; nothing here offloads or
+    /// quantises), and whatever the recomputation it keeps each block's input for backward,
+    /// at least s·b·h 16-bit elements per block (Korthikanti et al. 2022, Table 2, full
+    /// recomputation row: 2sbh bytes per layer). And a step takes a positive, finite time.
     #[test]
-    fn components_sum_to_total_and_spill_matches_fit(s in scenario()) {
+    fn every_plan_keeps_its_weights_and_block_inputs(s in scenario()) {
         let b = estimate(&s);
-        let sum = b.parameters + b.gradients + b.optimizer_states + b.activations + b.temporary + b.overhead;
-        prop_assert_eq!(sum, b.total);
-        prop_assert_eq!(b.spill_bytes == 0, b.fits);
+        let arch = s.model.architecture().expect("preset");
+        let shards = if s.parallel.zero == Zero::Parameters { s.parallel.dp as f64 } else { 1.0 };
+        let weights = 2.0 * arch.param_count() / shards;
+        prop_assert!(b.phases.optimizer_step.parameters as f64 >= weights - 1.0, "{} < {weights}", b.phases.optimizer_step.parameters);
+        let t = arch.transformer().expect("transformer presets");
+        let inputs = 2.0 * (t.layers * s.training.micro_batch * s.training.seq_len * t.hidden) as f64;
+        prop_assert!(b.phases.forward_backward.activations as f64 >= inputs, "{} < {inputs}", b.phases.forward_backward.activations);
         prop_assert!(b.step_time.seconds.is_finite() && b.step_time.seconds > 0.0);
     }
 
@@ -191,9 +201,6 @@ proptest! {
         s.parallel = Parallel { dp: degrees.0, tp: degrees.1, pp: degrees.2, cp: degrees.3, zero, ..Parallel::default() };
         let _ = s.validate();
         let b = estimate(&s);
-        let sum = [b.parameters, b.gradients, b.optimizer_states, b.activations, b.temporary, b.overhead].iter().fold(0u64, |a, &x| a.saturating_add(x));
-        prop_assert_eq!(sum, b.total);
-        prop_assert_eq!(b.spill_bytes == 0, b.fits);
         for x in [b.step_time.seconds, b.step_time.seconds_with_spill, b.step_time.slowdown, b.step_time.tokens_per_second] {
             prop_assert!(x.is_finite() && x >= 0.0, "{:?}", b.step_time);
         }

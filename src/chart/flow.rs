@@ -468,10 +468,11 @@ mod tests {
         let mixed = action_text(&e.steps[1], Some(&e.steps[0]), Units::Gib);
         assert!(mixed.lines.iter().any(|l| l.contains("already bf16-mixed")), "{:?}", mixed.lines);
         assert!(mixed.lines[0].contains("unchanged"));
-        // Checkpointing shrinks the total and recomputes a third.
+        // Checkpointing shrinks the total and recomputes the blocks' forward: 31% of Llama-3-8B's
+        // step at 4096 tokens (its embedding and head run once; escalation.rs derives it).
         let ckpt = action_text(&e.steps[2], Some(&e.steps[1]), Units::Gib);
         assert!(ckpt.lines[0].contains("(−"), "{:?}", ckpt.lines);
-        assert!(ckpt.lines[1].contains("recompute +33%"), "{:?}", ckpt.lines);
+        assert!(ckpt.lines[1].contains("recompute +31%"), "{:?}", ckpt.lines);
         for t in [start, mixed, ckpt] {
             assert!(t.lines.len() <= 3);
             assert!(t.lines.iter().all(|l| l.chars().count() <= 60), "{:?}", t.lines);

@@ -4,8 +4,10 @@
 //!
 //! FLOPs per token: forward 2N + 2·L·s·d_attn (Kaplan et al. 2020, Table 1; s is the keys a
 //! query sees, at most the window in sliding-window layers; MLA counts its q/k and v widths), backward twice
-//! the forward, full recomputation one more forward, selective recomputation one more
-//! attention forward (Korthikanti et al. 2022 §5). Pipeline bubble: (p − 1)/(m·v) of the
+//! the forward, full recomputation one more forward of the blocks (the embedding and the head
+//! are not checkpointed: Narayanan et al. 2021, Appendix eq. (3), counts the logit layer 3
+//! times), selective recomputation one more forward of the attention core (Korthikanti et al.
+//! 2022 §4.2: QKᵀ, softmax, dropout and AV are what it drops and redoes). Pipeline bubble: (p − 1)/(m·v) of the
 //! ideal time (Narayanan et al. 2021, §2.2). Spill: each spilled byte crosses the host link
 //! once each way per step, at the link's per-direction bandwidth (memory-formulas.md §A9:
 //! "bandwidth ≈ PCIe").
@@ -20,18 +22,32 @@ use super::Inputs;
 /// (Korthikanti et al. 2022, Table 5); 40% is a fair figure for a tuned run.
 pub const UTILISATION: f64 = 0.40;
 
-/// Forward FLOPs per sample (sequence or image) and the samples' tokens.
-fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> (f64, f64) {
+/// Forward FLOPs of one sample (sequence or image), split by what recomputation repeats.
+struct Forward {
+    /// The whole forward.
+    total: f64,
+    /// The blocks' share, which full checkpointing runs again (Hugging Face and Megatron
+    /// checkpoint the blocks; the embedding lookup and the head run once: the logit layer's
+    /// 3 passes in Narayanan et al. 2021, Appendix eq. (3)).
+    blocks: f64,
+    /// The attention core's s² products, which selective checkpointing runs again (QKᵀ,
+    /// softmax, dropout, AV: Korthikanti et al. 2022 §4.2).
+    attention: f64,
+    /// Tokens of the sample.
+    tokens: f64,
+}
+
+fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> Forward {
     match arch {
         Architecture::Transformer(t) => {
             let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
-            let embedding: f64 =
-                arch.param_tensors().iter().filter(|p| p.scope == Scope::Input).map(|p| p.numel()).sum();
+            let params = |scope: Scope| -> f64 { arch.param_tensors().iter().filter(|p| p.scope == scope).map(|p| p.numel()).sum() };
             let head = if t.embedding.tied { (t.vocab * t.hidden) as f64 } else { 0.0 };
-            let n = arch.active_param_count() - embedding + head;
+            let n = arch.active_param_count() - params(Scope::Input) + head;
+            let edge = params(Scope::Output) + head;
             // Per token: each block's query attends to its keys (a window in sliding layers).
             let attention = t.layers as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
-            ((2.0 * n + attention) * seq, seq)
+            Forward { total: (2.0 * n + attention) * seq, blocks: (2.0 * (n - edge) + attention) * seq, attention: attention * seq, tokens: seq }
         }
         Architecture::Resnet(r) => {
             // 2 FLOPs per multiply-add of every convolution at the input resolution.
@@ -51,7 +67,7 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> (f64, f64) {
                 flops += 2.0 * (convs + shortcut);
                 side = out;
             }
-            (flops, 1.0)
+            Forward { total: flops, blocks: flops, attention: 0.0, tokens: 1.0 }
         }
     }
 }
@@ -61,16 +77,17 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> (f64, f64) {
 /// the bytes a decode step reads (weights and KV cache on this GPU).
 pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
     let Inputs { arch, training: t, parallel: p, device, .. } = *s;
-    let (forward_per_sample, tokens_per_sample) = forward_flops_per_sample(arch, s);
+    let forward = forward_flops_per_sample(arch, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
-    let multiplier = match (t.mode, t.checkpointing) {
-        (Mode::Inference, _) => 1.0,
-        (Mode::Train, Checkpointing::None) => 3.0,
-        (Mode::Train, Checkpointing::Selective) => 3.1,
-        (Mode::Train, Checkpointing::Full) => 4.0,
+    // Backward is twice the forward; recomputation adds what it runs again.
+    let per_sample = match (t.mode, t.checkpointing) {
+        (Mode::Inference, _) => forward.total,
+        (Mode::Train, Checkpointing::None) => 3.0 * forward.total,
+        (Mode::Train, Checkpointing::Selective) => 3.0 * forward.total + forward.attention,
+        (Mode::Train, Checkpointing::Full) => 3.0 * forward.total + forward.blocks,
     };
     let model_parallel = p.tp.max(1) as f64 * p.pp.max(1) as f64 * p.cp.max(1) as f64;
-    let flops_per_gpu = multiplier * forward_per_sample * samples / model_parallel;
+    let flops_per_gpu = per_sample * samples / model_parallel;
     let peak = device.bf16_tflops.max(1e-9) * 1e12;
     let mut seconds = flops_per_gpu / (peak * UTILISATION);
     let pp = p.pp.max(1) as f64;
@@ -90,12 +107,14 @@ pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offload
         let copies = 2.0 * offloaded_activation_bytes * t.grad_accum.max(1) as f64 / device.host_link_bandwidth.max(1.0);
         seconds += (copies - seconds).max(0.0);
     }
-    let global_tokens = samples * tokens_per_sample * p.dp.max(1) as f64;
+    let global_tokens = samples * forward.tokens * p.dp.max(1) as f64;
     let (decode, prefill) = if t.mode == Mode::Inference {
         // One token for the batch reads every weight and the KV cache on this GPU once
         // (memory-bound decode, Pope et al. 2022 §3), unless its FLOPs take longer.
         let read = (at_peak.parameters + at_peak.activations) as f64 / device.hbm_bandwidth.max(1.0);
-        let flops = 2.0 * arch.active_param_count() * t.micro_batch.max(1) as f64 / model_parallel;
+        // A new token's forward: 2N (N without the input embedding) + its attention over the
+        // context, the per-token share of the prefill's forward.
+        let flops = forward.total / forward.tokens.max(1.0) * t.micro_batch.max(1) as f64 / model_parallel;
         (read.max(flops / (peak * UTILISATION)), seconds)
     } else {
         (0.0, 0.0)

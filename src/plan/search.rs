@@ -23,6 +23,19 @@ use crate::scenario::Scenario;
 /// Largest micro-batch tried.
 pub const MAX_MICRO_BATCH: u64 = 1024;
 
+/// Largest tensor-parallel degree tried: one 8-GPU NVLink server (DGX/HGX A100 and H100).
+/// Narayanan et al. 2021, §3.3, takeaway #1: "tensor model parallelism should generally be
+/// used up to degree g when using g-GPU servers" — its all-reduces sit on the critical path
+/// and need the server's NVLink; pipeline parallelism scales across servers.
+pub const MAX_TP: u64 = 8;
+
+/// Largest context-parallel degree tried: also one server. Ring attention hides its K/V passes
+/// behind the attention only when each rank's block holds at least F/B tokens (Liu et al. 2023,
+/// §3, Table 2: ≈ 1K on A100 NVLink, ≈ 24.5K over InfiniBand), so beyond a server it pays off
+/// only for very long sequences. A conservative bound: Llama 3 trained at 131K tokens with
+/// CP = 16 across servers (Dubey et al. 2024, Table 4).
+pub const MAX_CP: u64 = 8;
+
 /// One ranked layout.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
@@ -59,12 +72,12 @@ pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
     };
     let mut out = Vec::new();
     let gpus = gpus.max(1);
-    for tp in divisors_pow2(gpus, if transformer { 8 } else { 1 }) {
+    for tp in divisors_pow2(gpus, if transformer { MAX_TP } else { 1 }) {
         if heads % tp != 0 || (kv % tp != 0 && tp % kv != 0) {
             continue;
         }
         for pp in divisors_pow2(gpus / tp, if transformer { layers } else { 1 }) {
-            for cp in divisors_pow2(gpus / (tp * pp), if transformer { 8 } else { 1 }) {
+            for cp in divisors_pow2(gpus / (tp * pp), if transformer { MAX_CP } else { 1 }) {
                 if cp > 1 && base.training.seq_len % (2 * cp) != 0 {
                     continue;
                 }

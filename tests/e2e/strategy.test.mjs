@@ -108,7 +108,9 @@ test('the flowchart renders the default ladder, marks the first fit and greys wh
   // The start box names the model and shows its per-GPU total; later boxes the change and cost.
   assert.match(await nodeText(page, 'step-0'), /Start: .*per GPU of/s);
   assert.match(await nodeText(page, 'step-1'), /already bf16-mixed/);
-  assert.match(await nodeText(page, 'step-2'), /−.*recompute \+33%/s);
+  // Full checkpointing recomputes the blocks, not the embedding and head: +31% for Llama-3-8B
+  // at 4096 tokens (derived in src/plan/escalation.rs).
+  assert.match(await nodeText(page, 'step-2'), /−.*recompute \+31%/s);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -11,7 +11,9 @@
 //! - context parallelism divides every token-proportional term by cp;
 //! - pipeline parallelism: stage i of p under 1F1B holds min(p − i, m) micro-batches in
 //!   flight (the first stage holds p, so ≈ the activations of all L layers); the interleaved
-//!   schedule multiplies the first stage by 1 + (p − 1)/(p·v); GPipe keeps all m.
+//!   schedule holds min(2(p − i − 1) + (v − 1)p + 1, m·v) chunks of L/(p·v) layers (Megatron's
+//!   warm-up), which on the first stage is Korthikanti's 1 + (p − 1)/(p·v) over 1F1B; GPipe
+//!   keeps all m.
 
 mod attention;
 mod mlp;
@@ -98,13 +100,13 @@ pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual
         PpSchedule::Gpipe => m,
         PpSchedule::OneFOneB => (p - layout.stage as f64).min(m),
         PpSchedule::Interleaved => {
+            // Megatron-LM `forward_backward_pipelining_with_interleaving`: rank r runs
+            // (p − r − 1)·2 + (v − 1)·p warm-up forwards of its model chunks (L/(p·v) layers
+            // each), then one more in steady 1F1B, at most all m·v; in units of a stage's L/p
+            // layers that is ÷ v. The first stage (m ≥ p) gets p·(1 + (p − 1)/(p·v)).
             let v = virtual_stages.max(1) as f64;
-            let base = (p - layout.stage as f64).min(m);
-            if layout.first {
-                base * (1.0 + (p - 1.0) / (p * v))
-            } else {
-                base
-            }
+            let warmup = 2.0 * (p - layout.stage as f64 - 1.0) + (v - 1.0) * p;
+            (warmup + 1.0).min(m * v) / v
         }
     }
 }

@@ -209,8 +209,10 @@ impl AttentionPart {
         (sliding * n.min(window) + (layers as f64 - sliding) * n) / layers as f64
     }
 
-    /// Forward FLOPs of the score and value products per query token and attended key:
-    /// 2·a·(d_qk + d_v) (QKᵀ and AV; Kaplan et al. 2020 Table 1 count 2·d_attn per key each).
+    /// Forward FLOPs of the score and value products per query token and attended key, as
+    /// Kaplan et al. 2020 Table 1 count them: a·(d_qk + d_v), 2·d_attn for multi-head
+    /// attention. QKᵀ and AV take 2·a·(d_qk + d_v) per key (Narayanan et al. 2021's 4·B·s²·h
+    /// per block); a causal query sees half the keys on average, which Kaplan's count is.
     pub fn flops_per_query_key(&self) -> f64 {
         (self.q_width() + self.out_width()) as f64
     }
