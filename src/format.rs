@@ -57,12 +57,16 @@ pub fn giga(n: u64, units: Units) -> f64 {
     (n as f64 / units.giga() * 100.0).round() / 100.0
 }
 
-/// `1.23 s`, `456 ms`, `2.1 min`, `3.4 h`.
+/// `1.23 s`, `456 ms`, `4.2 ms`, `160 µs`, `2.1 min`, `3.4 h`.
 pub fn seconds(s: f64) -> String {
     if !s.is_finite() {
         return "—".into();
     }
-    if s < 1.0 {
+    if s < 1e-3 {
+        format!("{:.0} µs", s * 1e6)
+    } else if s < 0.01 {
+        format!("{:.1} ms", s * 1000.0)
+    } else if s < 1.0 {
         format!("{:.0} ms", s * 1000.0)
     } else if s < 120.0 {
         format!("{s:.2} s")
@@ -100,5 +104,7 @@ mod tests {
         assert_eq!(bytes(1_500_000_000, Units::Gb), "1.50 GB");
         assert_eq!(count(8_030_261_248), "8.03 B");
         assert_eq!(seconds(0.25), "250 ms");
+        assert_eq!(seconds(0.0042), "4.2 ms");
+        assert_eq!(seconds(0.00016), "160 µs");
     }
 }

@@ -1,5 +1,6 @@
 //! `BreakdownTable`: the chart's numbers as a table, one row per component and one per
-//! term (its formula in the row's tooltip), with the GiB/GB switch.
+//! term (its formula and source in a disclosure: keyboard, touch and mouse alike), with the
+//! GiB/GB switch.
 
 use leptos::prelude::*;
 
@@ -40,8 +41,13 @@ pub fn BreakdownTable() -> impl IntoView {
                         .filter(|t| t.component == c && t.bytes > 0 && t.alive_in(b.phases.peak_phase))
                         .map(|t| {
                             view! {
-                                <tr class="term" title=t.formula.clone()>
-                                    <td>{t.name.clone()}</td>
+                                <tr class="term">
+                                    <td>
+                                        <details class="formula">
+                                            <summary>{t.name.clone()}</summary>
+                                            <p>{t.formula.clone()}</p>
+                                        </details>
+                                    </td>
                                     <td class="num">{format::bytes(t.bytes, u)}</td>
                                     <td class="num"></td>
                                 </tr>
@@ -108,7 +114,7 @@ pub fn BreakdownTable() -> impl IntoView {
                 <tbody>{rows}</tbody>
                 <tfoot>{foot}</tfoot>
             </table>
-            <p class="hint">"Hover a term to see its formula and source."</p>
+            <p class="hint">"Open a term to see its formula and source."</p>
         </section>
     }
 }

@@ -19,19 +19,19 @@ const GB: f64 = 1e9;
 /// NVIDIA's A100, H100 and B200 datasheets; PCIe x16 per generation).
 const LINKS: [(&str, &str, f64); 6] = [
     ("", "as the GPU", 0.0),
-    ("32", "PCIe 4.0 ×16 (32 GB/s)", 32.0),
-    ("64", "PCIe 5.0 ×16 (64 GB/s)", 64.0),
-    ("300", "NVLink 3 (300 GB/s)", 300.0),
-    ("450", "NVLink 4 (450 GB/s)", 450.0),
-    ("900", "NVLink 5 (900 GB/s)", 900.0),
+    ("32", "PCIe 4.0 (32 GB/s)", 32.0),
+    ("64", "PCIe 5.0 (64 GB/s)", 64.0),
+    ("300", "NVLink 3 (300)", 300.0),
+    ("450", "NVLink 4 (450)", 450.0),
+    ("900", "NVLink 5 (900)", 900.0),
 ];
 
 /// Network per GPU between nodes, per direction.
 const NETWORKS: [(&str, &str, f64); 4] = [
-    ("", "400 Gb/s InfiniBand NDR", 0.0),
-    ("12.5", "100 Gb/s Ethernet", 12.5),
-    ("25", "200 Gb/s InfiniBand HDR", 25.0),
-    ("100", "800 Gb/s InfiniBand XDR", 100.0),
+    ("", "IB NDR 400G", 0.0),
+    ("12.5", "Ethernet 100G", 12.5),
+    ("25", "IB HDR 200G", 25.0),
+    ("100", "IB XDR 800G", 100.0),
 ];
 
 /// The select value for an optional bandwidth in bytes/s (GB/s as written in the table).
@@ -124,7 +124,7 @@ pub fn DevicePicker() -> impl IntoView {
                         let gbs = LINKS.iter().find(|(id, _, _)| *id == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);
                         planner.set(|s| s.device.interconnect_bandwidth = gbs.map(|g| g * GB));
                     } />
-                <SelectField label="Between nodes (per GPU)" id="network" field="device.network_bandwidth"
+                <SelectField label="Network per GPU" id="network" field="device.network_bandwidth"
                     options=NETWORKS.iter().map(|(id, l, _)| (id.to_string(), l.to_string())).collect() value=network
                     on_change=move |v: String| {
                         let gbs = NETWORKS.iter().find(|(id, _, _)| *id == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);

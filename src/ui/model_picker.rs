@@ -57,7 +57,7 @@ pub fn ModelPicker() -> impl IntoView {
     let open = RwSignal::new(false);
     let active = RwSignal::new(0usize);
     let matches = Memo::new(move |_| matches_for(&query.get().unwrap_or_default()));
-    let paste_error = RwSignal::new(None::<String>);
+    let paste_error = planner.rejected_paste;
 
     let close = move || {
         query.set(None);

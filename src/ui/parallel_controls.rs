@@ -32,6 +32,7 @@ pub fn ParallelControls() -> impl IntoView {
     let sp = planner.slice(|s| s.parallel.sp);
     let zero = planner.slice(|s| s.parallel.zero);
     let offload = planner.slice(|s| s.parallel.offload);
+    let inference = planner.slice(|s| s.training.mode == crate::scenario::Mode::Inference);
     let layout = planner.slice(|s| (s.parallel.dp, s.parallel.tp, s.parallel.pp, s.parallel.cp, s.parallel.world_size()));
     let gpu_count = move || {
         let (dp, tp, pp, cp, n) = layout.get();
@@ -54,7 +55,7 @@ pub fn ParallelControls() -> impl IntoView {
             <NumberSlider label="Expert parallel (ep, within dp)" id="ep" field="parallel.ep" min=1 max=64 log2=true value=ep
                 on_change=move |v| planner.set(|s| s.parallel.ep = v) />
             <CheckboxField label="Sequence parallel (with tp > 1)" id="sp" field="parallel.sp" value=sp on_change=move |on| planner.set(|s| s.parallel.sp = on) />
-            <div class="pair">
+            <div class="pair" hidden=move || inference.get()>
                 <SelectField
                     label="ZeRO stage"
                     id="zero"

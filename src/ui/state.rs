@@ -38,6 +38,8 @@ pub struct Planner {
     pub plan: Memo<Plan>,
     /// GiB or GB in the chart, table and verdict.
     pub units: RwSignal<Units>,
+    /// Why the last pasted config.json was rejected: the plan shown is still the previous model's.
+    pub rejected_paste: RwSignal<Option<String>>,
 }
 
 /// Fields that have a control of their own; errors on other fields are listed above the chart.
@@ -84,7 +86,7 @@ impl Planner {
             }
         });
         let plan = Memo::new(move |_| Plan { breakdown: valid.with(crate::estimate), stale: !errors.with(Vec::is_empty) });
-        let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib) };
+        let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib), rejected_paste: RwSignal::new(None) };
         provide_context(planner);
         planner
     }

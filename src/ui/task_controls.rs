@@ -113,7 +113,7 @@ pub fn TaskControls() -> impl IntoView {
     };
     let mode_select = enum_select(
         planner,
-        "Task",
+        "Plan for",
         "mode",
         "training.mode",
         vec![(Mode::Train, "training / fine-tuning"), (Mode::Inference, "inference (serving)")],

@@ -19,16 +19,23 @@ pub fn VerdictBanner() -> impl IntoView {
     });
     let stale = Memo::new(move |_| planner.plan.with(|p| p.stale));
     let details = move || {
+        let batch = planner.valid.with(|s| s.training.micro_batch.max(1));
         planner.plan.with(|p| {
             let b = &p.breakdown;
             let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
             let st = &b.step_time;
-            let time = if st.decode_seconds_per_token > 0.0 {
-                format!("prefill ≈ {} · {} per token", format::seconds(st.prefill_seconds), format::seconds(st.decode_seconds_per_token))
+            let mut line = if st.decode_seconds_per_token > 0.0 {
+                format!(
+                    "{} parameters · {gpus} · first token after ≈ {} (prefill) · then {} per token, {:.0} tokens/s for the batch of {}",
+                    format::count(b.param_count),
+                    format::seconds(st.prefill_seconds),
+                    format::seconds(st.decode_seconds_per_token),
+                    batch as f64 / st.decode_seconds_per_token,
+                    batch
+                )
             } else {
-                format!("step ≈ {}", format::seconds(st.seconds))
+                format!("{} parameters ({} trainable) · {gpus} · step ≈ {}", format::count(b.param_count), format::count(b.trainable_params), format::seconds(st.seconds))
             };
-            let mut line = format!("{} parameters ({} trainable) · {gpus} · {time}", format::count(b.param_count), format::count(b.trainable_params));
             if b.spill.outcome == Outcome::Spills {
                 let [low, high] = st.slowdown_range;
                 let base = if st.decode_seconds_per_token > 0.0 { st.decode_seconds_per_token } else { st.seconds };
@@ -48,6 +55,9 @@ pub fn VerdictBanner() -> impl IntoView {
         </div>
         <Show when=move || stale.get()>
             <p class="stale" role="alert">"Some settings are invalid (see the messages by the controls): the chart shows the last valid plan."</p>
+        </Show>
+        <Show when=move || planner.rejected_paste.with(Option::is_some)>
+            <p class="stale" id="paste-rejected" role="alert">"The pasted config.json could not be read (see the message under it): the chart shows the last valid plan, for the previous model."</p>
         </Show>
         <ul class="warnings">{warnings}</ul>
     }

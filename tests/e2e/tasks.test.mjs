@@ -1,0 +1,122 @@
+// Everyday tasks done as a user does them on the Planner: sizing inference, QLoRA on one
+// consumer GPU, vision models at a chosen resolution, a custom device, a rejected paste.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openPlanner, setValue, componentSize, chooseModel, modelKey } from './browser.mjs';
+
+let env;
+before(async () => { env = await start(); });
+after(async () => { await env.close(); });
+
+const gib = (text) => {
+  const m = text.match(/([\d.]+)\s*(GiB|MiB|KiB|B)\b/);
+  const scale = { GiB: 1, MiB: 2 ** -10, KiB: 2 ** -20, B: 2 ** -30 };
+  return m ? Number(m[1]) * scale[m[2]] : NaN;
+};
+
+test('inference: Llama-3-70B bf16, 8 × 32k tokens on 8 × H100 with TP 8', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  await chooseModel(page, 'Meta-Llama-3-70B');
+  assert.equal(await modelKey(page), 'meta-llama/Meta-Llama-3-70B');
+  await page.selectOption('#mode', 'inference');
+  // Training-only controls disappear.
+  assert.equal(await page.locator('#grad-accum').isVisible(), false);
+  assert.equal(await page.locator('#optimizer').isVisible(), false);
+  assert.equal(await page.locator('#zero').isVisible(), false);
+  await setValue(page, '#micro-batch', 8);
+  await setValue(page, '#seq-len', 32768);
+  await setValue(page, '#tp', 8);
+  await page.selectOption('#weights', 'bf16');
+  // 70.55 B × 2 B / 8 GPUs = 16.4 GiB of weights; KV cache 80 × 1 KV head × 128 × 2 × 2 B × 262,144 tokens = 10.0 GiB.
+  assert.equal(gib(await componentSize(page, 'parameters')), 16.4);
+  assert.equal(gib(await componentSize(page, 'activations')), 10.0);
+  const verdict = await page.locator('#verdict').innerText();
+  assert.match(verdict, /Fits/);
+  assert.match(verdict, /first token after/);
+  assert.match(verdict, /tokens\/s for the batch of 8/);
+  // FP8 KV cache halves the cache; int4 weights shrink them about 3.9×.
+  await page.selectOption('#kv-cache', 'fp8');
+  assert.equal(gib(await componentSize(page, 'activations')), 5.0);
+  await page.selectOption('#weights', 'int4');
+  assert.ok(gib(await componentSize(page, 'parameters')) < 5.5);
+  assert.match(page.url(), /mode=inference/);
+  assert.match(page.url(), /wq=int4/);
+  assert.match(page.url(), /kvq=fp8/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('QLoRA r = 64 of Llama-3-8B on one RTX 4090', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  await page.selectOption('#fine-tuning', 'qlora');
+  await setValue(page, '#lora-rank', 64);
+  await page.selectOption('#device', 'rtx-4090-24gb');
+  await page.selectOption('#checkpointing', 'full');
+  // r·(d_in + d_out) over the seven projections of 32 blocks: 167,772,160 trainable.
+  assert.match(await page.locator('#trainable').innerText(), /Trains 167\.8 M of 8\.03 B parameters/);
+  assert.match(await page.locator('#verdict').innerText(), /167\.8 M trainable/);
+  assert.match(await page.locator('#verdict').getAttribute('class'), /fits/);
+  await page.selectOption('#lora-targets', 'attention');
+  // q, k, v, o only: 64 × 32 × (2·(4096+4096) + 2·(4096+1024)) = 54,525,952.
+  assert.match(await page.locator('#trainable').innerText(), /Trains 54\.5 M/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+for (const [query, key] of [['resnet-50', 'microsoft/resnet-50'], ['vit-base-patch16', 'google/vit-base-patch16-224']]) {
+  test(`${key} at 512 px: a resolution control instead of the sequence length`, async () => {
+    const { page, problems } = await openPlanner(env.browser, env.url);
+    await chooseModel(page, query);
+    assert.equal(await modelKey(page), key);
+    assert.equal(await page.locator('#seq-len').isVisible(), false);
+    assert.equal(await page.locator('#image-size').inputValue(), '224');
+    // A batch large enough that the peak is in backward, where the activations live.
+    await setValue(page, '#micro-batch', 32);
+    const before = gib(await componentSize(page, 'activations'));
+    await setValue(page, '#image-size', 512);
+    assert.match(page.url(), /img=512/);
+    const after = gib(await componentSize(page, 'activations'));
+    // (512/224)² ≈ 5.2× the pixels: activations grow at least 4× (ViT: 1025 vs 197 tokens, plus the s² of eager attention).
+    assert.ok(after > 4 * before, `${before} → ${after}`);
+    const details = await page.locator('#verdict .details').innerText();
+    assert.doesNotMatch(details, /step ≈ 0 ms/);
+    assert.match(details, /step ≈ [\d.]+ (µs|ms|s)/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+}
+
+test('a custom 20 GB device', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url + '?m=gpt2');
+  await page.selectOption('#device', 'custom');
+  await setValue(page, '#custom-capacity', 20);
+  // 20 GB = 18.6 GiB.
+  assert.equal(await page.locator('#capacity').innerText(), '18.6 GiB');
+  assert.match(page.url(), /d=custom/);
+  assert.match(page.url(), /cap=20000000000/);
+  // A nonsense figure is refused in place and kept in the box.
+  await setValue(page, '#custom-capacity', -3);
+  assert.equal(await page.locator('#custom-capacity').inputValue(), '-3');
+  assert.match(await page.locator('#custom-device').innerText(), /Enter a positive number/);
+  assert.equal(await page.locator('#capacity').innerText(), '18.6 GiB');
+  // It survives a reload from its link.
+  await page.reload();
+  await page.locator('#capacity').waitFor();
+  assert.equal(await page.locator('#capacity').innerText(), '18.6 GiB');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a rejected config paste shows the last-valid-plan notice', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  const total = await page.locator('#total').innerText();
+  await page.locator('details.paste summary').click();
+  await page.locator('details.paste textarea').fill('{"model_type": "llama", "hidden_size": 0}');
+  await page.locator('#paste-rejected').waitFor();
+  assert.match(await page.locator('#paste-rejected').innerText(), /last valid plan/);
+  assert.equal(await page.locator('#total').innerText(), total);
+  await page.locator('details.paste textarea').fill('');
+  await page.locator('#paste-rejected').waitFor({ state: 'detached' });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
