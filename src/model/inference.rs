@@ -9,7 +9,7 @@
 
 use super::activations::{one_block_bytes, MicroBatch};
 use super::arch::{Architecture, AttentionPart, Stack};
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime};
 use super::dtype::{Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
@@ -38,7 +38,7 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
         let bytes = if nf4 && t.linear.is_some() { Dtype::Nf4.bytes() + Dtype::U8.bytes() / 64.0 } else if training.precision == Precision::Fp32 { F32 } else { HALF };
         weights += n * bytes;
     }
-    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)");
+    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × 2 B (4 B in fp32, ≈0.52 B for NF4 linears)", Lifetime::WholeStep);
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
         let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;
@@ -46,14 +46,14 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
             // T5: each decoder block caches its self-attention K/V and the cross-attention K/V
             // of the encoder's tokens (taken here as long as the decoder's); the encoder caches nothing.
             let decoder_blocks = layout.layers_on_stage * t.decoder_layers as f64 / t.layers.max(1) as f64;
-            ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA);
-            ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA);
+            ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
+            ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
         } else {
-            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA);
+            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
         }
         if layout.last {
-            ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v");
+            ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v", Lifetime::WholeStep);
         }
     }
-    ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch");
+    ledger.add(Component::Temporary, "forward workspace", one_block_bytes(mb, layout, sp), "one block's forward intermediates for the batch", Lifetime::WholeStep);
 }

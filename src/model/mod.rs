@@ -28,13 +28,13 @@ pub mod temporary;
 
 use activations::{add_activations, in_flight, micro_batch};
 use arch::Architecture;
-use breakdown::{Breakdown, Component, Phase, PhasePeaks, PhaseTotals};
+use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals};
 use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger};
 use temporary::{temporary_buffers, TemporaryInputs};
 
-use inputs::{Mode, Parallel, Runtime, Training, Zero};
+use inputs::{Mode, Parallel, Runtime, Training};
 
 /// What the model needs, already resolved: the architecture, the training step, the parallel
 /// layout and the device. (`crate::scenario` resolves presets, pasted configs and device
@@ -88,6 +88,10 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let mut activation_host = 0.0;
     let mut trainable_params = 0.0;
     if training {
+        // Each term carries its lifetime (`breakdown::Lifetime`), from which the phases follow:
+        // activations and these temporaries exist only in forward/backward; the optimizer step
+        // has its own intermediates; gradients are freed between steps unless something keeps
+        // them (`states.rs`).
         let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
         trainable_params = summary.trainable_params;
@@ -100,25 +104,17 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
             &TemporaryInputs { arch, training: s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
             &mut ledger,
         );
-        // Phases: activations and these temporaries exist only in forward/backward; the
-        // optimizer step has its own intermediates; gradients are freed between steps
-        // unless something keeps them (see `gradients_persist`).
-        ledger.confine(Component::Activations, Phase::ForwardBackward);
-        ledger.confine(Component::Temporary, Phase::ForwardBackward);
         // Optimizer step fused into backward: no gradients persist and there is no
         // optimizer-step peak; one parameter's gradient and update are a backward transient
         // (temporary.rs).
         if !s.training.techniques.optimizer_in_backward {
-            if !gradients_persist(s) {
-                ledger.confine(Component::Gradients, Phase::OptimizerStep);
-            }
             ledger.add(
                 Component::Temporary,
                 "optimizer step intermediates",
                 states::optimizer_step_intermediates(&summary, s.training, layout.zero, s.parallel.offload),
                 "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
+                Lifetime::OptimizerStep,
             );
-            ledger.confine(Component::Temporary, Phase::OptimizerStep);
         }
     } else {
         inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
@@ -126,14 +122,6 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
     StagePlan { ledger, host, activation_host, stage, trainable_params }
-}
-
-/// Whether gradients stay allocated through forward and backward: micro-batches accumulate
-/// into them, DDP keeps its buckets, ZeRO and offload keep partitions. Otherwise
-/// `zero_grad(set_to_none=True)` frees them before the next forward (PyTorch ≥ 2.0 default).
-fn gradients_persist(s: &Inputs) -> bool {
-    let p = s.parallel;
-    s.training.grad_accum > 1 || p.dp.saturating_mul(p.cp) > 1 || p.zero > Zero::Off || p.offload != crate::model::inputs::Offload::None
 }
 
 /// The six components as they stand during `phase`.
@@ -191,6 +179,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
             ));
         }
     }
+    let (terms, uncounted_transients) = ledger.into_terms();
     Breakdown {
         parameters,
         gradients,
@@ -210,7 +199,8 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         step_time,
         spill,
         phases,
-        terms: ledger.into_terms(),
+        terms,
+        uncounted_transients,
         warnings,
     }
 }

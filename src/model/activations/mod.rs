@@ -20,7 +20,7 @@ pub mod resnet;
 pub mod transformer;
 
 use super::arch::{Architecture, Scope};
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime, Span};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use crate::model::inputs::{Checkpointing, PpSchedule, Training};
@@ -141,11 +141,12 @@ fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
 pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) -> f64 {
     let offload = training.techniques.activation_offload;
     let mut host = 0.0;
-    let mut add = |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, offloadable: bool| {
-        if offload && offloadable {
+    let mut add = |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, span: Span| {
+        // The head input and the loss's tensors (the output span) stay on the GPU.
+        if offload && span != Span::Output {
             host += bytes;
         } else {
-            ledger.add(Component::Activations, name, bytes, formula);
+            ledger.add(Component::Activations, name, bytes, formula, Lifetime::Saved(span));
         }
     };
     let layers = layout.layers_on_stage;
@@ -156,7 +157,7 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
             "block inputs (full checkpointing)",
             input * layers * flight,
             "one block input per block, r·s·b·h bytes — Korthikanti et al. 2022 Table 2, full recompute row",
-            true,
+            Span::Blocks,
         );
     }
     for term in &mb.terms {
@@ -169,11 +170,11 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
                 term.name,
                 bytes * layers * mb.share(scope),
                 "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
-                true,
+                Span::Blocks,
             ),
-            Place::Block(scope) => add(ledger, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA, true),
-            Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, true),
-            Place::Output if layout.last => add(ledger, term.name, bytes, EDGE_FORMULA, false),
+            Place::Block(scope) => add(ledger, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA, Span::Blocks),
+            Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Input),
+            Place::Output if layout.last => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Output),
             _ => {}
         }
     }
