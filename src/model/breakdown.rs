@@ -126,6 +126,13 @@ pub enum Moment {
     ParameterUpdate,
 }
 
+impl Moment {
+    /// Whether the moment recurs in every block's backward (rather than once at the head).
+    pub fn in_blocks(self) -> bool {
+        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate)
+    }
+}
+
 /// One named contribution to a component, with the formula it came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Term {
@@ -239,6 +246,26 @@ impl PhasePeaks {
     }
 }
 
+/// The shape of one training step on the GPU the breakdown is for: what the timeline
+/// (`model::timeline`) needs besides the terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StepShape {
+    /// Blocks on this pipeline stage (the saved tensors of `Span::Blocks` are spread over them).
+    pub layers: u64,
+    /// Index of the stage's first block in the model (0-based).
+    pub first_layer: u64,
+    /// Blocks in the whole model.
+    pub model_layers: u64,
+    /// Micro-batches per optimizer step (gradient accumulation, the pipeline's micro-batches).
+    pub micro_batches: u64,
+    /// Micro-batches whose saved tensors are alive at once on this stage: 1 without a
+    /// pipeline, min(p − stage, m) under 1F1B and interleaving, m under GPipe
+    /// (`activations::in_flight_count`).
+    pub in_flight: u64,
+    /// Pipeline stages.
+    pub stages: u64,
+}
+
 /// Estimated time of one optimizer step on the worst GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepTime {
@@ -302,9 +329,12 @@ pub struct Breakdown {
     /// The terms the phases count.
     pub terms: Vec<Term>,
     /// Transients of the moments the phases do not count, because another moment's are
-    /// larger ([`Lifetime::Transient`]).
+    /// larger ([`Lifetime::Transient`]); the timeline draws each at its moment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncounted_transients: Vec<Term>,
+    /// The shape of the training step, for the timeline; `None` in inference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepShape>,
     pub warnings: Vec<String>,
 }
 

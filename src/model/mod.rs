@@ -25,10 +25,11 @@ pub mod spill;
 pub mod states;
 pub mod step_time;
 pub mod temporary;
+pub mod timeline;
 
-use activations::{add_activations, in_flight, micro_batch};
+use activations::{add_activations, in_flight, in_flight_count, micro_batch};
 use arch::Architecture;
-use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals};
+use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape};
 use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger};
@@ -74,6 +75,8 @@ struct StagePlan {
     activation_host: f64,
     stage: u64,
     trainable_params: f64,
+    /// The training step's shape (`None` in inference).
+    step: Option<StepShape>,
 }
 
 /// All terms of one pipeline stage, and the bytes it keeps on the host.
@@ -87,6 +90,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let mut host = 0.0;
     let mut activation_host = 0.0;
     let mut trainable_params = 0.0;
+    let mut step = None;
     if training {
         // Each term carries its lifetime (`breakdown::Lifetime`), from which the phases follow:
         // activations and these temporaries exist only in forward/backward; the optimizer step
@@ -116,12 +120,23 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
                 Lifetime::OptimizerStep,
             );
         }
+        // Stages hold ⌈L/p⌉ blocks each (layout.rs); the last holds what is left.
+        let (per_stage, model_layers) = (layout.layers_on_stage as u64, arch.layers());
+        let first_layer = stage.saturating_mul(per_stage).min(model_layers - 1);
+        step = Some(StepShape {
+            layers: (model_layers - first_layer).clamp(1, per_stage.max(1)),
+            first_layer,
+            model_layers,
+            micro_batches: s.training.grad_accum.max(1),
+            in_flight: in_flight_count(&layout, s.training.grad_accum, s.parallel.pp_schedule),
+            stages: layout.pp as u64,
+        });
     } else {
         inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
-    StagePlan { ledger, host, activation_host, stage, trainable_params }
+    StagePlan { ledger, host, activation_host, stage, trainable_params, step }
 }
 
 /// The six components as they stand during `phase`.
@@ -143,7 +158,7 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
 fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let (arch, device) = (s.arch, s.device);
     let mut warnings = Vec::new();
-    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable } = plan;
+    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step } = plan;
     let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
@@ -201,6 +216,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         phases,
         terms,
         uncounted_transients,
+        step,
         warnings,
     }
 }

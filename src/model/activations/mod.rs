@@ -87,25 +87,29 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
     MicroBatch { terms, checkpoint_per_block, shares }
 }
 
-/// Micro-batches whose activations are alive at once on this pipeline stage.
-pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual_stages: u64) -> f64 {
-    let m = grad_accum.max(1) as f64;
-    let p = layout.pp;
-    if p <= 1.0 {
-        return 1.0;
+/// Micro-batches whose activations are alive at once on this pipeline stage, counted whole:
+/// 1 without a pipeline, min(p − stage, m) under 1F1B and interleaving, m under GPipe.
+pub fn in_flight_count(layout: &Layout, grad_accum: u64, schedule: PpSchedule) -> u64 {
+    let m = grad_accum.max(1);
+    if layout.pp <= 1.0 {
+        return 1;
     }
     match schedule {
         PpSchedule::Gpipe => m,
-        PpSchedule::OneFOneB => (p - layout.stage as f64).min(m),
-        PpSchedule::Interleaved => {
-            let v = virtual_stages.max(1) as f64;
-            let base = (p - layout.stage as f64).min(m);
-            if layout.first {
-                base * (1.0 + (p - 1.0) / (p * v))
-            } else {
-                base
-            }
-        }
+        PpSchedule::OneFOneB | PpSchedule::Interleaved => (layout.pp as u64).saturating_sub(layout.stage).clamp(1, m),
+    }
+}
+
+/// Micro-batches' worth of activations alive at once on this pipeline stage: the whole count
+/// ([`in_flight_count`]), times 1 + (p − 1)/(p·v) on the first stage of the interleaved
+/// schedule.
+pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual_stages: u64) -> f64 {
+    let base = in_flight_count(layout, grad_accum, schedule) as f64;
+    let p = layout.pp;
+    if schedule == PpSchedule::Interleaved && p > 1.0 && layout.first {
+        base * (1.0 + (p - 1.0) / (p * virtual_stages.max(1) as f64))
+    } else {
+        base
     }
 }
 
