@@ -9,8 +9,8 @@
 //! backward, then one forward per backward; GPipe, Huang et al. 2019: every forward first), so
 //! the saved tensors of up to `StepShape::in_flight` micro-batches are alive at once (the
 //! interleaved schedule's extra model chunks are drawn as part of each, as the breakdown
-//! counts them). Micro-batches 1, 2 and the last are
-//! drawn in full; a run of others is one point at its highest.
+//! counts them). Up to four micro-batches are drawn in full, else micro-batches 1, 2 and the
+//! last, and a run of others is one point at its highest.
 //!
 //! Each point is the highest moment of its stretch of the step:
 //! - saved tensors ([`Lifetime::Saved`]) of the input span are made with the first group and
@@ -394,9 +394,11 @@ impl Schedule {
         (upto > before).then_some((before + 1, upto))
     }
 
-    /// Op indices drawn in full, in order: those of micro-batches 1, 2 and the last.
+    /// Op indices drawn in full, in order: every micro-batch's up to four, else those of
+    /// micro-batches 1, 2 and the last.
     fn detailed(&self) -> Vec<u64> {
-        let mut ks: Vec<u64> = [1, 2, self.m].into_iter().filter(|&j| j <= self.m).flat_map(|j| [self.forward_index(j), self.backward_index(j)]).collect();
+        let shown: Vec<u64> = if self.m <= 4 { (1..=self.m).collect() } else { vec![1, 2, self.m] };
+        let mut ks: Vec<u64> = shown.into_iter().flat_map(|j| [self.forward_index(j), self.backward_index(j)]).collect();
         ks.sort_unstable();
         ks.dedup();
         ks
