@@ -1,4 +1,5 @@
-//! Pure chart builders: a [`Breakdown`] in, a `charming::Chart` (an ECharts option) out.
+//! Pure chart builders: a [`Breakdown`] (or its step's timeline, `timeline.rs`) in, a
+//! `charming::Chart` (an ECharts option) out.
 //!
 //! Nothing here touches the browser: the page renders these charts with charming's
 //! `WasmRenderer` inside an effect, and native tests check their JSON.
@@ -7,6 +8,7 @@
 
 pub mod compare;
 pub mod flow;
+pub mod timeline;
 mod verdict;
 
 pub use verdict::{verdict, Verdict};

@@ -53,6 +53,86 @@ pub enum Phase {
     OptimizerStep,
 }
 
+/// When a term is alive during one training step. The breakdown's two phases and its peak are
+/// derived from these ([`Lifetime::phase`], `Ledger`), and the timeline draws them in time
+/// (`model::timeline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Lifetime {
+    /// Allocated before the step and kept after it: weights, optimizer states, gradients that
+    /// persist (accumulation, DDP, ZeRO, offload), the CUDA context and workspaces; in
+    /// inference, everything.
+    #[default]
+    WholeStep,
+    /// Saved for backward by each micro-batch in flight: made in forward as it runs through
+    /// the [`Span`], freed in backward as it runs back.
+    Saved(Span),
+    /// From the first forward to the end of the last backward: autocast's weight copies, the
+    /// DDP and ZeRO buckets, ZeRO-3's gathered weights.
+    ForwardBackward,
+    /// One moment of forward or backward. Moments follow each other, so a phase counts only
+    /// the moment whose transients are the largest (`Ledger`); the others are the breakdown's
+    /// `uncounted_transients`.
+    Transient(Moment),
+    /// Made by backward and freed by `zero_grad(set_to_none=True)` after the step: gradients
+    /// nothing keeps. Counted in the optimizer step only: the measured backward peak is
+    /// backward's start, before the first gradient (`tests/fixtures/measured/peaks.json`).
+    MadeInBackward,
+    /// Only during `optimizer.step()`: its own intermediates.
+    OptimizerStep,
+}
+
+impl Lifetime {
+    /// The phase the term is counted in; `None`: both.
+    pub fn phase(self) -> Option<Phase> {
+        match self {
+            Lifetime::WholeStep => None,
+            Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => Some(Phase::ForwardBackward),
+            Lifetime::MadeInBackward | Lifetime::OptimizerStep => Some(Phase::OptimizerStep),
+        }
+    }
+}
+
+/// Where in the model a saved tensor is made (and, in backward, freed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Span {
+    /// Before the first block: input ids, rotary tables, embedding outputs (a ResNet's
+    /// whole network, which has no blocks here).
+    Input,
+    /// Block by block, in proportion to the blocks done.
+    Blocks,
+    /// After the last block: final norm, head input, the loss's log-softmax.
+    Output,
+}
+
+/// The moment of forward or backward a transient buffer belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Moment {
+    /// End of forward: the logits and the loss's fp32 upcast.
+    LossForward,
+    /// Start of backward: the loss's gradient buffers.
+    LossBackward,
+    /// The output projection's backward (the chunked loss's logit and weight gradients).
+    HeadBackward,
+    /// Each block's backward: the block recomputed (activation checkpointing).
+    Recompute,
+    /// Each block's backward: the softmax gradients (eager attention).
+    SoftmaxBackward,
+    /// Each block's backward: its offloaded activations brought back.
+    Reload,
+    /// Each parameter's update fused into backward: its gradient and update.
+    ParameterUpdate,
+}
+
+impl Moment {
+    /// Whether the moment recurs in every block's backward (rather than once at the head).
+    pub fn in_blocks(self) -> bool {
+        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate)
+    }
+}
+
 /// One named contribution to a component, with the formula it came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Term {
@@ -61,15 +141,20 @@ pub struct Term {
     pub bytes: u64,
     /// The formula and its source, for tooltips and the docs.
     pub formula: Cow<'static, str>,
-    /// The phase this term is alive in; `None`: the whole step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<Phase>,
+    /// When the term is alive during the step.
+    #[serde(default)]
+    pub lifetime: Lifetime,
 }
 
 impl Term {
+    /// The phase this term is counted in; `None`: the whole step.
+    pub fn phase(&self) -> Option<Phase> {
+        self.lifetime.phase()
+    }
+
     /// Whether the term is alive during `phase`.
     pub fn alive_in(&self, phase: Phase) -> bool {
-        self.phase.is_none_or(|p| p == phase)
+        self.phase().is_none_or(|p| p == phase)
     }
 }
 
@@ -161,6 +246,26 @@ impl PhasePeaks {
     }
 }
 
+/// The shape of one training step on the GPU the breakdown is for: what the timeline
+/// (`model::timeline`) needs besides the terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StepShape {
+    /// Blocks on this pipeline stage (the saved tensors of `Span::Blocks` are spread over them).
+    pub layers: u64,
+    /// Index of the stage's first block in the model (0-based).
+    pub first_layer: u64,
+    /// Blocks in the whole model.
+    pub model_layers: u64,
+    /// Micro-batches per optimizer step (gradient accumulation, the pipeline's micro-batches).
+    pub micro_batches: u64,
+    /// Micro-batches whose saved tensors are alive at once on this stage: 1 without a
+    /// pipeline, min(p − stage, m) under 1F1B and interleaving, m under GPipe
+    /// (`activations::in_flight_count`).
+    pub in_flight: u64,
+    /// Pipeline stages.
+    pub stages: u64,
+}
+
 /// Estimated time of one optimizer step on the worst GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepTime {
@@ -221,7 +326,15 @@ pub struct Breakdown {
     pub spill: SpillReport,
     /// Both phases of the step (inference has only `forward_backward`).
     pub phases: PhasePeaks,
+    /// The terms the phases count.
     pub terms: Vec<Term>,
+    /// Transients of the moments the phases do not count, because another moment's are
+    /// larger ([`Lifetime::Transient`]); the timeline draws each at its moment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncounted_transients: Vec<Term>,
+    /// The shape of the training step, for the timeline; `None` in inference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepShape>,
     pub warnings: Vec<String>,
 }
 

@@ -10,7 +10,7 @@
 
 use super::activations::{one_block_bytes, MicroBatch};
 use super::arch::{Architecture, AttentionPart, ParamTensor, Stack};
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF, INT64};
 use super::layout::Layout;
 use super::ledger::Ledger;
@@ -96,7 +96,7 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
         None => training.precision.activation_bytes() as f64,
     };
     let weights: f64 = arch.param_tensors().iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training)).sum();
-    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation)");
+    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation)", Lifetime::WholeStep);
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
         let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;
@@ -104,13 +104,13 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
             // T5: each decoder block caches its self-attention K/V and the cross-attention K/V
             // of the encoder's tokens (taken here as long as the decoder's); the encoder caches nothing.
             let decoder_blocks = layout.layers_on_stage * t.decoder_layers as f64 / t.layers.max(1) as f64;
-            ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA);
-            ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA);
+            ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
+            ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
         } else {
-            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA);
+            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
         }
         if layout.last {
-            ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v");
+            ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v", Lifetime::WholeStep);
         }
     }
     let workspace = match arch.transformer() {
@@ -125,5 +125,5 @@ pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layou
         // A CNN's forward holds a layer's input and output at a time; one block's tensors bound it.
         None => one_block_bytes(mb, layout, sp),
     };
-    ledger.add(Component::Temporary, "prefill workspace", workspace, PREFILL_FORMULA);
+    ledger.add(Component::Temporary, "prefill workspace", workspace, PREFILL_FORMULA, Lifetime::WholeStep);
 }

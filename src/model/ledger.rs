@@ -1,64 +1,120 @@
-//! A running list of named byte terms, in f64 so that absurd inputs (seq 10⁷, batch 10⁵)
-//! saturate instead of overflowing; converted to whole bytes only at the end.
+//! A running list of named byte terms, each with its lifetime, in f64 so that absurd inputs
+//! (seq 10⁷, batch 10⁵) saturate instead of overflowing; converted to whole bytes only at the
+//! end.
+//!
+//! The phases and the peak are derived from the lifetimes ([`Lifetime::phase`]): a term counts
+//! in the phases it is alive in, and of the transients ([`Lifetime::Transient`]), which belong
+//! to moments that follow each other, only the moment with the largest sum counts.
 
 use std::borrow::Cow;
 
-use super::breakdown::{Component, Phase, Term};
+use super::breakdown::{Component, Lifetime, Moment, Phase, Term};
+
+type Entry = (Component, Cow<'static, str>, f64, &'static str, Lifetime);
 
 /// Named terms; names are usually `&'static str`, so recording one allocates nothing.
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
-    terms: Vec<(Component, Cow<'static, str>, f64, &'static str, Option<Phase>)>,
+    terms: Vec<Entry>,
 }
 
 impl Ledger {
-    /// Record `bytes` of `component` under `name`, citing `formula`. Zero terms are dropped.
-    pub fn add(&mut self, component: Component, name: impl Into<Cow<'static, str>>, bytes: f64, formula: &'static str) {
+    /// Record `bytes` of `component` under `name`, alive for `lifetime`, citing `formula`.
+    /// Zero terms are dropped.
+    pub fn add(&mut self, component: Component, name: impl Into<Cow<'static, str>>, bytes: f64, formula: &'static str, lifetime: Lifetime) {
         let bytes = if bytes.is_finite() { bytes.max(0.0) } else { f64::MAX };
         if bytes > 0.0 {
-            self.terms.push((component, name.into(), bytes, formula, None));
+            self.terms.push((component, name.into(), bytes, formula, lifetime));
         }
     }
 
-    /// Mark every term of `component` recorded so far without a phase as alive only in `phase`.
-    pub fn confine(&mut self, component: Component, phase: Phase) {
-        for t in self.terms.iter_mut().filter(|t| t.0 == component && t.4.is_none()) {
-            t.4 = Some(phase);
+    /// The moment whose transients are the largest (the last of equal ones), the one the
+    /// phases count.
+    fn counted_moment(&self) -> Option<Moment> {
+        let mut moments: Vec<(Moment, f64)> = Vec::new();
+        for t in &self.terms {
+            if let Lifetime::Transient(m) = t.4 {
+                match moments.iter_mut().find(|(x, _)| *x == m) {
+                    Some((_, sum)) => *sum += t.2,
+                    None => moments.push((m, t.2)),
+                }
+            }
         }
+        moments.into_iter().fold(None, |best: Option<(Moment, f64)>, (m, sum)| match best {
+            Some((_, b)) if b > sum => best,
+            _ => Some((m, sum)),
+        })
+        .map(|(m, _)| m)
+    }
+
+    /// The terms the phases count: all but the transients of the other moments.
+    fn counted(&self) -> impl Iterator<Item = &Entry> {
+        let moment = self.counted_moment();
+        self.terms.iter().filter(move |t| match t.4 {
+            Lifetime::Transient(m) => Some(m) == moment,
+            _ => true,
+        })
     }
 
     /// Sum of one component during one phase.
     pub fn sum_in(&self, component: Component, phase: Phase) -> f64 {
-        self.terms.iter().filter(|t| t.0 == component && t.4.is_none_or(|p| p == phase)).map(|t| t.2).sum()
+        self.counted().filter(|t| t.0 == component && t.4.phase().is_none_or(|p| p == phase)).map(|t| t.2).sum()
     }
 
-    /// Sum of one component.
+    /// Sum of one component over the step (both phases).
     pub fn sum(&self, component: Component) -> f64 {
-        self.terms.iter().filter(|t| t.0 == component).map(|t| t.2).sum()
+        self.counted().filter(|t| t.0 == component).map(|t| t.2).sum()
     }
 
     /// The larger of the two phases' sums: the step's peak.
     pub fn peak(&self) -> f64 {
         [Phase::ForwardBackward, Phase::OptimizerStep]
             .into_iter()
-            .map(|phase| self.terms.iter().filter(|t| t.4.is_none_or(|p| p == phase)).map(|t| t.2).sum::<f64>())
+            .map(|phase| self.counted().filter(|t| t.4.phase().is_none_or(|p| p == phase)).map(|t| t.2).sum::<f64>())
             .fold(0.0, f64::max)
     }
 
-    /// Sum of everything.
+    /// Sum of every counted term.
     pub fn total(&self) -> f64 {
-        self.terms.iter().map(|t| t.2).sum()
+        self.counted().map(|t| t.2).sum()
     }
 
-    pub fn into_terms(self) -> Vec<Term> {
+    /// The counted terms, and the transients of the moments the phases do not count.
+    pub fn into_terms(self) -> (Vec<Term>, Vec<Term>) {
+        let moment = self.counted_moment();
         self.terms
             .into_iter()
-            .map(|(component, name, bytes, formula, phase)| Term { component, name, bytes: to_bytes(bytes), formula: Cow::Borrowed(formula), phase })
-            .collect()
+            .map(|(component, name, bytes, formula, lifetime)| Term { component, name, bytes: to_bytes(bytes), formula: Cow::Borrowed(formula), lifetime })
+            .partition(|t| !matches!(t.lifetime, Lifetime::Transient(m) if Some(m) != moment))
     }
 }
 
 /// Round to whole bytes, saturating at `u64::MAX` (`as` saturates; NaN becomes 0).
 pub fn to_bytes(x: f64) -> u64 {
     x.round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Transients of different moments follow each other: a phase counts the largest moment
+    /// (the last of equal ones), whole-step terms count in both phases.
+    #[test]
+    fn phases_count_the_largest_moment_only() {
+        let mut l = Ledger::default();
+        l.add(Component::Parameters, "weights", 10.0, "", Lifetime::WholeStep);
+        l.add(Component::Temporary, "logits", 3.0, "", Lifetime::Transient(Moment::LossForward));
+        l.add(Component::Temporary, "loss gradients", 5.0, "", Lifetime::Transient(Moment::LossBackward));
+        l.add(Component::Temporary, "recompute", 5.0, "", Lifetime::Transient(Moment::Recompute));
+        l.add(Component::Gradients, "gradients", 7.0, "", Lifetime::MadeInBackward);
+        assert_eq!(l.sum_in(Component::Temporary, Phase::ForwardBackward), 5.0);
+        assert_eq!(l.sum_in(Component::Temporary, Phase::OptimizerStep), 0.0);
+        assert_eq!(l.sum_in(Component::Parameters, Phase::OptimizerStep), 10.0);
+        assert_eq!(l.sum(Component::Temporary), 5.0);
+        assert_eq!(l.peak(), 17.0);
+        let (counted, uncounted) = l.into_terms();
+        assert_eq!(counted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["weights", "recompute", "gradients"]);
+        assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["logits", "loss gradients"]);
+    }
 }

@@ -25,16 +25,17 @@ pub mod spill;
 pub mod states;
 pub mod step_time;
 pub mod temporary;
+pub mod timeline;
 
-use activations::{add_activations, in_flight, micro_batch};
+use activations::{add_activations, in_flight, in_flight_count, micro_batch};
 use arch::Architecture;
-use breakdown::{Breakdown, Component, Phase, PhasePeaks, PhaseTotals};
+use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape};
 use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger};
 use temporary::{temporary_buffers, TemporaryInputs};
 
-use inputs::{Mode, Parallel, Runtime, Training, Zero};
+use inputs::{Mode, Parallel, Runtime, Training};
 
 /// What the model needs, already resolved: the architecture, the training step, the parallel
 /// layout and the device. (`crate::scenario` resolves presets, pasted configs and device
@@ -74,6 +75,8 @@ struct StagePlan {
     activation_host: f64,
     stage: u64,
     trainable_params: f64,
+    /// The training step's shape (`None` in inference).
+    step: Option<StepShape>,
 }
 
 /// All terms of one pipeline stage, and the bytes it keeps on the host.
@@ -87,7 +90,12 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let mut host = 0.0;
     let mut activation_host = 0.0;
     let mut trainable_params = 0.0;
+    let mut step = None;
     if training {
+        // Each term carries its lifetime (`breakdown::Lifetime`), from which the phases follow:
+        // activations and these temporaries exist only in forward/backward; the optimizer step
+        // has its own intermediates; gradients are freed between steps unless something keeps
+        // them (`states.rs`).
         let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
         trainable_params = summary.trainable_params;
@@ -100,40 +108,35 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
             &TemporaryInputs { arch, training: s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
             &mut ledger,
         );
-        // Phases: activations and these temporaries exist only in forward/backward; the
-        // optimizer step has its own intermediates; gradients are freed between steps
-        // unless something keeps them (see `gradients_persist`).
-        ledger.confine(Component::Activations, Phase::ForwardBackward);
-        ledger.confine(Component::Temporary, Phase::ForwardBackward);
         // Optimizer step fused into backward: no gradients persist and there is no
         // optimizer-step peak; one parameter's gradient and update are a backward transient
         // (temporary.rs).
         if !s.training.techniques.optimizer_in_backward {
-            if !gradients_persist(s) {
-                ledger.confine(Component::Gradients, Phase::OptimizerStep);
-            }
             ledger.add(
                 Component::Temporary,
                 "optimizer step intermediates",
                 states::optimizer_step_intermediates(&summary, s.training, layout.zero, s.parallel.offload),
                 "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
+                Lifetime::OptimizerStep,
             );
-            ledger.confine(Component::Temporary, Phase::OptimizerStep);
         }
+        // Stages hold ⌈L/p⌉ blocks each (layout.rs); the last holds what is left.
+        let (per_stage, model_layers) = (layout.layers_on_stage as u64, arch.layers());
+        let first_layer = stage.saturating_mul(per_stage).min(model_layers - 1);
+        step = Some(StepShape {
+            layers: (model_layers - first_layer).clamp(1, per_stage.max(1)),
+            first_layer,
+            model_layers,
+            micro_batches: s.training.grad_accum.max(1),
+            in_flight: in_flight_count(&layout, s.training.grad_accum, s.parallel.pp_schedule),
+            stages: layout.pp as u64,
+        });
     } else {
         inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
-    StagePlan { ledger, host, activation_host, stage, trainable_params }
-}
-
-/// Whether gradients stay allocated through forward and backward: micro-batches accumulate
-/// into them, DDP keeps its buckets, ZeRO and offload keep partitions. Otherwise
-/// `zero_grad(set_to_none=True)` frees them before the next forward (PyTorch ≥ 2.0 default).
-fn gradients_persist(s: &Inputs) -> bool {
-    let p = s.parallel;
-    s.training.grad_accum > 1 || p.dp.saturating_mul(p.cp) > 1 || p.zero > Zero::Off || p.offload != crate::model::inputs::Offload::None
+    StagePlan { ledger, host, activation_host, stage, trainable_params, step }
 }
 
 /// The six components as they stand during `phase`.
@@ -155,7 +158,7 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
 fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let (arch, device) = (s.arch, s.device);
     let mut warnings = Vec::new();
-    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable } = plan;
+    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step } = plan;
     let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
@@ -191,6 +194,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
             ));
         }
     }
+    let (terms, uncounted_transients) = ledger.into_terms();
     Breakdown {
         parameters,
         gradients,
@@ -210,7 +214,9 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         step_time,
         spill,
         phases,
-        terms: ledger.into_terms(),
+        terms,
+        uncounted_transients,
+        step,
         warnings,
     }
 }

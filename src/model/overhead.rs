@@ -2,7 +2,7 @@
 //! cuBLASLt workspaces, NCCL buffers, and the caching allocator's fragmentation.
 //! Every constant is a published measurement or a library default (memory-formulas.md §A6).
 
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime};
 use super::device::Device;
 use super::ledger::Ledger;
 
@@ -43,16 +43,17 @@ const FRAGMENTATION: f64 = 0.05;
 /// Add the overhead terms. `dynamic` is the bytes allocated and freed within a step
 /// (gradients, activations, temporaries), the part that fragments.
 pub fn overhead(device: &Device, gpus: u64, training: bool, dynamic: f64, ledger: &mut Ledger) {
-    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB with lazy module loading (A100, PyTorch 2.1; ml-engineering)");
+    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB with lazy module loading (A100, PyTorch 2.1; ml-engineering)", Lifetime::WholeStep);
     let handles = if training { 2.0 } else { 1.0 };
     ledger.add(
         Component::Overhead,
         "cuBLAS and cuBLASLt workspaces",
         handles * cublas_workspace(device.compute_major) + cublaslt_workspace(device),
         "per handle: 32 MiB (sm90+) or 8.125 MiB, two handles in training; cuBLASLt 1/4/32 MiB — PyTorch CublasHandlePool.cpp, PR #120925",
+        Lifetime::WholeStep,
     );
     if gpus > 1 {
-        ledger.add(Component::Overhead, "NCCL communicators", NCCL_INIT, "+1.45 GB at the first collective on 2 GPUs (ml-engineering torch-dist-mem-usage.py)");
+        ledger.add(Component::Overhead, "NCCL communicators", NCCL_INIT, "+1.45 GB at the first collective on 2 GPUs (ml-engineering torch-dist-mem-usage.py)", Lifetime::WholeStep);
     }
-    ledger.add(Component::Overhead, "allocator fragmentation", FRAGMENTATION * dynamic, "5% of gradients + activations + temporaries (Megatron-LM's 1.05 activation factor)");
+    ledger.add(Component::Overhead, "allocator fragmentation", FRAGMENTATION * dynamic, "5% of gradients + activations + temporaries (Megatron-LM's 1.05 activation factor)", Lifetime::WholeStep);
 }

@@ -14,7 +14,7 @@
 //! gradients, ZeRO-3 also the weights.
 
 use super::arch::{Architecture, LinearKind, ParamTensor, Scope};
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
@@ -209,17 +209,26 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         w_dev = 0.0;
     }
 
-    ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1");
-    ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3");
+    ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1", Lifetime::WholeStep);
+    ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3", Lifetime::WholeStep);
     // With the optimizer step fused into backward each gradient is freed by its own update:
     // none is kept (one tensor's gradient is a backward transient, temporary.rs).
     if !training.techniques.optimizer_in_backward {
-        ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1");
+        let lifetime = if gradients_persist(training, layout, offload) { Lifetime::WholeStep } else { Lifetime::MadeInBackward };
+        ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1", lifetime);
     }
-    ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1");
-    ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)");
+    ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1", Lifetime::WholeStep);
+    ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
     summary.weight_bytes = b.weight;
     (summary, host)
+}
+
+/// Whether gradients stay allocated through forward and backward: micro-batches accumulate
+/// into them, DDP keeps its buckets (over the data- and context-parallel ranks), ZeRO and
+/// offload keep partitions. Otherwise `zero_grad(set_to_none=True)` frees them before the next
+/// forward (PyTorch ≥ 2.0 default).
+fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> bool {
+    training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
 }
 
 /// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)

@@ -4,7 +4,7 @@
 
 use super::activations::{one_block_bytes, ActTerm, MicroBatch};
 use super::arch::{Architecture, Stack};
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime, Moment};
 use super::dtype::{F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
@@ -28,6 +28,9 @@ pub struct TemporaryInputs<'a> {
     pub gradient_bytes: f64,
 }
 
+/// A transient buffer: its moment, name, bytes and formula.
+type Transient = (Moment, &'static str, f64, &'static str);
+
 /// The loss's transients on top of the saved tensors, each a moment of forward or backward
 /// (only the largest counts), for `tokens` = s·b on this rank, `logits` = s·b·v / t elements, x = bytes of the logits as the
 /// model makes them, w = bytes of the output weight's gradient. Measured in `peaks.json` and
@@ -41,15 +44,16 @@ pub struct TemporaryInputs<'a> {
 /// - Liger's fused linear cross-entropy: fp32 logits and their gradient for one chunk of
 ///   next_pow2(ceil(BT / ceil(V/H))) rows (`fused_linear_cross_entropy_forward`; CUDA only,
 ///   derived from the source).
-fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, tokens: f64, tp: f64) -> Vec<(&'static str, f64, &'static str)> {
+fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, tokens: f64, tp: f64) -> Vec<Transient> {
     let x = t.precision.activation_bytes() as f64;
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
     let logits = tokens * v / tp;
     match t.techniques.loss {
         Loss::Standard => vec![
-            ("logits and their fp32 copy (end of forward)", (x + upcast) * logits, "s·b·v logits and the loss's fp32 upcast, at the end of forward"),
+            (Moment::LossForward, "logits and their fp32 copy (end of forward)", (x + upcast) * logits, "s·b·v logits and the loss's fp32 upcast, at the end of forward"),
             (
+                Moment::LossBackward,
                 "loss gradient buffers",
                 2.0 * F32 * logits,
                 "two fp32 s·b·v buffers alive at the start of backward (the NLL gradient and the log-softmax input gradient; transformers upcasts logits to fp32) — measured in tests/fixtures/measured/peaks.json",
@@ -58,9 +62,10 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
         Loss::Chunked => {
             let n = t.techniques.loss_chunks.max(1) as f64;
             vec![
-                ("chunked logits (end of forward)", (x + upcast / n) * logits, "every chunk's logits kept in the output list, plus one chunk's fp32 upcast (torchtune chunked_output)"),
-                ("loss gradient buffers (one chunk)", 2.0 * F32 * logits / n, "the two fp32 gradient buffers of one chunk: 8·s·b·v / chunks (CEWithChunkedOutputLoss)"),
+                (Moment::LossForward, "chunked logits (end of forward)", (x + upcast / n) * logits, "every chunk's logits kept in the output list, plus one chunk's fp32 upcast (torchtune chunked_output)"),
+                (Moment::LossBackward, "loss gradient buffers (one chunk)", 2.0 * F32 * logits / n, "the two fp32 gradient buffers of one chunk: 8·s·b·v / chunks (CEWithChunkedOutputLoss)"),
                 (
+                    Moment::HeadBackward,
                     "chunk logit gradients and output-weight gradient buffers",
                     x * logits + 3.0 * v * h / tp * weight_grad_bytes - F32 * logits,
                     "all chunks' logit gradients wait for the output projection's backward (x·s·b·v) while three v·h weight-gradient buffers are summed; the fp32 log-softmax (4·s·b·v) is freed by then — measured in techniques.json",
@@ -70,6 +75,7 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
         Loss::FusedLinear => {
             let chunk = (tokens / (v / h.max(1.0)).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
             vec![(
+                Moment::LossForward,
                 "fused cross-entropy logits (one chunk)",
                 2.0 * F32 * chunk * v / tp,
                 "fp32 logits and their gradient for one chunk of next_pow2(ceil(BT / ceil(V/H))) rows (Liger fused_linear_cross_entropy_forward)",
@@ -90,14 +96,16 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             "autocast weight copies",
             i.states.matmul_weights_local * precision.matmul_weight_bytes() as f64,
             "one 16-bit (FP8: 8-bit) copy of every matmul weight, cached by torch.autocast for the forward and saved for backward",
+            Lifetime::ForwardBackward,
         );
     }
 
     // Backward's transients come one after another, not together: the loss gradients at its
     // start, then per block the recomputed activations (checkpointing) and the softmax
-    // gradients (eager attention). Only the largest counts (peaks.json: the llama cases peak
-    // at the loss backward with checkpointing on or off).
-    let mut transients: Vec<(&'static str, f64, &'static str)> = Vec::new();
+    // gradients (eager attention). Each is recorded with its moment; the ledger counts only
+    // the largest moment (peaks.json: the llama cases peak at the loss backward with
+    // checkpointing on or off).
+    let mut transients: Vec<Transient> = Vec::new();
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
@@ -106,6 +114,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;
             transients.push((
+                Moment::SoftmaxBackward,
                 "softmax backward buffers",
                 2.0 * F32 * t.micro_batch.max(1) as f64 * arch.attention.heads as f64 * (s / layout.cp) * s / layout.tp,
                 "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
@@ -114,6 +123,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     }
     if t.techniques.activation_offload {
         transients.push((
+            Moment::Reload,
             "activations brought back (one block)",
             one_block_bytes(i.micro_batch, layout, i.sp),
             "offloaded activations return block by block in backward and are held until the next autograd node (torchtune OffloadActivations, lines 263–282 and 334–338)",
@@ -127,6 +137,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         let foreach = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
         let per_element = i.states.grad_bytes + if foreach { t.precision.optimizer_state_bytes() as f64 } else { 0.0 };
         transients.push((
+            Moment::ParameterUpdate,
             "one parameter's gradient and update (optimizer step in backward)",
             i.states.largest_trainable_local * per_element,
             "largest trainable tensor × (gradient bytes + one foreach intermediate): freed by its post-accumulate hook right after its update",
@@ -134,18 +145,19 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     }
     match t.checkpointing {
         Checkpointing::Full => transients.push((
+            Moment::Recompute,
             "recompute buffer",
             one_block_bytes(i.micro_batch, layout, i.sp),
             "one block's saved tensors, rebuilt during its backward (Chen et al. 2016, §3)",
         )),
         Checkpointing::Selective => {
             let core: f64 = i.micro_batch.terms.iter().filter(|a: &&ActTerm| a.attention_core).map(|a| a.bytes / layout.tp).sum();
-            transients.push(("recompute buffer", core, "one block's attention core, recomputed in its backward (Korthikanti et al. 2022 §4.2)"));
+            transients.push((Moment::Recompute, "recompute buffer", core, "one block's attention core, recomputed in its backward (Korthikanti et al. 2022 §4.2)"));
         }
         Checkpointing::None => {}
     }
-    if let Some((name, bytes, formula)) = transients.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        ledger.add(Component::Temporary, name, bytes, formula);
+    for (moment, name, bytes, formula) in transients {
+        ledger.add(Component::Temporary, name, bytes, formula, Lifetime::Transient(moment));
     }
 
     let data_parallel = layout.dp * layout.cp > 1.0;
@@ -155,6 +167,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             "DDP gradient buckets",
             i.gradient_bytes,
             "DistributedDataParallel copies gradients into its all-reduce buckets (gradient_as_bucket_view=False): as large as the gradients (PyTorch PR #41954: ~1 GB on a 1 GB model)",
+            Lifetime::ForwardBackward,
         );
     }
     if data_parallel && matches!(layout.zero, Zero::Optimizer | Zero::Gradients) && !zero3 {
@@ -164,6 +177,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             "ZeRO reduce and all-gather buckets",
             2.0 * elements * HALF,
             "reduce_bucket_size + allgather_bucket_size (5e8 elements each by default, capped at the local parameters) × 2 B",
+            Lifetime::ForwardBackward,
         );
     }
     if zero3 {
@@ -174,6 +188,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             "ZeRO-3 / FSDP gathered parameters and gradients",
             2.0 * gathered * weight + i.states.block_params_local * weight,
             "unsharded weights of the current and the prefetched block (or the embedding / head) + one block's unsharded gradients before reduce-scatter — PyTorch FSDP (Zhao et al. 2023, §3.2); DeepSpeed's 4 × largest layer",
+            Lifetime::ForwardBackward,
         );
     }
 }

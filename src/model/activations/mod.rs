@@ -22,7 +22,7 @@ pub mod resnet;
 pub mod transformer;
 
 use super::arch::{Architecture, Scope};
-use super::breakdown::Component;
+use super::breakdown::{Component, Lifetime, Span};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use crate::model::inputs::{Checkpointing, PpSchedule, Training};
@@ -89,25 +89,33 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
     MicroBatch { terms, checkpoint_per_block, shares }
 }
 
-/// Micro-batches whose activations are alive at once on this pipeline stage.
-pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual_stages: u64) -> f64 {
-    let m = grad_accum.max(1) as f64;
-    let p = layout.pp;
-    if p <= 1.0 {
-        return 1.0;
+/// Micro-batches whose activations are alive at once on this pipeline stage, counted whole:
+/// 1 without a pipeline, min(p − stage, m) under 1F1B and interleaving, m under GPipe.
+pub fn in_flight_count(layout: &Layout, grad_accum: u64, schedule: PpSchedule) -> u64 {
+    let m = grad_accum.max(1);
+    if layout.pp <= 1.0 {
+        return 1;
     }
     match schedule {
         PpSchedule::Gpipe => m,
-        PpSchedule::OneFOneB => (p - layout.stage as f64).min(m),
-        PpSchedule::Interleaved => {
-            // Megatron-LM `forward_backward_pipelining_with_interleaving`: rank r runs
-            // (p − r − 1)·2 + (v − 1)·p warm-up forwards of its model chunks (L/(p·v) layers
-            // each), then one more in steady 1F1B, at most all m·v; in units of a stage's L/p
-            // layers that is ÷ v. The first stage (m ≥ p) gets p·(1 + (p − 1)/(p·v)).
-            let v = virtual_stages.max(1) as f64;
-            let warmup = 2.0 * (p - layout.stage as f64 - 1.0) + (v - 1.0) * p;
-            (warmup + 1.0).min(m * v) / v
-        }
+        PpSchedule::OneFOneB | PpSchedule::Interleaved => (layout.pp as u64).saturating_sub(layout.stage).clamp(1, m),
+    }
+}
+
+/// Micro-batches' worth of activations alive at once on this pipeline stage: the whole count
+/// ([`in_flight_count`]) under 1F1B and GPipe; under the interleaved schedule, Megatron-LM's
+/// warm-up (`forward_backward_pipelining_with_interleaving`): rank r runs
+/// (p − r − 1)·2 + (v − 1)·p warm-up forwards of its model chunks (L/(p·v) layers each),
+/// then one more in steady 1F1B, at most all m·v; in units of a stage's L/p layers that is
+/// ÷ v. The first stage (m ≥ p) gets p·(1 + (p − 1)/(p·v)) (Korthikanti et al. 2022 §4.2.3).
+pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual_stages: u64) -> f64 {
+    let p = layout.pp;
+    if schedule == PpSchedule::Interleaved && p > 1.0 {
+        let (m, v) = (grad_accum.max(1) as f64, virtual_stages.max(1) as f64);
+        let warmup = 2.0 * (p - layout.stage as f64 - 1.0) + (v - 1.0) * p;
+        (warmup + 1.0).min(m * v) / v
+    } else {
+        in_flight_count(layout, grad_accum, schedule) as f64
     }
 }
 
@@ -143,11 +151,12 @@ fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
 pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) -> f64 {
     let offload = training.techniques.activation_offload;
     let mut host = 0.0;
-    let mut add = |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, offloadable: bool| {
-        if offload && offloadable {
+    let mut add = |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, span: Span| {
+        // The head input and the loss's tensors (the output span) stay on the GPU.
+        if offload && span != Span::Output {
             host += bytes;
         } else {
-            ledger.add(Component::Activations, name, bytes, formula);
+            ledger.add(Component::Activations, name, bytes, formula, Lifetime::Saved(span));
         }
     };
     let layers = layout.layers_on_stage;
@@ -158,7 +167,7 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
             "block inputs (full checkpointing)",
             input * layers * flight,
             "one block input per block, r·s·b·h bytes — Korthikanti et al. 2022 Table 2, full recompute row",
-            true,
+            Span::Blocks,
         );
     }
     for term in &mb.terms {
@@ -171,11 +180,11 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
                 term.name,
                 bytes * layers * mb.share(scope),
                 "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
-                true,
+                Span::Blocks,
             ),
-            Place::Block(scope) => add(ledger, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA, true),
-            Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, true),
-            Place::Output if layout.last => add(ledger, term.name, bytes, EDGE_FORMULA, false),
+            Place::Block(scope) => add(ledger, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA, Span::Blocks),
+            Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Input),
+            Place::Output if layout.last => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Output),
             _ => {}
         }
     }
