@@ -15,6 +15,7 @@ use super::share_toolbar::ShareToolbar;
 use super::state::Planner;
 use super::tabs::{OtherViews, Tab, TabBar, Workspace};
 use super::task_controls::TaskControls;
+use super::timeline_chart::TimelineChart;
 use super::training_controls::TrainingControls;
 use super::unplaced_errors::UnplacedErrors;
 use super::url_sync::UrlNoticeBanner;
@@ -37,6 +38,7 @@ pub fn App() -> impl IntoView {
                 <VerdictBanner />
                 <UnplacedErrors />
                 <MemoryChart />
+                <TimelineChart />
                 <ShareToolbar />
                 <BreakdownTable />
                 <MeasuredPanel />

@@ -1,13 +1,14 @@
 //! `BreakdownTable`: the chart's numbers as a table, one row per component and one per
 //! term (its formula and source in a disclosure: keyboard, touch and mouse alike), with the
-//! GiB/GB switch.
+//! GiB/GB switch. A training step has two phases (forward/backward and the optimizer step):
+//! the table shows the components at the peak, and on request at the other phase.
 
 use leptos::prelude::*;
 
 use super::state::{enum_id, Planner};
 use crate::chart::component_color;
 use crate::format::{self, Units};
-use crate::model::breakdown::Component;
+use crate::model::breakdown::{Component, Phase};
 
 /// The table and the unit switch.
 #[component]
@@ -26,19 +27,33 @@ pub fn BreakdownTable() -> impl IntoView {
             </button>
         }
     };
+    // `true`: show the phase that is not the peak.
+    let other_phase = RwSignal::new(false);
+    let training = Memo::new(move |_| planner.plan.with(|p| p.breakdown.phases.optimizer_step.total > 0));
+    let phase_name = |phase: Phase| match phase {
+        Phase::ForwardBackward => "forward and backward",
+        Phase::OptimizerStep => "the optimizer step",
+    };
     let rows = move || {
         let u = units.get();
+        let other = other_phase.get() && training.get();
         planner.plan.with(|p| {
             let b = &p.breakdown;
-            let share = |bytes: u64| if b.total == 0 { "—".to_string() } else { format!("{:.1} %", bytes as f64 * 100.0 / b.total as f64) };
+            let phase = match (b.phases.peak_phase, other) {
+                (peak, false) => peak,
+                (Phase::ForwardBackward, true) => Phase::OptimizerStep,
+                (Phase::OptimizerStep, true) => Phase::ForwardBackward,
+            };
+            let totals = if phase == Phase::ForwardBackward { &b.phases.forward_backward } else { &b.phases.optimizer_step };
+            let share = |bytes: u64| if totals.total == 0 { "—".to_string() } else { format!("{:.1} %", bytes as f64 * 100.0 / totals.total as f64) };
             Component::ALL
                 .iter()
                 .map(|&c| {
-                    let bytes = b.component(c);
+                    let bytes = totals.component(c);
                     let terms = b
                         .terms
                         .iter()
-                        .filter(|t| t.component == c && t.bytes > 0 && t.alive_in(b.phases.peak_phase))
+                        .filter(|t| t.component == c && t.bytes > 0 && t.alive_in(phase))
                         .map(|t| {
                             view! {
                                 <tr class="term">
@@ -69,10 +84,38 @@ pub fn BreakdownTable() -> impl IntoView {
                 .collect_view()
         })
     };
+    let phase_switch = move || {
+        planner.plan.with(|p| {
+            let peak = p.breakdown.phases.peak_phase;
+            let other = if peak == Phase::ForwardBackward { Phase::OptimizerStep } else { Phase::ForwardBackward };
+            view! {
+                <div class="units phase-switch" role="group" aria-label="Phase shown">
+                    <button type="button" class="unit" id="phase-peak" aria-pressed=move || (!other_phase.get()).to_string() on:click=move |_| other_phase.set(false)>
+                        {format!("At the peak ({})", phase_name(peak))}
+                    </button>
+                    <button type="button" class="unit" id="phase-other" aria-pressed=move || other_phase.get().to_string() on:click=move |_| other_phase.set(true)>
+                        {format!("During {}", phase_name(other))}
+                    </button>
+                </div>
+            }
+        })
+    };
     let foot = move || {
         let u = units.get();
+        let other = other_phase.get() && training.get();
         planner.plan.with(|p| {
             let b = &p.breakdown;
+            if other {
+                let totals = if b.phases.peak_phase == Phase::ForwardBackward { &b.phases.optimizer_step } else { &b.phases.forward_backward };
+                return view! {
+                    <tr class="total">
+                        <th scope="row">"Total (this phase)"</th>
+                        <td class="num" id="phase-total">{format::bytes(totals.total, u)}</td>
+                        <td class="num"></td>
+                    </tr>
+                }
+                .into_any();
+            }
             let (label, value) = if b.spill_bytes > 0 { ("Spill", b.spill_bytes) } else { ("Headroom", b.capacity.saturating_sub(b.total)) };
             let last_class = if b.spill_bytes > 0 { "spill" } else { "headroom" };
             view! {
@@ -92,6 +135,7 @@ pub fn BreakdownTable() -> impl IntoView {
                     <td class="num"></td>
                 </tr>
             }
+            .into_any()
         })
     };
     view! {
@@ -103,6 +147,7 @@ pub fn BreakdownTable() -> impl IntoView {
                     {unit_button(Units::Gb)}
                 </div>
             </div>
+            <Show when=move || training.get()>{phase_switch}</Show>
             <table class="breakdown">
                 <thead>
                     <tr>

@@ -36,6 +36,7 @@ mod state;
 mod strategy;
 mod tabs;
 mod task_controls;
+mod timeline_chart;
 mod training_controls;
 mod unplaced_errors;
 mod url_sync;
