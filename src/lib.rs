@@ -13,6 +13,7 @@ pub mod import;
 pub mod measured;
 pub mod model;
 pub mod plan;
+pub mod profiles;
 pub mod report;
 pub mod scenario;
 pub mod url;

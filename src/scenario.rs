@@ -19,6 +19,7 @@ use crate::model::arch::{Architecture, Stack};
 pub use crate::model::inputs::{Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training, WeightFormat, Zero};
 use crate::model::device::{device_preset, Device};
 use crate::import::hf_config::import_hf_config;
+use crate::profiles::Framework;
 use crate::import::presets::{model_preset, model_preset_ids};
 
 /// The plan of a scenario: resolves the model and the device, runs the memory model
@@ -54,6 +55,13 @@ pub struct Scenario {
     pub device: DeviceSpec,
     /// Platform (what happens beyond the GPU's memory) and GPU sharing.
     pub runtime: Runtime,
+    /// The framework profile the switches started from (`crate::plan::profiles`).
+    #[serde(skip_serializing_if = "is_custom")]
+    pub framework: Framework,
+}
+
+fn is_custom(f: &Framework) -> bool {
+    *f == Framework::Custom
 }
 
 impl Default for Scenario {
@@ -67,6 +75,7 @@ impl Default for Scenario {
             parallel: Parallel::default(),
             device: DeviceSpec::default(),
             runtime: Runtime::default(),
+            framework: Framework::Custom,
         }
     }
 }
@@ -280,6 +289,25 @@ impl DeviceSpec {
             None => {}
         }
         Ok(device)
+    }
+}
+
+impl Scenario {
+    /// Sets the framework and the switches its profile decides ([`crate::profiles`]).
+    /// Optimizer-in-backward is left off where gradient accumulation needs the gradients
+    /// (torchtune refuses the pair).
+    pub fn apply_framework(&mut self, framework: Framework) {
+        self.framework = framework;
+        let Some(d) = framework.defaults() else { return };
+        self.training.precision = d.precision;
+        self.training.attention = d.attention;
+        self.training.techniques.loss = d.loss;
+        self.training.checkpointing = d.checkpointing;
+        self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
+        self.training.techniques.activation_offload = d.activation_offload;
+        if let Some(z) = d.zero {
+            self.parallel.zero = z;
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VE
 pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 31] = [
+const SCALARS: [(&str, &str); 32] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -51,6 +51,7 @@ const SCALARS: [(&str, &str); 31] = [
     ("wq", "training.serving.weights"),
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),
+    ("fw", "framework"),
 ];
 
 /// Device fields that may override a preset.
@@ -183,6 +184,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
         s.parallel = decoded.parallel;
         s.runtime = decoded.runtime;
+        s.framework = decoded.framework;
     }
     if let Some(m) = model {
         s.model = m;

@@ -1,6 +1,6 @@
 //! `TrainingControls`: micro-batch, gradient accumulation, sequence length (or image
 //! resolution for vision models), precision, optimizer, activation checkpointing, attention
-//! kernel, loss and memory techniques. In inference only the batch, context length,
+//! kernel, loss and memory techniques, and the framework profile that sets several at once. In inference only the batch, context length,
 //! precision and attention kernel stay: the rest does not exist when serving.
 
 use leptos::prelude::*;
@@ -10,6 +10,7 @@ use super::number_slider::NumberSlider;
 use super::select_field::enum_select;
 use super::state::Planner;
 use crate::model::precision::Precision;
+use crate::profiles::Framework;
 use crate::scenario::{Attention, Checkpointing, Loss, Mode, Optimizer};
 
 fn precision_label(p: Precision) -> &'static str {
@@ -58,6 +59,17 @@ pub fn TrainingControls() -> impl IntoView {
     view! {
         <fieldset class="group">
             <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
+            <div hidden=move || inference.get()>
+                {enum_select(
+                    planner,
+                    "Framework profile",
+                    "framework",
+                    "framework",
+                    Framework::ALL.iter().map(|&f| (f, f.label())).collect(),
+                    |s| s.framework,
+                    |s, f| s.apply_framework(f),
+                )}
+            </div>
             <NumberSlider
                 label=Signal::derive(move || if inference.get() { "Batch (sequences served together)" } else { "Micro-batch size" })
                 id="micro-batch"

@@ -1,0 +1,185 @@
+//! Framework profiles: the memory-relevant defaults of the frameworks people train with.
+//! Choosing a profile ([`crate::scenario::Scenario::apply_framework`]) sets the switches it
+//! decides (precision, attention kernel, loss, checkpointing, optimizer placement, activation
+//! offloading, ZeRO stage); every switch stays editable afterwards, and the profile travels in
+//! the scenario (URL key `fw`).
+//!
+//! Each profile cites where its defaults are written. Where a framework's default depends on
+//! the recipe, the profile takes the recipe its documentation starts from, named below.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::inputs::{Attention, Checkpointing, Loss, Zero};
+use crate::model::precision::Precision;
+
+/// A training framework whose defaults a scenario starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Framework {
+    /// No profile: the switches are as the user set them.
+    #[default]
+    Custom,
+    /// PyTorch + transformers `Trainer` / TRL `SFTTrainer`.
+    Transformers,
+    /// TRL with `use_liger_kernel=True`.
+    TrlLiger,
+    /// Unsloth.
+    Unsloth,
+    /// torchtune single-device and distributed recipes.
+    Torchtune,
+    /// Lightning LitGPT `litgpt finetune`.
+    Litgpt,
+    /// torchtitan.
+    Torchtitan,
+    /// Megatron-Core (Megatron-LM `pretrain_gpt.py`).
+    MegatronCore,
+    /// DeepSpeed (through the HF Trainer integration).
+    Deepspeed,
+}
+
+impl Framework {
+    pub const ALL: [Framework; 9] = [
+        Framework::Custom,
+        Framework::Transformers,
+        Framework::TrlLiger,
+        Framework::Unsloth,
+        Framework::Torchtune,
+        Framework::Litgpt,
+        Framework::Torchtitan,
+        Framework::MegatronCore,
+        Framework::Deepspeed,
+    ];
+
+    /// The name the menu shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Framework::Custom => "none (set each switch)",
+            Framework::Transformers => "PyTorch + transformers (Trainer / TRL)",
+            Framework::TrlLiger => "TRL + Liger kernels",
+            Framework::Unsloth => "Unsloth",
+            Framework::Torchtune => "torchtune",
+            Framework::Litgpt => "LitGPT",
+            Framework::Torchtitan => "torchtitan",
+            Framework::MegatronCore => "Megatron-Core",
+            Framework::Deepspeed => "DeepSpeed (ZeRO-2)",
+        }
+    }
+
+    /// The defaults this framework decides, or `None` for [`Framework::Custom`].
+    pub fn defaults(self) -> Option<Defaults> {
+        let base = Defaults {
+            precision: Precision::Bf16Mixed,
+            attention: Attention::Sdpa,
+            loss: Loss::Standard,
+            checkpointing: Checkpointing::None,
+            optimizer_in_backward: false,
+            activation_offload: false,
+            zero: None,
+        };
+        Some(match self {
+            Framework::Custom => return None,
+            // transformers `TrainingArguments`: `bf16=True` runs `torch.autocast` over fp32
+            // parameters, `gradient_checkpointing=False`; models load with
+            // `attn_implementation="sdpa"`; the loss is `ForCausalLMLoss`, logits upcast to fp32
+            // (`loss/loss_utils.py`).
+            Framework::Transformers => base,
+            // TRL `SFTConfig(use_liger_kernel=True)` applies `_apply_liger_kernel_to_instance`:
+            // fused linear cross-entropy replaces the head and loss (liger_kernel
+            // `transformers/monkey_patch.py`, `fused_linear_cross_entropy=True`).
+            Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, ..base },
+            // Unsloth `FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth")`
+            // offloads each checkpointed block input to host memory; its fused cross-entropy
+            // never builds the fp32 logits; FlashAttention-2/xformers kernels.
+            Framework::Unsloth => Defaults {
+                attention: Attention::Flash,
+                loss: Loss::FusedLinear,
+                checkpointing: Checkpointing::Full,
+                activation_offload: true,
+                ..base
+            },
+            // torchtune `recipes/configs/llama3_1/8B_full_single_device.yaml`: `dtype: bf16`
+            // (bf16 parameters and optimizer states, no fp32 master),
+            // `loss: CEWithChunkedOutputLoss` (8 chunks), `enable_activation_checkpointing: True`,
+            // `optimizer_in_bwd: True`, `enable_activation_offloading: False`.
+            Framework::Torchtune => Defaults {
+                precision: Precision::Bf16,
+                loss: Loss::Chunked,
+                checkpointing: Checkpointing::Full,
+                optimizer_in_backward: true,
+                ..base
+            },
+            // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
+            // `lm_head_chunk_size=128` with `chunked_cross_entropy` (`litgpt/utils.py`).
+            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::Chunked, ..base },
+            // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
+            // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
+            Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), ..base },
+            // Megatron-Core GPT examples: `--bf16` with fp32 main parameters and gradients,
+            // `--use-distributed-optimizer` (optimizer states sharded over data parallel:
+            // ZeRO-1), Transformer Engine's fused (flash) attention, no recomputation by default.
+            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), ..base },
+            // The HF Trainer DeepSpeed integration's `ds_config_zero2.json` example: stage 2,
+            // `bf16.enabled: auto`.
+            Framework::Deepspeed => Defaults { zero: Some(Zero::Gradients), ..base },
+        })
+    }
+}
+
+/// The switches a profile sets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Defaults {
+    pub precision: Precision,
+    pub attention: Attention,
+    pub loss: Loss,
+    pub checkpointing: Checkpointing,
+    pub optimizer_in_backward: bool,
+    pub activation_offload: bool,
+    /// ZeRO stage or FSDP, where the framework decides it (otherwise the layout's own).
+    pub zero: Option<Zero>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn torchtune_profile_sets_its_recipe_switches() {
+        let mut s = Scenario::default();
+        s.apply_framework(Framework::Torchtune);
+        assert_eq!(s.framework, Framework::Torchtune);
+        assert_eq!(s.training.precision, Precision::Bf16);
+        assert_eq!(s.training.techniques.loss, Loss::Chunked);
+        assert_eq!(s.training.checkpointing, Checkpointing::Full);
+        assert!(s.training.techniques.optimizer_in_backward);
+    }
+
+    #[test]
+    fn no_optimizer_in_backward_with_accumulation() {
+        let mut s = Scenario::default();
+        s.training.grad_accum = 4;
+        s.apply_framework(Framework::Torchtune);
+        assert!(!s.training.techniques.optimizer_in_backward);
+        assert!(s.validate().is_empty(), "{:?}", s.validate());
+    }
+
+    #[test]
+    fn custom_changes_nothing_but_the_name() {
+        let mut s = Scenario::default();
+        s.training.precision = Precision::Fp32;
+        s.apply_framework(Framework::Custom);
+        assert_eq!(s.training.precision, Precision::Fp32);
+    }
+
+    #[test]
+    fn every_profile_travels_in_the_link_and_keeps_its_switches() {
+        for f in Framework::ALL {
+            let mut s = Scenario::default();
+            s.apply_framework(f);
+            let (back, errors) = crate::url::decode(&crate::url::encode(&s));
+            assert!(errors.is_empty(), "{f:?}: {errors:?}");
+            assert_eq!(back, s, "{f:?}");
+            assert!(s.validate().is_empty(), "{f:?}: {:?}", s.validate());
+        }
+    }
+}
