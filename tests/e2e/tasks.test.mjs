@@ -120,3 +120,20 @@ test('a rejected config paste shows the last-valid-plan notice', async () => {
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a framework profile sets its switches, which stay editable', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  const before = await page.locator('#total').innerText();
+  await page.selectOption('#framework', 'torchtune');
+  assert.equal(await page.locator('#precision').inputValue(), 'bf16');
+  assert.equal(await page.locator('#loss').inputValue(), 'chunked');
+  assert.equal(await page.locator('#checkpointing').inputValue(), 'full');
+  assert.equal(await page.locator('#optimizer-in-backward').isChecked(), true);
+  assert.match(page.url(), /fw=torchtune/);
+  assert.notEqual(await page.locator('#total').innerText(), before);
+  await page.selectOption('#loss', 'standard');
+  assert.equal(await page.locator('#loss').inputValue(), 'standard');
+  assert.match(page.url(), /fw=torchtune/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
