@@ -19,7 +19,7 @@ use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VE
 pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 32] = [
+const SCALARS: [(&str, &str); 33] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -52,6 +52,7 @@ const SCALARS: [(&str, &str); 32] = [
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),
     ("fw", "framework"),
+    ("xs", "runtime.expandable_segments"),
 ];
 
 /// Device fields that may override a preset.
@@ -398,7 +399,7 @@ mod tests {
         s.parallel.zero = Zero::Parameters;
         s.device = DeviceSpec::preset("a100-80gb");
         s.training.lora = Some(Lora::default());
-        s.runtime = crate::scenario::Runtime { platform: crate::scenario::Platform::Managed, memory_fraction: 0.45, other_processes_bytes: 1 << 30, jobs: 2 };
+        s.runtime = crate::scenario::Runtime { platform: crate::scenario::Platform::Managed, memory_fraction: 0.45, other_processes_bytes: 1 << 30, jobs: 2, expandable_segments: true };
         let q = encode(&s);
         assert!(q.contains("pf=managed") && q.contains("mf=0.45") && q.contains("nj=2"), "{q}");
         let (back, errors) = decode(&q);

@@ -125,7 +125,7 @@ mod extremes {
             switches in (any::<bool>(), any::<bool>(), any::<bool>()),
         ) {
             let mut s = Scenario::from_json(&format!(r#"{{"model": {{"preset": "{model}"}}, "device": {{"preset": "{device}"}}}}"#)).expect("decodes").scenario;
-            s.runtime = Runtime { platform, memory_fraction: fraction, other_processes_bytes: others, jobs };
+            s.runtime = Runtime { platform, memory_fraction: fraction, other_processes_bytes: others, jobs, expandable_segments: false };
             s.training.techniques.loss = loss;
             s.training.techniques.optimizer_in_backward = switches.0;
             s.training.techniques.activation_offload = switches.1;

@@ -70,3 +70,17 @@ fn activation_offload_moves_block_activations_to_the_host() {
     assert!(off.host_bytes as f64 > 0.9 * (plain.phases.forward_backward.activations - off.phases.forward_backward.activations) as f64);
     assert!(off.phases.forward_backward.total < plain.phases.forward_backward.total);
 }
+
+/// `expandable_segments:True` removes the fragmentation term and nothing else (PyTorch's
+/// `ExpandableSegment` maps 2 MiB pages into one growing range per stream).
+#[test]
+fn expandable_segments_drop_only_the_fragmentation_term() {
+    let mut s = headroom::scenario::Scenario::default();
+    let off = headroom::estimate(&s);
+    s.runtime.expandable_segments = true;
+    let on = headroom::estimate(&s);
+    let fragmentation = off.terms.iter().find(|t| t.name == "allocator fragmentation").unwrap().bytes;
+    assert!(fragmentation > 0);
+    assert!(on.terms.iter().all(|t| t.name != "allocator fragmentation"));
+    assert_eq!(off.total - on.total, fragmentation);
+}

@@ -325,11 +325,13 @@ pub struct Runtime {
     pub other_processes_bytes: u64,
     /// Identical jobs sharing this GPU (or MIG slice).
     pub jobs: u64,
+    /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: no fragmentation counted.
+    pub expandable_segments: bool,
 }
 
 impl Default for Runtime {
     fn default() -> Self {
-        Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1 }
+        Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1, expandable_segments: false }
     }
 }
 

@@ -135,7 +135,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
-    overhead::overhead(device, s.parallel.world_size(), training, dynamic, &mut ledger);
+    overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
     StagePlan { ledger, host, activation_host, stage, trainable_params, step }
 }
 

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use super::checkbox_field::CheckboxField;
 use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
@@ -30,6 +31,7 @@ pub fn RuntimeControls() -> impl IntoView {
     let platform = planner.slice(|s| enum_id(&s.runtime.platform));
     let jobs = planner.slice(|s| s.runtime.jobs);
     let fraction = planner.slice(|s| s.runtime.memory_fraction);
+    let expandable = planner.slice(|s| s.runtime.expandable_segments);
     let others = planner.slice(|s| s.runtime.other_processes_bytes as f64 / GIB);
     let advice = move || {
         planner.plan.with(|p| {
@@ -68,6 +70,8 @@ pub fn RuntimeControls() -> impl IntoView {
             }
         />
         <p class="hint" id="platform-advice" aria-live="polite">{advice}</p>
+        <CheckboxField label="expandable_segments allocator" id="expandable-segments" field="runtime.expandable_segments"
+            value=expandable on_change=move |on| planner.set(|s| s.runtime.expandable_segments = on) />
         <NumberSlider label="Jobs sharing this GPU" id="jobs" field="runtime.jobs" min=1 max=16 value=jobs
             on_change=move |v| planner.set(|s| s.runtime.jobs = v) />
         <div class="pair">
