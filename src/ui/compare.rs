@@ -3,8 +3,8 @@
 //! table for the planner's model.
 //!
 //! Columns start as the planner's scenario and a copy of it; their state lives in the
-//! [`Workspace`] so it survives tab switches. Each column's plan is [`crate::estimate`] of
-//! its scenario (when valid).
+//! [`Workspace`] so it survives tab switches. Each column's plan is the column's own memo
+//! ([`super::tabs::CompareSlot::plan`]), so changing one column estimates that column only.
 
 use leptos::prelude::*;
 
@@ -27,17 +27,10 @@ pub fn column_name(i: usize) -> String {
     char::from(b'A' + (i % 26) as u8).to_string()
 }
 
-/// The plans of the valid columns, as `(name, breakdown)`; an invalid column is left out.
+/// Every column's plan, as `(name, breakdown)`, read from the columns' own memos; `None`
+/// for an invalid column.
 pub fn column_plans(ws: Workspace) -> Vec<(String, Option<Breakdown>)> {
-    ws.compare.with(|cols| {
-        cols.iter()
-            .enumerate()
-            .map(|(i, slot)| {
-                let plan = slot.scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s)));
-                (column_name(i), plan)
-            })
-            .collect()
-    })
+    ws.compare.with(|cols| cols.iter().enumerate().map(|(i, slot)| (column_name(i), slot.plan.get())).collect())
 }
 
 /// The Compare tab.
@@ -82,7 +75,9 @@ pub fn CompareView() -> impl IntoView {
             .enumerate()
             .map(|(i, slot)| {
                 let key = slot.key;
-                let remove = (n > MIN_COLUMNS).then(|| Callback::new(move |_| ws.compare.update(|c| c.retain(|s| s.key != key))));
+                let remove = (n > MIN_COLUMNS).then(|| {
+                    Callback::new(move |_| ws.set_columns(ws.compare.get_untracked().into_iter().filter(|s| s.key != key).collect()))
+                });
                 view! { <CompareColumn index=i column=slot remove /> }
             })
             .collect_view()

@@ -66,7 +66,7 @@ pub fn CompareColumn(
     let pre = format!("cmp-{}", name.to_lowercase());
     let id = |field: &str| format!("{pre}-{field}");
     let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
-    let plan = Memo::new(move |_| if errors.with(Vec::is_empty) { slot.scenario.with(|s| Some(crate::estimate(s))) } else { None });
+    let plan = slot.plan;
 
     let mut models: Vec<(String, String)> = model_presets().iter().map(|p| (p.id.clone(), p.name.clone())).collect();
     let model_value = Signal::derive(move || slot.scenario.with(|s| match &s.model {
