@@ -204,7 +204,10 @@ fn focus_tab(tab: Tab) {
 pub fn TabBar() -> impl IntoView {
     let ws = Workspace::get();
     let select = move |tab: Tab| {
-        ws.tab.set(tab);
+        // Choosing the open tab again must not mount its view afresh.
+        if ws.tab.get_untracked() != tab {
+            ws.tab.set(tab);
+        }
         replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
         if tab == Tab::Planner {
             // The planner chart may have been resized while hidden: let it measure again.

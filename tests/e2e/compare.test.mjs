@@ -84,3 +84,92 @@ test('columns set sequence length, optimizer, checkpointing and LoRA, with reada
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+/** What a reader sees of the columns: every control's value, the verdicts and the totals. */
+async function columns(page) {
+  return page.evaluate(() => ({
+    controls: [...document.querySelectorAll('.compare-column')].map((c) => [...c.querySelectorAll('input, select')].map((el) => `${el.id}=${el.value}`)),
+    verdicts: [...document.querySelectorAll('.column-verdict')].map((el) => el.innerText),
+    totals: [...document.querySelectorAll('#compare-table tr.total td')].map((el) => el.innerText),
+  }));
+}
+
+const cmpCount = (page) => page.evaluate(() => new URLSearchParams(location.search).getAll('cmp').length);
+
+test('the compare columns live in the URL: reload and a copied link open the same columns', async () => {
+  const { page, problems } = await openCompare('?v=1&m=gpt2');
+  await setValue(page, '#cmp-b-dp', 8);
+  await page.locator('#cmp-b-zero').selectOption('3');
+  await setValue(page, '#cmp-b-seq-len', 2048);
+  await page.locator('#cmp-b-fine-tuning').selectOption('lora');
+  await page.locator('#compare-add').click();
+  await page.locator('#cmp-c-model').selectOption('mistralai/Mistral-7B-v0.1');
+  await page.locator('#cmp-c-device').selectOption('b200-192gb');
+  await page.waitForFunction(() => {
+    const cmp = new URLSearchParams(location.search).getAll('cmp');
+    return cmp.length === 3 && /dp=8/.test(cmp[1]) && /lora=/.test(cmp[1]) && /d=b200-192gb/.test(cmp[2]);
+  });
+  const shown = await columns(page);
+  assert.equal(shown.controls.length, 3);
+  const link = page.url();
+  assert.match(link, /view=compare/);
+
+  await page.reload();
+  await waitForCompare(page);
+  assert.deepEqual(await columns(page), shown);
+
+  const other = await env.browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await other.goto(link);
+  await waitForCompare(other);
+  assert.deepEqual(await columns(other), shown);
+  assert.equal(await other.locator('#compare-notice').count(), 0);
+  assert.equal(await other.locator('#url-notice').count(), 0, 'the planner ignores the cmp keys');
+  await other.close();
+
+  // Removing a column removes its pair.
+  await page.locator('[aria-label="Remove scenario C"]').click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).getAll('cmp').length === 2);
+  assert.equal(await page.locator('#panic-panel').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a damaged compare link names the column and parameter and opens the rest', async () => {
+  const { page, problems } = await openCompare('?v=1&view=compare&cmp=v%3D1%26m%3Dgpt2%26b%3D-3%26tp%3D2&cmp=v%3D1%26d%3Dh900');
+  await page.locator('#compare-notice').waitFor();
+  const text = await page.locator('#compare-notice').innerText();
+  assert.match(text, /cmp\.A\.b/);
+  assert.match(text, /cmp\.B\.device\.preset/);
+  assert.equal(await page.locator('#cmp-a-model').inputValue(), 'openai-community/gpt2');
+  assert.equal(await page.locator('#cmp-a-tp').inputValue(), '2');
+  assert.equal(await page.locator('#cmp-b-device').inputValue(), 'h100-sxm-80gb');
+  // The address is rewritten from what was opened.
+  await page.waitForFunction(() => !/h900/.test(location.search) && !/b%253D-3|b%3D-3/.test(location.search));
+  await page.locator('#compare-notice .notice-dismiss').click();
+  assert.equal(await page.locator('#compare-notice').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('back and forward bring back the columns of each history entry', async () => {
+  const { page, problems } = await openCompare('?v=1&m=gpt2');
+  await setValue(page, '#cmp-b-dp', 8);
+  await page.waitForFunction(() => /dp%3D8/.test(location.search));
+  // A planner edit makes a new history entry that carries the columns along.
+  await page.locator('#tab-planner').click();
+  await setValue(page, '#micro-batch', 4);
+  await page.waitForFunction(() => /[?&]b=4/.test(location.search) && /dp%3D8/.test(location.search));
+  await page.waitForTimeout(600); // the burst ends
+  await page.locator('#tab-compare').click();
+  await waitForCompare(page);
+  await setValue(page, '#cmp-b-dp', 2);
+  await page.waitForFunction(() => /dp%3D2/.test(location.search));
+  await page.goBack();
+  await page.waitForFunction(() => document.getElementById('cmp-b-dp')?.value === '8');
+  assert.equal(await cmpCount(page), 2);
+  await page.goForward();
+  await page.waitForFunction(() => document.getElementById('cmp-b-dp')?.value === '2');
+  assert.equal(await page.locator('#panic-panel').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
