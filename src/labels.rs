@@ -1,11 +1,13 @@
 //! Readable names for scenario fields, shared by the planner's controls, the Compare view,
 //! the exports and the embed view, so a setting reads the same everywhere
-//! (`bf16 mixed (AMP)`, not the serde id `bf16-mixed`).
+//! (`bf16 mixed (AMP)`, not the serde id `bf16-mixed`; `Llama 3 8B`, not the Hub id;
+//! `H100 SXM 80GB`, not `h100-sxm-80gb`).
 //!
-//! Pure text: no numbers are formatted here (that is [`crate::format`]).
+//! Pure text: no sizes or times are formatted here (that is [`crate::format`]).
 
+use crate::import::presets::model_preset;
 use crate::model::precision::Precision;
-use crate::scenario::{Checkpointing, Lora, LoraBase, Optimizer};
+use crate::scenario::{Checkpointing, DeviceSpec, Lora, LoraBase, ModelSpec, Offload, Optimizer, Parallel, Zero};
 
 /// The name of a precision mode.
 pub fn precision_label(p: Precision) -> &'static str {
@@ -74,6 +76,47 @@ pub fn fine_tuning_label(lora: Option<&Lora>) -> String {
     }
 }
 
+/// The model's display name (`Llama 3 8B`); for a pasted or custom model, its
+/// [`ModelSpec::label`]; an unknown preset id as written.
+pub fn model_name(model: &ModelSpec) -> String {
+    match model {
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.clone()),
+        other => other.label(),
+    }
+}
+
+/// The GPU's name (`H100 SXM 80GB`), marked `(modified)` when the scenario overrides any of
+/// its figures; an unknown device is named as such.
+pub fn device_name(device: &DeviceSpec) -> String {
+    match device.resolve() {
+        Ok(d) => {
+            let modified = device.preset.is_some()
+                && [device.capacity_bytes, device.hbm_bandwidth, device.host_link_bandwidth, device.bf16_tflops].iter().any(Option::is_some);
+            if modified { format!("{} (modified)", d.name) } else { d.name }
+        }
+        Err(_) => format!("unknown device \"{}\"", device.preset.as_deref().unwrap_or("custom")),
+    }
+}
+
+/// The parallel layout in one line: `dp 8 · tp 2 + SP · pp 1 · ZeRO-3`; context and expert
+/// parallelism and offloading only when used.
+pub fn layout_label(p: &Parallel) -> String {
+    let mut parts = vec![format!("dp {}", p.dp), format!("tp {}{}", p.tp, if p.sp && p.tp > 1 { " + SP" } else { "" }), format!("pp {}", p.pp)];
+    if p.cp > 1 {
+        parts.push(format!("cp {}", p.cp));
+    }
+    if p.ep > 1 {
+        parts.push(format!("ep {}", p.ep));
+    }
+    parts.push(if p.zero == Zero::Off { "no ZeRO".into() } else { format!("ZeRO-{}", p.zero) });
+    match p.offload {
+        Offload::None => {}
+        Offload::Optimizer => parts.push("optimizer offloaded".into()),
+        Offload::OptimizerAndParams => parts.push("optimizer and parameters offloaded".into()),
+    }
+    parts.join(" · ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +147,19 @@ mod tests {
         assert_eq!(fine_tuning_label(Some(&q)), "QLoRA r64");
         assert_eq!(fine_tuning_label(None), "full fine-tuning");
         assert_eq!(with_fine_tuning(Some(&lora), "bogus"), None);
+    }
+
+    #[test]
+    fn model_device_and_layout_read_as_people_name_them() {
+        assert_eq!(model_name(&ModelSpec::default()), "Llama 3 8B");
+        assert_eq!(model_name(&ModelSpec::Preset("gpt2".into())), "GPT-2 (124M)");
+        assert_eq!(model_name(&ModelSpec::Preset("no-such-model".into())), "no-such-model");
+        assert_eq!(device_name(&DeviceSpec::default()), "H100 SXM 80GB");
+        let modified = DeviceSpec { capacity_bytes: Some(40e9), ..DeviceSpec::default() };
+        assert_eq!(device_name(&modified), "H100 SXM 80GB (modified)");
+        assert_eq!(device_name(&DeviceSpec::preset("h900")), "unknown device \"h900\"");
+        assert_eq!(layout_label(&Parallel::default()), "dp 1 · tp 1 · pp 1 · no ZeRO");
+        let p = Parallel { dp: 8, tp: 2, sp: true, cp: 2, ep: 4, zero: Zero::Parameters, offload: Offload::Optimizer, ..Parallel::default() };
+        assert_eq!(layout_label(&p), "dp 8 · tp 2 + SP · pp 1 · cp 2 · ep 4 · ZeRO-3 · optimizer offloaded");
     }
 }
