@@ -37,7 +37,7 @@ pub struct Summary {
     pub precision: String,
     /// `fits`, `spills`, `out of memory`, or `no estimate` (no model to estimate).
     pub outcome: &'static str,
-    /// `62.1 GiB of 80.0 GiB`: the per-GPU peak against the capacity.
+    /// `62.1 of 80.0 GiB`: the per-GPU peak against the capacity.
     pub usage: String,
 }
 
@@ -59,7 +59,7 @@ impl Summary {
             layout: layout_label(&s.parallel),
             precision: precision_label(s.training.precision).to_string(),
             outcome,
-            usage: format!("{} of {}", bytes(b.total, units), bytes(b.capacity, units)),
+            usage: usage(b.total, b.capacity, units),
         }
     }
 
@@ -68,7 +68,7 @@ impl Summary {
         format!("{} · {} × {}", self.model, self.gpus, self.gpu)
     }
 
-    /// `fits (62.1 GiB of 80.0 GiB)`
+    /// `fits (62.1 of 80.0 GiB)`
     pub fn verdict(&self) -> String {
         if self.outcome == "no estimate" {
             self.outcome.to_string()
@@ -77,7 +77,7 @@ impl Summary {
         }
     }
 
-    /// `Llama 3 8B · 8 × H100 SXM 80GB · fits (62.1 GiB of 80.0 GiB)`
+    /// `Llama 3 8B · 8 × H100 SXM 80GB · fits (62.1 of 80.0 GiB)`
     pub fn headline(&self) -> String {
         format!("{} · {}", self.title(), self.verdict())
     }
@@ -85,6 +85,15 @@ impl Summary {
     /// `dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)`
     pub fn setup(&self) -> String {
         format!("{} · {}", self.layout, self.precision)
+    }
+}
+
+/// `62.1 of 80.0 GiB`, or `512 MiB of 80.0 GiB` when the units differ.
+pub fn usage(total: u64, capacity: u64, units: Units) -> String {
+    let (total, capacity) = (bytes(total, units), bytes(capacity, units));
+    match (total.rsplit_once(' '), capacity.rsplit_once(' ')) {
+        (Some((number, unit)), Some((_, same))) if unit == same => format!("{number} of {capacity}"),
+        _ => format!("{total} of {capacity}"),
     }
 }
 
@@ -242,7 +251,7 @@ mod tests {
         assert_eq!(summary.title(), "Llama 3 8B · 8 × H100 SXM 80GB");
         assert_eq!(summary.setup(), "dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)");
         assert!(b.fits);
-        assert_eq!(summary.verdict(), format!("fits ({} of {})", bytes(b.total, Units::Gib), bytes(b.capacity, Units::Gib)));
+        assert_eq!(summary.verdict(), format!("fits ({} of {})", bytes(b.total, Units::Gib).trim_end_matches(" GiB"), bytes(b.capacity, Units::Gib)));
         assert!(summary.headline().starts_with("Llama 3 8B · 8 × H100 SXM 80GB · fits ("), "{}", summary.headline());
         let one = Summary::new(&s1, &b1, Units::Gb);
         assert_eq!(one.title(), "Llama 3 8B · 1 × H100 SXM 80GB");
@@ -251,6 +260,14 @@ mod tests {
         // No model: nothing to judge, and no panic.
         let none = Summary::new(&Scenario::default(), &Breakdown::default(), Units::Gib);
         assert_eq!(none.verdict(), "no estimate");
+    }
+
+    #[test]
+    fn usage_names_the_unit_once_when_both_share_it() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(usage(62 * GIB, 80 * GIB, Units::Gib), "62.0 of 80.0 GiB");
+        assert_eq!(usage(512 << 20, 80 * GIB, Units::Gib), "512 MiB of 80.0 GiB");
+        assert_eq!(usage(0, 0, Units::Gb), "0 of 0 B");
     }
 
     #[test]

@@ -114,6 +114,8 @@ test('the embed view in an iframe of the documentation example shows the verdict
     const frame = page.frameLocator(id);
     await frame.locator('#verdict').waitFor();
     assert.match(await frame.locator('#verdict .headline').innerText(), verdict);
+    // The title names the model, the GPUs and the outcome, in words.
+    assert.match(await frame.locator('#embed-title').innerText(), /^(GPT-2|Llama 3)[^·]* · 1 × H100 SXM 80GB · (fits|out of memory) \([\d.]+( \w+)? of [\d.]+ GiB\)$/);
     await frame.locator('#memory-chart canvas').waitFor();
     const link = frame.locator('#open-full');
     assert.equal(await link.getAttribute('target'), '_blank');
@@ -140,6 +142,9 @@ test('the embed view in an iframe of the documentation example shows the verdict
   await waitForChart(embed);
   await embed.waitForTimeout(1500); // the opening animation
   assert.equal(await embed.locator('#copy-link').count(), 0, 'the embed is read-only');
+  assert.match(await embed.locator('#embed-title').innerText(), /^Llama 3 8B · 1 × H100 SXM 80GB · out of memory \([\d.]+ of 79\.6 GiB\)$/);
+  assert.match(await embed.title(), /^Llama 3 8B · 1 × H100 SXM 80GB · out of memory .* — Headroom$/);
+  assert.match(await embed.locator('#verdict .details').innerText(), /^dp 1 · tp 1 · pp 1 · no ZeRO · bf16 mixed \(AMP\) · 8\.03 B parameters$/);
   await embed.screenshot({ path: join(ARTIFACTS, 'embed.png') });
   await embed.close();
 });
