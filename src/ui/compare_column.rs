@@ -16,6 +16,7 @@ use crate::model::device::devices;
 use crate::model::precision::Precision;
 use crate::import::presets::{model_preset, model_presets};
 use crate::model::breakdown::Outcome;
+use crate::report::usage;
 use crate::scenario::{Checkpointing, DeviceSpec, ModelSpec, Optimizer, Scenario, Zero};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
@@ -89,11 +90,9 @@ pub fn CompareColumn(
     let verdict = move || {
         let units = planner.units.get();
         match plan.get() {
-            Some(b) if b.fits => format!("Fits: {} of {} per GPU", format::bytes(b.total, units), format::bytes(b.capacity, units)),
-            Some(b) if b.spill.outcome == Outcome::Spills => {
-                format!("Spills {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units))
-            }
-            Some(b) => format!("Out of memory by {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units)),
+            Some(b) if b.fits => format!("Fits: {} per GPU", usage(b.total, b.capacity, units)),
+            Some(b) if b.spill.outcome == Outcome::Spills => format!("Spills {}: {} per GPU", format::bytes(b.spill_bytes, units), usage(b.total, b.capacity, units)),
+            Some(b) => format!("Out of memory by {}: {} per GPU", format::bytes(b.spill_bytes, units), usage(b.total, b.capacity, units)),
             None => errors.with(|e| e.first().map(|e| format!("Invalid: {}", e.message)).unwrap_or_default()),
         }
     };
@@ -131,18 +130,16 @@ pub fn CompareColumn(
                     slot.scenario.update(|s| s.training.optimizer = o);
                 }
             })}
-            <div class="mini-pair">
-                {select_box(id("checkpointing"), "Checkpointing", checkpointing, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.checkpointing))), move |v| {
-                    if let Some(c) = enum_from_id::<Checkpointing>(&v) {
-                        slot.scenario.update(|s| s.training.checkpointing = c);
-                    }
-                })}
-                {select_box(id("fine-tuning"), "Fine-tuning", fine_tuning, Signal::derive(move || slot.scenario.with(|s| fine_tuning_id(s.training.lora.as_ref()).to_string())), move |v| {
-                    if let Some(lora) = slot.scenario.with_untracked(|s| with_fine_tuning(s.training.lora.as_ref(), &v)) {
-                        slot.scenario.update(|s| s.training.lora = lora);
-                    }
-                })}
-            </div>
+            {select_box(id("checkpointing"), "Checkpointing", checkpointing, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.checkpointing))), move |v| {
+                if let Some(c) = enum_from_id::<Checkpointing>(&v) {
+                    slot.scenario.update(|s| s.training.checkpointing = c);
+                }
+            })}
+            {select_box(id("fine-tuning"), "Fine-tuning", fine_tuning, Signal::derive(move || slot.scenario.with(|s| fine_tuning_id(s.training.lora.as_ref()).to_string())), move |v| {
+                if let Some(lora) = slot.scenario.with_untracked(|s| with_fine_tuning(s.training.lora.as_ref(), &v)) {
+                    slot.scenario.update(|s| s.training.lora = lora);
+                }
+            })}
             <div class="mini-triple">
                 {number_box(id("dp"), "dp", slot, |s| s.parallel.dp, |s, v| s.parallel.dp = v)}
                 {number_box(id("tp"), "tp", slot, |s| s.parallel.tp, |s, v| s.parallel.tp = v)}
