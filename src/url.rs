@@ -480,6 +480,15 @@ mod tests {
         assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["url.cmp"]);
     }
 
+    proptest::proptest! {
+        /// Any query, cmp pairs or not, decodes without panicking to at most `max` columns.
+        #[test]
+        fn any_compare_query_decodes(parts in proptest::collection::vec("(cmp|v|m|b|%[0-9A-F]{0,2}|[a-z]{0,3})=[ -~]{0,24}", 0..8), max in 0usize..5) {
+            let (columns, _) = decode_compare(&parts.join("&"), max);
+            proptest::prop_assert!(columns.len() <= max);
+        }
+    }
+
     #[test]
     fn base64url_round_trip() {
         for text in ["", "a", "ab", "abc", "{\"model_type\":\"llama\"}"] {
