@@ -1,46 +1,332 @@
-//! The breakdown as a Markdown table, for documentation: printed by
-//! `headroom estimate --format markdown` and exported by the page.
+//! The plan in words and files for documents.
+//!
+//! - [`breakdown_markdown`]: the breakdown as a Markdown table (`headroom estimate --format
+//!   markdown`).
+//! - [`Summary`]: what a plan is in one line — model, GPUs, layout, precision and verdict —
+//!   for the exports' titles and the embed view's heading.
+//! - The page's exports, each readable on its own: [`export_markdown`], [`export_json`] (the
+//!   input scenario beside the breakdown) and [`export_chart`] (the chart option of the PNG
+//!   and SVG images, with the summary as its title). Each names the page's link to the
+//!   scenario and the date it was made.
+//!
+//! Pure: the page passes in its address and today's date.
 
-use crate::format::{bytes, count, seconds, Units};
-use crate::model::breakdown::{Breakdown, Component};
+use charming::component::Title;
+use charming::element::font_settings::FontWeight;
+use charming::element::{Color, TextStyle};
+use serde_json::{json, Value};
+
+use crate::chart::{memory_chart, verdict};
+use crate::format::{bytes, count, Units};
+use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
+use crate::model::breakdown::{Breakdown, Component, Outcome, Phase};
 use crate::scenario::Scenario;
 
+/// What a plan is, in words: enough to tell one export or embed from another.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// `Llama 3 8B`
+    pub model: String,
+    /// `H100 SXM 80GB`
+    pub gpu: String,
+    /// GPUs in the job (the layout's world size).
+    pub gpus: u64,
+    /// `dp 8 · tp 1 · pp 1 · ZeRO-3`
+    pub layout: String,
+    /// `bf16 mixed (AMP)`
+    pub precision: String,
+    /// `fits`, `spills`, `out of memory`, or `no estimate` (no model to estimate).
+    pub outcome: &'static str,
+    /// `62.1 of 80.0 GiB`: the per-GPU peak against the capacity.
+    pub usage: String,
+}
+
+impl Summary {
+    pub fn new(s: &Scenario, b: &Breakdown, units: Units) -> Summary {
+        let outcome = if b.capacity == 0 {
+            "no estimate"
+        } else {
+            match b.spill.outcome {
+                Outcome::Fits => "fits",
+                Outcome::Spills => "spills",
+                Outcome::OutOfMemory => "out of memory",
+            }
+        };
+        Summary {
+            model: model_name(&s.model),
+            gpu: device_name(&s.device),
+            gpus: s.parallel.world_size(),
+            layout: layout_label(&s.parallel),
+            precision: precision_label(s.training.precision).to_string(),
+            outcome,
+            usage: usage(b.total, b.capacity, units),
+        }
+    }
+
+    /// `Llama 3 8B · 8 × H100 SXM 80GB`
+    pub fn title(&self) -> String {
+        format!("{} · {} × {}", self.model, self.gpus, self.gpu)
+    }
+
+    /// `fits (62.1 of 80.0 GiB)`
+    pub fn verdict(&self) -> String {
+        if self.outcome == "no estimate" {
+            self.outcome.to_string()
+        } else {
+            format!("{} ({})", self.outcome, self.usage)
+        }
+    }
+
+    /// `Llama 3 8B · 8 × H100 SXM 80GB · fits (62.1 of 80.0 GiB)`
+    pub fn headline(&self) -> String {
+        format!("{} · {}", self.title(), self.verdict())
+    }
+
+    /// `dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)`
+    pub fn setup(&self) -> String {
+        format!("{} · {}", self.layout, self.precision)
+    }
+}
+
+/// `62.1 of 80.0 GiB`, or `512 MiB of 80.0 GiB` when the units differ.
+pub fn usage(total: u64, capacity: u64, units: Units) -> String {
+    let (total, capacity) = (bytes(total, units), bytes(capacity, units));
+    match (total.rsplit_once(' '), capacity.rsplit_once(' ')) {
+        (Some((number, unit)), Some((_, same))) if unit == same => format!("{number} of {capacity}"),
+        _ => format!("{total} of {capacity}"),
+    }
+}
+
+/// The breakdown as a Markdown table, sizes in GiB, under one line naming the model, the
+/// GPUs and the training setup.
 pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
-    let u = Units::Gib;
+    markdown_table(scenario, b, Units::Gib)
+}
+
+fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
+    let t = &scenario.training;
     let mut out = format!(
-        "**{}** · {} parameters · {} GPU(s) · micro-batch {} × {} tokens · {}\n\n| component | per GPU |\n|---|---:|\n",
-        scenario.model.label(),
+        "**{}** · {} parameters · {} × {} · {} · micro-batch {} × {} tokens · {} · {} · {}\n\n| component | per GPU |\n|---|---:|\n",
+        model_name(&scenario.model),
         count(b.param_count),
-        b.gpus,
-        scenario.training.micro_batch,
-        scenario.training.seq_len,
-        scenario.training.precision.id(),
+        scenario.parallel.world_size(),
+        device_name(&scenario.device),
+        layout_label(&scenario.parallel),
+        t.micro_batch,
+        t.seq_len,
+        precision_label(t.precision),
+        optimizer_label(t.optimizer),
+        fine_tuning_label(t.lora.as_ref()),
     );
     for c in Component::ALL {
         out.push_str(&format!("| {} | {} |\n", c.label(), bytes(b.component(c), u)));
     }
     out.push_str(&format!("| **total** | **{}** |\n| capacity | {} |\n\n", bytes(b.total, u), bytes(b.capacity, u)));
-    if b.fits {
-        out.push_str(&format!("Fits with {} to spare. ", bytes(b.capacity - b.total, u)));
-    } else {
-        out.push_str(&format!(
-            "Does not fit: {} over capacity (out of memory on Linux; spilled to shared memory it would run about {:.1}× slower). ",
-            bytes(b.spill_bytes, u),
-            b.step_time.slowdown
-        ));
-    }
-    out.push_str(&format!("Estimated step time {}.\n", seconds(b.step_time.seconds)));
+    out.push_str(&format!("{}. Estimated step time {}.\n", verdict(b, u).text(), crate::format::seconds(b.step_time.seconds)));
     let (fb, opt) = (&b.phases.forward_backward, &b.phases.optimizer_step);
     if opt.total > 0 {
         out.push_str(&format!(
             "\nPeak per phase: forward + backward {}, optimizer step {} (the table shows the {} phase).\n",
             bytes(fb.total, u),
             bytes(opt.total, u),
-            if b.phases.peak_phase == crate::model::breakdown::Phase::OptimizerStep { "optimizer-step" } else { "forward/backward" },
+            if b.phases.peak_phase == Phase::OptimizerStep { "optimizer-step" } else { "forward/backward" },
         ));
     }
     for w in &b.warnings {
         out.push_str(&format!("\n> {w}"));
     }
     out
+}
+
+/// The line that says where an export came from: `Scenario: <link> · exported 2026-12-03`
+/// (without the link when there is none).
+fn provenance(link: &str, date: &str, markdown: bool) -> String {
+    match (link.is_empty(), markdown) {
+        (true, _) => format!("Exported from Headroom on {date}"),
+        (false, true) => format!("[Open this scenario in Headroom](<{link}>) · exported {date}"),
+        (false, false) => format!("{} · {date}", short_link(link, MAX_IMAGE_LINK)),
+    }
+}
+
+/// Longest link an image shows in full; a longer one (a pasted config travels in it) is cut.
+const MAX_IMAGE_LINK: usize = 120;
+
+/// `link`, or its first `max` characters and `…`.
+fn short_link(link: &str, max: usize) -> String {
+    if link.chars().count() <= max {
+        link.to_string()
+    } else {
+        format!("{}…", link.chars().take(max).collect::<String>())
+    }
+}
+
+/// The Markdown export: a heading with the model, GPUs and outcome, the breakdown table (in
+/// `units`, under its line with the layout and precision), and the link to the scenario with
+/// the date.
+pub fn export_markdown(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> String {
+    let summary = Summary::new(s, b, units);
+    format!("## {}: {}\n\n{}\n\n{}\n", summary.title(), summary.outcome, markdown_table(s, b, units).trim_end(), provenance(link, date, true))
+}
+
+/// The JSON export: `{"scenario", "summary", "breakdown", "link", "date"}`. `scenario` is the
+/// input exactly as the page and the CLI read it (`headroom estimate` takes it back).
+pub fn export_json(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> Value {
+    let summary = Summary::new(s, b, units);
+    json!({
+        "scenario": s,
+        "summary": {
+            "title": summary.headline(),
+            "model": summary.model,
+            "gpu": summary.gpu,
+            "gpus": summary.gpus,
+            "layout": summary.layout,
+            "precision": summary.precision,
+            "outcome": summary.outcome,
+            "usage_per_gpu": summary.usage,
+        },
+        "breakdown": b,
+        "link": link,
+        "date": date,
+    })
+}
+
+/// Height the title of an exported chart takes above the chart, in CSS pixels.
+pub const EXPORT_TITLE_HEIGHT: u32 = 72;
+
+/// The chart option of the PNG and SVG exports: the planner's chart ([`memory_chart`]), not
+/// animated, on white, under a title naming the model and GPUs and a subtitle with the
+/// setup, the verdict, the link and the date. The legend and the plot move down by
+/// [`EXPORT_TITLE_HEIGHT`] to make room.
+pub fn export_chart(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> Value {
+    let summary = Summary::new(s, b, units);
+    let ink = || Color::Value("#1f2328".into());
+    let title = Title::new()
+        .text(summary.title())
+        .subtext(format!("{} · {}\n{}", summary.setup(), summary.verdict(), provenance(link, date, false)))
+        .left(16)
+        .top(8)
+        .item_gap(6)
+        .text_style(TextStyle::new().font_size(17).font_weight(FontWeight::Bold).color(ink()))
+        .subtext_style(TextStyle::new().font_size(12).line_height(17).color(Color::Value("#57606a".into())));
+    let chart = memory_chart(b, units).title(title).animation(false).background_color(Color::Value("#ffffff".into()));
+    let mut option = serde_json::to_value(chart).unwrap_or(Value::Null);
+    for key in ["legend", "grid"] {
+        shift_down(&mut option[key], EXPORT_TITLE_HEIGHT as f64);
+    }
+    option
+}
+
+/// Adds `by` to the numeric `top` of a component (or of each, for a list).
+fn shift_down(component: &mut Value, by: f64) {
+    match component {
+        Value::Array(items) => items.iter_mut().for_each(|c| shift_down(c, by)),
+        Value::Object(map) => {
+            let top = map.get("top").and_then(Value::as_f64).unwrap_or(0.0);
+            map.insert("top".into(), json!(top + by));
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Lora, Zero};
+
+    const LINK: &str = "https://example.org/headroom/?v=1&m=gpt2&dp=8";
+
+    /// Llama 3 8B on 8 H100s with ZeRO-3 (fits), and the default single H100 (does not).
+    fn plans() -> [(Scenario, Breakdown); 2] {
+        let mut fits = Scenario::default();
+        fits.parallel.dp = 8;
+        fits.parallel.zero = Zero::Parameters;
+        let oom = Scenario::default();
+        [(fits.clone(), crate::estimate(&fits)), (oom.clone(), crate::estimate(&oom))]
+    }
+
+    #[test]
+    fn summary_names_model_gpus_layout_precision_and_verdict() {
+        let [(s, b), (s1, b1)] = plans();
+        let summary = Summary::new(&s, &b, Units::Gib);
+        assert_eq!(summary.title(), "Llama 3 8B · 8 × H100 SXM 80GB");
+        assert_eq!(summary.setup(), "dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)");
+        assert!(b.fits);
+        assert_eq!(summary.verdict(), format!("fits ({} of {})", bytes(b.total, Units::Gib).trim_end_matches(" GiB"), bytes(b.capacity, Units::Gib)));
+        assert!(summary.headline().starts_with("Llama 3 8B · 8 × H100 SXM 80GB · fits ("), "{}", summary.headline());
+        let one = Summary::new(&s1, &b1, Units::Gb);
+        assert_eq!(one.title(), "Llama 3 8B · 1 × H100 SXM 80GB");
+        assert_eq!(one.outcome, "out of memory");
+        assert!(one.usage.ends_with(" GB"), "{}", one.usage);
+        // No model: nothing to judge, and no panic.
+        let none = Summary::new(&Scenario::default(), &Breakdown::default(), Units::Gib);
+        assert_eq!(none.verdict(), "no estimate");
+    }
+
+    #[test]
+    fn usage_names_the_unit_once_when_both_share_it() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(usage(62 * GIB, 80 * GIB, Units::Gib), "62.0 of 80.0 GiB");
+        assert_eq!(usage(512 << 20, 80 * GIB, Units::Gib), "512 MiB of 80.0 GiB");
+        assert_eq!(usage(0, 0, Units::Gb), "0 of 0 B");
+    }
+
+    #[test]
+    fn markdown_export_carries_the_context_link_and_date() {
+        let [(s, b), _] = plans();
+        let md = export_markdown(&s, &b, Units::Gib, LINK, "2026-12-03");
+        assert!(md.starts_with("## Llama 3 8B · 8 × H100 SXM 80GB: fits\n"), "{md}");
+        for needle in ["· dp 8 · tp 1 · pp 1 · ZeRO-3 ·", "· bf16 mixed (AMP) ·", "| **total** |", "Fits with", &format!("(<{LINK}>) · exported 2026-12-03")] {
+            assert!(md.contains(needle), "{needle} missing from\n{md}");
+        }
+        assert!(export_markdown(&s, &b, Units::Gib, "", "2026-12-03").ends_with("Exported from Headroom on 2026-12-03\n"));
+    }
+
+    /// The CLI's table names the model, the GPUs and the fine-tuning as people do.
+    #[test]
+    fn breakdown_markdown_is_readable() {
+        let mut s = Scenario::default();
+        s.training.lora = Some(Lora::default());
+        let md = breakdown_markdown(&s, &crate::estimate(&s));
+        assert!(md.starts_with("**Llama 3 8B** · 8.03 B parameters · 1 × H100 SXM 80GB · dp 1 · tp 1 · pp 1 · no ZeRO · micro-batch 1 × 4096 tokens · bf16 mixed (AMP) · AdamW · LoRA r16\n"), "{md}");
+    }
+
+    /// The JSON export holds the input scenario, which reads back as the same scenario.
+    #[test]
+    fn json_export_round_trips_its_scenario() {
+        let [(s, b), _] = plans();
+        let v = export_json(&s, &b, Units::Gib, LINK, "2026-12-03");
+        assert_eq!(v["link"], LINK);
+        assert_eq!(v["date"], "2026-12-03");
+        assert_eq!(v["summary"]["model"], "Llama 3 8B");
+        assert_eq!(v["summary"]["gpu"], "H100 SXM 80GB");
+        assert_eq!(v["summary"]["gpus"], 8);
+        assert_eq!(v["summary"]["outcome"], "fits");
+        assert_eq!(v["breakdown"]["total"], b.total);
+        let back = Scenario::from_json(&v["scenario"].to_string()).expect("the scenario reads back");
+        assert_eq!(back.scenario, s);
+    }
+
+    #[test]
+    fn chart_export_has_a_title_and_makes_room_for_it() {
+        let [(s, b), _] = plans();
+        let plain = serde_json::to_value(memory_chart(&b, Units::Gib)).expect("json");
+        let long = format!("{LINK}&hf={}", "x".repeat(500));
+        let option = export_chart(&s, &b, Units::Gib, &long, "2026-12-03");
+        let title = &option["title"];
+        let title = if title.is_array() { &title[0] } else { title };
+        assert_eq!(title["text"], "Llama 3 8B · 8 × H100 SXM 80GB");
+        let sub = title["subtext"].as_str().expect("subtext");
+        assert!(sub.starts_with("dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP) · fits ("), "{sub}");
+        assert!(sub.ends_with("… · 2026-12-03") && sub.contains(LINK) && sub.len() < 300, "{sub}");
+        assert_eq!(option["animation"], false);
+        assert_eq!(option["backgroundColor"], "#ffffff");
+        let top = |v: &Value, key: &str| {
+            let c = &v[key];
+            (if c.is_array() { &c[0] } else { c })["top"].as_f64().unwrap_or(0.0)
+        };
+        for key in ["legend", "grid"] {
+            assert_eq!(top(&option, key), top(&plain, key) + EXPORT_TITLE_HEIGHT as f64, "{key}");
+        }
+        assert_eq!(option["series"], plain["series"]);
+    }
 }

@@ -16,7 +16,12 @@ use crate::import::presets::model_preset;
 use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VERSION};
 
 /// Query keys the page owns; the codec ignores them.
-pub const PAGE_KEYS: [&str; 4] = ["embed", "view", "units", "compare"];
+pub const PAGE_KEYS: [&str; 5] = ["embed", "view", "units", "compare", COMPARE_KEY];
+
+/// The page key of the Compare columns: one `cmp=` per column, in column order, each value
+/// the column's own query ([`encode`]) percent-encoded whole, so a column decodes exactly as
+/// a planner link does: `?v=1&m=…&cmp=v%3D1%26m%3Dgpt2&cmp=v%3D1%26m%3Dgpt2%26dp%3D8`.
+pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
 const SCALARS: [(&str, &str); 33] = [
@@ -196,6 +201,38 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         s.device = DeviceSpec::default();
     }
     (s, errors)
+}
+
+/// The `cmp=` pairs for the Compare columns ([`COMPARE_KEY`]); empty for no columns.
+pub fn encode_compare(columns: &[Scenario]) -> String {
+    columns.iter().map(|s| format!("{COMPARE_KEY}={}", percent_encode(&encode(s)))).collect::<Vec<_>>().join("&")
+}
+
+/// The Compare columns of a query (at most `max`; the other keys are left to [`decode`] and
+/// the page), and the problems found, each named `url.cmp.<column>.<key>` (`url.cmp.B.b`).
+/// A column is read as [`decode`] reads a link: what cannot be read is reported and the
+/// rest kept.
+pub fn decode_compare(query: &str, max: usize) -> (Vec<Scenario>, Vec<InputError>) {
+    let query = query.split_once('?').map(|(_, q)| q).unwrap_or(query);
+    let query = query.split('#').next().unwrap_or("");
+    let mut columns = Vec::new();
+    let mut errors = Vec::new();
+    let values = query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).filter(|(k, _)| percent_decode(k) == COMPARE_KEY);
+    for (i, (_, raw)) in values.enumerate() {
+        if i >= max {
+            errors.push(InputError::new(format!("url.{COMPARE_KEY}"), format!("more than {max} compare columns; the rest were left out")));
+            break;
+        }
+        let name = char::from(b'A' + (i % 26) as u8);
+        let (scenario, problems) = decode(&percent_decode(raw));
+        columns.push(scenario);
+        errors.extend(problems.into_iter().map(|mut e| {
+            let inner = e.field.strip_prefix("url").unwrap_or(&e.field).trim_start_matches('.').to_string();
+            e.field = if inner.is_empty() { format!("url.{COMPARE_KEY}.{name}") } else { format!("url.{COMPARE_KEY}.{name}.{inner}") };
+            e
+        }));
+    }
+    (columns, errors)
 }
 
 /// Longest single parameter value accepted (a pasted config.json, base64url).
@@ -415,6 +452,56 @@ mod tests {
         assert_eq!(s.training.micro_batch, 1);
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, vec!["url.b", "url.zz", "url.s"]);
+    }
+
+    /// The Compare columns travel beside the planner's scenario and come back the same,
+    /// in order, a pasted config and LoRA included; the planner's decoder ignores them.
+    #[test]
+    fn compare_columns_round_trip() {
+        let mut b = Scenario::default();
+        b.parallel.dp = 8;
+        b.parallel.zero = Zero::Parameters;
+        b.training.seq_len = 8192;
+        b.training.lora = Some(Lora { rank: 64, ..Lora::default() });
+        b.device = DeviceSpec::preset("a100-80gb");
+        let raw = serde_json::json!({"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000});
+        let c = Scenario { model: ModelSpec::from_hf_config(raw).expect("config"), ..Scenario::default() };
+        let columns = vec![Scenario::default(), b, c];
+        let mut planner = Scenario::default();
+        planner.training.micro_batch = 4;
+        let query = format!("{}&view=compare&{}", encode(&planner), encode_compare(&columns));
+        assert!(query.contains("&cmp=v%3D1%26m%3Dmeta-llama%252FMeta-Llama-3-8B&cmp=v%3D1%26"), "{query}");
+        let (back, errors) = decode_compare(&format!("https://example.org/?{query}"), 4);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(back, columns);
+        let (s, errors) = decode(&query);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(s, planner);
+        assert_eq!(decode_compare(&encode(&planner), 4), (vec![], vec![]));
+    }
+
+    /// A bad value in a column is named by column and key; the column keeps the rest; extra
+    /// columns beyond the maximum are reported and left out; nothing panics.
+    #[test]
+    fn compare_columns_report_their_problems() {
+        let (columns, errors) = decode_compare("cmp=v%3D1%26m%3Dgpt2&cmp=tp%3D2%26b%3D-3&cmp=d%3Dh900&cmp=%zz&cmp=", 4);
+        assert_eq!(columns.len(), 4);
+        assert_eq!(columns[0].model, ModelSpec::Preset("gpt2".into()));
+        assert_eq!((columns[1].parallel.tp, columns[1].training.micro_batch), (2, 1));
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["url.cmp.B.b", "url.cmp.C.device.preset", "url.cmp.D.%zz", "url.cmp"]);
+        let (columns, errors) = decode_compare(&encode_compare(&vec![Scenario::default(); 6]), 4);
+        assert_eq!(columns.len(), 4);
+        assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["url.cmp"]);
+    }
+
+    proptest::proptest! {
+        /// Any query, cmp pairs or not, decodes without panicking to at most `max` columns.
+        #[test]
+        fn any_compare_query_decodes(parts in proptest::collection::vec("(cmp|v|m|b|%[0-9A-F]{0,2}|[a-z]{0,3})=[ -~]{0,24}", 0..8), max in 0usize..5) {
+            let (columns, _) = decode_compare(&parts.join("&"), max);
+            proptest::prop_assert!(columns.len() <= max);
+        }
     }
 
     #[test]

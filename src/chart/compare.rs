@@ -15,6 +15,7 @@ use crate::format::{self, Units};
 use crate::model::breakdown::{Breakdown, Component};
 use crate::plan::escalation::{apply, costs, Step};
 use crate::estimate;
+use crate::labels::precision_label;
 use crate::model::precision::Precision;
 use crate::scenario::Zero;
 use crate::scenario::Scenario;
@@ -154,7 +155,7 @@ pub fn strategy_rows(s: &Scenario, gpus: u64) -> Vec<StrategyRow> {
     } else {
         let mut fp32 = s.clone();
         fp32.training.precision = Precision::Fp32;
-        let mut r = row("Mixed precision", &fp32, s.clone(), format!("already {}: compared with the same run in fp32", s.training.precision.id()));
+        let mut r = row("Mixed precision", &fp32, s.clone(), format!("already {}: compared with the same run in fp32", precision_label(s.training.precision)));
         r.applied = true;
         rows.push(r);
     }
@@ -205,6 +206,7 @@ mod tests {
         }
         // The default is bf16-mixed: compared with fp32 it saves memory and adds no traffic.
         let mixed = by("Mixed precision");
+        assert_eq!(mixed.note, "already bf16 mixed (AMP): compared with the same run in fp32");
         assert!(mixed.saved() > 0);
         assert!(mixed.comm_bytes_added() <= 0.0);
     }

@@ -2,9 +2,11 @@
 //! stacked bar per scenario, a table of every component, and under it the seed's strategy
 //! table for the planner's model.
 //!
-//! Columns start as the planner's scenario and a copy of it; their state lives in the
-//! [`Workspace`] so it survives tab switches. Each column's plan is [`crate::estimate`] of
-//! its scenario (when valid).
+//! Columns come from the link's `cmp=` pairs ([`url::decode_compare`]), or start as two
+//! copies of the planner's scenario; their state lives in the [`Workspace`] so it survives
+//! tab switches, and the address bar follows them ([`url::encode_compare`]), so a reload
+//! or a copied link opens the same columns. Each column's plan is the column's own memo
+//! ([`super::tabs::CompareSlot::plan`]), so changing one column estimates that column only.
 
 use leptos::prelude::*;
 
@@ -14,8 +16,12 @@ use super::compare_table::CompareTable;
 use super::state::Planner;
 use super::chart_box::ChartBox;
 use super::tabs::Workspace;
+use super::url_sync::{location_query, replace_page_pairs};
 use crate::chart::compare::compare_chart;
+use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
+use crate::scenario::Scenario;
+use crate::url;
 
 /// Most columns.
 pub const MAX_COLUMNS: usize = 4;
@@ -27,17 +33,53 @@ pub fn column_name(i: usize) -> String {
     char::from(b'A' + (i % 26) as u8).to_string()
 }
 
-/// The plans of the valid columns, as `(name, breakdown)`; an invalid column is left out.
+/// Every column's plan, as `(name, breakdown)`, read from the columns' own memos; `None`
+/// for an invalid column.
 pub fn column_plans(ws: Workspace) -> Vec<(String, Option<Breakdown>)> {
-    ws.compare.with(|cols| {
-        cols.iter()
-            .enumerate()
-            .map(|(i, slot)| {
-                let plan = slot.scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s)));
-                (column_name(i), plan)
-            })
-            .collect()
-    })
+    ws.compare.with(|cols| cols.iter().enumerate().map(|(i, slot)| (column_name(i), slot.plan.get())).collect())
+}
+
+/// The `cmp=` pairs of a query, as written there.
+fn compare_pairs(query: &str) -> String {
+    query.split('&').filter(|p| p.split('=').next() == Some(url::COMPARE_KEY)).collect::<Vec<_>>().join("&")
+}
+
+/// The columns the address bar names (at least [`MIN_COLUMNS`]: the planner's scenario
+/// fills in), and the problems found in them.
+fn columns_from_url(planner: Planner) -> (Vec<Scenario>, Vec<InputError>) {
+    let (mut scenarios, errors) = url::decode_compare(&location_query(), MAX_COLUMNS);
+    while scenarios.len() < MIN_COLUMNS {
+        scenarios.push(planner.scenario.get_untracked());
+    }
+    (scenarios, errors)
+}
+
+/// The problems of the columns' link, each naming its column and parameter; dismissible.
+fn compare_notice(notice: RwSignal<Vec<InputError>>) -> impl IntoView {
+    let items = move || {
+        notice.with(|errors| {
+            errors
+                .iter()
+                .map(|e| {
+                    let param = e.field.strip_prefix("url.").unwrap_or(&e.field).to_string();
+                    view! { <li><code class="param">{param}</code>": "{e.message.clone()}</li> }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <Show when=move || notice.with(|e| !e.is_empty())>
+            <div id="compare-notice" class="notice" role="alert">
+                <div class="notice-body">
+                    <p class="notice-title">"Parts of the compared scenarios could not be read from the link; the rest was opened:"</p>
+                    <ul>{items}</ul>
+                </div>
+                <button type="button" class="notice-dismiss" aria-label="Dismiss the compare link problems" on:click=move |_| notice.set(Vec::new())>
+                    "Dismiss"
+                </button>
+            </div>
+        </Show>
+    }
 }
 
 /// The Compare tab.
@@ -45,11 +87,36 @@ pub fn column_plans(ws: Workspace) -> Vec<(String, Option<Breakdown>)> {
 pub fn CompareView() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
+    let notice = RwSignal::new(Vec::<InputError>::new());
     if ws.compare.with_untracked(Vec::is_empty) {
-        let current = planner.scenario.get_untracked();
-        let slots = vec![ws.new_slot(current.clone()), ws.new_slot(current)];
-        ws.compare.set(slots);
+        let (scenarios, errors) = columns_from_url(planner);
+        notice.set(errors);
+        ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
     }
+    // The address bar follows the columns (replacing the current entry)…
+    Effect::new(move |_| {
+        let scenarios: Vec<Scenario> = ws.compare.with(|c| c.iter().map(|slot| slot.scenario.get()).collect());
+        let pairs = url::encode_compare(&scenarios);
+        if compare_pairs(&location_query()) != pairs {
+            replace_page_pairs(url::COMPARE_KEY, &pairs);
+        }
+    });
+    // …and back/forward bring the columns of that entry back.
+    let popstate = window_event_listener(leptos::ev::popstate, move |_| {
+        if compare_pairs(&location_query()).is_empty() {
+            // An entry from before the columns existed: keep them, and say so in the address.
+            let scenarios: Vec<Scenario> = ws.compare.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
+            replace_page_pairs(url::COMPARE_KEY, &url::encode_compare(&scenarios));
+            return;
+        }
+        let (scenarios, errors) = columns_from_url(planner);
+        notice.set(errors);
+        let same = ws.compare.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
+        if !same {
+            ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
+        }
+    });
+    on_cleanup(move || popstate.remove());
     let plans = Memo::new(move |_| column_plans(ws));
     let build = Callback::new(move |_| {
         let units = planner.units.get();
@@ -82,7 +149,9 @@ pub fn CompareView() -> impl IntoView {
             .enumerate()
             .map(|(i, slot)| {
                 let key = slot.key;
-                let remove = (n > MIN_COLUMNS).then(|| Callback::new(move |_| ws.compare.update(|c| c.retain(|s| s.key != key))));
+                let remove = (n > MIN_COLUMNS).then(|| {
+                    Callback::new(move |_| ws.set_columns(ws.compare.get_untracked().into_iter().filter(|s| s.key != key).collect()))
+                });
                 view! { <CompareColumn index=i column=slot remove /> }
             })
             .collect_view()
@@ -93,6 +162,7 @@ pub fn CompareView() -> impl IntoView {
                 <h2 id="compare-heading">"Compare scenarios"</h2>
                 <button type="button" id="compare-add" on:click=add disabled=move || ws.compare.with(|c| c.len() >= MAX_COLUMNS)>"+ Add scenario"</button>
             </div>
+            {compare_notice(notice)}
             <div class="compare-columns">{columns}</div>
             <ChartBox id="compare-chart" class="chart-compare" label option=build />
             <CompareTable plans />

@@ -1,6 +1,8 @@
 //! `CompareColumn`: one scenario of the Compare view with its key controls (model preset,
-//! micro-batch, precision, ZeRO stage, dp / tp / pp, device), its verdict, a button to copy
-//! the planner's scenario in, and one to remove the column.
+//! micro-batch, sequence length, precision, optimizer, activation checkpointing, full or
+//! LoRA/QLoRA fine-tuning, dp / tp / pp, ZeRO stage, device), its verdict, a button to copy
+//! the planner's scenario in, and one to remove the column. Menus show the same names as
+//! the planner's controls ([`crate::labels`]).
 
 use leptos::prelude::*;
 
@@ -9,11 +11,13 @@ use super::select_field::select_options;
 use super::state::{enum_from_id, enum_id, Planner};
 use super::tabs::CompareSlot;
 use crate::format;
+use crate::labels::{fine_tuning_id, optimizer_label, precision_label, with_fine_tuning, CHECKPOINTING, FINE_TUNING};
 use crate::model::device::devices;
 use crate::model::precision::Precision;
 use crate::import::presets::{model_preset, model_presets};
 use crate::model::breakdown::Outcome;
-use crate::scenario::{DeviceSpec, ModelSpec, Scenario, Zero};
+use crate::report::usage;
+use crate::scenario::{Checkpointing, DeviceSpec, ModelSpec, Optimizer, Scenario, Zero};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
 fn number_box(id: String, label: &'static str, slot: CompareSlot, get: fn(&Scenario) -> u64, set: fn(&mut Scenario, u64)) -> impl IntoView {
@@ -66,7 +70,7 @@ pub fn CompareColumn(
     let pre = format!("cmp-{}", name.to_lowercase());
     let id = |field: &str| format!("{pre}-{field}");
     let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
-    let plan = Memo::new(move |_| if errors.with(Vec::is_empty) { slot.scenario.with(|s| Some(crate::estimate(s))) } else { None });
+    let plan = slot.plan;
 
     let mut models: Vec<(String, String)> = model_presets().iter().map(|p| (p.id.clone(), p.name.clone())).collect();
     let model_value = Signal::derive(move || slot.scenario.with(|s| match &s.model {
@@ -76,18 +80,19 @@ pub fn CompareColumn(
     if slot.scenario.with_untracked(|s| !matches!(s.model, ModelSpec::Preset(_))) {
         models.push(("custom".into(), slot.scenario.with_untracked(|s| s.model.label())));
     }
-    let precisions: Vec<(String, String)> = Precision::ALL.iter().map(|p| (enum_id(p), p.id().to_string())).collect();
+    let precisions: Vec<(String, String)> = Precision::ALL.iter().map(|&p| (enum_id(&p), precision_label(p).to_string())).collect();
+    let optimizers: Vec<(String, String)> = Optimizer::ALL.iter().map(|&o| (enum_id(&o), optimizer_label(o).to_string())).collect();
+    let checkpointing: Vec<(String, String)> = CHECKPOINTING.iter().map(|(c, l)| (enum_id(c), l.to_string())).collect();
+    let fine_tuning: Vec<(String, String)> = FINE_TUNING.iter().map(|(id, l)| (id.to_string(), l.to_string())).collect();
     let zeros: Vec<(String, String)> = (0..=3).map(|z| (z.to_string(), format!("ZeRO-{z}"))).collect();
     let device_list: Vec<(String, String)> = devices().into_iter().map(|d| (d.id, d.name)).collect();
 
     let verdict = move || {
         let units = planner.units.get();
         match plan.get() {
-            Some(b) if b.fits => format!("Fits: {} of {} per GPU", format::bytes(b.total, units), format::bytes(b.capacity, units)),
-            Some(b) if b.spill.outcome == Outcome::Spills => {
-                format!("Spills {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units))
-            }
-            Some(b) => format!("Out of memory by {}: {} of {} per GPU", format::bytes(b.spill_bytes, units), format::bytes(b.total, units), format::bytes(b.capacity, units)),
+            Some(b) if b.fits => format!("Fits: {} per GPU", usage(b.total, b.capacity, units)),
+            Some(b) if b.spill.outcome == Outcome::Spills => format!("Spills {}: {} per GPU", format::bytes(b.spill_bytes, units), usage(b.total, b.capacity, units)),
+            Some(b) => format!("Out of memory by {}: {} per GPU", format::bytes(b.spill_bytes, units), usage(b.total, b.capacity, units)),
             None => errors.with(|e| e.first().map(|e| format!("Invalid: {}", e.message)).unwrap_or_default()),
         }
     };
@@ -113,12 +118,28 @@ pub fn CompareColumn(
             })}
             <div class="mini-pair">
                 {number_box(id("micro-batch"), "Micro-batch", slot, |s| s.training.micro_batch, |s, v| s.training.micro_batch = v)}
-                {select_box(id("precision"), "Precision", precisions, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.precision))), move |v| {
-                    if let Some(p) = enum_from_id::<Precision>(&v) {
-                        slot.scenario.update(|s| s.training.precision = p);
-                    }
-                })}
+                {number_box(id("seq-len"), "Sequence", slot, |s| s.training.seq_len, |s, v| s.training.seq_len = v)}
             </div>
+            {select_box(id("precision"), "Precision", precisions, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.precision))), move |v| {
+                if let Some(p) = enum_from_id::<Precision>(&v) {
+                    slot.scenario.update(|s| s.training.precision = p);
+                }
+            })}
+            {select_box(id("optimizer"), "Optimizer", optimizers, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.optimizer))), move |v| {
+                if let Some(o) = enum_from_id::<Optimizer>(&v) {
+                    slot.scenario.update(|s| s.training.optimizer = o);
+                }
+            })}
+            {select_box(id("checkpointing"), "Checkpointing", checkpointing, Signal::derive(move || slot.scenario.with(|s| enum_id(&s.training.checkpointing))), move |v| {
+                if let Some(c) = enum_from_id::<Checkpointing>(&v) {
+                    slot.scenario.update(|s| s.training.checkpointing = c);
+                }
+            })}
+            {select_box(id("fine-tuning"), "Fine-tuning", fine_tuning, Signal::derive(move || slot.scenario.with(|s| fine_tuning_id(s.training.lora.as_ref()).to_string())), move |v| {
+                if let Some(lora) = slot.scenario.with_untracked(|s| with_fine_tuning(s.training.lora.as_ref(), &v)) {
+                    slot.scenario.update(|s| s.training.lora = lora);
+                }
+            })}
             <div class="mini-triple">
                 {number_box(id("dp"), "dp", slot, |s| s.parallel.dp, |s, v| s.parallel.dp = v)}
                 {number_box(id("tp"), "tp", slot, |s| s.parallel.tp, |s, v| s.parallel.tp = v)}

@@ -44,7 +44,7 @@ pub fn CompareTable(plans: Memo<Vec<(String, Option<Breakdown>)>>) -> impl IntoV
                 <tfoot>
                     <tr class="total"><th scope="row">"Total"</th>{move || cells(|b, u| format::bytes(b.total, u))}</tr>
                     <tr><th scope="row">"Capacity"</th>{move || cells(|b, u| format::bytes(b.capacity, u))}</tr>
-                    <tr><th scope="row">"Verdict"</th>{move || cells(|b, u| match b.spill.outcome {
+                    <tr class="verdict-row"><th scope="row">"Verdict"</th>{move || cells(|b, u| match b.spill.outcome {
                         Outcome::Fits => "fits".into(),
                         Outcome::Spills => format!("spills {}", format::bytes(b.spill_bytes, u)),
                         Outcome::OutOfMemory => format!("out of memory by {}", format::bytes(b.spill_bytes, u)),

@@ -1,5 +1,7 @@
-//! `EmbedView`: the page at `?embed=1`, for an iframe in someone's documentation — the
-//! verdict and the chart of the linked scenario, read-only, with a link to the full planner.
+//! `EmbedView`: the page at `?embed=1`, for an iframe in someone's documentation — a title
+//! naming the model, the GPUs and the outcome ([`Summary::headline`], also the document's
+//! title), the verdict with the layout and precision, and the chart of the linked scenario,
+//! read-only, with a link to the full planner.
 //!
 //! It reports its height to the parent page (`{type: "headroom:height", height}` through
 //! `postMessage`) on load and whenever it changes, so the parent can size the iframe to fit.
@@ -14,6 +16,7 @@ use super::state::Planner;
 use super::url_sync::{decode_view, location_query, query_without, UrlNotice, UrlNoticeBanner};
 use crate::chart::verdict;
 use crate::format;
+use crate::report::Summary;
 
 /// Id of the embed's root element, whose height is reported.
 const ROOT_ID: &str = "embed";
@@ -62,14 +65,15 @@ pub fn EmbedView() -> impl IntoView {
     let full = query_without(&query, "embed");
     let full_href = if full.is_empty() { "./".to_string() } else { format!("?{full}") };
     let verdict = Memo::new(move |_| planner.plan.with(|p| verdict(&p.breakdown, units)));
-    let details = move || {
-        planner.plan.with(|p| {
-            let b = &p.breakdown;
-            let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
-            let model = planner.scenario.with(|s| s.model.label());
-            format!("{model} · {} parameters · {gpus} · {} of {} per GPU", format::count(b.param_count), format::bytes(b.total, units), format::bytes(b.capacity, units))
-        })
-    };
+    // The plan shown is the last valid scenario's: its words come from that scenario.
+    let summary = Memo::new(move |_| planner.plan.with(|p| planner.valid.with(|s| Summary::new(s, &p.breakdown, units))));
+    let details = move || planner.plan.with(|p| summary.with(|s| format!("{} · {} parameters", s.setup(), format::count(p.breakdown.param_count))));
+    Effect::new(move |_| {
+        let title = summary.with(|s| format!("{} — Headroom", s.headline()));
+        if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+            document.set_title(&title);
+        }
+    });
     if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
         let _ = body.class_list().add_1("embedded");
     }
@@ -77,6 +81,7 @@ pub fn EmbedView() -> impl IntoView {
     view! {
         <main id=ROOT_ID class="embed">
             <UrlNoticeBanner />
+            <h1 id="embed-title" class="embed-title">{move || summary.with(Summary::headline)}</h1>
             <div id="verdict" class=move || format!("verdict {}", verdict.with(|v| v.kind())) role="status">
                 <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
                 <p class="details">{details}</p>

@@ -1,21 +1,21 @@
 //! Files and clipboard for the share toolbar: the chart as PNG or SVG (a fresh, light,
-//! unanimated ECharts instance of the same pure option), downloads through a `Blob`, an
-//! object URL and `<a download>`, and the clipboard.
+//! unanimated ECharts instance of the export's pure option, titled with the plan's context),
+//! downloads through a `Blob`, an object URL and `<a download>`, the clipboard, and today's
+//! date for the exports.
 //!
-//! Only browser plumbing: what goes into each file comes from [`crate::chart`],
-//! [`crate::report`] and the `Breakdown` itself.
+//! Only browser plumbing: what goes into each file comes from [`crate::report`].
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::chart::memory_chart;
-use crate::format::Units;
-use crate::model::breakdown::Breakdown;
+use serde_json::Value;
 
-/// Size of an exported chart, in CSS pixels.
+use crate::report::EXPORT_TITLE_HEIGHT;
+
+/// Size of an exported chart with its title, in CSS pixels.
 const EXPORT_WIDTH: u32 = 960;
-const EXPORT_HEIGHT: u32 = 300;
+const EXPORT_HEIGHT: u32 = 300 + EXPORT_TITLE_HEIGHT;
 
 #[wasm_bindgen]
 extern "C" {
@@ -51,17 +51,13 @@ fn object(pairs: &[(&str, JsValue)]) -> JsValue {
     o.into()
 }
 
-/// The chart option as a JS object, with animation off so the bars are drawn at once.
-fn export_option(b: &Breakdown, units: Units) -> Result<JsValue, String> {
-    let text = serde_json::to_string(&memory_chart(b, units)).map_err(|e| e.to_string())?;
-    let option = js_sys::JSON::parse(&text).map_err(js_error)?;
-    let _ = Reflect::set(&option, &JsValue::from_str("animation"), &JsValue::FALSE);
-    let _ = Reflect::set(&option, &JsValue::from_str("backgroundColor"), &JsValue::from_str("#ffffff"));
-    Ok(option)
+/// The export's chart option ([`crate::report::export_chart`]) as a JS object.
+fn js_option(option: &Value) -> Result<JsValue, String> {
+    js_sys::JSON::parse(&option.to_string()).map_err(js_error)
 }
 
-/// Runs `f` on a throw-away ECharts instance (`renderer` "canvas" or "svg") showing the plan.
-fn with_export_chart<T>(b: &Breakdown, units: Units, renderer: &str, f: impl FnOnce(&ExportChart) -> Result<T, String>) -> Result<T, String> {
+/// Runs `f` on a throw-away ECharts instance (`renderer` "canvas" or "svg") showing `option`.
+fn with_export_chart<T>(option: &Value, renderer: &str, f: impl FnOnce(&ExportChart) -> Result<T, String>) -> Result<T, String> {
     if !Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false) {
         return Err("the chart library (echarts.min.js) is not loaded".into());
     }
@@ -75,14 +71,14 @@ fn with_export_chart<T>(b: &Breakdown, units: Units, renderer: &str, f: impl FnO
         (div.into(), object(&[size[0].clone(), size[1].clone(), ("renderer", "canvas".into())]))
     };
     let chart = echarts_init(&dom, &JsValue::NULL, &opts).map_err(js_error)?;
-    let result = export_option(b, units).and_then(|option| chart.set_option(&option).map_err(js_error)).and_then(|_| f(&chart));
+    let result = js_option(option).and_then(|option| chart.set_option(&option).map_err(js_error)).and_then(|_| f(&chart));
     chart.dispose();
     result
 }
 
-/// The chart as PNG bytes (twice the CSS size, white background).
-pub fn chart_png(b: &Breakdown, units: Units) -> Result<Vec<u8>, String> {
-    let url = with_export_chart(b, units, "canvas", |chart| {
+/// The chart of `option` as PNG bytes (twice the CSS size, white background).
+pub fn chart_png(option: &Value) -> Result<Vec<u8>, String> {
+    let url = with_export_chart(option, "canvas", |chart| {
         chart.get_data_url(&object(&[("type", "png".into()), ("pixelRatio", 2.into()), ("backgroundColor", "#ffffff".into())])).map_err(js_error)
     })?;
     let base64 = url.split_once("base64,").map(|(_, data)| data).ok_or("the chart gave no PNG data")?;
@@ -91,9 +87,14 @@ pub fn chart_png(b: &Breakdown, units: Units) -> Result<Vec<u8>, String> {
     Ok(binary.chars().map(|c| c as u32 as u8).collect())
 }
 
-/// The chart as an SVG document.
-pub fn chart_svg(b: &Breakdown, units: Units) -> Result<String, String> {
-    with_export_chart(b, units, "svg", |chart| chart.render_to_svg_string().map_err(js_error))
+/// The chart of `option` as an SVG document.
+pub fn chart_svg(option: &Value) -> Result<String, String> {
+    with_export_chart(option, "svg", |chart| chart.render_to_svg_string().map_err(js_error))
+}
+
+/// Today's date, `2026-12-03` (UTC), for the exports.
+pub fn today() -> String {
+    js_sys::Date::new_0().to_iso_string().as_string().unwrap_or_default().chars().take(10).collect()
 }
 
 /// Offers `bytes` as a download named `filename`.

@@ -1,14 +1,17 @@
 //! `ShareToolbar`: copy the link or an iframe snippet, and export the chart (PNG, SVG) and
-//! the breakdown (Markdown, JSON). The link is the address bar itself, which
-//! [`super::url_sync`] keeps in step with the scenario.
+//! the breakdown (Markdown, JSON), each carrying its context (model, GPUs, layout,
+//! precision, verdict, the link and the date; [`crate::report`]). The link is the address
+//! bar itself, which [`super::url_sync`] keeps in step with the scenario.
 //!
 //! What was copied last also sits in a read-only box, so it can be copied by hand where the
 //! clipboard is refused.
 
 use leptos::prelude::*;
 
-use super::share_export::{chart_png, chart_svg, copy_text, download, file_stem, html_attr};
+use super::share_export::{chart_png, chart_svg, copy_text, download, file_stem, html_attr, today};
 use super::state::Planner;
+use crate::format::Units;
+use crate::report::{export_chart, export_json, export_markdown, Summary};
 
 /// The planner's address, as the address bar shows it.
 fn page_url() -> String {
@@ -43,7 +46,7 @@ pub fn ShareToolbar() -> impl IntoView {
     };
     let copy_link = move |_| copy("Link", page_url());
     let copy_iframe = move |_| {
-        let title = planner.scenario.with_untracked(|s| format!("Headroom: GPU memory plan for {}", s.model.label()));
+        let title = planner.plan.with_untracked(|p| planner.valid.with_untracked(|s| format!("Headroom: GPU memory plan for {}", Summary::new(s, &p.breakdown, Units::Gib).title())));
         let snippet = format!(
             "<iframe src=\"{}\" title=\"{}\" width=\"100%\" height=\"420\" style=\"border:0;max-width:760px\" loading=\"lazy\"></iframe>",
             html_attr(&embed_url()),
@@ -53,18 +56,21 @@ pub fn ShareToolbar() -> impl IntoView {
     };
     let export = move |kind: &'static str| {
         let units = planner.units.get_untracked();
-        let stem = planner.scenario.with_untracked(|s| file_stem(&s.model.label()));
+        let (link, date) = (page_url(), today());
+        let stem = planner.valid.with_untracked(|s| file_stem(&s.model.label()));
+        // The plan shown is the last valid scenario's: its context comes from that scenario.
         let result = planner.plan.with_untracked(|p| {
-            let b = &p.breakdown;
-            match kind {
-                "png" => chart_png(b, units).and_then(|bytes| download(&bytes, &format!("{stem}.png"), "image/png")),
-                "svg" => chart_svg(b, units).and_then(|svg| download(svg.as_bytes(), &format!("{stem}.svg"), "image/svg+xml")),
-                "md" => {
-                    let text = planner.scenario.with_untracked(|s| crate::report::breakdown_markdown(s, b));
-                    download(text.as_bytes(), &format!("{stem}.md"), "text/markdown")
+            planner.valid.with_untracked(|s| {
+                let b = &p.breakdown;
+                match kind {
+                    "png" => chart_png(&export_chart(s, b, units, &link, &date)).and_then(|bytes| download(&bytes, &format!("{stem}.png"), "image/png")),
+                    "svg" => chart_svg(&export_chart(s, b, units, &link, &date)).and_then(|svg| download(svg.as_bytes(), &format!("{stem}.svg"), "image/svg+xml")),
+                    "md" => download(export_markdown(s, b, units, &link, &date).as_bytes(), &format!("{stem}.md"), "text/markdown"),
+                    _ => serde_json::to_string_pretty(&export_json(s, b, units, &link, &date))
+                        .map_err(|e| e.to_string())
+                        .and_then(|text| download(text.as_bytes(), &format!("{stem}.json"), "application/json")),
                 }
-                _ => serde_json::to_string_pretty(b).map_err(|e| e.to_string()).and_then(|text| download(text.as_bytes(), &format!("{stem}.json"), "application/json")),
-            }
+            })
         });
         let stale = planner.plan.with_untracked(|p| p.stale);
         status.set(match result {

@@ -13,6 +13,7 @@ use super::compare::CompareView;
 use super::state::Planner;
 use super::url_sync::{location_query, page_param, replace_page_key};
 use super::strategy::StrategyView;
+use crate::model::breakdown::Breakdown;
 use crate::plan::escalation::Step;
 use crate::plan::search::SearchResult;
 use crate::scenario::Scenario;
@@ -67,11 +68,14 @@ pub struct SearchOutcome {
     pub run: u32,
 }
 
-/// One Compare column: a key for the list and its own scenario.
+/// One Compare column: a key for the list, its own scenario and that scenario's plan.
 #[derive(Clone, Copy, Debug)]
 pub struct CompareSlot {
     pub key: u32,
     pub scenario: RwSignal<Scenario>,
+    /// [`crate::estimate`] of the scenario, computed once per change of it (none while it
+    /// is invalid); the column, the chart and the table all read this one memo.
+    pub plan: Memo<Option<Breakdown>>,
 }
 
 /// State of the Strategy and Compare views, kept across tab switches.
@@ -93,6 +97,9 @@ pub struct Workspace {
     /// Compare columns (empty until the Compare view first opens).
     pub compare: RwSignal<Vec<CompareSlot>>,
     pub compare_next_key: StoredValue<u32>,
+    /// The page's owner: Compare columns belong to it, not to the Compare view, so they
+    /// outlive the view when another tab is chosen.
+    owner: StoredValue<Option<Owner>>,
     /// GPUs for the strategy table.
     pub table_gpus: RwSignal<u64>,
 }
@@ -111,6 +118,7 @@ impl Workspace {
             search_generation: StoredValue::new(0),
             compare: RwSignal::new(Vec::new()),
             compare_next_key: StoredValue::new(0),
+            owner: StoredValue::new(Owner::current()),
             table_gpus: RwSignal::new(8),
         };
         provide_context(ws);
@@ -122,11 +130,38 @@ impl Workspace {
         expect_context::<Workspace>()
     }
 
-    /// A new Compare column holding `scenario`.
+    /// A new Compare column holding `scenario`, owned by the page (see [`Workspace`]).
     pub fn new_slot(self, scenario: Scenario) -> CompareSlot {
         let key = self.compare_next_key.get_value();
         self.compare_next_key.set_value(key.wrapping_add(1));
-        CompareSlot { key, scenario: RwSignal::new(scenario) }
+        let make = move || {
+            let scenario = RwSignal::new(scenario);
+            let plan = Memo::new(move |_| scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s))));
+            CompareSlot { key, scenario, plan }
+        };
+        match self.owner.get_value() {
+            Some(owner) => owner.with(make),
+            None => make(),
+        }
+    }
+
+    /// Replaces the Compare columns with `slots`; the columns left out are disposed once
+    /// their views are gone (on the next animation frame).
+    pub fn set_columns(self, slots: Vec<CompareSlot>) {
+        let keep: Vec<u32> = slots.iter().map(|s| s.key).collect();
+        let mut dropped = Vec::new();
+        self.compare.update(|c| {
+            dropped = c.iter().copied().filter(|s| !keep.contains(&s.key)).collect();
+            *c = slots;
+        });
+        if !dropped.is_empty() {
+            request_animation_frame(move || {
+                for slot in dropped {
+                    slot.plan.dispose();
+                    slot.scenario.dispose();
+                }
+            });
+        }
     }
 }
 
@@ -169,7 +204,10 @@ fn focus_tab(tab: Tab) {
 pub fn TabBar() -> impl IntoView {
     let ws = Workspace::get();
     let select = move |tab: Tab| {
-        ws.tab.set(tab);
+        // Choosing the open tab again must not mount its view afresh.
+        if ws.tab.get_untracked() != tab {
+            ws.tab.set(tab);
+        }
         replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
         if tab == Tab::Planner {
             // The planner chart may have been resized while hidden: let it measure again.

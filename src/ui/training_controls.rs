@@ -9,34 +9,10 @@ use super::checkbox_field::CheckboxField;
 use super::number_slider::NumberSlider;
 use super::select_field::enum_select;
 use super::state::Planner;
+use crate::labels::{optimizer_label, precision_label, CHECKPOINTING};
 use crate::model::precision::Precision;
 use crate::profiles::Framework;
-use crate::scenario::{Attention, Checkpointing, Loss, Mode, Optimizer};
-
-fn precision_label(p: Precision) -> &'static str {
-    match p {
-        Precision::Fp32 => "fp32",
-        Precision::Fp16Mixed => "fp16 mixed (AMP)",
-        Precision::Bf16Mixed => "bf16 mixed (AMP)",
-        Precision::Bf16 => "pure bf16",
-        Precision::Fp8Mixed => "FP8 mixed (Transformer Engine)",
-    }
-}
-
-fn optimizer_label(o: Optimizer) -> &'static str {
-    match o {
-        Optimizer::Adamw => "AdamW",
-        Optimizer::Adam => "Adam",
-        Optimizer::Sgd => "SGD",
-        Optimizer::SgdMomentum => "SGD with momentum",
-        Optimizer::Adamw8bit => "AdamW 8-bit (bitsandbytes)",
-        Optimizer::Adafactor => "Adafactor",
-        Optimizer::Lion => "Lion",
-    }
-}
-
-const CHECKPOINTING: [(Checkpointing, &str); 3] =
-    [(Checkpointing::None, "none"), (Checkpointing::Selective, "selective (attention core)"), (Checkpointing::Full, "full (every block)")];
+use crate::scenario::{Attention, Loss, Mode, Optimizer};
 
 const LOSS: [(Loss, &str); 3] =
     [(Loss::Standard, "standard (fp32 logits)"), (Loss::Chunked, "chunked cross-entropy"), (Loss::FusedLinear, "fused linear CE (Liger)")];

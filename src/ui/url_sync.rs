@@ -100,6 +100,20 @@ pub fn replace_page_key(key: &str, value: Option<&str>) {
     write_history(&query, false);
 }
 
+/// Replaces every `key=…` pair of the current history entry with `pairs` (already encoded:
+/// `key=a&key=b`, or empty to drop the key), keeping the scenario and the other keys: the
+/// Compare columns travel in the link this way (`cmp=…&cmp=…`).
+pub fn replace_page_pairs(key: &str, pairs: &str) {
+    let mut query = query_without(&location_query(), key);
+    if !pairs.is_empty() {
+        if !query.is_empty() {
+            query.push('&');
+        }
+        query.push_str(pairs);
+    }
+    write_history(&query, false);
+}
+
 /// Writes `?query` into the current history entry, or a new one when `push`.
 fn write_history(query: &str, push: bool) {
     let Some(history) = web_sys::window().and_then(|w| w.history().ok()) else { return };

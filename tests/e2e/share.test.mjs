@@ -114,6 +114,8 @@ test('the embed view in an iframe of the documentation example shows the verdict
     const frame = page.frameLocator(id);
     await frame.locator('#verdict').waitFor();
     assert.match(await frame.locator('#verdict .headline').innerText(), verdict);
+    // The title names the model, the GPUs and the outcome, in words.
+    assert.match(await frame.locator('#embed-title').innerText(), /^(GPT-2|Llama 3)[^·]* · 1 × H100 SXM 80GB · (fits|out of memory) \([\d.]+( \w+)? of [\d.]+ GiB\)$/);
     await frame.locator('#memory-chart canvas').waitFor();
     const link = frame.locator('#open-full');
     assert.equal(await link.getAttribute('target'), '_blank');
@@ -140,30 +142,51 @@ test('the embed view in an iframe of the documentation example shows the verdict
   await waitForChart(embed);
   await embed.waitForTimeout(1500); // the opening animation
   assert.equal(await embed.locator('#copy-link').count(), 0, 'the embed is read-only');
+  assert.match(await embed.locator('#embed-title').innerText(), /^Llama 3 8B · 1 × H100 SXM 80GB · out of memory \([\d.]+ of 79\.6 GiB\)$/);
+  assert.match(await embed.title(), /^Llama 3 8B · 1 × H100 SXM 80GB · out of memory .* — Headroom$/);
+  assert.match(await embed.locator('#verdict .details').innerText(), /^dp 1 · tp 1 · pp 1 · no ZeRO · bf16 mixed \(AMP\) · 8\.03 B parameters$/);
   await embed.screenshot({ path: join(ARTIFACTS, 'embed.png') });
   await embed.close();
 });
 
-test('exports download the chart (PNG, SVG) and the breakdown (Markdown, JSON)', async () => {
-  const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=gpt2');
+test('exports download the chart (PNG, SVG) and the breakdown (Markdown, JSON), each with its context', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=gpt2&dp=4&z=2&d=a100-80gb');
   const grab = async (button) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.locator(button).click()]);
     return { name: download.suggestedFilename(), body: readFileSync(await download.path()) };
   };
+  const link = page.url();
+  const today = new Date().toISOString().slice(0, 10);
+  const title = 'GPT-2 (124M) · 4 × A100 80GB SXM';
   const md = await grab('#export-md');
   assert.equal(md.name, 'headroom-gpt2.md');
-  assert.match(md.body.toString(), /\| \*\*total\*\* \|/);
+  const markdown = md.body.toString();
+  assert.ok(markdown.startsWith(`## ${title}: fits\n`), markdown.slice(0, 80));
+  assert.match(markdown, /\| \*\*total\*\* \|/);
+  assert.match(markdown, /· dp 4 · tp 1 · pp 1 · ZeRO-2 · .* · bf16 mixed \(AMP\) ·/);
+  assert.ok(markdown.includes(`(<${link}>) · exported ${today}`), markdown.slice(-200));
   const json = await grab('#export-json');
   assert.equal(json.name, 'headroom-gpt2.json');
   const parsed = JSON.parse(json.body.toString());
-  assert.ok(Number(parsed.total) > 0 && 'capacity' in parsed);
+  assert.deepEqual(Object.keys(parsed).sort(), ['breakdown', 'date', 'link', 'scenario', 'summary']);
+  assert.ok(Number(parsed.breakdown.total) > 0 && 'capacity' in parsed.breakdown);
+  assert.equal(parsed.scenario.model.preset, 'gpt2');
+  assert.equal(parsed.scenario.parallel.dp, 4);
+  assert.equal(parsed.scenario.device.preset, 'a100-80gb');
+  assert.ok(parsed.summary.title.startsWith(`${title}`) && parsed.summary.outcome === 'fits', parsed.summary.title);
+  assert.equal(parsed.link, link);
+  assert.equal(parsed.date, today);
   const png = await grab('#export-png');
   assert.deepEqual([...png.body.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  assert.ok(png.body.length > 5000);
+  // IHDR: 960 × (300 + the title's 72) CSS pixels at twice the resolution.
+  assert.deepEqual([png.body.readUInt32BE(16), png.body.readUInt32BE(20)], [1920, 744]);
   const svg = await grab('#export-svg');
   const text = svg.body.toString();
   assert.ok(text.startsWith('<svg') || text.startsWith('<?xml'), text.slice(0, 40));
   assert.match(text, /Parameters/);
+  assert.ok(text.includes(title), 'the SVG names the model and GPUs');
+  assert.match(text, /ZeRO-2 · bf16 mixed \(AMP\) · fits \(/);
+  assert.ok(text.includes(today));
   assert.match(await page.locator('#share-status').innerText(), /SVG exported/);
   await noPanic(page);
   assert.deepEqual(problems, []);
@@ -183,7 +206,7 @@ test('copy link and copy iframe snippet', async () => {
   await page.locator('#copy-iframe').click();
   await page.waitForFunction(() => /Iframe snippet copied/.test(document.getElementById('share-status').innerText));
   const snippet = await page.evaluate(() => navigator.clipboard.readText());
-  assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/\?embed=1&amp;v=1&amp;m=gpt2&amp;b=2" title="Headroom: GPU memory plan for gpt2" width="100%" height="420"/);
+  assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/\?embed=1&amp;v=1&amp;m=gpt2&amp;b=2" title="Headroom: GPU memory plan for GPT-2 \(124M\) · 1 × H100 SXM 80GB" width="100%" height="420"/);
   // The snippet works: its src opens the embed view.
   const src = snippet.match(/src="([^"]+)"/)[1].replaceAll('&amp;', '&');
   await page.goto(src);
