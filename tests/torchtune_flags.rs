@@ -103,11 +103,11 @@ const ROWS: [Row; 10] = [
     // states would be managed memory, outside active bytes, and the figure could not be 17.6);
     // without the eager log-softmax 16.4 GiB (−6.7 %).
     Row { name: "+ 8-bit AdamW", line: 127, published_gib: 17.6, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw-8bit", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true, "activation_offload": true}}"#, check: Check::EagerUpperBound },
-    // 13.0 GiB, +53.6 %: the eager log-softmax (3.9 GiB) and one chunk's fp32 upcast (0.5 GiB)
-    // at the end of forward, which the compiled loss does not keep: 8.7 GiB (+1.8 %) without
-    // them, once the frozen output weight gets no gradient buffers.
+    // 13.0 GiB, +53.0 %: the eager log-softmax (3.9 GiB) and one chunk's fp32 upcast (0.5 GiB)
+    // at the end of forward, which the compiled loss does not keep: 8.6 GiB (+1.2 %) without
+    // them. (The frozen tied head keeps no input and gets no gradient buffers.)
     Row { name: "LoRA", line: 128, published_gib: 8.5, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "bf16"}}"#, check: Check::EagerUpperBound },
-    // 9.2 GiB, +99 %: as LoRA, on 2.1 GiB of NF4 weights; 4.8 GiB (+3.5 %) without them.
+    // 9.1 GiB, +98.1 %: as LoRA, on 2.1 GiB of NF4 weights; 4.7 GiB (+2.4 %) without them.
     Row { name: "QLoRA", line: 129, published_gib: 4.6, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "nf4"}}"#, check: Check::EagerUpperBound },
 ];
 
