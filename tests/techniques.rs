@@ -83,4 +83,29 @@ fn expandable_segments_drop_only_the_fragmentation_term() {
     assert!(fragmentation > 0);
     assert!(on.terms.iter().all(|t| t.name != "allocator fragmentation"));
     assert_eq!(off.total - on.total, fragmentation);
+
+/// A frozen output weight gets no gradient: under LoRA (Llama-3.2-3B ties its head to the frozen
+/// embeddings, and no adapter targets it) or with tied embeddings frozen, the chunked loss's
+/// output-projection backward adds no v·h weight-gradient buffers, the head's input is not
+/// saved (autograd saves a matmul's input only for its weight's gradient), and Liger keeps no
+/// grad_weight. An untied head with frozen embeddings is still trained.
+#[test]
+fn frozen_output_weight_has_no_gradient_buffers_and_saves_no_input() {
+    let base = r#""model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096"#;
+    let term = |b: &headroom::Breakdown, name: &str| b.terms.iter().chain(&b.uncounted_transients).find(|t| t.name.starts_with(name)).map(|t| t.bytes);
+    let (v, h, tv) = (128_256.0, 3072.0, 8192.0 * 128_256.0);
+    let full = plan(&format!(r#"{{{base}, "techniques": {{"loss": "chunked"}}}}}}"#));
+    let head = term(&full, "chunk logit gradients").expect("head backward term") as f64;
+    assert!((head - (2.0 * tv + 3.0 * v * h * 2.0 - 4.0 * tv)).abs() < 1.0, "{head}");
+    assert!(term(&full, "LM head input").is_some());
+    for frozen in [r#", "lora": {"rank": 64}"#, r#", "frozen": {"embeddings": true}"#] {
+        let b = plan(&format!(r#"{{{base}, "techniques": {{"loss": "chunked"}}{frozen}}}}}"#));
+        // 2·T·V of logit gradients less the freed 4·T·V log-softmax: nothing left to add.
+        assert_eq!(term(&b, "chunk logit gradients"), None, "{frozen}");
+        assert_eq!(term(&b, "LM head input"), None, "{frozen}");
+        let fused = plan(&format!(r#"{{{base}, "techniques": {{"loss": "fused-linear"}}{frozen}}}}}"#));
+        assert_eq!(term(&fused, "fused linear cross-entropy gradients"), Some(2 * 8192 * 3072), "{frozen}");
+    }
+    let untied = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "techniques": {"loss": "chunked"}, "frozen": {"embeddings": true}}}"#);
+    assert!(term(&untied, "LM head input").is_some());
 }

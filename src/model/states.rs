@@ -77,6 +77,15 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
     }
 }
 
+/// Whether the output projection's weight is trained, and so gets a gradient: not under LoRA
+/// (no adapter targets the head; its base weight is frozen), nor when it is tied to frozen
+/// input embeddings. A frozen weight gets none, and its matmul keeps no input for it: the
+/// generated `VariableType` code saves `MmBackward0`'s `self_` (the input) only
+/// `if (grad_fn->should_compute_output(1))`, i.e. when the weight needs a gradient.
+pub fn output_weight_trainable(embedding_tied: bool, training: &Training) -> bool {
+    training.lora.is_none() && !(embedding_tied && training.frozen.embeddings)
+}
+
 /// Whether this tensor is trained (not frozen, not a LoRA base weight).
 fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64) -> f64 {
     if training.lora.is_some() {

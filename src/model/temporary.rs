@@ -109,7 +109,9 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
-            transients.extend(loss_transients(arch, t, i.states.grad_bytes, tokens, layout.tp));
+            // A frozen output weight (LoRA, tied to frozen embeddings) has no gradient buffers.
+            let head_grad_bytes = if crate::model::states::output_weight_trainable(arch.embedding.tied, t) { i.states.grad_bytes } else { 0.0 };
+            transients.extend(loss_transients(arch, t, head_grad_bytes, tokens, layout.tp));
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;

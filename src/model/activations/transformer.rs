@@ -39,6 +39,8 @@ pub struct Ctx {
     pub dropout: bool,
     /// How the loss is computed (standard, chunked, fused with the output projection).
     pub loss: Loss,
+    /// The output projection's weight is trained (`states::output_weight_trainable`).
+    pub head_trainable: bool,
 }
 
 /// Saved tensors of the whole model for one micro-batch (`Block` terms for one block), and
@@ -60,6 +62,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
         loss: training.techniques.loss,
+        head_trainable: crate::model::states::output_weight_trainable(t.embedding.tied, training),
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
@@ -176,11 +179,21 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
                 // instead of any logits (`liger_kernel/ops/fused_linear_cross_entropy.py`,
                 // `fused_linear_cross_entropy_forward`: grad_input like the input, grad_weight
                 // like the weight). CUDA/Triton only: derived from the source, not measured.
-                let weight_bytes = if c.bf16 || c.mixed { HALF } else { F32 };
+                // No grad_weight for a frozen weight (`weight.requires_grad`).
+                let weight_bytes = if !c.head_trainable {
+                    0.0
+                } else if c.bf16 || c.mixed {
+                    HALF
+                } else {
+                    F32
+                };
                 push(out, "fused linear cross-entropy gradients (hidden and output weight)", c.x * tok * h + weight_bytes * v * h, Split::Tensor, place);
                 return;
             }
-            push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
+            // Saved for the output weight's gradient only.
+            if c.head_trainable {
+                push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
+            }
             if t.embedding.logit_softcap {
                 // Gemma-2: tanh(logits / cap) · cap; tanh saves its output.
                 push(out, "soft-capped logits (tanh output)", c.x * tok * v, Split::Tensor, place);
