@@ -83,6 +83,7 @@ fn expandable_segments_drop_only_the_fragmentation_term() {
     assert!(fragmentation > 0);
     assert!(on.terms.iter().all(|t| t.name != "allocator fragmentation"));
     assert_eq!(off.total - on.total, fragmentation);
+}
 
 /// A frozen output weight gets no gradient: under LoRA (Llama-3.2-3B ties its head to the frozen
 /// embeddings, and no adapter targets it) or with tied embeddings frozen, the chunked loss's
