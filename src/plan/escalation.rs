@@ -12,7 +12,9 @@
 //! a third more compute. [`Escalation::plan`] is the fewest steps that still fit: the
 //! applied steps before the first fit are dropped one at a time, costliest in step time
 //! first, as long as the run still fits with the safety margin and gets faster (a step
-//! whose removal changes nothing is dropped too).
+//! whose removal changes nothing is dropped too). Like the search, a run without a step
+//! may take a smaller micro-batch and more accumulation to fit, the global batch kept, so
+//! the plan and the search's best agree where both apply.
 //!
 //! The distributed steps lay the job out on the GPU budget they are given, never more; the
 //! global batch (micro-batch × accumulation × dp) is kept whenever the new data-parallel
@@ -29,6 +31,7 @@ use crate::model::precision::Precision;
 use crate::model::step_time::step_time;
 use crate::model::Inputs;
 use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, PpSchedule, Zero};
+use super::search::evaluate_layout;
 use super::{context_parallel_pays, faster, fits_with_margin, global_batch, split_global_batch, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::scenario::Scenario;
 
@@ -206,7 +209,9 @@ fn replay(start: &Scenario, steps: &[Step], gpus: u64) -> Scenario {
 
 /// The first fit's steps less those it does not need: each applied step before the first
 /// fit, costliest in step time first, is dropped when the run without it is the same run,
-/// or still fits with `margin` and is faster (beyond [`super::SAME_TIME`]).
+/// or fits with `margin` and is faster (beyond [`super::SAME_TIME`]). A run without the
+/// step that does not fit at its micro-batch is tried, as the search would, at the largest
+/// micro-batch that fits with the global batch kept (more accumulation steps).
 fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gpus: u64, margin: f64) -> Plan {
     // Indices into `steps` of the steps that changed something, up to the first fit.
     let mut kept: Vec<usize> = (1..=first_fit).filter(|&k| steps[k].applied && steps[k].step.is_some()).collect();
@@ -218,17 +223,16 @@ fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gp
     for (k, _) in candidates {
         let trial: Vec<usize> = kept.iter().copied().filter(|&i| i != k).collect();
         let scenario = replay(start, &ladder(&trial), gpus);
-        let keep_trial = if scenario == best.scenario {
-            true
-        } else {
-            let candidate = evaluate("Plan", None, true, String::new(), scenario);
-            let better = fits_with_margin(&candidate.breakdown, margin) && faster(candidate.costs.step_seconds, best.costs.step_seconds);
-            if better {
-                best = candidate;
-            }
-            better
-        };
-        if keep_trial {
+        let drop = scenario == best.scenario
+            || match fitting(scenario, margin) {
+                Some(c) if c.scenario == best.scenario => true,
+                Some(c) if faster(c.costs.step_seconds, best.costs.step_seconds) => {
+                    best = c;
+                    true
+                }
+                _ => false,
+            };
+        if drop {
             kept = trial;
             dropped.extend(steps[k].step);
         }
@@ -243,7 +247,22 @@ fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gp
         (false, true) => format!("{}: every step up to the first fit is needed", names(&kept)),
         (false, false) => format!("{} without {}: fits and is faster", names(&kept), names(&dropped)),
     };
+    let (was, now) = (&steps[first_fit].scenario.training, &best.scenario.training);
+    if was.micro_batch != now.micro_batch {
+        best.note.push_str(&format!("; micro-batch {} → {} with {} accumulation steps, the same global batch", was.micro_batch, now.micro_batch, now.grad_accum));
+    }
     Plan { kept, dropped, result: best }
+}
+
+/// `s` evaluated if it fits with `margin`; otherwise at the largest micro-batch that does,
+/// keeping the global batch ([`evaluate_layout`]); `None` when nothing fits.
+fn fitting(s: Scenario, margin: f64) -> Option<EscalationStep> {
+    let step = evaluate("Plan", None, true, String::new(), s);
+    if fits_with_margin(&step.breakdown, margin) {
+        return Some(step);
+    }
+    let c = evaluate_layout(&step.scenario, global_batch(&step.scenario), margin, &mut 0)?;
+    Some(EscalationStep { scenario: c.scenario, breakdown: c.breakdown, costs: c.costs, ..step })
 }
 
 /// Costs of a scenario: recomputation from the step-time FLOPs, communication from
@@ -619,6 +638,25 @@ mod tests {
         assert!((ratio - 4.0 / 3.0).abs() < 1e-6, "{ratio}");
         assert!((r.costs.step_seconds - 0.765).abs() < 0.005, "{}", r.costs.step_seconds);
         assert!(r.note.contains("without Activation checkpointing"), "{}", r.note);
+    }
+
+    /// Four sequences per micro-batch: without checkpointing ZeRO-2 fits only at micro-batch
+    /// 1, so the plan takes micro-batch 1 × 4 accumulation steps (global batch 32 kept) and
+    /// is still a quarter faster than checkpointing.
+    #[test]
+    fn the_plan_may_trade_micro_batch_for_accumulation() {
+        let mut s = llama3_8b_on_8_a100();
+        s.training.micro_batch = 4;
+        let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
+        assert_eq!(e.first_fit, Some(3));
+        let plan = e.plan.expect("plan");
+        assert_eq!(plan.dropped, vec![Step::ActivationCheckpointing]);
+        let t = &plan.result.scenario.training;
+        assert_eq!((t.micro_batch, t.grad_accum, plan.result.scenario.parallel.dp), (1, 4, 8));
+        assert_eq!(crate::plan::global_batch(&plan.result.scenario), 32);
+        assert!(fits_with_margin(&plan.result.breakdown, DEFAULT_MARGIN));
+        assert!(faster(plan.result.costs.step_seconds, e.steps[3].costs.step_seconds));
+        assert!(plan.result.note.ends_with("micro-batch 4 → 1 with 4 accumulation steps, the same global batch"), "{}", plan.result.note);
     }
 
     /// Where the first fit needs what came before it, the plan is the first fit: at 4096

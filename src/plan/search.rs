@@ -23,7 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::escalation::{costs, StepCosts};
-use super::{clamp_margin, context_parallel_pays, faster, fits_with_margin, global_batch, headroom, split_global_batch, DEFAULT_MARGIN};
+use super::{clamp_margin, context_parallel_pays, faster, fits_with_margin, global_batch, headroom, split_global_batch, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::estimate;
 use crate::model::arch::Architecture;
 use crate::model::breakdown::Breakdown;
@@ -64,6 +64,31 @@ pub struct SearchResult {
     pub margin: f64,
     /// Whether the sequences were long enough for context parallelism to be tried.
     pub context_parallel_tried: bool,
+}
+
+impl SearchResult {
+    /// What was tried and what fit, in one or two sentences: layouts on `gpus` GPUs, how
+    /// many fit with the margin at the kept global batch, how many cannot split it, and
+    /// whether context parallelism was left out.
+    pub fn summary(&self, gpus: u64) -> String {
+        let plural = |n: u64, one: &str, many: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {many}") };
+        let mut text = format!(
+            "Tried {} on {}: {} with {:.0} % of memory free, at the global batch of {}",
+            plural(self.layouts, "layout", "layouts"),
+            plural(gpus, "GPU", "GPUs"),
+            if self.fitting == 1 { "1 fits".to_string() } else { format!("{} fit", self.fitting) },
+            self.margin * 100.0,
+            plural(self.global_batch, "sequence", "sequences"),
+        );
+        if self.batch_mismatch > 0 {
+            text.push_str(&format!("; {} cannot split {} over their data-parallel GPUs", self.batch_mismatch, self.global_batch));
+        }
+        text.push('.');
+        if !self.context_parallel_tried {
+            text.push_str(&format!(" Context parallelism not tried: sequences shorter than 2 × {MIN_CP_TOKENS} tokens."));
+        }
+        text
+    }
 }
 
 fn divisors_pow2(n: u64, cap: u64) -> impl Iterator<Item = u64> {
@@ -180,7 +205,7 @@ pub fn rank(mut found: Vec<Candidate>) -> Vec<Candidate> {
         let lead = found[start].step_seconds;
         let end = found[start..].iter().position(|c| faster(lead, c.step_seconds)).map_or(found.len(), |p| start + p);
         let mut group = found[start..end].to_vec();
-        group.sort_by(|a, b| headroom(&b.breakdown).cmp(&headroom(&a.breakdown)));
+        group.sort_by_key(|c| std::cmp::Reverse(headroom(&c.breakdown)));
         ranked.extend(group);
         start = end;
     }
@@ -383,6 +408,20 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_says_what_was_tried_and_what_fit() {
+        let mut base = llama3_8b_on_8_a100();
+        base.parallel.dp = 1;
+        base.training.micro_batch = 4;
+        base.training.grad_accum = 8;
+        let r = search(&base, 6, 10);
+        let text = r.summary(6);
+        assert!(text.starts_with(&format!("Tried {} layouts on 6 GPUs: {} fit with 10 % of memory free, at the global batch of 32 sequences; {} cannot split 32 over", r.layouts, r.fitting, r.batch_mismatch)), "{text}");
+        assert!(text.ends_with("Context parallelism not tried: sequences shorter than 2 × 8192 tokens."), "{text}");
+        let one = SearchResult { results: Vec::new(), layouts: 1, fitting: 1, batch_mismatch: 0, evaluations: 3, global_batch: 1, margin: 0.2, context_parallel_tried: true };
+        assert_eq!(one.summary(1), "Tried 1 layout on 1 GPU: 1 fits with 20 % of memory free, at the global batch of 1 sequence.");
+    }
+
+    #[test]
     fn context_parallel_only_for_long_sequences() {
         let short = layouts(&llama3_8b_on_8_a100(), 8);
         assert!(short.iter().all(|s| s.parallel.cp == 1));
@@ -397,16 +436,21 @@ mod tests {
     }
 
     /// Where the ladder and the search both apply (same scenario, budget and margin) the
-    /// ladder's plan is among the search's layouts and the search's best is no faster.
+    /// ladder's plan is among the search's layouts and takes the same time as the search's
+    /// best: one sequence per GPU, and four (where the plan trades micro-batch for
+    /// accumulation, as the search does).
     #[test]
     fn the_best_layout_agrees_with_the_ladder_plan() {
-        let base = llama3_8b_on_8_a100();
-        let plan = escalate(&base, &Step::DEFAULT_LADDER, 8).plan.expect("fits").result;
-        let r = search(&base, 8, 1000);
-        let best = &r.results[0];
-        assert!(!faster(best.step_seconds, plan.costs.step_seconds) && !faster(plan.costs.step_seconds, best.step_seconds), "{} vs {}", best.step_seconds, plan.costs.step_seconds);
-        let same = r.results.iter().find(|c| c.scenario == plan.scenario).expect("the plan is one of the search's layouts");
-        assert!((same.step_seconds - plan.costs.step_seconds).abs() < 1e-12);
+        for micro_batch in [1, 4] {
+            let mut base = llama3_8b_on_8_a100();
+            base.training.micro_batch = micro_batch;
+            let plan = escalate(&base, &Step::DEFAULT_LADDER, 8).plan.expect("fits").result;
+            let r = search(&base, 8, 1000);
+            let best = &r.results[0];
+            assert!(!faster(best.step_seconds, plan.costs.step_seconds) && !faster(plan.costs.step_seconds, best.step_seconds), "{micro_batch}: {} vs {}", best.step_seconds, plan.costs.step_seconds);
+            let same = r.results.iter().find(|c| c.scenario == plan.scenario).expect("the plan is one of the search's layouts");
+            assert!((same.step_seconds - plan.costs.step_seconds).abs() < 1e-12);
+        }
     }
 
     #[test]
