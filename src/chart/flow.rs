@@ -1,34 +1,92 @@
 //! The strategy flowchart as plain geometry: start → fits? → step → fits? → … with a "yes"
-//! branch from every check to "distributed launch" → "monitor & adjust", and a "no fit"
+//! branch from every check to the launch of the plan → "monitor & adjust", and a "no fit"
 //! end after the last check.
 //!
-//! [`flow_layout`] places the nodes and routes the edges for a ladder of a given length;
-//! [`FlowNode::state`] and [`FlowEdge::state`] say how each is drawn for the animation's
-//! current step and the ladder's first fit; [`action_text`] words one evaluated step. The
-//! page turns this into SVG (`ui::strategy::flow_chart`). Nothing here computes memory: the
-//! numbers come from [`crate::plan::escalation::escalate`].
+//! [`flow_layout`] places the nodes and routes the edges for a ladder of a given length, in
+//! one of two [`Shape`]s: wide (the answer beside the ladder) or narrow (one column, the
+//! answer at the bottom, for phones); [`FlowNode::state`] and [`FlowEdge::state`] say how
+//! each is drawn for the animation's current step and the ladder's first fit;
+//! [`action_text`] words one evaluated step, [`launch_text`] and [`nofit_text`] the ends,
+//! and [`plan_summary`] the plan in sentences (what to launch, what was dropped and why, the
+//! step time with its communication and what of it overlaps compute). The page turns this
+//! into SVG and HTML (`ui::strategy`). Nothing here computes memory: the numbers come from
+//! [`crate::plan::escalation::escalate`].
 
 use crate::format::{self, Units};
-use crate::plan::escalation::EscalationStep;
+use crate::plan::escalation::{Escalation, EscalationStep};
+use crate::plan::{global_batch, headroom};
 use crate::import::presets::model_preset;
 use crate::scenario::ModelSpec;
 
-/// Width of the drawing, in SVG user units (pixels at scale 1).
-pub const WIDTH: f64 = 700.0;
-/// Centre of the ladder column.
-const COLUMN_X: f64 = 195.0;
-const ACTION_W: f64 = 350.0;
-const ACTION_H: f64 = 80.0;
-const START_H: f64 = 80.0;
 const CHECK_W: f64 = 116.0;
 const CHECK_H: f64 = 46.0;
+/// Text lines under a step box's title.
+pub const MAX_LINES: usize = 4;
+/// Height of a step box: a title and [`MAX_LINES`] lines.
+const ACTION_H: f64 = 96.0;
 const GAP: f64 = 24.0;
 const TOP: f64 = 10.0;
-/// Where the "yes" branches run down to the launch node.
-const BUS_X: f64 = 420.0;
-const TERMINAL_X: f64 = 450.0;
-const TERMINAL_W: f64 = 246.0;
 const TERMINAL_H: f64 = 66.0;
+/// Height of one text line inside a box (the SVG draws lines this far apart; a box's title
+/// sits 23 units below its top, its first line 18 below the title).
+pub const LINE_HEIGHT: f64 = 16.0;
+
+/// How the flowchart is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The answer (launch, monitor) beside the ladder: 700 units wide.
+    Wide,
+    /// One column with the answer under the no-fit end: 360 units wide, for phones.
+    Narrow,
+}
+
+impl Shape {
+    /// Width of the drawing, in SVG user units (pixels at scale 1).
+    pub fn width(self) -> f64 {
+        match self {
+            Shape::Wide => 700.0,
+            Shape::Narrow => 360.0,
+        }
+    }
+
+    /// Centre of the ladder column.
+    fn column_x(self) -> f64 {
+        match self {
+            Shape::Wide => 195.0,
+            Shape::Narrow => 172.0,
+        }
+    }
+
+    /// Width of the step boxes (and, when narrow, of the terminals).
+    fn action_w(self) -> f64 {
+        match self {
+            Shape::Wide => 350.0,
+            Shape::Narrow => 334.0,
+        }
+    }
+
+    /// Where the "yes" branches run down to the launch.
+    fn bus_x(self) -> f64 {
+        match self {
+            Shape::Wide => 420.0,
+            Shape::Narrow => 350.0,
+        }
+    }
+
+    /// Characters per text line inside a step box (12 px text, measured on the widest
+    /// system sans fonts).
+    pub fn wrap(self) -> usize {
+        match self {
+            Shape::Wide => 50,
+            Shape::Narrow => 46,
+        }
+    }
+
+}
+
+/// Where the wide shape puts the launch and monitor nodes.
+const TERMINAL_X: f64 = 440.0;
+const TERMINAL_W: f64 = 256.0;
 
 /// What a node stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,17 +263,19 @@ pub fn check_id(k: usize) -> String {
 }
 
 /// Places the flowchart for an escalation of `steps` entries (the start plus the ladder;
-/// at least 1).
-pub fn flow_layout(steps: usize) -> FlowLayout {
+/// at least 1) in `shape`.
+pub fn flow_layout(steps: usize, shape: Shape) -> FlowLayout {
     let steps = steps.max(1);
     let last = steps - 1;
     let mut nodes = Vec::with_capacity(2 * steps + 3);
     let mut edges = Vec::with_capacity(3 * steps + 2);
     let mut y = TOP;
-    let column = |w: f64| COLUMN_X - w / 2.0;
+    let column_x = shape.column_x();
+    let action_w = shape.action_w();
+    let column = |w: f64| column_x - w / 2.0;
     for k in 0..steps {
-        let (kind, h) = if k == 0 { (NodeKind::Start, START_H) } else { (NodeKind::Action, ACTION_H) };
-        nodes.push(FlowNode { id: step_id(k), kind, step: k, x: column(ACTION_W), y, w: ACTION_W, h });
+        let (kind, h) = (if k == 0 { NodeKind::Start } else { NodeKind::Action }, ACTION_H);
+        nodes.push(FlowNode { id: step_id(k), kind, step: k, x: column(action_w), y, w: action_w, h });
         let bottom = y + h;
         y = bottom + GAP;
         let check = FlowNode { id: check_id(k), kind: NodeKind::Check, step: k, x: column(CHECK_W), y, w: CHECK_W, h: CHECK_H };
@@ -225,7 +285,7 @@ pub fn flow_layout(steps: usize) -> FlowLayout {
             from_step: k,
             from: step_id(k),
             to: check_id(k),
-            points: vec![(COLUMN_X, bottom), (COLUMN_X, check.y)],
+            points: vec![(column_x, bottom), (column_x, check.y)],
             label: None,
         });
         y += CHECK_H + GAP;
@@ -236,22 +296,30 @@ pub fn flow_layout(steps: usize) -> FlowLayout {
             from_step: k,
             from: check_id(k),
             to: next_to,
-            points: vec![(COLUMN_X, check.y + CHECK_H), (COLUMN_X, y)],
-            label: Some(("no", COLUMN_X + 8.0, check.y + CHECK_H + 15.0)),
+            points: vec![(column_x, check.y + CHECK_H), (column_x, y)],
+            label: Some(("no", column_x + 8.0, check.y + CHECK_H + 15.0)),
         });
         nodes.push(check);
     }
-    let nofit = FlowNode { id: "nofit".into(), kind: NodeKind::NoFit, step: last, x: column(ACTION_W), y, w: ACTION_W, h: TERMINAL_H };
-    let last_check_cy = nodes.iter().find(|n| n.id == check_id(last)).map(FlowNode::cy).unwrap_or(y);
-    let launch = FlowNode { id: "launch".into(), kind: NodeKind::Launch, step: last, x: TERMINAL_X, y: last_check_cy - TERMINAL_H / 2.0, w: TERMINAL_W, h: TERMINAL_H };
-    let monitor = FlowNode { id: "monitor".into(), kind: NodeKind::Monitor, step: last, x: TERMINAL_X, y: launch.y + TERMINAL_H + GAP, w: TERMINAL_W, h: TERMINAL_H };
+    let nofit = FlowNode { id: "nofit".into(), kind: NodeKind::NoFit, step: last, x: column(action_w), y, w: action_w, h: TERMINAL_H };
+    let (launch_x, launch_y, terminal_w) = match shape {
+        Shape::Wide => {
+            let last_check_cy = nodes.iter().find(|n| n.id == check_id(last)).map(FlowNode::cy).unwrap_or(y);
+            (TERMINAL_X, last_check_cy - TERMINAL_H / 2.0, TERMINAL_W)
+        }
+        Shape::Narrow => (column(action_w), nofit.y + nofit.h + GAP, action_w),
+    };
+    let launch = FlowNode { id: "launch".into(), kind: NodeKind::Launch, step: last, x: launch_x, y: launch_y, w: terminal_w, h: TERMINAL_H };
+    let monitor = FlowNode { id: "monitor".into(), kind: NodeKind::Monitor, step: last, x: launch_x, y: launch.y + TERMINAL_H + GAP, w: terminal_w, h: TERMINAL_H };
+    // The "yes" branches enter the launch from the side that faces the bus.
+    let launch_entry = if shape == Shape::Wide { launch.x } else { launch.x + launch.w };
     for k in 0..steps {
         let cy = nodes.iter().find(|n| n.id == check_id(k)).map(FlowNode::cy).unwrap_or(0.0);
-        let right = COLUMN_X + CHECK_W / 2.0;
+        let right = column_x + CHECK_W / 2.0;
         let points = if (cy - launch.cy()).abs() < 0.5 {
-            vec![(right, cy), (launch.x, cy)]
+            vec![(right, cy), (launch_entry, cy)]
         } else {
-            vec![(right, cy), (BUS_X, cy), (BUS_X, launch.cy()), (launch.x, launch.cy())]
+            vec![(right, cy), (shape.bus_x(), cy), (shape.bus_x(), launch.cy()), (launch_entry, launch.cy())]
         };
         edges.push(FlowEdge {
             id: format!("edge-yes-{k}"),
@@ -276,7 +344,7 @@ pub fn flow_layout(steps: usize) -> FlowLayout {
     nodes.push(nofit);
     nodes.push(launch);
     nodes.push(monitor);
-    FlowLayout { width: WIDTH, height, nodes, edges }
+    FlowLayout { width: shape.width(), height, nodes, edges }
 }
 
 /// The words inside one start or action node.
@@ -325,17 +393,40 @@ pub fn delta(before: u64, after: u64, units: Units) -> String {
     }
 }
 
-/// One line of what a scenario costs: recomputation, communication (GB per step and
-/// exposed seconds), pipeline bubble; only the parts that are not zero.
+/// Communication per step, short: bytes, the time on the critical path and the time hidden
+/// behind the backward pass; `None` without communication.
+pub fn communication_text(step: &EscalationStep) -> Option<String> {
+    let c = &step.costs;
+    if c.communication_bytes <= 0.0 {
+        return None;
+    }
+    let bytes = format::bytes(c.communication_bytes as u64, Units::Gb);
+    let exposed = short_seconds(c.communication_seconds);
+    Some(match (c.communication_seconds > 0.0, c.overlapped_seconds > 0.0) {
+        (true, true) => format!("comm {bytes}, {exposed} + {} overlapped", short_seconds(c.overlapped_seconds)),
+        (false, true) => format!("comm {bytes}, {} overlapped", short_seconds(c.overlapped_seconds)),
+        _ => format!("comm {bytes}, {exposed}"),
+    })
+}
+
+/// [`format::seconds`], with "<1 ms" for a time that would round to "0 ms".
+fn short_seconds(s: f64) -> String {
+    if s > 0.0 && s < 0.0005 {
+        "<1 ms".into()
+    } else {
+        format::seconds(s)
+    }
+}
+
+/// One line of what a scenario costs: recomputation, communication (GB per step, exposed
+/// and overlapped seconds), pipeline bubble; only the parts that are not zero.
 pub fn cost_line(step: &EscalationStep) -> String {
     let c = &step.costs;
     let mut parts = Vec::new();
     if c.recompute_fraction > 0.0005 {
         parts.push(format!("recompute +{:.0}%", c.recompute_fraction * 100.0));
     }
-    if c.communication_bytes > 0.0 {
-        parts.push(format!("comm {}/step, {}", format::bytes(c.communication_bytes as u64, Units::Gb), format::seconds(c.communication_seconds)));
-    }
+    parts.extend(communication_text(step));
     if c.bubble_fraction > 0.0 {
         parts.push(format!("bubble {:.0}%", c.bubble_fraction * 100.0));
     }
@@ -347,11 +438,13 @@ pub fn cost_line(step: &EscalationStep) -> String {
 }
 
 /// The text of escalation step `step`, `previous` being the step before it (none for the
-/// start): per-GPU total and change, cost, and the note when the step did nothing.
-pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, units: Units) -> ActionText {
+/// start), for a box of `shape`: per-GPU total and change, cost, and the note (why, when
+/// the step did nothing).
+pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, units: Units, shape: Shape) -> ActionText {
     let total = format::bytes(step.breakdown.total, units);
     let capacity = format::bytes(step.breakdown.capacity, units);
     let costs = cost_line(step);
+    let (width, budget) = (shape.wrap(), MAX_LINES);
     let mut lines = Vec::new();
     let title = match previous {
         None => {
@@ -372,68 +465,207 @@ pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, uni
         }
     };
     if step.applied || previous.is_none() {
-        lines.push(costs.clone());
-        lines.extend(wrap(&step.note, 56, 1));
+        // The cost may take two lines; the note gets what is left.
+        lines.extend(wrap(&costs, width, budget - 2));
+        let room = budget - lines.len();
+        lines.extend(wrap(&step.note, width, room));
     } else {
-        lines.extend(wrap(&format!("skipped: {}", step.note), 56, 2));
+        lines.extend(wrap(&format!("skipped: {}", step.note), width, budget - 1));
     }
     let tooltip = format!("{title}\n{}\n{costs}\nstep time {}", step.note, format::seconds(step.costs.step_seconds));
     ActionText { title, lines, tooltip }
+}
+
+/// "1 GPU" / "8 GPUs".
+fn gpus_text(n: u64) -> String {
+    format!("{n} GPU{}", if n == 1 { "" } else { "s" })
+}
+
+/// "ZeRO-2", or "no ZeRO".
+fn zero_text(stage: u8) -> String {
+    if stage == 0 {
+        "no ZeRO".into()
+    } else {
+        format!("ZeRO-{stage}")
+    }
+}
+
+/// Title and lines of the launch node: the plan's GPUs, layout, step time and memory.
+pub fn launch_text(e: &Escalation, units: Units) -> (String, Vec<String>) {
+    match &e.plan {
+        Some(plan) => {
+            let r = &plan.result;
+            let p = &r.scenario.parallel;
+            let lines = vec![
+                format!("dp {} · tp {} · pp {} · cp {} · {}", p.dp, p.tp, p.pp, p.cp, zero_text(p.zero.stage())),
+                format!("{}/step · {} of {}", format::seconds(r.costs.step_seconds), format::bytes(r.breakdown.total, units), format::bytes(r.breakdown.capacity, units)),
+            ];
+            (format!("Launch on {}", gpus_text(p.world_size())), lines)
+        }
+        None => ("Launch".into(), vec!["not reached: nothing fits".into()]),
+    }
+}
+
+/// Title and lines of the no-fit end, naming the GPU budget.
+pub fn nofit_text(e: &Escalation) -> (String, Vec<String>) {
+    ("Still does not fit".into(), vec![format!("raise the GPU budget ({}), pick a bigger", gpus_text(e.gpus)), "device, or add steps to the ladder".into()])
+}
+
+/// The plan in sentences, for the summary beside the flowchart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanSummary {
+    /// What to launch, in one line.
+    pub headline: String,
+    /// Step time and memory, what was dropped, communication, batch.
+    pub lines: Vec<String>,
+    /// Whether there is a plan to apply.
+    pub fits: bool,
+}
+
+/// What to launch and why: the plan's steps, GPUs, step time and memory; each dropped step
+/// with the time it saves; the communication and what of it overlaps compute; the global
+/// batch. Without a plan, what to change.
+pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
+    let Some(plan) = &e.plan else {
+        return PlanSummary {
+            headline: format!("Nothing in this ladder fits on {}", gpus_text(e.gpus)),
+            lines: vec!["Raise the GPU budget, pick a bigger device, or add steps (8-bit optimizer, CPU offload, LoRA).".into()],
+            fits: false,
+        };
+    };
+    let r = &plan.result;
+    let p = &r.scenario.parallel;
+    let t = &r.scenario.training;
+    let steps = if plan.kept.is_empty() { "your scenario as entered".to_string() } else { plan.kept.iter().map(|s| s.label()).collect::<Vec<_>>().join(" + ") };
+    let headline = format!("Plan: {steps} on {}", gpus_text(p.world_size()));
+    let mut lines = vec![format!(
+        "{} per step · {} of {} per GPU ({} free)",
+        format::seconds(r.costs.step_seconds),
+        format::bytes(r.breakdown.total, units),
+        format::bytes(r.breakdown.capacity, units),
+        format::bytes(headroom(&r.breakdown), units)
+    )];
+    if !plan.dropped.is_empty() {
+        let at_fit = e.first_fit.and_then(|f| e.steps.get(f));
+        let names = plan.dropped.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ");
+        let after = plan.kept.last().map_or("the plan", |s| s.label());
+        let time = at_fit.map(|f| format!(" ({} → {} per step)", format::seconds(f.costs.step_seconds), format::seconds(r.costs.step_seconds))).unwrap_or_default();
+        lines.push(format!("Dropped: {names}, not needed once {after} is on{time}."));
+    }
+    lines.push(match communication_text(r) {
+        None => "No communication between GPUs.".into(),
+        Some(_) if r.costs.communication_seconds <= 0.0 => format!(
+            "Communication {}/step: {}, all overlapped with the backward pass.",
+            format::bytes(r.costs.communication_bytes as u64, Units::Gb),
+            short_seconds(r.costs.overlapped_seconds)
+        ),
+        Some(_) => format!(
+            "Communication {}/step: {} on the critical path, {} overlapped with the backward pass.",
+            format::bytes(r.costs.communication_bytes as u64, Units::Gb),
+            short_seconds(r.costs.communication_seconds),
+            short_seconds(r.costs.overlapped_seconds)
+        ),
+    });
+    let mut batch = format!("Global batch {} sequences: micro-batch {} × accumulation {} × dp {}", global_batch(&r.scenario), t.micro_batch, t.grad_accum, p.dp);
+    if let Some(at_fit) = e.first_fit.and_then(|f| e.steps.get(f)).filter(|f| f.scenario.training.micro_batch != t.micro_batch) {
+        batch.push_str(&format!(" (micro-batch {} → {} to fit without the dropped steps)", at_fit.scenario.training.micro_batch, t.micro_batch));
+    }
+    batch.push('.');
+    lines.push(batch);
+    PlanSummary { headline, lines, fits: true }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::escalation::{escalate, Step};
-    use crate::scenario::Scenario;
+    use crate::scenario::{DeviceSpec, Scenario};
+
+    const SHAPES: [Shape; 2] = [Shape::Wide, Shape::Narrow];
 
     fn overlaps(a: &FlowNode, b: &FlowNode) -> bool {
         a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
     }
 
-    #[test]
-    fn one_action_and_one_check_per_step_plus_three_ends() {
-        for steps in 1..8 {
-            let l = flow_layout(steps);
-            assert_eq!(l.nodes.len(), 2 * steps + 3);
-            assert_eq!(l.nodes.iter().filter(|n| n.kind == NodeKind::Check).count(), steps);
-            assert_eq!(l.nodes.iter().filter(|n| n.kind == NodeKind::Action).count(), steps - 1);
-            // next + no + yes per step, and launch → monitor.
-            assert_eq!(l.edges.len(), 3 * steps + 1);
-            assert!(l.node("launch").is_some() && l.node("monitor").is_some() && l.node("nofit").is_some());
-        }
+    /// The user study's case: Llama-3-8B, sequence 2048, 8 × A100 80GB (dp 8).
+    fn llama3_8b_on_8_a100() -> Scenario {
+        let mut s = Scenario::default();
+        s.training.seq_len = 2048;
+        s.parallel.dp = 8;
+        s.device = DeviceSpec::preset("a100-80gb");
+        s
     }
 
     #[test]
-    fn nodes_do_not_overlap_and_stay_inside_the_drawing() {
-        let l = flow_layout(7);
-        for (i, a) in l.nodes.iter().enumerate() {
-            assert!(a.x >= 0.0 && a.y >= 0.0 && a.x + a.w <= l.width && a.y + a.h <= l.height, "{} outside", a.id);
-            for b in &l.nodes[i + 1..] {
-                assert!(!overlaps(a, b), "{} overlaps {}", a.id, b.id);
+    fn one_action_and_one_check_per_step_plus_three_ends() {
+        for shape in SHAPES {
+            for steps in 1..8 {
+                let l = flow_layout(steps, shape);
+                assert_eq!(l.nodes.len(), 2 * steps + 3);
+                assert_eq!(l.nodes.iter().filter(|n| n.kind == NodeKind::Check).count(), steps);
+                assert_eq!(l.nodes.iter().filter(|n| n.kind == NodeKind::Action).count(), steps - 1);
+                // next + no + yes per step, and launch → monitor.
+                assert_eq!(l.edges.len(), 3 * steps + 1);
+                assert!(l.node("launch").is_some() && l.node("monitor").is_some() && l.node("nofit").is_some());
             }
         }
     }
 
     #[test]
+    fn nodes_do_not_overlap_and_stay_inside_the_drawing() {
+        for shape in SHAPES {
+            let l = flow_layout(7, shape);
+            assert_eq!(l.width, shape.width());
+            for (i, a) in l.nodes.iter().enumerate() {
+                assert!(a.x >= 0.0 && a.y >= 0.0 && a.x + a.w <= l.width && a.y + a.h <= l.height, "{shape:?}: {} outside", a.id);
+                for b in &l.nodes[i + 1..] {
+                    assert!(!overlaps(a, b), "{shape:?}: {} overlaps {}", a.id, b.id);
+                }
+            }
+        }
+    }
+
+    /// On a phone the answer comes last, in the one column, and the "yes" bus runs to the
+    /// right of every box; the drawing is 360 units wide, so a 390 px screen shows it whole.
+    #[test]
+    fn the_narrow_shape_is_one_column_with_the_answer_at_the_bottom() {
+        let l = flow_layout(6, Shape::Narrow);
+        assert!(l.width <= 360.0);
+        let nofit = l.node("nofit").unwrap();
+        let launch = l.node("launch").unwrap();
+        let monitor = l.node("monitor").unwrap();
+        assert!(launch.y > nofit.y + nofit.h && monitor.y > launch.y + launch.h);
+        assert_eq!(launch.cx(), l.node("step-0").unwrap().cx());
+        let right = l.nodes.iter().map(|n| n.x + n.w).fold(0.0, f64::max);
+        for e in l.edges.iter().filter(|e| e.kind == EdgeKind::Yes && e.points.len() > 2) {
+            assert!(e.points[1].0 > right, "{} runs through a box", e.id);
+        }
+        // The wide shape puts the answer beside the ladder instead.
+        let wide = flow_layout(6, Shape::Wide);
+        assert!(wide.node("launch").unwrap().x > wide.node("step-0").unwrap().x + wide.node("step-0").unwrap().w);
+    }
+
+    #[test]
     fn edges_join_the_nodes_they_name() {
-        let l = flow_layout(4);
-        for e in &l.edges {
-            let from = l.node(&e.from).expect("from exists");
-            let to = l.node(&e.to).expect("to exists");
-            let (sx, sy) = e.points[0];
-            let (ex, ey) = *e.points.last().expect("two points");
-            let on_border = |n: &FlowNode, x: f64, y: f64| x >= n.x - 0.5 && x <= n.x + n.w + 0.5 && y >= n.y - 0.5 && y <= n.y + n.h + 0.5;
-            assert!(on_border(from, sx, sy), "{} starts off {}", e.id, e.from);
-            assert!(on_border(to, ex, ey), "{} ends off {}", e.id, e.to);
-            // Orthogonal routing: every segment is horizontal or vertical.
-            assert!(e.points.windows(2).all(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1), "{} has a diagonal", e.id);
+        for shape in SHAPES {
+            let l = flow_layout(4, shape);
+            for e in &l.edges {
+                let from = l.node(&e.from).expect("from exists");
+                let to = l.node(&e.to).expect("to exists");
+                let (sx, sy) = e.points[0];
+                let (ex, ey) = *e.points.last().expect("two points");
+                let on_border = |n: &FlowNode, x: f64, y: f64| x >= n.x - 0.5 && x <= n.x + n.w + 0.5 && y >= n.y - 0.5 && y <= n.y + n.h + 0.5;
+                assert!(on_border(from, sx, sy), "{shape:?}: {} starts off {}", e.id, e.from);
+                assert!(on_border(to, ex, ey), "{shape:?}: {} ends off {}", e.id, e.to);
+                // Orthogonal routing: every segment is horizontal or vertical.
+                assert!(e.points.windows(2).all(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1), "{} has a diagonal", e.id);
+            }
         }
     }
 
     #[test]
     fn path_states_follow_the_animation_and_stop_at_the_first_fit() {
-        let l = flow_layout(6);
+        let l = flow_layout(6, Shape::Wide);
         let state = |id: &str, current, first_fit| l.node(id).unwrap().state(current, first_fit, 5);
         let edge = |id: &str, current, first_fit| l.edges.iter().find(|e| e.id == id).unwrap().state(current, first_fit, 5);
         // First fit at step 3, animation at step 2.
@@ -461,22 +693,75 @@ mod tests {
     #[test]
     fn action_text_shows_total_delta_costs_and_notes() {
         let e = escalate(&Scenario::default(), &Step::DEFAULT_LADDER, 8);
-        let start = action_text(&e.steps[0], None, Units::Gib);
-        assert!(start.title.starts_with("Start: "), "{}", start.title);
-        assert!(start.lines[0].contains(" per GPU of "), "{:?}", start.lines);
-        // Mixed precision is already on in the default scenario: the note says so.
-        let mixed = action_text(&e.steps[1], Some(&e.steps[0]), Units::Gib);
-        assert!(mixed.lines.iter().any(|l| l.contains("already bf16-mixed")), "{:?}", mixed.lines);
-        assert!(mixed.lines[0].contains("unchanged"));
-        // Checkpointing shrinks the total and recomputes the blocks' forward: 31% of Llama-3-8B's
-        // step at 4096 tokens (its embedding and head run once; escalation.rs derives it).
-        let ckpt = action_text(&e.steps[2], Some(&e.steps[1]), Units::Gib);
-        assert!(ckpt.lines[0].contains("(−"), "{:?}", ckpt.lines);
-        assert!(ckpt.lines[1].contains("recompute +31%"), "{:?}", ckpt.lines);
-        for t in [start, mixed, ckpt] {
-            assert!(t.lines.len() <= 3);
-            assert!(t.lines.iter().all(|l| l.chars().count() <= 60), "{:?}", t.lines);
+        for shape in SHAPES {
+            let start = action_text(&e.steps[0], None, Units::Gib, shape);
+            assert!(start.title.starts_with("Start: "), "{}", start.title);
+            assert!(start.lines[0].contains(" per GPU of "), "{:?}", start.lines);
+            // Mixed precision is already on in the default scenario: the note says so.
+            let mixed = action_text(&e.steps[1], Some(&e.steps[0]), Units::Gib, shape);
+            assert!(mixed.lines.iter().any(|l| l.contains("already bf16-mixed")), "{:?}", mixed.lines);
+            assert!(mixed.lines[0].contains("unchanged"));
+            // Checkpointing shrinks the total and recomputes the blocks' forward: 31% of Llama-3-8B's
+            // step at 4096 tokens (its embedding and head run once; escalation.rs derives it).
+            let ckpt = action_text(&e.steps[2], Some(&e.steps[1]), Units::Gib, shape);
+            assert!(ckpt.lines[0].contains("(−"), "{:?}", ckpt.lines);
+            assert!(ckpt.lines[1].contains("recompute +31%"), "{:?}", ckpt.lines);
+            // ZeRO-2 on 8 GPUs: its gradient traffic hides behind backward.
+            let zero = action_text(&e.steps[3], Some(&e.steps[2]), Units::Gib, shape);
+            assert!(zero.lines.iter().any(|l| l.contains("overlapped")), "{:?}", zero.lines);
+            // The pipeline's few stage-boundary bytes take less than a millisecond.
+            let pp = action_text(&e.steps[5], Some(&e.steps[4]), Units::Gib, shape);
+            assert!(pp.lines.iter().any(|l| l.contains("<1 ms + ")), "{:?}", pp.lines);
+            for t in [start, mixed, ckpt, zero, pp] {
+                assert!(t.lines.len() <= MAX_LINES, "{shape:?}: {:?}", t.lines);
+                assert!(t.lines.iter().all(|l| l.chars().count() <= shape.wrap() + 4), "{shape:?}: {:?}", t.lines);
+            }
         }
+    }
+
+    /// The study's case on the page: the plan is ZeRO-2 on the 8 GPUs without
+    /// checkpointing, 765 ms per step instead of 1.02 s, its gradient traffic overlapped.
+    #[test]
+    fn the_plan_summary_says_what_to_launch_and_what_was_dropped() {
+        let e = escalate(&llama3_8b_on_8_a100(), &Step::DEFAULT_LADDER, 8);
+        let p = plan_summary(&e, Units::Gib);
+        assert!(p.fits);
+        assert_eq!(p.headline, "Plan: ZeRO-2 on 8 GPUs");
+        assert!(p.lines[0].starts_with("765 ms per step · 65.2 GiB of 80.0 GiB per GPU"), "{:?}", p.lines);
+        assert_eq!(p.lines[1], "Dropped: Activation checkpointing, not needed once ZeRO-2 is on (1.00 s → 765 ms per step).");
+        assert!(p.lines[2].starts_with("Communication 28.1 GB/step: 94 ms, all overlapped"), "{:?}", p.lines);
+        assert_eq!(p.lines[3], "Global batch 8 sequences: micro-batch 1 × accumulation 1 × dp 8.");
+        let (title, lines) = launch_text(&e, Units::Gib);
+        assert_eq!(title, "Launch on 8 GPUs");
+        assert_eq!(lines[0], "dp 8 · tp 1 · pp 1 · cp 1 · ZeRO-2");
+        assert!(lines[1].starts_with("765 ms/step"), "{lines:?}");
+    }
+
+    #[test]
+    fn the_plan_summary_names_a_smaller_micro_batch() {
+        let mut s = llama3_8b_on_8_a100();
+        s.training.micro_batch = 4;
+        let p = plan_summary(&escalate(&s, &Step::DEFAULT_LADDER, 8), Units::Gib);
+        assert_eq!(p.lines.last().unwrap(), "Global batch 32 sequences: micro-batch 1 × accumulation 4 × dp 8 (micro-batch 4 → 1 to fit without the dropped steps).");
+    }
+
+    /// One GPU: nothing distributed fits, and the ends name the budget instead of 8 GPUs.
+    #[test]
+    fn without_a_plan_the_ends_name_the_budget() {
+        let e = escalate(&Scenario::default(), &Step::DEFAULT_LADDER, 1);
+        assert!(e.plan.is_none());
+        let p = plan_summary(&e, Units::Gib);
+        assert!(!p.fits);
+        assert_eq!(p.headline, "Nothing in this ladder fits on 1 GPU");
+        assert_eq!(launch_text(&e, Units::Gib).1, vec!["not reached: nothing fits".to_string()]);
+        assert!(nofit_text(&e).1[0].contains("GPU budget (1 GPU)"));
+        // A scenario that fits as entered launches as entered, on its one GPU.
+        let mut gpt2 = Scenario::default();
+        gpt2.model = crate::scenario::ModelSpec::Preset("gpt2".into());
+        let e = escalate(&gpt2, &Step::DEFAULT_LADDER, 1);
+        assert_eq!(plan_summary(&e, Units::Gib).headline, "Plan: your scenario as entered on 1 GPU");
+        assert_eq!(launch_text(&e, Units::Gib).0, "Launch on 1 GPU");
+        assert_eq!(plan_summary(&e, Units::Gib).lines[1], "No communication between GPUs.");
     }
 
     #[test]
@@ -484,6 +769,7 @@ mod tests {
         assert_eq!(wrap("a bb ccc", 4, 3), vec!["a bb", "ccc"]);
         assert_eq!(wrap("one two three four", 7, 2), vec!["one two", "three…"]);
         assert!(wrap("", 10, 2).is_empty());
+        assert!(wrap("anything", 10, 0).is_empty());
         assert_eq!(delta(10, 10, Units::Gib), "±0");
     }
 }

@@ -1,11 +1,24 @@
 //! The escalation ladder: apply memory-saving steps to a scenario in order and report, after
 //! each, the Breakdown, whether the run fits, and what the step costs (recomputation,
-//! communication, pipeline bubble, step time).
+//! communication and the part of it that overlaps compute, pipeline bubble, step time).
 //!
 //! The default ladder follows the usual playbook (HF "Efficient training on a single GPU",
 //! the ZeRO and Megatron papers): mixed precision → activation checkpointing → ZeRO-2 →
 //! ZeRO-3 → pipeline parallelism. Every step is evaluated, so a view can show the path past
 //! the first fit greyed out; `first_fit` marks where the run first fits.
+//!
+//! The ladder only ever adds steps, so by the first fit some earlier ones may no longer be
+//! needed: ZeRO-2 alone can fit where checkpointing alone did not, and checkpointing costs
+//! a third more compute. [`Escalation::plan`] is the fewest steps that still fit: the
+//! applied steps before the first fit are dropped one at a time, costliest in step time
+//! first, as long as the run still fits with the safety margin and gets faster (a step
+//! whose removal changes nothing is dropped too). Like the search, a run without a step
+//! may take a smaller micro-batch and more accumulation to fit, the global batch kept, so
+//! the plan and the search's best agree where both apply.
+//!
+//! The distributed steps lay the job out on the GPU budget they are given, never more; the
+//! global batch (micro-batch × accumulation × dp) is kept whenever the new data-parallel
+//! degree divides it, and the step's note says when it cannot be.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +31,8 @@ use crate::model::precision::Precision;
 use crate::model::step_time::step_time;
 use crate::model::Inputs;
 use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, PpSchedule, Zero};
+use super::search::evaluate_layout;
+use super::{context_parallel_pays, faster, fits_with_margin, global_batch, split_global_batch, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::scenario::Scenario;
 
 /// One memory-saving move.
@@ -102,6 +117,8 @@ pub struct StepCosts {
     pub communication_bytes: f64,
     /// Communication time on the critical path per step, seconds.
     pub communication_seconds: f64,
+    /// Data-parallel communication hidden behind the backward pass, seconds.
+    pub overlapped_seconds: f64,
     /// Pipeline bubble as a fraction of the ideal step: (p − 1)/(m·v).
     pub bubble_fraction: f64,
     /// Estimated step time including exposed communication, seconds.
@@ -113,7 +130,7 @@ pub struct StepCosts {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EscalationStep {
     pub name: String,
-    /// `None` for the starting point.
+    /// `None` for the starting point and for the plan.
     pub step: Option<Step>,
     /// Whether the step changed the scenario.
     pub applied: bool,
@@ -132,18 +149,42 @@ impl EscalationStep {
     }
 }
 
+/// The fewest ladder steps that still fit, found from the first fit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Steps the plan applies, in ladder order (the first fit's step last).
+    pub kept: Vec<Step>,
+    /// Steps applied before the first fit that the plan leaves out, in the order dropped.
+    pub dropped: Vec<Step>,
+    /// The plan evaluated.
+    pub result: EscalationStep,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Escalation {
     pub steps: Vec<EscalationStep>,
     /// Index in `steps` of the first one that fits.
     pub first_fit: Option<usize>,
+    /// GPUs the distributed steps could use.
+    pub gpus: u64,
+    /// What to launch: the first fit without the earlier steps it does not need; `None`
+    /// when nothing fits.
+    pub plan: Option<Plan>,
 }
 
-/// Run `ladder` on `start` with up to `gpus` GPUs available to the distributed steps.
+/// Run `ladder` on `start` with a budget of `gpus` GPUs for the distributed steps, the plan
+/// keeping the default safety margin.
 pub fn escalate(start: &Scenario, ladder: &[Step], gpus: u64) -> Escalation {
-    let gpus = gpus.max(start.parallel.world_size()).max(1);
+    escalate_with_margin(start, ladder, gpus, DEFAULT_MARGIN)
+}
+
+/// [`escalate`] with the share of capacity the plan must leave free when it drops a step.
+pub fn escalate_with_margin(start: &Scenario, ladder: &[Step], gpus: u64, margin: f64) -> Escalation {
+    let gpus = gpus.max(1);
+    let world = start.parallel.world_size();
+    let note = if world > gpus { format!("your scenario as entered: it already uses {world} GPUs, over the budget of {gpus}") } else { "your scenario as entered".into() };
     let mut current = start.clone();
-    let mut steps = vec![evaluate("Start", None, true, "your scenario as entered".into(), current.clone())];
+    let mut steps = vec![evaluate("Start", None, true, note, current.clone())];
     for &step in ladder {
         let (next, note) = apply(step, &current, gpus);
         let applied = next != current;
@@ -151,13 +192,77 @@ pub fn escalate(start: &Scenario, ladder: &[Step], gpus: u64) -> Escalation {
         steps.push(evaluate(step.label(), Some(step), applied, note, current.clone()));
     }
     let first_fit = steps.iter().position(|s| s.fits());
-    Escalation { steps, first_fit }
+    let plan = first_fit.map(|f| minimal_plan(start, &steps, f, gpus, margin));
+    Escalation { steps, first_fit, gpus, plan }
 }
 
 fn evaluate(name: &str, step: Option<Step>, applied: bool, note: String, scenario: Scenario) -> EscalationStep {
     let breakdown = estimate(&scenario);
     let costs = costs(&scenario, &breakdown);
     EscalationStep { name: name.into(), step, applied, note, scenario, breakdown, costs }
+}
+
+/// `start` with the ladder steps `steps` applied in order.
+fn replay(start: &Scenario, steps: &[Step], gpus: u64) -> Scenario {
+    steps.iter().fold(start.clone(), |s, &step| apply(step, &s, gpus).0)
+}
+
+/// The first fit's steps less those it does not need: each applied step before the first
+/// fit, costliest in step time first, is dropped when the run without it is the same run,
+/// or fits with `margin` and is faster (beyond [`super::SAME_TIME`]). A run without the
+/// step that does not fit at its micro-batch is tried, as the search would, at the largest
+/// micro-batch that fits with the global batch kept (more accumulation steps).
+fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gpus: u64, margin: f64) -> Plan {
+    // Indices into `steps` of the steps that changed something, up to the first fit.
+    let mut kept: Vec<usize> = (1..=first_fit).filter(|&k| steps[k].applied && steps[k].step.is_some()).collect();
+    let mut candidates: Vec<(usize, f64)> = kept.iter().filter(|&&k| k < first_fit).map(|&k| (k, steps[k].costs.step_seconds - steps[k - 1].costs.step_seconds)).collect();
+    candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let ladder = |kept: &[usize]| kept.iter().filter_map(|&k| steps[k].step).collect::<Vec<_>>();
+    let mut best = steps[first_fit].clone();
+    let mut dropped = Vec::new();
+    for (k, _) in candidates {
+        let trial: Vec<usize> = kept.iter().copied().filter(|&i| i != k).collect();
+        let scenario = replay(start, &ladder(&trial), gpus);
+        let drop = scenario == best.scenario
+            || match fitting(scenario, margin) {
+                Some(c) if c.scenario == best.scenario => true,
+                Some(c) if faster(c.costs.step_seconds, best.costs.step_seconds) => {
+                    best = c;
+                    true
+                }
+                _ => false,
+            };
+        if drop {
+            kept = trial;
+            dropped.extend(steps[k].step);
+        }
+    }
+    let kept = ladder(&kept);
+    let names = |s: &[Step]| s.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ");
+    best.name = "Plan".into();
+    best.step = None;
+    best.applied = true;
+    best.note = match (kept.is_empty(), dropped.is_empty()) {
+        (true, _) => "fits as entered".into(),
+        (false, true) => format!("{}: every step up to the first fit is needed", names(&kept)),
+        (false, false) => format!("{} without {}: fits and is faster", names(&kept), names(&dropped)),
+    };
+    let (was, now) = (&steps[first_fit].scenario.training, &best.scenario.training);
+    if was.micro_batch != now.micro_batch {
+        best.note.push_str(&format!("; micro-batch {} → {} with {} accumulation steps, the same global batch", was.micro_batch, now.micro_batch, now.grad_accum));
+    }
+    Plan { kept, dropped, result: best }
+}
+
+/// `s` evaluated if it fits with `margin`; otherwise at the largest micro-batch that does,
+/// keeping the global batch ([`evaluate_layout`]); `None` when nothing fits.
+fn fitting(s: Scenario, margin: f64) -> Option<EscalationStep> {
+    let step = evaluate("Plan", None, true, String::new(), s);
+    if fits_with_margin(&step.breakdown, margin) {
+        return Some(step);
+    }
+    let c = evaluate_layout(&step.scenario, global_batch(&step.scenario), margin, &mut 0)?;
+    Some(EscalationStep { scenario: c.scenario, breakdown: c.breakdown, costs: c.costs, ..step })
 }
 
 /// Costs of a scenario: recomputation from the step-time FLOPs, communication from
@@ -188,6 +293,7 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
         recompute_fraction: recompute_fraction.max(0.0),
         communication_bytes: comm.bytes_per_step,
         communication_seconds: comm.exposed_seconds + exposed_dp,
+        overlapped_seconds: comm.data_parallel_seconds - exposed_dp,
         bubble_fraction,
         step_seconds,
         tokens_per_second: if step_seconds > 0.0 { tokens / step_seconds } else { 0.0 },
@@ -211,24 +317,48 @@ fn power_of_two_at_most(n: u64) -> u64 {
     }
 }
 
-/// Re-spread the GPU budget over data parallelism after a model-parallel change.
-fn fill_data_parallel(s: &mut Scenario, gpus: u64) {
+/// "1 GPU" / "8 GPUs".
+fn gpus_text(n: u64) -> String {
+    format!("{n} GPU{}", if n == 1 { "" } else { "s" })
+}
+
+/// Lays the GPU budget out as data parallelism around the model-parallel degrees, keeping
+/// the global batch when the new data-parallel degree divides it (the micro-batch may
+/// shrink; accumulation makes up the rest). Returns a note when the global batch changed.
+fn fill_data_parallel(s: &mut Scenario, gpus: u64) -> Option<String> {
+    let global = global_batch(s);
     let model_parallel = s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1)).saturating_mul(s.parallel.cp.max(1));
     s.parallel.dp = (gpus / model_parallel).max(1);
+    let micro = s.training.micro_batch;
+    if split_global_batch(&mut s.training, global, s.parallel.dp, micro) {
+        None
+    } else {
+        Some(format!("global batch {global} → {}: {global} does not split over {} data-parallel GPUs", global_batch(s), s.parallel.dp))
+    }
+}
+
+/// `text`, followed by "; `extra`" when there is one.
+fn with_note(text: String, extra: Option<String>) -> String {
+    match extra {
+        Some(extra) => format!("{text}; {extra}"),
+        None => text,
+    }
 }
 
 /// Double a parallel degree (starting from `current`) while `allowed` says the next value is
-/// possible, stopping at the first value that fits; the data-parallel degree absorbs the
-/// rest of the GPU budget. Returns `s` unchanged when no doubling is allowed.
-fn double_until_fits(s: &Scenario, gpus: u64, current: u64, allowed: impl Fn(u64) -> bool, set: impl Fn(&mut Scenario, u64)) -> Scenario {
+/// possible, stopping at the first value that fits; `set` applies a degree and lays the
+/// budget out around it (its note is returned with the chosen scenario). Returns `s`
+/// unchanged when no doubling is allowed.
+fn double_until_fits(s: &Scenario, current: u64, allowed: impl Fn(u64) -> bool, set: impl Fn(&mut Scenario, u64) -> Option<String>) -> (Scenario, Option<String>) {
     let mut degree = current.max(1);
-    let mut chosen = s.clone();
+    let mut chosen = (s.clone(), None);
     while allowed(degree.saturating_mul(2)) {
         degree = degree.saturating_mul(2);
-        chosen = s.clone();
-        set(&mut chosen, degree);
-        fill_data_parallel(&mut chosen, gpus);
-        if estimate(&chosen).fits {
+        let mut next = s.clone();
+        let note = set(&mut next, degree);
+        let fits = estimate(&next).fits;
+        chosen = (next, note);
+        if fits {
             break;
         }
     }
@@ -269,53 +399,68 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         }
         Step::Zero2 | Step::Zero3 => {
             let stage = if step == Step::Zero2 { Zero::Gradients } else { Zero::Parameters };
-            fill_data_parallel(&mut n, gpus);
+            let batch = fill_data_parallel(&mut n, gpus);
             if n.parallel.dp * n.parallel.cp < 2 {
                 n = s.clone();
-                format!("needs more than one data-parallel GPU ({gpus} GPU(s) available)")
+                format!("needs more than one data-parallel GPU: the budget is {}; raise it to shard", gpus_text(gpus))
             } else if s.parallel.zero >= stage {
-                n.parallel.zero = s.parallel.zero;
+                n = s.clone();
                 format!("ZeRO-{} already on", s.parallel.zero)
             } else {
                 n.parallel.zero = stage;
-                format!("shard {} over {} data-parallel GPUs", if stage == Zero::Gradients { "optimizer states and gradients" } else { "optimizer states, gradients and weights" }, n.parallel.dp * n.parallel.cp)
+                let what = if stage == Zero::Gradients { "optimizer states and gradients" } else { "optimizer states, gradients and weights" };
+                with_note(format!("shard {what} over {} data-parallel GPUs", n.parallel.dp * n.parallel.cp), batch)
             }
         }
         Step::PipelineParallel => {
             let room = gpus / s.parallel.tp.max(1).saturating_mul(s.parallel.cp.max(1));
             let layers = heads.map(|h| h.2).unwrap_or(1);
-            n = double_until_fits(s, gpus, s.parallel.pp, |pp| pp <= room && pp <= layers, |t, pp| {
+            let (next, batch) = double_until_fits(s, s.parallel.pp, |pp| pp <= room && pp <= layers, |t, pp| {
                 t.parallel.pp = pp;
-                t.training.grad_accum = t.training.grad_accum.max(pp.saturating_mul(2));
+                let note = fill_data_parallel(t, gpus);
+                // 1F1B wants at least 2·pp micro-batches for a small bubble: take them from
+                // the micro-batch while the replica's share of the global batch allows.
+                let per_replica = t.training.micro_batch.saturating_mul(t.training.grad_accum);
+                if t.training.grad_accum < pp.saturating_mul(2) {
+                    split_global_batch(&mut t.training, per_replica, 1, (per_replica / pp.saturating_mul(2)).max(1));
+                }
+                note
             });
+            n = next;
             if n.parallel.pp == s.parallel.pp {
-                format!("no room: {gpus} GPU(s), {layers} layers")
+                format!("no room: the budget is {} for {layers} layers", gpus_text(gpus))
             } else {
-                format!("{} stages (1F1B), {} micro-batches per step to keep the bubble small", n.parallel.pp, n.training.grad_accum)
+                let bubble = (n.parallel.pp - 1) as f64 / n.training.grad_accum.max(1) as f64;
+                with_note(format!("{} stages (1F1B), {} micro-batches of {} per step: bubble {:.0}%", n.parallel.pp, n.training.grad_accum, n.training.micro_batch, bubble * 100.0), batch)
             }
         }
         Step::TensorParallel => {
             let (a, g, _) = heads.unwrap_or((1, 1, 1));
             let room = power_of_two_at_most(gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1))).min(super::search::MAX_TP);
             let divides_heads = |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp % g == 0);
-            n = double_until_fits(s, gpus, s.parallel.tp, divides_heads, |t, tp| {
+            let (next, batch) = double_until_fits(s, s.parallel.tp, divides_heads, |t, tp| {
                 t.parallel.tp = tp;
                 t.parallel.sp = true;
+                fill_data_parallel(t, gpus)
             });
+            n = next;
             if n.parallel.tp == s.parallel.tp {
                 "no room for a larger tensor-parallel group (heads, or GPUs)".into()
             } else {
-                format!("tensor parallel over {} GPUs with sequence parallelism", n.parallel.tp)
+                with_note(format!("tensor parallel over {} GPUs with sequence parallelism", n.parallel.tp), batch)
             }
         }
         Step::ContextParallel => {
             let room = gpus / s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1));
-            if room >= 2 && s.training.seq_len % s.parallel.cp.max(1).saturating_mul(4) == 0 {
-                n.parallel.cp = s.parallel.cp.max(1).saturating_mul(2);
-                fill_data_parallel(&mut n, gpus);
-                format!("split each sequence over {} GPUs (ring attention)", n.parallel.cp)
+            let cp = s.parallel.cp.max(1).saturating_mul(2);
+            if room < cp {
+                format!("no room for context parallelism: the budget is {}", gpus_text(gpus))
+            } else if !context_parallel_pays(s.training.seq_len, cp) {
+                format!("{}-token sequences are too short to split over {cp} GPUs: context parallelism pays from {MIN_CP_TOKENS} tokens per GPU", s.training.seq_len)
             } else {
-                "no room for context parallelism".into()
+                n.parallel.cp = cp;
+                let batch = fill_data_parallel(&mut n, gpus);
+                with_note(format!("split each sequence over {cp} GPUs (ring attention)"), batch)
             }
         }
         Step::OptimizerInBackward => {
@@ -447,7 +592,7 @@ mod tests {
     /// embedding or the untied head (Narayanan et al. 2021, Appendix eq. (3)): Llama-3-8B at
     /// 4096 tokens does 2(Ψ − Vh) + 2·L·s·h FLOPs per token forward, of which the blocks are
     /// 2(Ψ − 2Vh − h) + 2·L·s·h, so recomputation adds blocks / (3 × forward) ≈ 31.2%. ZeRO-2
-    /// on 8 GPUs moves 2·(8−1)/8 of the 16-bit gradients per step (ring all-reduce volume).
+    /// on 8 GPUs moves 2·(8−1)/8 of the 16-bit gradients per step (ring all-reduce volume), all of it behind the backward pass.
     #[test]
     fn step_costs_match_hand_computation() {
         let mut s = Scenario::default();
@@ -468,5 +613,159 @@ mod tests {
         let expected = 2.0 * 7.0 / 8.0 * 8_030_261_248.0 * 2.0;
         assert!((cz.communication_bytes - expected).abs() / expected < 1e-9, "{} vs {expected}", cz.communication_bytes);
         assert_eq!(cz.bubble_fraction, 0.0);
+        // NVLink, 450 GB/s each way (H100 SXM): 28.1 GB take 62 ms, hidden behind backward.
+        let (device, _) = z.device.resolve_or_default();
+        assert!((cz.overlapped_seconds - expected / device.interconnect_bandwidth).abs() < 1e-12, "{}", cz.overlapped_seconds);
+        assert_eq!(cz.communication_seconds, 0.0);
+        assert!((cz.step_seconds - bz.step_time.seconds).abs() < 1e-12);
+    }
+
+    /// The user study's case: Llama-3-8B, sequence 2048, 8 × A100 80GB (dp 8).
+    fn llama3_8b_on_8_a100() -> Scenario {
+        let mut s = Scenario::default();
+        s.training.seq_len = 2048;
+        s.parallel.dp = 8;
+        s.device = crate::scenario::DeviceSpec::preset("a100-80gb");
+        s
+    }
+
+    /// The ladder first fits at ZeRO-2 with full checkpointing still on (1.02 s per step);
+    /// ZeRO-2 alone fits and takes 765 ms, so the plan drops checkpointing.
+    #[test]
+    fn the_plan_drops_checkpointing_once_zero2_fits() {
+        let e = escalate(&llama3_8b_on_8_a100(), &Step::DEFAULT_LADDER, 8);
+        assert_eq!(e.first_fit, Some(3));
+        let at_fit = &e.steps[3];
+        assert_eq!(at_fit.scenario.training.checkpointing, Checkpointing::Full);
+        let plan = e.plan.expect("a plan where something fits");
+        assert_eq!(plan.kept, vec![Step::Zero2]);
+        assert_eq!(plan.dropped, vec![Step::ActivationCheckpointing]);
+        let r = &plan.result;
+        assert_eq!(r.scenario.training.checkpointing, Checkpointing::None);
+        assert_eq!((r.scenario.parallel.zero, r.scenario.parallel.dp), (Zero::Gradients, 8));
+        assert!(fits_with_margin(&r.breakdown, DEFAULT_MARGIN));
+        // Exactly the recomputation saved: one forward of the blocks (31% here, see
+        // `step_costs_match_hand_computation`).
+        let ratio = at_fit.costs.step_seconds / r.costs.step_seconds;
+        assert!((ratio - (1.0 + at_fit.costs.recompute_fraction)).abs() < 1e-6, "{ratio}");
+        assert!((r.costs.step_seconds - 0.765).abs() < 0.005, "{}", r.costs.step_seconds);
+        assert!(r.note.contains("without Activation checkpointing"), "{}", r.note);
+    }
+
+    /// Four sequences per micro-batch: without checkpointing ZeRO-2 fits only at micro-batch
+    /// 1, so the plan takes micro-batch 1 × 4 accumulation steps (global batch 32 kept) and
+    /// is still a quarter faster than checkpointing.
+    #[test]
+    fn the_plan_may_trade_micro_batch_for_accumulation() {
+        let mut s = llama3_8b_on_8_a100();
+        s.training.micro_batch = 4;
+        let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
+        assert_eq!(e.first_fit, Some(3));
+        let plan = e.plan.expect("plan");
+        assert_eq!(plan.dropped, vec![Step::ActivationCheckpointing]);
+        let t = &plan.result.scenario.training;
+        assert_eq!((t.micro_batch, t.grad_accum, plan.result.scenario.parallel.dp), (1, 4, 8));
+        assert_eq!(crate::plan::global_batch(&plan.result.scenario), 32);
+        assert!(fits_with_margin(&plan.result.breakdown, DEFAULT_MARGIN));
+        assert!(faster(plan.result.costs.step_seconds, e.steps[3].costs.step_seconds));
+        assert!(plan.result.note.ends_with("micro-batch 4 → 1 with 4 accumulation steps, the same global batch"), "{}", plan.result.note);
+    }
+
+    /// Where the first fit needs what came before it, the plan is the first fit: at 4096
+    /// tokens ZeRO-2 alone leaves less than the margin free.
+    #[test]
+    fn the_plan_keeps_the_steps_it_needs() {
+        let mut s = llama3_8b_on_8_a100();
+        s.training.seq_len = 4096;
+        let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
+        assert_eq!(e.first_fit, Some(3));
+        let plan = e.plan.expect("plan");
+        assert!(!fits_with_margin(&escalate(&s, &[Step::Zero2], 8).steps[1].breakdown, DEFAULT_MARGIN));
+        assert_eq!(plan.kept, vec![Step::ActivationCheckpointing, Step::Zero2]);
+        assert!(plan.dropped.is_empty(), "{:?}", plan.dropped);
+        assert_eq!(plan.result.scenario, e.steps[3].scenario);
+        assert!(plan.result.note.contains("every step up to the first fit is needed"), "{}", plan.result.note);
+    }
+
+    /// A step the first fit overrides (ZeRO-2 before ZeRO-3) is dropped: the run is the same.
+    /// At 16k tokens checkpointing stays: ZeRO-3 needs it.
+    #[test]
+    fn the_plan_drops_steps_that_change_nothing() {
+        let mut s = llama3_8b_on_8_a100();
+        s.training.seq_len = 16_384;
+        let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
+        assert_eq!(e.first_fit, Some(4), "{:?}", e.steps.iter().map(|s| (s.name.clone(), s.fits())).collect::<Vec<_>>());
+        let plan = e.plan.expect("plan");
+        assert_eq!(plan.kept, vec![Step::ActivationCheckpointing, Step::Zero3]);
+        assert_eq!(plan.dropped, vec![Step::Zero2]);
+        assert_eq!(plan.result.scenario, e.steps[4].scenario);
+        // Nothing to drop when the scenario fits as entered; no plan when nothing fits.
+        let none = escalate(&llama3_8b_on_8_a100(), &[], 8);
+        assert_eq!(none.first_fit, None);
+        assert!(none.plan.is_none());
+        let mut gpt2 = Scenario::default();
+        gpt2.model = crate::scenario::ModelSpec::Preset("gpt2".into());
+        let plan = escalate(&gpt2, &Step::DEFAULT_LADDER, 1).plan.expect("gpt2 fits");
+        assert!(plan.kept.is_empty() && plan.dropped.is_empty());
+        assert_eq!(plan.result.note, "fits as entered");
+    }
+
+    /// The budget is the most any step lays out (a single RTX 4090 user was told to launch on
+    /// 8 GPUs): on 1 GPU the distributed steps say they need more.
+    #[test]
+    fn no_step_uses_more_gpus_than_the_budget() {
+        for model in ["llama-3-8b", "llama-3-70b", "gpt2"] {
+            let mut s = Scenario::default();
+            s.model = crate::scenario::ModelSpec::Preset(model.into());
+            s.training.seq_len = 32_768;
+            for gpus in [1, 2, 3, 6, 8, 16] {
+                let e = escalate(&s, &Step::ALL, gpus);
+                for step in &e.steps {
+                    assert!(step.scenario.parallel.world_size() <= gpus, "{model} on {gpus}: {} uses {}", step.name, step.scenario.parallel.world_size());
+                }
+                if let Some(plan) = &e.plan {
+                    assert!(plan.result.scenario.parallel.world_size() <= gpus);
+                }
+            }
+        }
+        let mut one = Scenario::default();
+        one.device = crate::scenario::DeviceSpec::preset("rtx-4090-24gb");
+        let e = escalate(&one, &Step::DEFAULT_LADDER, 1);
+        for k in [3, 4] {
+            assert!(!e.steps[k].applied);
+            assert!(e.steps[k].note.starts_with("needs more than one data-parallel GPU: the budget is 1 GPU"), "{}", e.steps[k].note);
+        }
+        assert!(e.steps[5].note.starts_with("no room"), "{}", e.steps[5].note);
+    }
+
+    /// The distributed steps keep micro-batch × accumulation × dp, or say why not.
+    #[test]
+    fn the_ladder_keeps_the_global_batch() {
+        let mut s = llama3_8b_on_8_a100();
+        s.parallel.dp = 1;
+        s.training.micro_batch = 4;
+        s.training.grad_accum = 8;
+        s.training.seq_len = 8192;
+        let e = escalate(&s, &[Step::ActivationCheckpointing, Step::Zero2, Step::TensorParallel, Step::PipelineParallel], 8);
+        for step in &e.steps {
+            assert_eq!(crate::plan::global_batch(&step.scenario), 32, "{}: {}", step.name, step.note);
+        }
+        assert_eq!(e.steps[2].scenario.parallel.dp, 8);
+        // One sequence cannot be shared by 8 data-parallel GPUs: the note says so.
+        let e = escalate(&Scenario::default(), &[Step::Zero2], 8);
+        assert!(e.steps[1].note.contains("global batch 1 → 8"), "{}", e.steps[1].note);
+    }
+
+    #[test]
+    fn context_parallel_waits_for_long_sequences() {
+        let mut s = llama3_8b_on_8_a100();
+        s.parallel.dp = 1;
+        let (same, note) = apply(Step::ContextParallel, &s, 8);
+        assert_eq!(same, s);
+        assert!(note.contains("too short"), "{note}");
+        s.training.seq_len = 65_536;
+        let (split, _) = apply(Step::ContextParallel, &s, 8);
+        assert_eq!(split.parallel.cp, 2);
+        assert!(split.parallel.world_size() <= 8);
     }
 }

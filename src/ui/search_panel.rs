@@ -1,8 +1,10 @@
-//! `SearchPanel`: the automatic planner. A GPU count and "Find layouts" run the layout search
-//! on the planner's scenario, [`CHUNK`] layouts at a time with a zero-delay timer between
-//! chunks so the page stays responsive; a progress bar appears when the search has taken
-//! longer than [`PROGRESS_AFTER_MS`]. The ten fastest fitting layouts are listed, each with
-//! an "Apply" button that writes its scenario into the planner and shows the Planner tab.
+//! `SearchPanel`: the automatic planner. A GPU count (the planner's dp × tp × pp × cp until
+//! edited), a safety margin and "Find layouts" run the layout search on the planner's
+//! scenario, [`CHUNK`] layouts at a time with a zero-delay timer between chunks so the page
+//! stays responsive; a progress bar appears when the search has taken longer than
+//! [`PROGRESS_AFTER_MS`]. The summary says how many layouts were tried and how many fit; the
+//! ten best are listed (fastest first, equal times by memory left), each with an "Apply"
+//! button that writes its scenario into the planner and shows the Planner tab at its top.
 //!
 //! The search itself is [`crate::plan::search::SearchRun`] (same results as
 //! `plan::search::search`).
@@ -14,10 +16,10 @@ use gloo::timers::callback::Timeout;
 use leptos::prelude::*;
 
 use super::state::{enum_id, Planner};
-use super::tabs::{SearchOutcome, Tab, Workspace};
-use crate::plan::search::SearchRun;
+use super::tabs::{show_planner_at_top, SearchOutcome, Workspace, MAX_GPUS};
 use crate::format;
-use crate::plan::search::Candidate;
+use crate::plan::search::{Candidate, SearchRun};
+use crate::plan::{headroom, MAX_MARGIN};
 use crate::scenario::Offload;
 
 /// Layouts evaluated between two yields to the browser.
@@ -63,7 +65,7 @@ fn result_row(rank: usize, c: Candidate, planner: Planner, ws: Workspace) -> imp
     let scenario = c.scenario.clone();
     let apply = move |_| {
         planner.scenario.set(scenario.clone());
-        ws.tab.set(Tab::Planner);
+        show_planner_at_top(ws);
     };
     view! {
         <tr class="search-result" data-rank=rank.to_string()>
@@ -72,9 +74,10 @@ fn result_row(rank: usize, c: Candidate, planner: Planner, ws: Workspace) -> imp
             <td class="num">{p.zero.stage()}</td>
             <td>{enum_id(&t.checkpointing)}</td>
             <td>{offload_label(p.offload)}</td>
-            <td class="num">{format!("{} × {}", t.micro_batch, t.grad_accum)}</td>
+            <td class="num">{format!("{} × {} × {}", t.micro_batch, t.grad_accum, p.dp)}</td>
             <td class="num">{c.max_micro_batch}</td>
-            <td class="num">{format::bytes(c.breakdown.total, units)}</td>
+            <td class="num">{format!("{} of {}", format::bytes(c.breakdown.total, units), format::bytes(c.breakdown.capacity, units))}</td>
+            <td class="num">{format::bytes(headroom(&c.breakdown), units)}</td>
             <td class="num">{format!("{:.0}", c.tokens_per_second)}</td>
             <td class="num">{format::seconds(c.step_seconds)}</td>
             <td><button type="button" class="apply" on:click=apply aria-label=format!("Apply layout {}", rank + 1)>"Apply"</button></td>
@@ -95,7 +98,8 @@ pub fn SearchPanel() -> impl IntoView {
         let generation = ws.search_generation.get_value().wrapping_add(1);
         ws.search_generation.set_value(generation);
         let gpus = ws.search_gpus.get_untracked();
-        let run = Rc::new(RefCell::new(planner.scenario.with_untracked(|s| SearchRun::new(s, gpus, TOP))));
+        let margin = ws.margin.get_untracked();
+        let run = Rc::new(RefCell::new(planner.scenario.with_untracked(|s| SearchRun::new(s, gpus, margin, TOP))));
         ws.searching.set(true);
         ws.search_progress.set(None);
         let started = js_sys::Date::now();
@@ -112,15 +116,11 @@ pub fn SearchPanel() -> impl IntoView {
         ws.search.with(|s| {
             s.as_ref().map(|o| {
                 let rate = if o.millis > 0.0 { o.result.evaluations as f64 / (o.millis / 1000.0) } else { 0.0 };
-                let found = if o.result.results.is_empty() { "no layout fits".to_string() } else { format!("the {} fastest that fit", o.result.results.len()) };
-                format!(
-                    "{} layouts on {} GPUs, {} estimates in {:.0} ms ({}/s): {found}.",
-                    o.result.layouts,
-                    o.gpus,
-                    o.result.evaluations,
-                    o.millis,
-                    format::count(rate as u64)
-                )
+                let listed = match o.result.results.len() {
+                    0 => "Nothing to list: raise the GPU count, lower the margin, or change the planner's batch.".to_string(),
+                    n => format!("Listed: the {n} fastest (equal times: most memory left first)."),
+                };
+                format!("{} {listed} {} estimates in {:.0} ms ({}/s).", o.result.summary(o.gpus), o.result.evaluations, o.millis, format::count(rate as u64))
             })
         })
     };
@@ -131,7 +131,7 @@ pub fn SearchPanel() -> impl IntoView {
     view! {
         <section class="card search" aria-labelledby="search-heading">
             <h2 id="search-heading">"Automatic planner"</h2>
-            <p class="hint">"Every dp × tp × pp × cp layout with each ZeRO stage, checkpointing and offload, for the planner's model, batch and device; the global batch is kept. Ranked by estimated tokens per second."</p>
+            <p class="hint">"Every dp × tp × pp × cp layout with each ZeRO stage, checkpointing and offload, for the planner's model, batch and device. The global batch (micro-batch × accumulation × dp) stays exactly the planner's; every layout leaves the safety margin free (the flowchart's plan too). Fastest first; equal times, most memory left first."</p>
             <div class="search-controls">
                 <label class="inline-number" for="search-gpus">
                     "GPUs"
@@ -139,12 +139,30 @@ pub fn SearchPanel() -> impl IntoView {
                         type="number"
                         id="search-gpus"
                         min="1"
-                        max="4096"
+                        max=MAX_GPUS.to_string()
                         prop:value=move || ws.search_gpus.get().to_string()
                         on:change=move |ev| {
                             if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
                                 if n.is_finite() {
-                                    ws.search_gpus.set((n.round().max(1.0) as u64).min(4096));
+                                    ws.search_gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
+                                }
+                            }
+                        }
+                    />
+                </label>
+                <label class="inline-number" for="search-margin">
+                    "Safety margin %"
+                    <input
+                        type="number"
+                        id="search-margin"
+                        min="0"
+                        max=(MAX_MARGIN * 100.0).to_string()
+                        step="1"
+                        prop:value=move || format!("{:.0}", ws.margin.get() * 100.0)
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                                if n.is_finite() {
+                                    ws.margin.set((n / 100.0).clamp(0.0, MAX_MARGIN));
                                 }
                             }
                         }
@@ -176,9 +194,10 @@ pub fn SearchPanel() -> impl IntoView {
                                 <th class="num">"ZeRO"</th>
                                 <th>"Checkpointing"</th>
                                 <th>"Offload"</th>
-                                <th class="num">"Micro-batch × accum."</th>
+                                <th class="num">"Micro-batch × accum. × dp"</th>
                                 <th class="num">"Largest micro-batch"</th>
                                 <th class="num">"Per GPU"</th>
+                                <th class="num">"Free"</th>
                                 <th class="num">"Tokens/s"</th>
                                 <th class="num">"Step time"</th>
                                 <th><span class="visually-hidden">"Apply"</span></th>

@@ -1,5 +1,7 @@
 //! The tab bar (Planner / Strategy / Compare), the state the Strategy and Compare views keep
-//! while hidden ([`Workspace`]), and the lazily mounted panels of those two views.
+//! while hidden ([`Workspace`]: the GPU budgets follow the planner's world size), the way
+//! back to the planner after an Apply ([`show_planner_at_top`]), and the lazily mounted
+//! panels of those two views.
 //!
 //! The Planner panel stays mounted (and `hidden`) so its chart and text boxes keep their
 //! state; the other views mount when their tab is first chosen and read their state from
@@ -17,6 +19,9 @@ use crate::model::breakdown::Breakdown;
 use crate::plan::escalation::Step;
 use crate::plan::search::SearchResult;
 use crate::scenario::Scenario;
+
+/// Largest GPU budget the Strategy view accepts.
+pub const MAX_GPUS: u64 = 4096;
 
 /// The three views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,10 +89,13 @@ pub struct Workspace {
     pub tab: RwSignal<Tab>,
     /// The escalation ladder, in order, each step on or off.
     pub ladder: RwSignal<Vec<Rung>>,
-    /// GPUs available to the escalation's distributed steps.
+    /// GPUs available to the escalation's distributed steps: the planner's world size
+    /// (dp × tp × pp × cp) until edited, and again whenever that changes.
     pub ladder_gpus: RwSignal<u64>,
-    /// GPUs for the automatic planner.
+    /// GPUs for the automatic planner, following the planner's world size the same way.
     pub search_gpus: RwSignal<u64>,
+    /// Share of each GPU's capacity the search's layouts and the ladder's plan leave free.
+    pub margin: RwSignal<f64>,
     pub search: RwSignal<Option<SearchOutcome>>,
     /// `(layouts done, layouts)` while a search runs long enough to show it.
     pub search_progress: RwSignal<Option<(usize, usize)>>,
@@ -107,11 +115,14 @@ pub struct Workspace {
 impl Workspace {
     /// Creates the state, provides it as context and installs `window.headroomBench`.
     pub fn provide() -> Workspace {
+        let planner = Planner::get();
+        let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
         let ws = Workspace {
             tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
             ladder: RwSignal::new(Step::DEFAULT_LADDER.iter().map(|&step| Rung { step, enabled: true }).collect()),
-            ladder_gpus: RwSignal::new(8),
-            search_gpus: RwSignal::new(8),
+            ladder_gpus: RwSignal::new(world.get_untracked()),
+            search_gpus: RwSignal::new(world.get_untracked()),
+            margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
             search: RwSignal::new(None),
             search_progress: RwSignal::new(None),
             searching: RwSignal::new(false),
@@ -121,6 +132,14 @@ impl Workspace {
             owner: StoredValue::new(Owner::current()),
             table_gpus: RwSignal::new(8),
         };
+        // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
+        Effect::new(move |seen: Option<()>| {
+            let gpus = world.get();
+            if seen.is_some() {
+                ws.ladder_gpus.set(gpus);
+                ws.search_gpus.set(gpus);
+            }
+        });
         provide_context(ws);
         install_bench_hook();
         ws
@@ -199,23 +218,38 @@ fn focus_tab(tab: Tab) {
     }
 }
 
+/// Shows `tab` and writes it into the link (`view=`; none for the planner).
+pub fn select_tab(ws: Workspace, tab: Tab) {
+    // Choosing the open tab again must not mount its view afresh.
+    if ws.tab.get_untracked() != tab {
+        ws.tab.set(tab);
+    }
+    replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
+    if tab == Tab::Planner {
+        // The planner chart may have been resized while hidden: let it measure again.
+        if let Ok(ev) = web_sys::Event::new("resize") {
+            let _ = window().dispatch_event(&ev);
+        }
+    }
+}
+
+/// After an "Apply": the Planner tab, `view=planner` in the link (named, so the link says
+/// where Apply went), the page at its top once the planner is drawn, and the focus on the
+/// Planner tab.
+pub fn show_planner_at_top(ws: Workspace) {
+    select_tab(ws, Tab::Planner);
+    replace_page_key("view", Some(Tab::Planner.id()));
+    request_animation_frame(|| {
+        focus_tab(Tab::Planner);
+        window().scroll_to_with_x_and_y(0.0, 0.0);
+    });
+}
+
 /// The tab bar: buttons with `role="tab"`, arrow keys / Home / End move between them.
 #[component]
 pub fn TabBar() -> impl IntoView {
     let ws = Workspace::get();
-    let select = move |tab: Tab| {
-        // Choosing the open tab again must not mount its view afresh.
-        if ws.tab.get_untracked() != tab {
-            ws.tab.set(tab);
-        }
-        replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
-        if tab == Tab::Planner {
-            // The planner chart may have been resized while hidden: let it measure again.
-            if let Ok(ev) = web_sys::Event::new("resize") {
-                let _ = window().dispatch_event(&ev);
-            }
-        }
-    };
+    let select = move |tab: Tab| select_tab(ws, tab);
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         let i = Tab::ALL.iter().position(|&t| t == ws.tab.get_untracked()).unwrap_or(0);
         let n = Tab::ALL.len();

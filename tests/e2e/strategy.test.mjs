@@ -1,5 +1,8 @@
 // End-to-end tests of the Strategy and Compare tabs: the escalation flowchart and its
-// animation, the editable ladder, the automatic planner's Apply, and the compare view.
+// animation, its plan (the steps still needed at the first fit) and the GPU budget taken
+// from the planner, the editable ladder, the automatic planner (global batch kept, safety
+// margin) and both Applies (planner tab, view=planner, top of the page), the one-column
+// flowchart on a phone, and the compare view.
 // Run with `HEADROOM_DIST=dist-strategy node --test tests/e2e/strategy.test.mjs` (or plain
 // `node --test tests/e2e/` after `trunk build --release`).
 import { test, before, after } from 'node:test';
@@ -17,9 +20,14 @@ after(async () => {
   await env?.close();
 });
 
-/** Opens the page and switches to the Strategy tab; waits for the flowchart. */
-async function openStrategy() {
-  const opened = await openPlanner(env.browser, env.url, { viewport: { width: 1400, height: 1000 } });
+/** The user study's case: Llama-3-8B, sequence 2048, one sequence per GPU on 8 × A100 80GB. */
+const STUDY = '?v=1&m=meta-llama%2FMeta-Llama-3-8B&s=2048&dp=8&d=a100-80gb';
+/** One RTX 4090. */
+const ONE_4090 = '?v=1&m=meta-llama%2FMeta-Llama-3-8B&d=rtx-4090-24gb';
+
+/** Opens the page on `query` and switches to the Strategy tab; waits for the flowchart. */
+async function openStrategy(query = STUDY, viewport = { width: 1400, height: 1000 }) {
+  const opened = await openPlanner(env.browser, env.url + query, { viewport });
   await opened.page.locator('#tab-strategy').click();
   await opened.page.waitForSelector('#flowchart');
   await waitForEcharts(opened.page, 'strategy-chart');
@@ -33,6 +41,11 @@ async function waitForEcharts(page, id) {
   }, id, { timeout: 15000 });
 }
 
+/** micro_batch × grad_accum × dp of the scenario in the page's link. */
+const globalBatch = (page) => {
+  const q = new URL(page.url()).searchParams;
+  return ['b', 'ga', 'dp'].map((k) => Number(q.get(k) ?? 1)).reduce((a, b) => a * b, 1);
+};
 const current = (page) => page.locator('.playback').getAttribute('data-current').then(Number);
 const firstFit = (page) => page.locator('#flowchart').getAttribute('data-first-fit');
 /** The visible text lines of a flowchart node (SVG has no innerText). */
@@ -97,9 +110,10 @@ test('the flowchart renders the default ladder, marks the first fit and greys wh
   assert.equal(await page.locator('#flowchart [data-node="launch"]').count(), 1);
   assert.equal(await page.locator('#flowchart [data-node="monitor"]').count(), 1);
   const ff = await firstFit(page);
-  assert.notEqual(ff, 'none', 'Llama-3-8B fits somewhere on 8 × H100');
+  assert.notEqual(ff, 'none', 'Llama-3-8B fits somewhere on 8 × A100');
   const f = Number(ff);
   assert.ok(f >= 1);
+  assert.equal(await page.locator('#ladder-gpus').inputValue(), '8', "the budget is the planner's dp × tp × pp × cp");
   assert.equal(await page.locator('#flowchart .fits-here').count(), 1);
   assert.equal(await page.locator('#flowchart .fits-here').getAttribute('data-node'), `step-${f}`);
   for (let k = f + 1; k <= 5; k++) assert.equal(await nodeState(page, `step-${k}`), 'off');
@@ -189,11 +203,16 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
 
 test('the automatic planner lists fitting layouts, and Apply puts the best one in the planner', async () => {
   const { page, problems } = await openStrategy();
+  assert.equal(await page.locator('#search-gpus').inputValue(), '8');
+  assert.equal(await page.locator('#search-margin').inputValue(), '10');
   await page.locator('#find-layouts').click();
   await page.waitForSelector('#search-results tr.search-result', { timeout: 30000 });
   const rows = await page.locator('#search-results tr.search-result').count();
   assert.ok(rows >= 1 && rows <= 10, `${rows} rows`);
-  assert.match(await page.locator('#search-summary').innerText(), /layouts on 8 GPUs, \d+ estimates in \d+ ms/);
+  const summary = await page.locator('#search-summary').innerText();
+  assert.match(summary, /^Tried \d+ layouts on 8 GPUs: \d+ fit with 10 % of memory free, at the global batch of 8 sequences\./);
+  assert.match(summary, /Context parallelism not tried/);
+  assert.match(summary, /\d+ estimates in \d+ ms/);
   await page.locator('#search-results').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(ARTIFACTS, 'search-results.png'), fullPage: true });
   await page.locator('#search-results tr.search-result').first().locator('button.apply').click();
@@ -205,8 +224,131 @@ test('the automatic planner lists fitting layouts, and Apply puts the best one i
   await page.close();
 });
 
-test('a long search shows its progress and keeps the page responsive', async () => {
+test('applying a search result keeps micro-batch × accumulation × dp and leaves the margin free', async () => {
+  // 4 × 8 sequences on one replica: the study saw 32 come back as 42, 48 or 52.
+  const { page, problems } = await openStrategy('?v=1&m=meta-llama%2FMeta-Llama-3-8B&b=4&s=2048&ga=8&d=a100-80gb');
+  assert.equal(globalBatch(page), 32);
+  await setValue(page, '#search-gpus', 8);
+  await page.locator('#find-layouts').click();
+  await page.waitForSelector('#search-results tr.search-result', { timeout: 30000 });
+  for (const row of await page.locator('#search-results tr.search-result').all()) {
+    const cells = await row.locator('td').allInnerTexts();
+    const [micro, accum, dp] = cells[5].split('×').map((x) => Number(x.trim()));
+    assert.equal(micro * accum * dp, 32, cells.join(' | '));
+    const [used, capacity] = cells[7].split(' of ').map((x) => parseFloat(x));
+    assert.ok(used <= 0.9 * capacity + 0.05, `${cells[7]} fills more than 90 %`);
+  }
+  assert.match(await page.locator('#search-summary').innerText(), /at the global batch of 32 sequences/);
+  await page.locator('#search-results tr.search-result').first().locator('button.apply').click();
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
+  assert.equal(globalBatch(page), 32, page.url());
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Strategy on a 1-GPU scenario never suggests more GPUs than the budget', async () => {
+  const { page, problems } = await openStrategy(ONE_4090);
+  assert.equal(await page.locator('#ladder-gpus').inputValue(), '1');
+  assert.equal(await page.locator('#search-gpus').inputValue(), '1');
+  assert.equal(await firstFit(page), 'none');
+  assert.equal(await nodeState(page, 'nofit'), 'visited');
+  assert.match(await nodeText(page, 'nofit'), /GPU budget \(1 GPU\)/);
+  assert.match(await page.locator('#flow-plan').innerText(), /Nothing in this ladder fits on 1 GPU/);
+  assert.match(await nodeText(page, 'step-3'), /skipped: needs more than one data-parallel GPU:\s+the budget is 1 GPU/);
+  const all = await page.locator('#flowchart').evaluate((svg) => [...svg.querySelectorAll('text')].map((t) => t.textContent).join('\n'));
+  assert.doesNotMatch(all, /\b([2-9]|\d\d+) GPUs/, 'no step lays out more than one GPU');
+  await page.locator('#find-layouts').click();
+  await page.waitForFunction(() => document.getElementById('search-summary').textContent.length > 0, null, { timeout: 30000 });
+  assert.match(await page.locator('#search-summary').innerText(), /^Tried \d+ layouts? on 1 GPU:/);
+  for (const row of await page.locator('#search-results tr.search-result').all()) {
+    const layout = (await row.locator('td').nth(1).innerText()).split('/').map((x) => Number(x.trim()));
+    assert.equal(layout.reduce((a, b) => a * b, 1), 1);
+  }
+  // Raising the budget is the user's call: then the plan uses at most that many.
+  await setValue(page, '#ladder-gpus', 16);
+  await page.waitForFunction(() => document.getElementById('flowchart').dataset.firstFit !== 'none');
+  const launch = await nodeText(page, 'launch');
+  const gpus = Number(launch.match(/Launch on (\d+) GPU/)[1]);
+  assert.ok(gpus > 1 && gpus <= 16, launch);
+  await page.screenshot({ path: join(ARTIFACTS, 'strategy-one-gpu.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the plan drops the steps the first fit does not need and Apply opens the planner at its top', async () => {
   const { page, problems } = await openStrategy();
+  // ZeRO-2 fits; checkpointing, applied before it, is not needed any more.
+  assert.equal(await firstFit(page), '3');
+  assert.match(await page.locator('[data-node="step-2"]').getAttribute('class'), /\bdropped\b/);
+  assert.match(await nodeText(page, 'step-2'), /not needed/);
+  const plan = await page.locator('#flow-plan').innerText();
+  assert.match(plan, /Plan: ZeRO-2 on 8 GPUs/);
+  assert.match(plan, /765 ms per step/);
+  assert.match(plan, /Dropped: Activation checkpointing, not needed once ZeRO-2 is on \(1\.02 s → 765 ms per step\)/);
+  assert.match(plan, /Communication 28\.1 GB\/step: 94 ms, all overlapped with the backward pass/);
+  assert.match(await nodeText(page, 'launch'), /Launch on 8 GPUs.*765 ms\/step/s);
+  // The launch node shows the plan in the bar and the caption.
+  await page.locator('[data-node="launch"]').click();
+  assert.match(await page.locator('#step-caption').innerText(), /^The plan on 8 GPUs: 65\.2 GiB per GPU, 765 ms per step, fits$/);
+  await page.locator('#flow-back').click();
+  assert.match(await page.locator('#step-caption').innerText(), /^Step 2 of 5/);
+  // Apply from far down the page: the planner opens at its top with view=planner in the link.
+  await page.evaluate(() => window.scrollTo(0, 700));
+  assert.match(page.url(), /view=strategy/);
+  await page.locator('#apply-plan').click();
+  assert.equal(await page.locator('#tab-planner').getAttribute('aria-selected'), 'true');
+  await page.waitForFunction(() => window.scrollY === 0);
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('fits'));
+  assert.match(page.url(), /view=planner/);
+  assert.doesNotMatch(page.url(), /view=strategy/);
+  assert.match(page.url(), /z=2/);
+  assert.equal(globalBatch(page), 8);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'tab-planner');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a search result\'s Apply also leaves view=planner in the link', async () => {
+  const { page, problems } = await openStrategy();
+  await page.locator('#find-layouts').click();
+  await page.waitForSelector('#search-results tr.search-result', { timeout: 30000 });
+  await page.locator('#search-results tr.search-result').first().locator('button.apply').click();
+  await page.waitForFunction(() => window.scrollY === 0);
+  assert.match(page.url(), /view=planner/);
+  assert.equal(globalBatch(page), 8);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('on a 390 px phone the flowchart is one column and the answer is on screen', async () => {
+  const { page, problems } = await openStrategy(STUDY, { width: 390, height: 844 });
+  assert.match(await page.locator('#flowchart').getAttribute('class'), /\bnarrow\b/);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'nothing sticks out sideways');
+  for (const id of ['launch', 'monitor', 'step-0', 'check-3']) {
+    const box = await page.locator(`[data-node="${id}"]`).boundingBox();
+    assert.ok(box.x >= 0 && box.x + box.width <= 390, `${id} at ${box.x}..${box.x + box.width}`);
+  }
+  // The plan in words comes before the drawing.
+  const planBox = await page.locator('#flow-plan').boundingBox();
+  const chartBox = await page.locator('#flowchart').boundingBox();
+  assert.ok(planBox.y < chartBox.y);
+  assert.ok(planBox.x + planBox.width <= 390);
+  await page.screenshot({ path: join(ARTIFACTS, 'strategy-phone.png'), fullPage: true });
+  // The search's wide table scrolls inside its card, not the page.
+  await page.locator('#find-layouts').click();
+  await page.waitForSelector('#search-results tr.search-result', { timeout: 30000 });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the results table stays in its scroller');
+  // Wider again: the answer goes back beside the ladder.
+  await page.setViewportSize({ width: 1200, height: 900 });
+  await page.waitForFunction(() => !document.getElementById('flowchart').classList.contains('narrow'));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a long search shows its progress and keeps the page responsive', async () => {
+  // 512 sequences per step, so every dp up to 512 can keep the global batch; 64k-token
+  // sequences, so context parallelism is tried too (about 2,000 layouts).
+  const { page, problems } = await openStrategy('?v=1&m=meta-llama%2FMeta-Llama-3-8B&s=65536&ga=64&dp=8&d=a100-80gb');
   await setValue(page, '#search-gpus', 512);
   await page.locator('#find-layouts').click();
   await page.waitForSelector('#search-progress', { timeout: 10000 });
@@ -215,7 +357,9 @@ test('a long search shows its progress and keeps the page responsive', async () 
   assert.equal(await current(page), 0);
   await page.waitForSelector('#search-results tr.search-result', { timeout: 60000 });
   assert.equal(await page.locator('#search-progress').count(), 0);
-  assert.match(await page.locator('#search-summary').innerText(), /layouts on 512 GPUs/);
+  const summary = await page.locator('#search-summary').innerText();
+  assert.match(summary, /layouts on 512 GPUs/);
+  assert.doesNotMatch(summary, /Context parallelism not tried/);
   assert.deepEqual(problems, []);
   await page.close();
 });

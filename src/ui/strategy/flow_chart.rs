@@ -1,17 +1,16 @@
-//! `FlowChart`: the escalation flowchart as SVG. Geometry and wording come from
-//! [`crate::chart::flow`]; this component only maps them to elements and classes, and the
-//! classes follow the animation's current step (CSS does the highlighting and the motion).
-//! Clicking a step shows it.
+//! `FlowChart`: the escalation flowchart as SVG, wide beside a laptop's ladder or in one
+//! column on a phone ([`Shape`]). Geometry and wording come from [`crate::chart::flow`];
+//! this component only maps them to elements and classes, and the classes follow the
+//! animation's current step (CSS does the highlighting and the motion). Steps the plan
+//! drops are marked "not needed". Clicking a step shows it.
 
 use leptos::prelude::*;
 
 use super::Animation;
-use crate::chart::flow::{action_text, flow_layout, EdgeKind, FlowEdge, FlowNode, NodeKind};
+use crate::chart::flow::{action_text, flow_layout, launch_text, nofit_text, EdgeKind, FlowEdge, FlowNode, NodeKind, Shape, LINE_HEIGHT};
 use crate::format;
 use crate::plan::escalation::Escalation;
 use crate::ui::state::Planner;
-
-const LINE_HEIGHT: f64 = 16.0;
 
 /// Text rows inside a box: a bold title, then lines.
 fn text_rows(node: &FlowNode, title: String, lines: Vec<String>) -> impl IntoView {
@@ -24,25 +23,6 @@ fn text_rows(node: &FlowNode, title: String, lines: Vec<String>) -> impl IntoVie
             .enumerate()
             .map(|(i, l)| view! { <text class="node-line" x=x y=y + 18.0 + i as f64 * LINE_HEIGHT>{l}</text> })
             .collect_view()}
-    }
-}
-
-/// Title and lines of a terminal node.
-fn terminal_text(node: &FlowNode, e: &Escalation) -> (String, Vec<String>) {
-    match node.kind {
-        NodeKind::Launch => {
-            let line = match e.first_fit.and_then(|f| e.steps.get(f)) {
-                Some(s) => {
-                    let p = &s.scenario.parallel;
-                    let gpus = p.world_size();
-                    vec![format!("{gpus} GPU{} · ZeRO-{}", if gpus == 1 { "" } else { "s" }, p.zero), format!("dp {} · tp {} · pp {} · cp {}", p.dp, p.tp, p.pp, p.cp)]
-                }
-                None => vec!["not reached: nothing fits".into()],
-            };
-            ("Distributed launch".into(), line)
-        }
-        NodeKind::Monitor => ("Monitor & adjust".into(), vec!["check the measured peak".into(), "against this plan".into()]),
-        _ => ("Still does not fit".into(), vec!["more GPUs, a bigger device, or more steps".into()]),
     }
 }
 
@@ -64,37 +44,42 @@ fn edge_view(edge: FlowEdge, anim: Animation, first_fit: Option<usize>, last: us
     }
 }
 
-fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Units) -> impl IntoView {
+fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Units, shape: Shape) -> impl IntoView {
     let first_fit = e.first_fit;
     let last = e.steps.len().saturating_sub(1);
     let k = node.step;
     let state_node = node.clone();
     let state = Signal::derive(move || state_node.state(anim.current.get(), first_fit, last));
     let id = node.id.clone();
-    let select = move |_| {
-        anim.playing.set(false);
-        anim.current.set(k.min(last));
-    };
+    let select = move |_| anim.show_step(k);
     // Step boxes are buttons for the keyboard too: Tab to reach, Enter or Space to jump there.
     let select_key = move |ev: leptos::ev::KeyboardEvent| {
         if ev.key() == "Enter" || ev.key() == " " {
             ev.prevent_default();
-            anim.playing.set(false);
-            anim.current.set(k.min(last));
+            anim.show_step(k);
         }
     };
     match node.kind {
         NodeKind::Start | NodeKind::Action => {
             let step = e.steps.get(k);
-            let text = step.map(|s| action_text(s, k.checked_sub(1).and_then(|p| e.steps.get(p)), units));
-            let (title, lines, tooltip) = text.map(|t| (t.title, t.lines, t.tooltip)).unwrap_or_default();
+            let text = step.map(|s| action_text(s, k.checked_sub(1).and_then(|p| e.steps.get(p)), units, shape));
+            let (title, lines, mut tooltip) = text.map(|t| (t.title, t.lines, t.tooltip)).unwrap_or_default();
             let applied = step.is_none_or(|s| s.applied);
             let fits_here = first_fit == Some(k);
-            let badge = fits_here.then(|| {
+            // A step before the first fit that the plan leaves out.
+            let dropped = match (step.and_then(|s| s.step), &e.plan) {
+                (Some(s), Some(plan)) => first_fit.is_some_and(|f| k < f) && applied && plan.dropped.contains(&s),
+                _ => false,
+            };
+            if dropped {
+                tooltip.push_str("\nnot needed in the plan: the later steps fit without it, faster");
+            }
+            let badge = (fits_here || dropped).then(|| {
+                let (class, label, w) = if fits_here { ("badge", "fits here", 74.0) } else { ("badge dropped-badge", "not needed", 84.0) };
                 view! {
-                    <g class="badge">
-                        <rect x=node.x + node.w - 84.0 y=node.y + 8.0 width="74" height="20" rx="10" />
-                        <text x=node.x + node.w - 47.0 y=node.y + 22.0 text-anchor="middle">"fits here"</text>
+                    <g class=class>
+                        <rect x=node.x + node.w - w - 10.0 y=node.y + 8.0 width=w height="20" rx="10" />
+                        <text x=node.x + node.w - 10.0 - w / 2.0 y=node.y + 22.0 text-anchor="middle">{label}</text>
                     </g>
                 }
             });
@@ -102,7 +87,7 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
             let aria = format!("Show step {k}: {title}");
             view! {
                 <g
-                    class=move || format!("node {kind} {}{}{}", state.get().class(), if applied { "" } else { " skipped" }, if fits_here { " fits-here" } else { "" })
+                    class=move || format!("node {kind} {}{}{}{}", state.get().class(), if applied { "" } else { " skipped" }, if fits_here { " fits-here" } else { "" }, if dropped { " dropped" } else { "" })
                     data-node=id
                     data-state=move || state.get().class()
                     tabindex="0"
@@ -131,12 +116,44 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
             }
             .into_any()
         }
+        NodeKind::Launch if e.plan.is_some() => {
+            // The launch is the plan: choosing it shows the plan in the bar and caption.
+            let (title, lines) = launch_text(e, units);
+            let aria = format!("Show the plan: {title}");
+            let stop = first_fit.unwrap_or(last);
+            let show_plan = move || {
+                anim.show_step(stop);
+                anim.plan_shown.set(true);
+            };
+            let show_plan_key = move |ev: leptos::ev::KeyboardEvent| {
+                if ev.key() == "Enter" || ev.key() == " " {
+                    ev.prevent_default();
+                    show_plan();
+                }
+            };
+            view! {
+                <g
+                    class=move || format!("node terminal launch {}{}", state.get().class(), if anim.plan_shown.get() { " shown" } else { "" })
+                    data-node=id
+                    data-state=move || state.get().class()
+                    tabindex="0"
+                    role="button"
+                    aria-label=aria
+                    on:click=move |_| show_plan()
+                    on:keydown=show_plan_key
+                >
+                    <title>"Show the plan in the bar"</title>
+                    <rect x=node.x y=node.y width=node.w height=node.h rx=node.h / 2.0 />
+                    {text_rows(&node, title, lines)}
+                </g>
+            }
+            .into_any()
+        }
         NodeKind::Launch | NodeKind::Monitor | NodeKind::NoFit => {
-            let (title, lines) = terminal_text(&node, e);
-            let kind = match node.kind {
-                NodeKind::Launch => "launch",
-                NodeKind::Monitor => "monitor",
-                _ => "nofit",
+            let (kind, (title, lines)) = match node.kind {
+                NodeKind::Launch => ("launch", launch_text(e, units)),
+                NodeKind::Monitor => ("monitor", ("Monitor & adjust".into(), vec!["check the measured peak".into(), "against this plan".into()])),
+                _ => ("nofit", nofit_text(e)),
             };
             view! {
                 <g class=move || format!("node terminal {kind} {}", state.get().class()) data-node=id data-state=move || state.get().class()>
@@ -149,14 +166,16 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
     }
 }
 
-/// The flowchart, redrawn when the escalation changes; classes follow `anim.current`.
+/// The flowchart, redrawn when the escalation or the shape changes; classes follow
+/// `anim.current`.
 #[component]
-pub fn FlowChart(anim: Animation) -> impl IntoView {
+pub fn FlowChart(anim: Animation, #[prop(into)] shape: Signal<Shape>) -> impl IntoView {
     let planner = Planner::get();
     move || {
         let units = planner.units.get();
+        let shape = shape.get();
         anim.escalation.with(|e| {
-            let layout = flow_layout(e.steps.len());
+            let layout = flow_layout(e.steps.len(), shape);
             let last = e.steps.len().saturating_sub(1);
             let summary = match e.first_fit {
                 Some(0) => "Escalation flowchart: the scenario fits as entered".to_string(),
@@ -164,12 +183,12 @@ pub fn FlowChart(anim: Animation) -> impl IntoView {
                 None => "Escalation flowchart: no step of this ladder makes the run fit".to_string(),
             };
             let edges = layout.edges.iter().cloned().map(|edge| edge_view(edge, anim, e.first_fit, last)).collect_view();
-            let nodes = layout.nodes.iter().cloned().map(|node| node_view(node, e, anim, units)).collect_view();
+            let nodes = layout.nodes.iter().cloned().map(|node| node_view(node, e, anim, units, shape)).collect_view();
             view! {
                 <div class="flow-scroll">
                     <svg
                         id="flowchart"
-                        class="flow"
+                        class=if shape == Shape::Narrow { "flow narrow" } else { "flow" }
                         viewBox=format!("0 0 {} {}", layout.width, layout.height)
                         width=layout.width
                         height=layout.height

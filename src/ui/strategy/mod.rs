@@ -1,28 +1,40 @@
-//! The Strategy view: the escalation flowchart evaluated on the planner's scenario, played
-//! one step at a time beside the stacked memory bar, with the editable ladder and the
-//! automatic planner under it.
+//! The Strategy view: the escalation flowchart evaluated on the planner's scenario within a
+//! GPU budget (the planner's dp × tp × pp × cp until edited), its plan in words above it,
+//! played one step at a time beside the stacked memory bar, with the editable ladder and the
+//! automatic planner under it. Below [`NARROW_QUERY`] the flowchart is one column.
 //!
-//! Every number comes from [`crate::plan::escalation::escalate`] (and the search); the
-//! flowchart geometry and wording come from [`crate::chart::flow`].
+//! Every number comes from [`crate::plan::escalation::escalate_with_margin`] (and the
+//! search); the flowchart geometry and wording come from [`crate::chart::flow`].
 
 mod flow_chart;
 mod ladder_editor;
+mod plan_summary;
 mod playback;
 mod step_caption;
-
 
 use leptos::prelude::*;
 
 use self::flow_chart::FlowChart;
 use self::ladder_editor::LadderEditor;
+use self::plan_summary::PlanSummary;
 use self::playback::Playback;
 use self::step_caption::StepCaption;
 use super::chart_box::ChartBox;
 use super::search_panel::SearchPanel;
 use super::state::Planner;
 use super::tabs::Workspace;
+use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
-use crate::plan::escalation::{escalate, Escalation};
+use crate::model::breakdown::Breakdown;
+use crate::plan::escalation::{escalate_with_margin, Escalation};
+
+/// Viewports at which the wide flowchart (560 px at least) no longer fits its card.
+const NARROW_QUERY: &str = "(max-width: 640px)";
+
+/// True when the viewport matches [`NARROW_QUERY`].
+fn narrow_viewport() -> bool {
+    window().match_media(NARROW_QUERY).ok().flatten().is_some_and(|m| m.matches())
+}
 
 /// Escalation step shown by the animation, and where the animation stops.
 #[derive(Clone, Copy)]
@@ -34,6 +46,29 @@ pub struct Animation {
     /// The first fit, or the last step when nothing fits.
     pub stop: Memo<usize>,
     pub last: Memo<usize>,
+    /// True while the bar and caption show the plan (the launch node was chosen) rather
+    /// than step `current`.
+    pub plan_shown: RwSignal<bool>,
+}
+
+impl Animation {
+    /// Stops playing and shows escalation step `k` (not the plan).
+    pub fn show_step(self, k: usize) {
+        self.playing.set(false);
+        self.plan_shown.set(false);
+        self.current.set(k.min(self.last.get_untracked()));
+    }
+
+    /// What the bar shows: the plan while it is chosen, else step `current`; its name
+    /// and breakdown.
+    pub fn shown(self) -> Option<(String, Breakdown)> {
+        let k = self.current.get();
+        let plan = self.plan_shown.get();
+        self.escalation.with(|e| match (&e.plan, plan) {
+            (Some(p), true) => Some(("the plan".to_string(), p.result.breakdown.clone())),
+            _ => e.steps.get(k).map(|s| (s.name.clone(), s.breakdown.clone())),
+        })
+    }
 }
 
 /// The whole Strategy tab.
@@ -45,43 +80,46 @@ pub fn StrategyView() -> impl IntoView {
     let escalation = Memo::new(move |_| {
         let ladder: Vec<_> = ws.ladder.with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
         let gpus = ws.ladder_gpus.get();
-        valid.with(|s| escalate(s, &ladder, gpus))
+        let margin = ws.margin.get();
+        valid.with(|s| escalate_with_margin(s, &ladder, gpus, margin))
     });
     let last = Memo::new(move |_| escalation.with(|e| e.steps.len().saturating_sub(1)));
     let stop = Memo::new(move |_| escalation.with(|e| e.first_fit.unwrap_or(e.steps.len().saturating_sub(1))));
-    let anim = Animation { escalation, current: RwSignal::new(stop.get_untracked()), playing: RwSignal::new(false), stop, last };
+    let anim = Animation { escalation, current: RwSignal::new(stop.get_untracked()), playing: RwSignal::new(false), stop, last, plan_shown: RwSignal::new(false) };
     // A new ladder (or scenario) shows its whole path at once; Play replays it.
     Effect::new(move |seen: Option<()>| {
         escalation.track();
         if seen.is_some() {
-            anim.playing.set(false);
-            anim.current.set(stop.get_untracked());
+            anim.show_step(stop.get_untracked());
         }
     });
-    let stale = move || !planner.errors.with(Vec::is_empty);
-    let bar_label = Signal::derive(move || {
-        let k = anim.current.get();
-        escalation.with(|e| e.steps.get(k).map(|s| format!("Per-GPU memory after {}: {}", s.name, crate::format::bytes(s.breakdown.total, planner.units.get()))).unwrap_or_default())
+    let narrow = RwSignal::new(narrow_viewport());
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let now = narrow_viewport();
+        if narrow.get_untracked() != now {
+            narrow.set(now);
+        }
     });
+    on_cleanup(move || resize.remove());
+    let shape = Signal::derive(move || if narrow.get() { Shape::Narrow } else { Shape::Wide });
+    let stale = move || !planner.errors.with(Vec::is_empty);
+    let bar_label = Signal::derive(move || anim.shown().map(|(name, b)| format!("Per-GPU memory of {name}: {}", crate::format::bytes(b.total, planner.units.get()))).unwrap_or_default());
     let build = Callback::new(move |_| {
         let units = planner.units.get();
-        let k = anim.current.get();
-        escalation.with(|e| {
-            let b = e.steps.get(k).or(e.steps.last()).map(|s| s.breakdown.clone()).unwrap_or_default();
-            memory_chart(&b, units)
-        })
+        memory_chart(&anim.shown().map(|(_, b)| b).unwrap_or_default(), units)
     });
     view! {
         <div class="strategy-layout">
             <section class="card flow-card" aria-labelledby="flow-heading">
                 <div class="card-head">
                     <h2 id="flow-heading">"Escalation flowchart"</h2>
-                    <p class="hint">"Each step is applied on top of the ones before it, on your planner scenario; the path stops where the run first fits."</p>
+                    <p class="hint">"Each step is applied on top of the ones before it, on your planner scenario, within the GPU budget; the path stops where the run first fits, and the plan keeps only the steps still needed there."</p>
                 </div>
                 <Show when=stale>
                     <p class="stale" role="alert">"The planner has invalid settings: this shows the last valid scenario."</p>
                 </Show>
-                <FlowChart anim />
+                <PlanSummary anim />
+                <FlowChart anim shape />
             </section>
             <aside class="strategy-side">
                 <section class="card" aria-labelledby="play-heading">

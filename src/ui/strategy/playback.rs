@@ -1,5 +1,5 @@
 //! `Playback`: play / pause / step back / step forward / reset for the flowchart animation,
-//! and the GPU budget the ladder may use.
+//! and the GPU budget the ladder may use (the planner's dp × tp × pp × cp until edited).
 //!
 //! Play walks from the start to the first fit, one step every [`TICK_MS`]; while it runs an
 //! interval timer lives in a local `StoredValue`, and pausing drops it.
@@ -8,7 +8,7 @@ use gloo::timers::callback::Interval;
 use leptos::prelude::*;
 
 use super::Animation;
-use crate::ui::tabs::Workspace;
+use crate::ui::tabs::{Workspace, MAX_GPUS};
 
 /// Time each step is shown while playing.
 pub const TICK_MS: u32 = 900;
@@ -37,6 +37,7 @@ pub fn Playback(anim: Animation) -> impl IntoView {
     });
     on_cleanup(move || timer.set_value(None));
     let play = move |_| {
+        anim.plan_shown.set(false);
         if anim.playing.get_untracked() {
             anim.playing.set(false);
             return;
@@ -46,19 +47,9 @@ pub fn Playback(anim: Animation) -> impl IntoView {
         }
         anim.playing.set(anim.stop.get_untracked() > 0);
     };
-    let back = move |_| {
-        anim.playing.set(false);
-        anim.current.update(|c| *c = c.saturating_sub(1));
-    };
-    let forward = move |_| {
-        anim.playing.set(false);
-        let last = anim.last.get_untracked();
-        anim.current.update(|c| *c = (*c + 1).min(last));
-    };
-    let reset = move |_| {
-        anim.playing.set(false);
-        anim.current.set(0);
-    };
+    let back = move |_| anim.show_step(anim.current.get_untracked().saturating_sub(1));
+    let forward = move |_| anim.show_step(anim.current.get_untracked() + 1);
+    let reset = move |_| anim.show_step(0);
     let at_start = move || anim.current.get() == 0;
     let at_end = move || anim.current.get() >= anim.last.get();
     view! {
@@ -71,18 +62,18 @@ pub fn Playback(anim: Animation) -> impl IntoView {
                 {move || if anim.playing.get() { "Pause" } else { "▶ Play" }}
             </button>
             <button type="button" id="flow-forward" on:click=forward disabled=at_end aria-label="Step forward">"Forward ▶"</button>
-            <label class="inline-number" for="ladder-gpus">
+            <label class="inline-number" for="ladder-gpus" title="The most GPUs a step may use; starts at the planner's dp × tp × pp × cp">
                 "GPU budget"
                 <input
                     type="number"
                     id="ladder-gpus"
                     min="1"
-                    max="4096"
+                    max=MAX_GPUS.to_string()
                     prop:value=move || ws.ladder_gpus.get().to_string()
                     on:change=move |ev| {
                         if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
                             if n.is_finite() {
-                                ws.ladder_gpus.set((n.round().max(1.0) as u64).min(4096));
+                                ws.ladder_gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
                             }
                         }
                     }
