@@ -80,16 +80,6 @@ impl Precision {
         .bytes() as u64
     }
 
-    /// Bytes per element of the weights as stored between steps when ZeRO is off:
-    /// fp32 for fp32 and the autocast modes (the weights are the master copy), bf16 for pure bf16.
-    pub fn stored_weight_bytes(self) -> u64 {
-        match self {
-            Precision::Bf16 => Dtype::Bf16,
-            _ => Dtype::F32,
-        }
-        .bytes() as u64
-    }
-
     /// Bytes per element of the optimizer states: fp32, except in pure bf16, where
     /// `torch.optim` creates its states with `zeros_like(param)` (bf16).
     pub fn optimizer_state_bytes(self) -> u64 {

@@ -237,15 +237,6 @@ impl Architecture {
         self.param_count() - per_expert * unused * self.blocks(Scope::Expert) as f64
     }
 
-    /// Default input resolution for vision models (0 for language models).
-    pub fn default_image_size(&self) -> u64 {
-        match self {
-            Architecture::Transformer(t) if t.stack == Stack::Vision => t.vision.image_size,
-            Architecture::Resnet(r) => r.image_size,
-            _ => 0,
-        }
-    }
-
     /// The transformer, if this is one.
     pub fn transformer(&self) -> Option<&TransformerArch> {
         match self {
