@@ -8,6 +8,9 @@
 //! `units`) are left to it. `v` drives migration: a link from a newer planner is read as far
 //! as it can be, with a warning.
 
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine;
 use serde_json::Value;
 
 use crate::error::InputError;
@@ -260,42 +263,22 @@ fn decode_json(b64: &str) -> Result<Value, InputError> {
     serde_json::from_str(&text).map_err(|e| InputError::new("", format!("not JSON: {}", strip_position(&e.to_string()))))
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/// RFC 4648 §5 base64url, written without padding; read leniently, as links have always been
+/// read: padding optional, the standard alphabet's `+` and `/` accepted for `-` and `_`.
+const BASE64URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::RequireNone).with_decode_allow_trailing_bits(true),
+);
 
 /// RFC 4648 §5 base64url without padding.
 pub fn base64url_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | (b as u32) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    out
+    BASE64URL.encode(bytes)
 }
 
+/// The bytes of base64url text (see [`BASE64URL`] for what is accepted), or `None`.
 pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        } as u32;
-        acc = acc << 6 | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits & 0xff) as u8);
-        }
-    }
-    Some(out)
+    let text = text.trim_end_matches('=').replace('+', "-").replace('/', "_");
+    BASE64URL.decode(text).ok()
 }
 
 /// Percent-encode everything but RFC 3986 unreserved characters.
@@ -400,6 +383,36 @@ mod tests {
         assert_eq!(s.training.micro_batch, 1);
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, vec!["url.b", "url.zz", "url.s"]);
+    }
+
+    /// A link made by the hand-written codec (before the `base64` and `percent-encoding`
+    /// crates): a pasted config, LoRA, frozen layers and a custom device decode to the same
+    /// scenario and encode to the same text; padded, standard-alphabet and lower-case escapes
+    /// read the same as the canonical form.
+    #[test]
+    fn links_from_the_hand_written_codec_decode_identically() {
+        const OLD: &str = "v=1&hf=eyJoaWRkZW5fc2l6ZSI6ODk2LCJpbnRlcm1lZGlhdGVfc2l6ZSI6NDg2NCwibW9kZWxfdHlwZSI6InF3ZW4yIiwibnVtX2F0dGVudGlvbl9oZWFkcyI6MTQsIm51bV9oaWRkZW5fbGF5ZXJzIjoyNCwibnVtX2tleV92YWx1ZV9oZWFkcyI6MiwidGllX3dvcmRfZW1iZWRkaW5ncyI6dHJ1ZSwidm9jYWJfc2l6ZSI6MTUxOTM2fQ&lora=eyJyYW5rIjo4LCJ0YXJnZXRzIjpbInEiLCJ2Il0sImJhc2UiOiJuZjQiLCJkb3VibGVfcXVhbnQiOmZhbHNlfQ&fz=3e&cap=24000000000&hbm=1000000000000&host=32000000000&tf=150";
+        let expected = Scenario::from_json(
+            r#"{"model":{"hf_config":{"model_type":"qwen2","hidden_size":896,"num_hidden_layers":24,"num_attention_heads":14,"num_key_value_heads":2,"intermediate_size":4864,"vocab_size":151936,"tie_word_embeddings":true}},
+                "training":{"lora":{"rank":8,"targets":["q","v"],"base":"nf4","double_quant":false},"frozen":{"layers":3,"embeddings":true}},
+                "device":{"capacity_bytes":24e9,"hbm_bandwidth":1e12,"host_link_bandwidth":3.2e10,"bf16_tflops":150}}"#,
+        )
+        .unwrap()
+        .scenario;
+        let (s, errors) = decode(OLD);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(s, expected);
+        assert_eq!(encode(&s), OLD);
+
+        // `"?>?>"` encodes to `Ij8-Pz4i`: the payload exercises `-` (and `_` below).
+        let lora = r#"{"rank":4,"targets":["q"],"base":"bf16","double_quant":true,"x":"?>?>","y":"???"}"#;
+        let canonical = base64url_encode(lora.as_bytes());
+        assert!(canonical.contains('-') && canonical.contains('_'), "{canonical}");
+        let standard = format!("{}==", canonical.replace('-', "%2B").replace('_', "%2f"));
+        let (a, errors_a) = decode(&format!("v=1&m=meta-llama%2fMeta-Llama-3-8B&lora={canonical}"));
+        let (b, errors_b) = decode(&format!("v=1&m=meta-llama%2FMeta-Llama-3-8B&lora={standard}"));
+        assert_eq!(errors_a.len(), 0, "{errors_a:?}");
+        assert_eq!((a, errors_a), (b, errors_b));
     }
 
     #[test]
