@@ -11,6 +11,7 @@
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::Value;
 
 use crate::error::InputError;
@@ -281,49 +282,16 @@ pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
     BASE64URL.decode(text).ok()
 }
 
-/// Percent-encode everything but RFC 3986 unreserved characters.
+/// Everything but RFC 3986 unreserved characters is percent-encoded.
+const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
 fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, ESCAPED).to_string()
 }
 
-/// Decode `%XX` and `+`; invalid escapes are kept as written.
+/// Decode `%XX` and `+` (a space, as in forms); invalid escapes are kept as written.
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(v) => {
-                        out.push(v);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -413,6 +381,16 @@ mod tests {
         let (b, errors_b) = decode(&format!("v=1&m=meta-llama%2FMeta-Llama-3-8B&lora={standard}"));
         assert_eq!(errors_a.len(), 0, "{errors_a:?}");
         assert_eq!((a, errors_a), (b, errors_b));
+    }
+
+    /// Escapes read as the hand-written decoder read them: `+` is a space, `%2B` a plus,
+    /// broken escapes stay as written, invalid UTF-8 becomes U+FFFD.
+    #[test]
+    fn percent_decoding_matches_the_hand_written_decoder() {
+        for (text, decoded) in [("a+b", "a b"), ("%2B", "+"), ("%", "%"), ("%4", "%4"), ("%zz1", "%zz1"), ("100%25", "100%"), ("%C3%A9", "é"), ("%FF", "\u{FFFD}")] {
+            assert_eq!(percent_decode(text), decoded, "{text}");
+        }
+        assert_eq!(percent_encode("Qwen/Qwen3 8B~é"), "Qwen%2FQwen3%208B~%C3%A9");
     }
 
     #[test]
