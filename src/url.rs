@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::error::InputError;
 use crate::model::arch::Architecture;
 use crate::import::presets::model_preset;
+use crate::json_shape::from_object_value;
 use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VERSION};
 
 /// Query keys the page owns; the codec ignores them.
@@ -126,14 +127,11 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Ok(m) => model = Some(m),
                 Err(e) => errors.push(e.within("url.hf")),
             },
-            "arch" => match decode_json(&value)
-                .and_then(|v| serde_json::from_value::<Architecture>(v).map_err(|e| InputError::new("", e.to_string())))
-                .and_then(|a| a.check().map(|()| a))
-            {
+            "arch" => match decode_json(&value).and_then(from_object_value::<Architecture>).and_then(|a| a.check().map(|()| a)) {
                 Ok(a) => model = Some(ModelSpec::Arch(a)),
                 Err(e) => errors.push(e.within("url.arch")),
             },
-            "lora" => match decode_json(&value).and_then(|v| serde_json::from_value::<Lora>(v).map_err(|e| InputError::new("", e.to_string()))) {
+            "lora" => match decode_json(&value).and_then(from_object_value::<Lora>) {
                 Ok(l) => s.training.lora = Some(l),
                 Err(e) => errors.push(e.within("url.lora")),
             },
@@ -314,6 +312,36 @@ mod tests {
         let (s, errors) = decode(&format!("v=1&arch={}", base64url_encode(arch.to_string().as_bytes())));
         assert_eq!(errors[0].field, "url.arch.hidden", "{errors:?}");
         assert_eq!(s.model, Scenario::default().model);
+    }
+
+    /// `arch=` and `lora=` hold JSON objects: an array (which serde would read field by field) is refused.
+    #[test]
+    fn arrays_in_a_link_are_not_objects() {
+        for (key, json) in [("arch", r#"["transformer"]"#), ("lora", r#"[8, ["q"], "nf4", false]"#)] {
+            let (s, errors) = decode(&format!("v=1&{key}={}", base64url_encode(json.as_bytes())));
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(errors[0].field, format!("url.{key}"));
+            assert!(errors[0].message.contains("JSON object"), "{errors:?}");
+            assert_eq!(s, Scenario::default());
+        }
+    }
+
+    /// A config.json in a link and in scenario JSON is read by the one decoder
+    /// (`ModelSpec::from_hf_config`): the same model, and the same error for a bad key.
+    #[test]
+    fn hf_config_in_a_link_and_in_json_decode_alike() {
+        let good = r#"{"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936}"#;
+        let bad = r#"{"model_type": "llama", "hidden_size": 0}"#;
+        let (from_link, errors) = decode(&format!("v=1&hf={}", base64url_encode(good.as_bytes())));
+        assert!(errors.is_empty(), "{errors:?}");
+        let from_json = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {good}}}}}"#)).unwrap().scenario;
+        assert_eq!(from_link.model, from_json.model);
+        let (_, errors) = decode(&format!("v=1&hf={}", base64url_encode(bad.as_bytes())));
+        let json_error = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {bad}}}}}"#)).unwrap_err();
+        assert_eq!(errors[0].field, "url.hf.hidden_size");
+        assert_eq!(json_error.field, "model");
+        assert!(json_error.message.starts_with("hf_config.hidden_size: "), "{json_error}");
+        assert!(json_error.message.ends_with(&errors[0].message), "{json_error} vs {}", errors[0]);
     }
 
     /// Links made before the catalogue used short ids; they still open the same model.
