@@ -10,6 +10,7 @@ pub mod chart;
 pub mod error;
 pub mod format;
 pub mod import;
+pub mod json_shape;
 pub mod labels;
 pub mod measured;
 pub mod model;

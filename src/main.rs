@@ -2,7 +2,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    std::process::exit(headroom::cli::run(std::env::args().skip(1).collect()));
+    std::process::exit(headroom::cli::run(std::env::args_os()));
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -338,6 +338,8 @@ impl Scenario {
             InputError::new(field, strip_position(&message))
         })?;
         json.end().map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
+        let input: Value = serde_json::from_str(text).map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
+        crate::json_shape::objects_where_expected(&input, &scenario)?;
         let mut warnings: Vec<String> = ignored.into_iter().map(|p| format!("unknown field `{p}` ignored")).collect();
         if scenario.version > SCENARIO_VERSION {
             warnings.push(format!("scenario version {} is newer than this planner ({SCENARIO_VERSION}); read as version {SCENARIO_VERSION}", scenario.version));
@@ -525,6 +527,22 @@ mod tests {
             let err = Scenario::from_json(text).unwrap_err();
             assert!(err.message.contains("JSON object"), "{text}: {err}");
         }
+        // Nor is an array where a part of it belongs (serde would read the fields by position).
+        for (text, field) in [
+            (r#"{"training": [1, 2]}"#, "training"),
+            (r#"{"model": {"arch": ["transformer"]}}"#, "model.arch"),
+            (r#"{"model": ["gpt2", null, null]}"#, "model"),
+            (r#"{"training": {"lora": [8, ["q"], "nf4", false]}}"#, "training.lora"),
+            (r#"{"training": {"techniques": ["chunked"]}}"#, "training.techniques"),
+            (r#"{"parallel": [2]}"#, "parallel"),
+        ] {
+            let err = Scenario::from_json(text).unwrap_err();
+            assert_eq!(err.field, field, "{text}: {err}");
+            assert!(err.message.contains("JSON object") || err.message.contains("struct"), "{text}: {err}");
+        }
+        // Lists stay lists, and a pasted config.json keeps its arrays.
+        let ok = r#"{"training": {"lora": {"targets": ["q", "v"]}}, "model": {"hf_config": {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}}}"#;
+        assert!(Scenario::from_json(ok).is_ok());
     }
 
     #[test]

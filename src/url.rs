@@ -8,11 +8,16 @@
 //! `units`) are left to it. `v` drives migration: a link from a newer planner is read as far
 //! as it can be, with a warning.
 
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::arch::Architecture;
 use crate::import::presets::model_preset;
+use crate::json_shape::from_object_value;
 use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VERSION};
 
 /// Query keys the page owns; the codec ignores them.
@@ -143,14 +148,11 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Ok(m) => model = Some(m),
                 Err(e) => errors.push(e.within("url.hf")),
             },
-            "arch" => match decode_json(&value)
-                .and_then(|v| serde_json::from_value::<Architecture>(v).map_err(|e| InputError::new("", e.to_string())))
-                .and_then(|a| a.check().map(|()| a))
-            {
+            "arch" => match decode_json(&value).and_then(from_object_value::<Architecture>).and_then(|a| a.check().map(|()| a)) {
                 Ok(a) => model = Some(ModelSpec::Arch(a)),
                 Err(e) => errors.push(e.within("url.arch")),
             },
-            "lora" => match decode_json(&value).and_then(|v| serde_json::from_value::<Lora>(v).map_err(|e| InputError::new("", e.to_string()))) {
+            "lora" => match decode_json(&value).and_then(from_object_value::<Lora>) {
                 Ok(l) => s.training.lora = Some(l),
                 Err(e) => errors.push(e.within("url.lora")),
             },
@@ -312,87 +314,34 @@ fn decode_json(b64: &str) -> Result<Value, InputError> {
     serde_json::from_str(&text).map_err(|e| InputError::new("", format!("not JSON: {}", strip_position(&e.to_string()))))
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/// RFC 4648 §5 base64url, written without padding; read leniently, as links have always been
+/// read: padding optional, the standard alphabet's `+` and `/` accepted for `-` and `_`.
+const BASE64URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::RequireNone).with_decode_allow_trailing_bits(true),
+);
 
 /// RFC 4648 §5 base64url without padding.
 pub fn base64url_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | (b as u32) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    out
+    BASE64URL.encode(bytes)
 }
 
+/// The bytes of base64url text (see [`BASE64URL`] for what is accepted), or `None`.
 pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        } as u32;
-        acc = acc << 6 | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits & 0xff) as u8);
-        }
-    }
-    Some(out)
+    let text = text.trim_end_matches('=').replace('+', "-").replace('/', "_");
+    BASE64URL.decode(text).ok()
 }
 
-/// Percent-encode everything but RFC 3986 unreserved characters.
+/// Everything but RFC 3986 unreserved characters is percent-encoded.
+const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
 fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, ESCAPED).to_string()
 }
 
-/// Decode `%XX` and `+`; invalid escapes are kept as written.
+/// Decode `%XX` and `+` (a space, as in forms); invalid escapes are kept as written.
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(v) => {
-                        out.push(v);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -415,6 +364,36 @@ mod tests {
         let (s, errors) = decode(&format!("v=1&arch={}", base64url_encode(arch.to_string().as_bytes())));
         assert_eq!(errors[0].field, "url.arch.hidden", "{errors:?}");
         assert_eq!(s.model, Scenario::default().model);
+    }
+
+    /// `arch=` and `lora=` hold JSON objects: an array (which serde would read field by field) is refused.
+    #[test]
+    fn arrays_in_a_link_are_not_objects() {
+        for (key, json) in [("arch", r#"["transformer"]"#), ("lora", r#"[8, ["q"], "nf4", false]"#)] {
+            let (s, errors) = decode(&format!("v=1&{key}={}", base64url_encode(json.as_bytes())));
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(errors[0].field, format!("url.{key}"));
+            assert!(errors[0].message.contains("JSON object"), "{errors:?}");
+            assert_eq!(s, Scenario::default());
+        }
+    }
+
+    /// A config.json in a link and in scenario JSON is read by the one decoder
+    /// (`ModelSpec::from_hf_config`): the same model, and the same error for a bad key.
+    #[test]
+    fn hf_config_in_a_link_and_in_json_decode_alike() {
+        let good = r#"{"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936}"#;
+        let bad = r#"{"model_type": "llama", "hidden_size": 0}"#;
+        let (from_link, errors) = decode(&format!("v=1&hf={}", base64url_encode(good.as_bytes())));
+        assert!(errors.is_empty(), "{errors:?}");
+        let from_json = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {good}}}}}"#)).unwrap().scenario;
+        assert_eq!(from_link.model, from_json.model);
+        let (_, errors) = decode(&format!("v=1&hf={}", base64url_encode(bad.as_bytes())));
+        let json_error = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {bad}}}}}"#)).unwrap_err();
+        assert_eq!(errors[0].field, "url.hf.hidden_size");
+        assert_eq!(json_error.field, "model");
+        assert!(json_error.message.starts_with("hf_config.hidden_size: "), "{json_error}");
+        assert!(json_error.message.ends_with(&errors[0].message), "{json_error} vs {}", errors[0]);
     }
 
     /// Links made before the catalogue used short ids; they still open the same model.
@@ -502,6 +481,46 @@ mod tests {
             let (columns, _) = decode_compare(&parts.join("&"), max);
             proptest::prop_assert!(columns.len() <= max);
         }
+    }
+
+    /// A link made by the hand-written codec (before the `base64` and `percent-encoding`
+    /// crates): a pasted config, LoRA, frozen layers and a custom device decode to the same
+    /// scenario and encode to the same text; padded, standard-alphabet and lower-case escapes
+    /// read the same as the canonical form.
+    #[test]
+    fn links_from_the_hand_written_codec_decode_identically() {
+        const OLD: &str = "v=1&hf=eyJoaWRkZW5fc2l6ZSI6ODk2LCJpbnRlcm1lZGlhdGVfc2l6ZSI6NDg2NCwibW9kZWxfdHlwZSI6InF3ZW4yIiwibnVtX2F0dGVudGlvbl9oZWFkcyI6MTQsIm51bV9oaWRkZW5fbGF5ZXJzIjoyNCwibnVtX2tleV92YWx1ZV9oZWFkcyI6MiwidGllX3dvcmRfZW1iZWRkaW5ncyI6dHJ1ZSwidm9jYWJfc2l6ZSI6MTUxOTM2fQ&lora=eyJyYW5rIjo4LCJ0YXJnZXRzIjpbInEiLCJ2Il0sImJhc2UiOiJuZjQiLCJkb3VibGVfcXVhbnQiOmZhbHNlfQ&fz=3e&cap=24000000000&hbm=1000000000000&host=32000000000&tf=150";
+        let expected = Scenario::from_json(
+            r#"{"model":{"hf_config":{"model_type":"qwen2","hidden_size":896,"num_hidden_layers":24,"num_attention_heads":14,"num_key_value_heads":2,"intermediate_size":4864,"vocab_size":151936,"tie_word_embeddings":true}},
+                "training":{"lora":{"rank":8,"targets":["q","v"],"base":"nf4","double_quant":false},"frozen":{"layers":3,"embeddings":true}},
+                "device":{"capacity_bytes":24e9,"hbm_bandwidth":1e12,"host_link_bandwidth":3.2e10,"bf16_tflops":150}}"#,
+        )
+        .unwrap()
+        .scenario;
+        let (s, errors) = decode(OLD);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(s, expected);
+        assert_eq!(encode(&s), OLD);
+
+        // `"?>?>"` encodes to `Ij8-Pz4i`: the payload exercises `-` (and `_` below).
+        let lora = r#"{"rank":4,"targets":["q"],"base":"bf16","double_quant":true,"x":"?>?>","y":"???"}"#;
+        let canonical = base64url_encode(lora.as_bytes());
+        assert!(canonical.contains('-') && canonical.contains('_'), "{canonical}");
+        let standard = format!("{}==", canonical.replace('-', "%2B").replace('_', "%2f"));
+        let (a, errors_a) = decode(&format!("v=1&m=meta-llama%2fMeta-Llama-3-8B&lora={canonical}"));
+        let (b, errors_b) = decode(&format!("v=1&m=meta-llama%2FMeta-Llama-3-8B&lora={standard}"));
+        assert_eq!(errors_a.len(), 0, "{errors_a:?}");
+        assert_eq!((a, errors_a), (b, errors_b));
+    }
+
+    /// Escapes read as the hand-written decoder read them: `+` is a space, `%2B` a plus,
+    /// broken escapes stay as written, invalid UTF-8 becomes U+FFFD.
+    #[test]
+    fn percent_decoding_matches_the_hand_written_decoder() {
+        for (text, decoded) in [("a+b", "a b"), ("%2B", "+"), ("%", "%"), ("%4", "%4"), ("%zz1", "%zz1"), ("100%25", "100%"), ("%C3%A9", "é"), ("%FF", "\u{FFFD}")] {
+            assert_eq!(percent_decode(text), decoded, "{text}");
+        }
+        assert_eq!(percent_encode("Qwen/Qwen3 8B~é"), "Qwen%2FQwen3%208B~%C3%A9");
     }
 
     #[test]

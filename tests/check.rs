@@ -379,7 +379,7 @@ fn check_bad_measurement_is_one_line_naming_the_line() {
 fn check_usage_errors() {
     let (code, _, err) = run(&["check"], "{}");
     assert_eq!(code, 2);
-    assert!(err.contains("--measured FILE is required"), "{err}");
+    assert!(err.contains("required arguments were not provided") && err.contains("--measured <RUN>"), "{err}");
     let (code, _, err) = run(&["check", "--measured", "-"], "{}");
     assert_eq!(code, 2);
     assert!(err.contains("scenario must come from a file"), "{err}");

@@ -1,10 +1,9 @@
 //! The `headroom` binary as a user runs it: JSON in, Breakdown JSON or Markdown out, and a
-//! one-line error naming the field (exit status 2) on bad input.
+//! one-line error naming the field (exit status 2) on bad input; help for every command, a
+//! usage error for a bad option, and shell completions.
 
 mod common;
 use common::run;
-
-
 
 #[test]
 fn estimate_prints_breakdown_json() {
@@ -101,4 +100,91 @@ fn url_and_decode_round_trip() {
     let (code, _, err) = run(&["decode", "https://x/?v=1&b=zero"], "");
     assert_eq!(code, 2);
     assert!(err.contains("url.b"), "{err}");
+}
+
+/// Every command answers `--help` on stdout with status 0, naming its options.
+#[test]
+fn every_command_has_help() {
+    for (command, options) in [
+        ("estimate", &["[FILE]", "--format"][..]),
+        ("escalate", &["[FILE]", "--gpus", "--ladder", "zero3"]),
+        ("search", &["[FILE]", "--gpus", "--top"]),
+        ("url", &["[FILE]", "--base"]),
+        ("decode", &["<URL>"]),
+        ("presets", &[]),
+        ("check", &["[FILE]", "--measured", "--format"]),
+        ("completions", &["<SHELL>", "bash", "zsh", "fish"]),
+    ] {
+        for args in [vec![command, "--help"], vec![command, "-h"], vec!["help", command]] {
+            let (code, out, err) = run(&args, "");
+            assert_eq!(code, 0, "{args:?}: {err}");
+            assert!(err.is_empty(), "{args:?}: {err}");
+            assert!(out.contains(&format!("Usage: headroom {command}")), "{args:?}: {out}");
+            for option in options {
+                assert!(out.contains(option), "{args:?} lacks {option}: {out}");
+            }
+        }
+    }
+    let (code, out, _) = run(&["--help"], "");
+    assert_eq!(code, 0);
+    for command in ["estimate", "escalate", "search", "url", "decode", "presets", "check", "completions"] {
+        assert!(out.contains(command), "{command}: {out}");
+    }
+}
+
+/// A bad option is a usage error (status 2, nothing on stdout) that names the option, the
+/// bad value and the command's usage; no command at all prints the help, also with status 2.
+#[test]
+fn bad_options_name_the_option_and_the_usage() {
+    for (args, expected) in [
+        (&["estimate", "--frobnicate"][..], &["unexpected argument '--frobnicate'", "Usage: headroom estimate"][..]),
+        (&["estimate", "--format", "xml"], &["invalid value 'xml' for '--format <FORMAT>'", "json, markdown"]),
+        (&["search", "--gpus", "0"], &["invalid value '0' for '--gpus <N>'", "1..=65536"]),
+        (&["search", "--gpus", "8", "--top", "many"], &["invalid value 'many' for '--top <K>'"]),
+        (&["escalate", "--ladder", "zero2,zero9"], &["invalid value 'zero9' for '--ladder <STEP,…>'", "zero3"]),
+        (&["decode"], &["required arguments were not provided", "<URL>"]),
+        (&["decode", "a", "b"], &["unexpected argument 'b'"]),
+        (&["frobnicate"], &["unrecognized subcommand 'frobnicate'"]),
+        (&["completions", "cmd.exe"], &["invalid value 'cmd.exe'", "bash"]),
+    ] {
+        let (code, out, err) = run(args, "{}");
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        for text in expected {
+            assert!(err.contains(text), "{args:?}: expected {text:?} in {err}");
+        }
+    }
+    let (code, out, err) = run(&[], "");
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("Usage: headroom <COMMAND>"), "{err}");
+}
+
+/// As with the hand-written parser: `md` for markdown, spaces in the ladder, the last of a
+/// repeated option wins, and options may come before the input file.
+#[test]
+fn option_forms_kept_from_the_hand_written_parser() {
+    let (code, out, err) = run(&["estimate", "--format", "md", "-"], r#"{"model": {"preset": "gpt2"}}"#);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("| **total** |"), "{out}");
+    let (code, out, err) = run(&["escalate", "--ladder", "zero2, zero3", "--gpus", "8", "--gpus", "4"], "{}");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let steps: Vec<_> = v["steps"].as_array().expect("steps").iter().filter_map(|s| s["step"].as_str()).collect();
+    assert_eq!(steps, ["zero2", "zero3"]);
+    let (code, out, err) = run(&["estimate", "--format", "markdown", "--format", "json"], "{}");
+    assert_eq!(code, 0, "{err}");
+    assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{out}");
+}
+
+/// `completions SHELL` prints a script that knows the commands and their options.
+#[test]
+fn completions_for_each_shell() {
+    for (shell, marker) in [("bash", "_headroom()"), ("zsh", "#compdef headroom"), ("fish", "complete -c headroom"), ("elvish", "edit:completion:arg-completer[headroom]"), ("powershell", "Register-ArgumentCompleter")] {
+        let (code, out, err) = run(&["completions", shell], "");
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains(marker), "{shell}: {}", &out[..out.len().min(300)]);
+        for word in ["estimate", "escalate", "measured", "ladder"] {
+            assert!(out.contains(word), "{shell} lacks {word}");
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! Fuzz the scenario URL decoder, then plan whatever it decodes: neither may panic, and a
-//! decoded scenario must encode and decode to itself.
+//! Fuzz the scenario URL decoder alone (no planning, so it runs fast): it may not panic, and a
+//! decoded scenario must encode and decode to itself. `url_plan` plans what links decode to.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -7,9 +7,6 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let (scenario, _errors) = headroom::url::decode(&text);
-    let _ = scenario.validate();
-    let b = headroom::estimate(&scenario);
-    assert_eq!(b.spill_bytes == 0, b.fits);
     let (again, errors) = headroom::url::decode(&headroom::url::encode(&scenario));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(again, scenario);

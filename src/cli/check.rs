@@ -4,36 +4,46 @@
 //! A bad measurement is one line naming the file and its line (exit status 2).
 
 use std::io::Read;
+use std::path::PathBuf;
 
-use super::{json, Options};
+use clap::Args;
+
+use super::{json, Format, Input};
 use crate::estimate;
 use crate::measured::{compare, comparison_markdown, parse_measurement_bytes};
 
-pub(super) fn check_command(o: &Options) -> Result<String, String> {
-    let markdown = match o.get("--format") {
-        None | Some("json") => false,
-        Some("markdown") | Some("md") => true,
-        Some(other) => return Err(format!("--format: expected json or markdown, got {other}")),
-    };
-    let path = o.get("--measured").ok_or("--measured FILE is required (memory_summary() text, nvidia-smi CSV or the JSON docs/measure-your-run.py prints)")?;
-    if path == "-" && matches!(o.input.as_deref(), None | Some("-")) {
+/// The arguments of `headroom check`.
+#[derive(Args)]
+pub(super) struct CheckArgs {
+    #[command(flatten)]
+    input: Input,
+    /// The measured run: memory_summary() text, nvidia-smi CSV or the JSON docs/measure-your-run.py prints; `-` reads stdin.
+    #[arg(long, value_name = "RUN")]
+    measured: PathBuf,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub(super) fn check_command(args: &CheckArgs) -> Result<String, String> {
+    let from_stdin = args.measured.as_os_str() == "-";
+    if from_stdin && args.input.is_stdin() {
         return Err("--measured - reads stdin, so the scenario must come from a file".into());
     }
-    let bytes = if path == "-" {
+    let bytes = if from_stdin {
         let mut bytes = Vec::new();
         std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("reading stdin: {e}"))?;
         bytes
     } else {
-        std::fs::read(path).map_err(|e| format!("{path}: {e}"))?
+        std::fs::read(&args.measured).map_err(|e| format!("{}: {e}", args.measured.display()))?
     };
-    let measured = parse_measurement_bytes(&bytes).map_err(|e| format!("{}: {e}", if path == "-" { "stdin" } else { path }))?;
-    let (scenario, warnings) = o.scenario()?;
+    let source = if from_stdin { "stdin".into() } else { args.measured.display().to_string() };
+    let measured = parse_measurement_bytes(&bytes).map_err(|e| format!("{source}: {e}"))?;
+    let (scenario, warnings) = args.input.scenario()?;
     let mut breakdown = estimate(&scenario);
     breakdown.warnings.splice(0..0, warnings);
     let comparison = compare(&measured, &breakdown);
-    if markdown {
-        Ok(comparison_markdown(&comparison))
-    } else {
-        json(&comparison)
+    match args.format {
+        Format::Markdown => Ok(comparison_markdown(&comparison)),
+        Format::Json => json(&comparison),
     }
 }

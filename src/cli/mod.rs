@@ -1,4 +1,5 @@
-//! The native command line.
+//! The native command line, parsed by clap (derive); `headroom COMMAND --help` describes each
+//! command.
 //!
 //! - `headroom estimate [FILE|-] [--format json|markdown]`: Scenario JSON in, Breakdown out.
 //! - `headroom escalate [FILE|-] [--gpus N] [--ladder step,step,…]`: the escalation ladder.
@@ -8,115 +9,124 @@
 //! - `headroom presets`: model and device ids.
 //! - `headroom check [FILE|-] --measured FILE [--format json|markdown]`: a measured run beside
 //!   the plan (`check.rs`).
+//! - `headroom completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell.
 //!
-//! Input is read from a file, or stdin for `-` or no argument. Bad input exits with status 2
-//! and one line naming the bad field; the CLI never panics on input.
+//! Input is read from a file, or stdin for `-` or no argument. A bad option is clap's error
+//! with the usage; bad input exits with status 2 and one line naming the bad field. The CLI
+//! never panics on input.
 
-use std::io::Read;
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
 
 mod check;
 
-use crate::model::device::devices;
-use crate::plan::escalation::{escalate, Step};
 use crate::estimate;
 use crate::import::presets::model_presets;
+use crate::model::device::devices;
+use crate::plan::escalation::{escalate, Step};
 use crate::plan::search::search;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, LIMIT_WORLD};
 
-const USAGE: &str = "usage:
-  headroom estimate [FILE|-] [--format json|markdown]      Scenario JSON in, per-GPU Breakdown out
-  headroom escalate [FILE|-] [--gpus N] [--ladder a,b,…]   the escalation ladder, step by step
-  headroom search [FILE|-] --gpus N [--top K]              layouts that fit, fastest first
-  headroom url [FILE|-] [--base URL]                       Scenario JSON in, planner link out
-  headroom decode URL                                      planner link in, Scenario JSON out
-  headroom presets                                         model and device preset ids
-  headroom check [FILE|-] --measured RUN [--format json|markdown]
-                                                           a measured run (memory_summary() text,
-                                                           nvidia-smi CSV or JSON) beside the plan
-  headroom --help";
-
-/// Run the CLI with these arguments (without the program name); returns the exit status.
-pub fn run(args: Vec<String>) -> i32 {
-    match dispatch(&args) {
-        Ok(out) => {
-            println!("{out}");
-            0
-        }
-        Err(message) => {
-            eprintln!("error: {message}");
-            2
-        }
-    }
+/// GPU memory planner for deep-learning training: a scenario (model, training, parallel
+/// layout, device) in, bytes per GPU out.
+#[derive(Parser)]
+#[command(name = "headroom", version, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-fn dispatch(args: &[String]) -> Result<String, String> {
-    let rest = args.get(1..).unwrap_or_default();
-    match args.first().map(String::as_str) {
-        Some("estimate") => estimate_command(&Options::parse(rest, &["--format"])?),
-        Some("escalate") => escalate_command(&Options::parse(rest, &["--gpus", "--ladder"])?),
-        Some("search") => search_command(&Options::parse(rest, &["--gpus", "--top"])?),
-        Some("url") => url_command(&Options::parse(rest, &["--base"])?),
-        Some("decode") => decode_command(rest),
-        Some("presets") => Ok(list_presets()),
-        Some("check") => check::check_command(&Options::parse(rest, &["--measured", "--format"])?),
-        Some("--help") | Some("-h") | Some("help") => Ok(USAGE.to_string()),
-        Some(other) => Err(format!("unknown command \"{other}\"\n{USAGE}")),
-        None => Err(USAGE.to_string()),
-    }
+#[derive(Subcommand)]
+enum Command {
+    /// Scenario JSON in, per-GPU Breakdown out.
+    Estimate {
+        #[command(flatten)]
+        input: Input,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// The escalation ladder, step by step: each memory-saving move applied in turn.
+    Escalate {
+        #[command(flatten)]
+        input: Input,
+        /// GPUs available to the ladder's parallel steps [default: the scenario's world size].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=LIMIT_WORLD))]
+        gpus: Option<u64>,
+        /// Steps to try, in order, separated by commas [default: mixed-precision,activation-checkpointing,zero2,zero3,pipeline-parallel].
+        #[arg(long, value_name = "STEP,…", value_delimiter = ',', value_parser = StepParser)]
+        ladder: Option<Vec<Step>>,
+    },
+    /// Layouts of the scenario that fit on N GPUs, fastest first.
+    Search {
+        #[command(flatten)]
+        input: Input,
+        /// GPUs to lay the job out on.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65_536))]
+        gpus: u64,
+        /// How many layouts to print.
+        #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        top: u64,
+    },
+    /// Scenario JSON in, planner link out.
+    Url {
+        #[command(flatten)]
+        input: Input,
+        /// The planner's address.
+        #[arg(long, value_name = "URL", default_value = DEFAULT_BASE)]
+        base: String,
+    },
+    /// Planner link (or its query string) in, Scenario JSON out.
+    Decode {
+        /// The link.
+        url: String,
+    },
+    /// Model and device preset ids.
+    Presets,
+    /// A measured run (memory_summary() text, nvidia-smi CSV or JSON) beside the plan.
+    Check(check::CheckArgs),
+    /// A shell completion script, printed to stdout (e.g. `headroom completions bash > /etc/bash_completion.d/headroom`).
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
 }
 
-/// The input path and `--name value` options of one command.
-struct Options {
-    input: Option<String>,
-    values: Vec<(String, String)>,
+/// Output format of `estimate` and `check`.
+#[derive(Clone, Copy, Default, ValueEnum)]
+enum Format {
+    #[default]
+    Json,
+    #[value(alias = "md")]
+    Markdown,
 }
 
-impl Options {
-    fn parse(args: &[String], allowed: &[&str]) -> Result<Options, String> {
-        let mut options = Options { input: None, values: Vec::new() };
-        let mut i = 0;
-        while i < args.len() {
-            let arg = &args[i];
-            if arg.starts_with("--") {
-                if !allowed.contains(&arg.as_str()) {
-                    return Err(format!("unknown option {arg}"));
-                }
-                let value = args.get(i + 1).ok_or_else(|| format!("{arg} needs a value"))?;
-                options.values.push((arg.clone(), value.clone()));
-                i += 2;
-            } else if options.input.is_none() {
-                options.input = Some(arg.clone());
-                i += 1;
-            } else {
-                return Err(format!("unexpected argument \"{arg}\""));
-            }
-        }
-        Ok(options)
-    }
+/// The scenario argument shared by the commands that plan one.
+#[derive(Args)]
+struct Input {
+    /// Scenario JSON file; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    input: Option<PathBuf>,
+}
 
-    fn get(&self, name: &str) -> Option<&str> {
-        self.values.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    fn number(&self, name: &str, default: u64, max: u64) -> Result<u64, String> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(v) => match v.parse::<u64>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => Err(format!("{name}: expected a whole number from 1 to {max}, got \"{v}\"")),
-            },
-        }
+impl Input {
+    fn is_stdin(&self) -> bool {
+        self.input.as_deref().is_none_or(|p| p.as_os_str() == "-")
     }
 
     /// The scenario, validated; decoding warnings are returned for the output.
     fn scenario(&self) -> Result<(Scenario, Vec<String>), String> {
         let text = match self.input.as_deref() {
-            None | Some("-") => {
+            Some(p) if !self.is_stdin() => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            _ => {
                 let mut text = String::new();
                 std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading stdin: {e}"))?;
                 text
             }
-            Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?,
         };
         let decoded = Scenario::from_json(&text).map_err(|e| e.to_string())?;
         if let Some(first) = decoded.scenario.validate().into_iter().next() {
@@ -126,60 +136,120 @@ impl Options {
     }
 }
 
+/// Ladder steps by their JSON names (`zero3`, `activation-checkpointing`, …), each with its label.
+impl ValueEnum for Step {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Step::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let name = serde_json::to_value(self).ok()?.as_str()?.to_string();
+        Some(PossibleValue::new(name).help(self.label()))
+    }
+}
+
+/// A ladder step, with spaces around it ignored (`--ladder "zero2, zero3"`).
+#[derive(Clone)]
+struct StepParser;
+
+impl TypedValueParser for StepParser {
+    type Value = Step;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<Step, clap::Error> {
+        let trimmed = value.to_str().map_or(value, |s| OsStr::new(s.trim()));
+        clap::builder::EnumValueParser::<Step>::new().parse_ref(cmd, arg, trimmed)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(Step::ALL.iter().filter_map(ValueEnum::to_possible_value)))
+    }
+}
+
+/// The command tree; a repeated option keeps its last value, as the hand-written parser did.
+fn command() -> clap::Command {
+    Cli::command().mut_subcommands(|c| c.args_override_self(true))
+}
+
+/// Run the CLI with these arguments (the program name first, as in `std::env::args_os`);
+/// returns the exit status.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let parsed = command().try_get_matches_from(args).and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors to stderr with 2.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    match dispatch(cli.command) {
+        Ok(out) => match writeln!(std::io::stdout().lock(), "{out}") {
+            // A closed pipe (`headroom presets | head`) is the reader's choice, not an error.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("error: writing the output: {e}");
+                1
+            }
+            _ => 0,
+        },
+        Err(message) => {
+            eprintln!("error: {message}");
+            2
+        }
+    }
+}
+
+fn dispatch(command: Command) -> Result<String, String> {
+    match command {
+        Command::Estimate { input, format } => estimate_command(&input, format),
+        Command::Escalate { input, gpus, ladder } => escalate_command(&input, gpus, ladder),
+        Command::Search { input, gpus, top } => search_command(&input, gpus, top),
+        Command::Url { input, base } => url_command(&input, &base),
+        Command::Decode { url } => decode_command(&url),
+        Command::Presets => Ok(list_presets()),
+        Command::Check(args) => check::check_command(&args),
+        Command::Completions { shell } => Ok(completions(shell)),
+    }
+}
+
 fn json<T: serde::Serialize>(value: &T) -> Result<String, String> {
     serde_json::to_string_pretty(value).map_err(|e| e.to_string())
 }
 
-fn estimate_command(o: &Options) -> Result<String, String> {
-    let markdown = match o.get("--format") {
-        None | Some("json") => false,
-        Some("markdown") | Some("md") => true,
-        Some(other) => return Err(format!("--format: expected json or markdown, got {other}")),
-    };
-    let (scenario, warnings) = o.scenario()?;
+fn estimate_command(input: &Input, format: Format) -> Result<String, String> {
+    let (scenario, warnings) = input.scenario()?;
     let mut breakdown = estimate(&scenario);
     breakdown.warnings.splice(0..0, warnings);
-    if markdown {
-        Ok(crate::report::breakdown_markdown(&scenario, &breakdown))
-    } else {
-        json(&breakdown)
+    match format {
+        Format::Markdown => Ok(crate::report::breakdown_markdown(&scenario, &breakdown)),
+        Format::Json => json(&breakdown),
     }
 }
 
-fn escalate_command(o: &Options) -> Result<String, String> {
-    let ladder = match o.get("--ladder") {
-        None => Step::DEFAULT_LADDER.to_vec(),
-        Some(list) => list
-            .split(',')
-            .map(|name| {
-                serde_json::from_value::<Step>(serde_json::Value::String(name.trim().to_string()))
-                    .map_err(|_| format!("--ladder: unknown step \"{}\"", name.trim()))
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-    };
-    let (scenario, _) = o.scenario()?;
-    let gpus = o.number("--gpus", scenario.parallel.world_size(), crate::scenario::LIMIT_WORLD)?;
+fn escalate_command(input: &Input, gpus: Option<u64>, ladder: Option<Vec<Step>>) -> Result<String, String> {
+    let ladder = ladder.unwrap_or_else(|| Step::DEFAULT_LADDER.to_vec());
+    let (scenario, _) = input.scenario()?;
+    let gpus = gpus.unwrap_or_else(|| scenario.parallel.world_size());
     json(&escalate(&scenario, &ladder, gpus))
 }
 
-fn search_command(o: &Options) -> Result<String, String> {
-    let gpus = o.number("--gpus", 0, 65_536).and_then(|g| if g == 0 { Err("--gpus N is required".to_string()) } else { Ok(g) })?;
-    let top = o.number("--top", 10, 1000)? as usize;
-    let (scenario, _) = o.scenario()?;
-    json(&search(&scenario, gpus, top))
+fn search_command(input: &Input, gpus: u64, top: u64) -> Result<String, String> {
+    let (scenario, _) = input.scenario()?;
+    json(&search(&scenario, gpus, top as usize))
 }
 
 /// Where `./scripts/serve.sh` serves the planner.
 const DEFAULT_BASE: &str = "http://127.0.0.1:8080/";
 
-fn url_command(o: &Options) -> Result<String, String> {
-    let (scenario, _) = o.scenario()?;
-    let base = o.get("--base").unwrap_or(DEFAULT_BASE);
+fn url_command(input: &Input, base: &str) -> Result<String, String> {
+    let (scenario, _) = input.scenario()?;
     Ok(format!("{base}?{}", crate::url::encode(&scenario)))
 }
 
-fn decode_command(args: &[String]) -> Result<String, String> {
-    let [url] = args else { return Err("decode takes exactly one URL".into()) };
+fn decode_command(url: &str) -> Result<String, String> {
     let (scenario, errors) = crate::url::decode(url);
     if let Some(first) = errors.first() {
         return Err(first.to_string());
@@ -197,4 +267,10 @@ fn list_presets() -> String {
         out.push_str(&format!("  {:<28} {}\n", d.id, d.name));
     }
     out
+}
+
+fn completions(shell: Shell) -> String {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command(), "headroom", &mut script);
+    String::from_utf8_lossy(&script).trim_end().to_string()
 }

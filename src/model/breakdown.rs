@@ -332,8 +332,9 @@ pub struct Breakdown {
     /// larger ([`Lifetime::Transient`]); the timeline draws each at its moment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncounted_transients: Vec<Term>,
-    /// The shape of the training step, for the timeline; `None` in inference.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The shape of the training step, for the timeline; `None` in inference. Serialised as
+    /// `step_shape`: the escalation ladder flattens a breakdown beside its own `step`.
+    #[serde(default, rename = "step_shape", skip_serializing_if = "Option::is_none")]
     pub step: Option<StepShape>,
     pub warnings: Vec<String>,
 }

@@ -117,8 +117,6 @@ pub struct StatesSummary {
     pub block_params_local: f64,
     /// Elements of the largest single input/output tensor on this GPU (embedding, LM head).
     pub largest_edge_tensor_local: f64,
-    /// Bytes per element of the weights as stored on the GPU.
-    pub weight_bytes: f64,
     /// Bytes per element of a gradient.
     pub grad_bytes: f64,
     /// Elements of the largest trainable tensor on this GPU.
@@ -133,7 +131,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
-    let mut summary = StatesSummary { weight_bytes: b.weight, grad_bytes: b.grad, ..Default::default() };
+    let mut summary = StatesSummary { grad_bytes: b.grad, ..Default::default() };
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
@@ -228,7 +226,6 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     }
     ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1", Lifetime::WholeStep);
     ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
-    summary.weight_bytes = b.weight;
     (summary, host)
 }
 
