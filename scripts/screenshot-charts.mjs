@@ -59,6 +59,9 @@ try {
     await page.waitForSelector('#flowchart');
     await waitForEcharts(page, 'strategy-chart');
     await page.screenshot({ path: join(OUT, `strategy-${colorScheme}.png`), fullPage: true });
+    // The chart alone: the flowchart beside it has CSS animations, so whole-page shots of
+    // this tab differ from run to run.
+    await page.locator('#strategy-chart').screenshot({ path: join(OUT, `strategy-chart-${colorScheme}.png`) });
 
     await page.locator('#tab-compare').click();
     await waitForEcharts(page, 'compare-chart');
