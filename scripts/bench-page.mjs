@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Page benchmark (not a test): sizes and speed of the release build in dist/.
 //   1. release .wasm, gzip -9                       target ≤ 300 KB
-//   2. whole page transfer, gzip, incl. ECharts     target ≤ 900 KB
-//   3. navigation → first chart on localhost        target ≤ 1.5 s   (median of 5 loads)
-//   4. slider input → chart update                  target ≤ 16 ms   (median of 40 moves)
+//   2. echarts.min.js, gzip -9                      (reported; the custom bundle, see scripts/build-echarts.mjs)
+//   3. whole page transfer, gzip, incl. ECharts     target ≤ 900 KB
+//   4. navigation → first chart on localhost        target ≤ 1.5 s   (median of 5 loads)
+//   5. slider input → chart update                  target ≤ 16 ms   (median and p90 of 20 moves)
 // "Chart update" is the moment ECharts has taken the new option (our `setOption` returns:
 // Leptos effects, the estimate, building and converting the chart option, ECharts' own
 // processing); the next painted frame is reported beside it for information.
@@ -19,10 +20,15 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+// Nearest-rank 90th percentile (of 20 moves: the 18th smallest).
+const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.9) - 1];
 
 const wasmFile = readdirSync(DIST).find((f) => f.endsWith('.wasm'));
 const wasmRaw = readFileSync(join(DIST, wasmFile));
 const wasmGzip = gzipSync(wasmRaw, { level: 9 }).length;
+const echartsRaw = readFileSync(join(DIST, 'echarts.min.js'));
+const echartsGzip = gzipSync(echartsRaw, { level: 9 }).length;
+const MOVES = 20;
 
 const env = await start();
 try {
@@ -91,28 +97,35 @@ try {
       await new Promise((r) => setTimeout(r, 300)); // let the 250 ms animation finish
     }
     return { applied, painted };
-  }, 40);
+  }, MOVES);
 
   const results = {
     wasm_bytes: wasmRaw.length,
     wasm_gzip_bytes: wasmGzip,
+    echarts_bytes: echartsRaw.length,
+    echarts_gzip_bytes: echartsGzip,
     page_transfer_gzip_bytes: transfer,
+    page_bodies_gzip_bytes: Object.values(files).reduce((a, b) => a + b, 0),
     page_files_gzip_bytes: files,
     first_chart_ms_median: median(loads),
     first_chart_ms_all: loads.map((x) => Math.round(x)),
+    slider_moves: MOVES,
     slider_to_chart_ms_median: median(moves.applied),
-    slider_to_chart_ms_p90: [...moves.applied].sort((a, b) => a - b)[Math.floor(moves.applied.length * 0.9)],
+    slider_to_chart_ms_p90: p90(moves.applied),
     slider_to_painted_frame_ms_median: median(moves.painted),
+    slider_to_painted_frame_ms_p90: p90(moves.painted),
   };
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(results, null, 2));
   } else {
     const row = (name, value, target, ok) => console.log(`${ok ? 'ok  ' : 'OVER'}  ${name.padEnd(40)} ${value.padStart(12)}   (target ${target})`);
     row('release .wasm, gzip', `${(wasmGzip / KB).toFixed(1)} KB`, '≤ 300 KB', wasmGzip <= 300 * KB);
+    console.log(`      echarts.min.js, gzip                     ${`${(echartsGzip / KB).toFixed(1)} KB`.padStart(12)}   (raw ${(echartsRaw.length / KB).toFixed(1)} KB)`);
     row('page transfer, gzip, incl. ECharts', `${(transfer / KB).toFixed(1)} KB`, '≤ 900 KB', transfer <= 900 * KB);
     row('navigation → first chart (median of 5)', `${results.first_chart_ms_median.toFixed(0)} ms`, '≤ 1500 ms', results.first_chart_ms_median <= 1500);
-    row('slider input → chart update (median)', `${results.slider_to_chart_ms_median.toFixed(2)} ms`, '≤ 16 ms', results.slider_to_chart_ms_median <= 16);
-    console.log(`      (p90 ${results.slider_to_chart_ms_p90.toFixed(2)} ms; to the next painted frame, median ${results.slider_to_painted_frame_ms_median.toFixed(1)} ms)`);
+    row(`slider input → chart update (median of ${MOVES})`, `${results.slider_to_chart_ms_median.toFixed(2)} ms`, '≤ 16 ms', results.slider_to_chart_ms_median <= 16);
+    row(`slider input → chart update (p90 of ${MOVES})`, `${results.slider_to_chart_ms_p90.toFixed(2)} ms`, '≤ 16 ms', results.slider_to_chart_ms_p90 <= 16);
+    console.log(`      (to the next painted frame: median ${results.slider_to_painted_frame_ms_median.toFixed(1)} ms, p90 ${results.slider_to_painted_frame_ms_p90.toFixed(1)} ms; first chart, each load: ${results.first_chart_ms_all.join(', ')} ms)`);
     console.log(`      raw .wasm ${(wasmRaw.length / KB).toFixed(1)} KB; files: ${Object.entries(files).map(([f, b]) => `${f} ${(b / KB).toFixed(1)} KB`).join(', ')}`);
   }
 } finally {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs, idempotently, what the page needs to build and be tested on a fresh machine:
 # the wasm32 target, Trunk 0.21.14, wasm-bindgen-cli 0.2.130, the npm tools (binaryen 132 for
-# wasm-opt, ECharts 5.6.0, playwright-core) and Debian's Chromium. Each step is skipped when
-# the right version is already there (building Trunk takes about 12 minutes on 2 cores).
+# wasm-opt, ECharts 5.6.0 and esbuild 0.28.2 for the custom ECharts build, playwright-core)
+# and Debian's Chromium. Each step is skipped when the right version is already there
+# (building Trunk takes about 12 minutes on 2 cores).
 # Callers put "$HOME/.cargo/bin" and node_modules/.bin on PATH afterwards (wasm-opt comes from
 # there). Versions and pitfalls: /work/shared/reference/toolchain.md.
 set -euo pipefail
@@ -42,15 +43,16 @@ fi
 # npm ci again whenever package-lock.json changed since the last install (stamp file).
 lock_sum="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [ "$(cat node_modules/.headroom-lock 2>/dev/null)" != "$lock_sum" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
-  say "npm ci (binaryen, echarts, playwright-core)"
+  say "npm ci (binaryen, echarts, esbuild, playwright-core)"
   npm ci --no-audit --no-fund
   echo "$lock_sum" > node_modules/.headroom-lock
 fi
 
-# ECharts is vendored in public/ (committed); refresh it when it differs from the pinned package.
-if ! cmp -s node_modules/echarts/dist/echarts.min.js public/echarts.min.js; then
-  say "copying echarts.min.js into public/"
-  cp node_modules/echarts/dist/echarts.min.js public/echarts.min.js
+# public/echarts.min.js is a custom ECharts build (only the modules the page uses), committed;
+# rebuild it (esbuild, about a second) when it differs from what the pinned packages give.
+if ! node scripts/build-echarts.mjs --check; then
+  say "rebuilding public/echarts.min.js (scripts/build-echarts.mjs)"
+  node scripts/build-echarts.mjs
 fi
 
 if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then

@@ -103,3 +103,45 @@ fn nice_axis_maxima() {
     assert_eq!(nice_max(101.0), 120.0);
     assert!(nice_max(f64::NAN) > 0.0);
 }
+
+/// The page's `echarts.min.js` holds only the modules listed in `scripts/build-echarts.mjs`;
+/// ECharts silently drops an option part whose component is not registered (a `title`, a
+/// `dataZoom`, a `markArea` would just not appear). Every chart the page builds must stay
+/// within: core options, grid + x/y axes, a plain legend, the tooltip, the title (exports),
+/// bar and line series with mark lines (and line areas: the timeline). A new one is added to the build script first, then here.
+#[test]
+fn chart_options_need_only_the_bundled_echarts_modules() {
+    const CORE: &[&str] = &[
+        "animation", "animationDuration", "animationDurationUpdate", "animationEasing", "animationEasingUpdate", "animationThreshold",
+        "backgroundColor", "color", "textStyle", "darkMode", "useUTC", "series",
+    ];
+    const BUNDLED_COMPONENTS: &[&str] = &["grid", "xAxis", "yAxis", "legend", "tooltip", "title"];
+    const BUNDLED_SERIES: &[&str] = &["bar", "line"];
+    const UNBUNDLED_SERIES_PARTS: &[&str] = &["markPoint", "markArea", "universalTransition"];
+
+    let fits = fitting();
+    let spills = spilling();
+    let charts = [
+        ("memory_chart (spills)", serde_json::to_value(memory_chart(&spills, Units::Gib)).unwrap()),
+        ("memory_chart (fits)", serde_json::to_value(memory_chart(&fits, Units::Gb)).unwrap()),
+        ("compare_chart", serde_json::to_value(compare::compare_chart(&[("A".into(), spills.clone()), ("B".into(), fits.clone())], Units::Gib)).unwrap()),
+        ("timeline_chart", serde_json::to_value(super::timeline::timeline_chart(&crate::model::timeline::timeline(&spills), spills.capacity, Units::Gib)).unwrap()),
+        ("export_chart", crate::report::export_chart(&crate::scenario::Scenario::default(), &spills, Units::Gib, "https://example.org/", "2026-12-03")),
+    ];
+    for (name, v) in charts {
+        for key in v.as_object().expect("an option object").keys() {
+            assert!(CORE.contains(&key.as_str()) || BUNDLED_COMPONENTS.contains(&key.as_str()), "{name}: `{key}` needs an ECharts module scripts/build-echarts.mjs does not bundle");
+        }
+        if let Some(legend) = v.get("legend") {
+            assert!(legend.get("type").map_or(true, |t| t == "plain"), "{name}: only the plain legend is bundled");
+        }
+        for s in v["series"].as_array().expect("series") {
+            let kind = s["type"].as_str().expect("a series type");
+            assert!(BUNDLED_SERIES.contains(&kind), "{name}: series type `{kind}` is not bundled");
+            for part in UNBUNDLED_SERIES_PARTS {
+                assert!(s.get(*part).is_none(), "{name}: `{part}` is not bundled");
+            }
+            assert!(s.get("coordinateSystem").map_or(true, |c| c == "cartesian2d"), "{name}: only the grid coordinate system is bundled");
+        }
+    }
+}
