@@ -699,7 +699,7 @@ mod tests {
             assert!(start.lines[0].contains(" per GPU of "), "{:?}", start.lines);
             // Mixed precision is already on in the default scenario: the note says so.
             let mixed = action_text(&e.steps[1], Some(&e.steps[0]), Units::Gib, shape);
-            assert!(mixed.lines.iter().any(|l| l.contains("already bf16-mixed")), "{:?}", mixed.lines);
+            assert!(mixed.lines.iter().any(|l| l.contains("already bf16 mixed (AMP)")), "{:?}", mixed.lines);
             assert!(mixed.lines[0].contains("unchanged"));
             // Checkpointing shrinks the total and recomputes the blocks' forward: 31% of Llama-3-8B's
             // step at 4096 tokens (its embedding and head run once; escalation.rs derives it).

@@ -116,13 +116,15 @@ fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
 }
 
 /// The faint band from the capacity to the total, a little thicker than the bar: the bytes
-/// that spill out of device memory. When the plan fits it is empty (from the total to
+/// that spill out of device memory ("spill"), or that CUDA refuses ("over by"). When the plan fits it is empty (from the total to
 /// itself, label hidden) rather than absent, so that merging the option removes the old one.
 fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let total = format::giga(b.total, units);
     let (start, shown) = if b.spill_bytes > 0 { (format::giga(b.capacity, units), true) } else { (total, false) };
     let at = |x: f64| MarkLineData::new().coord(vec![CompositeValue::from(x), CompositeValue::from(0)]).symbol(Symbol::None);
-    let label = Label::new().show(shown).formatter(Formatter::String(format!("spill {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
+    // Where the platform cannot spill, the bytes beyond capacity are what CUDA refuses.
+    let word = if b.spill.outcome == crate::model::breakdown::Outcome::OutOfMemory { "over by" } else { "spill" };
+    let label = Label::new().show(shown).formatter(Formatter::String(format!("{word} {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
     MarkLine::new()
         .silent(true)
         .symbol(vec![Symbol::None, Symbol::None])

@@ -57,10 +57,11 @@ pub enum Step {
     ChunkedCrossEntropy,
     FusedCrossEntropy,
     ActivationOffload,
+    PureBf16,
 }
 
 impl Step {
-    pub const ALL: [Step; 18] = [
+    pub const ALL: [Step; 19] = [
         Step::MixedPrecision,
         Step::SelectiveCheckpointing,
         Step::ActivationCheckpointing,
@@ -79,10 +80,37 @@ impl Step {
         Step::ChunkedCrossEntropy,
         Step::FusedCrossEntropy,
         Step::ActivationOffload,
+        Step::PureBf16,
     ];
 
     /// The seed flowchart's ladder.
     pub const DEFAULT_LADDER: [Step; 5] = [Step::MixedPrecision, Step::ActivationCheckpointing, Step::Zero2, Step::Zero3, Step::PipelineParallel];
+
+    /// The ladder for one GPU, where nothing can be sharded: the frameworks' single-device
+    /// techniques, cheapest in step time first — the loss without full logits (Liger), block
+    /// recomputation, bf16 weights and states (torchtune `dtype: bf16`), 8-bit states
+    /// (bitsandbytes), the optimizer step fused into backward (torchtune `optimizer_in_bwd`),
+    /// activations and then optimizer states moved to host memory (torchtune
+    /// `enable_activation_offloading`, DeepSpeed ZeRO-Offload).
+    pub const SINGLE_GPU_LADDER: [Step; 8] = [
+        Step::FusedCrossEntropy,
+        Step::ActivationCheckpointing,
+        Step::PureBf16,
+        Step::Optimizer8bit,
+        Step::OptimizerInBackward,
+        Step::ActivationOffload,
+        Step::CpuOffload,
+        Step::Qlora,
+    ];
+
+    /// The ladder a view starts from for a budget of `gpus`.
+    pub fn default_ladder(gpus: u64) -> &'static [Step] {
+        if gpus <= 1 {
+            &Step::SINGLE_GPU_LADDER
+        } else {
+            &Step::DEFAULT_LADDER
+        }
+    }
 
     pub fn label(self) -> &'static str {
         match self {
@@ -104,6 +132,7 @@ impl Step {
             Step::ChunkedCrossEntropy => "Chunked cross-entropy",
             Step::FusedCrossEntropy => "Fused linear cross-entropy",
             Step::ActivationOffload => "Activation offloading",
+            Step::PureBf16 => "Pure bf16 (no fp32 master)",
         }
     }
 }
@@ -378,7 +407,15 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                 n.training.precision = Precision::Bf16Mixed;
                 "fp32 → bf16 autocast: activations halve; weights stay fp32 as the master copy".into()
             } else {
-                format!("already {}", s.training.precision.id())
+                format!("already {}", crate::labels::precision_label(s.training.precision))
+            }
+        }
+        Step::PureBf16 => {
+            if s.training.precision == Precision::Bf16 {
+                "already pure bf16".into()
+            } else {
+                n.training.precision = Precision::Bf16;
+                "bf16 weights, gradients and optimizer states, no fp32 master copy (torchtune dtype: bf16, LitGPT bf16-true): updates smaller than bf16's resolution are lost".into()
             }
         }
         Step::SelectiveCheckpointing => {
@@ -547,6 +584,29 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 10's case: Llama-3-8B full fine-tuning on one 24 GB GPU (RTX 4090, Linux: out of
+    /// memory, no spill) cannot shard anything; the single-GPU ladder reaches a fitting plan,
+    /// each rung saying what it did, memory never growing along the way.
+    #[test]
+    fn single_gpu_ladder_fits_llama3_8b_full_fine_tuning_on_24_gb() {
+        let mut s = Scenario::default();
+        s.device = crate::scenario::DeviceSpec::preset("rtx-4090-24gb");
+        s.runtime.platform = crate::model::inputs::Platform::Linux;
+        assert_eq!(Step::default_ladder(1), &Step::SINGLE_GPU_LADDER);
+        let e = escalate(&s, Step::default_ladder(1), 1);
+        let first = e.first_fit.expect("a rung where it fits");
+        let applied: Vec<_> = e.steps[..=first].iter().filter(|st| st.applied).collect();
+        for pair in applied.windows(2) {
+            assert!(pair[1].breakdown.total <= pair[0].breakdown.total, "{} grew memory", pair[1].name);
+        }
+        assert!(e.steps.iter().all(|st| !st.note.is_empty()));
+        let plan = e.plan.expect("a plan");
+        assert!(plan.result.breakdown.fits);
+        assert_eq!(plan.result.scenario.parallel.world_size(), 1);
+        assert_eq!(plan.result.scenario.training.lora, None, "full fine-tuning, not an adapter");
+        assert!(plan.kept.contains(&Step::PureBf16) && plan.kept.contains(&Step::CpuOffload), "{:?}", plan.kept);
+    }
     use super::*;
 
     /// The design's acceptance case: Llama-3-8B (bf16-mixed AdamW, batch 1, seq 4096) with
@@ -567,7 +627,7 @@ mod tests {
                 assert!(!b.note.is_empty(), "{} did nothing and said nothing", b.name);
             }
         }
-        assert_eq!(e.steps[1].note, "already bf16-mixed");
+        assert_eq!(e.steps[1].note, "already bf16 mixed (AMP)");
         assert!(!e.steps[1].applied);
         for s in &e.steps {
             println!("{:<28} fits {:<5} total {:>6.1} GiB  {}", s.name, s.fits(), s.breakdown.total as f64 / (1u64 << 30) as f64, s.note);

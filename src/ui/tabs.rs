@@ -63,6 +63,13 @@ pub struct Rung {
     pub enabled: bool,
 }
 
+impl Rung {
+    /// The ladder a budget of `gpus` starts from ([`Step::default_ladder`]), every rung on.
+    pub fn defaults(gpus: u64) -> Vec<Rung> {
+        Step::default_ladder(gpus).iter().map(|&step| Rung { step, enabled: true }).collect()
+    }
+}
+
 /// A finished search and how long it took.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchOutcome {
@@ -119,7 +126,7 @@ impl Workspace {
         let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
         let ws = Workspace {
             tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
-            ladder: RwSignal::new(Step::DEFAULT_LADDER.iter().map(|&step| Rung { step, enabled: true }).collect()),
+            ladder: RwSignal::new(Rung::defaults(world.get_untracked())),
             ladder_gpus: RwSignal::new(world.get_untracked()),
             search_gpus: RwSignal::new(world.get_untracked()),
             margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
@@ -139,6 +146,16 @@ impl Workspace {
                 ws.ladder_gpus.set(gpus);
                 ws.search_gpus.set(gpus);
             }
+        });
+        // The ladder follows its budget (one GPU or several) while it is a default one.
+        Effect::new(move |previous: Option<u64>| {
+            let gpus = ws.ladder_gpus.get();
+            if let Some(before) = previous {
+                if ws.ladder.with_untracked(|l| *l == Rung::defaults(before)) {
+                    ws.ladder.set(Rung::defaults(gpus));
+                }
+            }
+            gpus
         });
         provide_context(ws);
         install_bench_hook();

@@ -1,10 +1,14 @@
 //! `VerdictBanner`: fits, spills (where, and how much slower) or out of memory, in one
 //! sentence, with the model size, GPU count and step (or prefill and per-token) time under
-//! it, and the model's warnings.
+//! it, the cheapest fix when it does not fit (the default ladder's plan for the same GPU
+//! count, with a way to the Strategy view), and the model's warnings.
 
 use leptos::prelude::*;
 
 use super::state::Planner;
+use super::tabs::{select_tab, Tab, Workspace};
+use crate::chart::flow::plan_summary;
+use crate::plan::escalation::{escalate, Step};
 use crate::chart::verdict;
 use crate::format;
 use crate::model::breakdown::Outcome;
@@ -47,12 +51,35 @@ pub fn VerdictBanner() -> impl IntoView {
             line
         })
     };
+    // The cheapest fix: the plan of the ladder a view would start from on these GPUs.
+    let fix = Memo::new(move |_| {
+        if planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0) {
+            return None;
+        }
+        let units = planner.units.get();
+        planner.valid.with(|s| {
+            let gpus = s.parallel.world_size().max(1);
+            let summary = plan_summary(&escalate(s, Step::default_ladder(gpus), gpus), units);
+            let detail = if summary.fits { summary.lines.first().cloned().unwrap_or_default() } else { summary.lines.join(" ") };
+            let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
+            Some((summary.fits, headline, detail))
+        })
+    });
+    let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
     let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
     view! {
         <div id="verdict" class=move || format!("verdict {}", verdict.with(|v| v.kind())) role="status" aria-live="polite">
             <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
             <p class="details">{details}</p>
         </div>
+        <Show when=move || fix.with(Option::is_some)>
+            <p class="fix" id="cheapest-fix">
+                <strong>{move || fix.with(|f| if f.as_ref().is_some_and(|(fits, _, _)| *fits) { "Cheapest fix: " } else { "No fix on these GPUs: " })}</strong>
+                {move || fix.with(|f| f.as_ref().map(|(_, headline, detail)| format!("{headline} — {detail}")).unwrap_or_default())}
+                " "
+                <button type="button" class="link-button" on:click=open_strategy>"Open the ladder"</button>
+            </p>
+        </Show>
         <Show when=move || stale.get()>
             <p class="stale" role="alert">"Some settings are invalid (see the messages by the controls): the chart shows the last valid plan."</p>
         </Show>

@@ -103,7 +103,7 @@ pub fn LadderEditor() -> impl IntoView {
             select.set_value("");
         }
     };
-    let reset = move |_| ws.ladder.set(Step::DEFAULT_LADDER.iter().map(|&step| Rung { step, enabled: true }).collect());
+    let reset = move |_| ws.ladder.set(Rung::defaults(ws.ladder_gpus.get_untracked()));
     view! {
         <section class="card ladder" aria-labelledby="ladder-heading">
             <h2 id="ladder-heading">"Ladder"</h2>
