@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use crate::chart::{memory_chart, verdict};
 use crate::format::{bytes, count, Units};
 use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
-use crate::model::breakdown::{Breakdown, Component, Outcome, Phase};
+use crate::model::breakdown::{Breakdown, Component, Phase};
 use crate::scenario::Scenario;
 
 /// What a plan is, in words: enough to tell one export or embed from another.
@@ -43,15 +43,7 @@ pub struct Summary {
 
 impl Summary {
     pub fn new(s: &Scenario, b: &Breakdown, units: Units) -> Summary {
-        let outcome = if b.capacity == 0 {
-            "no estimate"
-        } else {
-            match b.spill.outcome {
-                Outcome::Fits => "fits",
-                Outcome::Spills => "spills",
-                Outcome::OutOfMemory => "out of memory",
-            }
-        };
+        let outcome = if b.capacity == 0 { "no estimate" } else { crate::chart::outcome_word(b.spill.outcome) };
         Summary {
             model: model_name(&s.model),
             gpu: device_name(&s.device),

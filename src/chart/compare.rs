@@ -71,7 +71,8 @@ pub struct StrategyRow {
     pub comm_bytes_after: f64,
     pub comm_seconds_before: f64,
     pub comm_seconds_after: f64,
-    pub fits_after: bool,
+    /// What happens after the strategy: fits, spills or out of memory.
+    pub outcome_after: crate::model::breakdown::Outcome,
     /// The scenario after the strategy.
     pub scenario: Scenario,
 }
@@ -106,7 +107,7 @@ fn row(name: &'static str, before: &Scenario, after: Scenario, note: String) -> 
         comm_bytes_after: c1.communication_bytes,
         comm_seconds_before: c0.communication_seconds,
         comm_seconds_after: c1.communication_seconds,
-        fits_after: b1.fits,
+        outcome_after: b1.spill.outcome,
         scenario: after,
     }
 }

@@ -11,7 +11,7 @@ pub mod flow;
 pub mod timeline;
 mod verdict;
 
-pub use verdict::{verdict, Verdict};
+pub use verdict::{outcome_word, verdict, Verdict};
 
 use charming::component::{Axis, Grid, Legend};
 use charming::datatype::CompositeValue;

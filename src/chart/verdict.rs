@@ -39,6 +39,16 @@ impl Verdict {
     }
 }
 
+/// The outcome in two or three words ("fits", "spills", "out of memory"): the one wording of
+/// the verdict the exports, the embed, Compare's tables and the strategy table share.
+pub fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Fits => "fits",
+        Outcome::Spills => "spills",
+        Outcome::OutOfMemory => "out of memory",
+    }
+}
+
 /// Where spilled memory goes, in words.
 fn destination(platform: Platform) -> &'static str {
     match platform {

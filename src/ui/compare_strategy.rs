@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use super::state::Planner;
 use super::tabs::Workspace;
 use crate::chart::compare::strategy_rows;
+use crate::chart::outcome_word;
 use crate::format::{self, Units};
 
 /// Signed bytes, `−1.20 GiB` / `+3.40 GiB` / `0`.
@@ -25,10 +26,15 @@ pub fn CompareStrategyTable() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
     let valid = planner.valid;
-    let rows = move || {
-        let units = planner.units.get();
+    // Estimated once per scenario and GPU count; a unit switch only re-renders.
+    let table = Memo::new(move |_| {
         let gpus = ws.table_gpus.get();
         valid.with(|s| strategy_rows(s, gpus))
+    });
+    let rows = move || {
+        let units = planner.units.get();
+        table
+            .get()
             .into_iter()
             .map(|r| {
                 let saved = signed_bytes(r.saved(), units);
@@ -43,7 +49,7 @@ pub fn CompareStrategyTable() -> impl IntoView {
                         <td class="num mem-saved">{saved}</td>
                         <td class="num">{comm}</td>
                         <td class="num">{seconds}</td>
-                        <td>{if r.fits_after { "fits" } else { "spills" }}</td>
+                        <td>{outcome_word(r.outcome_after)}</td>
                         <td class="note">{r.note}</td>
                     </tr>
                 }
