@@ -28,6 +28,8 @@ pub fn TrainingControls() -> impl IntoView {
     let grad_accum = planner.slice(|s| s.training.grad_accum);
     let seq_len = planner.slice(|s| s.training.seq_len);
     let inference = planner.slice(|s| s.training.mode == Mode::Inference);
+    // A CNN has no attention kernel and no language-model loss to choose.
+    let transformer = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some()));
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
@@ -120,7 +122,7 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.checkpointing,
                     |s, v| s.training.checkpointing = v,
                 )}</div>
-                {enum_select(
+                <div class="pair-item" hidden=move || !transformer.get()>{enum_select(
                     planner,
                     "Attention",
                     "attention",
@@ -128,8 +130,8 @@ pub fn TrainingControls() -> impl IntoView {
                     ATTENTION.to_vec(),
                     |s| s.training.attention,
                     |s, v| s.training.attention = v,
-                )}
-                <div class="pair-item" hidden=move || inference.get()>{enum_select(
+                )}</div>
+                <div class="pair-item" hidden=move || inference.get() || !transformer.get()>{enum_select(
                     planner,
                     "Loss",
                     "loss",
