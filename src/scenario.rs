@@ -383,6 +383,9 @@ impl Scenario {
             if lora.rank == 0 || lora.rank > 65_536 {
                 errors.push(InputError::new("training.lora.rank", format!("must be between 1 and 65536, got {}", lora.rank)));
             }
+            if !(0.0..1.0).contains(&lora.dropout) {
+                errors.push(InputError::new("training.lora.dropout", format!("must be a probability in [0, 1), got {}", lora.dropout)));
+            }
             if lora.targets.is_empty() {
                 errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));
             }

@@ -11,6 +11,7 @@
 //! stream (4 fp32 and under autocast, where fp32 embeddings promote the sum; 2 pure bf16).
 
 use super::attention::attention_terms;
+use super::lora::{adapter_intermediates, LoraCtx};
 use super::mlp::mlp_terms;
 use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
@@ -41,6 +42,12 @@ pub struct Ctx {
     pub loss: Loss,
     /// The output projection's weight is trained (`states::output_weight_trainable`).
     pub head_trainable: bool,
+    /// Liger's norm, SwiGLU/GeGLU and RoPE Functions replace the eager code (`norm.rs`, `mlp.rs`).
+    pub liger: bool,
+    /// The norms' weights are frozen (LoRA): their normalised operand is not saved (`norm.rs`).
+    pub frozen_norms: bool,
+    /// LoRA adapters (`lora.rs`).
+    pub lora: Option<LoraCtx>,
 }
 
 /// Saved tensors of the whole model for one micro-batch (`Block` terms for one block), and
@@ -63,6 +70,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         dropout: training.dropout > 0.0,
         loss: training.techniques.loss,
         head_trainable: crate::model::states::output_weight_trainable(t.embedding.tied, training),
+        liger: training.techniques.liger_kernels,
+        frozen_norms: training.lora.is_some(),
+        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, targets: l.targets.clone() }),
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
@@ -114,6 +124,13 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     }
     if c.dropout {
         push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
+    }
+    if let Some(l) = &c.lora {
+        use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
+        let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
+        let mlp = l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
+        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
+        push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }
     match placement {
         Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),
