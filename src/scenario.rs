@@ -305,6 +305,7 @@ impl Scenario {
         self.training.checkpointing = d.checkpointing;
         self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
+        self.training.techniques.liger_kernels = d.liger_kernels;
         if let Some(z) = d.zero {
             self.parallel.zero = z;
         }
