@@ -98,7 +98,13 @@ pub struct Lora {
     /// PEFT `LoraConfig(lora_dropout=p)`: an `nn.Dropout` on the adapter input of every adapted
     /// linear (`peft/tuners/lora/layer.py`, `Linear.forward`: `lora_B(lora_A(dropout(x)))`), which
     /// saves a mask and the dropped copy per adapted linear. 0: `nn.Identity`, nothing saved.
+    /// Left out of the JSON when 0, so links made before it encode as they did.
+    #[serde(skip_serializing_if = "is_zero")]
     pub dropout: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for Lora {

@@ -18,7 +18,7 @@ use super::{ActTerm, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::precision::Precision;
-use crate::model::inputs::{Loss, Training};
+use crate::model::inputs::{LoraBase, Loss, Training};
 
 pub use super::attention::effective_attention;
 
@@ -58,13 +58,16 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     let b = training.micro_batch.max(1) as f64;
     let s_full = t.sample_tokens(training.seq_len, training.image_size) as f64;
     let s = s_full / cp.max(1.0);
+    let qlora = training.lora.as_ref().is_some_and(|l| l.base == LoraBase::Nf4);
     let c = Ctx {
         tokens: b * s,
         b,
         s,
         s_full,
         x: precision.activation_bytes() as f64,
-        r: if precision == Precision::Bf16 { HALF } else { F32 },
+        // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that is
+        // not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so the residual stream is fp32.
+        r: if precision == Precision::Bf16 && !qlora { HALF } else { F32 },
         mixed: precision.is_mixed(),
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
