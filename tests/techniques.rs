@@ -112,10 +112,11 @@ fn frozen_output_weight_has_no_gradient_buffers_and_saves_no_input() {
 }
 
 /// Liger kernels beyond the loss (`liger_kernels`), on Llama-3-8B (h 4096, ffn 14336, 32 blocks),
-/// one sequence of 4096 tokens. Liger's kernels are Triton and do not run on a CPU, so nothing here
-/// is measured: the saved tensors are read from the autograd Functions' `ctx.save_for_backward`
+/// one sequence of 4096 tokens. Liger's kernels are Triton and do not run on a CPU, so the kernels
+/// are not measured: the saved tensors are read from the autograd Functions' `ctx.save_for_backward`
 /// (linkedin/Liger-Kernel at ead96b6) and compared with the eager Hugging Face terms the model
-/// measured (`saved_tensors_report.md`):
+/// measured (`saved_tensors_report.md`). (`accuracy.rs` also runs Liger's real Functions on a tiny
+/// Llama with the Triton launchers replaced by PyTorch ops: `liger.json`, to the byte.)
 /// - `LigerRMSNormFunction` (`ops/rms_norm.py`, 436–510, 648–660) saves X (the residual stream
 ///   itself), W and an fp32 RSTD per row: r·T·h + 4·T per norm, where `LlamaRMSNorm` saves an
 ///   fp32 copy, the rsqrt and the normalised tensor: (4 + r)·T·h + 4·T;
