@@ -16,8 +16,9 @@ loaded with BitsAndBytesConfig(load_in_4bit, nf4, double quant, bf16 compute) on
 prepare_model_for_kbit_training (peft/utils/other.py: every 16-bit parameter that is not a Params4bit is cast
 to fp32; with a k-bit model and checkpointing, enable_input_require_grads) and get_peft_model. Recorded: bytes
 of parameters by kind and dtype before and after; whether the input embeddings' output requires grad; and the
-transient of one Linear4bit matmul (forward and backward) from the CPU allocator (torch.profiler memory events:
-the largest allocation made inside the matmul besides its output).
+transient of one Linear4bit matmul (forward and backward): a dispatch mode counts the live bytes of the storages
+made inside the call (peak above what the call returns) and lists the largest (the dequantised weight first). On
+the CPU the forward runs bitsandbytes' default gemm_4bit kernel (called directly so its inner ops are seen).
 The same preparation on the non-quantised bf16 model (prepare_model_for_kbit_training is also called on
 16-bit models) casts every parameter to fp32 and leaves the embeddings' output without grad (not k-bit).
 
