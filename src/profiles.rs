@@ -74,6 +74,7 @@ impl Framework {
             checkpointing: Checkpointing::None,
             optimizer_in_backward: false,
             activation_offload: false,
+            liger_kernels: false,
             zero: None,
         };
         Some(match self {
@@ -83,10 +84,12 @@ impl Framework {
             // `attn_implementation="sdpa"`; the loss is `ForCausalLMLoss`, logits upcast to fp32
             // (`loss/loss_utils.py`).
             Framework::Transformers => base,
-            // TRL `SFTConfig(use_liger_kernel=True)` applies `_apply_liger_kernel_to_instance`:
-            // fused linear cross-entropy replaces the head and loss (liger_kernel
-            // `transformers/monkey_patch.py`, `fused_linear_cross_entropy=True`).
-            Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, ..base },
+            // TRL `SFTConfig(use_liger_kernel=True)` applies `_apply_liger_kernel_to_instance`,
+            // whose `apply_liger_kernel_to_*` defaults are `rope=True, rms_norm=True, swiglu=True,
+            // fused_linear_cross_entropy=True` (liger_kernel `transformers/monkey_patch.py`, e.g.
+            // `apply_liger_kernel_to_llama`, lines 221–285 at ead96b6): fused linear cross-entropy
+            // replaces the head and loss, and Liger's norm, SwiGLU and RoPE Functions the eager ones.
+            Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, liger_kernels: true, ..base },
             // Unsloth `FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth")`
             // offloads each checkpointed block input to host memory; its fused cross-entropy
             // never builds the fp32 logits; FlashAttention-2/xformers kernels.
@@ -134,6 +137,8 @@ pub struct Defaults {
     pub checkpointing: Checkpointing,
     pub optimizer_in_backward: bool,
     pub activation_offload: bool,
+    /// Liger's norm, SwiGLU and RoPE kernels (`Techniques::liger_kernels`).
+    pub liger_kernels: bool,
     /// ZeRO stage or FSDP, where the framework decides it (otherwise the layout's own).
     pub zero: Option<Zero>,
 }
@@ -152,6 +157,16 @@ mod tests {
         assert_eq!(s.training.techniques.loss, Loss::Chunked);
         assert_eq!(s.training.checkpointing, Checkpointing::Full);
         assert!(s.training.techniques.optimizer_in_backward);
+    }
+
+    #[test]
+    fn trl_liger_profile_turns_on_the_liger_kernels() {
+        let mut s = Scenario::default();
+        s.apply_framework(Framework::TrlLiger);
+        assert_eq!(s.training.techniques.loss, Loss::FusedLinear);
+        assert!(s.training.techniques.liger_kernels);
+        s.apply_framework(Framework::Transformers);
+        assert!(!s.training.techniques.liger_kernels);
     }
 
     #[test]

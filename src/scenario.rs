@@ -305,6 +305,7 @@ impl Scenario {
         self.training.checkpointing = d.checkpointing;
         self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
+        self.training.techniques.liger_kernels = d.liger_kernels;
         if let Some(z) = d.zero {
             self.parallel.zero = z;
         }
@@ -382,6 +383,9 @@ impl Scenario {
         if let Some(lora) = &t.lora {
             if lora.rank == 0 || lora.rank > 65_536 {
                 errors.push(InputError::new("training.lora.rank", format!("must be between 1 and 65536, got {}", lora.rank)));
+            }
+            if !(0.0..1.0).contains(&lora.dropout) {
+                errors.push(InputError::new("training.lora.dropout", format!("must be a probability in [0, 1), got {}", lora.dropout)));
             }
             if lora.targets.is_empty() {
                 errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));

@@ -269,3 +269,48 @@ fn techniques_within_three_percent_of_memtracker() {
     assert!(cases(&f).len() >= 10);
     assert!(failures.is_empty(), "{failures:?}");
 }
+
+/// LoRA adapters with and without PEFT's `lora_dropout` (`lora.json`, `tests/measure/lora.py`: PEFT
+/// on fake CUDA tensors, so that dropout saves bool masks as on a GPU): the saved tensors of a tiny
+/// Llama with all seven projections adapted, fp32, pure bf16 and bf16 autocast.
+#[test]
+fn lora_within_three_percent_of_saved_tensors() {
+    let f = fixture("lora.json");
+    let mut failures = Vec::new();
+    for case in cases(&f) {
+        let name = case["name"].as_str().unwrap_or("?");
+        let b = estimate(&scenario(case));
+        let measured = case["measured"]["saved_bytes"].as_f64().expect("saved_bytes");
+        let predicted = b.phases.forward_backward.activations as f64;
+        let err = relative_error(predicted, measured);
+        println!("{name:<44} {measured:>13.0} {predicted:>13.0} {:>7.2}%", err * 100.0);
+        if err.abs() > 0.03 {
+            failures.push(format!("{name}: {:.2}%", err * 100.0));
+        }
+    }
+    assert!(cases(&f).len() >= 6);
+    assert!(failures.is_empty(), "LoRA activation errors over 3%: {failures:?}");
+}
+
+/// Liger's norm, SwiGLU and RoPE Functions on a tiny Llama (`liger.json`, `tests/measure/liger.py`):
+/// Liger's own autograd Functions and monkey patch, with only their Triton launchers replaced by
+/// PyTorch ops returning the same tensors (Triton does not run on a CPU or on fake tensors): what
+/// each Function saves is decided by its Python `ctx.save_for_backward`, which runs unchanged.
+#[test]
+fn liger_within_three_percent_of_saved_tensors() {
+    let f = fixture("liger.json");
+    let mut failures = Vec::new();
+    for case in cases(&f) {
+        let name = case["name"].as_str().unwrap_or("?");
+        let b = estimate(&scenario(case));
+        let measured = case["measured"]["saved_bytes"].as_f64().expect("saved_bytes");
+        let predicted = b.phases.forward_backward.activations as f64;
+        let err = relative_error(predicted, measured);
+        println!("{name:<44} {measured:>13.0} {predicted:>13.0} {:>7.2}%", err * 100.0);
+        if err.abs() > 0.03 {
+            failures.push(format!("{name}: {:.2}%", err * 100.0));
+        }
+    }
+    assert!(cases(&f).len() >= 3);
+    assert!(failures.is_empty(), "Liger activation errors over 3%: {failures:?}");
+}

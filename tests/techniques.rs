@@ -110,3 +110,52 @@ fn frozen_output_weight_has_no_gradient_buffers_and_saves_no_input() {
     let untied = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "techniques": {"loss": "chunked"}, "frozen": {"embeddings": true}}}"#);
     assert!(term(&untied, "LM head input").is_some());
 }
+
+/// Liger kernels beyond the loss (`liger_kernels`), on Llama-3-8B (h 4096, ffn 14336, 32 blocks),
+/// one sequence of 4096 tokens. Liger's kernels are Triton and do not run on a CPU, so the kernels
+/// are not measured: the saved tensors are read from the autograd Functions' `ctx.save_for_backward`
+/// (linkedin/Liger-Kernel at ead96b6) and compared with the eager Hugging Face terms the model
+/// measured (`saved_tensors_report.md`). (`accuracy.rs` also runs Liger's real Functions on a tiny
+/// Llama with the Triton launchers replaced by PyTorch ops: `liger.json`, to the byte.)
+/// - `LigerRMSNormFunction` (`ops/rms_norm.py`, 436–510, 648–660) saves X (the residual stream
+///   itself), W and an fp32 RSTD per row: r·T·h + 4·T per norm, where `LlamaRMSNorm` saves an
+///   fp32 copy, the rsqrt and the normalised tensor: (4 + r)·T·h + 4·T;
+/// - `LigerSiLUMulFunction` (`ops/swiglu.py`, 230–264) saves the gate and up outputs and
+///   recomputes silu: with the down projection's input, 3·x·T·f instead of 4·x·T·f;
+/// - `LigerRopeFunction` (`ops/rope.py`, 115–158, 204–227) rotates q and k in place and saves
+///   cos and sin, the same shared tables `apply_rotary_pos_emb`'s two muls save: no change (SDPA
+///   saves the rotated q and k either way).
+#[test]
+fn liger_kernels_save_less_in_norms_and_swiglu() {
+    let (t, h, f, l) = (4096.0, 4096.0, 14336.0, 32.0);
+    for (precision, r, x) in [("bf16", 2.0, 2.0), ("bf16-mixed", 4.0, 2.0)] {
+        let base = format!(r#""model": {{"preset": "llama-3-8b"}}, "training": {{"precision": "{precision}", "micro_batch": 1, "seq_len": 4096"#);
+        let eager = plan(&format!("{{{base}}}}}"));
+        let liger = plan(&format!(r#"{{{base}, "techniques": {{"liger_kernels": true}}}}}}"#));
+        let term = |b: &headroom::Breakdown, name: &str| b.terms.iter().find(|t| t.name == name).map(|t| t.bytes as f64).unwrap_or_else(|| panic!("{name}"));
+        for (name, blocks) in [("attention norm", l), ("MLP norm", l), ("final norm", 1.0)] {
+            assert_eq!(term(&eager, name), blocks * ((4.0 + r) * t * h + 4.0 * t), "{precision} {name}");
+            assert_eq!(term(&liger, name), blocks * (r * t * h + 4.0 * t), "{precision} {name}");
+        }
+        assert_eq!(term(&eager, "MLP intermediates"), l * 4.0 * x * t * f, "{precision}");
+        assert_eq!(term(&liger, "MLP intermediates"), l * 3.0 * x * t * f, "{precision}");
+        for same in ["rotary cos/sin", "attention q, k, v, output and logsumexp", "q/k/v projection inputs", "MLP inputs"] {
+            assert_eq!(term(&eager, same), term(&liger, same), "{precision} {same}");
+        }
+        let saved = (eager.phases.forward_backward.activations - liger.phases.forward_backward.activations) as f64;
+        assert_eq!(saved, (2.0 * l + 1.0) * 4.0 * t * h + l * x * t * f, "{precision}");
+    }
+}
+
+/// The TRL + Liger profile turns the Liger kernels on, and they travel in the link (`lig=`).
+#[test]
+fn liger_kernels_travel_in_the_link() {
+    let mut s = headroom::scenario::Scenario::default();
+    s.apply_framework(headroom::profiles::Framework::TrlLiger);
+    assert!(s.training.techniques.liger_kernels);
+    let query = headroom::url::encode(&s);
+    assert!(query.contains("lig=true"), "{query}");
+    let (back, errors) = headroom::url::decode(&query);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(back.training.techniques.liger_kernels);
+}

@@ -124,12 +124,14 @@ pub enum Moment {
     Reload,
     /// Each parameter's update fused into backward: its gradient and update.
     ParameterUpdate,
+    /// Each 4-bit linear's matmul in a block's forward or backward: its weight dequantised.
+    Dequantize,
 }
 
 impl Moment {
     /// Whether the moment recurs in every block's backward (rather than once at the head).
     pub fn in_blocks(self) -> bool {
-        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate)
+        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate | Moment::Dequantize)
     }
 }
 

@@ -95,11 +95,21 @@ pub struct Lora {
     pub base: LoraBase,
     /// QLoRA double quantisation of the quantisation constants.
     pub double_quant: bool,
+    /// PEFT `LoraConfig(lora_dropout=p)`: an `nn.Dropout` on the adapter input of every adapted
+    /// linear (`peft/tuners/lora/layer.py`, `Linear.forward`: `lora_B(lora_A(dropout(x)))`), which
+    /// saves a mask and the dropped copy per adapted linear. 0: `nn.Identity`, nothing saved.
+    /// Left out of the JSON when 0, so links made before it encode as they did.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropout: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for Lora {
     fn default() -> Self {
-        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true }
+        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0 }
     }
 }
 
@@ -364,11 +374,15 @@ pub struct Techniques {
     /// Saved activations copied to host memory in forward and back in backward (torchtune /
     /// TRL `OffloadActivations`).
     pub activation_offload: bool,
+    /// Liger kernels beyond the loss (`apply_liger_kernel_to_*`, TRL `use_liger_kernel=True`):
+    /// the residual norms, the gated MLP's activation and RoPE run as Liger's autograd Functions,
+    /// which save less than the eager Hugging Face code (`activations/norm.rs`, `mlp.rs`).
+    pub liger_kernels: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false }
     }
 }
 

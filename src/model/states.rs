@@ -164,6 +164,10 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         if frozen > 0.0 {
             let frozen_bytes = match lora {
                 Some(l) if l.base == LoraBase::Nf4 && t.linear.is_some() => nf4_bytes_per_weight(l.double_quant),
+                // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that
+                // is not a `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209): embeddings,
+                // norms, the head. Measured in `lora.json` (`qlora_cpu`).
+                Some(l) if l.base == LoraBase::Nf4 => F32,
                 _ => precision.activation_bytes() as f64,
             };
             frozen_weights += n * frozen * frozen_bytes;
@@ -217,7 +221,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     }
 
     ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1", Lifetime::WholeStep);
-    ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3", Lifetime::WholeStep);
+    ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant; QLoRA's other weights fp32 after prepare_model_for_kbit_training) — QLoRA §3", Lifetime::WholeStep);
     // With the optimizer step fused into backward each gradient is freed by its own update:
     // none is kept (one tensor's gradient is a backward transient, temporary.rs).
     if !training.techniques.optimizer_in_backward {

@@ -158,6 +158,9 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         }
         Checkpointing::None => {}
     }
+    if let Some((moment, bytes)) = nf4_dequantised_weight(i) {
+        transients.push((moment, "NF4 weight dequantised (one linear)", bytes, NF4_DEQUANT_FORMULA));
+    }
     for (moment, name, bytes, formula) in transients {
         ledger.add(Component::Temporary, name, bytes, formula, Lifetime::Transient(moment));
     }
@@ -193,4 +196,38 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             Lifetime::ForwardBackward,
         );
     }
+}
+
+const NF4_DEQUANT_FORMULA: &str = "the largest 4-bit linear's weight dequantised to the compute dtype for its matmul, n·k × (2 B + fp32 absmax copies) — bitsandbytes 0.50.2 MatMul4Bit (autograd/_functions.py 300–386), CUDA gemm_4bit fallback (backends/cuda/ops.py 904–982)";
+
+/// QLoRA's transient: bitsandbytes dequantises a 4-bit weight for each matmul, one linear at a
+/// time (bitsandbytes 0.50.2; CUDA only, derived from the source; the CPU run of the same code in
+/// `lora.json` checks the pieces):
+/// - forward: `MatMul4Bit.forward` calls `torch.ops.bitsandbytes.gemm_4bit`
+///   (`autograd/_functions.py`, 323–345); on CUDA, past `_gemm_4bit_custom_max_m = 1536` rows
+///   (training's b·s tokens) it runs `_dequant_linear_fallback` (`backends/cuda/ops.py`, 904–916,
+///   954–978): `absmax_dq` (fp32, one per 64 weights) and `absmax_dq + absmax_offset` with double
+///   quantisation, then `B_dq = torch.empty(shapeB, dtype=A.dtype)` and `F.linear`;
+/// - backward: `F.dequantize_4bit(B, ctx.state).to(grad_output.dtype)` (`_functions.py`, 380–384),
+///   the fp32 absmax rebuilt once (`functional.py`, `dequantize_4bit`).
+/// The buffer lives during the matmul only: its own moment of each block's forward and backward,
+/// or on top of the recomputed block under full checkpointing.
+fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {
+    let lora = i.training.lora.as_ref().filter(|l| l.base == crate::model::inputs::LoraBase::Nf4)?;
+    // The 4-bit weights are the blocks' linears (`ParamTensor::linear`, as `states.rs` counts them);
+    // a tensor-parallel rank dequantises its own shard.
+    let largest = i.arch.param_tensors().into_iter().filter(|t| t.linear.is_some()).map(|t| t.numel() / i.layout.tp.max(1.0)).fold(0.0, f64::max);
+    if largest == 0.0 {
+        return None;
+    }
+    let compute = i.training.precision.activation_bytes() as f64;
+    let tokens = i.training.micro_batch.max(1) as f64 * i.training.seq_len.max(1) as f64 / i.layout.cp;
+    // fp32 absmax copies per weight: two in the forward fallback, one in backward.
+    let absmax = match (lora.double_quant, tokens > 1536.0) {
+        (false, _) => 0.0,
+        (true, true) => 2.0 * F32 / 64.0,
+        (true, false) => F32 / 64.0,
+    };
+    let moment = if i.training.checkpointing == Checkpointing::Full { Moment::Recompute } else { Moment::Dequantize };
+    Some((moment, largest * (compute + absmax)))
 }

@@ -16,10 +16,11 @@
 //! - MLA (DeepSeek) saves its latent norms and up-projection inputs; its v is a view of the
 //!   whole `kv_b_proj` output.
 
-use super::norm::{linear_inputs, norm_saved};
+use super::lora::adapter_inputs;
+use super::norm::{linear_inputs, norm_in_run};
 use super::transformer::{push, push_core, Ctx};
 use super::{ActTerm, Place, Split};
-use crate::model::arch::{AttentionPart, NormKind, QkNorm, Scope, TransformerArch};
+use crate::model::arch::{AttentionPart, LinearKind, NormKind, QkNorm, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{Attention, Checkpointing, Training};
 
@@ -101,6 +102,12 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
         }
         Attention::Eager => eager_core(t, c, (qd, kd, vd, od), rotary, place, out),
     }
+    if let Some(l) = &c.lora {
+        // o_proj's adapters: SDPA saves its output anyway; eager attention's output is saved only
+        // by o_proj (`lora.rs`).
+        let saved = effective_attention(t, training) != Attention::Eager;
+        push(out, "o_proj adapter inputs (LoRA)", adapter_inputs(c, l, od, l.adapted(&[LinearKind::O], false), saved), Split::Tensor, place);
+    }
     if c.dropout {
         push(out, "attention residual dropout mask", BOOL * tok * h, Split::Sequence, place);
     }
@@ -113,11 +120,15 @@ fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, place: Place, out: &mut
         // q_a_proj (or q_proj) and kv_a_proj_with_mqa read the norm output.
         push(out, "q/kv projection inputs", linear_inputs(c, h, 2.0), Split::Sequence, place);
         let (q_rank, kv_rank) = (m.q_lora_rank as f64, m.kv_lora_rank as f64);
-        let mut latent = norm_saved(NormKind::Rmsnorm, tok, kv_rank, c.x) + c.x * tok * kv_rank;
+        let mut latent = norm_in_run(NormKind::Rmsnorm, c, tok, kv_rank, c.x, false) + c.x * tok * kv_rank;
         if m.q_lora_rank > 0 {
-            latent += norm_saved(NormKind::Rmsnorm, tok, q_rank, c.x) + c.x * tok * q_rank;
+            latent += norm_in_run(NormKind::Rmsnorm, c, tok, q_rank, c.x, false) + c.x * tok * q_rank;
         }
         push(out, "MLA latent norms and up-projection inputs", latent, Split::Sequence, place);
+    } else if let Some(l) = &c.lora {
+        // Frozen q/k/v keep no input; their adapters do (`lora.rs`).
+        let n = l.adapted(&[LinearKind::Q, LinearKind::K, LinearKind::V], a.fused_qkv);
+        push(out, "q/k/v projection inputs", adapter_inputs(c, l, h, n, false), Split::Sequence, place);
     } else {
         let consumers = if a.fused_qkv { 1.0 } else { 3.0 };
         push(out, "q/k/v projection inputs", linear_inputs(c, h, consumers), Split::Sequence, place);
@@ -132,8 +143,8 @@ fn qk_norms(t: &TransformerArch, c: &Ctx, place: Place, out: &mut Vec<ActTerm>) 
     let kind = t.norm.kind;
     let bytes = match a.qk_norm {
         QkNorm::None => return,
-        QkNorm::PerHead | QkNorm::PerHeadWeights => norm_saved(kind, tok * heads, d, c.x) + norm_saved(kind, tok * kv_heads, d, c.x),
-        QkNorm::Full => norm_saved(kind, tok, heads * d, c.x) + norm_saved(kind, tok, kv_heads * d, c.x),
+        QkNorm::PerHead | QkNorm::PerHeadWeights => norm_in_run(kind, c, tok * heads, d, c.x, false) + norm_in_run(kind, c, tok * kv_heads, d, c.x, false),
+        QkNorm::Full => norm_in_run(kind, c, tok, heads * d, c.x, false) + norm_in_run(kind, c, tok, kv_heads * d, c.x, false),
     };
     push(out, "q/k norms", bytes, Split::Tensor, place);
 }
@@ -180,7 +191,10 @@ fn eager_core(t: &TransformerArch, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f6
     let all_heads_kv = if a.latent.is_some() { kd + vd } else { qd + od };
     let qkv = if a.fused_qkv && !rotary && c.b == 1.0 { c.x * tok * (qd + kd + vd) + c.x * tok * all_heads_kv } else { c.x * tok * (qd + all_heads_kv) };
     push(out, "attention q, k, v", qkv, Split::Tensor, place);
-    push(out, "attention output (o_proj input)", c.x * tok * od, Split::Tensor, place);
+    if c.lora.is_none() {
+        // Under LoRA the frozen o_proj keeps no input; its adapters do (`attention_terms`).
+        push(out, "attention output (o_proj input)", c.x * tok * od, Split::Tensor, place);
+    }
     // Cross-attention attends to the encoder's tokens (as many as the decoder's here).
     let scores = c.b * heads * c.s * c.s_full;
     if a.sinks {

@@ -9,20 +9,34 @@
 //! - ReLU saves its output, which is also the down projection's input: 1·x;
 //! - GPT-2's `gelu_new` written op by op saves five tensors (three of them fp32 under autocast);
 //! - gpt-oss's clamped SwiGLU saves seven.
+//! Liger kernels (`liger_kernels`; linkedin/Liger-Kernel at ead96b6, Triton only, derived from
+//! the source, not measured): `LigerSwiGLUMLP.forward` is
+//! `down_proj(LigerSiLUMulFunction.apply(gate_proj(x), up_proj(x)))` (`transformers/swiglu.py`),
+//! and `LigerSiLUMulFunction` saves only `a` and `b`, recomputing silu(a) in backward
+//! (`ops/swiglu.py`, lines 230–264: `ctx.save_for_backward(a, b)`); `LigerGELUMulFunction` does
+//! the same for GeGLU (`ops/geglu.py`, lines 133–139). With the down projection's input (the
+//! product) that is 3·x instead of 4·x. Liger has no kernel for the other activations here.
+//! Under LoRA the frozen down projection keeps no input: the product is saved by its adapters
+//! only (`lora.rs`).
 //! MoE with transformers' default `grouped_mm` experts (`parts_report.md` §11), per routed
 //! token slot: its gathered input and the expert output (2·x·h), the internals as a dense MLP
 //! of the expert width, and 28 B of int64 sort indices and offsets (32 for gpt-oss); plus
 //! 4·E of expert counts. The router saves its fp32 scores and int64 top-k indices; the
 //! weights depend on how it normalises ([`Router`]).
 
+use super::lora::adapter_inputs;
 use super::norm::linear_inputs;
 use super::transformer::{push, Ctx};
 use super::{ActTerm, Place, Split};
-use crate::model::arch::{Activation, MlpPart, MoePart, Router, Scope, TransformerArch};
+use crate::model::arch::{Activation, LinearKind, MlpPart, MoePart, Router, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 
 /// Bytes per token and intermediate feature of a dense MLP's internals.
 fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
+    if c.liger && liger_gated(mlp) {
+        // a, b (saved by Liger's Function) and the product (the down projection's input).
+        return 3.0 * c.x;
+    }
     match (mlp.activation, mlp.gated) {
         // gelu_new: pow input, tanh output, two mul operands, c_proj input; the first three
         // run in fp32 under autocast.
@@ -35,6 +49,22 @@ fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
         (Activation::SwigluClamped, _) => 7.0 * c.x,
         (_, true) => 4.0 * c.x,
         (_, false) => 2.0 * c.x,
+    }
+}
+
+/// A gated MLP Liger replaces: SwiGLU (`LigerSwiGLUMLP`) or GeGLU with the tanh GELU
+/// (`LigerGEGLUMLP`).
+fn liger_gated(mlp: &MlpPart) -> bool {
+    mlp.gated && matches!(mlp.activation, Activation::Silu | Activation::GeluTanh)
+}
+
+/// Of [`per_feature`], the bytes saved only as the down projection's input (x for the gated
+/// and fused activations; ReLU keeps its own output, and the op-by-op activations are left as
+/// they are).
+fn down_input_only(mlp: &MlpPart, c: &Ctx) -> f64 {
+    match mlp.activation {
+        Activation::Silu | Activation::Gelu | Activation::GeluTanh => c.x,
+        _ => 0.0,
     }
 }
 
@@ -53,8 +83,18 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let h = t.hidden as f64;
     let tok = c.tokens;
     let dense = Place::Block(Scope::DenseMlp);
-    push(out, "MLP inputs", linear_inputs(c, h, input_consumers(&t.mlp)), Split::Sequence, dense);
-    push(out, "MLP intermediates", per_feature(&t.mlp, c) * tok * t.mlp.ffn as f64, Split::Tensor, dense);
+    let f = t.mlp.ffn as f64;
+    if let Some(l) = &c.lora {
+        // Frozen gate/up/down keep no input; their adapters do (`lora.rs`).
+        let readers = if t.mlp.gated { l.adapted(&[LinearKind::Gate, LinearKind::Up], t.mlp.fused_gate_up) } else { l.adapted(&[LinearKind::Up], false) };
+        push(out, "MLP inputs", adapter_inputs(c, l, h, readers, false), Split::Sequence, dense);
+        let internals = (per_feature(&t.mlp, c) - down_input_only(&t.mlp, c)) * tok * f;
+        let down = adapter_inputs(c, l, f, l.adapted(&[LinearKind::Down], false), down_input_only(&t.mlp, c) == 0.0);
+        push(out, "MLP intermediates", internals + down, Split::Tensor, dense);
+    } else {
+        push(out, "MLP inputs", linear_inputs(c, h, input_consumers(&t.mlp)), Split::Sequence, dense);
+        push(out, "MLP intermediates", per_feature(&t.mlp, c) * tok * f, Split::Tensor, dense);
+    }
     if c.dropout && t.mlp.activation == Activation::Relu {
         // T5's dropout between the activation and wo: a mask and its output.
         push(out, "MLP inner dropout", (BOOL + c.x) * tok * t.mlp.ffn as f64, Split::Tensor, dense);

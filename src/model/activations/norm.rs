@@ -12,6 +12,23 @@
 //! - `Olmo2RMSNorm` / `GptOssRMSNorm` multiply the weight in fp32: 8·R·w + 4·R;
 //! - `CohereLayerNorm` (fp32, no bias): two fp32 x − mean tensors and the fp32 normalised
 //!   tensor: 12·R·w + 4·R.
+//!
+//! With a frozen weight (LoRA freezes every base parameter) the product `weight · normalised`
+//! saves the normalised tensor only for the weight's gradient: autograd's `mul` keeps `self`
+//! for `other`'s gradient only when `other` requires one (`MulBackward0`, derivatives.yaml). Measured
+//! on `LlamaRMSNorm` under PEFT LoRA (`lora.json`: 4·R·w + 4·R per norm, no normalised copy);
+//! the other kinds follow their Hugging Face code (the weight's operand is the fp32 or cast
+//! normalised tensor). `nn.LayerNorm` saves the same either way (`native_layer_norm`).
+//!
+//! Liger kernels (`liger_kernels`, linkedin/Liger-Kernel at ead96b6; Triton only, so derived from
+//! the source and not measured):
+//! - `LigerRMSNormFunction` (`src/liger_kernel/ops/rms_norm.py`, lines 436–510 and 648–660) saves
+//!   `X` (its input viewed as rows: the residual stream itself), `W` (a parameter) and `RSTD`,
+//!   one fp32 per row in the `llama` and `gemma` casting modes that every Liger RMSNorm uses
+//!   (`transformers/rms_norm.py`): i·R·w + 4·R, whatever the weight's `requires_grad`;
+//! - `LigerLayerNormFunction` (`ops/layer_norm.py`, lines 169–191 and 307–313) saves `X`, `W`,
+//!   `B` and `Mean`, `RSTD` in X's dtype: i·R·w + 2·i·R.
+//! Liger has no kernel for `T5LayerNorm` or `CohereLayerNorm`; those stay eager.
 
 use super::transformer::Ctx;
 use crate::model::arch::NormKind;
@@ -39,9 +56,44 @@ pub fn norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f6
     }
 }
 
+/// The part of [`norm_saved`] kept only for the weight's gradient: the normalised tensor the
+/// weight multiplies (gone when the weight is frozen).
+fn weight_operand(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f64 {
+    match kind {
+        NormKind::Layernorm => 0.0,
+        NormKind::Rmsnorm | NormKind::T5Layernorm => input_bytes * rows * width,
+        NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight | NormKind::CohereLayernorm => F32 * rows * width,
+    }
+}
+
+/// What Liger's norm Function saves, for the kinds Liger has a kernel for.
+fn liger_norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> Option<f64> {
+    match kind {
+        NormKind::Rmsnorm | NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight => Some(input_bytes * rows * width + F32 * rows),
+        NormKind::Layernorm => Some(input_bytes * rows * width + 2.0 * input_bytes * rows),
+        NormKind::T5Layernorm | NormKind::CohereLayernorm => None,
+    }
+}
+
+/// A norm as this run computes it: Liger's kernel (block norms only), and without the weight's
+/// operand when the weight is frozen.
+pub fn norm_in_run(kind: NormKind, c: &Ctx, rows: f64, width: f64, input_bytes: f64, liger: bool) -> f64 {
+    if liger && c.liger {
+        if let Some(bytes) = liger_norm_saved(kind, rows, width, input_bytes) {
+            return bytes;
+        }
+    }
+    let eager = norm_saved(kind, rows, width, input_bytes);
+    if c.frozen_norms {
+        eager - weight_operand(kind, rows, width, input_bytes)
+    } else {
+        eager
+    }
+}
+
 /// A block-level norm over the residual stream (one row per token).
 pub fn residual_norm(kind: NormKind, c: &Ctx, width: f64) -> f64 {
-    norm_saved(kind, c.tokens, width, c.r)
+    norm_in_run(kind, c, c.tokens, width, c.r, true)
 }
 
 /// A tensor of `width` features read by `consumers` linears: one shared tensor in the

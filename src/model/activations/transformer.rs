@@ -11,13 +11,14 @@
 //! stream (4 fp32 and under autocast, where fp32 embeddings promote the sum; 2 pure bf16).
 
 use super::attention::attention_terms;
+use super::lora::{adapter_intermediates, LoraCtx};
 use super::mlp::mlp_terms;
 use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::precision::Precision;
-use crate::model::inputs::{Loss, Training};
+use crate::model::inputs::{LoraBase, Loss, Training};
 
 pub use super::attention::effective_attention;
 
@@ -41,6 +42,12 @@ pub struct Ctx {
     pub loss: Loss,
     /// The output projection's weight is trained (`states::output_weight_trainable`).
     pub head_trainable: bool,
+    /// Liger's norm, SwiGLU/GeGLU and RoPE Functions replace the eager code (`norm.rs`, `mlp.rs`).
+    pub liger: bool,
+    /// The norms' weights are frozen (LoRA): their normalised operand is not saved (`norm.rs`).
+    pub frozen_norms: bool,
+    /// LoRA adapters (`lora.rs`).
+    pub lora: Option<LoraCtx>,
 }
 
 /// Saved tensors of the whole model for one micro-batch (`Block` terms for one block), and
@@ -51,18 +58,24 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     let b = training.micro_batch.max(1) as f64;
     let s_full = t.sample_tokens(training.seq_len, training.image_size) as f64;
     let s = s_full / cp.max(1.0);
+    let qlora = training.lora.as_ref().is_some_and(|l| l.base == LoraBase::Nf4);
     let c = Ctx {
         tokens: b * s,
         b,
         s,
         s_full,
         x: precision.activation_bytes() as f64,
-        r: if precision == Precision::Bf16 { HALF } else { F32 },
+        // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that is
+        // not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so the residual stream is fp32.
+        r: if precision == Precision::Bf16 && !qlora { HALF } else { F32 },
         mixed: precision.is_mixed(),
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
         loss: training.techniques.loss,
         head_trainable: crate::model::states::output_weight_trainable(t.embedding.tied, training),
+        liger: training.techniques.liger_kernels,
+        frozen_norms: training.lora.is_some(),
+        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, targets: l.targets.clone() }),
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
@@ -114,6 +127,13 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     }
     if c.dropout {
         push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
+    }
+    if let Some(l) = &c.lora {
+        use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
+        let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
+        let mlp = l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
+        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
+        push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }
     match placement {
         Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),

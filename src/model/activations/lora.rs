@@ -1,0 +1,68 @@
+//! What LoRA adapters save for backward (Hu et al. 2021), as PEFT's `lora.Linear` runs them
+//! (`peft/tuners/lora/layer.py`, `Linear.forward`, lines 1088–1113 in PEFT 0.21.2):
+//! `result = base_layer(x)`, then `x = self._cast_input_dtype(x, lora_A.weight.dtype)` and
+//! `result + lora_B(lora_A(dropout(x))) * scaling`.
+//!
+//! - The base linear is frozen: its matmul keeps no input (autograd saves a matmul's input only
+//!   for the weight's gradient), so an input nobody else saves is kept only by the adapters.
+//! - `lora_A` saves its input. PEFT keeps the adapters in fp32 (`autocast_adapter_dtype=True`
+//!   casts 16-bit adapters up) and casts `x` to their dtype (`tuners_utils.py`,
+//!   `_cast_input_dtype`, lines 2220–2235): in an fp32 run that is the input itself, shared by
+//!   the linears that read it; in a pure bf16 run every adapted linear makes and saves its own
+//!   fp32 copy; under autocast every adapted linear saves its own 16-bit copy (autocast's cast of
+//!   the fp32 input, or of PEFT's fp32 copy of a 16-bit one).
+//! - `lora_dropout > 0` is an `nn.Dropout` per adapted linear: on CUDA `native_dropout` saves a
+//!   bool mask of the input, and `lora_A` saves the dropped copy (fp32, or its 16-bit autocast
+//!   copy) instead of the shared input. 0 is `nn.Identity`.
+//! - `lora_B` saves `lora_A`'s output: r values per token (fp32; 16-bit under autocast).
+//! Measured with PEFT on a tiny Llama (`tests/fixtures/measured/lora.json`,
+//! `tests/measure/lora.py`; fake CUDA tensors for the bool masks). Not modelled: the first
+//! block's attention norm and its q/k/v dropout masks are not saved either when nothing before
+//! them needs a gradient (measured; 1/L of one norm and three masks).
+
+use super::transformer::Ctx;
+use crate::model::arch::LinearKind;
+use crate::model::dtype::{BOOL, F32, HALF};
+
+/// The adapters of a run, as the activation terms need them.
+pub struct LoraCtx {
+    pub rank: f64,
+    pub dropout: bool,
+    pub targets: Vec<LinearKind>,
+}
+
+impl LoraCtx {
+    /// Adapted modules among `kinds`: one when they are fused into one module.
+    pub fn adapted(&self, kinds: &[LinearKind], fused: bool) -> f64 {
+        let n = kinds.iter().filter(|k| self.targets.contains(k)).count() as f64;
+        if fused {
+            n.min(1.0)
+        } else {
+            n
+        }
+    }
+}
+
+/// Bytes the adapters of `n` adapted linears save for one input of `width` features; `saved`:
+/// the input is saved anyway by another op (SDPA's output, the MLP product in an fp32 run).
+pub fn adapter_inputs(c: &Ctx, l: &LoraCtx, width: f64, n: f64, saved: bool) -> f64 {
+    if n == 0.0 {
+        return 0.0;
+    }
+    let elements = c.tokens * width;
+    let fp32_run = !c.mixed && c.x == F32;
+    if fp32_run && !l.dropout {
+        // The input itself, shared by the linears that read it.
+        return if saved { 0.0 } else { F32 * elements };
+    }
+    // Each adapter's own copy (fp32, or 16-bit under autocast), and a bool mask with dropout.
+    let copy = if c.mixed { HALF } else { F32 };
+    let mask = if l.dropout { BOOL } else { 0.0 };
+    n * (copy + mask) * elements
+}
+
+/// `lora_A`'s outputs, saved by `lora_B`: r per token per adapted module.
+pub fn adapter_intermediates(c: &Ctx, l: &LoraCtx, modules: f64) -> f64 {
+    let bytes = if c.mixed { HALF } else { F32 };
+    modules * bytes * c.tokens * l.rank
+}
