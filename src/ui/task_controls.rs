@@ -61,6 +61,10 @@ fn targets_id(targets: &[LinearKind]) -> &'static str {
     TARGETS.iter().find(|(_, _, kinds)| kinds.len() == targets.len() && kinds.iter().all(|k| targets.contains(k))).map_or("custom", |(id, _, _)| id)
 }
 
+/// PEFT `lora_dropout` values people use: off, and the 0.05 and 0.1 of PEFT's and the QLoRA
+/// paper's examples.
+const LORA_DROPOUT: [f64; 3] = [0.0, 0.05, 0.1];
+
 fn weight_label(w: WeightFormat) -> &'static str {
     match w {
         WeightFormat::Half => "bf16 / fp16",
@@ -102,6 +106,7 @@ pub fn TaskControls() -> impl IntoView {
     let targets = planner.slice(|s| s.training.lora.as_ref().map_or("all", |l| targets_id(&l.targets)).to_string());
     let lora_dq = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.double_quant));
     let frozen = planner.slice(|s| s.training.frozen.layers);
+    let dropout = planner.slice(|s| s.training.lora.as_ref().map_or(0.0, |l| l.dropout));
     let weights = planner.slice(effective_weights);
     let serving_dq = planner.slice(|s| s.training.serving.double_quant);
     let trainable = move || {
@@ -163,6 +168,20 @@ pub fn TaskControls() -> impl IntoView {
                 log2=true
                 value=rank
                 on_change=move |v| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.rank = v })
+            />
+        </Show>
+        <Show when=move || tuning.get() != FineTuning::Full>
+            <SelectField
+                label="LoRA dropout"
+                id="lora-dropout"
+                field="training.lora.dropout"
+                options=LORA_DROPOUT.iter().map(|p| (p.to_string(), p.to_string())).collect()
+                value=Signal::derive(move || dropout.get().to_string())
+                on_change=move |v: String| {
+                    if let Ok(p) = v.parse::<f64>() {
+                        planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.dropout = p });
+                    }
+                }
             />
         </Show>
         <Show when=move || tuning.get() == FineTuning::Qlora>

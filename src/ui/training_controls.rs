@@ -34,6 +34,7 @@ pub fn TrainingControls() -> impl IntoView {
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
+    let liger = planner.slice(|s| s.training.techniques.liger_kernels);
     view! {
         <fieldset class="group">
             <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
@@ -146,6 +147,10 @@ pub fn TrainingControls() -> impl IntoView {
                 value=in_backward on_change=move |on| planner.set(|s| s.training.techniques.optimizer_in_backward = on) />
             <CheckboxField label="Offload activations to host" id="activation-offload" field="training.techniques.activation_offload"
                 value=offload on_change=move |on| planner.set(|s| s.training.techniques.activation_offload = on) />
+            <div hidden=move || !transformer.get()>
+                <CheckboxField label="Liger kernels (norm, SwiGLU, RoPE)" id="liger-kernels" field="training.techniques.liger_kernels"
+                    value=liger on_change=move |on| planner.set(|s| s.training.techniques.liger_kernels = on) />
+            </div>
             </div>
         </fieldset>
     }

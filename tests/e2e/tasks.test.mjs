@@ -59,6 +59,16 @@ test('QLoRA r = 64 of Llama-3-8B on one RTX 4090', async () => {
   await page.selectOption('#lora-targets', 'attention');
   // q, k, v, o only: 64 × 32 × (2·(4096+4096) + 2·(4096+1024)) = 54,525,952.
   assert.match(await page.locator('#trainable').innerText(), /Trains 54\.5 M/);
+  // Adapter dropout (PEFT lora_dropout) saves a mask and a dropped input copy per adapted
+  // linear — outside checkpointed blocks only: with full checkpointing nothing changes.
+  const checkpointed = await page.locator('#total').innerText();
+  await page.selectOption('#lora-dropout', '0.05');
+  assert.equal(await page.locator('#total').innerText(), checkpointed);
+  await page.selectOption('#lora-dropout', '0');
+  await page.selectOption('#checkpointing', 'none');
+  const before = await page.locator('#total').innerText();
+  await page.selectOption('#lora-dropout', '0.05');
+  assert.notEqual(await page.locator('#total').innerText(), before);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -133,7 +143,12 @@ test('a framework profile sets its switches, which stay editable', async () => {
   assert.notEqual(await page.locator('#total').innerText(), before);
   await page.selectOption('#loss', 'standard');
   assert.equal(await page.locator('#loss').inputValue(), 'standard');
-  assert.match(page.url(), /fw=torchtune/);
+  // TRL + Liger: fused linear cross-entropy and Liger's norm, SwiGLU and RoPE kernels.
+  await page.selectOption('#framework', 'trl-liger');
+  assert.equal(await page.locator('#loss').inputValue(), 'fused-linear');
+  assert.equal(await page.locator('#liger-kernels').isChecked(), true);
+  assert.match(page.url(), /lig=true/);
+  assert.match(page.url(), /fw=trl-liger/);
   assert.deepEqual(problems, []);
   await page.close();
 });
