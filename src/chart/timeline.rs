@@ -120,10 +120,12 @@ fn dividers(timeline: &Timeline) -> MarkLine {
     MarkLine::new().silent(true).symbol(vec![Symbol::None, Symbol::None]).line_style(LineStyle::new().color(DIVIDER_COLOR).width(1).type_(LineStyleType::Dotted)).data(data)
 }
 
-/// The solid line at the highest point, labelled with its bytes and its moment.
+/// The solid line at the highest point, labelled with its bytes (the moment is the x axis's
+/// label there, and the chart's text alternative says it; a longer label runs over the
+/// phase dividers' names).
 fn peak_line(timeline: &Timeline, units: Units) -> MarkLine {
     let data = timeline.peak().map(|p| {
-        let text = format!("peak {} ({})", format::bytes(p.bytes.total, units), p.label);
+        let text = format!("peak {}", format::bytes(p.bytes.total, units));
         at(p, "peak", Label::new().formatter(Formatter::String(text)).color(PEAK_COLOR).position(LabelPosition::InsideMiddleBottom))
     });
     MarkLine::new().silent(true).z(10).symbol(vec![Symbol::None, Symbol::None]).line_style(LineStyle::new().color(PEAK_COLOR).width(2).type_(LineStyleType::Solid)).data(data.into_iter().collect())
