@@ -8,10 +8,22 @@ use leptos::prelude::*;
 use super::state::Planner;
 use super::tabs::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
+use crate::format::Units;
 use crate::plan::escalation::{escalate, Step};
+use crate::scenario::Scenario;
 use crate::chart::verdict;
 use crate::format;
 use crate::model::breakdown::Outcome;
+
+/// Whether the default ladder's plan fits on the scenario's own GPUs, its headline and its
+/// first line (or, without a plan, what to change).
+fn cheapest_fix(s: &Scenario, units: Units) -> (bool, String, String) {
+    let gpus = s.parallel.world_size().max(1);
+    let summary = plan_summary(&escalate(s, Step::default_ladder(gpus), gpus), units);
+    let detail = if summary.fits { summary.lines.first().cloned().unwrap_or_default() } else { summary.lines.join(" ") };
+    let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
+    (summary.fits, headline, detail)
+}
 
 /// The banner above the chart.
 #[component]
@@ -51,19 +63,26 @@ pub fn VerdictBanner() -> impl IntoView {
             line
         })
     };
-    // The cheapest fix: the plan of the ladder a view would start from on these GPUs.
-    let fix = Memo::new(move |_| {
-        if planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0) {
-            return None;
-        }
+    // The cheapest fix: the plan of the ladder a view would start from on these GPUs. It is
+    // worked out on the next animation frame, after the chart has taken the new plan, so a
+    // dragged slider never waits for the ladder; a newer change supersedes a pending one.
+    let fix = RwSignal::new(None::<(bool, String, String)>);
+    let pending = StoredValue::new(0u32);
+    Effect::new(move |_| {
+        let fits = planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
         let units = planner.units.get();
-        planner.valid.with(|s| {
-            let gpus = s.parallel.world_size().max(1);
-            let summary = plan_summary(&escalate(s, Step::default_ladder(gpus), gpus), units);
-            let detail = if summary.fits { summary.lines.first().cloned().unwrap_or_default() } else { summary.lines.join(" ") };
-            let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
-            Some((summary.fits, headline, detail))
-        })
+        let scenario = planner.valid.get();
+        let generation = pending.get_value().wrapping_add(1);
+        pending.set_value(generation);
+        if fits {
+            fix.set(None);
+            return;
+        }
+        request_animation_frame(move || {
+            if pending.get_value() == generation {
+                fix.set(Some(cheapest_fix(&scenario, units)));
+            }
+        });
     });
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
     let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
