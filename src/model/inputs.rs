@@ -202,6 +202,26 @@ pub struct Parallel {
     pub pp_schedule: PpSchedule,
     /// Model chunks per pipeline rank for the interleaved schedule.
     pub virtual_stages: u64,
+    /// Which ZeRO-3 implementation runs stage 3 (its gathered-parameter buffers differ).
+    pub zero3_impl: Zero3Impl,
+    /// FSDP2 `fully_shard(block, reshard_after_forward=…)` for the transformer blocks: `true`
+    /// (the default) frees each block's gathered weights after its forward and gathers them
+    /// again in backward; `false` keeps them from forward to backward.
+    pub fsdp_reshard_after_forward: bool,
+    /// A full (unsharded) state dict is gathered on the GPU when a checkpoint is saved (FSDP
+    /// `FULL_STATE_DICT` with `offload_to_cpu=False`; DCP `full_state_dict=True, cpu_offload=False`).
+    pub full_state_dict_on_save: bool,
+}
+
+/// The implementation of ZeRO stage 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Zero3Impl {
+    /// PyTorch FSDP2 (`fully_shard`), one unit per transformer block (torchtitan, HF accelerate).
+    #[default]
+    Fsdp2,
+    /// DeepSpeed ZeRO stage 3.
+    Deepspeed,
 }
 
 impl Default for Parallel {
@@ -217,6 +237,9 @@ impl Default for Parallel {
             offload: Offload::None,
             pp_schedule: PpSchedule::OneFOneB,
             virtual_stages: 1,
+            zero3_impl: Zero3Impl::Fsdp2,
+            fsdp_reshard_after_forward: true,
+            full_state_dict_on_save: false,
         }
     }
 }

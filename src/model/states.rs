@@ -10,10 +10,17 @@
 //!   (counted under temporary, see `temporary.rs`).
 //! - mixed with ZeRO ≥ 1 (DeepSpeed, the ZeRO paper): weight 2, gradient 2, fp32 master 4
 //!   + K held with the optimizer states: 16 B/param for Adam, the paper's (2 + 2 + K)Ψ.
+//! - mixed with FSDP2 (`fully_shard` with `MixedPrecisionPolicy(param_dtype=bf16)`): the sharded
+//!   parameters stay fp32 and are the master copy; bf16 copies exist only gathered
+//!   (`temporary.rs`), and the sharded gradients take the sharded parameters' dtype: weight 4,
+//!   gradient 4, no separate master, optimizer K — the same 16 B/param for Adam, split
+//!   differently (torch 2.15 `fsdp/_fully_shard/_fsdp_param.py` `init_dtype_attrs`, lines
+//!   820–830: `orig_dtype` is the sharded parameter's, `sharded_grad_dtype = orig_dtype`;
+//!   measured in `tests/fixtures/measured/fsdp.json`).
 //! ZeRO-1 divides the optimizer states (with the master copy) by N_d, ZeRO-2 also the
 //! gradients, ZeRO-3 also the weights.
 
-use super::arch::{Architecture, LinearKind, ParamTensor, Scope};
+use super::arch::{Architecture, LinearKind, ParamTensor, Scope, TpSplit};
 use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
@@ -41,11 +48,13 @@ struct Budget {
     state: f64,
 }
 
-fn budget(precision: Precision, zero: Zero) -> Budget {
+fn budget(precision: Precision, layout: &Layout) -> Budget {
     match precision {
         Precision::Fp32 => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
         Precision::Bf16 => Budget { weight: HALF, grad: HALF, master: 0.0, state: HALF },
-        _ if zero > Zero::Off => Budget { weight: HALF, grad: HALF, master: F32, state: F32 },
+        // FSDP2's mixed precision keeps the sharded parameters (and so their gradients) in fp32.
+        _ if layout.fsdp2() => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
+        _ if layout.zero > Zero::Off => Budget { weight: HALF, grad: HALF, master: F32, state: F32 },
         _ => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
     }
 }
@@ -115,8 +124,19 @@ pub struct StatesSummary {
     pub matmul_weights_local: f64,
     /// Elements of one transformer block on this GPU (ZeRO-3 gathers one at a time).
     pub block_params_local: f64,
+    /// Of those, the trained ones (they get gradients; LoRA adapters included).
+    pub block_trainable_local: f64,
     /// Elements of the largest single input/output tensor on this GPU (embedding, LM head).
     pub largest_edge_tensor_local: f64,
+    /// Elements of every tensor outside the blocks on this GPU (embeddings, final norm, head):
+    /// FSDP2's root unit.
+    pub edge_params_local: f64,
+    /// Elements of the largest single tensor on this GPU (DeepSpeed gathers module by module).
+    pub largest_tensor_local: f64,
+    /// Elements of every parameter on this GPU (unsharded by ZeRO), trained or frozen.
+    pub params_local: f64,
+    /// Bytes per element of the weights as ZeRO shards them (what a full state dict holds).
+    pub weight_bytes: f64,
     /// Bytes per element of a gradient.
     pub grad_bytes: f64,
     /// Elements of the largest trainable tensor on this GPU.
@@ -127,11 +147,11 @@ pub struct StatesSummary {
 /// bytes (offload) are returned separately.
 pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) -> (StatesSummary, f64) {
     let precision = training.precision;
-    let b = budget(precision, layout.zero);
+    let b = budget(precision, layout);
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
-    let mut summary = StatesSummary { grad_bytes: b.grad, ..Default::default() };
+    let mut summary = StatesSummary { grad_bytes: b.grad, weight_bytes: b.weight, ..Default::default() };
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
@@ -149,10 +169,17 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         if t.is_matmul_weight() || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;
         }
+        summary.params_local += n;
+        let split = if t.tp == TpSplit::Sharded { layout.tp } else { 1.0 };
+        if copies > 0.0 {
+            summary.largest_tensor_local = summary.largest_tensor_local.max(t.numel() / split);
+        }
         if t.scope.in_blocks() {
             summary.block_params_local += n / layout.layers_on_stage.max(1.0);
+            summary.block_trainable_local += n * trainable / layout.layers_on_stage.max(1.0);
         } else {
             summary.largest_edge_tensor_local = summary.largest_edge_tensor_local.max(n);
+            summary.edge_params_local += n;
         }
         // Trained part.
         weights += n * trainable * b.weight;
@@ -178,6 +205,11 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
                 adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
+                if t.scope.in_blocks() {
+                    summary.block_params_local += a / layout.layers_on_stage.max(1.0);
+                    summary.block_trainable_local += a / layout.layers_on_stage.max(1.0);
+                }
+                summary.params_local += a;
             }
         }
     }
@@ -216,7 +248,13 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         w_dev = 0.0;
     }
 
-    ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1", Lifetime::WholeStep);
+    ledger.add(
+        Component::Parameters,
+        "trainable weights",
+        w_dev,
+        "n_local × weight bytes (4 fp32/autocast and FSDP2's fp32 shards, 2 bf16 or with DeepSpeed ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1; torch _fsdp_param.py",
+        Lifetime::WholeStep,
+    );
     ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant) — QLoRA §3", Lifetime::WholeStep);
     // With the optimizer step fused into backward each gradient is freed by its own update:
     // none is kept (one tensor's gradient is a backward transient, temporary.rs).
@@ -232,18 +270,27 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
 /// into them, DDP keeps its buckets (over the data- and context-parallel ranks), ZeRO and
 /// offload keep partitions. Otherwise `zero_grad(set_to_none=True)` frees them before the next
-/// forward (PyTorch ≥ 2.0 default).
+/// forward (PyTorch ≥ 2.0 default). FSDP2 keeps no partition of its own: each block's
+/// reduce-scatter output becomes the sharded parameter's `.grad` in its post-backward
+/// (`_fsdp_collectives.py` `foreach_reduce`), which `zero_grad` frees — measured in `fsdp.json`
+/// (no sharded gradient in the forward phase without accumulation).
 fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> bool {
+    if layout.fsdp2() {
+        return training.grad_accum > 1 || offload != Offload::None;
+    }
     training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
 }
 
 /// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)
 /// builds a parameter-sized tensor list (`_foreach_sqrt` of the second moments), measured as
-/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`. DeepSpeed's fused
+/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`; under FSDP2 torch's
+/// AdamW runs on the local shards, so the list is shard-sized (`fsdp.json`). DeepSpeed's fused
 /// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
-pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, zero: Zero, offload: Offload) -> f64 {
+pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, layout: &Layout, offload: Offload) -> f64 {
     let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
-    if foreach_adam && zero == Zero::Off && offload == Offload::None {
+    if foreach_adam && offload == Offload::None && layout.fsdp2() {
+        summary.trainable_local / layout.zero_shards() * training.precision.optimizer_state_bytes() as f64
+    } else if foreach_adam && layout.zero == Zero::Off && offload == Offload::None {
         summary.trainable_local * training.precision.optimizer_state_bytes() as f64
     } else {
         0.0
