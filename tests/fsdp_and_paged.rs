@@ -5,9 +5,11 @@
 //!   against FSDPMemTracker on real FSDP2 steps of a fake multi-rank group
 //!   (`tests/fixtures/measured/fsdp.json`, made by `tests/measure/fsdp.py`), and by hand;
 //! - DeepSpeed ZeRO-3's gathered parameters and reduce bucket, from its source;
-//! - the full state dict a checkpoint save gathers (measured for FSDP1 and FSDP2).
+//! - the full state dict a checkpoint save gathers (measured for FSDP1 and FSDP2);
+//! - bitsandbytes' paged optimizers: their bytes, and their states spilling to host memory on
+//!   Linux instead of an out-of-memory error.
 
-use headroom::model::breakdown::{Lifetime, Moment, Phase};
+use headroom::model::breakdown::{Component, Lifetime, Moment, Outcome, Phase};
 use headroom::model::timeline::timeline;
 use headroom::{estimate, Breakdown, Scenario};
 use serde_json::Value;
@@ -284,5 +286,71 @@ fn timelines_agree_with_fsdp2_breakdowns() {
             assert_eq!(fb.bytes.total, b.phases.forward_backward.total, "{parallel} {training}");
             assert_eq!(t.points.last().expect("points").bytes, b.phases.optimizer_step, "{parallel} {training}");
         }
+    }
+}
+
+/// bitsandbytes' paged optimizers hold the bytes of their non-paged versions: `PagedAdamW8bit`
+/// those of `AdamW8bit`; `PagedAdamW` (32-bit) two fp32 states whatever the parameters' dtype
+/// (`Optimizer2State.init_state`), so 8 B per parameter even in pure bf16, where torch's AdamW
+/// keeps 4. Only tensors of ≥ 1e5 elements are paged (`get_state_buffer`): Llama-3.2-1B's
+/// norms (2,048 elements each, 33 of them) are not.
+#[test]
+fn paged_optimizers_hold_the_bytes_of_their_non_paged_versions() {
+    let states = |opt: &str, precision: &str| {
+        let b = plan(&format!(r#"{{"model": {{"preset": "llama-3.2-1b"}}, "training": {{"optimizer": "{opt}", "precision": "{precision}"}}}}"#));
+        (b.phases.optimizer_step.optimizer_states as f64, term(&b, "optimizer states (paged"))
+    };
+    let (eight, eight_paged) = states("adamw-8bit", "bf16");
+    let (paged_eight, paged_eight_part) = states("paged-adamw-8bit", "bf16");
+    assert_eq!(eight, paged_eight);
+    assert_eq!(eight_paged, 0.0);
+    let psi = 1_235_814_400.0;
+    let norms = 33.0 * 2048.0;
+    assert_eq!(paged_eight_part, 2.0 * (psi - norms), "one byte per state of every paged tensor");
+    let (torch_bf16, _) = states("adamw", "bf16");
+    let (paged, paged_part) = states("paged-adamw", "bf16");
+    assert_eq!(torch_bf16, 4.0 * psi);
+    assert_eq!(paged, 8.0 * psi);
+    assert_eq!(paged_part, 8.0 * (psi - norms));
+    // bitsandbytes updates in its own kernels: no foreach intermediate.
+    let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"optimizer": "paged-adamw"}}"#);
+    assert_eq!(term(&b, "optimizer step intermediates"), 0.0);
+}
+
+/// On Linux a run over capacity by less than its paged states spills them to host memory
+/// instead of failing (QLoRA §3, "Paged Optimizers"): each spilled byte is paged in for the
+/// update and evicted once per step, 2 × the overflow over the host link (64 GB/s on an H100
+/// SXM), the low end of the slowdown; the high end moves them at the fault-bound 64 KiB per
+/// 50 µs. Over by more than the paged states, or with a non-paged optimizer, it is out of memory.
+#[test]
+fn paged_states_spill_on_linux_instead_of_oom() {
+    let scenario = |opt: &str, capacity: f64| {
+        format!(r#"{{"model": {{"preset": "llama-3.2-1b"}}, "training": {{"optimizer": "{opt}", "seq_len": 2048}}, "device": {{"preset": "h100-sxm-80gb", "capacity_bytes": {capacity}}}}}"#)
+    };
+    let need = plan(&scenario("paged-adamw", 80e9));
+    assert_eq!(need.spill.outcome, Outcome::Fits);
+    let paged = term(&need, "optimizer states (paged");
+    assert!(paged > 9e9, "{paged}");
+    let over = 2e9;
+    let b = plan(&scenario("paged-adamw", need.total as f64 - over));
+    assert_eq!(b.spill.outcome, Outcome::Spills);
+    let spilled = b.spill.by_component.iter().map(|(_, v)| *v as f64).sum::<f64>();
+    assert_eq!(b.spill.by_component[0].0, Component::OptimizerStates);
+    assert!((spilled - over).abs() <= 1.0, "{spilled}");
+    assert!((b.spill.traffic_bytes - 2.0 * over).abs() <= 2.0);
+    let seconds = b.step_time.seconds;
+    let low = (seconds + 2.0 * over / 64e9) / seconds;
+    assert!((b.step_time.slowdown_range[0] - low).abs() < 1e-6, "{:?} vs {low}", b.step_time.slowdown_range);
+    let high = (seconds + 2.0 * over / (65536.0 / 50e-6)) / seconds;
+    assert!((b.step_time.slowdown_range[1] - high).abs() < 1e-6, "{:?} vs {high}", b.step_time.slowdown_range);
+    // More over than the paged states: PyTorch's own allocations fail.
+    assert_eq!(plan(&scenario("paged-adamw", need.total as f64 - paged - 1e9)).spill.outcome, Outcome::OutOfMemory);
+    // Windows runs managed memory without oversubscription: out of memory there.
+    let windows = scenario("paged-adamw", need.total as f64 - over).replace(r#""device""#, r#""runtime": {"platform": "windows-no-fallback"}, "device""#);
+    assert_eq!(plan(&windows).spill.outcome, Outcome::OutOfMemory);
+    // The same shortfall with bitsandbytes' non-paged AdamW8bit or torch's AdamW: out of memory.
+    for opt in ["adamw", "adamw-8bit"] {
+        let n = plan(&scenario(opt, 80e9));
+        assert_eq!(plan(&scenario(opt, n.total as f64 - 1e9)).spill.outcome, Outcome::OutOfMemory, "{opt}");
     }
 }

@@ -25,10 +25,16 @@ pub enum Optimizer {
     Adamw8bit,
     Adafactor,
     Lion,
+    /// bitsandbytes `PagedAdamW` (32-bit states in CUDA managed memory).
+    #[serde(rename = "paged-adamw")]
+    PagedAdamw,
+    /// bitsandbytes `PagedAdamW8bit` (8-bit states in CUDA managed memory).
+    #[serde(rename = "paged-adamw-8bit")]
+    PagedAdamw8bit,
 }
 
 impl Optimizer {
-    pub const ALL: [Optimizer; 7] = [
+    pub const ALL: [Optimizer; 9] = [
         Optimizer::Adamw,
         Optimizer::Adam,
         Optimizer::Sgd,
@@ -36,7 +42,15 @@ impl Optimizer {
         Optimizer::Adamw8bit,
         Optimizer::Adafactor,
         Optimizer::Lion,
+        Optimizer::PagedAdamw,
+        Optimizer::PagedAdamw8bit,
     ];
+
+    /// bitsandbytes' paged optimizers: their large states live in CUDA managed memory, which
+    /// the driver may evict to host memory (`spill.rs`).
+    pub fn is_paged(self) -> bool {
+        matches!(self, Optimizer::PagedAdamw | Optimizer::PagedAdamw8bit)
+    }
 }
 
 /// Activation checkpointing (recomputation) policy.

@@ -77,6 +77,8 @@ struct StagePlan {
     trainable_params: f64,
     /// The training step's shape (`None` in inference).
     step: Option<StepShape>,
+    /// Bytes of paged optimizer states (CUDA managed memory) on the GPU.
+    paged: f64,
 }
 
 /// The training step as the forward and backward compute it: under FSDP2, the 16-bit mixed
@@ -108,6 +110,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let mut activation_host = 0.0;
     let mut trainable_params = 0.0;
     let mut step = None;
+    let mut paged = 0.0;
     if training {
         // Each term carries its lifetime (`breakdown::Lifetime`), from which the phases follow:
         // activations and these temporaries exist only in forward/backward; the optimizer step
@@ -116,6 +119,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
         trainable_params = summary.trainable_params;
+        paged = summary.paged_state_bytes;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
         let offloaded_activations = add_activations(&mb, &compute, &layout, sp, flight, &mut ledger);
         host += offloaded_activations;
@@ -164,7 +168,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
-    StagePlan { ledger, host, activation_host, stage, trainable_params, step }
+    StagePlan { ledger, host, activation_host, stage, trainable_params, step, paged }
 }
 
 /// The six components as they stand during `phase`.
@@ -186,7 +190,7 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
 fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let (arch, device) = (s.arch, s.device);
     let mut warnings = Vec::new();
-    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step } = plan;
+    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step, paged } = plan;
     let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
@@ -194,7 +198,7 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
     let at_peak = phases.at_peak().clone();
     let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak.clone();
-    let spill = spill::spill_report(&at_peak, device, s.runtime, s.training);
+    let spill = spill::spill_report(&at_peak, device, s.runtime, s.training, paged);
     let capacity = spill.capacity_bytes;
     let spill_bytes = total.saturating_sub(capacity);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;

@@ -59,6 +59,25 @@ fn budget(precision: Precision, layout: &Layout) -> Budget {
     }
 }
 
+/// bitsandbytes allocates a paged optimizer's state buffers in managed memory only for
+/// tensors of at least 1e5 elements (`Optimizer8bit.get_state_buffer`:
+/// `if not self.is_paged or p.numel() < 1e5: return torch.zeros_like(...)`, bitsandbytes
+/// `bitsandbytes/optim/optimizer.py` lines 374–390); the 8-bit variant's per-block absmax
+/// tensors are ordinary `torch.zeros` (`Optimizer2State.init_state`, lines 528–529). bitsandbytes at
+/// commit 95f9af3 (bitsandbytes-foundation/bitsandbytes).
+const BNB_PAGED_MIN_NUMEL: f64 = 1e5;
+
+/// Bytes of a paged optimizer's state buffers in managed memory for one copy of a tensor of
+/// `numel` elements (0 for a non-paged optimizer).
+fn paged_state_bytes(opt: Optimizer, numel: f64) -> f64 {
+    match opt {
+        _ if !opt.is_paged() || numel < BNB_PAGED_MIN_NUMEL => 0.0,
+        // 8-bit states above `min_8bit_size` (4096 < 1e5): one byte per element per state.
+        Optimizer::PagedAdamw8bit => 2.0 * numel * Dtype::U8.bytes(),
+        _ => 2.0 * numel * F32,
+    }
+}
+
 /// Optimizer-state bytes for one copy of a trainable tensor.
 ///
 /// Adam/AdamW: exp_avg + exp_avg_sq (Kingma & Ba 2015); SGD momentum and Lion (Chen et al.
@@ -77,8 +96,13 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
         Optimizer::Adamw | Optimizer::Adam => 2.0 * n * state,
         Optimizer::Sgd => 0.0,
         Optimizer::SgdMomentum | Optimizer::Lion => n * state,
-        Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * F32,
-        Optimizer::Adamw8bit => 2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES),
+        // bitsandbytes' 32-bit optimizers keep fp32 states whatever the parameter dtype
+        // (`Optimizer2State.init_state`: `if config["optim_bits"] == 32: dtype = torch.float32`,
+        // bitsandbytes/optim/optimizer.py lines 495–496); paging changes where they live, not
+        // their size (`get_state_buffer`, lines 374–390).
+        Optimizer::PagedAdamw => 2.0 * n * F32,
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * F32,
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => 2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES),
         Optimizer::Adafactor => match t.shape() {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
@@ -137,6 +161,8 @@ pub struct StatesSummary {
     pub params_local: f64,
     /// Bytes per element of the weights as ZeRO shards them (what a full state dict holds).
     pub weight_bytes: f64,
+    /// Bytes of paged optimizer states (bitsandbytes, CUDA managed memory) on this GPU.
+    pub paged_state_bytes: f64,
     /// Bytes per element of a gradient.
     pub grad_bytes: f64,
     /// Elements of the largest trainable tensor on this GPU.
@@ -152,6 +178,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
     let mut summary = StatesSummary { grad_bytes: b.grad, weight_bytes: b.weight, ..Default::default() };
+    let mut paged = 0.0;
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
@@ -186,6 +213,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         grads += n * trainable * b.grad;
         master += n * trainable * b.master;
         states += optimizer_state_bytes(training.optimizer, &t, b.state) * copies * trainable;
+        paged += paged_state_bytes(training.optimizer, t.numel() / split) * copies * trainable;
         // Frozen part: weights only, in the compute dtype (fp32, or 16-bit otherwise).
         let frozen = 1.0 - trainable;
         if frozen > 0.0 {
@@ -203,6 +231,8 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
                 adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
+                // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
+                paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
                 if t.scope.in_blocks() {
@@ -262,7 +292,25 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         let lifetime = if gradients_persist(training, layout, offload) { Lifetime::WholeStep } else { Lifetime::MadeInBackward };
         ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1", lifetime);
     }
-    ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1", Lifetime::WholeStep);
+    let states_dev = if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev };
+    // The paged part of bitsandbytes' states, in CUDA managed memory (spill.rs), sharded as the
+    // rest; none on the GPU when the states are offloaded.
+    let paged_dev = if o_dev > 0.0 { (if zero > Zero::Off { paged / n_d } else { paged }).min(states_dev) } else { 0.0 };
+    summary.paged_state_bytes = paged_dev;
+    ledger.add(
+        Component::OptimizerStates,
+        "optimizer states",
+        states_dev - paged_dev,
+        "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1",
+        Lifetime::WholeStep,
+    );
+    ledger.add(
+        Component::OptimizerStates,
+        "optimizer states (paged: CUDA managed memory)",
+        paged_dev,
+        "bitsandbytes PagedAdamW(8bit): the two states of every tensor of ≥ 1e5 elements, allocated with cudaMallocManaged (get_state_buffer → F.get_paged → cget_managed_ptr; bitsandbytes optim/optimizer.py 374–390, csrc/pythonInterface.cpp 557–563)",
+        Lifetime::WholeStep,
+    );
     ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
     (summary, host)
 }
