@@ -354,3 +354,20 @@ fn paged_states_spill_on_linux_instead_of_oom() {
         assert_eq!(plan(&scenario(opt, n.total as f64 - 1e9)).spill.outcome, Outcome::OutOfMemory, "{opt}");
     }
 }
+
+/// FSDP-QLoRA: FSDP2 gathers each parameter in its own format — the frozen NF4 bases packed,
+/// the 16-bit adapters in the gather dtype. With `reshard_after_forward=False` the root and
+/// all the blocks together are every weight once: the sharded frozen weights × N plus the
+/// adapters' 2 B each.
+#[test]
+fn fsdp2_gathers_frozen_weights_in_their_own_format() {
+    let b = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"lora": {"base": "nf4"}}, "parallel": {"dp": 8, "zero": "fsdp", "fsdp_reshard_after_forward": false}}"#);
+    let gathered = term(&b, "FSDP root unit's gathered weights") + term(&b, "FSDP blocks' gathered weights");
+    let expected = term(&b, "frozen weights") * 8.0 + b.trainable_params as f64 * 2.0;
+    assert!((gathered - expected).abs() <= 8.0, "{gathered} vs {expected}");
+    // Far below the 2 B per base weight the 16-bit LoRA base gathers.
+    let lora = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"lora": {}}, "parallel": {"dp": 8, "zero": "fsdp", "fsdp_reshard_after_forward": false}}"#);
+    let lora_gathered = term(&lora, "FSDP root unit's gathered weights") + term(&lora, "FSDP blocks' gathered weights");
+    assert!((lora_gathered - (8_030_261_248.0 * 2.0 + lora.trainable_params as f64 * 2.0)).abs() <= 8.0, "{lora_gathered}");
+    assert!(gathered < 0.5 * lora_gathered);
+}

@@ -155,6 +155,13 @@ pub struct StatesSummary {
     /// Elements of every tensor outside the blocks on this GPU (embeddings, final norm, head):
     /// FSDP2's root unit.
     pub edge_params_local: f64,
+    /// Of those, the trained ones.
+    pub edge_trainable_local: f64,
+    /// Bytes of the frozen weights on this GPU (unsharded by ZeRO), in their own format (the
+    /// compute dtype, NF4 under QLoRA): all of them, one block's, and those outside the blocks.
+    pub frozen_bytes_local: f64,
+    pub block_frozen_bytes_local: f64,
+    pub edge_frozen_bytes_local: f64,
     /// Elements of the largest single tensor on this GPU (DeepSpeed gathers module by module).
     pub largest_tensor_local: f64,
     /// Elements of every parameter on this GPU (unsharded by ZeRO), trained or frozen.
@@ -167,6 +174,23 @@ pub struct StatesSummary {
     pub grad_bytes: f64,
     /// Elements of the largest trainable tensor on this GPU.
     pub largest_trainable_local: f64,
+}
+
+impl StatesSummary {
+    /// Frozen elements (all parameters less the trained ones).
+    pub fn frozen_elements(&self) -> f64 {
+        (self.params_local - self.trainable_local).max(0.0)
+    }
+
+    /// Frozen elements of one block.
+    pub fn block_frozen_elements(&self) -> f64 {
+        (self.block_params_local - self.block_trainable_local).max(0.0)
+    }
+
+    /// Frozen elements outside the blocks.
+    pub fn edge_frozen_elements(&self) -> f64 {
+        (self.edge_params_local - self.edge_trainable_local).max(0.0)
+    }
 }
 
 /// Add parameters, gradients and optimizer states of this GPU to `ledger`; host-resident
@@ -207,6 +231,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         } else {
             summary.largest_edge_tensor_local = summary.largest_edge_tensor_local.max(n);
             summary.edge_params_local += n;
+            summary.edge_trainable_local += n * trainable;
         }
         // Trained part.
         weights += n * trainable * b.weight;
@@ -222,6 +247,12 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
                 _ => precision.activation_bytes() as f64,
             };
             frozen_weights += n * frozen * frozen_bytes;
+            summary.frozen_bytes_local += n * frozen * frozen_bytes;
+            if t.scope.in_blocks() {
+                summary.block_frozen_bytes_local += n * frozen * frozen_bytes / layout.layers_on_stage.max(1.0);
+            } else {
+                summary.edge_frozen_bytes_local += n * frozen * frozen_bytes;
+            }
         }
         if let Some(l) = lora {
             if lora_adapts(&t, &l.targets) {

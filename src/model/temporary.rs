@@ -213,11 +213,14 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         // tests/fixtures/measured/fsdp.json: FSDP1 Ψ·4 + the largest unit's (here the root's)
         // 4 B per element, to 256 B; FSDP2 Ψ·4 exactly. The FSDP1 figure is the one modelled
         // (the larger, and the `FULL_STATE_DICT` API the option names).
-        let unit = i.states.block_params_local.max(i.states.edge_params_local);
+        let st = i.states;
+        // Frozen weights (LoRA bases, frozen layers) keep their own format (NF4 under QLoRA).
+        let unit = (st.block_params_local - st.block_frozen_elements()) * st.weight_bytes + st.block_frozen_bytes_local;
+        let root = (st.edge_params_local - st.edge_frozen_elements()) * st.weight_bytes + st.edge_frozen_bytes_local;
         ledger.add(
             Component::Temporary,
             "full state dict gathered for a checkpoint save",
-            (i.states.params_local + unit) * i.states.weight_bytes,
+            (st.params_local - st.frozen_elements()) * st.weight_bytes + st.frozen_bytes_local + unit.max(root),
             "every parameter unsharded on the GPU, in the sharded weights' dtype, plus one unit being gathered (FSDP1 FULL_STATE_DICT with offload_to_cpu=False: torch fsdp/_state_dict_utils.py 304–345; FSDP2: DCP get_model_state_dict(full_state_dict=True, cpu_offload=False)) — measured in fsdp.json",
             Lifetime::CheckpointSave,
         );
@@ -256,6 +259,10 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     let (g, r) = (p, if t.precision.is_mixed() { F32 } else { p });
     let u = st.block_params_local;
     let ut = st.block_trainable_local;
+    // A block's and the root's weights as gathered: the trained ones in the gather dtype, the
+    // frozen ones as stored (a LoRA base in 16 bits, QLoRA's NF4 packed).
+    let block = (u - st.block_frozen_elements()) * p + st.block_frozen_bytes_local;
+    let root = (st.edge_params_local - st.edge_frozen_elements()) * p + st.edge_frozen_bytes_local;
     let layers = layout.layers_on_stage.max(1.0);
     // Saved tensors of one block for one micro-batch, and the sharded gradient one block's
     // backward leaves (none new when accumulation or offload keeps the gradients anyway).
@@ -265,7 +272,7 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     ledger.add(
         Component::Temporary,
         "FSDP root unit's gathered weights",
-        st.edge_params_local * p,
+        root,
         "embeddings, final norm and head gathered in the gather dtype from the first forward to the end of backward: the root's reshard_after_forward defaults to False (torch fsdp/_fully_shard/_fsdp_state.py _lazy_init) — measured in fsdp.json",
         Lifetime::ForwardBackward,
     );
@@ -274,7 +281,7 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
         ledger.add(
             Component::Temporary,
             "FSDP blocks' gathered weights (reshard_after_forward=False)",
-            layers * u * p,
+            layers * block,
             "each block's weights stay gathered from its forward to its backward (FSDPParamGroup.reshard returns early in forward; _fsdp_param_group.py 586–596) — measured in fsdp.json",
             Lifetime::Saved(Span::Blocks),
         );
@@ -286,10 +293,10 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     // reduce-scatter input, plus per block done its sharded gradient, less its saved tensors
     // (and, without resharding, its gathered weights). Linear in k, so the largest is the
     // stage's last block (k = 0), the one before it (k = 1), or the first two (k = L − 2, L − 1).
-    let gathered = if reshard { u * p } else { 0.0 };
-    let per_block_done = sharded_grad - saved_block - if reshard { 0.0 } else { u * p };
+    let gathered = if reshard { block } else { 0.0 };
+    let per_block_done = sharded_grad - saved_block - if reshard { 0.0 } else { block };
     let at = |k: f64| -> f64 {
-        let prefetch = if reshard && k < layers - 1.0 { u * p } else { 0.0 };
+        let prefetch = if reshard && k < layers - 1.0 { block } else { 0.0 };
         let reduce_scatter = if k >= 1.0 { ut * r } else { 0.0 };
         gathered + prefetch + ut * g + reduce_scatter + k * per_block_done
     };
@@ -306,7 +313,7 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     }
     // At the loss: the last block's all-gather output is still held (forward) or prefetched
     // by the root's pre-backward (backward, only when blocks reshard).
-    for (moment, bytes) in [(Moment::LossForward, u * p), (Moment::LossBackward, gathered), (Moment::HeadBackward, gathered)] {
+    for (moment, bytes) in [(Moment::LossForward, block), (Moment::LossBackward, gathered), (Moment::HeadBackward, gathered)] {
         if transients.iter().any(|x| x.0 == moment) {
             ledger.add(
                 Component::Temporary,
