@@ -17,6 +17,7 @@
 //!   differently (torch 2.15 `fsdp/_fully_shard/_fsdp_param.py` `init_dtype_attrs`, lines
 //!   820–830: `orig_dtype` is the sharded parameter's, `sharded_grad_dtype = orig_dtype`;
 //!   measured in `tests/fixtures/measured/fsdp.json`).
+//!
 //! ZeRO-1 divides the optimizer states (with the master copy) by N_d, ZeRO-2 also the
 //! gradients, ZeRO-3 also the weights.
 

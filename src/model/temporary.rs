@@ -249,6 +249,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
 ///   `reduce_scatter_max_input_buffers` = 1, lines 119 and 726–751);
 /// - with reshard_after_forward=False the blocks' gathered weights stay from their forward to
 ///   their backward (`reshard`, lines 586–596) and backward gathers nothing.
+///
 /// Measured with FSDPMemTracker on a fake multi-rank group in `tests/fixtures/measured/fsdp.json`.
 fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Ledger) {
     let (t, layout, st) = (i.training, i.layout, i.states);
