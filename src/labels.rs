@@ -30,6 +30,8 @@ pub fn optimizer_label(o: Optimizer) -> &'static str {
         Optimizer::Adamw8bit => "AdamW 8-bit (bitsandbytes)",
         Optimizer::Adafactor => "Adafactor",
         Optimizer::Lion => "Lion",
+        Optimizer::PagedAdamw => "Paged AdamW (bitsandbytes)",
+        Optimizer::PagedAdamw8bit => "Paged AdamW 8-bit (bitsandbytes)",
     }
 }
 

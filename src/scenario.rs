@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::arch::{Architecture, Stack};
-pub use crate::model::inputs::{Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training, WeightFormat, Zero};
+pub use crate::model::inputs::{Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training, WeightFormat, Zero, Zero3Impl};
 use crate::model::device::{device_preset, Device};
 use crate::import::hf_config::import_hf_config;
 use crate::profiles::Framework;

@@ -29,7 +29,7 @@ pub const PAGE_KEYS: [&str; 5] = ["embed", "view", "units", "compare", COMPARE_K
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 34] = [
+const SCALARS: [(&str, &str); 37] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -49,6 +49,9 @@ const SCALARS: [(&str, &str); 34] = [
     ("z", "parallel.zero"),
     ("off", "parallel.offload"),
     ("sch", "parallel.pp_schedule"),
+    ("z3", "parallel.zero3_impl"),
+    ("rsh", "parallel.fsdp_reshard_after_forward"),
+    ("fsd", "parallel.full_state_dict_on_save"),
     ("vs", "parallel.virtual_stages"),
     ("pf", "runtime.platform"),
     ("mf", "runtime.memory_fraction"),

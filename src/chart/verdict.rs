@@ -56,6 +56,8 @@ fn destination(platform: Platform) -> &'static str {
         Platform::Managed => "into host memory (CUDA managed memory, migrated on demand)",
         Platform::Offload => "to host memory (deliberate offload)",
         Platform::C2c => "into CPU memory over NVLink-C2C",
+        // Linux spills nothing of its own: only a paged optimizer's managed states.
+        Platform::Linux => "into host memory (the paged optimizer's states, CUDA managed memory)",
         _ => "into host memory",
     }
 }

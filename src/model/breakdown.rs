@@ -80,6 +80,12 @@ pub enum Lifetime {
     MadeInBackward,
     /// Only during `optimizer.step()`: its own intermediates.
     OptimizerStep,
+    /// Only while a checkpoint is saved between steps, after `optimizer.step()` and
+    /// `zero_grad()`: the full state dict gathered on the GPU. Counted in the optimizer-step
+    /// phase (the phase after backward) instead of that phase's gradients and intermediates
+    /// when it is larger than they are (`Ledger`); otherwise it is one of the breakdown's
+    /// `uncounted_transients`.
+    CheckpointSave,
 }
 
 impl Lifetime {
@@ -88,7 +94,7 @@ impl Lifetime {
         match self {
             Lifetime::WholeStep => None,
             Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => Some(Phase::ForwardBackward),
-            Lifetime::MadeInBackward | Lifetime::OptimizerStep => Some(Phase::OptimizerStep),
+            Lifetime::MadeInBackward | Lifetime::OptimizerStep | Lifetime::CheckpointSave => Some(Phase::OptimizerStep),
         }
     }
 }
@@ -126,12 +132,16 @@ pub enum Moment {
     ParameterUpdate,
     /// Each 4-bit linear's matmul in a block's forward or backward: its weight dequantised.
     Dequantize,
+    /// Each block's backward with nothing else of its own: FSDP's gathered weights, unsharded
+    /// gradients and reduce-scatter buffers (recorded with every other per-block moment too,
+    /// since they are alive during each of them).
+    BlockBackward,
 }
 
 impl Moment {
     /// Whether the moment recurs in every block's backward (rather than once at the head).
     pub fn in_blocks(self) -> bool {
-        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate | Moment::Dequantize)
+        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate | Moment::Dequantize | Moment::BlockBackward)
     }
 }
 
@@ -331,7 +341,9 @@ pub struct Breakdown {
     /// The terms the phases count.
     pub terms: Vec<Term>,
     /// Transients of the moments the phases do not count, because another moment's are
-    /// larger ([`Lifetime::Transient`]); the timeline draws each at its moment.
+    /// larger ([`Lifetime::Transient`]); the timeline draws each at its moment. Also the
+    /// checkpoint save's full state dict when the optimizer step's own terms are larger, or
+    /// those terms when the save is larger ([`Lifetime::CheckpointSave`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncounted_transients: Vec<Term>,
     /// The shape of the training step, for the timeline; `None` in inference. Serialised as

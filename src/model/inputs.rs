@@ -25,10 +25,16 @@ pub enum Optimizer {
     Adamw8bit,
     Adafactor,
     Lion,
+    /// bitsandbytes `PagedAdamW` (32-bit states in CUDA managed memory).
+    #[serde(rename = "paged-adamw")]
+    PagedAdamw,
+    /// bitsandbytes `PagedAdamW8bit` (8-bit states in CUDA managed memory).
+    #[serde(rename = "paged-adamw-8bit")]
+    PagedAdamw8bit,
 }
 
 impl Optimizer {
-    pub const ALL: [Optimizer; 7] = [
+    pub const ALL: [Optimizer; 9] = [
         Optimizer::Adamw,
         Optimizer::Adam,
         Optimizer::Sgd,
@@ -36,7 +42,15 @@ impl Optimizer {
         Optimizer::Adamw8bit,
         Optimizer::Adafactor,
         Optimizer::Lion,
+        Optimizer::PagedAdamw,
+        Optimizer::PagedAdamw8bit,
     ];
+
+    /// bitsandbytes' paged optimizers: their large states live in CUDA managed memory, which
+    /// the driver may evict to host memory (`spill.rs`).
+    pub fn is_paged(self) -> bool {
+        matches!(self, Optimizer::PagedAdamw | Optimizer::PagedAdamw8bit)
+    }
 }
 
 /// Activation checkpointing (recomputation) policy.
@@ -212,6 +226,26 @@ pub struct Parallel {
     pub pp_schedule: PpSchedule,
     /// Model chunks per pipeline rank for the interleaved schedule.
     pub virtual_stages: u64,
+    /// Which ZeRO-3 implementation runs stage 3 (its gathered-parameter buffers differ).
+    pub zero3_impl: Zero3Impl,
+    /// FSDP2 `fully_shard(block, reshard_after_forward=…)` for the transformer blocks: `true`
+    /// (the default) frees each block's gathered weights after its forward and gathers them
+    /// again in backward; `false` keeps them from forward to backward.
+    pub fsdp_reshard_after_forward: bool,
+    /// A full (unsharded) state dict is gathered on the GPU when a checkpoint is saved (FSDP
+    /// `FULL_STATE_DICT` with `offload_to_cpu=False`; DCP `full_state_dict=True, cpu_offload=False`).
+    pub full_state_dict_on_save: bool,
+}
+
+/// The implementation of ZeRO stage 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Zero3Impl {
+    /// PyTorch FSDP2 (`fully_shard`), one unit per transformer block (torchtitan, HF accelerate).
+    #[default]
+    Fsdp2,
+    /// DeepSpeed ZeRO stage 3.
+    Deepspeed,
 }
 
 impl Default for Parallel {
@@ -227,6 +261,9 @@ impl Default for Parallel {
             offload: Offload::None,
             pp_schedule: PpSchedule::OneFOneB,
             virtual_stages: 1,
+            zero3_impl: Zero3Impl::Fsdp2,
+            fsdp_reshard_after_forward: true,
+            full_state_dict_on_save: false,
         }
     }
 }

@@ -9,7 +9,7 @@
 //! ranks (Rajbhandari et al. 2020; Megatron's distributed optimizer shards over dp × cp).
 
 use super::arch::{Architecture, ParamTensor, Scope, TpSplit};
-use super::inputs::{Parallel, Zero};
+use super::inputs::{Parallel, Zero, Zero3Impl};
 
 /// One pipeline stage of one layout, as seen from one of its GPUs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,6 +28,10 @@ pub struct Layout {
     pub layers_on_stage: f64,
     /// Whether the embedding is tied to the LM head (the last stage then keeps a copy).
     pub tied: bool,
+    /// The implementation of ZeRO stage 3 (FSDP2 or DeepSpeed).
+    pub zero3_impl: Zero3Impl,
+    /// FSDP2's `reshard_after_forward` for the blocks.
+    pub reshard_after_forward: bool,
 }
 
 impl Layout {
@@ -49,6 +53,8 @@ impl Layout {
             last: stage == pp - 1,
             layers_on_stage: layers.div_ceil(pp) as f64,
             tied,
+            zero3_impl: p.zero3_impl,
+            reshard_after_forward: p.fsdp_reshard_after_forward,
         }
     }
 
@@ -86,6 +92,12 @@ impl Layout {
     /// Ranks that share one ZeRO partition of a dense parameter.
     pub fn zero_shards(&self) -> f64 {
         self.dp * self.cp
+    }
+
+    /// Whether stage 3 runs as PyTorch FSDP2 (`fully_shard`), whose buffers and mixed
+    /// precision differ from DeepSpeed's.
+    pub fn fsdp2(&self) -> bool {
+        self.zero == Zero::Parameters && self.zero3_impl == Zero3Impl::Fsdp2
     }
 
 }

@@ -47,13 +47,35 @@ impl Ledger {
         .map(|(m, _)| m)
     }
 
-    /// The terms the phases count: all but the transients of the other moments.
-    fn counted(&self) -> impl Iterator<Item = &Entry> {
-        let moment = self.counted_moment();
-        self.terms.iter().filter(move |t| match t.4 {
+    /// Whether a checkpoint save's terms outweigh the optimizer step's own (gradients made in
+    /// backward, the step's intermediates): the two follow each other after backward, so the
+    /// optimizer-step phase counts the larger group.
+    pub fn save_counted(&self) -> bool {
+        let sum = |f: fn(Lifetime) -> bool| -> f64 { self.terms.iter().filter(|t| f(t.4)).map(|t| t.2).sum() };
+        let save = sum(|l| l == Lifetime::CheckpointSave);
+        save > 0.0 && save > sum(|l| matches!(l, Lifetime::MadeInBackward | Lifetime::OptimizerStep))
+    }
+
+    /// Whether a term counts, given the counted moment and whether the save counts.
+    fn counts(lifetime: Lifetime, moment: Option<Moment>, save: bool) -> bool {
+        match lifetime {
             Lifetime::Transient(m) => Some(m) == moment,
+            Lifetime::CheckpointSave => save,
+            Lifetime::MadeInBackward | Lifetime::OptimizerStep => !save,
             _ => true,
-        })
+        }
+    }
+
+    /// The terms the phases count: all but the transients of the other moments (and the
+    /// smaller of the checkpoint save and the optimizer step's own terms).
+    fn counted(&self) -> impl Iterator<Item = &Entry> {
+        let (moment, save) = (self.counted_moment(), self.save_counted());
+        self.terms.iter().filter(move |t| Self::counts(t.4, moment, save))
+    }
+
+    /// Sum of the terms alive for `lifetime`, counted or not.
+    pub fn sum_lifetime(&self, lifetime: Lifetime) -> f64 {
+        self.terms.iter().filter(|t| t.4 == lifetime).map(|t| t.2).sum()
     }
 
     /// Sum of one component during one phase.
@@ -81,11 +103,11 @@ impl Ledger {
 
     /// The counted terms, and the transients of the moments the phases do not count.
     pub fn into_terms(self) -> (Vec<Term>, Vec<Term>) {
-        let moment = self.counted_moment();
+        let (moment, save) = (self.counted_moment(), self.save_counted());
         self.terms
             .into_iter()
             .map(|(component, name, bytes, formula, lifetime)| Term { component, name, bytes: to_bytes(bytes), formula: Cow::Borrowed(formula), lifetime })
-            .partition(|t| !matches!(t.lifetime, Lifetime::Transient(m) if Some(m) != moment))
+            .partition(|t| Self::counts(t.lifetime, moment, save))
     }
 }
 
@@ -116,5 +138,23 @@ mod tests {
         let (counted, uncounted) = l.into_terms();
         assert_eq!(counted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["weights", "recompute", "gradients"]);
         assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["logits", "loss gradients"]);
+    }
+
+    /// A checkpoint save after the step and the step's own gradients and intermediates follow
+    /// each other: the optimizer-step phase counts the larger group, never both.
+    #[test]
+    fn the_save_and_the_step_are_not_counted_together() {
+        let mut l = Ledger::default();
+        l.add(Component::Parameters, "weights", 10.0, "", Lifetime::WholeStep);
+        l.add(Component::Gradients, "gradients", 7.0, "", Lifetime::MadeInBackward);
+        l.add(Component::Temporary, "foreach", 2.0, "", Lifetime::OptimizerStep);
+        l.add(Component::Temporary, "full state dict", 8.0, "", Lifetime::CheckpointSave);
+        assert_eq!(l.peak(), 19.0);
+        assert_eq!(l.sum_in(Component::Temporary, Phase::OptimizerStep), 2.0);
+        l.add(Component::Temporary, "full state dict (second half)", 4.0, "", Lifetime::CheckpointSave);
+        assert_eq!(l.peak(), 22.0);
+        assert_eq!((l.sum_in(Component::Gradients, Phase::OptimizerStep), l.sum_in(Component::Temporary, Phase::OptimizerStep)), (0.0, 12.0));
+        let (_, uncounted) = l.into_terms();
+        assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["gradients", "foreach"]);
     }
 }

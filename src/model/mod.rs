@@ -77,6 +77,24 @@ struct StagePlan {
     trainable_params: f64,
     /// The training step's shape (`None` in inference).
     step: Option<StepShape>,
+    /// Bytes of paged optimizer states (CUDA managed memory) on the GPU.
+    paged: f64,
+}
+
+/// The training step as the forward and backward compute it: under FSDP2, the 16-bit mixed
+/// modes are `MixedPrecisionPolicy(param_dtype=…)`, which casts the gathered weights (and the
+/// forward inputs) instead of running autocast, so the blocks compute in pure 16-bit and save
+/// what a pure-bf16 model saves (torch `fsdp/_fully_shard/_fsdp_api.py` MixedPrecisionPolicy;
+/// measured in `tests/fixtures/measured/fsdp.json`). FP8 keeps its own path.
+fn compute_training<'a>(training: &'a Training, layout: &Layout) -> std::borrow::Cow<'a, Training> {
+    use precision::Precision;
+    if layout.fsdp2() && matches!(training.precision, Precision::Bf16Mixed | Precision::Fp16Mixed) {
+        let mut t = training.clone();
+        t.precision = Precision::Bf16;
+        std::borrow::Cow::Owned(t)
+    } else {
+        std::borrow::Cow::Borrowed(training)
+    }
 }
 
 /// All terms of one pipeline stage, and the bytes it keeps on the host.
@@ -84,13 +102,15 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     let (arch, device) = (s.arch, s.device);
     let layout = Layout::new(arch, s.parallel, stage);
     let sp = s.parallel.sp && s.parallel.tp > 1;
-    let mb = micro_batch(arch, s.training, layout.cp);
+    let compute = compute_training(s.training, &layout);
+    let mb = micro_batch(arch, &compute, layout.cp);
     let mut ledger = Ledger::default();
     let training = s.training.mode == Mode::Train;
     let mut host = 0.0;
     let mut activation_host = 0.0;
     let mut trainable_params = 0.0;
     let mut step = None;
+    let mut paged = 0.0;
     if training {
         // Each term carries its lifetime (`breakdown::Lifetime`), from which the phases follow:
         // activations and these temporaries exist only in forward/backward; the optimizer step
@@ -99,13 +119,25 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
         host = offloaded;
         trainable_params = summary.trainable_params;
+        paged = summary.paged_state_bytes;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
-        let offloaded_activations = add_activations(&mb, s.training, &layout, sp, flight, &mut ledger);
+        let offloaded_activations = add_activations(&mb, &compute, &layout, sp, flight, &mut ledger);
         host += offloaded_activations;
         activation_host = offloaded_activations;
         let gradient_bytes = ledger.sum(Component::Gradients);
         temporary_buffers(
-            &TemporaryInputs { arch, training: s.training, layout: &layout, micro_batch: &mb, states: &summary, sp, offload: s.parallel.offload, gradient_bytes },
+            &TemporaryInputs {
+                arch,
+                training: s.training,
+                layout: &layout,
+                micro_batch: &mb,
+                states: &summary,
+                sp,
+                offload: s.parallel.offload,
+                gradient_bytes,
+                flight,
+                full_state_dict_on_save: s.parallel.full_state_dict_on_save,
+            },
             &mut ledger,
         );
         // Optimizer step fused into backward: no gradients persist and there is no
@@ -115,7 +147,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
             ledger.add(
                 Component::Temporary,
                 "optimizer step intermediates",
-                states::optimizer_step_intermediates(&summary, s.training, layout.zero, s.parallel.offload),
+                states::optimizer_step_intermediates(&summary, s.training, &layout, s.parallel.offload),
                 "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
                 Lifetime::OptimizerStep,
             );
@@ -136,7 +168,7 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
     }
     let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
-    StagePlan { ledger, host, activation_host, stage, trainable_params, step }
+    StagePlan { ledger, host, activation_host, stage, trainable_params, step, paged }
 }
 
 /// The six components as they stand during `phase`.
@@ -158,7 +190,7 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
 fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let (arch, device) = (s.arch, s.device);
     let mut warnings = Vec::new();
-    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step } = plan;
+    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step, paged } = plan;
     let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
@@ -166,12 +198,17 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
     let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
     let at_peak = phases.at_peak().clone();
     let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak.clone();
-    let spill = spill::spill_report(&at_peak, device, s.runtime, s.training);
+    let spill = spill::spill_report(&at_peak, device, s.runtime, s.training, paged);
     let capacity = spill.capacity_bytes;
     let spill_bytes = total.saturating_sub(capacity);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let save_counted = ledger.save_counted();
     if training {
         warnings.push(match peak_phase {
+            Phase::OptimizerStep if save_counted => format!(
+                "the peak is the checkpoint save: the full state dict gathered on the GPU after the optimizer step (the forward/backward peak is {:.1} GiB)",
+                gib(phases.forward_backward.total)
+            ),
             Phase::OptimizerStep => format!(
                 "the peak is the optimizer step: activations are freed by then (the forward/backward peak is {:.1} GiB), and the optimizer's own buffers are counted instead",
                 gib(phases.forward_backward.total)

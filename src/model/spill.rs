@@ -17,6 +17,15 @@
 //! - Deliberate offload: explicit, prefetched copies of what does not fit.
 //! - NVLink-C2C superchips (GH200): the GPU reads CPU memory coherently at ~450 GB/s per
 //!   direction (Grace Hopper architecture whitepaper, 2023).
+//! - Paged optimizers (bitsandbytes `PagedAdamW`, `PagedAdamW8bit`): their large state buffers
+//!   are allocated with `cudaMallocManaged` outside PyTorch's allocator (bitsandbytes@95f9af3
+//!   `optim/optimizer.py` `get_state_buffer`, lines 374–390 → `functional.py` `get_paged`,
+//!   lines 91–99 → `csrc/pythonInterface.cpp` `cget_managed_ptr`, lines 557–563:
+//!   `cudaMallocManaged(&ptr, bytes, cudaMemAttachHost)`), so on any platform the driver evicts them
+//!   to host memory when the GPU is full and pages them back for the update, which prefetches
+//!   them (`prefetch_state`, optimizer.py 392–400 → `cprefetch` → `cudaMemPrefetchAsync`) — QLoRA (Dettmers et al. 2023) §3,
+//!   "Paged Optimizers". A run over capacity by no more than those states spills them instead
+//!   of failing; each spilled state byte comes in and goes out once per step.
 //!
 //! Cost: each component moves a known number of its bytes per step (`traffic_factor`). The
 //! low end streams the spilled components' traffic at the link's bandwidth with the most-used
@@ -101,15 +110,23 @@ fn spill_order(platform: Platform, training: &Training) -> Vec<Component> {
     }
 }
 
-/// Where a run that needs `at_peak.total` bytes stands on this device and platform.
-pub fn spill_report(at_peak: &PhaseTotals, device: &Device, runtime: &Runtime, training: &Training) -> SpillReport {
+/// Where a run that needs `at_peak.total` bytes stands on this device and platform; `paged`
+/// bytes of it are a paged optimizer's states in CUDA managed memory.
+pub fn spill_report(at_peak: &PhaseTotals, device: &Device, runtime: &Runtime, training: &Training, paged: f64) -> SpillReport {
     let platform = resolve_platform(runtime.platform, device);
     let capacity = effective_capacity(device, runtime);
     let over = (at_peak.total as f64 - capacity).max(0.0);
     let capped = runtime.memory_fraction < 1.0 && at_peak.total as f64 > device.capacity_bytes * runtime.memory_fraction;
+    let oom_platform = matches!(platform, Platform::Linux | Platform::WindowsNoFallback);
+    // On Linux the managed states still leave where PyTorch's own allocations would fail: the
+    // driver evicts them (only them: everything else is cudaMalloc'd by PyTorch's allocator).
+    // Not on Windows, whose WDDM driver reports no concurrent managed access (bitsandbytes'
+    // `cprefetch` checks `cudaDevAttrConcurrentManagedAccess`) and does not oversubscribe
+    // managed memory (CUDA C++ Programming Guide, "Unified Memory on Windows").
+    let paged_only = platform == Platform::Linux && paged > 0.0;
     let outcome = if over == 0.0 {
         Outcome::Fits
-    } else if capped || matches!(platform, Platform::Linux | Platform::WindowsNoFallback) {
+    } else if capped || (oom_platform && !(paged_only && over <= paged)) {
         Outcome::OutOfMemory
     } else {
         Outcome::Spills
@@ -123,6 +140,16 @@ pub fn spill_report(at_peak: &PhaseTotals, device: &Device, runtime: &Runtime, t
         ..SpillReport::default()
     };
     if outcome != Outcome::Spills {
+        return report;
+    }
+    if paged_only {
+        report.by_component.push((Component::OptimizerStates, over as u64));
+        report.traffic_bytes = over * traffic_factor(Component::OptimizerStates, training);
+        report.thrash_traffic_bytes = report.traffic_bytes;
+        report.link_bandwidth = device.host_link_bandwidth.max(1.0);
+        // The low end: the update's prefetches stream at the link's bandwidth; the high end:
+        // migrated on demand, one 64 KiB block per far fault (as `Platform::Managed`).
+        report.thrash_bandwidth = report.link_bandwidth.min(FAULT_BLOCK_BYTES / FAULT_SECONDS);
         return report;
     }
     let mut left = over;
@@ -178,14 +205,14 @@ mod tests {
         let training = Training::default();
         let need = totals(16.0 * GIB, 32.0 * GIB, 10.0 * GIB);
         let h100 = device_preset("h100-sxm-80gb").unwrap();
-        assert_eq!(spill_report(&need, &h100, &Runtime::default(), &training).outcome, Outcome::Fits);
+        assert_eq!(spill_report(&need, &h100, &Runtime::default(), &training, 0.0).outcome, Outcome::Fits);
         let rtx = device_preset("rtx-4090-24gb").unwrap();
-        let r = spill_report(&need, &rtx, &Runtime::default(), &training);
+        let r = spill_report(&need, &rtx, &Runtime::default(), &training, 0.0);
         assert_eq!((r.platform, r.outcome), (Platform::WindowsFallback, Outcome::Spills));
         let over = need.total as f64 - rtx.capacity_bytes;
         assert_eq!(r.by_component, vec![(Component::OptimizerStates, 32 * (1 << 30)), (Component::Activations, (over - 32.0 * GIB) as u64)]);
         let linux = Runtime { platform: Platform::Linux, ..Runtime::default() };
-        assert_eq!(spill_report(&need, &rtx, &linux, &training).outcome, Outcome::OutOfMemory);
+        assert_eq!(spill_report(&need, &rtx, &linux, &training, 0.0).outcome, Outcome::OutOfMemory);
     }
 
     /// 1 GiB of optimizer state spilled on a 4090 (PCIe 4.0, 32 GB/s per direction): 2 GiB
@@ -197,7 +224,7 @@ mod tests {
         let training = Training::default();
         let rtx = device_preset("rtx-4090-24gb").unwrap();
         let need = totals(rtx.capacity_bytes - 4.0 * GIB, 1.0 * GIB + 0.0, 4.0 * GIB);
-        let r = spill_report(&need, &rtx, &Runtime::default(), &training);
+        let r = spill_report(&need, &rtx, &Runtime::default(), &training, 0.0);
         assert_eq!(r.by_component, vec![(Component::OptimizerStates, 1 << 30)]);
         let [low, high] = spill_seconds(&r, 1.0);
         assert!((low - 2.0 * GIB / 32e9).abs() < 1e-9, "{low}");
@@ -211,7 +238,7 @@ mod tests {
         let training = Training::default();
         let rtx = device_preset("rtx-4090-24gb").unwrap();
         let need = totals(20.0 * GIB, 10.0 * GIB, 0.0);
-        let r = spill_report(&need, &rtx, &Runtime { platform: Platform::Managed, ..Runtime::default() }, &training);
+        let r = spill_report(&need, &rtx, &Runtime { platform: Platform::Managed, ..Runtime::default() }, &training, 0.0);
         assert!((r.thrash_bandwidth - 65536.0 / 50e-6).abs() < 1.0);
     }
 
@@ -226,6 +253,6 @@ mod tests {
         assert_eq!(f, ((h100.capacity_bytes - 2.0 * GIB) / (2.0 * h100.capacity_bytes) * 100.0).floor() / 100.0);
         // Over a fraction cap the allocator raises OOM even on a platform that could spill.
         let capped = Runtime { memory_fraction: 0.5, platform: Platform::WindowsFallback, ..Runtime::default() };
-        assert_eq!(spill_report(&totals(50.0 * GIB, 0.0, 0.0), &h100, &capped, &Training::default()).outcome, Outcome::OutOfMemory);
+        assert_eq!(spill_report(&totals(50.0 * GIB, 0.0, 0.0), &h100, &capped, &Training::default(), 0.0).outcome, Outcome::OutOfMemory);
     }
 }

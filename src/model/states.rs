@@ -10,10 +10,18 @@
 //!   (counted under temporary, see `temporary.rs`).
 //! - mixed with ZeRO ≥ 1 (DeepSpeed, the ZeRO paper): weight 2, gradient 2, fp32 master 4
 //!   + K held with the optimizer states: 16 B/param for Adam, the paper's (2 + 2 + K)Ψ.
+//! - mixed with FSDP2 (`fully_shard` with `MixedPrecisionPolicy(param_dtype=bf16)`): the sharded
+//!   parameters stay fp32 and are the master copy; bf16 copies exist only gathered
+//!   (`temporary.rs`), and the sharded gradients take the sharded parameters' dtype: weight 4,
+//!   gradient 4, no separate master, optimizer K — the same 16 B/param for Adam, split
+//!   differently (torch 2.15 `fsdp/_fully_shard/_fsdp_param.py` `init_dtype_attrs`, lines
+//!   820–830: `orig_dtype` is the sharded parameter's, `sharded_grad_dtype = orig_dtype`;
+//!   measured in `tests/fixtures/measured/fsdp.json`).
+//!
 //! ZeRO-1 divides the optimizer states (with the master copy) by N_d, ZeRO-2 also the
 //! gradients, ZeRO-3 also the weights.
 
-use super::arch::{Architecture, LinearKind, ParamTensor, Scope};
+use super::arch::{Architecture, LinearKind, ParamTensor, Scope, TpSplit};
 use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
@@ -41,12 +49,33 @@ struct Budget {
     state: f64,
 }
 
-fn budget(precision: Precision, zero: Zero) -> Budget {
+fn budget(precision: Precision, layout: &Layout) -> Budget {
     match precision {
         Precision::Fp32 => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
         Precision::Bf16 => Budget { weight: HALF, grad: HALF, master: 0.0, state: HALF },
-        _ if zero > Zero::Off => Budget { weight: HALF, grad: HALF, master: F32, state: F32 },
+        // FSDP2's mixed precision keeps the sharded parameters (and so their gradients) in fp32.
+        _ if layout.fsdp2() => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
+        _ if layout.zero > Zero::Off => Budget { weight: HALF, grad: HALF, master: F32, state: F32 },
         _ => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
+    }
+}
+
+/// bitsandbytes allocates a paged optimizer's state buffers in managed memory only for
+/// tensors of at least 1e5 elements (`Optimizer8bit.get_state_buffer`:
+/// `if not self.is_paged or p.numel() < 1e5: return torch.zeros_like(...)`, bitsandbytes
+/// `bitsandbytes/optim/optimizer.py` lines 374–390); the 8-bit variant's per-block absmax
+/// tensors are ordinary `torch.zeros` (`Optimizer2State.init_state`, lines 528–529). bitsandbytes at
+/// commit 95f9af3 (bitsandbytes-foundation/bitsandbytes).
+const BNB_PAGED_MIN_NUMEL: f64 = 1e5;
+
+/// Bytes of a paged optimizer's state buffers in managed memory for one copy of a tensor of
+/// `numel` elements (0 for a non-paged optimizer).
+fn paged_state_bytes(opt: Optimizer, numel: f64) -> f64 {
+    match opt {
+        _ if !opt.is_paged() || numel < BNB_PAGED_MIN_NUMEL => 0.0,
+        // 8-bit states above `min_8bit_size` (4096 < 1e5): one byte per element per state.
+        Optimizer::PagedAdamw8bit => 2.0 * numel * Dtype::U8.bytes(),
+        _ => 2.0 * numel * F32,
     }
 }
 
@@ -68,8 +97,13 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
         Optimizer::Adamw | Optimizer::Adam => 2.0 * n * state,
         Optimizer::Sgd => 0.0,
         Optimizer::SgdMomentum | Optimizer::Lion => n * state,
-        Optimizer::Adamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * F32,
-        Optimizer::Adamw8bit => 2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES),
+        // bitsandbytes' 32-bit optimizers keep fp32 states whatever the parameter dtype
+        // (`Optimizer2State.init_state`: `if config["optim_bits"] == 32: dtype = torch.float32`,
+        // bitsandbytes/optim/optimizer.py lines 495–496); paging changes where they live, not
+        // their size (`get_state_buffer`, lines 374–390).
+        Optimizer::PagedAdamw => 2.0 * n * F32,
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * F32,
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => 2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES),
         Optimizer::Adafactor => match t.shape() {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
@@ -115,23 +149,61 @@ pub struct StatesSummary {
     pub matmul_weights_local: f64,
     /// Elements of one transformer block on this GPU (ZeRO-3 gathers one at a time).
     pub block_params_local: f64,
+    /// Of those, the trained ones (they get gradients; LoRA adapters included).
+    pub block_trainable_local: f64,
     /// Elements of the largest single input/output tensor on this GPU (embedding, LM head).
     pub largest_edge_tensor_local: f64,
+    /// Elements of every tensor outside the blocks on this GPU (embeddings, final norm, head):
+    /// FSDP2's root unit.
+    pub edge_params_local: f64,
+    /// Of those, the trained ones.
+    pub edge_trainable_local: f64,
+    /// Bytes of the frozen weights on this GPU (unsharded by ZeRO), in their own format (the
+    /// compute dtype, NF4 under QLoRA): all of them, one block's, and those outside the blocks.
+    pub frozen_bytes_local: f64,
+    pub block_frozen_bytes_local: f64,
+    pub edge_frozen_bytes_local: f64,
+    /// Elements of the largest single tensor on this GPU (DeepSpeed gathers module by module).
+    pub largest_tensor_local: f64,
+    /// Elements of every parameter on this GPU (unsharded by ZeRO), trained or frozen.
+    pub params_local: f64,
+    /// Bytes per element of the weights as ZeRO shards them (what a full state dict holds).
+    pub weight_bytes: f64,
+    /// Bytes of paged optimizer states (bitsandbytes, CUDA managed memory) on this GPU.
+    pub paged_state_bytes: f64,
     /// Bytes per element of a gradient.
     pub grad_bytes: f64,
     /// Elements of the largest trainable tensor on this GPU.
     pub largest_trainable_local: f64,
 }
 
+impl StatesSummary {
+    /// Frozen elements (all parameters less the trained ones).
+    pub fn frozen_elements(&self) -> f64 {
+        (self.params_local - self.trainable_local).max(0.0)
+    }
+
+    /// Frozen elements of one block.
+    pub fn block_frozen_elements(&self) -> f64 {
+        (self.block_params_local - self.block_trainable_local).max(0.0)
+    }
+
+    /// Frozen elements outside the blocks.
+    pub fn edge_frozen_elements(&self) -> f64 {
+        (self.edge_params_local - self.edge_trainable_local).max(0.0)
+    }
+}
+
 /// Add parameters, gradients and optimizer states of this GPU to `ledger`; host-resident
 /// bytes (offload) are returned separately.
 pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) -> (StatesSummary, f64) {
     let precision = training.precision;
-    let b = budget(precision, layout.zero);
+    let b = budget(precision, layout);
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
-    let mut summary = StatesSummary { grad_bytes: b.grad, ..Default::default() };
+    let mut summary = StatesSummary { grad_bytes: b.grad, weight_bytes: b.weight, ..Default::default() };
+    let mut paged = 0.0;
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
@@ -149,16 +221,25 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         if t.is_matmul_weight() || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;
         }
+        summary.params_local += n;
+        let split = if t.tp == TpSplit::Sharded { layout.tp } else { 1.0 };
+        if copies > 0.0 {
+            summary.largest_tensor_local = summary.largest_tensor_local.max(t.numel() / split);
+        }
         if t.scope.in_blocks() {
             summary.block_params_local += n / layout.layers_on_stage.max(1.0);
+            summary.block_trainable_local += n * trainable / layout.layers_on_stage.max(1.0);
         } else {
             summary.largest_edge_tensor_local = summary.largest_edge_tensor_local.max(n);
+            summary.edge_params_local += n;
+            summary.edge_trainable_local += n * trainable;
         }
         // Trained part.
         weights += n * trainable * b.weight;
         grads += n * trainable * b.grad;
         master += n * trainable * b.master;
         states += optimizer_state_bytes(training.optimizer, &t, b.state) * copies * trainable;
+        paged += paged_state_bytes(training.optimizer, t.numel() / split) * copies * trainable;
         // Frozen part: weights only, in the compute dtype (fp32, or 16-bit otherwise).
         let frozen = 1.0 - trainable;
         if frozen > 0.0 {
@@ -171,6 +252,12 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
                 _ => precision.activation_bytes() as f64,
             };
             frozen_weights += n * frozen * frozen_bytes;
+            summary.frozen_bytes_local += n * frozen * frozen_bytes;
+            if t.scope.in_blocks() {
+                summary.block_frozen_bytes_local += n * frozen * frozen_bytes / layout.layers_on_stage.max(1.0);
+            } else {
+                summary.edge_frozen_bytes_local += n * frozen * frozen_bytes;
+            }
         }
         if let Some(l) = lora {
             if lora_adapts(&t, &l.targets) {
@@ -180,8 +267,15 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
                 adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
+                // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
+                paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
+                if t.scope.in_blocks() {
+                    summary.block_params_local += a / layout.layers_on_stage.max(1.0);
+                    summary.block_trainable_local += a / layout.layers_on_stage.max(1.0);
+                }
+                summary.params_local += a;
             }
         }
     }
@@ -220,7 +314,13 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         w_dev = 0.0;
     }
 
-    ledger.add(Component::Parameters, "trainable weights", w_dev, "n_local × weight bytes (4 fp32/autocast, 2 bf16 or with ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1", Lifetime::WholeStep);
+    ledger.add(
+        Component::Parameters,
+        "trainable weights",
+        w_dev,
+        "n_local × weight bytes (4 fp32/autocast and FSDP2's fp32 shards, 2 bf16 or with DeepSpeed ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1; torch _fsdp_param.py",
+        Lifetime::WholeStep,
+    );
     ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant; QLoRA's other weights fp32 after prepare_model_for_kbit_training) — QLoRA §3", Lifetime::WholeStep);
     // With the optimizer step fused into backward each gradient is freed by its own update:
     // none is kept (one tensor's gradient is a backward transient, temporary.rs).
@@ -228,7 +328,25 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         let lifetime = if gradients_persist(training, layout, offload) { Lifetime::WholeStep } else { Lifetime::MadeInBackward };
         ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1", lifetime);
     }
-    ledger.add(Component::OptimizerStates, "optimizer states", if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev }, "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1", Lifetime::WholeStep);
+    let states_dev = if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev };
+    // The paged part of bitsandbytes' states, in CUDA managed memory (spill.rs), sharded as the
+    // rest; none on the GPU when the states are offloaded.
+    let paged_dev = if o_dev > 0.0 { (if zero > Zero::Off { paged / n_d } else { paged }).min(states_dev) } else { 0.0 };
+    summary.paged_state_bytes = paged_dev;
+    ledger.add(
+        Component::OptimizerStates,
+        "optimizer states",
+        states_dev - paged_dev,
+        "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1",
+        Lifetime::WholeStep,
+    );
+    ledger.add(
+        Component::OptimizerStates,
+        "optimizer states (paged: CUDA managed memory)",
+        paged_dev,
+        "bitsandbytes PagedAdamW(8bit): the two states of every tensor of ≥ 1e5 elements, allocated with cudaMallocManaged (get_state_buffer → F.get_paged → cget_managed_ptr; bitsandbytes optim/optimizer.py 374–390, csrc/pythonInterface.cpp 557–563)",
+        Lifetime::WholeStep,
+    );
     ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
     (summary, host)
 }
@@ -236,18 +354,27 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
 /// into them, DDP keeps its buckets (over the data- and context-parallel ranks), ZeRO and
 /// offload keep partitions. Otherwise `zero_grad(set_to_none=True)` frees them before the next
-/// forward (PyTorch ≥ 2.0 default).
+/// forward (PyTorch ≥ 2.0 default). FSDP2 keeps no partition of its own: each block's
+/// reduce-scatter output becomes the sharded parameter's `.grad` in its post-backward
+/// (`_fsdp_collectives.py` `foreach_reduce`), which `zero_grad` frees — measured in `fsdp.json`
+/// (no sharded gradient in the forward phase without accumulation).
 fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> bool {
+    if layout.fsdp2() {
+        return training.grad_accum > 1 || offload != Offload::None;
+    }
     training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
 }
 
 /// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)
 /// builds a parameter-sized tensor list (`_foreach_sqrt` of the second moments), measured as
-/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`. DeepSpeed's fused
+/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`; under FSDP2 torch's
+/// AdamW runs on the local shards, so the list is shard-sized (`fsdp.json`). DeepSpeed's fused
 /// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
-pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, zero: Zero, offload: Offload) -> f64 {
+pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, layout: &Layout, offload: Offload) -> f64 {
     let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
-    if foreach_adam && zero == Zero::Off && offload == Offload::None {
+    if foreach_adam && offload == Offload::None && layout.fsdp2() {
+        summary.trainable_local / layout.zero_shards() * training.precision.optimizer_state_bytes() as f64
+    } else if foreach_adam && layout.zero == Zero::Off && offload == Offload::None {
         summary.trainable_local * training.precision.optimizer_state_bytes() as f64
     } else {
         0.0

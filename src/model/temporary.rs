@@ -1,10 +1,11 @@
 //! Transient buffers alive at the memory peak: autocast weight copies, logits and loss
 //! gradients, recomputation buffers, attention backward buffers, and the communication
-//! buckets of DDP, ZeRO and FSDP.
+//! buckets of DDP, ZeRO and FSDP (with FSDP2's gathered units, `fsdp2_buffers`), and the full
+//! state dict a checkpoint save gathers.
 
 use super::activations::{one_block_bytes, ActTerm, MicroBatch};
 use super::arch::{Architecture, Stack};
-use super::breakdown::{Component, Lifetime, Moment};
+use super::breakdown::{Component, Lifetime, Moment, Span};
 use super::dtype::{F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
@@ -14,6 +15,12 @@ use crate::model::inputs::{Attention, Checkpointing, Loss, Offload, Optimizer, T
 /// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
 /// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
 const DEEPSPEED_BUCKET_ELEMENTS: f64 = 5e8;
+/// DeepSpeed ZeRO-3's `stage3_prefetch_bucket_size` (5e7 elements) and
+/// `stage3_max_live_parameters` (1e9) defaults (deepspeed/runtime/zero/config.py, `ZeroConfig`:
+/// `prefetch_bucket_size: int = Field(pp_int(5e7), …)`, `max_live_parameters: int =
+/// Field(pp_int(1e9), …)`, lines 215 and 238 at DeepSpeed edaa722).
+const DEEPSPEED_PREFETCH_ELEMENTS: f64 = 5e7;
+const DEEPSPEED_MAX_LIVE_ELEMENTS: f64 = 1e9;
 
 /// Everything `temporary_buffers` needs beyond the layout.
 pub struct TemporaryInputs<'a> {
@@ -26,6 +33,10 @@ pub struct TemporaryInputs<'a> {
     pub offload: Offload,
     /// Gradient bytes on this GPU (for DDP's bucket copies).
     pub gradient_bytes: f64,
+    /// Micro-batches' worth of saved tensors alive at once on this stage.
+    pub flight: f64,
+    /// Whether a checkpoint save gathers a full state dict on the GPU.
+    pub full_state_dict_on_save: bool,
 }
 
 /// A transient buffer: its moment, name, bytes and formula.
@@ -161,7 +172,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     if let Some((moment, bytes)) = nf4_dequantised_weight(i) {
         transients.push((moment, "NF4 weight dequantised (one linear)", bytes, NF4_DEQUANT_FORMULA));
     }
-    for (moment, name, bytes, formula) in transients {
+    for &(moment, name, bytes, formula) in &transients {
         ledger.add(Component::Temporary, name, bytes, formula, Lifetime::Transient(moment));
     }
 
@@ -185,15 +196,36 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             Lifetime::ForwardBackward,
         );
     }
-    if zero3 {
-        let weight = if precision == crate::model::precision::Precision::Fp32 { F32 } else { HALF };
-        let gathered = i.states.block_params_local.max(i.states.largest_edge_tensor_local);
+    if zero3 && layout.fsdp2() {
+        fsdp2_buffers(i, &transients, ledger);
+    } else if zero3 {
+        deepspeed_zero3_buffers(i, ledger);
+    }
+    // DeepSpeed's 16-bit save gathers module by module and copies each to the CPU on rank 0
+    // (deepspeed/runtime/engine.py `_zero3_consolidated_16bit_state_dict`: `param.detach().cpu()`
+    // inside `GatheredParameters`): nothing beyond the gathered buffers above.
+    if zero3 && layout.fsdp2() && i.full_state_dict_on_save {
+        // Rank 0 ends up with an unsharded copy of every parameter, in the sharded weights'
+        // dtype, kept on the GPU until the state dict is written. FSDP1 FULL_STATE_DICT
+        // (offload_to_cpu=False) unshards one unit at a time and clones each parameter into
+        // the state dict (torch 2.15 torch/distributed/fsdp/_state_dict_utils.py
+        // `_full_post_state_dict_hook`, lines 304–345: `state_dict[fqn].detach().clone()`), so
+        // one unit's unsharded weights exist besides the clones; FSDP2 through DCP
+        // `get_model_state_dict(full_state_dict=True, cpu_offload=False)` all-gathers each
+        // DTensor (`full_tensor()`) into the dict. Measured on a fake 4-rank group in
+        // tests/fixtures/measured/fsdp.json: FSDP1 Ψ·4 + the largest unit's (here the root's)
+        // 4 B per element, to 256 B; FSDP2 Ψ·4 exactly. The FSDP1 figure is the one modelled
+        // (the larger, and the `FULL_STATE_DICT` API the option names).
+        let st = i.states;
+        // Frozen weights (LoRA bases, frozen layers) keep their own format (NF4 under QLoRA).
+        let unit = (st.block_params_local - st.block_frozen_elements()) * st.weight_bytes + st.block_frozen_bytes_local;
+        let root = (st.edge_params_local - st.edge_frozen_elements()) * st.weight_bytes + st.edge_frozen_bytes_local;
         ledger.add(
             Component::Temporary,
-            "ZeRO-3 / FSDP gathered parameters and gradients",
-            2.0 * gathered * weight + i.states.block_params_local * weight,
-            "unsharded weights of the current and the prefetched block (or the embedding / head) + one block's unsharded gradients before reduce-scatter — PyTorch FSDP (Zhao et al. 2023, §3.2); DeepSpeed's 4 × largest layer",
-            Lifetime::ForwardBackward,
+            "full state dict gathered for a checkpoint save",
+            (st.params_local - st.frozen_elements()) * st.weight_bytes + st.frozen_bytes_local + unit.max(root),
+            "every parameter unsharded on the GPU, in the sharded weights' dtype, plus one unit being gathered (FSDP1 FULL_STATE_DICT with offload_to_cpu=False: torch fsdp/_state_dict_utils.py 304–345; FSDP2: DCP get_model_state_dict(full_state_dict=True, cpu_offload=False)) — measured in fsdp.json",
+            Lifetime::CheckpointSave,
         );
     }
 }
@@ -230,4 +262,136 @@ fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {
     };
     let moment = if i.training.checkpointing == Checkpointing::Full { Moment::Recompute } else { Moment::Dequantize };
     Some((moment, largest * (compute + absmax)))
+}
+
+/// FSDP2 (`fully_shard`) with one unit per transformer block and the root unit holding the
+/// rest (embeddings, final norm, head), as torch's FSDP2 examples and HF accelerate wrap
+/// (torchtitan gives the embedding and the head units of their own: pytorch/torchtitan
+/// `torchtitan/models/llama3/infra/parallelize.py` `apply_fsdp`). From torch 2.15.0's
+/// `torch/distributed/fsdp/_fully_shard/`, line numbers of `_fsdp_param_group.py` as installed
+/// and measured (pytorch/pytorch@002a76f has the same logic with a single
+/// `reduce_scatter_state` in `post_backward`):
+/// - the root's `reshard_after_forward` defaults to False (`_fsdp_state.py` `_lazy_init`: "For
+///   the root, do not reshard after forward"), so its gathered weights live from the first
+///   forward to the end of backward;
+/// - in forward, a block's all-gather output is kept until the next block's copy-out
+///   (`wait_for_unshard`, lines 505–583: `AllGatherState` "Defer free to allow for overlap"),
+///   and the last one until the root's post-forward: one unit's gathered weights at the loss;
+/// - in backward, each block gathers its weights again (reshard_after_forward=True) and
+///   prefetches the next block's all-gather (`pre_backward` → `_backward_prefetch`, lines
+///   679–693 and 1061–1097; the root prefetches the last block at the start of backward), its
+///   gradients are computed unsharded in the gather dtype, and `post_backward` (lines 695–888)
+///   copies them into a reduce-scatter input in `reduce_dtype` that is kept until the next
+///   block's post-backward (`reduce_scatter_states`, at most
+///   `reduce_scatter_max_input_buffers` = 1, lines 119 and 726–751);
+/// - with reshard_after_forward=False the blocks' gathered weights stay from their forward to
+///   their backward (`reshard`, lines 586–596) and backward gathers nothing.
+///
+/// Measured with FSDPMemTracker on a fake multi-rank group in `tests/fixtures/measured/fsdp.json`.
+fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Ledger) {
+    let (t, layout, st) = (i.training, i.layout, i.states);
+    // MixedPrecisionPolicy(param_dtype=bf16) gathers 16-bit copies; gradients are computed in
+    // that dtype and reduced in fp32 under the mixed modes (torchtitan's default
+    // `mixed_precision_reduce = "float32"`), in the weights' own dtype otherwise.
+    let p = if t.precision == crate::model::precision::Precision::Fp32 { F32 } else { HALF };
+    let (g, r) = (p, if t.precision.is_mixed() { F32 } else { p });
+    let u = st.block_params_local;
+    let ut = st.block_trainable_local;
+    // A block's and the root's weights as gathered: the trained ones in the gather dtype, the
+    // frozen ones as stored (a LoRA base in 16 bits, QLoRA's NF4 packed).
+    let block = (u - st.block_frozen_elements()) * p + st.block_frozen_bytes_local;
+    let root = (st.edge_params_local - st.edge_frozen_elements()) * p + st.edge_frozen_bytes_local;
+    let layers = layout.layers_on_stage.max(1.0);
+    // Saved tensors of one block for one micro-batch, and the sharded gradient one block's
+    // backward leaves (none new when accumulation or offload keeps the gradients anyway).
+    let saved_block = ledger.sum_lifetime(Lifetime::Saved(Span::Blocks)) / (layers * i.flight.max(1.0));
+    let grads_kept = t.grad_accum > 1 || i.offload != Offload::None || t.techniques.optimizer_in_backward;
+    let sharded_grad = if grads_kept { 0.0 } else { ut * st.grad_bytes / layout.zero_shards() };
+    ledger.add(
+        Component::Temporary,
+        "FSDP root unit's gathered weights",
+        root,
+        "embeddings, final norm and head gathered in the gather dtype from the first forward to the end of backward: the root's reshard_after_forward defaults to False (torch fsdp/_fully_shard/_fsdp_state.py _lazy_init) — measured in fsdp.json",
+        Lifetime::ForwardBackward,
+    );
+    let reshard = layout.reshard_after_forward;
+    if !reshard {
+        ledger.add(
+            Component::Temporary,
+            "FSDP blocks' gathered weights (reshard_after_forward=False)",
+            layers * block,
+            "each block's weights stay gathered from its forward to its backward (FSDPParamGroup.reshard returns early in forward; _fsdp_param_group.py 586–596) — measured in fsdp.json",
+            Lifetime::Saved(Span::Blocks),
+        );
+    }
+    // A block's backward, against every saved tensor alive (the ledger's convention for
+    // per-block moments): its gathered weights (re-gathered when blocks reshard), the next
+    // block's prefetched all-gather (none for the stage's first block: the root is gathered
+    // already), its unsharded gradients; and once k ≥ 1 blocks are done, the previous block's
+    // reduce-scatter input, plus per block done its sharded gradient, less its saved tensors
+    // (and, without resharding, its gathered weights). Linear in k, so the largest is the
+    // stage's last block (k = 0), the one before it (k = 1), or the first two (k = L − 2, L − 1).
+    let gathered = if reshard { block } else { 0.0 };
+    let per_block_done = sharded_grad - saved_block - if reshard { 0.0 } else { block };
+    let at = |k: f64| -> f64 {
+        let prefetch = if reshard && k < layers - 1.0 { block } else { 0.0 };
+        let reduce_scatter = if k >= 1.0 { ut * r } else { 0.0 };
+        gathered + prefetch + ut * g + reduce_scatter + k * per_block_done
+    };
+    let in_block = [0.0, 1.0, layers - 2.0, layers - 1.0].into_iter().filter(|&k| k >= 0.0 && k < layers).map(at).fold(0.0, f64::max);
+    const BLOCK: &str = "in a block's backward: its gathered weights and the next block's prefetched all-gather (reshard_after_forward=True), its unsharded gradients (gather dtype), the previous block's reduce-scatter input (reduce dtype), and per block done its sharded gradient less its saved tensors — the largest over the stage's blocks (torch _fsdp_param_group.py pre_backward 679–693, post_backward 695–888, reduce_scatter_states ≤ 1) — measured in fsdp.json";
+    let mut block_moments: Vec<Moment> = Vec::new();
+    for m in transients.iter().map(|x| x.0).chain([Moment::BlockBackward]) {
+        if m.in_blocks() && !block_moments.contains(&m) {
+            block_moments.push(m);
+        }
+    }
+    for m in block_moments {
+        ledger.add(Component::Temporary, "FSDP gathered weights, gradients and reduce-scatter buffers (one block)", in_block, BLOCK, Lifetime::Transient(m));
+    }
+    // At the loss: the last block's all-gather output is still held (forward) or prefetched
+    // by the root's pre-backward (backward, only when blocks reshard).
+    for (moment, bytes) in [(Moment::LossForward, block), (Moment::LossBackward, gathered), (Moment::HeadBackward, gathered)] {
+        if transients.iter().any(|x| x.0 == moment) {
+            ledger.add(
+                Component::Temporary,
+                "FSDP last block's all-gather (held or prefetched)",
+                bytes,
+                "the last block's all-gather output: kept until the root's post-forward at the end of forward, prefetched by the root at the start of backward when blocks reshard (_fsdp_param_group.py wait_for_unshard 505–583, _backward_prefetch 1061–1097) — measured in fsdp.json",
+                Lifetime::Transient(moment),
+            );
+        }
+    }
+}
+
+/// DeepSpeed ZeRO-3, from its source (not measured here: DeepSpeed needs CUDA):
+/// - `PartitionedParameterCoordinator.fetch_sub_module` gathers one module's own parameters at
+///   a time and prefetches at most `min(max_live_parameters − live, prefetch_bucket_size)`
+///   more elements (deepspeed/runtime/zero/partitioned_param_coordinator.py lines 353–490,
+///   the bound at 452–454): the largest module plus up to 5e7 elements, in 16 bits. (Parameters
+///   reused within `stage3_max_reuse_distance` elements of the trace are kept gathered, and
+///   tensors under `stage3_param_persistence_threshold` are never partitioned: not modelled.)
+/// - DeepSpeed's own estimate adds 4 B × the largest layer (its 16-bit weight and gradient;
+///   `estimate_zero3_model_states_mem_needs`, deepspeed/runtime/zero/stage3.py line 3755).
+/// - With `contiguous_gradients` (default) the reduce bucket is allocated once at its full
+///   `reduce_bucket_size` (5e8 elements) in the gradients' dtype (stage3.py lines 731–735).
+fn deepspeed_zero3_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
+    let st = i.states;
+    let p = if i.training.precision == crate::model::precision::Precision::Fp32 { F32 } else { HALF };
+    let module = st.largest_tensor_local;
+    let prefetch = DEEPSPEED_PREFETCH_ELEMENTS.min((DEEPSPEED_MAX_LIVE_ELEMENTS - module).max(0.0));
+    ledger.add(
+        Component::Temporary,
+        "DeepSpeed ZeRO-3 gathered parameters",
+        (module + prefetch).min(st.params_local.max(module)) * p + module * st.grad_bytes,
+        "the module being computed (largest tensor) + min(stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9 − live) prefetched elements, 16-bit, and that module's gradient (partitioned_param_coordinator.py 452–454; stage3.py 3755: 4 × largest layer)",
+        Lifetime::ForwardBackward,
+    );
+    ledger.add(
+        Component::Temporary,
+        "DeepSpeed ZeRO-3 reduce bucket",
+        DEEPSPEED_BUCKET_ELEMENTS * st.grad_bytes,
+        "contiguous_gradients: one reduce_bucket_size (5e8 elements) buffer in the gradients' dtype, allocated at start-up (deepspeed/runtime/zero/stage3.py 731–735)",
+        Lifetime::WholeStep,
+    );
 }

@@ -126,7 +126,14 @@ pub fn timeline(b: &Breakdown) -> Timeline {
         parts.op_points(schedule.op(k), groups, &mut points);
     }
     let fused = b.terms.iter().chain(&b.uncounted_transients).any(|t| t.lifetime == Lifetime::Transient(Moment::ParameterUpdate));
-    let label = if fused { "end of step (optimizer fused into backward)" } else { "optimizer step" };
+    let save = b.terms.iter().any(|t| t.lifetime == Lifetime::CheckpointSave);
+    let label = if save {
+        "checkpoint save (full state dict, after the optimizer step)"
+    } else if fused {
+        "end of step (optimizer fused into backward)"
+    } else {
+        "optimizer step"
+    };
     points.push(Point { label: label.into(), event: Event::OptimizerStep, micro_batch: None, bytes: b.phases.optimizer_step.clone() });
     Timeline { points }
 }

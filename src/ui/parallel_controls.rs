@@ -1,14 +1,15 @@
 //! `ParallelControls`: data, tensor, pipeline, sequence, context and expert parallelism,
-//! the ZeRO stage and CPU offload, with the GPU count they add up to.
+//! the ZeRO stage and CPU offload (with ZeRO-3: FSDP2 or DeepSpeed, resharding after forward,
+//! a full state dict on save), with the GPU count they add up to.
 
 use leptos::prelude::*;
 
 use super::checkbox_field::CheckboxField;
 use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
-use super::select_field::SelectField;
+use super::select_field::{enum_select, SelectField};
 use super::state::{enum_from_id, enum_id, Planner};
-use crate::scenario::{Offload, Zero};
+use crate::scenario::{Offload, Zero, Zero3Impl};
 
 const ZERO: [(&str, &str); 4] = [
     ("0", "0 (off, DDP)"),
@@ -33,6 +34,10 @@ pub fn ParallelControls() -> impl IntoView {
     let zero = planner.slice(|s| s.parallel.zero);
     let offload = planner.slice(|s| s.parallel.offload);
     let inference = planner.slice(|s| s.training.mode == crate::scenario::Mode::Inference);
+    let stage3 = planner.slice(|s| s.parallel.zero == Zero::Parameters && s.training.mode != crate::scenario::Mode::Inference);
+    let fsdp2 = planner.slice(|s| s.parallel.zero3_impl == Zero3Impl::Fsdp2);
+    let reshard = planner.slice(|s| s.parallel.fsdp_reshard_after_forward);
+    let full_state = planner.slice(|s| s.parallel.full_state_dict_on_save);
     let layout = planner.slice(|s| (s.parallel.dp, s.parallel.tp, s.parallel.pp, s.parallel.cp, s.parallel.world_size()));
     let gpu_count = move || {
         let (dp, tp, pp, cp, n) = layout.get();
@@ -80,6 +85,23 @@ pub fn ParallelControls() -> impl IntoView {
                         }
                     }
                 />
+            </div>
+            <div hidden=move || !stage3.get()>
+                {enum_select(
+                    planner,
+                    "ZeRO-3 implementation",
+                    "zero3-impl",
+                    "parallel.zero3_impl",
+                    vec![(Zero3Impl::Fsdp2, "PyTorch FSDP2"), (Zero3Impl::Deepspeed, "DeepSpeed ZeRO-3")],
+                    |s| s.parallel.zero3_impl,
+                    |s, v| s.parallel.zero3_impl = v,
+                )}
+                <div hidden=move || !fsdp2.get()>
+                    <CheckboxField label="Reshard after forward" id="reshard-after-forward" field="parallel.fsdp_reshard_after_forward"
+                        value=reshard on_change=move |on| planner.set(|s| s.parallel.fsdp_reshard_after_forward = on) />
+                </div>
+                <CheckboxField label="Full state dict on save" id="full-state-dict" field="parallel.full_state_dict_on_save"
+                    value=full_state on_change=move |on| planner.set(|s| s.parallel.full_state_dict_on_save = on) />
             </div>
         </fieldset>
     }

@@ -164,3 +164,20 @@ test('out of memory on one RTX 4090: the banner names the cheapest fix on that o
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('ZeRO-3 shows its implementation, resharding and checkpoint-save switches, which travel in the link', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url + '?dp=8');
+  assert.equal(await page.locator('#zero3-impl').isVisible(), false);
+  await page.selectOption('#zero', '3');
+  assert.equal(await page.locator('#zero3-impl').isVisible(), true);
+  const resharded = await page.locator('#total').innerText();
+  await page.locator('#reshard-after-forward').uncheck();
+  // Every block stays gathered from its forward to its backward: more memory.
+  assert.notEqual(await page.locator('#total').innerText(), resharded);
+  assert.match(page.url(), /rsh=false/);
+  await page.selectOption('#zero3-impl', 'deepspeed');
+  assert.equal(await page.locator('#reshard-after-forward').isVisible(), false);
+  assert.match(page.url(), /z3=deepspeed/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
