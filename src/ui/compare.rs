@@ -6,7 +6,7 @@
 //! copies of the planner's scenario; their state lives in the [`Workspace`] so it survives
 //! tab switches, and the address bar follows them ([`url::encode_compare`]), so a reload
 //! or a copied link opens the same columns. Each column's plan is the column's own memo
-//! ([`super::tabs::CompareSlot::plan`]), so changing one column estimates that column only.
+//! ([`super::workspace::CompareSlot::plan`]), so changing one column estimates that column only.
 
 use leptos::prelude::*;
 
@@ -15,7 +15,7 @@ use super::compare_strategy::CompareStrategyTable;
 use super::compare_table::CompareTable;
 use super::state::Planner;
 use super::chart_box::ChartBox;
-use super::tabs::Workspace;
+use super::workspace::Workspace;
 use super::url_sync::{location_query, replace_page_pairs};
 use crate::chart::compare::compare_chart;
 use crate::error::InputError;
@@ -36,7 +36,7 @@ pub fn column_name(i: usize) -> String {
 /// Every column's plan, as `(name, breakdown)`, read from the columns' own memos; `None`
 /// for an invalid column.
 pub fn column_plans(ws: Workspace) -> Vec<(String, Option<Breakdown>)> {
-    ws.compare.with(|cols| cols.iter().enumerate().map(|(i, slot)| (column_name(i), slot.plan.get())).collect())
+    ws.compare.columns.with(|cols| cols.iter().enumerate().map(|(i, slot)| (column_name(i), slot.plan.get())).collect())
 }
 
 /// The `cmp=` pairs of a query, as written there.
@@ -88,14 +88,14 @@ pub fn CompareView() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
     let notice = RwSignal::new(Vec::<InputError>::new());
-    if ws.compare.with_untracked(Vec::is_empty) {
+    if ws.compare.columns.with_untracked(Vec::is_empty) {
         let (scenarios, errors) = columns_from_url(planner);
         notice.set(errors);
         ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
     }
     // The address bar follows the columns (replacing the current entry)…
     Effect::new(move |_| {
-        let scenarios: Vec<Scenario> = ws.compare.with(|c| c.iter().map(|slot| slot.scenario.get()).collect());
+        let scenarios: Vec<Scenario> = ws.compare.columns.with(|c| c.iter().map(|slot| slot.scenario.get()).collect());
         let pairs = url::encode_compare(&scenarios);
         if compare_pairs(&location_query()) != pairs {
             replace_page_pairs(url::COMPARE_KEY, &pairs);
@@ -105,13 +105,13 @@ pub fn CompareView() -> impl IntoView {
     let popstate = window_event_listener(leptos::ev::popstate, move |_| {
         if compare_pairs(&location_query()).is_empty() {
             // An entry from before the columns existed: keep them, and say so in the address.
-            let scenarios: Vec<Scenario> = ws.compare.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
+            let scenarios: Vec<Scenario> = ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
             replace_page_pairs(url::COMPARE_KEY, &url::encode_compare(&scenarios));
             return;
         }
         let (scenarios, errors) = columns_from_url(planner);
         notice.set(errors);
-        let same = ws.compare.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
+        let same = ws.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
         if !same {
             ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
         }
@@ -133,16 +133,16 @@ pub fn CompareView() -> impl IntoView {
         })
     });
     let add = move |_| {
-        let last = ws.compare.with_untracked(|c| c.last().map(|s| s.scenario.get_untracked())).unwrap_or_else(|| planner.scenario.get_untracked());
+        let last = ws.compare.columns.with_untracked(|c| c.last().map(|s| s.scenario.get_untracked())).unwrap_or_else(|| planner.scenario.get_untracked());
         let slot = ws.new_slot(last);
-        ws.compare.update(|c| {
+        ws.compare.columns.update(|c| {
             if c.len() < MAX_COLUMNS {
                 c.push(slot);
             }
         });
     };
     let columns = move || {
-        let slots = ws.compare.get();
+        let slots = ws.compare.columns.get();
         let n = slots.len();
         slots
             .into_iter()
@@ -150,7 +150,7 @@ pub fn CompareView() -> impl IntoView {
             .map(|(i, slot)| {
                 let key = slot.key;
                 let remove = (n > MIN_COLUMNS).then(|| {
-                    Callback::new(move |_| ws.set_columns(ws.compare.get_untracked().into_iter().filter(|s| s.key != key).collect()))
+                    Callback::new(move |_| ws.set_columns(ws.compare.columns.get_untracked().into_iter().filter(|s| s.key != key).collect()))
                 });
                 view! { <CompareColumn index=i column=slot remove /> }
             })
@@ -160,7 +160,7 @@ pub fn CompareView() -> impl IntoView {
         <section class="card compare-card" aria-labelledby="compare-heading">
             <div class="card-head">
                 <h2 id="compare-heading">"Compare scenarios"</h2>
-                <button type="button" id="compare-add" on:click=add disabled=move || ws.compare.with(|c| c.len() >= MAX_COLUMNS)>"+ Add scenario"</button>
+                <button type="button" id="compare-add" on:click=add disabled=move || ws.compare.columns.with(|c| c.len() >= MAX_COLUMNS)>"+ Add scenario"</button>
             </div>
             {compare_notice(notice)}
             <div class="compare-columns">{columns}</div>

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use super::compare::column_name;
 use super::select_field::select_options;
 use super::state::{enum_from_id, enum_id, Planner};
-use super::tabs::CompareSlot;
+use super::workspace::CompareSlot;
 use crate::format;
 use crate::labels::{fine_tuning_id, optimizer_label, precision_label, with_fine_tuning, CHECKPOINTING, FINE_TUNING};
 use crate::model::device::devices;

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::state::Planner;
-use super::tabs::Workspace;
+use super::workspace::Workspace;
 use crate::chart::compare::strategy_rows;
 use crate::chart::outcome_word;
 use crate::format::{self, Units};
@@ -28,7 +28,7 @@ pub fn CompareStrategyTable() -> impl IntoView {
     let valid = planner.valid;
     // Estimated once per scenario and GPU count; a unit switch only re-renders.
     let table = Memo::new(move |_| {
-        let gpus = ws.table_gpus.get();
+        let gpus = ws.compare.table_gpus.get();
         valid.with(|s| strategy_rows(s, gpus))
     });
     let rows = move || {
@@ -67,11 +67,11 @@ pub fn CompareStrategyTable() -> impl IntoView {
                         id="table-gpus"
                         min="1"
                         max="4096"
-                        prop:value=move || ws.table_gpus.get().to_string()
+                        prop:value=move || ws.compare.table_gpus.get().to_string()
                         on:change=move |ev| {
                             if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
                                 if n.is_finite() {
-                                    ws.table_gpus.set((n.round().max(1.0) as u64).min(4096));
+                                    ws.compare.table_gpus.set((n.round().max(1.0) as u64).min(4096));
                                 }
                             }
                         }

@@ -41,6 +41,7 @@ mod training_controls;
 mod unplaced_errors;
 mod url_sync;
 mod verdict_banner;
+mod workspace;
 
 pub use app::App;
 pub use root::Root;

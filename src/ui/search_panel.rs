@@ -16,7 +16,7 @@ use gloo::timers::callback::Timeout;
 use leptos::prelude::*;
 
 use super::state::{enum_id, Planner};
-use super::tabs::{show_planner_at_top, SearchOutcome, Workspace, MAX_GPUS};
+use super::workspace::{show_planner_at_top, SearchOutcome, Workspace, MAX_GPUS};
 use crate::format;
 use crate::plan::search::{Candidate, SearchRun};
 use crate::plan::{headroom, MAX_MARGIN};
@@ -31,21 +31,21 @@ pub const PROGRESS_AFTER_MS: f64 = 100.0;
 
 /// Runs one chunk, then schedules the next, until done or superseded.
 fn run_chunk(ws: Workspace, run: Rc<RefCell<SearchRun>>, generation: u32, started: f64, gpus: u64) {
-    if ws.search_generation.get_value() != generation {
+    if ws.search.generation.get_value() != generation {
         return;
     }
     let finished = run.borrow_mut().step(CHUNK);
     let elapsed = js_sys::Date::now() - started;
     if finished {
         let result = run.borrow().result();
-        ws.search.set(Some(SearchOutcome { result, millis: elapsed, gpus, run: generation }));
-        ws.search_progress.set(None);
-        ws.searching.set(false);
+        ws.search.outcome.set(Some(SearchOutcome { result, millis: elapsed, gpus, run: generation }));
+        ws.search.progress.set(None);
+        ws.search.running.set(false);
         return;
     }
     if elapsed > PROGRESS_AFTER_MS {
         let r = run.borrow();
-        ws.search_progress.set(Some((r.done(), r.total())));
+        ws.search.progress.set(Some((r.done(), r.total())));
     }
     Timeout::new(0, move || run_chunk(ws, run, generation, started, gpus)).forget();
 }
@@ -95,25 +95,25 @@ pub fn SearchPanel() -> impl IntoView {
         if planner.errors.with_untracked(|e| !e.is_empty()) {
             return;
         }
-        let generation = ws.search_generation.get_value().wrapping_add(1);
-        ws.search_generation.set_value(generation);
-        let gpus = ws.search_gpus.get_untracked();
-        let margin = ws.margin.get_untracked();
+        let generation = ws.search.generation.get_value().wrapping_add(1);
+        ws.search.generation.set_value(generation);
+        let gpus = ws.search.gpus.get_untracked();
+        let margin = ws.search.margin.get_untracked();
         let run = Rc::new(RefCell::new(planner.scenario.with_untracked(|s| SearchRun::new(s, gpus, margin, TOP))));
-        ws.searching.set(true);
-        ws.search_progress.set(None);
+        ws.search.running.set(true);
+        ws.search.progress.set(None);
         let started = js_sys::Date::now();
         // Start after this click's frame, so the button shows its busy state at once.
         Timeout::new(0, move || run_chunk(ws, run, generation, started, gpus)).forget();
     };
     on_cleanup(move || {
         // Leaving the tab stops a running search.
-        ws.search_generation.update_value(|g| *g = g.wrapping_add(1));
-        ws.searching.set(false);
-        ws.search_progress.set(None);
+        ws.search.generation.update_value(|g| *g = g.wrapping_add(1));
+        ws.search.running.set(false);
+        ws.search.progress.set(None);
     });
     let summary = move || {
-        ws.search.with(|s| {
+        ws.search.outcome.with(|s| {
             s.as_ref().map(|o| {
                 let rate = if o.millis > 0.0 { o.result.evaluations as f64 / (o.millis / 1000.0) } else { 0.0 };
                 let listed = match o.result.results.len() {
@@ -125,9 +125,9 @@ pub fn SearchPanel() -> impl IntoView {
         })
     };
     let rows = move || {
-        ws.search.with(|s| s.as_ref().map(|o| o.result.results.iter().cloned().enumerate().map(|(i, c)| result_row(i, c, planner, ws)).collect_view()))
+        ws.search.outcome.with(|s| s.as_ref().map(|o| o.result.results.iter().cloned().enumerate().map(|(i, c)| result_row(i, c, planner, ws)).collect_view()))
     };
-    let has_results = move || ws.search.with(|s| s.as_ref().is_some_and(|o| !o.result.results.is_empty()));
+    let has_results = move || ws.search.outcome.with(|s| s.as_ref().is_some_and(|o| !o.result.results.is_empty()));
     view! {
         <section class="card search" aria-labelledby="search-heading">
             <h2 id="search-heading">"Automatic planner"</h2>
@@ -140,11 +140,11 @@ pub fn SearchPanel() -> impl IntoView {
                         id="search-gpus"
                         min="1"
                         max=MAX_GPUS.to_string()
-                        prop:value=move || ws.search_gpus.get().to_string()
+                        prop:value=move || ws.search.gpus.get().to_string()
                         on:change=move |ev| {
                             if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
                                 if n.is_finite() {
-                                    ws.search_gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
+                                    ws.search.gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
                                 }
                             }
                         }
@@ -158,32 +158,32 @@ pub fn SearchPanel() -> impl IntoView {
                         min="0"
                         max=(MAX_MARGIN * 100.0).to_string()
                         step="1"
-                        prop:value=move || format!("{:.0}", ws.margin.get() * 100.0)
+                        prop:value=move || format!("{:.0}", ws.search.margin.get() * 100.0)
                         on:change=move |ev| {
                             if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
                                 if n.is_finite() {
-                                    ws.margin.set((n / 100.0).clamp(0.0, MAX_MARGIN));
+                                    ws.search.margin.set((n / 100.0).clamp(0.0, MAX_MARGIN));
                                 }
                             }
                         }
                     />
                 </label>
-                <button type="button" id="find-layouts" class="primary" on:click=find disabled=move || ws.searching.get() || invalid()>
-                    {move || if ws.searching.get() { "Searching…" } else { "Find layouts" }}
+                <button type="button" id="find-layouts" class="primary" on:click=find disabled=move || ws.search.running.get() || invalid()>
+                    {move || if ws.search.running.get() { "Searching…" } else { "Find layouts" }}
                 </button>
-                <Show when=move || ws.search_progress.with(Option::is_some)>
+                <Show when=move || ws.search.progress.with(Option::is_some)>
                     <progress
                         id="search-progress"
-                        max=move || ws.search_progress.get().map_or(1, |p| p.1).to_string()
-                        value=move || ws.search_progress.get().map_or(0, |p| p.0).to_string()
+                        max=move || ws.search.progress.get().map_or(1, |p| p.1).to_string()
+                        value=move || ws.search.progress.get().map_or(0, |p| p.0).to_string()
                     ></progress>
-                    <span class="hint">{move || ws.search_progress.get().map(|(d, t)| format!("{d} / {t} layouts")).unwrap_or_default()}</span>
+                    <span class="hint">{move || ws.search.progress.get().map(|(d, t)| format!("{d} / {t} layouts")).unwrap_or_default()}</span>
                 </Show>
             </div>
             <Show when=invalid>
                 <p class="stale" role="alert">"Fix the planner's invalid settings first."</p>
             </Show>
-            <p id="search-summary" class="search-summary" aria-live="polite" data-run=move || ws.search.with(|s| s.as_ref().map_or(0, |o| o.run)).to_string()>{summary}</p>
+            <p id="search-summary" class="search-summary" aria-live="polite" data-run=move || ws.search.outcome.with(|s| s.as_ref().map_or(0, |o| o.run)).to_string()>{summary}</p>
             <Show when=has_results>
                 <div class="table-scroll">
                     <table class="breakdown search-results" id="search-results">

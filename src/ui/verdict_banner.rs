@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use super::state::Planner;
-use super::tabs::{select_tab, Tab, Workspace};
+use super::workspace::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
 use crate::format::Units;
 use crate::plan::escalation::{escalate, Step};

@@ -7,7 +7,7 @@ use wasm_bindgen::JsCast;
 
 use crate::plan::escalation::Step;
 use crate::ui::state::{enum_from_id, enum_id};
-use crate::ui::tabs::{Rung, Workspace};
+use crate::ui::workspace::{Rung, Workspace};
 
 /// Focuses the element with `id` after the list has been redrawn.
 fn focus_later(id: String) {
@@ -23,7 +23,7 @@ fn focus_later(id: String) {
 pub fn LadderEditor() -> impl IntoView {
     let ws = Workspace::get();
     let swap = move |i: usize, j: usize, focus: String| {
-        ws.ladder.update(|l| {
+        ws.strategy.ladder.update(|l| {
             if i < l.len() && j < l.len() {
                 l.swap(i, j);
             }
@@ -31,7 +31,7 @@ pub fn LadderEditor() -> impl IntoView {
         focus_later(focus);
     };
     let rows = move || {
-        let ladder = ws.ladder.get();
+        let ladder = ws.strategy.ladder.get();
         let n = ladder.len();
         ladder
             .into_iter()
@@ -50,7 +50,7 @@ pub fn LadderEditor() -> impl IntoView {
                             prop:checked=rung.enabled
                             on:change=move |ev| {
                                 let on = event_target_checked(&ev);
-                                ws.ladder.update(|l| {
+                                ws.strategy.ladder.update(|l| {
                                     if let Some(r) = l.get_mut(i) {
                                         r.enabled = on;
                                     }
@@ -70,7 +70,7 @@ pub fn LadderEditor() -> impl IntoView {
                                     move |_| swap(i, i + 1, down_id.clone())
                                 }>"↓"</button>
                             <button type="button" class="icon" aria-label=format!("Remove {label}")
-                                on:click=move |_| ws.ladder.update(|l| {
+                                on:click=move |_| ws.strategy.ladder.update(|l| {
                                     if i < l.len() {
                                         l.remove(i);
                                     }
@@ -82,7 +82,7 @@ pub fn LadderEditor() -> impl IntoView {
             .collect_view()
     };
     let available = move || {
-        ws.ladder.with(|l| {
+        ws.strategy.ladder.with(|l| {
             Step::ALL
                 .iter()
                 .filter(|s| !l.iter().any(|r| r.step == **s))
@@ -93,7 +93,7 @@ pub fn LadderEditor() -> impl IntoView {
     let add = move |ev: leptos::ev::Event| {
         let value = event_target_value(&ev);
         if let Some(step) = enum_from_id::<Step>(&value) {
-            ws.ladder.update(|l| {
+            ws.strategy.ladder.update(|l| {
                 if !l.iter().any(|r| r.step == step) {
                     l.push(Rung { step, enabled: true });
                 }
@@ -103,7 +103,7 @@ pub fn LadderEditor() -> impl IntoView {
             select.set_value("");
         }
     };
-    let reset = move |_| ws.ladder.set(Rung::defaults(ws.ladder_gpus.get_untracked()));
+    let reset = move |_| ws.strategy.ladder.set(Rung::defaults(ws.strategy.gpus.get_untracked()));
     view! {
         <section class="card ladder" aria-labelledby="ladder-heading">
             <h2 id="ladder-heading">"Ladder"</h2>

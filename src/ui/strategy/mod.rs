@@ -22,7 +22,7 @@ use self::step_caption::StepCaption;
 use super::chart_box::ChartBox;
 use super::search_panel::SearchPanel;
 use super::state::Planner;
-use super::tabs::Workspace;
+use super::workspace::Workspace;
 use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
 use crate::model::breakdown::Breakdown;
@@ -78,9 +78,9 @@ pub fn StrategyView() -> impl IntoView {
     let ws = Workspace::get();
     let valid = planner.valid;
     let escalation = Memo::new(move |_| {
-        let ladder: Vec<_> = ws.ladder.with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
-        let gpus = ws.ladder_gpus.get();
-        let margin = ws.margin.get();
+        let ladder: Vec<_> = ws.strategy.ladder.with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
+        let gpus = ws.strategy.gpus.get();
+        let margin = ws.search.margin.get();
         valid.with(|s| escalate_with_margin(s, &ladder, gpus, margin))
     });
     let last = Memo::new(move |_| escalation.with(|e| e.steps.len().saturating_sub(1)));

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use super::Animation;
 use crate::chart::flow::plan_summary;
 use crate::ui::state::Planner;
-use crate::ui::tabs::{show_planner_at_top, Workspace};
+use crate::ui::workspace::{show_planner_at_top, Workspace};
 
 /// The plan and its Apply button.
 #[component]

@@ -8,7 +8,7 @@ use gloo::timers::callback::Interval;
 use leptos::prelude::*;
 
 use super::Animation;
-use crate::ui::tabs::{Workspace, MAX_GPUS};
+use crate::ui::workspace::{Workspace, MAX_GPUS};
 
 /// Time each step is shown while playing.
 pub const TICK_MS: u32 = 900;
@@ -69,11 +69,11 @@ pub fn Playback(anim: Animation) -> impl IntoView {
                     id="ladder-gpus"
                     min="1"
                     max=MAX_GPUS.to_string()
-                    prop:value=move || ws.ladder_gpus.get().to_string()
+                    prop:value=move || ws.strategy.gpus.get().to_string()
                     on:change=move |ev| {
                         if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
                             if n.is_finite() {
-                                ws.ladder_gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
+                                ws.strategy.gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
                             }
                         }
                     }

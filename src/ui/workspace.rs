@@ -1,0 +1,282 @@
+//! The page's view state ([`Workspace`]): the open tab, and one state per view — the
+//! Strategy ladder and budget ([`StrategyState`]), the automatic planner ([`SearchState`]),
+//! the Compare columns ([`CompareState`]) — kept while a view is hidden, with the GPU
+//! budgets following the planner's world size; choosing a tab ([`select_tab`]) and the way
+//! back to the planner after an Apply ([`show_planner_at_top`]).
+//!
+//! No view is imported here: views read this state from context, and `tabs.rs` mounts them.
+
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::state::Planner;
+use super::url_sync::{location_query, page_param, replace_page_key};
+use crate::model::breakdown::Breakdown;
+use crate::plan::escalation::Step;
+use crate::plan::search::SearchResult;
+use crate::scenario::Scenario;
+
+/// Largest GPU budget the Strategy view accepts.
+pub const MAX_GPUS: u64 = 4096;
+
+/// The three views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Planner,
+    Strategy,
+    Compare,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Planner, Tab::Strategy, Tab::Compare];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Tab::Planner => "planner",
+            Tab::Strategy => "strategy",
+            Tab::Compare => "compare",
+        }
+    }
+
+    /// The tab a `view=` page key names (the planner for anything else).
+    pub fn from_id(id: &str) -> Tab {
+        Tab::ALL.into_iter().find(|t| t.id() == id).unwrap_or(Tab::Planner)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Planner => "Planner",
+            Tab::Strategy => "Strategy",
+            Tab::Compare => "Compare",
+        }
+    }
+}
+
+/// One rung of the editable ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rung {
+    pub step: Step,
+    pub enabled: bool,
+}
+
+impl Rung {
+    /// The ladder a budget of `gpus` starts from ([`Step::default_ladder`]), every rung on.
+    pub fn defaults(gpus: u64) -> Vec<Rung> {
+        Step::default_ladder(gpus).iter().map(|&step| Rung { step, enabled: true }).collect()
+    }
+}
+
+/// A finished search and how long it took.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchOutcome {
+    pub result: SearchResult,
+    pub millis: f64,
+    pub gpus: u64,
+    /// Which search this was (1, 2, …).
+    pub run: u32,
+}
+
+/// One Compare column: a key for the list, its own scenario and that scenario's plan.
+#[derive(Clone, Copy, Debug)]
+pub struct CompareSlot {
+    pub key: u32,
+    pub scenario: RwSignal<Scenario>,
+    /// [`crate::estimate`] of the scenario, computed once per change of it (none while it
+    /// is invalid); the column, the chart and the table all read this one memo.
+    pub plan: Memo<Option<Breakdown>>,
+}
+
+/// The Strategy view's ladder and its GPU budget.
+#[derive(Clone, Copy)]
+pub struct StrategyState {
+    /// The escalation ladder, in order, each step on or off.
+    pub ladder: RwSignal<Vec<Rung>>,
+    /// GPUs available to the escalation's distributed steps: the planner's world size
+    /// (dp × tp × pp × cp) until edited, and again whenever that changes.
+    pub gpus: RwSignal<u64>,
+}
+
+/// The automatic planner's budget, margin, result and progress.
+#[derive(Clone, Copy)]
+pub struct SearchState {
+    /// GPUs for the automatic planner, following the planner's world size the same way.
+    pub gpus: RwSignal<u64>,
+    /// Share of each GPU's capacity the search's layouts and the ladder's plan leave free.
+    pub margin: RwSignal<f64>,
+    pub outcome: RwSignal<Option<SearchOutcome>>,
+    /// `(layouts done, layouts)` while a search runs long enough to show it.
+    pub progress: RwSignal<Option<(usize, usize)>>,
+    pub running: RwSignal<bool>,
+    /// Bumped by every new search; a running search stops when it no longer matches.
+    pub generation: StoredValue<u32>,
+}
+
+/// The Compare view's columns and its strategy table's GPU count.
+#[derive(Clone, Copy)]
+pub struct CompareState {
+    /// Compare columns (empty until the Compare view first opens).
+    pub columns: RwSignal<Vec<CompareSlot>>,
+    pub next_key: StoredValue<u32>,
+    /// The page's owner: Compare columns belong to it, not to the Compare view, so they
+    /// outlive the view when another tab is chosen.
+    owner: StoredValue<Option<Owner>>,
+    /// GPUs for the strategy table.
+    pub table_gpus: RwSignal<u64>,
+}
+
+/// The page's view state: the open tab and one state per view, kept across tab switches.
+#[derive(Clone, Copy)]
+pub struct Workspace {
+    pub tab: RwSignal<Tab>,
+    pub strategy: StrategyState,
+    pub search: SearchState,
+    pub compare: CompareState,
+}
+
+impl Workspace {
+    /// Creates the state, provides it as context and installs `window.headroomBench`.
+    pub fn provide() -> Workspace {
+        let planner = Planner::get();
+        let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
+        let ws = Workspace {
+            tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
+            strategy: StrategyState { ladder: RwSignal::new(Rung::defaults(world.get_untracked())), gpus: RwSignal::new(world.get_untracked()) },
+            search: SearchState {
+                gpus: RwSignal::new(world.get_untracked()),
+                margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
+                outcome: RwSignal::new(None),
+                progress: RwSignal::new(None),
+                running: RwSignal::new(false),
+                generation: StoredValue::new(0),
+            },
+            compare: CompareState {
+                columns: RwSignal::new(Vec::new()),
+                next_key: StoredValue::new(0),
+                owner: StoredValue::new(Owner::current()),
+                table_gpus: RwSignal::new(8),
+            },
+        };
+        // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
+        Effect::new(move |seen: Option<()>| {
+            let gpus = world.get();
+            if seen.is_some() {
+                ws.strategy.gpus.set(gpus);
+                ws.search.gpus.set(gpus);
+            }
+        });
+        // The ladder follows its budget (one GPU or several) while it is a default one.
+        Effect::new(move |previous: Option<u64>| {
+            let gpus = ws.strategy.gpus.get();
+            if let Some(before) = previous {
+                if ws.strategy.ladder.with_untracked(|l| *l == Rung::defaults(before)) {
+                    ws.strategy.ladder.set(Rung::defaults(gpus));
+                }
+            }
+            gpus
+        });
+        provide_context(ws);
+        install_bench_hook();
+        ws
+    }
+
+    pub fn get() -> Workspace {
+        expect_context::<Workspace>()
+    }
+
+    /// A new Compare column holding `scenario`, owned by the page (see [`Workspace`]).
+    pub fn new_slot(self, scenario: Scenario) -> CompareSlot {
+        let key = self.compare.next_key.get_value();
+        self.compare.next_key.set_value(key.wrapping_add(1));
+        let make = move || {
+            let scenario = RwSignal::new(scenario);
+            let plan = Memo::new(move |_| scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s))));
+            CompareSlot { key, scenario, plan }
+        };
+        match self.compare.owner.get_value() {
+            Some(owner) => owner.with(make),
+            None => make(),
+        }
+    }
+
+    /// Replaces the Compare columns with `slots`; the columns left out are disposed once
+    /// their views are gone (on the next animation frame).
+    pub fn set_columns(self, slots: Vec<CompareSlot>) {
+        let keep: Vec<u32> = slots.iter().map(|s| s.key).collect();
+        let mut dropped = Vec::new();
+        self.compare.columns.update(|c| {
+            dropped = c.iter().copied().filter(|s| !keep.contains(&s.key)).collect();
+            *c = slots;
+        });
+        if !dropped.is_empty() {
+            request_animation_frame(move || {
+                for slot in dropped {
+                    slot.plan.dispose();
+                    slot.scenario.dispose();
+                }
+            });
+        }
+    }
+}
+
+/// `window.headroomBench(gpus, repeats)`: runs the model's search on the default scenario
+/// `repeats` times and returns `{layouts, evaluations, millis}`, for
+/// `scripts/bench-search.mjs`. Not used by the page itself.
+fn install_bench_hook() {
+    let bench = Closure::<dyn Fn(JsValue, JsValue) -> JsValue>::new(|gpus: JsValue, repeats: JsValue| {
+        let gpus = gpus.as_f64().filter(|g| g.is_finite() && *g >= 1.0).map_or(8, |g| g.min(4096.0) as u64);
+        let repeats = repeats.as_f64().filter(|r| r.is_finite() && *r >= 1.0).map_or(1, |r| r.min(1000.0) as u32);
+        let base = Scenario::default();
+        let start = js_sys::Date::now();
+        let (mut layouts, mut evaluations) = (0u64, 0u64);
+        for _ in 0..repeats {
+            let r = crate::plan::search::search(&base, gpus, 10);
+            layouts += r.layouts;
+            evaluations += r.evaluations;
+        }
+        let millis = js_sys::Date::now() - start;
+        let out = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&out, &"layouts".into(), &JsValue::from_f64(layouts as f64));
+        let _ = js_sys::Reflect::set(&out, &"evaluations".into(), &JsValue::from_f64(evaluations as f64));
+        let _ = js_sys::Reflect::set(&out, &"millis".into(), &JsValue::from_f64(millis));
+        out.into()
+    });
+    let _ = js_sys::Reflect::set(&js_sys::global(), &"headroomBench".into(), &bench.into_js_value());
+}
+
+/// Moves keyboard focus to the tab button of `tab`.
+pub fn focus_tab(tab: Tab) {
+    if let Some(el) = document().get_element_by_id(&format!("tab-{}", tab.id())) {
+        if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
+            let _ = el.focus();
+        }
+    }
+}
+
+/// Shows `tab` and writes it into the link (`view=`; none for the planner).
+pub fn select_tab(ws: Workspace, tab: Tab) {
+    // Choosing the open tab again must not mount its view afresh.
+    if ws.tab.get_untracked() != tab {
+        ws.tab.set(tab);
+    }
+    replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
+    if tab == Tab::Planner {
+        // The planner chart may have been resized while hidden: let it measure again.
+        if let Ok(ev) = web_sys::Event::new("resize") {
+            let _ = window().dispatch_event(&ev);
+        }
+    }
+}
+
+/// After an "Apply": the Planner tab, `view=planner` in the link (named, so the link says
+/// where Apply went), the page at its top once the planner is drawn, and the focus on the
+/// Planner tab.
+pub fn show_planner_at_top(ws: Workspace) {
+    select_tab(ws, Tab::Planner);
+    replace_page_key("view", Some(Tab::Planner.id()));
+    request_animation_frame(|| {
+        focus_tab(Tab::Planner);
+        window().scroll_to_with_x_and_y(0.0, 0.0);
+    });
+}
+
