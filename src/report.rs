@@ -20,7 +20,7 @@ use crate::chart::{memory_chart, verdict};
 use crate::format::{bytes, count, Units};
 use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
 use crate::model::breakdown::{Breakdown, Component, Phase};
-use crate::scenario::Scenario;
+use crate::scenario::{Mode, Scenario};
 
 /// What a plan is, in words: enough to tell one export or embed from another.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,24 +97,33 @@ pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
 
 fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
     let t = &scenario.training;
+    let task = if t.mode == Mode::Inference {
+        format!("inference, batch {} × {} tokens of context · {}", t.micro_batch, t.seq_len, precision_label(t.precision))
+    } else {
+        format!("micro-batch {} × {} tokens · {} · {} · {}", t.micro_batch, t.seq_len, precision_label(t.precision), optimizer_label(t.optimizer), fine_tuning_label(t.lora.as_ref()))
+    };
     let mut out = format!(
-        "**{}** · {} parameters · {} × {} · {} · micro-batch {} × {} tokens · {} · {} · {}\n\n| component | per GPU |\n|---|---:|\n",
+        "**{}** · {} parameters · {} × {} · {} · {task}\n\n| component | per GPU |\n|---|---:|\n",
         model_name(&scenario.model),
         count(b.param_count),
         scenario.parallel.world_size(),
         device_name(&scenario.device),
         layout_label(&scenario.parallel),
-        t.micro_batch,
-        t.seq_len,
-        precision_label(t.precision),
-        optimizer_label(t.optimizer),
-        fine_tuning_label(t.lora.as_ref()),
     );
     for c in Component::ALL {
         out.push_str(&format!("| {} | {} |\n", c.label(), bytes(b.component(c), u)));
     }
     out.push_str(&format!("| **total** | **{}** |\n| capacity | {} |\n\n", bytes(b.total, u), bytes(b.capacity, u)));
-    out.push_str(&format!("{}. Estimated step time {}.\n", verdict(b, u).text(), crate::format::seconds(b.step_time.seconds)));
+    let time = if b.step_time.decode_seconds_per_token > 0.0 {
+        format!(
+            "Time to first token ≈ {} (prefill), then {} per token",
+            crate::format::seconds(b.step_time.prefill_seconds),
+            crate::format::seconds(b.step_time.decode_seconds_per_token)
+        )
+    } else {
+        format!("Estimated step time {}", crate::format::seconds(b.step_time.seconds))
+    };
+    out.push_str(&format!("{}. {time}.\n", verdict(b, u).text()));
     let (fb, opt) = (&b.phases.forward_backward, &b.phases.optimizer_step);
     if opt.total > 0 {
         out.push_str(&format!(
