@@ -318,9 +318,23 @@ struct Fitted {
 }
 
 /// The micro-batches a replica's share `per_replica` can be split into (its divisors, at
-/// most [`MAX_MICRO_BATCH`]), ascending.
+/// most [`MAX_MICRO_BATCH`]), ascending; each pair found below the square root (a
+/// division per candidate costs more than a layout's bookkeeping).
 fn micro_batch_sizes(per_replica: u64) -> Vec<u64> {
-    (1..=per_replica.min(MAX_MICRO_BATCH)).filter(|d| per_replica % d == 0).collect()
+    let (mut small, mut large) = (Vec::new(), Vec::new());
+    let mut d = 1;
+    while d <= MAX_MICRO_BATCH && d.saturating_mul(d) <= per_replica {
+        if per_replica % d == 0 {
+            small.push(d);
+            let pair = per_replica / d;
+            if pair != d && pair <= MAX_MICRO_BATCH {
+                large.push(pair);
+            }
+        }
+        d += 1;
+    }
+    small.extend(large.into_iter().rev());
+    small
 }
 
 /// The search's core for one layout; same answer as micro-batch bisection followed by
@@ -961,6 +975,14 @@ mod tests {
             }
         }
         assert!(fast * 3 < slow * 2, "{fast} estimates, {slow} before");
+    }
+
+    #[test]
+    fn micro_batch_sizes_are_the_divisors_up_to_the_largest_micro_batch() {
+        let brute = |n: u64| (1..=n.min(MAX_MICRO_BATCH)).filter(|d| n % d == 0).collect::<Vec<u64>>();
+        for n in (0..5000).chain([65_536, 1 << 20, (1 << 20) + 1, 1_048_575, 3 * 1024 * 1024, 1_000_000_007, u64::MAX]) {
+            assert_eq!(micro_batch_sizes(n), brute(n), "{n}");
+        }
     }
 
     #[test]
