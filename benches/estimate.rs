@@ -1,9 +1,11 @@
 //! Throughput of the memory model (criterion): time for one full `estimate` (target < 5 µs
-//! native) on four scenarios, and the automatic planner in candidate evaluations per second
-//! (target ≥ 100,000/s; criterion's throughput line).
+//! native) on four scenarios, and the automatic planner: the time of one search (goal: any
+//! search up to 4,096 GPUs in ≤ 100 ms in the page, where WASM runs 2–3 times slower) and
+//! its estimates per second (criterion's throughput line).
 //! Run with `cargo bench --bench estimate`; `cargo test --all-targets` runs each case once.
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use headroom::plan::search::search;
@@ -33,13 +35,25 @@ fn estimates(c: &mut Criterion) {
     group.finish();
 }
 
+/// The automatic planner on the page's benchmark cases (`scripts/bench-search.mjs`):
+/// Llama-3-8B and Llama-3-70B at 4,096 and 131,072 tokens, a global batch of 4,096
+/// sequences (dp 8 × accumulation 512, so every dp up to 4,096 keeps it), 8 to 4,096 GPUs;
+/// the time of one search, and estimates per second as criterion's throughput.
 fn search_throughput(c: &mut Criterion) {
-    let base = Scenario::default();
-    let evaluations = search(&base, 64, 10).evaluations;
     let mut group = c.benchmark_group("search");
-    group.throughput(Throughput::Elements(evaluations));
-    group.sample_size(20);
-    group.bench_function(format!("llama-3-8b on 64 GPUs ({evaluations} evaluations)"), |b| b.iter(|| search(black_box(&base), 64, 10)));
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(2));
+    for model in ["llama-3-8b", "llama-3-70b"] {
+        for seq in [4096, 131_072] {
+            let base = scenario(&format!(r#"{{"model":{{"preset":"{model}"}},"training":{{"seq_len":{seq},"grad_accum":512}},"parallel":{{"dp":8}}}}"#));
+            for gpus in [8, 64, 512, 1024, 4096] {
+                let r = search(&base, gpus, 10);
+                group.throughput(Throughput::Elements(r.evaluations));
+                group.bench_function(format!("{model} seq {seq} on {gpus} GPUs ({} layouts, {} estimates)", r.layouts, r.evaluations), |b| b.iter(|| search(black_box(&base), gpus, 10)));
+            }
+        }
+    }
     group.finish();
 }
 

@@ -1,8 +1,10 @@
 //! `SearchPanel`: the automatic planner. A GPU count (the planner's dp × tp × pp × cp until
 //! edited), a safety margin and "Find layouts" run the layout search on the planner's
-//! scenario, [`CHUNK`] layouts at a time with a zero-delay timer between chunks so the page
-//! stays responsive; a progress bar appears when the search has taken longer than
-//! [`PROGRESS_AFTER_MS`]. The summary says how many layouts were tried and how many fit; the
+//! scenario in slices of about [`SLICE_MS`] with a zero-delay timer between them, so the
+//! page stays responsive; a progress bar appears when the search has taken longer than
+//! [`PROGRESS_AFTER_MS`]. (Slices by time, not by layout count: browsers hold a chain of
+//! zero-delay timers to 4 ms each, which cost more than the search itself when every 50
+//! layouts waited for one.) The summary says how many layouts were tried and how many fit; the
 //! ten best are listed (fastest first, equal times by memory left), each with an "Apply"
 //! button that writes its scenario into the planner and shows the Planner tab at its top.
 //!
@@ -22,19 +24,20 @@ use crate::plan::search::{Candidate, SearchRun};
 use crate::plan::{headroom, MAX_MARGIN};
 use crate::scenario::Offload;
 
-/// Layouts evaluated between two yields to the browser.
-pub const CHUNK: usize = 50;
+/// Milliseconds of search between two yields to the browser (a layout takes tens of µs).
+pub const SLICE_MS: f64 = 12.0;
 /// Results listed.
 pub const TOP: usize = 10;
 /// A search shorter than this shows no progress bar.
 pub const PROGRESS_AFTER_MS: f64 = 100.0;
 
-/// Runs one chunk, then schedules the next, until done or superseded.
+/// Runs one slice, then schedules the next, until done or superseded.
 fn run_chunk(ws: Workspace, run: Rc<RefCell<SearchRun>>, generation: u32, started: f64, gpus: u64) {
     if ws.search.generation.get_value() != generation {
         return;
     }
-    let finished = run.borrow_mut().step(CHUNK);
+    let slice = js_sys::Date::now();
+    let finished = run.borrow_mut().step_while(|| js_sys::Date::now() - slice < SLICE_MS);
     let elapsed = js_sys::Date::now() - started;
     if finished {
         let result = run.borrow().result();
