@@ -29,7 +29,7 @@ pub const PAGE_KEYS: [&str; 5] = ["embed", "view", "units", "compare", COMPARE_K
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 33] = [
+const SCALARS: [(&str, &str); 34] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -58,6 +58,7 @@ const SCALARS: [(&str, &str); 33] = [
     ("lch", "training.techniques.loss_chunks"),
     ("oib", "training.techniques.optimizer_in_backward"),
     ("aof", "training.techniques.activation_offload"),
+    ("cmpl", "training.techniques.compile"),
     ("wq", "training.serving.weights"),
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),

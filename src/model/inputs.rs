@@ -364,11 +364,15 @@ pub struct Techniques {
     /// Saved activations copied to host memory in forward and back in backward (torchtune /
     /// TRL `OffloadActivations`).
     pub activation_offload: bool,
+    /// `torch.compile` (Inductor) on every block and on the loss, as torchtune (`compile: True`)
+    /// and torchtitan compile them: the partitioner recomputes elementwise intermediates in
+    /// backward instead of saving them (`activations/compile.rs`).
+    pub compile: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, compile: false }
     }
 }
 

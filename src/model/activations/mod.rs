@@ -16,6 +16,7 @@
 //!   keeps all m.
 
 mod attention;
+mod compile;
 mod mlp;
 mod norm;
 pub mod resnet;
