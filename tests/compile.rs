@@ -193,3 +193,26 @@ fn compile_round_trips_through_the_link() {
     assert!(errors.is_empty(), "{errors:?}");
     assert!(back.training.techniques.compile);
 }
+
+/// The compiled loss's backward writes the logits' gradient in their dtype in one kernel (x·T·V)
+/// instead of eager's two fp32 T·V buffers: the measured allocator peak over `loss.backward()`
+/// (Llama, standard loss) is the model's "loss gradient buffers" term plus at most 5 % (the
+/// output projection's backward that follows), and eager bf16's is the two fp32 buffers. (Eager
+/// fp32's peak is later in backward, above the loss; eager peaks are `peaks.json`'s business.)
+#[test]
+fn the_compiled_loss_backward_holds_one_logit_gradient() {
+    let f = fixture();
+    for precision in ["fp32", "bf16"] {
+        for mode in ["eager", "compiled"] {
+            let name = format!("llama-{precision}-standard-{mode}");
+            let case = cases(&f).iter().find(|c| c["name"] == name.as_str()).unwrap_or_else(|| panic!("{name}"));
+            let peak = case["measured"]["backward_allocator_peak_above_start"].as_f64().expect("backward peak");
+            let b = estimate(&scenario(case));
+            let buffers = b.terms.iter().chain(&b.uncounted_transients).find(|t| t.name == "loss gradient buffers").expect("loss gradient buffers").bytes as f64;
+            println!("{name:<36} measured backward peak {peak:>12.0} B, model's loss gradient buffers {buffers:>12.0} B");
+            if mode == "compiled" || precision == "bf16" {
+                assert!(buffers <= peak && peak <= 1.05 * buffers, "{name}: {buffers} vs {peak}");
+            }
+        }
+    }
+}
