@@ -40,10 +40,11 @@
 //! - the compiled loss keeps the logits as they come from the output projection (x·T·V) and two
 //!   fp32 numbers per row (`amax` and the log of the sum), and recomputes the log-softmax in
 //!   backward: 2·T·V instead of 4·T·V in 16-bit runs, the same in fp32.
+//!
 //! Unchanged: SDPA's q, k, v, output and logsumexp (the kernel is banned from recompute and
 //! reads them), the autocast weight copies (materialised for the backward matmuls), and what
-//! stays eager. Parts not measured compiled keep their eager terms (an upper bound: the
-//! partitioner's cut never saves more than eager autograd does): eager attention's scores, MoE
+//! stays eager. Parts not measured compiled keep their eager terms, taken as an upper bound (in
+//! every measured case the compiled cut saved less than eager): eager attention's scores, MoE
 //! experts and routers, MLA, dropout masks (random ops are banned from recompute), encoder and
 //! encoder-decoder losses, vision models.
 
