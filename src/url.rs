@@ -29,7 +29,7 @@ pub const PAGE_KEYS: [&str; 5] = ["embed", "view", "units", "compare", COMPARE_K
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 37] = [
+const SCALARS: [(&str, &str); 38] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -62,6 +62,7 @@ const SCALARS: [(&str, &str); 37] = [
     ("oib", "training.techniques.optimizer_in_backward"),
     ("aof", "training.techniques.activation_offload"),
     ("lig", "training.techniques.liger_kernels"),
+    ("cmpl", "training.techniques.compile"),
     ("wq", "training.serving.weights"),
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),

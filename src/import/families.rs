@@ -478,6 +478,7 @@ pub fn gpt2(c: &Keys) -> Result<TransformerArch, InputError> {
         attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, fused_qkv: true, qkv_bias: true, out_bias: true, rotary_dim: 0, ..AttentionPart::default() },
         norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
         mlp: MlpPart { ffn: c.uint_or("n_inner", 4 * h)?, activation: act(c, "activation_function", "gelu_new")?, gated: false, fused_gate_up: false, bias: true },
+        use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })
 }

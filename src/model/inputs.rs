@@ -415,11 +415,15 @@ pub struct Techniques {
     /// the residual norms, the gated MLP's activation and RoPE run as Liger's autograd Functions,
     /// which save less than the eager Hugging Face code (`activations/norm.rs`, `mlp.rs`).
     pub liger_kernels: bool,
+    /// `torch.compile` (Inductor) on every block and on the loss, as torchtune (`compile: True`)
+    /// and torchtitan compile them: the partitioner recomputes elementwise intermediates in
+    /// backward instead of saving them (`activations/compile.rs`).
+    pub compile: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false }
     }
 }
 

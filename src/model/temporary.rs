@@ -55,12 +55,35 @@ type Transient = (Moment, &'static str, f64, &'static str);
 /// - Liger's fused linear cross-entropy: fp32 logits and their gradient for one chunk of
 ///   next_pow2(ceil(BT / ceil(V/H))) rows (`fused_linear_cross_entropy_forward`; CUDA only,
 ///   derived from the source).
+/// - compiled (`techniques.compile`, decoders; `activations/compile.rs`): the loss keeps the
+///   logits as saved tensors and makes no fp32 copy, and its backward writes the logit
+///   gradient in the logits' dtype in one kernel (x), freeing the saved logits as it goes —
+///   measured in `compile.json` (allocator peak of backward).
 fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, tokens: f64, tp: f64) -> Vec<Transient> {
     let x = t.precision.activation_bytes() as f64;
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
     let logits = tokens * v / tp;
+    let compiled = t.techniques.compile && arch.stack == Stack::Decoder;
     match t.techniques.loss {
+        Loss::Standard if compiled => vec![(
+            Moment::LossBackward,
+            "loss gradient buffers",
+            x * logits,
+            "the logits' gradient in their dtype, written by the compiled loss's backward in one kernel (s·b·v·x) — measured in tests/fixtures/measured/compile.json",
+        )],
+        Loss::Chunked if compiled => {
+            let n = t.techniques.loss_chunks.max(1) as f64;
+            vec![
+                (Moment::LossBackward, "loss gradient buffers (one chunk)", x * logits / n, "one chunk's logit gradient in the logits' dtype (compiled compute_cross_entropy)"),
+                (
+                    Moment::HeadBackward,
+                    "chunk logit gradients and output-weight gradient buffers",
+                    3.0 * v * h / tp * weight_grad_bytes,
+                    "all chunks' logit gradients (x·s·b·v) wait for the output projection's backward while three v·h weight-gradient buffers are summed; the logits the compiled loss kept (x·s·b·v) are freed by then",
+                ),
+            ]
+        }
         Loss::Standard => vec![
             (Moment::LossForward, "logits and their fp32 copy (end of forward)", (x + upcast) * logits, "s·b·v logits and the loss's fp32 upcast, at the end of forward"),
             (

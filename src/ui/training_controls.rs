@@ -35,6 +35,7 @@ pub fn TrainingControls() -> impl IntoView {
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
     let liger = planner.slice(|s| s.training.techniques.liger_kernels);
+    let compile = planner.slice(|s| s.training.techniques.compile);
     view! {
         <fieldset class="group">
             <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
@@ -150,6 +151,8 @@ pub fn TrainingControls() -> impl IntoView {
             <div hidden=move || !transformer.get()>
                 <CheckboxField label="Liger kernels (norm, SwiGLU, RoPE)" id="liger-kernels" field="training.techniques.liger_kernels"
                     value=liger on_change=move |on| planner.set(|s| s.training.techniques.liger_kernels = on) />
+                <CheckboxField label="torch.compile (blocks and loss)" id="torch-compile" field="training.techniques.compile"
+                    value=compile on_change=move |on| planner.set(|s| s.training.techniques.compile = on) />
             </div>
             </div>
         </fieldset>

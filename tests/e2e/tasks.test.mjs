@@ -149,6 +149,13 @@ test('a framework profile sets its switches, which stay editable', async () => {
   assert.equal(await page.locator('#liger-kernels').isChecked(), true);
   assert.match(page.url(), /lig=true/);
   assert.match(page.url(), /fw=trl-liger/);
+  // torch.compile recomputes elementwise intermediates: less saved for backward.
+  await page.selectOption('#checkpointing', 'none');
+  await setValue(page, '#micro-batch', 8); // the peak in backward, where the activations are
+  const eager = await componentSize(page, 'activations');
+  await page.locator('#torch-compile').check();
+  assert.notEqual(await componentSize(page, 'activations'), eager);
+  assert.match(page.url(), /cmpl=true/);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -95,7 +95,7 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
             let mut core = 0.0;
             for (share, sliding) in [(1.0 - sliding_share, false), (sliding_share, true)] {
                 if share > 0.0 {
-                    core += share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding);
+                    core += share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding, cache);
                 }
             }
             push(out, "attention q, k, v, output and logsumexp", core, Split::Tensor, place);
@@ -151,7 +151,7 @@ fn qk_norms(t: &TransformerArch, c: &Ctx, place: Place, out: &mut Vec<ActTerm>) 
 
 /// One SDPA call's saved tensors: q, k, v, output, logsumexp, mask, and the copies some
 /// implementations make.
-fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, sliding: bool) -> f64 {
+fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, sliding: bool, cache: bool) -> f64 {
     let tok = c.tokens;
     let kernel = sdpa_kernel(a, training, c, sliding);
     let (mut kd, mut vd) = (kd, vd);
@@ -163,8 +163,11 @@ fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): 
         vd = (a.heads * (m.qk_nope_dim + m.v_head_dim)) as f64;
     }
     let mut bytes = if a.fused_qkv && !rotary {
-        // GPT-2: q is a view of the fused c_attn output; k and v are contiguous copies.
-        c.x * tok * (qd + kd + vd) + c.x * tok * (kd + vd)
+        // GPT-2: q is a view of the fused c_attn output; k and v are the training-time KV
+        // cache's contiguous copies, or views of it too without the cache (`use_cache: false`,
+        // measured in compile.json).
+        let copies = if cache { c.x * tok * (kd + vd) } else { 0.0 };
+        c.x * tok * (qd + kd + vd) + copies
     } else {
         // Rotary models save the rotated q and k (or the cache's copies); others the projections.
         c.x * tok * (qd + kd + vd)

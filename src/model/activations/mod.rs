@@ -16,6 +16,7 @@
 //!   keeps all m.
 
 mod attention;
+mod compile;
 mod lora;
 mod mlp;
 mod norm;

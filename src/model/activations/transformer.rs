@@ -81,6 +81,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     block_terms(t, training, &c, &mut out);
     input_terms(t, training, &c, &mut out);
     output_terms(t, &c, &mut out);
+    if training.techniques.compile {
+        super::compile::apply(t, &c, &mut out);
+    }
     (out, c.r * c.tokens * t.hidden as f64)
 }
 
