@@ -2,13 +2,56 @@
 //!
 //! The effect builds the option (reading whatever signals the builder reads), creates the
 //! ECharts instance on its first run and afterwards merges each new option into it
-//! (`WasmRenderer::update`), so bars animate from one option to the next. Every chart of the
-//! page (planner, strategy, compare, embed) is one of these.
+//! (`setOption`), so bars animate from one option to the next. Every chart of the page
+//! (planner, strategy, compare, embed) is one of these.
+//!
+//! The option reaches ECharts as JSON text (`serde_json::Value`, then `JSON.parse`), the same
+//! path as the exports: charming's `WasmRenderer` would serialise every chart type a second time
+//! through `serde-wasm-bindgen`, about 60 KB of WASM (docs/wasm-size.md).
 
-use charming::theme::Theme;
-use charming::{Chart, Echarts, WasmRenderer};
+use charming::Chart;
 use leptos::prelude::*;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// An ECharts instance.
+    type Echarts;
+
+    #[wasm_bindgen(catch, js_namespace = echarts, js_name = init)]
+    fn echarts_init(dom: &web_sys::Element, theme: &str) -> Result<Echarts, JsValue>;
+
+    #[wasm_bindgen(catch, method, js_name = setOption)]
+    fn set_option(this: &Echarts, option: &JsValue) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(method)]
+    fn resize(this: &Echarts);
+
+    #[wasm_bindgen(method)]
+    fn dispose(this: &Echarts);
+}
+
+/// Hands `chart` to ECharts (merged into what it shows). Through `serde_json::Value`, like
+/// the exports' option: one copy of charming's `Serialize` code serves both.
+fn set_chart(echarts: &Echarts, chart: &Chart) {
+    let option = serde_json::to_value(chart).ok().and_then(|value| js_sys::JSON::parse(&value.to_string()).ok());
+    if let Some(option) = option {
+        if let Err(e) = echarts.set_option(&option) {
+            leptos::logging::warn!("chart option refused: {e:?}");
+        }
+    }
+}
+
+/// A new ECharts instance in the element `id`, showing `chart`.
+fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
+    let element = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .ok_or_else(|| format!("no element with id `{id}` found"))?;
+    let echarts = echarts_init(&element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
+    set_chart(&echarts, chart);
+    Ok(echarts)
+}
 
 /// True when `echarts.min.js` has loaded (the global `echarts` exists).
 fn echarts_loaded() -> bool {
@@ -42,10 +85,9 @@ pub fn ChartBox(
     Effect::new(move |_| {
         let chart = option.run(());
         handle.update_value(|h| match h {
-            Some(echarts) => WasmRenderer::update(echarts, &chart),
+            Some(echarts) => set_chart(echarts, &chart),
             None if echarts_loaded() => {
-                let theme = if prefers_dark() { Theme::Dark } else { Theme::Default };
-                match WasmRenderer::new_opt(None, None).theme(theme).render(id, &chart) {
+                match render(id, prefers_dark(), &chart) {
                     Ok(echarts) => *h = Some(echarts),
                     Err(e) => {
                         leptos::logging::warn!("chart not drawn: {e}");
@@ -59,21 +101,16 @@ pub fn ChartBox(
     let resize = window_event_listener(leptos::ev::resize, move |_| {
         handle.with_value(|h| {
             if let Some(echarts) = h {
-                echarts.resize(JsValue::UNDEFINED);
+                echarts.resize();
             }
         })
     });
     on_cleanup(move || {
         resize.remove();
         handle.update_value(|h| {
-            // Free the ECharts instance of a view that is unmounted (charming has no dispose).
+            // Free the ECharts instance of a view that is unmounted.
             if let Some(echarts) = h.take() {
-                let this: &JsValue = echarts.as_ref();
-                if let Ok(f) = js_sys::Reflect::get(this, &JsValue::from_str("dispose")) {
-                    if let Some(f) = f.dyn_ref::<js_sys::Function>() {
-                        let _ = f.call0(this);
-                    }
-                }
+                echarts.dispose();
             }
         });
     });
