@@ -93,9 +93,70 @@ pub fn count(n: u64) -> String {
     }
 }
 
+/// A number as people type it and links carry it (`12`, `1.5`, `.5`, `2e3`, `-inf`): the
+/// syntax of `str::parse::<f64>` (an optional sign, digits with at most one point, an
+/// optional exponent; `inf`, `infinity`, `nan` in any case), and nothing else (no spaces, no
+/// `_`). On the page the checked text goes to JavaScript's `parseFloat`, which rounds
+/// correctly too, so the WASM carries no copy of Rust's float parser and its 30 KB table
+/// of powers of ten (docs/wasm-size.md); natively it is `str::parse`.
+pub fn parse_f64(text: &str) -> Option<f64> {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let negative = text.starts_with('-');
+    if ["inf", "infinity"].iter().any(|w| unsigned.eq_ignore_ascii_case(w)) {
+        return Some(if negative { f64::NEG_INFINITY } else { f64::INFINITY });
+    }
+    if unsigned.eq_ignore_ascii_case("nan") {
+        return Some(f64::NAN);
+    }
+    let b = unsigned.as_bytes();
+    let digits = |i: usize| b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let whole = digits(0);
+    let mut i = whole;
+    let mut fraction = 0;
+    if b.get(i) == Some(&b'.') {
+        fraction = digits(i + 1);
+        i += 1 + fraction;
+    }
+    if whole + fraction == 0 {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exponent = digits(i);
+        if exponent == 0 {
+            return None;
+        }
+        i += exponent;
+    }
+    if i != b.len() {
+        return None;
+    }
+    #[cfg(target_arch = "wasm32")]
+    return Some(js_sys::parse_float(text));
+    #[cfg(not(target_arch = "wasm32"))]
+    text.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `parse_f64` takes exactly what `str::parse::<f64>` takes, with the same value.
+    #[test]
+    fn parse_f64_is_str_parse() {
+        for t in [
+            "0", "12", "1.5", ".5", "5.", "-0", "+3", "2e3", "2E-3", "1e+5", "1e400", "-1e-400", "0.1", "123456789012345678901234567890", "inf",
+            "-Infinity", "NaN", "", ".", "-", "e5", "1e", "1e+", "1.2.3", " 1", "1 ", "1_000", "1,5", "0x10", "infinit", "--1", "+-1", "1e5.5", "١",
+        ] {
+            let want = t.parse::<f64>().ok();
+            let got = parse_f64(t);
+            assert_eq!(got.map(f64::to_bits).filter(|_| !want.is_some_and(f64::is_nan)), want.map(f64::to_bits).filter(|x| !f64::from_bits(*x).is_nan()), "{t:?}");
+            assert_eq!(got.is_some_and(f64::is_nan), want.is_some_and(f64::is_nan), "{t:?}");
+        }
+    }
 
     #[test]
     fn picks_unit_by_magnitude() {

@@ -174,8 +174,8 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Ok(n) => device.gpus_per_node = Some(n),
                 Err(_) => errors.push(InputError::new("url.gpn", format!("\"{}\" is not a GPU count", short(&value)))),
             },
-            k if let Some((_, field)) = DEVICE.iter().find(|(dk, _)| *dk == k) => match value.parse::<f64>() {
-                Ok(x) if x.is_finite() && x > 0.0 => *device_slot(&mut device, field) = Some(x),
+            k if let Some((_, field)) = DEVICE.iter().find(|(dk, _)| *dk == k) => match crate::format::parse_f64(&value) {
+                Some(x) if x.is_finite() && x > 0.0 => *device_slot(&mut device, field) = Some(x),
                 _ => errors.push(InputError::new(format!("url.{k}"), format!("\"{}\" is not a positive number", short(&value)))),
             },
             k if PAGE_KEYS.contains(&k) => {}
@@ -289,7 +289,7 @@ fn scalar_value(text: &str) -> Value {
     if let Ok(n) = text.parse::<u64>() {
         return Value::from(n);
     }
-    if let Ok(x) = text.parse::<f64>() {
+    if let Some(x) = crate::format::parse_f64(text) {
         if x.is_finite() {
             return Value::from(x);
         }

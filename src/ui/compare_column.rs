@@ -31,7 +31,7 @@ fn number_box(id: String, label: &'static str, slot: CompareSlot, get: fn(&Scena
                 min="1"
                 prop:value=value
                 on:change=move |ev| {
-                    if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                    if let Some(n) = crate::format::parse_f64(event_target_value(&ev).trim()) {
                         if n.is_finite() {
                             let n = n.round().clamp(1.0, 1e9) as u64;
                             slot.scenario.update(|s| set(s, n));

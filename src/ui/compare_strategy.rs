@@ -69,7 +69,7 @@ pub fn CompareStrategyTable() -> impl IntoView {
                         max="4096"
                         prop:value=move || ws.compare.table_gpus.get().to_string()
                         on:change=move |ev| {
-                            if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                            if let Some(n) = crate::format::parse_f64(event_target_value(&ev).trim()) {
                                 if n.is_finite() {
                                     ws.compare.table_gpus.set((n.round().max(1.0) as u64).min(4096));
                                 }

@@ -26,8 +26,8 @@ pub fn NumberField(
     on_change: Callback<f64>,
 ) -> impl IntoView {
     let typo = RwSignal::new(false);
-    let on_input = move |ev: leptos::ev::Event| match event_target_value(&ev).trim().replace(['_', ','], "").parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => {
+    let on_input = move |ev: leptos::ev::Event| match crate::format::parse_f64(&event_target_value(&ev).trim().replace(['_', ','], "")) {
+        Some(x) if x.is_finite() && x > 0.0 => {
             typo.set(false);
             on_change.run(x);
         }

@@ -45,12 +45,12 @@ pub fn RuntimeControls() -> impl IntoView {
         })
     };
     let on_fraction = move |ev: leptos::ev::Event| {
-        if let Ok(f) = event_target_value(&ev).parse::<f64>() {
+        if let Some(f) = crate::format::parse_f64(&event_target_value(&ev)) {
             planner.set(|s| s.runtime.memory_fraction = f);
         }
     };
     let on_others = move |ev: leptos::ev::Event| {
-        if let Ok(g) = event_target_value(&ev).parse::<f64>() {
+        if let Some(g) = crate::format::parse_f64(&event_target_value(&ev)) {
             if g.is_finite() && g >= 0.0 {
                 planner.set(|s| s.runtime.other_processes_bytes = (g * GIB) as u64);
             }

@@ -145,7 +145,7 @@ pub fn SearchPanel() -> impl IntoView {
                         max=MAX_GPUS.to_string()
                         prop:value=move || ws.search.gpus.get().to_string()
                         on:change=move |ev| {
-                            if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                            if let Some(n) = crate::format::parse_f64(event_target_value(&ev).trim()) {
                                 if n.is_finite() {
                                     ws.search.gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
                                 }
@@ -163,7 +163,7 @@ pub fn SearchPanel() -> impl IntoView {
                         step="1"
                         prop:value=move || format!("{:.0}", ws.search.margin.get() * 100.0)
                         on:change=move |ev| {
-                            if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                            if let Some(n) = crate::format::parse_f64(event_target_value(&ev).trim()) {
                                 if n.is_finite() {
                                     ws.search.margin.set((n / 100.0).clamp(0.0, MAX_MARGIN));
                                 }

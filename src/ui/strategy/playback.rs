@@ -71,7 +71,7 @@ pub fn Playback(anim: Animation) -> impl IntoView {
                     max=MAX_GPUS.to_string()
                     prop:value=move || ws.strategy.gpus.get().to_string()
                     on:change=move |ev| {
-                        if let Ok(n) = event_target_value(&ev).trim().parse::<f64>() {
+                        if let Some(n) = crate::format::parse_f64(event_target_value(&ev).trim()) {
                             if n.is_finite() {
                                 ws.strategy.gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
                             }
