@@ -84,7 +84,7 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
             Verdict::Fits { headroom, text: format!("Fits with {} headroom", format::bytes(headroom, units)) }
         }
         Outcome::Spills => {
-            let what: Vec<String> = b.spill.by_component.iter().map(|(c, bytes)| format!("{} {}", c.label().to_lowercase(), format::bytes(*bytes, units))).collect();
+            let what: Vec<String> = b.spill.by_component.iter().map(|(c, bytes)| format!("{} {}", c.label().to_ascii_lowercase(), format::bytes(*bytes, units))).collect();
             let slowdown = b.step_time.slowdown_range;
             let per = if b.step_time.decode_seconds_per_token > 0.0 { "per token" } else { "per step" };
             let text = format!(

@@ -67,7 +67,7 @@ pub fn CompareColumn(
     let planner = Planner::get();
     let slot = column;
     let name = column_name(index);
-    let pre = format!("cmp-{}", name.to_lowercase());
+    let pre = format!("cmp-{}", name.to_ascii_lowercase());
     let id = |field: &str| format!("{pre}-{field}");
     let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
     let plan = slot.plan;

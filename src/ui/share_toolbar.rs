@@ -74,9 +74,9 @@ pub fn ShareToolbar() -> impl IntoView {
         });
         let stale = planner.plan.with_untracked(|p| p.stale);
         status.set(match result {
-            Ok(()) if stale => format!("{} exported (the last valid plan: some settings are invalid).", kind.to_uppercase()),
-            Ok(()) => format!("{} exported.", kind.to_uppercase()),
-            Err(e) => format!("{} not exported: {e}", kind.to_uppercase()),
+            Ok(()) if stale => format!("{} exported (the last valid plan: some settings are invalid).", kind.to_ascii_uppercase()),
+            Ok(()) => format!("{} exported.", kind.to_ascii_uppercase()),
+            Err(e) => format!("{} not exported: {e}", kind.to_ascii_uppercase()),
         });
     };
     view! {
