@@ -50,6 +50,10 @@ pub fn select_options(options: Vec<(String, String)>, value: Signal<String>) -> 
 }
 
 /// A select bound to one enum field of the scenario.
+///
+/// Only the two conversions are generic (the field's value as its serde id, and an id back
+/// into the field); the memo, the signal and the view are built once for every enum, in
+/// [`id_select`], which keeps the WASM smaller than one copy per enum type.
 pub fn enum_select<T>(
     planner: Planner,
     label: &'static str,
@@ -62,18 +66,31 @@ pub fn enum_select<T>(
 where
     T: Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static,
 {
-    let current = planner.slice(get);
     let options = options.into_iter().map(|(v, l)| (enum_id(&v), l.to_string())).collect();
+    let current: IdOf = Box::new(move |s| enum_id(&get(s)));
+    let apply: SetId = Box::new(move |v| enum_from_id::<T>(v).map(|x| Box::new(move |s: &mut Scenario| set(s, x)) as Box<dyn FnOnce(&mut Scenario)>));
+    id_select(planner, label, id, field, options, current, apply)
+}
+
+/// A field's value as an option id.
+type IdOf = Box<dyn Fn(&Scenario) -> String + Send + Sync>;
+/// The change an option id makes to the scenario, or none when it names no value.
+type SetId = Box<dyn Fn(&str) -> Option<Box<dyn FnOnce(&mut Scenario)>> + Send + Sync>;
+
+/// [`enum_select`] once its value is an id: selected while the scenario's id matches, and a
+/// choice that names a value is applied to the scenario.
+fn id_select(planner: Planner, label: &'static str, id: &'static str, field: &'static str, options: Vec<(String, String)>, current: IdOf, apply: SetId) -> impl IntoView {
+    let current = planner.slice(current);
     view! {
         <SelectField
             label=label
             id=id
             field=field
             options=options
-            value=Signal::derive(move || current.with(enum_id))
+            value=current
             on_change=move |v: String| {
-                if let Some(x) = enum_from_id::<T>(&v) {
-                    planner.set(|s| set(s, x));
+                if let Some(change) = apply(&v) {
+                    planner.set(change);
                 }
             }
         />
