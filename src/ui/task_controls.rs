@@ -178,7 +178,7 @@ pub fn TaskControls() -> impl IntoView {
                 options=LORA_DROPOUT.iter().map(|p| (p.to_string(), p.to_string())).collect()
                 value=Signal::derive(move || dropout.get().to_string())
                 on_change=move |v: String| {
-                    if let Ok(p) = v.parse::<f64>() {
+                    if let Some(p) = crate::format::parse_f64(&v) {
                         planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.dropout = p });
                     }
                 }
