@@ -18,7 +18,23 @@ use crate::model::timeline::{timeline, Timeline};
 #[component]
 pub fn TimelineChart() -> impl IntoView {
     let planner = Planner::get();
-    let points = Memo::new(move |_| planner.plan.with(|p| timeline(&p.breakdown)));
+    // Built on the next animation frame, after the stacked bar has taken the new plan, so a
+    // dragged slider moves the bar first; a newer plan supersedes a pending one.
+    let points = RwSignal::new(planner.plan.with_untracked(|p| timeline(&p.breakdown)));
+    let pending = StoredValue::new(0u32);
+    Effect::new(move |first: Option<()>| {
+        planner.plan.track();
+        if first.is_none() {
+            return;
+        }
+        let generation = pending.get_value().wrapping_add(1);
+        pending.set_value(generation);
+        request_animation_frame(move || {
+            if pending.get_value() == generation {
+                points.set(planner.plan.with_untracked(|p| timeline(&p.breakdown)));
+            }
+        });
+    });
     let shown = Memo::new(move |_| points.with(|t: &Timeline| !t.points.is_empty()));
     let label = Signal::derive(move || {
         let units = planner.units.get();
@@ -29,7 +45,8 @@ pub fn TimelineChart() -> impl IntoView {
     });
     let build = Callback::new(move |()| {
         let units = planner.units.get();
-        let capacity = planner.plan.with(|p| p.breakdown.capacity);
+        // Read untracked: the points change a frame after every plan, and then the capacity is current.
+        let capacity = planner.plan.with_untracked(|p| p.breakdown.capacity);
         points.with(|t| timeline_chart(t, capacity, units))
     });
     view! {
