@@ -16,7 +16,7 @@ use super::compare_table::CompareTable;
 use super::state::Planner;
 use super::chart_box::ChartBox;
 use super::workspace::Workspace;
-use super::url_sync::{location_query, replace_page_pairs};
+use super::url_sync::{link_problems, location_query, replace_page_pairs};
 use crate::chart::compare::compare_chart;
 use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
@@ -52,34 +52,6 @@ fn columns_from_url(planner: Planner) -> (Vec<Scenario>, Vec<InputError>) {
         scenarios.push(planner.scenario.get_untracked());
     }
     (scenarios, errors)
-}
-
-/// The problems of the columns' link, each naming its column and parameter; dismissible.
-fn compare_notice(notice: RwSignal<Vec<InputError>>) -> impl IntoView {
-    let items = move || {
-        notice.with(|errors| {
-            errors
-                .iter()
-                .map(|e| {
-                    let param = e.field.strip_prefix("url.").unwrap_or(&e.field).to_string();
-                    view! { <li><code class="param">{param}</code>": "{e.message.clone()}</li> }
-                })
-                .collect_view()
-        })
-    };
-    view! {
-        <Show when=move || notice.with(|e| !e.is_empty())>
-            <div id="compare-notice" class="notice" role="alert">
-                <div class="notice-body">
-                    <p class="notice-title">"Parts of the compared scenarios could not be read from the link; the rest was opened:"</p>
-                    <ul>{items}</ul>
-                </div>
-                <button type="button" class="notice-dismiss" aria-label="Dismiss the compare link problems" on:click=move |_| notice.set(Vec::new())>
-                    "Dismiss"
-                </button>
-            </div>
-        </Show>
-    }
 }
 
 /// The Compare tab.
@@ -162,7 +134,7 @@ pub fn CompareView() -> impl IntoView {
                 <h2 id="compare-heading">"Compare scenarios"</h2>
                 <button type="button" id="compare-add" on:click=add disabled=move || ws.compare.columns.with(|c| c.len() >= MAX_COLUMNS)>"+ Add scenario"</button>
             </div>
-            {compare_notice(notice)}
+            {link_problems(notice, "compare-notice", "Parts of the compared scenarios could not be read from the link; the rest was opened:", "Dismiss the compare link problems")}
             <div class="compare-columns">{columns}</div>
             <ChartBox id="compare-chart" class="chart-compare" label option=build />
             <CompareTable plans />

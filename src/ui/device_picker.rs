@@ -39,6 +39,27 @@ fn bandwidth_id(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| format!("{}", x / GB))
 }
 
+/// A select over `choices` (`(value, label, GB/s)`, GB/s 0 for "the default") bound to one
+/// optional bandwidth of the device.
+fn bandwidth_select(
+    planner: Planner,
+    label: &'static str,
+    id: &'static str,
+    field: &'static str,
+    choices: &'static [(&'static str, &'static str, f64)],
+    slot: fn(&mut DeviceSpec) -> &mut Option<f64>,
+) -> impl IntoView {
+    let value = planner.slice(move |s| bandwidth_id(*slot(&mut s.device.clone())));
+    view! {
+        <SelectField label=label id=id field=field
+            options=choices.iter().map(|(v, l, _)| (v.to_string(), l.to_string())).collect() value=value
+            on_change=move |v: String| {
+                let gbs = choices.iter().find(|(c, _, _)| *c == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);
+                planner.set(|s| *slot(&mut s.device) = gbs.map(|g| g * GB));
+            } />
+    }
+}
+
 /// A custom device starting from the figures of the one chosen now, so it resolves at once.
 fn make_custom(s: &mut Scenario) {
     let (d, _) = s.device.resolve_or_default();
@@ -74,8 +95,6 @@ pub fn DevicePicker() -> impl IntoView {
     let planner = Planner::get();
     let selected = planner.slice(|s| s.device.preset.clone().unwrap_or_else(|| "custom".into()));
     let custom = planner.slice(|s| s.device.preset.is_none());
-    let link = planner.slice(|s| bandwidth_id(s.device.interconnect_bandwidth));
-    let network = planner.slice(|s| bandwidth_id(s.device.network_bandwidth));
     let per_node = planner.slice(|s| s.device.gpus_per_node.unwrap_or(DEFAULT_GPUS_PER_NODE));
     let choose = move |id: String| {
         planner.set(|s| {
@@ -118,18 +137,8 @@ pub fn DevicePicker() -> impl IntoView {
                 </div>
             </Show>
             <div class="pair">
-                <SelectField label="GPU-to-GPU link" id="interconnect" field="device.interconnect_bandwidth"
-                    options=LINKS.iter().map(|(id, l, _)| (id.to_string(), l.to_string())).collect() value=link
-                    on_change=move |v: String| {
-                        let gbs = LINKS.iter().find(|(id, _, _)| *id == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);
-                        planner.set(|s| s.device.interconnect_bandwidth = gbs.map(|g| g * GB));
-                    } />
-                <SelectField label="Network per GPU" id="network" field="device.network_bandwidth"
-                    options=NETWORKS.iter().map(|(id, l, _)| (id.to_string(), l.to_string())).collect() value=network
-                    on_change=move |v: String| {
-                        let gbs = NETWORKS.iter().find(|(id, _, _)| *id == v).map(|(_, _, g)| *g).filter(|g| *g > 0.0);
-                        planner.set(|s| s.device.network_bandwidth = gbs.map(|g| g * GB));
-                    } />
+                {bandwidth_select(planner, "GPU-to-GPU link", "interconnect", "device.interconnect_bandwidth", &LINKS, |d| &mut d.interconnect_bandwidth)}
+                {bandwidth_select(planner, "Network per GPU", "network", "device.network_bandwidth", &NETWORKS, |d| &mut d.network_bandwidth)}
             </div>
             <NumberSlider label="GPUs per node" id="gpus-per-node" field="device.gpus_per_node" min=1 max=64 log2=true value=per_node
                 on_change=move |v| planner.set(|s| s.device.gpus_per_node = Some(v)) />

@@ -19,6 +19,7 @@ mod device_picker;
 mod embed_view;
 mod field_error;
 mod measured_panel;
+mod next_frame;
 mod number_field;
 mod memory_chart;
 mod model_picker;

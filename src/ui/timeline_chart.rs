@@ -9,6 +9,7 @@
 use leptos::prelude::*;
 
 use super::chart_box::ChartBox;
+use super::next_frame::NextFrame;
 use super::state::Planner;
 use crate::chart::timeline::timeline_chart;
 use crate::format::bytes;
@@ -21,19 +22,12 @@ pub fn TimelineChart() -> impl IntoView {
     // Built on the next animation frame, after the stacked bar has taken the new plan, so a
     // dragged slider moves the bar first; a newer plan supersedes a pending one.
     let points = RwSignal::new(planner.plan.with_untracked(|p| timeline(&p.breakdown)));
-    let pending = StoredValue::new(0u32);
+    let next = NextFrame::new();
     Effect::new(move |first: Option<()>| {
         planner.plan.track();
-        if first.is_none() {
-            return;
+        if first.is_some() {
+            next.schedule(move || points.set(planner.plan.with_untracked(|p| timeline(&p.breakdown))));
         }
-        let generation = pending.get_value().wrapping_add(1);
-        pending.set_value(generation);
-        request_animation_frame(move || {
-            if pending.get_value() == generation {
-                points.set(planner.plan.with_untracked(|p| timeline(&p.breakdown)));
-            }
-        });
     });
     let shown = Memo::new(move |_| points.with(|t: &Timeline| !t.points.is_empty()));
     let label = Signal::derive(move || {

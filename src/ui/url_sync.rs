@@ -169,8 +169,14 @@ pub fn start(planner: Planner, notice: UrlNotice) {
 #[component]
 pub fn UrlNoticeBanner() -> impl IntoView {
     let notice = expect_context::<UrlNotice>();
+    link_problems(notice.0, "url-notice", "Parts of this link could not be read; the rest was opened:", "Dismiss the link problems")
+}
+
+/// A dismissible notice listing what a link could not read, each problem naming its parameter
+/// (`url.` stripped); shown while `errors` is not empty. The dismiss button is `<id>-dismiss`.
+pub fn link_problems(errors: RwSignal<Vec<InputError>>, id: &'static str, title: &'static str, dismiss_label: &'static str) -> impl IntoView {
     let items = move || {
-        notice.0.with(|errors| {
+        errors.with(|errors| {
             errors
                 .iter()
                 .map(|e| {
@@ -181,13 +187,13 @@ pub fn UrlNoticeBanner() -> impl IntoView {
         })
     };
     view! {
-        <Show when=move || notice.0.with(|e| !e.is_empty())>
-            <div id="url-notice" class="notice" role="alert">
+        <Show when=move || errors.with(|e| !e.is_empty())>
+            <div id=id class="notice" role="alert">
                 <div class="notice-body">
-                    <p class="notice-title">"Parts of this link could not be read; the rest was opened:"</p>
+                    <p class="notice-title">{title}</p>
                     <ul>{items}</ul>
                 </div>
-                <button type="button" id="url-notice-dismiss" class="notice-dismiss" aria-label="Dismiss the link problems" on:click=move |_| notice.0.set(Vec::new())>
+                <button type="button" id=format!("{id}-dismiss") class="notice-dismiss" aria-label=dismiss_label on:click=move |_| errors.set(Vec::new())>
                     "Dismiss"
                 </button>
             </div>

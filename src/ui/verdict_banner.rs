@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 
+use super::next_frame::NextFrame;
 use super::state::Planner;
 use super::workspace::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
@@ -67,22 +68,17 @@ pub fn VerdictBanner() -> impl IntoView {
     // worked out on the next animation frame, after the chart has taken the new plan, so a
     // dragged slider never waits for the ladder; a newer change supersedes a pending one.
     let fix = RwSignal::new(None::<(bool, String, String)>);
-    let pending = StoredValue::new(0u32);
+    let next = NextFrame::new();
     Effect::new(move |_| {
         let fits = planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
         let units = planner.units.get();
         let scenario = planner.valid.get();
-        let generation = pending.get_value().wrapping_add(1);
-        pending.set_value(generation);
         if fits {
+            next.cancel();
             fix.set(None);
-            return;
+        } else {
+            next.schedule(move || fix.set(Some(cheapest_fix(&scenario, units))));
         }
-        request_animation_frame(move || {
-            if pending.get_value() == generation {
-                fix.set(Some(cheapest_fix(&scenario, units)));
-            }
-        });
     });
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
     let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
