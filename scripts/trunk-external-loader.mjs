@@ -5,6 +5,10 @@
 // Reads $TRUNK_STAGING_DIR/index.html, writes the script to loader-<hash>.js beside it and
 // replaces the inline script with <script type="module" src="./loader-<hash>.js">.
 // Fails the build when anything inline is left, so the CSP can never silently break the page.
+//
+// It also moves the `<link rel="preload">` / `<link rel="modulepreload">` tags Trunk appends at
+// the end of <head> up to the first stylesheet, so the WASM and its JS glue are requested with
+// the HTML's first requests rather than after every other tag of <head> has been read.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +30,12 @@ const code = found[1].trim() + '\n';
 const name = `loader-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.js`;
 writeFileSync(join(dir, name), code);
 html = html.replace(inline, `<script type="module" src="./${name}"></script>`);
+const preloads = html.match(/<link rel="(?:module)?preload"[^>]*>/g) ?? [];
+for (const link of preloads) html = html.replace(link, '');
+const firstStylesheet = html.indexOf('<link rel="stylesheet"');
+if (preloads.length && firstStylesheet >= 0) {
+  html = `${html.slice(0, firstStylesheet)}${preloads.join('\n    ')}\n    ${html.slice(firstStylesheet)}`;
+}
 const left = html.match(/<script(?![^>]*\bsrc=)[^>]*>\s*\S/);
 if (left) {
   console.error(`trunk-external-loader: an inline script is left in index.html: ${left[0]}`);

@@ -15,6 +15,18 @@ use serde_json::Value;
 use super::hf_config::import_hf_config;
 use crate::model::arch::Architecture;
 
+/// One catalogue file: its names, known without parsing, and its `config.json` (compact,
+/// without the `_headroom` block), parsed on first use.
+pub struct CatalogueEntry {
+    /// Hub id (`meta-llama/Meta-Llama-3-8B`).
+    pub id: &'static str,
+    /// Display name (`Llama 3 8B`).
+    pub name: &'static str,
+    /// Other ids that name this model (`llama-3-8b`).
+    pub aliases: &'static [&'static str],
+    config: &'static str,
+}
+
 include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 
 /// A named, ready-to-use model.
@@ -31,82 +43,98 @@ pub struct ModelPreset {
     pub warnings: Vec<String>,
 }
 
-impl ModelPreset {
+impl CatalogueEntry {
     /// Whether `id` names this model (Hub id or alias; case-insensitive).
-    pub fn is_named(&self, id: &str) -> bool {
+    fn is_named(&self, id: &str) -> bool {
         self.id.eq_ignore_ascii_case(id) || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(id))
     }
 }
 
-/// All model presets, parsed once. A file that fails to parse is left out (and caught by
-/// the `every_catalogue_file_parses` test), so the page never dies on it.
-pub fn model_presets() -> &'static [ModelPreset] {
-    static PRESETS: OnceLock<Vec<ModelPreset>> = OnceLock::new();
-    PRESETS.get_or_init(|| CATALOGUE_FILES.iter().filter_map(|(stem, text)| parse_preset(stem, text)).collect())
+/// The model of catalogue entry `index`, parsed on first use (the page opens on one model:
+/// parsing all 65 configs up front cost ~20 ms of its first chart). A file that fails to
+/// parse gives `None` (and is caught by the `every_catalogue_file_parses` test), so the page
+/// never dies on it.
+fn preset_at(index: usize) -> Option<&'static ModelPreset> {
+    static PARSED: OnceLock<Vec<OnceLock<Option<ModelPreset>>>> = OnceLock::new();
+    let slots = PARSED.get_or_init(|| CATALOGUE.iter().map(|_| OnceLock::new()).collect());
+    slots.get(index)?.get_or_init(|| parse_preset(&CATALOGUE[index])).as_ref()
 }
 
-/// The preset named `id` (Hub id or alias): an exact name through an index built once
-/// (every estimate resolves its model), else a case-insensitive match.
+/// All model presets, in catalogue order (each parsed on first use).
+pub fn model_presets() -> impl Iterator<Item = &'static ModelPreset> {
+    (0..CATALOGUE.len()).filter_map(preset_at)
+}
+
+/// The preset named `id` (Hub id or alias): an exact name through an index built once from
+/// the names alone (every estimate resolves its model), else a case-insensitive match.
 pub fn model_preset(id: &str) -> Option<&'static ModelPreset> {
     static INDEX: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut map = HashMap::new();
-        for (i, p) in model_presets().iter().enumerate() {
-            for name in std::iter::once(&p.id).chain(&p.aliases) {
-                map.insert(name.as_str(), i);
+        for (i, entry) in CATALOGUE.iter().enumerate() {
+            for name in std::iter::once(&entry.id).chain(entry.aliases) {
+                map.insert(*name, i);
             }
         }
         map
     });
     match index.get(id) {
-        Some(&i) => model_presets().get(i),
-        None => model_presets().iter().find(|p| p.is_named(id)),
+        Some(&i) => preset_at(i),
+        None => CATALOGUE.iter().position(|e| e.is_named(id)).and_then(preset_at),
     }
 }
 
-/// Hub ids of all model presets, in catalogue order.
+/// Hub ids of all models, in catalogue order, without parsing any.
 pub fn model_preset_ids() -> impl Iterator<Item = &'static str> {
-    model_presets().iter().map(|p| p.id.as_str())
+    CATALOGUE.iter().map(|e| e.id)
+}
+
+/// Hub ids and display names of all models, in catalogue order, without parsing any.
+pub fn model_names() -> impl Iterator<Item = (&'static str, &'static str)> {
+    CATALOGUE.iter().map(|e| (e.id, e.name))
 }
 
 /// Presets matching a typed query, best first, at most `limit`: every word of the query must
 /// appear in the Hub id, an alias or the name (case-insensitive); an exact id or alias comes
-/// first, then ids that start with the query, then the catalogue order.
+/// first, then ids that start with the query, then the catalogue order. Only the matches
+/// returned are parsed.
 pub fn search_presets(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
     let q = query.trim().to_ascii_lowercase();
     let words: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == '/').filter(|w| !w.is_empty()).collect();
-    let mut hits: Vec<(u8, usize, &ModelPreset)> = model_presets()
+    let mut hits: Vec<(u8, usize)> = CATALOGUE
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| {
-            let haystack = format!("{} {} {}", p.id, p.name, p.aliases.join(" ")).to_ascii_lowercase();
+        .filter_map(|(i, e)| {
+            let haystack = format!("{} {} {}", e.id, e.name, e.aliases.join(" ")).to_ascii_lowercase();
             if !words.iter().all(|w| haystack.contains(w)) {
                 return None;
             }
-            let rank = if p.is_named(&q) {
+            let rank = if e.is_named(&q) {
                 0
-            } else if p.id.to_ascii_lowercase().split('/').any(|part| part.starts_with(&q)) || p.name.to_ascii_lowercase().starts_with(&q) {
+            } else if e.id.to_ascii_lowercase().split('/').any(|part| part.starts_with(&q)) || e.name.to_ascii_lowercase().starts_with(&q) {
                 1
             } else {
                 2
             };
-            Some((rank, i, p))
+            Some((rank, i))
         })
         .collect();
     // Keys are unique (the catalogue index): an unstable sort gives the same order, with less code.
-    hits.sort_unstable_by_key(|(rank, i, _)| (*rank, *i));
-    hits.into_iter().take(limit).map(|(_, _, p)| p).collect()
+    hits.sort_unstable();
+    hits.into_iter().filter_map(|(_, i)| preset_at(i)).take(limit).collect()
 }
 
-fn parse_preset(stem: &str, text: &str) -> Option<ModelPreset> {
-    let mut config: Value = serde_json::from_str(text).ok()?;
-    let meta = config.as_object_mut()?.remove("_headroom").unwrap_or(Value::Null);
+fn parse_preset(entry: &CatalogueEntry) -> Option<ModelPreset> {
+    let config: Value = serde_json::from_str(entry.config).ok()?;
     let imported = import_hf_config(&config).ok()?;
-    let field = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
-    let id = field("id").unwrap_or_else(|| stem.replace("--", "/"));
-    let aliases = meta.get("aliases").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
     let warnings = imported.warnings.into_iter().filter(|w| !w.starts_with("config.json does not set")).collect();
-    Some(ModelPreset { name: field("name").unwrap_or_else(|| id.clone()), id, aliases, arch: imported.arch, warnings })
+    Some(ModelPreset {
+        id: entry.id.to_string(),
+        name: entry.name.to_string(),
+        aliases: entry.aliases.iter().map(|a| a.to_string()).collect(),
+        arch: imported.arch,
+        warnings,
+    })
 }
 
 #[cfg(test)]
@@ -115,19 +143,16 @@ mod tests {
 
     #[test]
     fn every_catalogue_file_parses() {
-        let failed: Vec<_> = CATALOGUE_FILES
+        let failed: Vec<_> = CATALOGUE
             .iter()
-            .filter(|(stem, text)| parse_preset(stem, text).is_none())
-            .map(|(stem, text)| {
-                let mut v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                if let Some(o) = v.as_object_mut() {
-                    o.remove("_headroom");
-                }
-                format!("{stem}: {:?}", import_hf_config(&v).err())
+            .filter(|e| parse_preset(e).is_none())
+            .map(|e| {
+                let v: Value = serde_json::from_str(e.config).unwrap_or(Value::Null);
+                format!("{}: {:?}", e.id, import_hf_config(&v).err())
             })
             .collect();
         assert!(failed.is_empty(), "{failed:?}");
-        assert!(model_presets().len() >= 50, "{} presets", model_presets().len());
+        assert!(model_presets().count() >= 50, "{} presets", model_presets().count());
     }
 
     #[test]

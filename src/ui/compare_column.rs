@@ -14,7 +14,7 @@ use crate::format;
 use crate::labels::{fine_tuning_id, optimizer_label, precision_label, with_fine_tuning, CHECKPOINTING, FINE_TUNING};
 use crate::model::device::devices;
 use crate::model::precision::Precision;
-use crate::import::presets::{model_preset, model_presets};
+use crate::import::presets::{model_names, model_preset};
 use crate::model::breakdown::Outcome;
 use crate::report::usage;
 use crate::scenario::{Checkpointing, DeviceSpec, ModelSpec, Optimizer, Scenario, Zero};
@@ -72,7 +72,7 @@ pub fn CompareColumn(
     let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
     let plan = slot.plan;
 
-    let mut models: Vec<(String, String)> = model_presets().iter().map(|p| (p.id.clone(), p.name.clone())).collect();
+    let mut models: Vec<(String, String)> = model_names().map(|(id, name)| (id.to_string(), name.to_string())).collect();
     let model_value = Signal::derive(move || slot.scenario.with(|s| match &s.model {
         ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.clone()),
         _ => "custom".into(),
