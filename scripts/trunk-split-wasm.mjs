@@ -7,10 +7,13 @@
 // .cargo/config.toml), which wasm-bindgen drops. So this hook starts again from the linked
 // module in target/, in the order cargo-leptos uses for `--split` (leptos-rs/cargo-leptos
 // src/compile/front.rs and src/wasm_split_tools/mod.rs):
-//   1. wasm-split-cli: the main module, one .wasm per split point (plus chunks of code
-//      shared by several) and the JS that fetches them (`__wasm_split.js`);
+//   1. wasm-split-cli (crate wasm_split_cli_support 0.2.4, WorldSEnder/wasm-split-prototype,
+//      src/lib.rs and src/js.rs; the design: rustwasm/wasm-bindgen issue 3939): the main
+//      module, one .wasm per split point (plus chunks of code shared by several) and the JS
+//      that fetches them (`__wasm_split.js`, which takes the main module's exports from
+//      wasm-bindgen's `initSync`);
 //   2. wasm-bindgen on the main module (`--keep-lld-exports`: the chunks import the main
-//      module's table, memory and stack pointer through those exports), replacing Trunk's
+//      module's table, memory and shared globals through those exports), replacing Trunk's
 //      output of the same name, so Trunk's loader and preload links still point at it;
 //   3. wasm-opt -Oz on the main module and on each chunk (release only; Trunk's own
 //      wasm-opt is off in index.html, `data-wasm-opt="0"`, as it would see the main module
