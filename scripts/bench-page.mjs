@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Page benchmark (not a test): sizes and speed of the release build in dist/.
-//   1. release .wasm, gzip -9                       target ≤ 300 KB
+//   1. first-load WASM, gzip -9                     target ≤ 250 KB
+//      (the main module and any chunk fetched before the first chart; every other chunk,
+//      fetched when its view opens, is listed with its own size: scripts/trunk-split-wasm.mjs)
 //   2. echarts.min.js, gzip -9                      (reported; the custom bundle, see scripts/build-echarts.mjs)
 //   3. whole page transfer, gzip, incl. ECharts     target ≤ 900 KB
-//   4. navigation → first chart on localhost        target ≤ 1.5 s   (median of 5 loads)
-//   5. slider input → chart update                  target ≤ 16 ms   (median and p90 of 20 moves)
+//   4. navigation → first chart on localhost        target ≤ 300 ms  (median of 5 loads)
+//   5. slider input → chart update                  target ≤ 8 ms    (median and p90 of 20 moves)
 // "Chart update" is the moment ECharts has taken the new option (our `setOption` returns:
 // Leptos effects, the estimate, building and converting the chart option, ECharts' own
 // processing); the next painted frame is reported beside it for information.
@@ -23,9 +25,12 @@ const median = (xs) => {
 // Nearest-rank 90th percentile (of 20 moves: the 18th smallest).
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.9) - 1];
 
-const wasmFile = readdirSync(DIST).find((f) => f.endsWith('.wasm'));
-const wasmRaw = readFileSync(join(DIST, wasmFile));
-const wasmGzip = gzipSync(wasmRaw, { level: 9 }).length;
+// Every .wasm of the build, raw and gzip -9; which of them the first load fetches is known
+// after the first load.
+const wasm = Object.fromEntries(readdirSync(DIST).filter((f) => f.endsWith('.wasm')).map((f) => {
+  const raw = readFileSync(join(DIST, f));
+  return [f, { raw: raw.length, gzip: gzipSync(raw, { level: 9 }).length }];
+}));
 const echartsRaw = readFileSync(join(DIST, 'echarts.min.js'));
 const echartsGzip = gzipSync(echartsRaw, { level: 9 }).length;
 const MOVES = 20;
@@ -36,6 +41,7 @@ try {
   const loads = [];
   let transfer = 0;
   const files = {};
+  let firstLoadWasm = [];
   for (let i = 0; i < 5; i++) {
     const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
@@ -54,6 +60,7 @@ try {
     await page.waitForFunction(() => window.__firstChart !== undefined, null, { timeout: 15000 });
     loads.push(await page.evaluate(() => window.__firstChart));
     if (i === 0) {
+      firstLoadWasm = responses.map((r) => new URL(r.url()).pathname.slice(1)).filter((f) => f in wasm);
       for (const r of responses) {
         const sizes = await r.request().sizes();
         const name = new URL(r.url()).pathname;
@@ -99,9 +106,14 @@ try {
     return { applied, painted };
   }, MOVES);
 
+  const sum = (names, key) => names.reduce((a, f) => a + wasm[f][key], 0);
+  const chunks = Object.keys(wasm).filter((f) => !firstLoadWasm.includes(f));
+  const wasmGzip = sum(firstLoadWasm, 'gzip');
   const results = {
-    wasm_bytes: wasmRaw.length,
+    wasm_bytes: sum(firstLoadWasm, 'raw'),
     wasm_gzip_bytes: wasmGzip,
+    wasm_first_load_files: firstLoadWasm,
+    wasm_chunks_gzip_bytes: Object.fromEntries(chunks.map((f) => [f, wasm[f].gzip])),
     echarts_bytes: echartsRaw.length,
     echarts_gzip_bytes: echartsGzip,
     page_transfer_gzip_bytes: transfer,
@@ -119,14 +131,17 @@ try {
     console.log(JSON.stringify(results, null, 2));
   } else {
     const row = (name, value, target, ok) => console.log(`${ok ? 'ok  ' : 'OVER'}  ${name.padEnd(40)} ${value.padStart(12)}   (target ${target})`);
-    row('release .wasm, gzip', `${(wasmGzip / KB).toFixed(1)} KB`, '≤ 300 KB', wasmGzip <= 300 * KB);
+    row(`first-load WASM, gzip (${firstLoadWasm.length} file${firstLoadWasm.length === 1 ? '' : 's'})`, `${(wasmGzip / KB).toFixed(1)} KB`, '≤ 250 KB', wasmGzip <= 250 * KB);
+    // A chunk's name: <trunk stem>-<split point or shared chunk>-<content hash>.wasm.
+    const chunkName = (f) => f.replace(/^headroom-[0-9a-f]+-/, '').replace(/-[0-9a-f]{16}\.wasm$/, '');
+    console.log(`      chunks fetched later, gzip: ${chunks.map((f) => `${chunkName(f)} ${(wasm[f].gzip / KB).toFixed(1)} KB`).join(', ') || 'none'}`);
     console.log(`      echarts.min.js, gzip                     ${`${(echartsGzip / KB).toFixed(1)} KB`.padStart(12)}   (raw ${(echartsRaw.length / KB).toFixed(1)} KB)`);
     row('page transfer, gzip, incl. ECharts', `${(transfer / KB).toFixed(1)} KB`, '≤ 900 KB', transfer <= 900 * KB);
-    row('navigation → first chart (median of 5)', `${results.first_chart_ms_median.toFixed(0)} ms`, '≤ 1500 ms', results.first_chart_ms_median <= 1500);
-    row(`slider input → chart update (median of ${MOVES})`, `${results.slider_to_chart_ms_median.toFixed(2)} ms`, '≤ 16 ms', results.slider_to_chart_ms_median <= 16);
-    row(`slider input → chart update (p90 of ${MOVES})`, `${results.slider_to_chart_ms_p90.toFixed(2)} ms`, '≤ 16 ms', results.slider_to_chart_ms_p90 <= 16);
+    row('navigation → first chart (median of 5)', `${results.first_chart_ms_median.toFixed(0)} ms`, '≤ 300 ms', results.first_chart_ms_median <= 300);
+    row(`slider input → chart update (median of ${MOVES})`, `${results.slider_to_chart_ms_median.toFixed(2)} ms`, '≤ 8 ms', results.slider_to_chart_ms_median <= 8);
+    row(`slider input → chart update (p90 of ${MOVES})`, `${results.slider_to_chart_ms_p90.toFixed(2)} ms`, '≤ 8 ms', results.slider_to_chart_ms_p90 <= 8);
     console.log(`      (to the next painted frame: median ${results.slider_to_painted_frame_ms_median.toFixed(1)} ms, p90 ${results.slider_to_painted_frame_ms_p90.toFixed(1)} ms; first chart, each load: ${results.first_chart_ms_all.join(', ')} ms)`);
-    console.log(`      raw .wasm ${(wasmRaw.length / KB).toFixed(1)} KB; files: ${Object.entries(files).map(([f, b]) => `${f} ${(b / KB).toFixed(1)} KB`).join(', ')}`);
+    console.log(`      first-load .wasm raw ${(results.wasm_bytes / KB).toFixed(1)} KB; files: ${Object.entries(files).map(([f, b]) => `${f} ${(b / KB).toFixed(1)} KB`).join(', ')}`);
   }
 } finally {
   await env.close();

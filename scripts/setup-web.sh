@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs, idempotently, what the page needs to build and be tested on a fresh machine:
-# the wasm32 target, Trunk 0.21.14, wasm-bindgen-cli 0.2.130, the npm tools (binaryen 132 for
-# wasm-opt, ECharts 5.6.0 and esbuild 0.28.2 for the custom ECharts build, playwright-core)
+# the wasm32 target, Trunk 0.21.14, wasm-bindgen-cli 0.2.130, wasm-split-cli 0.2.4 (crate
+# wasm_split_cli_support: cuts the lazily loaded views into chunks, see
+# scripts/trunk-split-wasm.mjs), the npm tools (binaryen 132 for wasm-opt, ECharts 5.6.0 and
+# esbuild 0.28.2 for the custom ECharts build, playwright-core)
 # and Debian's Chromium. Each step is skipped when the right version is already there
 # (building Trunk takes about 12 minutes on 2 cores).
 # Callers put "$HOME/.cargo/bin" and node_modules/.bin on PATH afterwards (wasm-opt comes from
@@ -11,6 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130
+WASM_SPLIT_VERSION=0.2.4
 
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 say() { echo "setup-web: $*" >&2; }
@@ -32,6 +35,13 @@ if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERS
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
   # Not --locked: its lockfile pins a webpki-roots version the registry no longer has.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+
+# wasm-split-cli has no --version: cargo's own list of installed crates says which one it is
+# (grep reads the whole list: with -q, an early exit could fail the pipe under pipefail).
+if ! cargo install --list | grep -x "wasm_split_cli_support v$WASM_SPLIT_VERSION:" >/dev/null || ! command -v wasm-split-cli >/dev/null; then
+  say "installing wasm-split-cli $WASM_SPLIT_VERSION (wasm_split_cli_support, about 2 minutes)"
+  cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --features build-binary --locked
 fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -61,4 +71,4 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
   as_root apt-get install -y chromium chromium-driver
 fi
 
-say "ready: $(trunk --version), $(wasm-bindgen --version), wasm-opt $(wasm-opt --version | awk '{print $3}'), node $(node --version)"
+say "ready: $(trunk --version), $(wasm-bindgen --version), wasm-split-cli $WASM_SPLIT_VERSION, wasm-opt $(wasm-opt --version | awk '{print $3}'), node $(node --version)"

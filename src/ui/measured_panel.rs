@@ -3,16 +3,43 @@
 //! predicted (allocated, allocator cache, CUDA context) with a sentence per difference, and
 //! offers the ~20-line Python snippet that makes the JSON. A bad paste shows its line and
 //! keeps everything else.
+//!
+//! The panel starts closed: what it holds (the parsers, the comparison, the snippet) is the
+//! `measured` WASM chunk, fetched when it is first opened ([`super::lazy_view`]).
+
+use std::sync::OnceLock;
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
+use super::lazy_view::{lazy_view, Build};
 use super::state::Planner;
 use crate::format;
 use crate::measured::{compare, parse_measurement, Comparison, PYTHON_SNIPPET};
 
-/// The paste box, the comparison table and the snippet.
+/// The panel's body builder, in the `measured` chunk.
+#[wasm_split(measured, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn measured_body() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <MeasuredBody /> }.into_any())
+}
+static BODY: OnceLock<Build> = OnceLock::new();
+
+/// The closed panel; its body from the first time it opens on.
 #[component]
 pub fn MeasuredPanel() -> impl IntoView {
+    // The first `toggle` is the first opening; the body then stays.
+    let opened = RwSignal::new(false);
+    view! {
+        <details class="table-card measured" id="measured-panel" on:toggle=move |_| if !opened.get_untracked() { opened.set(true) }>
+            <summary>"Check a measured run"</summary>
+            {move || opened.get().then(|| lazy_view(&BODY, measured_body))}
+        </details>
+    }
+}
+
+/// The paste box, the comparison table and the snippet.
+#[component]
+fn MeasuredBody() -> impl IntoView {
     let planner = Planner::get();
     let text = RwSignal::new(String::new());
     let result = Memo::new(move |_| {
@@ -41,31 +68,28 @@ pub fn MeasuredPanel() -> impl IntoView {
             .collect_view()
     };
     view! {
-        <details class="table-card measured" id="measured-panel">
-            <summary>"Check a measured run"</summary>
-            <p class="hint">
-                "Paste the output of torch.cuda.memory_summary(), of nvidia-smi --query-gpu=memory.used,memory.total --format=csv, or the JSON the snippet below prints."
-            </p>
-            <label for="measured-input" class="visually-hidden">"Measured run"</label>
-            <textarea id="measured-input" rows="6" spellcheck="false" aria-describedby="measured-error" on:input=move |ev| text.set(event_target_value(&ev))></textarea>
-            {move || match result.get() {
-                None => ().into_any(),
-                Some(Err(message)) => view! { <p id="measured-error" class="field-error" role="alert">{message}</p> }.into_any(),
-                Some(Ok(c)) => view! {
-                    <div class="table-scroll"><table class="measured-table" id="measured-table">
-                        <thead>
-                            <tr><th scope="col">"Quantity"</th><th scope="col" class="num">"Measured"</th><th scope="col" class="num">"Predicted"</th><th scope="col" class="num">"Difference"</th><th scope="col">"What it means"</th></tr>
-                        </thead>
-                        <tbody>{rows(&c)}</tbody>
-                    </table></div>
-                    <ul class="warnings">{c.notes.iter().chain(&c.measured.notes).map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
-                }
-                .into_any(),
-            }}
-            <details class="snippet">
-                <summary>"Python snippet that prints the JSON"</summary>
-                <pre><code id="measured-snippet">{PYTHON_SNIPPET}</code></pre>
-            </details>
+        <p class="hint">
+            "Paste the output of torch.cuda.memory_summary(), of nvidia-smi --query-gpu=memory.used,memory.total --format=csv, or the JSON the snippet below prints."
+        </p>
+        <label for="measured-input" class="visually-hidden">"Measured run"</label>
+        <textarea id="measured-input" rows="6" spellcheck="false" aria-describedby="measured-error" on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+        {move || match result.get() {
+            None => ().into_any(),
+            Some(Err(message)) => view! { <p id="measured-error" class="field-error" role="alert">{message}</p> }.into_any(),
+            Some(Ok(c)) => view! {
+                <div class="table-scroll"><table class="measured-table" id="measured-table">
+                    <thead>
+                        <tr><th scope="col">"Quantity"</th><th scope="col" class="num">"Measured"</th><th scope="col" class="num">"Predicted"</th><th scope="col" class="num">"Difference"</th><th scope="col">"What it means"</th></tr>
+                    </thead>
+                    <tbody>{rows(&c)}</tbody>
+                </table></div>
+                <ul class="warnings">{c.notes.iter().chain(&c.measured.notes).map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
+            }
+            .into_any(),
+        }}
+        <details class="snippet">
+            <summary>"Python snippet that prints the JSON"</summary>
+            <pre><code id="measured-snippet">{PYTHON_SNIPPET}</code></pre>
         </details>
     }
 }

@@ -18,6 +18,7 @@ mod compare_table;
 mod device_picker;
 mod embed_view;
 mod field_error;
+mod lazy_view;
 mod measured_panel;
 mod next_frame;
 mod number_field;

@@ -3,15 +3,20 @@
 //! downloads through a `Blob`, an object URL and `<a download>`, the clipboard, and today's
 //! date for the exports.
 //!
-//! Only browser plumbing: what goes into each file comes from [`crate::report`].
+//! Only browser plumbing: what goes into each file comes from [`crate::report`]. The export
+//! buttons' work ([`export_file`]) is the `export` WASM chunk, fetched at the first export
+//! ([`super::lazy_view`] says how the split works).
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
+use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use serde_json::Value;
 
-use crate::report::EXPORT_TITLE_HEIGHT;
+use super::state::Planner;
+use crate::report::{export_chart, export_json, export_markdown, EXPORT_TITLE_HEIGHT};
 
 /// Size of an exported chart with its title, in CSS pixels.
 const EXPORT_WIDTH: u32 = 960;
@@ -77,7 +82,7 @@ fn with_export_chart<T>(option: &Value, renderer: &str, f: impl FnOnce(&ExportCh
 }
 
 /// The chart of `option` as PNG bytes (twice the CSS size, white background).
-pub fn chart_png(option: &Value) -> Result<Vec<u8>, String> {
+fn chart_png(option: &Value) -> Result<Vec<u8>, String> {
     let url = with_export_chart(option, "canvas", |chart| {
         chart.get_data_url(&object(&[("type", "png".into()), ("pixelRatio", 2.into()), ("backgroundColor", "#ffffff".into())])).map_err(js_error)
     })?;
@@ -88,17 +93,40 @@ pub fn chart_png(option: &Value) -> Result<Vec<u8>, String> {
 }
 
 /// The chart of `option` as an SVG document.
-pub fn chart_svg(option: &Value) -> Result<String, String> {
+fn chart_svg(option: &Value) -> Result<String, String> {
     with_export_chart(option, "svg", |chart| chart.render_to_svg_string().map_err(js_error))
 }
 
+/// Writes the file of one export button (`kind`: "png", "svg", "md" or "json") for the
+/// plan shown, with its context and `link`; the outer error is a chunk that did not load.
+#[wasm_split(export, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn export_file(planner: Planner, kind: &'static str, link: String) -> Result<Result<(), String>, SplitLoaderError> {
+    let units = planner.units.get_untracked();
+    let date = today();
+    let stem = planner.valid.with_untracked(|s| file_stem(&s.model.label()));
+    // The plan shown is the last valid scenario's: its context comes from that scenario.
+    Ok(planner.plan.with_untracked(|p| {
+        planner.valid.with_untracked(|s| {
+            let b = &p.breakdown;
+            match kind {
+                "png" => chart_png(&export_chart(s, b, units, &link, &date)).and_then(|bytes| download(&bytes, &format!("{stem}.png"), "image/png")),
+                "svg" => chart_svg(&export_chart(s, b, units, &link, &date)).and_then(|svg| download(svg.as_bytes(), &format!("{stem}.svg"), "image/svg+xml")),
+                "md" => download(export_markdown(s, b, units, &link, &date).as_bytes(), &format!("{stem}.md"), "text/markdown"),
+                _ => serde_json::to_string_pretty(&export_json(s, b, units, &link, &date))
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| download(text.as_bytes(), &format!("{stem}.json"), "application/json")),
+            }
+        })
+    }))
+}
+
 /// Today's date, `2026-12-03` (UTC), for the exports.
-pub fn today() -> String {
+fn today() -> String {
     js_sys::Date::new_0().to_iso_string().as_string().unwrap_or_default().chars().take(10).collect()
 }
 
 /// Offers `bytes` as a download named `filename`.
-pub fn download(bytes: &[u8], filename: &str, mime: &str) -> Result<(), String> {
+fn download(bytes: &[u8], filename: &str, mime: &str) -> Result<(), String> {
     let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     let parts = Array::of1(&Uint8Array::from(bytes).into());
     let options = web_sys::BlobPropertyBag::new();
@@ -117,7 +145,7 @@ pub fn download(bytes: &[u8], filename: &str, mime: &str) -> Result<(), String> 
         anchor.click();
     }
     // Revoke later: the download reads the blob asynchronously.
-    leptos::prelude::set_timeout(move || { let _ = web_sys::Url::revoke_object_url(&href); }, std::time::Duration::from_secs(30));
+    set_timeout(move || { let _ = web_sys::Url::revoke_object_url(&href); }, std::time::Duration::from_secs(30));
     Ok(())
 }
 
@@ -135,7 +163,7 @@ pub async fn copy_text(text: &str) -> Result<(), String> {
 }
 
 /// `llama-3-8b` → a safe file-name stem.
-pub fn file_stem(label: &str) -> String {
+fn file_stem(label: &str) -> String {
     let stem: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c.to_ascii_lowercase() } else { '-' }).collect();
     let stem = stem.trim_matches('-');
     if stem.is_empty() { "headroom".into() } else { format!("headroom-{}", &stem[..stem.len().min(60)]) }

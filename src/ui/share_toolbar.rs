@@ -4,14 +4,14 @@
 //! bar itself, which [`super::url_sync`] keeps in step with the scenario.
 //!
 //! What was copied last also sits in a read-only box, so it can be copied by hand where the
-//! clipboard is refused.
+//! clipboard is refused. The exports' code arrives at the first export (`share_export::export_file`).
 
 use leptos::prelude::*;
 
-use super::share_export::{chart_png, chart_svg, copy_text, download, file_stem, html_attr, today};
+use super::share_export::{copy_text, export_file, html_attr};
 use super::state::Planner;
 use crate::format::Units;
-use crate::report::{export_chart, export_json, export_markdown, Summary};
+use crate::report::Summary;
 
 /// The planner's address, as the address bar shows it.
 fn page_url() -> String {
@@ -55,28 +55,15 @@ pub fn ShareToolbar() -> impl IntoView {
         copy("Iframe snippet", snippet);
     };
     let export = move |kind: &'static str| {
-        let units = planner.units.get_untracked();
-        let (link, date) = (page_url(), today());
-        let stem = planner.valid.with_untracked(|s| file_stem(&s.model.label()));
-        // The plan shown is the last valid scenario's: its context comes from that scenario.
-        let result = planner.plan.with_untracked(|p| {
-            planner.valid.with_untracked(|s| {
-                let b = &p.breakdown;
-                match kind {
-                    "png" => chart_png(&export_chart(s, b, units, &link, &date)).and_then(|bytes| download(&bytes, &format!("{stem}.png"), "image/png")),
-                    "svg" => chart_svg(&export_chart(s, b, units, &link, &date)).and_then(|svg| download(svg.as_bytes(), &format!("{stem}.svg"), "image/svg+xml")),
-                    "md" => download(export_markdown(s, b, units, &link, &date).as_bytes(), &format!("{stem}.md"), "text/markdown"),
-                    _ => serde_json::to_string_pretty(&export_json(s, b, units, &link, &date))
-                        .map_err(|e| e.to_string())
-                        .and_then(|text| download(text.as_bytes(), &format!("{stem}.json"), "application/json")),
-                }
-            })
-        });
-        let stale = planner.plan.with_untracked(|p| p.stale);
-        status.set(match result {
-            Ok(()) if stale => format!("{} exported (the last valid plan: some settings are invalid).", kind.to_ascii_uppercase()),
-            Ok(()) => format!("{} exported.", kind.to_ascii_uppercase()),
-            Err(e) => format!("{} not exported: {e}", kind.to_ascii_uppercase()),
+        let link = page_url();
+        leptos::task::spawn_local(async move {
+            let result = export_file(planner, kind, link).await.unwrap_or_else(|_| Err("the export code could not be loaded (are you offline?)".into()));
+            let stale = planner.plan.with_untracked(|p| p.stale);
+            status.set(match result {
+                Ok(()) if stale => format!("{} exported (the last valid plan: some settings are invalid).", kind.to_ascii_uppercase()),
+                Ok(()) => format!("{} exported.", kind.to_ascii_uppercase()),
+                Err(e) => format!("{} not exported: {e}", kind.to_ascii_uppercase()),
+            });
         });
     };
     view! {

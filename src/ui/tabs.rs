@@ -3,14 +3,34 @@
 //!
 //! The Planner panel stays mounted (and `hidden`) so its chart and text boxes keep their
 //! state; the other views mount when their tab is first chosen and read their state from
-//! the [`Workspace`] context. A tab switch is one signal: no routing.
+//! the [`Workspace`] context. A tab switch is one signal: no routing. The code of each of
+//! the other views is a WASM chunk of its own, fetched when the view first opens
+//! ([`super::lazy_view`]).
+
+use std::sync::OnceLock;
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::compare::CompareView;
+use super::lazy_view::{lazy_view, Build};
 use super::state::Planner;
 use super::strategy::StrategyView;
 use super::workspace::{focus_tab, select_tab, Tab, Workspace};
+
+/// The Strategy view's builder, in the `strategy` chunk.
+#[wasm_split(strategy, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn strategy_view() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <StrategyView /> }.into_any())
+}
+static STRATEGY: OnceLock<Build> = OnceLock::new();
+
+/// The Compare view's builder, in the `compare` chunk.
+#[wasm_split(compare, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn compare_view() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <CompareView /> }.into_any())
+}
+static COMPARE: OnceLock<Build> = OnceLock::new();
 
 /// The tab bar: buttons with `role="tab"`, arrow keys / Home / End move between them.
 #[component]
@@ -67,13 +87,13 @@ pub fn OtherViews() -> impl IntoView {
         Tab::Planner => ().into_any(),
         Tab::Strategy => view! {
             <main class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
-                <StrategyView />
+                {lazy_view(&STRATEGY, strategy_view)}
             </main>
         }
         .into_any(),
         Tab::Compare => view! {
             <main class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
-                <CompareView />
+                {lazy_view(&COMPARE, compare_view)}
             </main>
         }
         .into_any(),

@@ -7,6 +7,7 @@
 //! No view is imported here: views read this state from context, and `tabs.rs` mounts them.
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -219,27 +220,36 @@ impl Workspace {
     }
 }
 
-/// `window.headroomBench(gpus, repeats)`: runs the model's search on the default scenario
-/// `repeats` times and returns `{layouts, evaluations, millis}`, for
-/// `scripts/bench-search.mjs`. Not used by the page itself.
+/// The model's search on the default scenario `repeats` times: layouts, evaluations and
+/// milliseconds. In the `search_bench` WASM chunk: the page never needs it.
+#[wasm_split(search_bench, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn search_bench(gpus: u64, repeats: u32) -> Result<(u64, u64, f64), SplitLoaderError> {
+    let base = Scenario::default();
+    let start = js_sys::Date::now();
+    let (mut layouts, mut evaluations) = (0u64, 0u64);
+    for _ in 0..repeats {
+        let r = crate::plan::search::search(&base, gpus, 10);
+        layouts += r.layouts;
+        evaluations += r.evaluations;
+    }
+    Ok((layouts, evaluations, js_sys::Date::now() - start))
+}
+
+/// `window.headroomBench(gpus, repeats)`: a promise of [`search_bench`]'s figures as
+/// `{layouts, evaluations, millis}`, for `scripts/bench-search.mjs` (Playwright's
+/// `page.evaluate` awaits it). Not used by the page itself.
 fn install_bench_hook() {
-    let bench = Closure::<dyn Fn(JsValue, JsValue) -> JsValue>::new(|gpus: JsValue, repeats: JsValue| {
+    let bench = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(|gpus: JsValue, repeats: JsValue| {
         let gpus = gpus.as_f64().filter(|g| g.is_finite() && *g >= 1.0).map_or(8, |g| g.min(4096.0) as u64);
         let repeats = repeats.as_f64().filter(|r| r.is_finite() && *r >= 1.0).map_or(1, |r| r.min(1000.0) as u32);
-        let base = Scenario::default();
-        let start = js_sys::Date::now();
-        let (mut layouts, mut evaluations) = (0u64, 0u64);
-        for _ in 0..repeats {
-            let r = crate::plan::search::search(&base, gpus, 10);
-            layouts += r.layouts;
-            evaluations += r.evaluations;
-        }
-        let millis = js_sys::Date::now() - start;
-        let out = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&out, &"layouts".into(), &JsValue::from_f64(layouts as f64));
-        let _ = js_sys::Reflect::set(&out, &"evaluations".into(), &JsValue::from_f64(evaluations as f64));
-        let _ = js_sys::Reflect::set(&out, &"millis".into(), &JsValue::from_f64(millis));
-        out.into()
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (layouts, evaluations, millis) = search_bench(gpus, repeats).await.map_err(|e| JsValue::from_str(&e.to_string()))?;
+            let out = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&out, &"layouts".into(), &JsValue::from_f64(layouts as f64));
+            let _ = js_sys::Reflect::set(&out, &"evaluations".into(), &JsValue::from_f64(evaluations as f64));
+            let _ = js_sys::Reflect::set(&out, &"millis".into(), &JsValue::from_f64(millis));
+            Ok(out.into())
+        })
     });
     let _ = js_sys::Reflect::set(&js_sys::global(), &"headroomBench".into(), &bench.into_js_value());
 }

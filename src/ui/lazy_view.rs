@@ -1,0 +1,58 @@
+//! Views whose code is not in the first download: each lives in a WASM chunk of its own,
+//! fetched the first time the view opens.
+//!
+//! A split point is a function marked `#[wasm_split(name, …)]` (the `wasm_split_helpers`
+//! crate, re-exported as `leptos::wasm_split`; it is what Leptos' own `#[lazy]` expands to,
+//! leptos-rs/leptos `leptos_macro/src/lazy.rs`). Its body and everything only it reaches
+//! are cut out of the main module after linking by `wasm-split-cli`
+//! (`scripts/trunk-split-wasm.mjs`); calling it first awaits the chunk. Ours return a
+//! [`Build`]: a plain function that builds the view, called synchronously like any
+//! component, inside the owner of the place that shows it. So a view in a chunk has the
+//! same context, effects and cleanup as it had in the main module; only the first opening
+//! waits, and no future ever touches a reactive value after its view has gone.
+//!
+//! A chunk that fails to load (offline) says so in place of the view; opening it again
+//! retries (the loader caches successes only).
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+use leptos::prelude::*;
+use leptos::wasm_split::SplitLoaderError;
+
+/// Builds a view; the function itself lives in a chunk.
+pub type Build = fn() -> AnyView;
+
+/// What a lazily loaded view shows while it is not built.
+#[derive(Clone, Copy)]
+enum Load {
+    Pending,
+    Failed,
+    Ready(Build),
+}
+
+/// The view that `load` (a split point) builds: at once when its chunk has been loaded
+/// before (`built` remembers its builder), else a short status until it arrives.
+pub fn lazy_view<F>(built: &'static OnceLock<Build>, load: fn() -> F) -> AnyView
+where
+    F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
+{
+    if let Some(build) = built.get() {
+        return build();
+    }
+    let state = RwSignal::new(Load::Pending);
+    leptos::task::spawn_local(async move {
+        let next = match load().await {
+            Ok(build) => Load::Ready(*built.get_or_init(|| build)),
+            Err(_) => Load::Failed,
+        };
+        // The view may have been closed meanwhile, its signal with it: nothing to show then.
+        let _ = state.try_set(next);
+    });
+    (move || match state.get() {
+        Load::Pending => view! { <p class="hint" role="status">"Loading…"</p> }.into_any(),
+        Load::Failed => view! { <p class="field-error" role="alert">"This view could not be loaded (are you offline?). Open it again to retry."</p> }.into_any(),
+        Load::Ready(build) => build(),
+    })
+    .into_any()
+}
