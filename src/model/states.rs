@@ -195,8 +195,8 @@ impl StatesSummary {
 }
 
 /// Add parameters, gradients and optimizer states of this GPU to `ledger`; host-resident
-/// bytes (offload) are returned separately.
-pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) -> (StatesSummary, f64) {
+/// bytes (offload) are returned separately. `tensors` are `arch.param_tensors()`.
+pub fn model_states(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) -> (StatesSummary, f64) {
     let precision = training.precision;
     let b = budget(precision, layout);
     let layers = arch.layers() as f64;
@@ -208,7 +208,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
     let lora = training.lora.as_ref();
-    for t in arch.param_tensors() {
+    for t in tensors {
         let copies = layout.copies(arch, &t);
         let n = t.numel() * copies;
         let trainable = is_trainable(&t, training, frozen_fraction);
@@ -408,8 +408,8 @@ mod tests {
             let parallel = Parallel { dp: 64, zero, ..Parallel::default() };
             let layout = Layout::new(&arch, &parallel, 0);
             let mut ledger = Ledger::default();
-            model_states(&arch, &training, &layout, Offload::None, &mut ledger);
-            let got = ledger.total();
+            model_states(&arch, &arch.param_tensors(), &training, &layout, Offload::None, &mut ledger);
+            let got = ledger.tally().total();
             assert!((got - want).abs() / want < 1e-9, "zero {zero}: {got} vs {want}");
         }
         // And the paper's rounded figures, with Ψ within 0.1% of 7.5B.
