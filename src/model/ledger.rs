@@ -19,6 +19,11 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// An empty ledger with room for `terms` terms.
+    pub fn with_capacity(terms: usize) -> Ledger {
+        Ledger { terms: Vec::with_capacity(terms) }
+    }
+
     /// Record `bytes` of `component` under `name`, alive for `lifetime`, citing `formula`.
     /// Zero terms are dropped.
     pub fn add(&mut self, component: Component, name: impl Into<Cow<'static, str>>, bytes: f64, formula: &'static str, lifetime: Lifetime) {

@@ -21,18 +21,20 @@ pub mod layout;
 pub mod ledger;
 pub mod overhead;
 pub mod precision;
+pub mod reuse;
 pub mod spill;
 pub mod states;
 pub mod step_time;
 pub mod temporary;
 pub mod timeline;
 
-use activations::{add_activations, in_flight, in_flight_count, micro_batch};
+use activations::{add_activations, in_flight, in_flight_count, micro_batch, MicroBatch};
 use arch::{Architecture, Tensors};
 use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape, Totals};
 use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger, Tally};
+use reuse::Reuse;
 use temporary::{temporary_buffers, TemporaryInputs};
 
 use inputs::{Mode, Parallel, Runtime, Training};
@@ -59,32 +61,39 @@ pub fn estimate(inputs: &Inputs) -> Breakdown {
 /// [`estimate`] with the architecture's tensors built by the caller, who estimates one
 /// architecture many times.
 pub fn estimate_with(inputs: &Inputs, tensors: &Tensors) -> Breakdown {
-    let plan = peak_stage(inputs, tensors);
+    let plan = peak_stage(inputs, tensors, &mut Reuse::default());
     let totals = plan_totals(inputs, tensors, &plan);
     finish(inputs, tensors, plan, totals)
 }
 
 /// The numbers of [`estimate_with`] without its named terms and warnings, from the same
 /// code: for the layout search, which reads only the totals, the verdict and the step time
-/// of most of the layouts it tries.
-pub fn totals(inputs: &Inputs, tensors: &Tensors) -> Totals {
-    plan_totals(inputs, tensors, &peak_stage(inputs, tensors))
+/// of most of the layouts it tries, and hands the model states of one estimate to the next
+/// (`reuse`, one per architecture).
+pub fn totals(inputs: &Inputs, tensors: &Tensors, reuse: &mut Reuse) -> Totals {
+    plan_totals(inputs, tensors, &peak_stage(inputs, tensors, reuse))
 }
 
 /// The pipeline stage with the largest peak: the first (embedding, most micro-batches in
-/// flight) or the last (head and loss).
-fn peak_stage(inputs: &Inputs, tensors: &Tensors) -> StagePlan {
+/// flight) or the last (head and loss). What a micro-batch saves is the same on every stage.
+fn peak_stage(inputs: &Inputs, tensors: &Tensors, reuse: &mut Reuse) -> StagePlan {
     let pp = inputs.parallel.pp.max(1).min(inputs.arch.layers());
     let stages: &[u64] = if pp > 1 { &[0, pp - 1] } else { &[0] };
+    let first = Layout::new(inputs.arch, inputs.parallel, 0);
+    let compute = compute_training(inputs.training, &first);
+    let mb = micro_batch(inputs.arch, &compute, first.cp);
     let mut best: Option<StagePlan> = None;
     for &stage in stages {
-        let plan = stage_ledger(inputs, tensors, stage);
+        let plan = stage_ledger(inputs, tensors, stage, &compute, &mb, reuse);
         if best.as_ref().is_none_or(|b| plan.tally.peak() > b.tally.peak()) {
             best = Some(plan);
         }
     }
     best.unwrap_or_default()
 }
+
+/// Terms a stage's ledger is sized for (a Llama step records about 30).
+const TERMS: usize = 48;
 
 /// The terms of one pipeline stage, with what `finish` needs besides them.
 #[derive(Default)]
@@ -120,14 +129,13 @@ fn compute_training<'a>(training: &'a Training, layout: &Layout) -> std::borrow:
     }
 }
 
-/// All terms of one pipeline stage, and the bytes it keeps on the host.
-fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64) -> StagePlan {
+/// All terms of one pipeline stage, and the bytes it keeps on the host: `compute` is the
+/// step as the blocks compute it ([`compute_training`]), `mb` what one micro-batch saves.
+fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, mb: &MicroBatch, reuse: &mut Reuse) -> StagePlan {
     let (arch, device) = (s.arch, s.device);
     let layout = Layout::new(arch, s.parallel, stage);
     let sp = s.parallel.sp && s.parallel.tp > 1;
-    let compute = compute_training(s.training, &layout);
-    let mb = micro_batch(arch, &compute, layout.cp);
-    let mut ledger = Ledger::default();
+    let mut ledger = Ledger::with_capacity(TERMS);
     let training = s.training.mode == Mode::Train;
     let mut host = 0.0;
     let mut activation_host = 0.0;
@@ -139,12 +147,14 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64) -> StagePlan {
         // activations and these temporaries exist only in forward/backward; the optimizer step
         // has its own intermediates; gradients are freed between steps unless something keeps
         // them (`states.rs`).
-        let (summary, offloaded) = states::model_states(arch, &tensors.list, s.training, &layout, s.parallel.offload, &mut ledger);
-        host = offloaded;
+        let states = reuse.state_bytes(arch, &tensors.list, s.training, &layout, s.parallel.offload);
+        states::add_states(&states, s.training, &layout, s.parallel.offload, &mut ledger);
+        let summary = states.summary;
+        host = states.host;
         trainable_params = summary.trainable_params;
         paged = summary.paged_state_bytes;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
-        let offloaded_activations = add_activations(&mb, &compute, &layout, sp, flight, &mut ledger);
+        let offloaded_activations = add_activations(mb, compute, &layout, sp, flight, &mut ledger);
         host += offloaded_activations;
         activation_host = offloaded_activations;
         let gradient_bytes = ledger.tally().sum(Component::Gradients);
@@ -154,7 +164,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64) -> StagePlan {
                 tensors: &tensors.list,
                 training: s.training,
                 layout: &layout,
-                micro_batch: &mb,
+                micro_batch: mb,
                 states: &summary,
                 sp,
                 offload: s.parallel.offload,
@@ -188,7 +198,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64) -> StagePlan {
             stages: layout.pp as u64,
         });
     } else {
-        inference::inference_memory(arch, &tensors.list, s.training, &layout, &mb, sp, &mut ledger);
+        inference::inference_memory(arch, &tensors.list, s.training, &layout, mb, sp, &mut ledger);
     }
     let tally = ledger.tally();
     let dynamic = tally.sum(Component::Gradients) + tally.sum(Component::Activations) + tally.sum(Component::Temporary);
