@@ -95,7 +95,7 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
 /// Every field of the breakdown that the totals carry, bit for bit (through `Debug`, which
 /// writes each f64 exactly and tells -0.0 from 0.0).
 fn assert_totals_match(s: &Scenario, t: &Totals, b: &Breakdown) {
-    let what = || format!("{}", serde_json::to_string(s).unwrap());
+    let what = || serde_json::to_string(s).unwrap();
     assert_eq!(format!("{:?}", t.phases), format!("{:?}", b.phases), "phases: {}", what());
     assert_eq!(format!("{:?}", t.spill), format!("{:?}", b.spill), "spill: {}", what());
     assert_eq!(format!("{:?}", t.step_time), format!("{:?}", b.step_time), "step time: {}", what());

@@ -227,9 +227,9 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
     let mut adapter_states = 0.0;
     let lora = training.lora.as_ref();
     for t in tensors {
-        let copies = layout.copies(arch, &t);
+        let copies = layout.copies(arch, t);
         let n = t.numel() * copies;
-        let trainable = is_trainable(&t, training, frozen_fraction);
+        let trainable = is_trainable(t, training, frozen_fraction);
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
         if trainable > 0.0 {
@@ -256,7 +256,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
         weights += n * trainable * b.weight;
         grads += n * trainable * b.grad;
         master += n * trainable * b.master;
-        states += optimizer_state_bytes(training.optimizer, &t, b.state) * copies * trainable;
+        states += optimizer_state_bytes(training.optimizer, t, b.state) * copies * trainable;
         paged += paged_state_bytes(training.optimizer, t.numel() / split) * copies * trainable;
         // Frozen part: weights only, in the compute dtype (fp32, or 16-bit otherwise).
         let frozen = 1.0 - trainable;
@@ -278,7 +278,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
             }
         }
         if let Some(l) = lora {
-            if lora_adapts(&t, &l.targets) {
+            if lora_adapts(t, &l.targets) {
                 let (inp, out) = t.lora_dims.unwrap_or((0, 0));
                 let per_copy = l.rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
