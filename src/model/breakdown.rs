@@ -139,6 +139,9 @@ pub enum Moment {
 }
 
 impl Moment {
+    /// How many moments there are (the ledger sums each on the stack).
+    pub const COUNT: usize = Moment::BlockBackward as usize + 1;
+
     /// Whether the moment recurs in every block's backward (rather than once at the head).
     pub fn in_blocks(self) -> bool {
         matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate | Moment::Dequantize | Moment::BlockBackward)
@@ -351,6 +354,35 @@ pub struct Breakdown {
     #[serde(default, rename = "step_shape", skip_serializing_if = "Option::is_none")]
     pub step: Option<StepShape>,
     pub warnings: Vec<String>,
+}
+
+/// The numbers of a breakdown without its named terms and warnings (`model::totals`): what
+/// a search needs of most of the layouts it tries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Totals {
+    pub trainable_params: u64,
+    pub host_bytes: u64,
+    pub stage: u64,
+    pub step_time: StepTime,
+    pub spill: SpillReport,
+    pub phases: PhasePeaks,
+}
+
+impl Totals {
+    /// [`Breakdown::total`]: the peak phase's sum.
+    pub fn total(&self) -> u64 {
+        self.phases.at_peak().total
+    }
+
+    /// [`Breakdown::capacity`].
+    pub fn capacity(&self) -> u64 {
+        self.spill.capacity_bytes
+    }
+
+    /// [`Breakdown::fits`].
+    pub fn fits(&self) -> bool {
+        self.total() <= self.capacity()
+    }
 }
 
 impl Breakdown {

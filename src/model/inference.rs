@@ -89,13 +89,13 @@ fn prefill_elements_per_token(t: &crate::model::arch::TransformerArch, tp: f64, 
     attention.max(dense).max(moe)
 }
 
-pub fn inference_memory(arch: &Architecture, training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
+pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
     let x = match training.serving.kv_cache {
         Some(KvCacheFormat::Fp8) => Dtype::Fp8.bytes(),
         Some(KvCacheFormat::Half) => HALF,
         None => training.precision.activation_bytes() as f64,
     };
-    let weights: f64 = arch.param_tensors().iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training)).sum();
+    let weights: f64 = tensors.iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training)).sum();
     ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation)", Lifetime::WholeStep);
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
         let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);

@@ -19,6 +19,11 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// An empty ledger with room for `terms` terms.
+    pub fn with_capacity(terms: usize) -> Ledger {
+        Ledger { terms: Vec::with_capacity(terms) }
+    }
+
     /// Record `bytes` of `component` under `name`, alive for `lifetime`, citing `formula`.
     /// Zero terms are dropped.
     pub fn add(&mut self, component: Component, name: impl Into<Cow<'static, str>>, bytes: f64, formula: &'static str, lifetime: Lifetime) {
@@ -29,28 +34,34 @@ impl Ledger {
     }
 
     /// The moment whose transients are the largest (the last of equal ones), the one the
-    /// phases count.
+    /// phases count. The moments are summed in the order they first appear, on the stack.
     fn counted_moment(&self) -> Option<Moment> {
-        let mut moments: Vec<(Moment, f64)> = Vec::new();
+        let mut moments = [(Moment::LossForward, 0.0); Moment::COUNT];
+        let mut seen = 0;
         for t in &self.terms {
             if let Lifetime::Transient(m) = t.4 {
-                match moments.iter_mut().find(|(x, _)| *x == m) {
+                match moments[..seen].iter_mut().find(|(x, _)| *x == m) {
                     Some((_, sum)) => *sum += t.2,
-                    None => moments.push((m, t.2)),
+                    None => {
+                        moments[seen] = (m, t.2);
+                        seen += 1;
+                    }
                 }
             }
         }
-        moments.into_iter().fold(None, |best: Option<(Moment, f64)>, (m, sum)| match best {
-            Some((_, b)) if b > sum => best,
-            _ => Some((m, sum)),
-        })
-        .map(|(m, _)| m)
+        moments[..seen]
+            .iter()
+            .fold(None, |best: Option<(Moment, f64)>, &(m, sum)| match best {
+                Some((_, b)) if b > sum => best,
+                _ => Some((m, sum)),
+            })
+            .map(|(m, _)| m)
     }
 
     /// Whether a checkpoint save's terms outweigh the optimizer step's own (gradients made in
     /// backward, the step's intermediates): the two follow each other after backward, so the
     /// optimizer-step phase counts the larger group.
-    pub fn save_counted(&self) -> bool {
+    fn save_counted(&self) -> bool {
         let sum = |f: fn(Lifetime) -> bool| -> f64 { self.terms.iter().filter(|t| f(t.4)).map(|t| t.2).sum() };
         let save = sum(|l| l == Lifetime::CheckpointSave);
         save > 0.0 && save > sum(|l| matches!(l, Lifetime::MadeInBackward | Lifetime::OptimizerStep))
@@ -66,39 +77,29 @@ impl Ledger {
         }
     }
 
-    /// The terms the phases count: all but the transients of the other moments (and the
-    /// smaller of the checkpoint save and the optimizer step's own terms).
-    fn counted(&self) -> impl Iterator<Item = &Entry> {
-        let (moment, save) = (self.counted_moment(), self.save_counted());
-        self.terms.iter().filter(move |t| Self::counts(t.4, moment, save))
-    }
-
     /// Sum of the terms alive for `lifetime`, counted or not.
     pub fn sum_lifetime(&self, lifetime: Lifetime) -> f64 {
         self.terms.iter().filter(|t| t.4 == lifetime).map(|t| t.2).sum()
     }
 
-    /// Sum of one component during one phase.
-    pub fn sum_in(&self, component: Component, phase: Phase) -> f64 {
-        self.counted().filter(|t| t.0 == component && t.4.phase().is_none_or(|p| p == phase)).map(|t| t.2).sum()
-    }
-
-    /// Sum of one component over the step (both phases).
-    pub fn sum(&self, component: Component) -> f64 {
-        self.counted().filter(|t| t.0 == component).map(|t| t.2).sum()
-    }
-
-    /// The larger of the two phases' sums: the step's peak.
-    pub fn peak(&self) -> f64 {
-        [Phase::ForwardBackward, Phase::OptimizerStep]
-            .into_iter()
-            .map(|phase| self.counted().filter(|t| t.4.phase().is_none_or(|p| p == phase)).map(|t| t.2).sum::<f64>())
-            .fold(0.0, f64::max)
-    }
-
-    /// Sum of every counted term.
-    pub fn total(&self) -> f64 {
-        self.counted().map(|t| t.2).sum()
+    /// The sums of the terms the phases count (all but the transients of the other moments,
+    /// and the smaller of the checkpoint save and the optimizer step's own terms), in one
+    /// pass: each sum adds its terms in the order they were recorded.
+    pub fn tally(&self) -> Tally {
+        let (moment, save) = (self.counted_moment(), self.save_counted());
+        let mut tally = Tally { save_counted: save, ..Tally::default() };
+        for t in self.terms.iter().filter(|t| Self::counts(t.4, moment, save)) {
+            let c = t.0 as usize;
+            tally.step[c] += t.2;
+            tally.total += t.2;
+            for phase in [Phase::ForwardBackward, Phase::OptimizerStep] {
+                if t.4.phase().is_none_or(|p| p == phase) {
+                    tally.phase[phase as usize][c] += t.2;
+                    tally.peak[phase as usize] += t.2;
+                }
+            }
+        }
+        tally
     }
 
     /// The counted terms, and the transients of the moments the phases do not count.
@@ -108,6 +109,43 @@ impl Ledger {
             .into_iter()
             .map(|(component, name, bytes, formula, lifetime)| Term { component, name, bytes: to_bytes(bytes), formula: Cow::Borrowed(formula), lifetime })
             .partition(|t| Self::counts(t.lifetime, moment, save))
+    }
+}
+
+/// What the phases count of a ledger ([`Ledger::tally`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Per phase (in `Phase` order), per component (in `Component` order).
+    phase: [[f64; 6]; 2],
+    /// Per component over the step (both phases).
+    step: [f64; 6],
+    /// Every counted term, per phase.
+    peak: [f64; 2],
+    /// Every counted term.
+    total: f64,
+    /// Whether the checkpoint save counts instead of the optimizer step's own terms.
+    pub save_counted: bool,
+}
+
+impl Tally {
+    /// Sum of one component during one phase.
+    pub fn sum_in(&self, component: Component, phase: Phase) -> f64 {
+        self.phase[phase as usize][component as usize]
+    }
+
+    /// Sum of one component over the step (both phases).
+    pub fn sum(&self, component: Component) -> f64 {
+        self.step[component as usize]
+    }
+
+    /// The larger of the two phases' sums: the step's peak.
+    pub fn peak(&self) -> f64 {
+        self.peak.into_iter().fold(0.0, f64::max)
+    }
+
+    /// Sum of every counted term.
+    pub fn total(&self) -> f64 {
+        self.total
     }
 }
 
@@ -130,11 +168,12 @@ mod tests {
         l.add(Component::Temporary, "loss gradients", 5.0, "", Lifetime::Transient(Moment::LossBackward));
         l.add(Component::Temporary, "recompute", 5.0, "", Lifetime::Transient(Moment::Recompute));
         l.add(Component::Gradients, "gradients", 7.0, "", Lifetime::MadeInBackward);
-        assert_eq!(l.sum_in(Component::Temporary, Phase::ForwardBackward), 5.0);
-        assert_eq!(l.sum_in(Component::Temporary, Phase::OptimizerStep), 0.0);
-        assert_eq!(l.sum_in(Component::Parameters, Phase::OptimizerStep), 10.0);
-        assert_eq!(l.sum(Component::Temporary), 5.0);
-        assert_eq!(l.peak(), 17.0);
+        let tally = l.tally();
+        assert_eq!(tally.sum_in(Component::Temporary, Phase::ForwardBackward), 5.0);
+        assert_eq!(tally.sum_in(Component::Temporary, Phase::OptimizerStep), 0.0);
+        assert_eq!(tally.sum_in(Component::Parameters, Phase::OptimizerStep), 10.0);
+        assert_eq!(tally.sum(Component::Temporary), 5.0);
+        assert_eq!((tally.peak(), tally.total()), (17.0, 22.0));
         let (counted, uncounted) = l.into_terms();
         assert_eq!(counted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["weights", "recompute", "gradients"]);
         assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["logits", "loss gradients"]);
@@ -149,11 +188,14 @@ mod tests {
         l.add(Component::Gradients, "gradients", 7.0, "", Lifetime::MadeInBackward);
         l.add(Component::Temporary, "foreach", 2.0, "", Lifetime::OptimizerStep);
         l.add(Component::Temporary, "full state dict", 8.0, "", Lifetime::CheckpointSave);
-        assert_eq!(l.peak(), 19.0);
-        assert_eq!(l.sum_in(Component::Temporary, Phase::OptimizerStep), 2.0);
+        assert_eq!(l.tally().peak(), 19.0);
+        assert_eq!(l.tally().sum_in(Component::Temporary, Phase::OptimizerStep), 2.0);
+        assert!(!l.tally().save_counted);
         l.add(Component::Temporary, "full state dict (second half)", 4.0, "", Lifetime::CheckpointSave);
-        assert_eq!(l.peak(), 22.0);
-        assert_eq!((l.sum_in(Component::Gradients, Phase::OptimizerStep), l.sum_in(Component::Temporary, Phase::OptimizerStep)), (0.0, 12.0));
+        let tally = l.tally();
+        assert!(tally.save_counted);
+        assert_eq!(tally.peak(), 22.0);
+        assert_eq!((tally.sum_in(Component::Gradients, Phase::OptimizerStep), tally.sum_in(Component::Temporary, Phase::OptimizerStep)), (0.0, 12.0));
         let (_, uncounted) = l.into_terms();
         assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["gradients", "foreach"]);
     }

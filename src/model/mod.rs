@@ -21,18 +21,20 @@ pub mod layout;
 pub mod ledger;
 pub mod overhead;
 pub mod precision;
+pub mod reuse;
 pub mod spill;
 pub mod states;
 pub mod step_time;
 pub mod temporary;
 pub mod timeline;
 
-use activations::{add_activations, in_flight, in_flight_count, micro_batch};
-use arch::Architecture;
-use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape};
+use activations::{add_activations, in_flight, in_flight_count, micro_batch, MicroBatch};
+use arch::{Architecture, Tensors};
+use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape, Totals};
 use device::Device;
 use layout::Layout;
-use ledger::{to_bytes, Ledger};
+use ledger::{to_bytes, Ledger, Tally};
+use reuse::Reuse;
 use temporary::{temporary_buffers, TemporaryInputs};
 
 use inputs::{Mode, Parallel, Runtime, Training};
@@ -53,22 +55,52 @@ pub struct Inputs<'a> {
 /// Per-GPU memory of a run on its most loaded GPU, with the model's own warnings (the peak
 /// phase, positions beyond what the model learned).
 pub fn estimate(inputs: &Inputs) -> Breakdown {
+    estimate_with(inputs, &Tensors::new(inputs.arch))
+}
+
+/// [`estimate`] with the architecture's tensors built by the caller, who estimates one
+/// architecture many times.
+pub fn estimate_with(inputs: &Inputs, tensors: &Tensors) -> Breakdown {
+    let plan = peak_stage(inputs, tensors, &mut Reuse::default());
+    let totals = plan_totals(inputs, tensors, &plan);
+    finish(inputs, tensors, plan, totals)
+}
+
+/// The numbers of [`estimate_with`] without its named terms and warnings, from the same
+/// code: for the layout search, which reads only the totals, the verdict and the step time
+/// of most of the layouts it tries, and hands the model states of one estimate to the next
+/// (`reuse`, one per architecture).
+pub fn totals(inputs: &Inputs, tensors: &Tensors, reuse: &mut Reuse) -> Totals {
+    plan_totals(inputs, tensors, &peak_stage(inputs, tensors, reuse))
+}
+
+/// The pipeline stage with the largest peak: the first (embedding, most micro-batches in
+/// flight) or the last (head and loss). What a micro-batch saves is the same on every stage.
+fn peak_stage(inputs: &Inputs, tensors: &Tensors, reuse: &mut Reuse) -> StagePlan {
     let pp = inputs.parallel.pp.max(1).min(inputs.arch.layers());
     let stages: &[u64] = if pp > 1 { &[0, pp - 1] } else { &[0] };
+    let first = Layout::new(inputs.arch, inputs.parallel, 0);
+    let compute = compute_training(inputs.training, &first);
+    let mb = micro_batch(inputs.arch, &compute, first.cp);
     let mut best: Option<StagePlan> = None;
     for &stage in stages {
-        let plan = stage_ledger(inputs, stage);
-        if best.as_ref().is_none_or(|b| plan.ledger.peak() > b.ledger.peak()) {
+        let plan = stage_ledger(inputs, tensors, stage, &compute, &mb, reuse);
+        if best.as_ref().is_none_or(|b| plan.tally.peak() > b.tally.peak()) {
             best = Some(plan);
         }
     }
-    finish(inputs, best.unwrap_or_default())
+    best.unwrap_or_default()
 }
+
+/// Terms a stage's ledger is sized for (a Llama step records about 30).
+const TERMS: usize = 48;
 
 /// The terms of one pipeline stage, with what `finish` needs besides them.
 #[derive(Default)]
 struct StagePlan {
     ledger: Ledger,
+    /// What the phases count of `ledger`.
+    tally: Tally,
     /// Bytes kept in host memory by offload.
     host: f64,
     /// Of those, activations offloaded in forward and brought back in backward.
@@ -97,14 +129,13 @@ fn compute_training<'a>(training: &'a Training, layout: &Layout) -> std::borrow:
     }
 }
 
-/// All terms of one pipeline stage, and the bytes it keeps on the host.
-fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
+/// All terms of one pipeline stage, and the bytes it keeps on the host: `compute` is the
+/// step as the blocks compute it ([`compute_training`]), `mb` what one micro-batch saves.
+fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, mb: &MicroBatch, reuse: &mut Reuse) -> StagePlan {
     let (arch, device) = (s.arch, s.device);
     let layout = Layout::new(arch, s.parallel, stage);
     let sp = s.parallel.sp && s.parallel.tp > 1;
-    let compute = compute_training(s.training, &layout);
-    let mb = micro_batch(arch, &compute, layout.cp);
-    let mut ledger = Ledger::default();
+    let mut ledger = Ledger::with_capacity(TERMS);
     let training = s.training.mode == Mode::Train;
     let mut host = 0.0;
     let mut activation_host = 0.0;
@@ -116,21 +147,24 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
         // activations and these temporaries exist only in forward/backward; the optimizer step
         // has its own intermediates; gradients are freed between steps unless something keeps
         // them (`states.rs`).
-        let (summary, offloaded) = states::model_states(arch, s.training, &layout, s.parallel.offload, &mut ledger);
-        host = offloaded;
+        let states = reuse.state_bytes(arch, &tensors.list, s.training, &layout, s.parallel.offload);
+        states::add_states(&states, s.training, &layout, s.parallel.offload, &mut ledger);
+        let summary = states.summary;
+        host = states.host;
         trainable_params = summary.trainable_params;
         paged = summary.paged_state_bytes;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
-        let offloaded_activations = add_activations(&mb, &compute, &layout, sp, flight, &mut ledger);
+        let offloaded_activations = add_activations(mb, compute, &layout, sp, flight, &mut ledger);
         host += offloaded_activations;
         activation_host = offloaded_activations;
-        let gradient_bytes = ledger.sum(Component::Gradients);
+        let gradient_bytes = ledger.tally().sum(Component::Gradients);
         temporary_buffers(
             &TemporaryInputs {
                 arch,
+                tensors: &tensors.list,
                 training: s.training,
                 layout: &layout,
-                micro_batch: &mb,
+                micro_batch: mb,
                 states: &summary,
                 sp,
                 offload: s.parallel.offload,
@@ -164,16 +198,18 @@ fn stage_ledger(s: &Inputs, stage: u64) -> StagePlan {
             stages: layout.pp as u64,
         });
     } else {
-        inference::inference_memory(arch, s.training, &layout, &mb, sp, &mut ledger);
+        inference::inference_memory(arch, &tensors.list, s.training, &layout, mb, sp, &mut ledger);
     }
-    let dynamic = ledger.sum(Component::Gradients) + ledger.sum(Component::Activations) + ledger.sum(Component::Temporary);
+    let tally = ledger.tally();
+    let dynamic = tally.sum(Component::Gradients) + tally.sum(Component::Activations) + tally.sum(Component::Temporary);
     overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
-    StagePlan { ledger, host, activation_host, stage, trainable_params, step, paged }
+    let tally = ledger.tally();
+    StagePlan { ledger, tally, host, activation_host, stage, trainable_params, step, paged }
 }
 
 /// The six components as they stand during `phase`.
-fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
-    let part = |c| to_bytes(ledger.sum_in(c, phase));
+fn phase_totals(tally: &Tally, phase: Phase) -> PhaseTotals {
+    let part = |c| to_bytes(tally.sum_in(c, phase));
     let mut t = PhaseTotals {
         parameters: part(Component::Parameters),
         gradients: part(Component::Gradients),
@@ -187,25 +223,33 @@ fn phase_totals(ledger: &Ledger, phase: Phase) -> PhaseTotals {
     t
 }
 
-fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
-    let (arch, device) = (s.arch, s.device);
-    let mut warnings = Vec::new();
-    let StagePlan { ledger, host, activation_host, stage, trainable_params: trainable, step, paged } = plan;
-    let forward_backward = phase_totals(&ledger, Phase::ForwardBackward);
+/// The phases, the spill and the step time of the peak stage.
+fn plan_totals(s: &Inputs, tensors: &Tensors, plan: &StagePlan) -> Totals {
+    let forward_backward = phase_totals(&plan.tally, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
-    let optimizer_step = if training { phase_totals(&ledger, Phase::OptimizerStep) } else { PhaseTotals::default() };
+    let optimizer_step = if training { phase_totals(&plan.tally, Phase::OptimizerStep) } else { PhaseTotals::default() };
     let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
     let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
-    let at_peak = phases.at_peak().clone();
-    let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = at_peak.clone();
-    let spill = spill::spill_report(&at_peak, device, s.runtime, s.training, paged);
+    let at_peak = phases.at_peak();
+    let spill = spill::spill_report(at_peak, s.device, s.runtime, s.training, plan.paged);
+    let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { plan.trainable_params / s.parallel.world_size() as f64 };
+    let step_time = step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
+    Totals { trainable_params: to_bytes(plan.trainable_params), host_bytes: to_bytes(plan.host), stage: plan.stage, step_time, spill, phases }
+}
+
+/// The breakdown: the totals with the named terms and the warnings.
+fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Breakdown {
+    let arch = s.arch;
+    let mut warnings = Vec::new();
+    let StagePlan { ledger, tally, step, .. } = plan;
+    let Totals { trainable_params, host_bytes, stage, step_time, spill, phases } = totals;
+    let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = phases.at_peak().clone();
     let capacity = spill.capacity_bytes;
     let spill_bytes = total.saturating_sub(capacity);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let save_counted = ledger.save_counted();
-    if training {
-        warnings.push(match peak_phase {
-            Phase::OptimizerStep if save_counted => format!(
+    if s.training.mode == Mode::Train {
+        warnings.push(match phases.peak_phase {
+            Phase::OptimizerStep if tally.save_counted => format!(
                 "the peak is the checkpoint save: the full state dict gathered on the GPU after the optimizer step (the forward/backward peak is {:.1} GiB)",
                 gib(phases.forward_backward.total)
             ),
@@ -220,8 +264,6 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
             Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(phases.optimizer_step.total)),
         });
     }
-    let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { trainable / s.parallel.world_size() as f64 };
-    let step_time = step_time::step_time(s, &spill, &at_peak, offloaded, activation_host);
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
@@ -240,12 +282,12 @@ fn finish(s: &Inputs, plan: StagePlan) -> Breakdown {
         temporary,
         overhead,
         total,
-        param_count: to_bytes(arch.param_count()),
-        trainable_params: to_bytes(trainable),
+        param_count: to_bytes(tensors.param_count),
+        trainable_params,
         capacity,
         fits: spill_bytes == 0,
         spill_bytes,
-        host_bytes: to_bytes(host),
+        host_bytes,
         gpus: s.parallel.world_size(),
         stage,
         step_time,

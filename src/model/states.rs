@@ -138,8 +138,8 @@ fn lora_adapts(t: &ParamTensor, targets: &[LinearKind]) -> bool {
     t.linear.is_some_and(|kinds| kinds.iter().any(|k| targets.contains(k)))
 }
 
-/// What `model_states` found, for the other parts of the model.
-#[derive(Clone, Copy, Debug, Default)]
+/// What `state_bytes` found, for the other parts of the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StatesSummary {
     /// Trainable parameters of the whole model.
     pub trainable_params: f64,
@@ -194,9 +194,27 @@ impl StatesSummary {
     }
 }
 
-/// Add parameters, gradients and optimizer states of this GPU to `ledger`; host-resident
-/// bytes (offload) are returned separately.
-pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) -> (StatesSummary, f64) {
+/// The model states of one GPU, before they become ledger terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StateBytes {
+    pub summary: StatesSummary,
+    /// Bytes kept in host memory by offload.
+    pub host: f64,
+    trainable_weights: f64,
+    frozen_weights: f64,
+    gradients: f64,
+    /// Optimizer states on the GPU, their paged part included.
+    states: f64,
+    paged: f64,
+    master: f64,
+}
+
+/// Parameters, gradients and optimizer states of this GPU, and the bytes offload keeps in
+/// host memory; `tensors` are `arch.param_tensors()`. They depend on the layout of one
+/// pipeline stage, the offload, and of the training step only on its precision, optimizer,
+/// freezing and LoRA (`reuse.rs` keys them on those); the terms' lifetimes are
+/// [`add_states`]'.
+pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, offload: Offload) -> StateBytes {
     let precision = training.precision;
     let b = budget(precision, layout);
     let layers = arch.layers() as f64;
@@ -208,10 +226,10 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
     let lora = training.lora.as_ref();
-    for t in arch.param_tensors() {
-        let copies = layout.copies(arch, &t);
+    for t in tensors {
+        let copies = layout.copies(arch, t);
         let n = t.numel() * copies;
-        let trainable = is_trainable(&t, training, frozen_fraction);
+        let trainable = is_trainable(t, training, frozen_fraction);
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
         if trainable > 0.0 {
@@ -238,7 +256,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         weights += n * trainable * b.weight;
         grads += n * trainable * b.grad;
         master += n * trainable * b.master;
-        states += optimizer_state_bytes(training.optimizer, &t, b.state) * copies * trainable;
+        states += optimizer_state_bytes(training.optimizer, t, b.state) * copies * trainable;
         paged += paged_state_bytes(training.optimizer, t.numel() / split) * copies * trainable;
         // Frozen part: weights only, in the compute dtype (fp32, or 16-bit otherwise).
         let frozen = 1.0 - trainable;
@@ -260,7 +278,7 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
             }
         }
         if let Some(l) = lora {
-            if lora_adapts(&t, &l.targets) {
+            if lora_adapts(t, &l.targets) {
                 let (inp, out) = t.lora_dims.unwrap_or((0, 0));
                 let per_copy = l.rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
@@ -313,42 +331,46 @@ pub fn model_states(arch: &Architecture, training: &Training, layout: &Layout, o
         host += w_dev;
         w_dev = 0.0;
     }
-
-    ledger.add(
-        Component::Parameters,
-        "trainable weights",
-        w_dev,
-        "n_local × weight bytes (4 fp32/autocast and FSDP2's fp32 shards, 2 bf16 or with DeepSpeed ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1; torch _fsdp_param.py",
-        Lifetime::WholeStep,
-    );
-    ledger.add(Component::Parameters, "frozen weights", frozen_gpu, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant; QLoRA's other weights fp32 after prepare_model_for_kbit_training) — QLoRA §3", Lifetime::WholeStep);
-    // With the optimizer step fused into backward each gradient is freed by its own update:
-    // none is kept (one tensor's gradient is a backward transient, temporary.rs).
-    if !training.techniques.optimizer_in_backward {
-        let lifetime = if gradients_persist(training, layout, offload) { Lifetime::WholeStep } else { Lifetime::MadeInBackward };
-        ledger.add(Component::Gradients, "gradients", g_dev, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1", lifetime);
-    }
     let states_dev = if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev };
     // The paged part of bitsandbytes' states, in CUDA managed memory (spill.rs), sharded as the
     // rest; none on the GPU when the states are offloaded.
     let paged_dev = if o_dev > 0.0 { (if zero > Zero::Off { paged / n_d } else { paged }).min(states_dev) } else { 0.0 };
     summary.paged_state_bytes = paged_dev;
+    let master_dev = if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 };
+    StateBytes { summary, host, trainable_weights: w_dev, frozen_weights: frozen_gpu, gradients: g_dev, states: states_dev, paged: paged_dev, master: master_dev }
+}
+
+/// Add the model states' terms to `ledger`, each with its lifetime.
+pub fn add_states(bytes: &StateBytes, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) {
+    ledger.add(
+        Component::Parameters,
+        "trainable weights",
+        bytes.trainable_weights,
+        "n_local × weight bytes (4 fp32/autocast and FSDP2's fp32 shards, 2 bf16 or with DeepSpeed ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1; torch _fsdp_param.py",
+        Lifetime::WholeStep,
+    );
+    ledger.add(Component::Parameters, "frozen weights", bytes.frozen_weights, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant; QLoRA's other weights fp32 after prepare_model_for_kbit_training) — QLoRA §3", Lifetime::WholeStep);
+    // With the optimizer step fused into backward each gradient is freed by its own update:
+    // none is kept (one tensor's gradient is a backward transient, temporary.rs).
+    if !training.techniques.optimizer_in_backward {
+        let lifetime = if gradients_persist(training, layout, offload) { Lifetime::WholeStep } else { Lifetime::MadeInBackward };
+        ledger.add(Component::Gradients, "gradients", bytes.gradients, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1", lifetime);
+    }
     ledger.add(
         Component::OptimizerStates,
         "optimizer states",
-        states_dev - paged_dev,
+        bytes.states - bytes.paged,
         "K bytes per trainable element (Adam 8, momentum/Lion 4, 8-bit Adam 2, Adafactor factored) ÷ N_d at ZeRO ≥ 1",
         Lifetime::WholeStep,
     );
     ledger.add(
         Component::OptimizerStates,
         "optimizer states (paged: CUDA managed memory)",
-        paged_dev,
+        bytes.paged,
         "bitsandbytes PagedAdamW(8bit): the two states of every tensor of ≥ 1e5 elements, allocated with cudaMallocManaged (get_state_buffer → F.get_paged → cget_managed_ptr; bitsandbytes optim/optimizer.py 374–390, csrc/pythonInterface.cpp 557–563)",
         Lifetime::WholeStep,
     );
-    ledger.add(Component::OptimizerStates, "fp32 master weights", if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 }, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
-    (summary, host)
+    ledger.add(Component::OptimizerStates, "fp32 master weights", bytes.master, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
 }
 
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
@@ -408,8 +430,9 @@ mod tests {
             let parallel = Parallel { dp: 64, zero, ..Parallel::default() };
             let layout = Layout::new(&arch, &parallel, 0);
             let mut ledger = Ledger::default();
-            model_states(&arch, &training, &layout, Offload::None, &mut ledger);
-            let got = ledger.total();
+            let bytes = state_bytes(&arch, &arch.param_tensors(), &training, &layout, Offload::None);
+            add_states(&bytes, &training, &layout, Offload::None, &mut ledger);
+            let got = ledger.tally().total();
             assert!((got - want).abs() / want < 1e-9, "zero {zero}: {got} vs {want}");
         }
         // And the paper's rounded figures, with Ψ within 0.1% of 7.5B.

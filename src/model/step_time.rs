@@ -12,7 +12,7 @@
 //! once each way per step, at the link's per-direction bandwidth (memory-formulas.md §A9:
 //! "bandwidth ≈ PCIe").
 
-use super::arch::{resnet_blocks, Architecture, Scope};
+use super::arch::{resnet_blocks, Architecture, Scope, Tensors};
 use super::breakdown::{PhaseTotals, SpillReport, StepTime};
 use super::spill::spill_seconds;
 use crate::model::inputs::{Checkpointing, Mode, Offload};
@@ -37,13 +37,13 @@ struct Forward {
     tokens: f64,
 }
 
-fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> Forward {
+fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) -> Forward {
     match arch {
         Architecture::Transformer(t) => {
             let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
-            let params = |scope: Scope| -> f64 { arch.param_tensors().iter().filter(|p| p.scope == scope).map(|p| p.numel()).sum() };
+            let params = |scope: Scope| -> f64 { tensors.list.iter().filter(|p| p.scope == scope).map(|p| p.numel()).sum() };
             let head = if t.embedding.tied { (t.vocab * t.hidden) as f64 } else { 0.0 };
-            let n = arch.active_param_count() - params(Scope::Input) + head;
+            let n = tensors.active_param_count - params(Scope::Input) + head;
             let edge = params(Scope::Output) + head;
             // Per token: each block's query attends to its keys (a window in sliding layers).
             let attention = t.layers as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
@@ -74,10 +74,11 @@ fn forward_flops_per_sample(arch: &Architecture, s: &Inputs) -> Forward {
 
 /// Step time (training) or prefill and per-token decode time (inference), with what the
 /// spill in `spill` adds (`spill.rs`: a range from streaming to thrashing). `at_peak` gives
-/// the bytes a decode step reads (weights and KV cache on this GPU).
-pub fn step_time(s: &Inputs, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
+/// the bytes a decode step reads (weights and KV cache on this GPU); `tensors` are the
+/// architecture's.
+pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
     let Inputs { arch, training: t, parallel: p, device, .. } = *s;
-    let forward = forward_flops_per_sample(arch, s);
+    let forward = forward_flops_per_sample(arch, tensors, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
     // Backward is twice the forward; recomputation adds what it runs again.
     let per_sample = match (t.mode, t.checkpointing) {

@@ -4,7 +4,7 @@
 //! state dict a checkpoint save gathers.
 
 use super::activations::{one_block_bytes, ActTerm, MicroBatch};
-use super::arch::{Architecture, Stack};
+use super::arch::{Architecture, ParamTensor, Stack};
 use super::breakdown::{Component, Lifetime, Moment, Span};
 use super::dtype::{F32, HALF};
 use super::layout::Layout;
@@ -25,6 +25,8 @@ const DEEPSPEED_MAX_LIVE_ELEMENTS: f64 = 1e9;
 /// Everything `temporary_buffers` needs beyond the layout.
 pub struct TemporaryInputs<'a> {
     pub arch: &'a Architecture,
+    /// `arch.param_tensors()`.
+    pub tensors: &'a [ParamTensor],
     pub training: &'a Training,
     pub layout: &'a Layout,
     pub micro_batch: &'a MicroBatch,
@@ -271,7 +273,7 @@ fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {
     let lora = i.training.lora.as_ref().filter(|l| l.base == crate::model::inputs::LoraBase::Nf4)?;
     // The 4-bit weights are the blocks' linears (`ParamTensor::linear`, as `states.rs` counts them);
     // a tensor-parallel rank dequantises its own shard.
-    let largest = i.arch.param_tensors().into_iter().filter(|t| t.linear.is_some()).map(|t| t.numel() / i.layout.tp.max(1.0)).fold(0.0, f64::max);
+    let largest = i.tensors.iter().filter(|t| t.linear.is_some()).map(|t| t.numel() / i.layout.tp.max(1.0)).fold(0.0, f64::max);
     if largest == 0.0 {
         return None;
     }

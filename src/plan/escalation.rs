@@ -23,8 +23,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::estimate;
-use crate::model::arch::Architecture;
-use crate::model::breakdown::Breakdown;
+use crate::model::arch::{Architecture, Tensors};
+use crate::model::breakdown::{Breakdown, StepTime};
 use crate::model::communication::communication;
 use crate::model::device::Device;
 use crate::model::precision::Precision;
@@ -299,11 +299,17 @@ fn fitting(s: Scenario, margin: f64) -> Option<EscalationStep> {
 pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
     let Some(arch) = s.model.architecture() else { return StepCosts::default() };
     let (device, _) = s.device.resolve_or_default();
-    let mut plain = s.clone();
-    plain.training.checkpointing = Checkpointing::None;
-    let plain_flops = estimate_flops(&arch, &plain, &device);
-    let recompute_fraction = if plain_flops > 0.0 { b.step_time.flops_per_gpu / plain_flops - 1.0 } else { 0.0 };
-    let comm = communication(&inputs(&arch, s, &device), b.trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64);
+    step_costs(s, &arch, &Tensors::new(&arch), &device, &b.step_time, b.trainable_params)
+}
+
+/// [`costs`] from an estimate's step time and trainable parameters, with the scenario's
+/// model (`arch` and its `tensors`) and device resolved by the caller.
+pub fn step_costs(s: &Scenario, arch: &Architecture, tensors: &Tensors, device: &Device, step_time: &StepTime, trainable_params: u64) -> StepCosts {
+    let mut plain = s.training.clone();
+    plain.checkpointing = Checkpointing::None;
+    let plain_flops = estimate_flops(&Inputs { training: &plain, ..inputs(arch, s, device) }, tensors);
+    let recompute_fraction = if plain_flops > 0.0 { step_time.flops_per_gpu / plain_flops - 1.0 } else { 0.0 };
+    let comm = communication(&inputs(arch, s, device), trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64);
     let p = &s.parallel;
     let v = if p.pp_schedule == PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
     let bubble_fraction = if p.pp > 1 { (p.pp as f64 - 1.0) / (s.training.grad_accum.max(1) as f64 * v) } else { 0.0 };
@@ -312,12 +318,12 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
     // overlaps its reduce-scatter the same way. Backward is all but the one forward: the forward
     // is a third of the step without recomputation (backward twice the forward, Kaplan et al.
     // 2020 §2.1), so 2/3 of the compute, more when recomputation runs inside backward.
-    let compute = b.step_time.seconds;
-    let flops = b.step_time.flops_per_gpu;
+    let compute = step_time.seconds;
+    let flops = step_time.flops_per_gpu;
     let backward_share = if flops > 0.0 && plain_flops > 0.0 { (1.0 - plain_flops / 3.0 / flops).clamp(0.0, 1.0) } else { 0.0 };
     let exposed_dp = (comm.data_parallel_seconds - compute * backward_share).max(0.0);
     let step_seconds = compute + comm.exposed_seconds + exposed_dp;
-    let tokens = b.step_time.tokens_per_second * compute;
+    let tokens = step_time.tokens_per_second * compute;
     StepCosts {
         recompute_fraction: recompute_fraction.max(0.0),
         communication_bytes: comm.bytes_per_step,
@@ -329,8 +335,8 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
     }
 }
 
-fn estimate_flops(arch: &Architecture, s: &Scenario, device: &Device) -> f64 {
-    step_time(&inputs(arch, s, device), &Default::default(), &Default::default(), 0.0, 0.0).flops_per_gpu
+fn estimate_flops(inputs: &Inputs, tensors: &Tensors) -> f64 {
+    step_time(inputs, tensors, &Default::default(), &Default::default(), 0.0, 0.0).flops_per_gpu
 }
 
 fn inputs<'a>(arch: &'a Architecture, s: &'a Scenario, device: &'a Device) -> Inputs<'a> {

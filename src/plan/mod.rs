@@ -1,15 +1,18 @@
 //! Planning over scenarios: the strategy ladder (`escalation.rs`: mixed precision →
 //! checkpointing → ZeRO → pipeline → …, each step's memory, time and communication, and the
 //! fewest steps that still fit) and the automatic layout search (`search.rs`). Both evaluate
-//! whole scenarios with [`crate::estimate`]; the memory model itself lives in `crate::model`.
+//! whole scenarios with [`crate::estimate`]; the search reads most of its estimates as
+//! totals only, with the model and device resolved once (`resolved.rs`); the memory model
+//! itself lives in `crate::model`.
 //!
 //! What both share lives here: the global batch and how a data-parallel degree splits it,
 //! the safety margin a recommended plan leaves free, and when two step times count as equal.
 
 pub mod escalation;
+pub mod resolved;
 pub mod search;
 
-use crate::model::breakdown::Breakdown;
+use crate::model::breakdown::{Breakdown, Totals};
 use crate::model::inputs::Training;
 use crate::scenario::Scenario;
 
@@ -49,7 +52,16 @@ pub fn clamp_margin(margin: f64) -> f64 {
 
 /// True when the run fits and leaves at least `margin` of the capacity free.
 pub fn fits_with_margin(b: &Breakdown, margin: f64) -> bool {
-    b.fits && b.total as f64 <= b.capacity as f64 * (1.0 - clamp_margin(margin))
+    leaves_margin(b.fits, b.total, b.capacity, margin)
+}
+
+/// [`fits_with_margin`] of an estimate's totals.
+pub fn totals_fit_with_margin(t: &Totals, margin: f64) -> bool {
+    leaves_margin(t.fits(), t.total(), t.capacity(), margin)
+}
+
+fn leaves_margin(fits: bool, total: u64, capacity: u64, margin: f64) -> bool {
+    fits && total as f64 <= capacity as f64 * (1.0 - clamp_margin(margin))
 }
 
 /// Bytes of capacity left free (zero when over).

@@ -18,6 +18,7 @@ pub mod attention;
 pub mod mlp;
 pub mod norm;
 pub mod resnet;
+pub mod tensors;
 pub mod transformer;
 
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,7 @@ pub use attention::{AttentionPart, LatentAttention, QkNorm};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
+pub use tensors::Tensors;
 pub use transformer::{vit_patches, EmbeddingPart, Stack, TransformerArch, VisionPart};
 
 /// A model: a transformer stack (decoder, encoder, encoder-decoder or vision) or a ResNet.
@@ -223,18 +225,29 @@ impl Architecture {
 
     /// Total parameters, counting tied weights once (as `sum(p.numel())` in PyTorch).
     pub fn param_count(&self) -> f64 {
-        self.param_tensors().iter().map(|p| p.numel() * self.multiplicity(p.scope)).sum()
+        self.count_params(&self.param_tensors())
+    }
+
+    /// [`Self::param_count`] of this architecture's `tensors`.
+    fn count_params(&self, tensors: &[ParamTensor]) -> f64 {
+        tensors.iter().map(|p| p.numel() * self.multiplicity(p.scope)).sum()
     }
 
     /// Parameters one token uses: like `param_count`, but only the top-k routed experts of
     /// each MoE block (Fedus et al. 2021; Mixtral's "12.9B active"; DeepSeek-V3's "37B").
     pub fn active_param_count(&self) -> f64 {
+        let tensors = self.param_tensors();
+        self.count_active_params(&tensors, self.count_params(&tensors))
+    }
+
+    /// [`Self::active_param_count`] of this architecture's `tensors`, whose count is `all`.
+    fn count_active_params(&self, tensors: &[ParamTensor], all: f64) -> f64 {
         let Architecture::Transformer(TransformerArch { moe: Some(moe), .. }) = self else {
-            return self.param_count();
+            return all;
         };
         let unused = moe.experts.saturating_sub(moe.top_k.min(moe.experts)) as f64;
-        let per_expert: f64 = self.param_tensors().iter().filter(|p| p.scope == Scope::Expert).map(|p| p.numel()).sum();
-        self.param_count() - per_expert * unused * self.blocks(Scope::Expert) as f64
+        let per_expert: f64 = tensors.iter().filter(|p| p.scope == Scope::Expert).map(|p| p.numel()).sum();
+        all - per_expert * unused * self.blocks(Scope::Expert) as f64
     }
 
     /// Default input resolution for vision models (0 for language models).
