@@ -5,12 +5,13 @@
 //      fetched when its view opens, is listed with its own size: scripts/trunk-split-wasm.mjs)
 //   2. echarts.min.js, gzip -9                      (reported; the custom bundle, see scripts/build-echarts.mjs)
 //   3. whole page transfer, gzip, incl. ECharts     target ≤ 900 KB
-//   4. navigation → first chart on localhost        target ≤ 300 ms  (median of 5 loads)
+//   4. navigation → first chart on localhost        target ≤ 300 ms  (median of --loads, default 5;
+//      on this 2-core VM the median of 5 moves by ±80 ms between runs: use --loads 15 to compare)
 //   5. slider input → chart update                  target ≤ 8 ms    (median and p90 of 20 moves)
 // "Chart update" is the moment ECharts has taken the new option (our `setOption` returns:
 // Leptos effects, the estimate, building and converting the chart option, ECharts' own
 // processing); the next painted frame is reported beside it for information.
-// Usage: trunk build --release && node scripts/bench-page.mjs [--json]
+// Usage: trunk build --release && node scripts/bench-page.mjs [--loads N] [--json]
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -34,6 +35,8 @@ const wasm = Object.fromEntries(readdirSync(DIST).filter((f) => f.endsWith('.was
 const echartsRaw = readFileSync(join(DIST, 'echarts.min.js'));
 const echartsGzip = gzipSync(echartsRaw, { level: 9 }).length;
 const MOVES = 20;
+const loadsAt = process.argv.indexOf('--loads');
+const LOADS = loadsAt >= 0 ? Math.max(1, Number(process.argv[loadsAt + 1]) || 5) : 5;
 
 const env = await start();
 try {
@@ -42,7 +45,7 @@ try {
   let transfer = 0;
   const files = {};
   let firstLoadWasm = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < LOADS; i++) {
     const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     await page.addInitScript(() => {
@@ -137,7 +140,7 @@ try {
     console.log(`      chunks fetched later, gzip: ${chunks.map((f) => `${chunkName(f)} ${(wasm[f].gzip / KB).toFixed(1)} KB`).join(', ') || 'none'}`);
     console.log(`      echarts.min.js, gzip                     ${`${(echartsGzip / KB).toFixed(1)} KB`.padStart(12)}   (raw ${(echartsRaw.length / KB).toFixed(1)} KB)`);
     row('page transfer, gzip, incl. ECharts', `${(transfer / KB).toFixed(1)} KB`, '≤ 900 KB', transfer <= 900 * KB);
-    row('navigation → first chart (median of 5)', `${results.first_chart_ms_median.toFixed(0)} ms`, '≤ 300 ms', results.first_chart_ms_median <= 300);
+    row(`navigation → first chart (median of ${LOADS})`, `${results.first_chart_ms_median.toFixed(0)} ms`, '≤ 300 ms', results.first_chart_ms_median <= 300);
     row(`slider input → chart update (median of ${MOVES})`, `${results.slider_to_chart_ms_median.toFixed(2)} ms`, '≤ 8 ms', results.slider_to_chart_ms_median <= 8);
     row(`slider input → chart update (p90 of ${MOVES})`, `${results.slider_to_chart_ms_p90.toFixed(2)} ms`, '≤ 8 ms', results.slider_to_chart_ms_p90 <= 8);
     console.log(`      (to the next painted frame: median ${results.slider_to_painted_frame_ms_median.toFixed(1)} ms, p90 ${results.slider_to_painted_frame_ms_p90.toFixed(1)} ms; first chart, each load: ${results.first_chart_ms_all.join(', ')} ms)`);
