@@ -107,7 +107,7 @@ const ROWS: [Row; 10] = [
     // at the end of forward, which the compiled loss does not keep: 8.6 GiB (+1.2 %) without
     // them. (The frozen tied head keeps no input and gets no gradient buffers.)
     Row { name: "LoRA", line: 128, published_gib: 8.5, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "bf16"}}"#, check: Check::EagerUpperBound },
-    // 9.1 GiB, +98.1 %: as LoRA, on 2.1 GiB of NF4 weights; 4.7 GiB (+2.4 %) without them.
+    // 9.8 GiB, +113 %: as LoRA, on 2.1 GiB of NF4 weights.
     Row { name: "QLoRA", line: 129, published_gib: 4.6, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "nf4"}}"#, check: Check::EagerUpperBound },
 ];
 
@@ -158,16 +158,17 @@ fn torchtune_optimization_flags_table() {
 /// The rows torchtune ran with its chunked loss compiled (`compile_loss` on
 /// `compute_cross_entropy`) and every block compiled, through Headroom's `compile` switch
 /// (`Techniques.compile`: Inductor's saved tensors, measured on the CPU in compile.json). The
-/// three full-fine-tuning rows whose only other switches Headroom models to the byte are held
-/// within 5 %; the others are listed, not asserted: the checkpointing row (+20 %: Headroom
-/// assumes torch's foreach AdamW, whose step-time list the run's below-states baseline shows
-/// it did not make), the 8-bit row (bitsandbytes' paged states live in managed memory, outside
-/// active bytes), LoRA (the recompute moment is counted on top of logits the compiled loss has
-/// freed by then) and QLoRA (also PEFT's fp32 upcast of norms and embeddings, which Headroom
-/// applies to every QLoRA run and torchtune's own QLoRA does not do).
+/// three full-fine-tuning rows whose only other switches Headroom models to the byte, and
+/// LoRA (+3.6 %; +13.3 % while the recompute moment was counted on top of the logits the
+/// compiled loss has freed by then, `ledger.rs`), are held within 5 %; the others are listed,
+/// not asserted: the checkpointing row (+20 %: Headroom assumes torch's foreach AdamW, whose
+/// step-time list the run's below-states baseline shows it did not make), the 8-bit row
+/// (bitsandbytes' paged states live in managed memory, outside active bytes) and QLoRA
+/// (+22.6 %: PEFT's fp32 upcast of norms and embeddings, which Headroom applies to every QLoRA
+/// run and torchtune's own QLoRA does not do).
 #[test]
 fn compiled_rows_through_the_compile_switch() {
-    const HELD: [&str; 3] = ["+ Chunked Cross Entropy", "+ Fuse optimizer step into backward", "+ Activation Offloading"];
+    const HELD: [&str; 4] = ["+ Chunked Cross Entropy", "+ Fuse optimizer step into backward", "+ Activation Offloading", "LoRA"];
     let mut report = String::new();
     let mut failures = Vec::new();
     for row in ROWS.iter().filter(|r| matches!(r.check, Check::EagerUpperBound) && r.name != "+ Compile") {

@@ -346,7 +346,9 @@ pub struct Breakdown {
     /// Transients of the moments the phases do not count, because another moment's are
     /// larger ([`Lifetime::Transient`]); the timeline draws each at its moment. Also the
     /// checkpoint save's full state dict when the optimizer step's own terms are larger, or
-    /// those terms when the save is larger ([`Lifetime::CheckpointSave`]).
+    /// those terms when the save is larger ([`Lifetime::CheckpointSave`]); and the output
+    /// span's saved tensors when the counted moment is in the blocks' backward, by which time
+    /// they are freed (`ledger.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncounted_transients: Vec<Term>,
     /// The shape of the training step, for the timeline; `None` in inference. Serialised as

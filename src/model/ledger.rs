@@ -4,11 +4,16 @@
 //!
 //! The phases and the peak are derived from the lifetimes ([`Lifetime::phase`]): a term counts
 //! in the phases it is alive in, and of the transients ([`Lifetime::Transient`]), which belong
-//! to moments that follow each other, only the moment with the largest sum counts.
+//! to moments that follow each other, only the moment at which the most is alive counts. The
+//! output span's saved tensors (final norm, head input, the loss's) are alive at the moments of
+//! the loss and the head but, with one micro-batch in flight, no longer at a block's backward:
+//! autograd frees a node's saved tensors when its backward runs (`torch/csrc/autograd/engine.cpp`,
+//! `call_function`: `fn.will_release_variables()` unless the graph is kept), and the head's and
+//! the loss's run before any block's (measured: `tests/fixtures/measured/output_span_freed.json`).
 
 use std::borrow::Cow;
 
-use super::breakdown::{Component, Lifetime, Moment, Phase, Term};
+use super::breakdown::{Component, Lifetime, Moment, Phase, Span, Term};
 
 type Entry = (Component, Cow<'static, str>, f64, &'static str, Lifetime);
 
@@ -16,12 +21,22 @@ type Entry = (Component, Cow<'static, str>, f64, &'static str, Lifetime);
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
     terms: Vec<Entry>,
+    /// Whether the output span's saved tensors are freed before the blocks' backward (one
+    /// micro-batch in flight: [`Ledger::free_output_before_blocks`]).
+    output_freed_in_blocks: bool,
 }
 
 impl Ledger {
     /// An empty ledger with room for `terms` terms.
     pub fn with_capacity(terms: usize) -> Ledger {
-        Ledger { terms: Vec::with_capacity(terms) }
+        Ledger { terms: Vec::with_capacity(terms), output_freed_in_blocks: false }
+    }
+
+    /// The output span's saved tensors are all this micro-batch's and are freed before the
+    /// blocks' backward (no other micro-batch in flight keeps its own). With several in
+    /// flight (pipeline warm-up, GPipe) they stay counted at every moment, an upper bound.
+    pub fn free_output_before_blocks(&mut self) {
+        self.output_freed_in_blocks = true;
     }
 
     /// Record `bytes` of `component` under `name`, alive for `lifetime`, citing `formula`.
@@ -33,29 +48,33 @@ impl Ledger {
         }
     }
 
-    /// The moment whose transients are the largest (the last of equal ones), the one the
-    /// phases count. The moments are summed in the order they first appear, on the stack.
+    /// The moment at which the most is alive (the last of equal ones), the one the phases
+    /// count: its transients, plus the output span's saved tensors at a moment outside the
+    /// blocks' backward when they are freed before it. `None`, the end of forward with no
+    /// transient, only when that is the most. The moments are summed in the order they first
+    /// appear, on the stack.
     fn counted_moment(&self) -> Option<Moment> {
         let mut moments = [(Moment::LossForward, 0.0); Moment::COUNT];
         let mut seen = 0;
+        let mut output = 0.0;
         for t in &self.terms {
-            if let Lifetime::Transient(m) = t.4 {
-                match moments[..seen].iter_mut().find(|(x, _)| *x == m) {
+            match t.4 {
+                Lifetime::Transient(m) => match moments[..seen].iter_mut().find(|(x, _)| *x == m) {
                     Some((_, sum)) => *sum += t.2,
                     None => {
                         moments[seen] = (m, t.2);
                         seen += 1;
                     }
-                }
+                },
+                Lifetime::Saved(Span::Output) if self.output_freed_in_blocks => output += t.2,
+                _ => {}
             }
         }
+        let alive = |m: Moment, sum: f64| if m.in_blocks() { sum } else { sum + output };
         moments[..seen]
             .iter()
-            .fold(None, |best: Option<(Moment, f64)>, &(m, sum)| match best {
-                Some((_, b)) if b > sum => best,
-                _ => Some((m, sum)),
-            })
-            .map(|(m, _)| m)
+            .fold((None, output), |best: (Option<Moment>, f64), &(m, sum)| if best.1 > alive(m, sum) { best } else { (Some(m), alive(m, sum)) })
+            .0
     }
 
     /// Whether a checkpoint save's terms outweigh the optimizer step's own (gradients made in
@@ -67,10 +86,12 @@ impl Ledger {
         save > 0.0 && save > sum(|l| matches!(l, Lifetime::MadeInBackward | Lifetime::OptimizerStep))
     }
 
-    /// Whether a term counts, given the counted moment and whether the save counts.
-    fn counts(lifetime: Lifetime, moment: Option<Moment>, save: bool) -> bool {
+    /// Whether a term counts, given the counted moment, whether the output span's saved
+    /// tensors are freed before the blocks' backward, and whether the save counts.
+    fn counts(lifetime: Lifetime, moment: Option<Moment>, output_freed_in_blocks: bool, save: bool) -> bool {
         match lifetime {
             Lifetime::Transient(m) => Some(m) == moment,
+            Lifetime::Saved(Span::Output) => !(output_freed_in_blocks && moment.is_some_and(Moment::in_blocks)),
             Lifetime::CheckpointSave => save,
             Lifetime::MadeInBackward | Lifetime::OptimizerStep => !save,
             _ => true,
@@ -88,7 +109,7 @@ impl Ledger {
     pub fn tally(&self) -> Tally {
         let (moment, save) = (self.counted_moment(), self.save_counted());
         let mut tally = Tally { save_counted: save, ..Tally::default() };
-        for t in self.terms.iter().filter(|t| Self::counts(t.4, moment, save)) {
+        for t in self.terms.iter().filter(|t| Self::counts(t.4, moment, self.output_freed_in_blocks, save)) {
             let c = t.0 as usize;
             tally.step[c] += t.2;
             tally.total += t.2;
@@ -104,11 +125,11 @@ impl Ledger {
 
     /// The counted terms, and the transients of the moments the phases do not count.
     pub fn into_terms(self) -> (Vec<Term>, Vec<Term>) {
-        let (moment, save) = (self.counted_moment(), self.save_counted());
+        let (moment, save, output_freed) = (self.counted_moment(), self.save_counted(), self.output_freed_in_blocks);
         self.terms
             .into_iter()
             .map(|(component, name, bytes, formula, lifetime)| Term { component, name, bytes: to_bytes(bytes), formula: Cow::Borrowed(formula), lifetime })
-            .partition(|t| Self::counts(t.lifetime, moment, save))
+            .partition(|t| Self::counts(t.lifetime, moment, output_freed, save))
     }
 }
 
@@ -157,6 +178,51 @@ pub fn to_bytes(x: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With one micro-batch in flight, the output span's saved tensors are freed before the
+    /// blocks' backward: a block moment (recompute) is counted without them, a loss moment
+    /// with them, and the end of forward alone when it holds the most.
+    #[test]
+    fn output_span_is_freed_before_the_blocks_backward() {
+        let ledger = |output: f64, recompute: f64, freed: bool| {
+            let mut l = Ledger::default();
+            if freed {
+                l.free_output_before_blocks();
+            }
+            l.add(Component::Activations, "block inputs", 10.0, "", Lifetime::Saved(Span::Blocks));
+            l.add(Component::Activations, "logits kept by the loss", output, "", Lifetime::Saved(Span::Output));
+            l.add(Component::Temporary, "loss gradients", 1.0, "", Lifetime::Transient(Moment::LossBackward));
+            l.add(Component::Temporary, "recompute", recompute, "", Lifetime::Transient(Moment::Recompute));
+            l
+        };
+        // Recompute (6) outweighs the loss's moment (1 + 4): counted without the output span.
+        assert_eq!(ledger(4.0, 6.0, true).tally().peak(), 16.0);
+        let (_, uncounted) = ledger(4.0, 6.0, true).into_terms();
+        assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["logits kept by the loss", "loss gradients"]);
+        // Several micro-batches in flight keep their output spans: everything stacks.
+        assert_eq!(ledger(4.0, 6.0, false).tally().peak(), 20.0);
+        // The loss's moment with the output span (1 + 8) outweighs recompute (6).
+        assert_eq!(ledger(8.0, 6.0, true).tally().peak(), 19.0);
+        // Only block moments, smaller than the output span: the end of forward counts, alone.
+        let mut l = ledger(8.0, 6.0, true);
+        l.terms.retain(|t| t.1 != "loss gradients");
+        assert_eq!(l.tally().peak(), 18.0);
+    }
+
+    /// The rule's premise, measured with torch's autograd (`tests/measure/output_span_freed.py`):
+    /// no tensor the head or the loss saved is alive when the last block's backward starts,
+    /// with or without checkpointing.
+    #[test]
+    fn measured_output_span_is_dead_at_the_last_blocks_backward() {
+        let fixture: serde_json::Value = serde_json::from_str(include_str!("../../tests/fixtures/measured/output_span_freed.json")).expect("fixture");
+        let cases = fixture["cases"].as_array().expect("cases");
+        assert_eq!(cases.len(), 2);
+        for case in cases {
+            let saved = case["saved_by_head_and_loss"].as_array().expect("saved");
+            assert!(saved.len() >= 4, "{case}");
+            assert!(saved.iter().all(|t| t["alive"] == false), "{case}");
+        }
+    }
 
     /// Transients of different moments follow each other: a phase counts the largest moment
     /// (the last of equal ones), whole-step terms count in both phases.

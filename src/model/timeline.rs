@@ -149,14 +149,17 @@ struct Parts<'a> {
     shape: &'a StepShape,
     /// The forward/backward phase as the breakdown counts it.
     base: &'a PhaseTotals,
-    /// Saved tensors of all micro-batches in flight, by span.
+    /// Saved tensors of all micro-batches in flight, by span, that the phase counts.
     saved: [Bytes; 3],
+    /// Saved tensors the phase does not count (the output span, when the counted moment is
+    /// in the blocks' backward, by which time they are freed): added where they are alive.
+    saved_uncounted: [Bytes; 3],
     /// Transients: moment, component index, bytes, whether the phase counts it.
     transients: Vec<(Moment, usize, f64, bool)>,
     /// The per-block moment drawn in the blocks' backward (the largest).
     block_moment: Option<Moment>,
     /// Whether the output span is kept through the last blocks' backward: the phase counts a
-    /// per-block moment together with every saved tensor.
+    /// per-block moment together with the output span (several micro-batches in flight).
     keep_output: bool,
     loss_forward: bool,
     loss_backward: bool,
@@ -174,25 +177,30 @@ struct State {
 impl<'a> Parts<'a> {
     fn new(b: &'a Breakdown, shape: &'a StepShape) -> Self {
         let index = |c: Component| Component::ALL.iter().position(|&x| x == c).unwrap_or(0);
-        let mut saved = [[0.0; 6]; 3];
+        let (mut saved, mut saved_uncounted) = ([[0.0; 6]; 3], [[0.0; 6]; 3]);
         let mut transients = Vec::new();
         let mut add = |t: &Term, counted: bool| match t.lifetime {
-            Lifetime::Saved(span) => saved[SPANS.iter().position(|&s| s == span).unwrap_or(0)][index(t.component)] += t.bytes as f64,
+            Lifetime::Saved(span) => {
+                let into = if counted { &mut saved } else { &mut saved_uncounted };
+                into[SPANS.iter().position(|&s| s == span).unwrap_or(0)][index(t.component)] += t.bytes as f64;
+            }
             Lifetime::Transient(m) => transients.push((m, index(t.component), t.bytes as f64, counted)),
             _ => {}
         };
         b.terms.iter().for_each(|t| add(t, true));
         b.uncounted_transients.iter().for_each(|t| add(t, false));
         let has = |m: Moment| transients.iter().any(|t| t.0 == m);
-        let output = saved[2].iter().sum::<f64>() > 0.0;
+        let output_counted = saved[2].iter().sum::<f64>() > 0.0;
+        let output = output_counted || saved_uncounted[2].iter().sum::<f64>() > 0.0;
         let counted_block = transients.iter().find(|t| t.3 && t.0.in_blocks()).map(|t| t.0);
         let largest_block = transients.iter().filter(|t| t.0.in_blocks()).max_by(|a, b| a.2.total_cmp(&b.2)).map(|t| t.0);
         Parts {
             shape,
             base: &b.phases.forward_backward,
             saved,
+            saved_uncounted,
             block_moment: counted_block.or(largest_block),
-            keep_output: counted_block.is_some(),
+            keep_output: counted_block.is_some() && output_counted,
             loss_forward: output || has(Moment::LossForward),
             loss_backward: output || has(Moment::LossBackward),
             head_backward: has(Moment::HeadBackward),
@@ -200,15 +208,16 @@ impl<'a> Parts<'a> {
         }
     }
 
-    /// The six components in a state: the phase's totals, less the saved tensors not (or no
-    /// longer) alive and the counted transients of other moments, plus the uncounted
-    /// transients of this moment.
+    /// The six components in a state: the phase's totals, less the counted saved tensors not
+    /// (or no longer) alive and the counted transients of other moments, plus the uncounted
+    /// saved tensors alive and the uncounted transients of this moment.
     fn bytes(&self, s: &State) -> PhaseTotals {
         let count = self.shape.in_flight.max(1) as f64;
         let mut t = PhaseTotals::default();
         for (i, &c) in Component::ALL.iter().enumerate() {
-            let mut missing: f64 = (0..3).map(|span| self.saved[span][i] * (1.0 - (s.held + s.own[span]) / count)).sum();
-            let mut extra = 0.0;
+            let alive = |span: usize| (s.held + s.own[span]) / count;
+            let mut missing: f64 = (0..3).map(|span| self.saved[span][i] * (1.0 - alive(span))).sum();
+            let mut extra: f64 = (0..3).map(|span| self.saved_uncounted[span][i] * alive(span)).sum();
             for &(m, _, bytes, counted) in self.transients.iter().filter(|t| t.1 == i) {
                 let here = Some(m) == s.moment;
                 if counted && !here {

@@ -161,6 +161,10 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
             ledger.add(Component::Activations, name, bytes, formula, Lifetime::Saved(span));
         }
     };
+    if flight <= 1.0 {
+        // One micro-batch in flight: its output span is freed before its blocks' backward.
+        ledger.free_output_before_blocks();
+    }
     let layers = layout.layers_on_stage;
     if training.checkpointing == Checkpointing::Full {
         let input = if sp { mb.checkpoint_per_block / layout.tp } else { mb.checkpoint_per_block };
