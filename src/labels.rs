@@ -82,7 +82,7 @@ pub fn fine_tuning_label(lora: Option<&Lora>) -> String {
 /// [`ModelSpec::label`]; an unknown preset id as written.
 pub fn model_name(model: &ModelSpec) -> String {
     match model {
-        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.clone()),
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string()),
         other => other.label(),
     }
 }

@@ -450,7 +450,7 @@ pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, uni
         None => {
             lines.push(format!("{total} per GPU of {capacity}"));
             let model = match &step.scenario.model {
-                ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.clone()),
+                ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string()),
                 other => other.label(),
             };
             format!("Start: {model}")

@@ -33,11 +33,11 @@ include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelPreset {
     /// Hub id (`meta-llama/Meta-Llama-3-8B`).
-    pub id: String,
+    pub id: &'static str,
     /// Display name (`Llama 3 8B`).
-    pub name: String,
+    pub name: &'static str,
     /// Other ids that name this model (`llama-3-8b`).
-    pub aliases: Vec<String>,
+    pub aliases: &'static [&'static str],
     pub arch: Architecture,
     /// What the importer noted (a multimodal wrapper's vision tower not counted, …).
     pub warnings: Vec<String>,
@@ -128,13 +128,7 @@ fn parse_preset(entry: &CatalogueEntry) -> Option<ModelPreset> {
     let config: Value = serde_json::from_str(entry.config).ok()?;
     let imported = import_hf_config(&config).ok()?;
     let warnings = imported.warnings.into_iter().filter(|w| !w.starts_with("config.json does not set")).collect();
-    Some(ModelPreset {
-        id: entry.id.to_string(),
-        name: entry.name.to_string(),
-        aliases: entry.aliases.iter().map(|a| a.to_string()).collect(),
-        arch: imported.arch,
-        warnings,
-    })
+    Some(ModelPreset { id: entry.id, name: entry.name, aliases: entry.aliases, arch: imported.arch, warnings })
 }
 
 #[cfg(test)]
@@ -167,10 +161,10 @@ mod tests {
 
     #[test]
     fn search_finds_by_id_name_or_alias() {
-        let first = |q: &str| search_presets(q, 5).first().map(|p| p.id.clone());
-        assert_eq!(first("qwen3 8b").as_deref(), Some("Qwen/Qwen3-8B"));
-        assert_eq!(first("llama-3-8b").as_deref(), Some("meta-llama/Meta-Llama-3-8B"));
-        assert_eq!(first("deepseek-ai/DeepSeek-V3").as_deref(), Some("deepseek-ai/DeepSeek-V3"));
+        let first = |q: &str| search_presets(q, 5).first().map(|p| p.id);
+        assert_eq!(first("qwen3 8b"), Some("Qwen/Qwen3-8B"));
+        assert_eq!(first("llama-3-8b"), Some("meta-llama/Meta-Llama-3-8B"));
+        assert_eq!(first("deepseek-ai/DeepSeek-V3"), Some("deepseek-ai/DeepSeek-V3"));
         assert!(search_presets("gemma", 50).len() >= 6);
         assert!(search_presets("no such model", 5).is_empty());
         assert_eq!(search_presets("", 8).len(), 8);
@@ -180,7 +174,7 @@ mod tests {
     fn ids_and_aliases_are_unique() {
         let mut seen = std::collections::HashSet::new();
         for p in model_presets() {
-            for name in std::iter::once(&p.id).chain(&p.aliases) {
+            for name in std::iter::once(&p.id).chain(p.aliases) {
                 assert!(seen.insert(name.to_ascii_lowercase()), "{name} names two presets");
             }
         }

@@ -29,7 +29,7 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger with room for `terms` terms.
     pub fn with_capacity(terms: usize) -> Ledger {
-        Ledger { terms: Vec::with_capacity(terms), output_freed_in_blocks: false }
+        Ledger { terms: Vec::with_capacity(terms), ..Ledger::default() }
     }
 
     /// The output span's saved tensors are all this micro-batch's and are freed before the
@@ -104,7 +104,8 @@ impl Ledger {
     }
 
     /// The sums of the terms the phases count (all but the transients of the other moments,
-    /// and the smaller of the checkpoint save and the optimizer step's own terms), in one
+    /// the output span's saved tensors when a block's moment counts and they are freed by
+    /// then, and the smaller of the checkpoint save and the optimizer step's own terms), in one
     /// pass: each sum adds its terms in the order they were recorded.
     pub fn tally(&self) -> Tally {
         let (moment, save) = (self.counted_moment(), self.save_counted());
@@ -123,7 +124,7 @@ impl Ledger {
         tally
     }
 
-    /// The counted terms, and the transients of the moments the phases do not count.
+    /// The counted terms, and those the phases do not count ([`Ledger::tally`]).
     pub fn into_terms(self) -> (Vec<Term>, Vec<Term>) {
         let (moment, save, output_freed) = (self.counted_moment(), self.save_counted(), self.output_freed_in_blocks);
         self.terms

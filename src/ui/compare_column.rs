@@ -74,7 +74,7 @@ pub fn CompareColumn(
 
     let mut models: Vec<(String, String)> = model_names().map(|(id, name)| (id.to_string(), name.to_string())).collect();
     let model_value = Signal::derive(move || slot.scenario.with(|s| match &s.model {
-        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.clone()),
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.to_string()),
         _ => "custom".into(),
     }));
     if slot.scenario.with_untracked(|s| !matches!(s.model, ModelSpec::Preset(_))) {

@@ -35,7 +35,7 @@ struct Match {
 fn matches_for(query: &str) -> Vec<Match> {
     search_presets(query, LIST_LIMIT)
         .into_iter()
-        .map(|p| Match { key: p.id.clone(), name: p.name.clone(), detail: format!("{} · {}", p.id, p.arch.summary()) })
+        .map(|p| Match { key: p.id.to_string(), name: p.name.to_string(), detail: format!("{} · {}", p.id, p.arch.summary()) })
         .collect()
 }
 
@@ -44,11 +44,11 @@ fn matches_for(query: &str) -> Vec<Match> {
 pub fn ModelPicker() -> impl IntoView {
     let planner = Planner::get();
     let current_key = planner.slice(|s| match &s.model {
-        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.clone()),
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.to_string()),
         _ => "custom".to_string(),
     });
     let current_name = planner.slice(|s| match &s.model {
-        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.clone()),
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string()),
         other => other.label(),
     });
     let summary = planner.slice(|s| s.model.architecture().map(|a| a.summary()).unwrap_or_default());

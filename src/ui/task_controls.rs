@@ -169,8 +169,6 @@ pub fn TaskControls() -> impl IntoView {
                 value=rank
                 on_change=move |v| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.rank = v })
             />
-        </Show>
-        <Show when=move || tuning.get() != FineTuning::Full>
             <SelectField
                 label="LoRA dropout"
                 id="lora-dropout"
