@@ -73,9 +73,11 @@ try {
   run('wasm-bindgen', ['--target=web', '--no-typescript', '--keep-lld-exports', `--out-dir=${bindgen}`, `--out-name=${stem}`, join(work, `${stem}.wasm`)]);
   if (existsSync(join(bindgen, 'snippets'))) fail('wasm-bindgen made snippets/, which this hook does not copy');
 
-  // 3. wasm-opt, in place, on every module.
+  // 3. wasm-opt, in place, on every module. HEADROOM_WASM_NAMES=1 keeps the function names,
+  // for `twiggy` and CPU profiles (a few hundred KB larger; never for the served page).
+  const names = process.env.HEADROOM_WASM_NAMES === '1' ? ['-g'] : [];
   const optimize = (file) => {
-    if (release) run(wasmOpt, ['-Oz', file, '-o', file]);
+    if (release) run(wasmOpt, ['-Oz', ...names, file, '-o', file]);
   };
   optimize(join(bindgen, `${stem}_bg.wasm`));
   chunks.forEach((f) => optimize(join(work, f)));

@@ -37,6 +37,15 @@ pub fn lazy_view<F>(built: &'static OnceLock<Build>, load: fn() -> F) -> AnyView
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {
+    lazy_view_or(built, load, || view! { <p class="hint" role="status">"Loading…"</p> }.into_any())
+}
+
+/// [`lazy_view`] showing `pending` until the chunk arrives: a placeholder of the view's own
+/// size, for a view that is on screen from the start, so nothing moves when it is built.
+pub fn lazy_view_or<F>(built: &'static OnceLock<Build>, load: fn() -> F, pending: fn() -> AnyView) -> AnyView
+where
+    F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
+{
     if let Some(build) = built.get() {
         return build();
     }
@@ -50,7 +59,7 @@ where
         let _ = state.try_set(next);
     });
     (move || match state.get() {
-        Load::Pending => view! { <p class="hint" role="status">"Loading…"</p> }.into_any(),
+        Load::Pending => pending(),
         Load::Failed => view! { <p class="field-error" role="alert">"This view could not be loaded (are you offline?). Open it again to retry."</p> }.into_any(),
         Load::Ready(build) => build(),
     })

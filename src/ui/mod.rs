@@ -7,6 +7,7 @@
 //! tested natively. The address bar carries the scenario ([`url_sync`]); `?embed=1` shows
 //! the compact [`embed_view`] instead of the planner.
 
+mod after_paint;
 mod app;
 mod breakdown_table;
 mod checkbox_field;
@@ -20,7 +21,6 @@ mod embed_view;
 mod field_error;
 mod lazy_view;
 mod measured_panel;
-mod next_frame;
 mod number_field;
 mod memory_chart;
 mod model_picker;

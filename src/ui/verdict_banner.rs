@@ -2,10 +2,16 @@
 //! sentence, with the model size, GPU count and step (or prefill and per-token) time under
 //! it, the cheapest fix when it does not fit (the default ladder's plan for the same GPU
 //! count, with a way to the Strategy view), and the model's warnings.
+//!
+//! The cheapest fix runs the escalation ladder, whose code is the `fix` WASM chunk (shared
+//! with the Strategy view's), fetched while the first chart is drawn ([`super::lazy_view`]).
+
+use std::sync::OnceLock;
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
-use super::next_frame::NextFrame;
+use super::after_paint::AfterPaint;
 use super::state::Planner;
 use super::workspace::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
@@ -25,6 +31,16 @@ fn cheapest_fix(s: &Scenario, units: Units) -> (bool, String, String) {
     let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
     (summary.fits, headline, detail)
 }
+
+/// [`cheapest_fix`]'s signature.
+type FixFn = fn(&Scenario, Units) -> (bool, String, String);
+
+/// [`cheapest_fix`], in the `fix` chunk.
+#[wasm_split(fix, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn load_cheapest_fix() -> Result<FixFn, SplitLoaderError> {
+    Ok(cheapest_fix)
+}
+static FIX: OnceLock<FixFn> = OnceLock::new();
 
 /// The banner above the chart.
 #[component]
@@ -65,19 +81,31 @@ pub fn VerdictBanner() -> impl IntoView {
         })
     };
     // The cheapest fix: the plan of the ladder a view would start from on these GPUs. It is
-    // worked out on the next animation frame, after the chart has taken the new plan, so a
-    // dragged slider never waits for the ladder; a newer change supersedes a pending one.
+    // worked out once the frame showing the new chart has been painted, so neither the first
+    // chart nor a dragged slider waits for the ladder; a newer change supersedes a pending
+    // one. Until its chunk has arrived there is no fix to show; its arrival runs this again.
     let fix = RwSignal::new(None::<(bool, String, String)>);
-    let next = NextFrame::new();
+    let loaded = RwSignal::new(FIX.get().is_some());
+    let after_paint = AfterPaint::new();
     Effect::new(move |_| {
         let fits = planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
         let units = planner.units.get();
         let scenario = planner.valid.get();
         if fits {
-            next.cancel();
+            after_paint.cancel();
             fix.set(None);
+        } else if let (true, Some(&cheapest)) = (loaded.get(), FIX.get()) {
+            after_paint.schedule(move || fix.set(Some(cheapest(&scenario, units))));
         } else {
-            next.schedule(move || fix.set(Some(cheapest_fix(&scenario, units))));
+            leptos::task::spawn_local(async move {
+                match load_cheapest_fix().await {
+                    Ok(f) => {
+                        FIX.get_or_init(|| f);
+                        let _ = loaded.try_set(true);
+                    }
+                    Err(_) => leptos::logging::warn!("the cheapest fix could not be loaded (offline?)"),
+                }
+            });
         }
     });
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
