@@ -102,8 +102,15 @@ pub fn count(n: u64) -> String {
 pub fn parse_f64(text: &str) -> Option<f64> {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let negative = text.starts_with('-');
-    if ["inf", "infinity"].iter().any(|w| unsigned.eq_ignore_ascii_case(w)) {
-        return Some(if negative { f64::NEG_INFINITY } else { f64::INFINITY });
+    if ["inf", "infinity"]
+        .iter()
+        .any(|w| unsigned.eq_ignore_ascii_case(w))
+    {
+        return Some(if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
     }
     if unsigned.eq_ignore_ascii_case("nan") {
         return Some(f64::NAN);
@@ -148,13 +155,55 @@ mod tests {
     #[test]
     fn parse_f64_is_str_parse() {
         for t in [
-            "0", "12", "1.5", ".5", "5.", "-0", "+3", "2e3", "2E-3", "1e+5", "1e400", "-1e-400", "0.1", "123456789012345678901234567890", "inf",
-            "-Infinity", "NaN", "", ".", "-", "e5", "1e", "1e+", "1.2.3", " 1", "1 ", "1_000", "1,5", "0x10", "infinit", "--1", "+-1", "1e5.5", "١",
+            "0",
+            "12",
+            "1.5",
+            ".5",
+            "5.",
+            "-0",
+            "+3",
+            "2e3",
+            "2E-3",
+            "1e+5",
+            "1e400",
+            "-1e-400",
+            "0.1",
+            "123456789012345678901234567890",
+            "inf",
+            "-Infinity",
+            "NaN",
+            "",
+            ".",
+            "-",
+            "e5",
+            "1e",
+            "1e+",
+            "1.2.3",
+            " 1",
+            "1 ",
+            "1_000",
+            "1,5",
+            "0x10",
+            "infinit",
+            "--1",
+            "+-1",
+            "1e5.5",
+            "١",
         ] {
             let want = t.parse::<f64>().ok();
             let got = parse_f64(t);
-            assert_eq!(got.map(f64::to_bits).filter(|_| !want.is_some_and(f64::is_nan)), want.map(f64::to_bits).filter(|x| !f64::from_bits(*x).is_nan()), "{t:?}");
-            assert_eq!(got.is_some_and(f64::is_nan), want.is_some_and(f64::is_nan), "{t:?}");
+            assert_eq!(
+                got.map(f64::to_bits)
+                    .filter(|_| !want.is_some_and(f64::is_nan)),
+                want.map(f64::to_bits)
+                    .filter(|x| !f64::from_bits(*x).is_nan()),
+                "{t:?}"
+            );
+            assert_eq!(
+                got.is_some_and(f64::is_nan),
+                want.is_some_and(f64::is_nan),
+                "{t:?}"
+            );
         }
     }
 

@@ -71,7 +71,13 @@ struct Row {
 /// The table's rows, cumulative as the README says; each row's error as of this commit in its
 /// comment (predicted allocated peak vs published active peak).
 const ROWS: [Row; 10] = [
-    Row { name: "Baseline", line: 120, published_gib: 25.5, training: "", check: Check::NotExpressible("unpacked Alpaca: sequence lengths per batch not stated") },
+    Row {
+        name: "Baseline",
+        line: 120,
+        published_gib: 25.5,
+        training: "",
+        check: Check::NotExpressible("unpacked Alpaca: sequence lengths per batch not stated"),
+    },
     // 57.9 GiB, −3.5 %. Peak at the start of backward: weights 6.0 + AdamW states 12.0 +
     // saved activations 32.1 (28 blocks of 1.0 GiB, the fp32 log-softmax 3.9) + the loss's two
     // fp32 T·V gradient buffers 7.8 GiB. torchtune saves 1.97 GiB that Headroom (which models
@@ -80,35 +86,89 @@ const ROWS: [Row; 10] = [
     // = 64 MiB per block, 1.75 GiB), and the packed batch's `input_pos` gathers a new fp32 RoPE
     // table per call (`self.cache[input_pos]`, `modules/position_embeddings.py`, kept by the
     // rotation's products: 2 × 4 MiB per block, 0.22 GiB). With them: 59.9 GiB (−0.2 %).
-    Row { name: "+ Packed Dataset", line: 121, published_gib: 60.0, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "none", "techniques": {"loss": "standard"}}"#, check: Check::Within(0.05) },
+    Row {
+        name: "+ Packed Dataset",
+        line: 121,
+        published_gib: 60.0,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "none", "techniques": {"loss": "standard"}}"#,
+        check: Check::Within(0.05),
+    },
     // 57.9 GiB, +13.6 %: the row above; compile is the only change. (The full recipe drops
     // `compile_loss`'s return value, recipes/full_finetune_single_device.py line 292, so this
     // plain loss is not compiled: the 9 GiB are the blocks' saved tensors that Inductor
     // recomputes instead — RMSNorm's fp32 input, SiLU and product outputs.)
-    Row { name: "+ Compile", line: 122, published_gib: 51.0, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "none", "techniques": {"loss": "standard"}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "+ Compile",
+        line: 122,
+        published_gib: 51.0,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "none", "techniques": {"loss": "standard"}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 52.5 GiB, +22.5 %: compile's block savings as above, and the compiled
     // `compute_cross_entropy` keeps each chunk's bf16 logits instead of its fp32 log-softmax
     // (3.9 GiB here), see the next rows.
-    Row { name: "+ Chunked Cross Entropy", line: 123, published_gib: 42.9, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "none", "techniques": {"loss": "chunked", "loss_chunks": 8}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "+ Chunked Cross Entropy",
+        line: 123,
+        published_gib: 42.9,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "none", "techniques": {"loss": "chunked", "loss_chunks": 8}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 29.9 GiB, +20.2 %: the optimizer step with foreach AdamW's parameter-sized list (6.0 GiB).
     // Without that list the step is 24.0 GiB (−3.8 %), backward's end a little more.
-    Row { name: "+ Activation Checkpointing", line: 124, published_gib: 24.9, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "+ Activation Checkpointing",
+        line: 124,
+        published_gib: 24.9,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 25.8 GiB, +11.8 %: peak at the end of forward, where Headroom keeps the eager chunked
     // loss's fp32 log-softmax (3.9 GiB) that the compiled `compute_cross_entropy` does not save;
     // without it the peak moves to the output projection's backward: 23.6 GiB (+2.3 %).
-    Row { name: "+ Fuse optimizer step into backward", line: 125, published_gib: 23.1, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "+ Fuse optimizer step into backward",
+        line: 125,
+        published_gib: 23.1,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 24.5 GiB, +12.5 %: as above; without the eager log-softmax 22.3 GiB (+2.4 %).
-    Row { name: "+ Activation Offloading", line: 126, published_gib: 21.8, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true, "activation_offload": true}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "+ Activation Offloading",
+        line: 126,
+        published_gib: 21.8,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true, "activation_offload": true}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 18.6 GiB, +5.9 % (bitsandbytes 8-bit states visible to the allocator; PagedAdamW8bit's
     // states would be managed memory, outside active bytes, and the figure could not be 17.6);
     // without the eager log-softmax 16.4 GiB (−6.7 %).
-    Row { name: "+ 8-bit AdamW", line: 127, published_gib: 17.6, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw-8bit", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true, "activation_offload": true}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "+ 8-bit AdamW",
+        line: 127,
+        published_gib: 17.6,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw-8bit", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "optimizer_in_backward": true, "activation_offload": true}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 13.0 GiB, +53.0 %: the eager log-softmax (3.9 GiB) and one chunk's fp32 upcast (0.5 GiB)
     // at the end of forward, which the compiled loss does not keep: 8.6 GiB (+1.2 %) without
     // them. (The frozen tied head keeps no input and gets no gradient buffers.)
-    Row { name: "LoRA", line: 128, published_gib: 8.5, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "bf16"}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "LoRA",
+        line: 128,
+        published_gib: 8.5,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "bf16"}}"#,
+        check: Check::EagerUpperBound,
+    },
     // 9.8 GiB, +113 %: as LoRA, on 2.1 GiB of NF4 weights.
-    Row { name: "QLoRA", line: 129, published_gib: 4.6, training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "nf4"}}"#, check: Check::EagerUpperBound },
+    Row {
+        name: "QLoRA",
+        line: 129,
+        published_gib: 4.6,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "nf4"}}"#,
+        check: Check::EagerUpperBound,
+    },
 ];
 
 /// The scenario of a row: its `training` object on Llama-3.2-3B (tied embeddings, as
@@ -116,38 +176,69 @@ const ROWS: [Row; 10] = [
 /// runs on packed batches (`modules/attention_utils.py`): both save q, k, v, the output and a
 /// logsumexp. Every row: pure bf16, micro-batch 2 × 4096 packed tokens, no accumulation.
 fn scenario(row: &Row) -> Scenario {
-    let json = format!(r#"{{"model": {{"preset": "meta-llama/Llama-3.2-3B"}}, "device": {{"preset": "a100-80gb"}}, "training": {}}}"#, row.training);
+    let json = format!(
+        r#"{{"model": {{"preset": "meta-llama/Llama-3.2-3B"}}, "device": {{"preset": "a100-80gb"}}, "training": {}}}"#,
+        row.training
+    );
     let decoded = Scenario::from_json(&json).unwrap_or_else(|e| panic!("{}: {e}", row.name));
-    assert!(decoded.warnings.is_empty(), "{}: {:?}", row.name, decoded.warnings);
+    assert!(
+        decoded.warnings.is_empty(),
+        "{}: {:?}",
+        row.name,
+        decoded.warnings
+    );
     decoded.scenario
 }
 
 /// Headroom's allocated peak for a scenario: the breakdown split as `headroom check` splits it.
 fn allocated_peak(s: &Scenario) -> f64 {
     let b = estimate(s);
-    let measured = Measured { format: Format::Json, allocated_peak: None, reserved_peak: None, used: None, total: None, non_releasable_peak: None, notes: Vec::new() };
+    let measured = Measured {
+        format: Format::Json,
+        allocated_peak: None,
+        reserved_peak: None,
+        used: None,
+        total: None,
+        non_releasable_peak: None,
+        notes: Vec::new(),
+    };
     compare(&measured, &b).predicted.allocated_peak as f64
 }
 
 #[test]
 fn torchtune_optimization_flags_table() {
-    let mut report = String::from("| row | published GiB | predicted GiB | error |\n|---|---:|---:|---:|\n");
+    let mut report =
+        String::from("| row | published GiB | predicted GiB | error |\n|---|---:|---:|---:|\n");
     let mut failures = Vec::new();
     for row in &ROWS {
         if let Check::NotExpressible(why) = row.check {
-            report.push_str(&format!("| {} (README L{}) | {:.1} | — | not expressible: {why} |\n", row.name, row.line, row.published_gib));
+            report.push_str(&format!(
+                "| {} (README L{}) | {:.1} | — | not expressible: {why} |\n",
+                row.name, row.line, row.published_gib
+            ));
             continue;
         }
         let predicted = allocated_peak(&scenario(row)) / GIB;
         let error = (predicted - row.published_gib) / row.published_gib;
-        report.push_str(&format!("| {} (README L{}) | {:.1} | {predicted:.2} | {:+.1} % |\n", row.name, row.line, row.published_gib, 100.0 * error));
+        report.push_str(&format!(
+            "| {} (README L{}) | {:.1} | {predicted:.2} | {:+.1} % |\n",
+            row.name,
+            row.line,
+            row.published_gib,
+            100.0 * error
+        ));
         match row.check {
-            Check::Within(tolerance) if error.abs() > tolerance => {
-                failures.push(format!("{}: {predicted:.2} GiB vs published {} GiB ({:+.1} %, tolerance {:.0} %)", row.name, row.published_gib, 100.0 * error, 100.0 * tolerance))
-            }
-            Check::EagerUpperBound if predicted < row.published_gib => {
-                failures.push(format!("{}: eager prediction {predicted:.2} GiB is below the compiled run's {} GiB", row.name, row.published_gib))
-            }
+            Check::Within(tolerance) if error.abs() > tolerance => failures.push(format!(
+                "{}: {predicted:.2} GiB vs published {} GiB ({:+.1} %, tolerance {:.0} %)",
+                row.name,
+                row.published_gib,
+                100.0 * error,
+                100.0 * tolerance
+            )),
+            Check::EagerUpperBound if predicted < row.published_gib => failures.push(format!(
+                "{}: eager prediction {predicted:.2} GiB is below the compiled run's {} GiB",
+                row.name, row.published_gib
+            )),
             _ => {}
         }
     }
@@ -168,15 +259,28 @@ fn torchtune_optimization_flags_table() {
 /// run and torchtune's own QLoRA does not do).
 #[test]
 fn compiled_rows_through_the_compile_switch() {
-    const HELD: [&str; 4] = ["+ Chunked Cross Entropy", "+ Fuse optimizer step into backward", "+ Activation Offloading", "LoRA"];
+    const HELD: [&str; 4] = [
+        "+ Chunked Cross Entropy",
+        "+ Fuse optimizer step into backward",
+        "+ Activation Offloading",
+        "LoRA",
+    ];
     let mut report = String::new();
     let mut failures = Vec::new();
-    for row in ROWS.iter().filter(|r| matches!(r.check, Check::EagerUpperBound) && r.name != "+ Compile") {
+    for row in ROWS
+        .iter()
+        .filter(|r| matches!(r.check, Check::EagerUpperBound) && r.name != "+ Compile")
+    {
         let mut s = scenario(row);
         s.training.techniques.compile = true;
         let predicted = allocated_peak(&s) / GIB;
         let error = (predicted - row.published_gib) / row.published_gib;
-        report.push_str(&format!("{}: published {:.1} GiB, compiled prediction {predicted:.2} GiB ({:+.1} %)\n", row.name, row.published_gib, 100.0 * error));
+        report.push_str(&format!(
+            "{}: published {:.1} GiB, compiled prediction {predicted:.2} GiB ({:+.1} %)\n",
+            row.name,
+            row.published_gib,
+            100.0 * error
+        ));
         if HELD.contains(&row.name) && error.abs() > 0.05 {
             failures.push(row.name);
         }

@@ -1,8 +1,8 @@
 //! Pure chart builders: a [`Breakdown`] (or its step's timeline, `timeline.rs`) in, a
 //! `charming::Chart` (an ECharts option) out.
 //!
-//! Nothing here touches the browser: the page renders these charts with charming's
-//! `WasmRenderer` inside an effect, and native tests check their JSON.
+//! Nothing here touches the browser: the page hands these charts to ECharts as JSON text
+//! ([`option_json`]) inside an effect, and native tests check their JSON.
 //! This module does not compute memory (that is `crate::estimate`), and it does not
 //! decide colours per theme beyond the fixed component palette below.
 
@@ -16,8 +16,8 @@ pub use verdict::{outcome_word, verdict, Verdict};
 use charming::component::{Axis, Grid, Legend};
 use charming::datatype::CompositeValue;
 use charming::element::{
-    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant,
-    SplitLine, Symbol, Tooltip, Trigger,
+    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType,
+    MarkLine, MarkLineData, MarkLineVariant, SplitLine, Symbol, Tooltip, Trigger,
 };
 use charming::series::Bar;
 use charming::Chart;
@@ -25,9 +25,19 @@ use charming::Chart;
 use crate::format::{self, Units};
 use crate::model::breakdown::{Breakdown, Component};
 
+/// A chart's ECharts option as JSON text, written straight from charming's `Serialize`. The
+/// page and the exports both go through this one serialiser (a second one, such as
+/// `serde_json::to_value`'s, would add a second copy of charming's serialisation code to the
+/// WASM), and skipping the intermediate `serde_json::Value` tree makes each update cheaper.
+pub fn option_json(chart: &Chart) -> String {
+    serde_json::to_string(chart).unwrap_or_else(|_| "{}".into())
+}
+
 /// One colour per component, in [`Component::ALL`] order (Okabe–Ito palette, safe for the
 /// common colour-vision deficiencies).
-pub const COMPONENT_COLORS: [&str; 6] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C8C8C"];
+pub const COMPONENT_COLORS: [&str; 6] = [
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C8C8C",
+];
 
 /// Colour of the part of the bar that does not fit in device memory.
 pub const SPILL_COLOR: &str = "rgba(213, 94, 0, 0.22)";
@@ -63,19 +73,42 @@ pub fn memory_chart(b: &Breakdown, units: Units) -> Chart {
     let capacity = format::giga(b.capacity, units);
     let total = format::giga(b.total, units);
     let axis_max = nice_max(capacity.max(total) * 1.06);
-    let category = if b.gpus > 1 { format!("per GPU (stage {})", b.stage) } else { "GPU".to_string() };
+    let category = if b.gpus > 1 {
+        format!("per GPU (stage {})", b.stage)
+    } else {
+        "GPU".to_string()
+    };
 
     let mut chart = Chart::new()
         .animation_duration_update(250)
         .background_color(Color::Value("transparent".into()))
-        .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
-        .tooltip(Tooltip::new().trigger(Trigger::Item).formatter(Formatter::String(format!("{{a}}: {{c}} {unit}"))))
-        .grid(Grid::new().left(24).right(24).top(56).bottom(36).contain_label(true))
+        .legend(
+            Legend::new()
+                .top(0)
+                .left("center")
+                .item_width(14)
+                .item_height(10),
+        )
+        .tooltip(
+            Tooltip::new()
+                .trigger(Trigger::Item)
+                .formatter(Formatter::String(format!("{{a}}: {{c}} {unit}"))),
+        )
+        .grid(
+            Grid::new()
+                .left(24)
+                .right(24)
+                .top(56)
+                .bottom(36)
+                .contain_label(true),
+        )
         .x_axis(
             Axis::new()
                 .type_(AxisType::Value)
                 .min(0)
-                .axis_label(AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))))
+                .axis_label(
+                    AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))),
+                )
                 .max(axis_max)
                 .split_line(SplitLine::new().line_style(LineStyle::new().opacity(0.3))),
         )
@@ -111,8 +144,22 @@ fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
         .silent(true)
         .z(10)
         .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(LineStyle::new().color(CAPACITY_COLOR).width(2).type_(LineStyleType::Dashed))
-        .data(vec![MarkLineVariant::Simple(MarkLineData::new().name("capacity").x_axis(format::giga(b.capacity, units)).label(Label::new().formatter(Formatter::String(label)).color(CAPACITY_COLOR)))])
+        .line_style(
+            LineStyle::new()
+                .color(CAPACITY_COLOR)
+                .width(2)
+                .type_(LineStyleType::Dashed),
+        )
+        .data(vec![MarkLineVariant::Simple(
+            MarkLineData::new()
+                .name("capacity")
+                .x_axis(format::giga(b.capacity, units))
+                .label(
+                    Label::new()
+                        .formatter(Formatter::String(label))
+                        .color(CAPACITY_COLOR),
+                ),
+        )])
 }
 
 /// The faint band from the capacity to the total, a little thicker than the bar: the bytes
@@ -120,16 +167,42 @@ fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
 /// itself, label hidden) rather than absent, so that merging the option removes the old one.
 fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let total = format::giga(b.total, units);
-    let (start, shown) = if b.spill_bytes > 0 { (format::giga(b.capacity, units), true) } else { (total, false) };
-    let at = |x: f64| MarkLineData::new().coord(vec![CompositeValue::from(x), CompositeValue::from(0)]).symbol(Symbol::None);
+    let (start, shown) = if b.spill_bytes > 0 {
+        (format::giga(b.capacity, units), true)
+    } else {
+        (total, false)
+    };
+    let at = |x: f64| {
+        MarkLineData::new()
+            .coord(vec![CompositeValue::from(x), CompositeValue::from(0)])
+            .symbol(Symbol::None)
+    };
     // Where the platform cannot spill, the bytes beyond capacity are what CUDA refuses.
-    let word = if b.spill.outcome == crate::model::breakdown::Outcome::OutOfMemory { "over by" } else { "spill" };
-    let label = Label::new().show(shown).formatter(Formatter::String(format!("{word} {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
+    let word = if b.spill.outcome == crate::model::breakdown::Outcome::OutOfMemory {
+        "over by"
+    } else {
+        "spill"
+    };
+    let label = Label::new()
+        .show(shown)
+        .formatter(Formatter::String(format!(
+            "{word} {}",
+            format::bytes(b.spill_bytes, units)
+        )))
+        .color(CAPACITY_COLOR);
     MarkLine::new()
         .silent(true)
         .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(LineStyle::new().color(SPILL_COLOR).width(SPILL_THICKNESS).type_(LineStyleType::Solid))
-        .data(vec![MarkLineVariant::StartToEnd(at(start).name("spill").label(label), at(total))])
+        .line_style(
+            LineStyle::new()
+                .color(SPILL_COLOR)
+                .width(SPILL_THICKNESS)
+                .type_(LineStyleType::Solid),
+        )
+        .data(vec![MarkLineVariant::StartToEnd(
+            at(start).name("spill").label(label),
+            at(total),
+        )])
 }
 
 /// Rounds an axis maximum up to 1, 2, 2.5 or 5 times a power of ten.

@@ -13,7 +13,11 @@ pub enum Verdict {
     /// Fits, with this many bytes to spare.
     Fits { headroom: u64, text: String },
     /// Runs with part of its memory in host memory, this many times slower (a range).
-    Spills { spill: u64, slowdown: [f64; 2], text: String },
+    Spills {
+        spill: u64,
+        slowdown: [f64; 2],
+        text: String,
+    },
     /// Does not run: CUDA (or a per-process cap) refuses the allocation.
     OutOfMemory { over: u64, text: String },
     /// Nothing to judge (no capacity: the model is unknown).
@@ -24,7 +28,10 @@ impl Verdict {
     /// The sentence shown in the banner.
     pub fn text(&self) -> &str {
         match self {
-            Verdict::Fits { text, .. } | Verdict::Spills { text, .. } | Verdict::OutOfMemory { text, .. } | Verdict::Unknown { text } => text,
+            Verdict::Fits { text, .. }
+            | Verdict::Spills { text, .. }
+            | Verdict::OutOfMemory { text, .. }
+            | Verdict::Unknown { text } => text,
         }
     }
 
@@ -64,7 +71,15 @@ fn destination(platform: Platform) -> &'static str {
 
 /// "2.3×", "12×", or "2.3–41×".
 fn factor_range([low, high]: [f64; 2]) -> String {
-    let one = |x: f64| if !x.is_finite() { "∞".to_string() } else if x >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
+    let one = |x: f64| {
+        if !x.is_finite() {
+            "∞".to_string()
+        } else if x >= 10.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
     if (high - low).abs() < 0.05 * low {
         format!("about {}×", one(low))
     } else {
@@ -75,18 +90,38 @@ fn factor_range([low, high]: [f64; 2]) -> String {
 /// The banner sentence for a plan.
 pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
     if b.capacity == 0 {
-        return Verdict::Unknown { text: "No estimate: choose a model".into() };
+        return Verdict::Unknown {
+            text: "No estimate: choose a model".into(),
+        };
     }
     let over = b.total.saturating_sub(b.capacity);
     match b.spill.outcome {
         Outcome::Fits => {
             let headroom = b.capacity.saturating_sub(b.total);
-            Verdict::Fits { headroom, text: format!("Fits with {} headroom", format::bytes(headroom, units)) }
+            Verdict::Fits {
+                headroom,
+                text: format!("Fits with {} headroom", format::bytes(headroom, units)),
+            }
         }
         Outcome::Spills => {
-            let what: Vec<String> = b.spill.by_component.iter().map(|(c, bytes)| format!("{} {}", c.label().to_ascii_lowercase(), format::bytes(*bytes, units))).collect();
+            let what: Vec<String> = b
+                .spill
+                .by_component
+                .iter()
+                .map(|(c, bytes)| {
+                    format!(
+                        "{} {}",
+                        c.label().to_ascii_lowercase(),
+                        format::bytes(*bytes, units)
+                    )
+                })
+                .collect();
             let slowdown = b.step_time.slowdown_range;
-            let per = if b.step_time.decode_seconds_per_token > 0.0 { "per token" } else { "per step" };
+            let per = if b.step_time.decode_seconds_per_token > 0.0 {
+                "per token"
+            } else {
+                "per step"
+            };
             let text = format!(
                 "Spills {} {} — {} slower {per} ({})",
                 format::bytes(over, units),
@@ -94,7 +129,11 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
                 factor_range(slowdown),
                 what.join(", ")
             );
-            Verdict::Spills { spill: over, slowdown, text }
+            Verdict::Spills {
+                spill: over,
+                slowdown,
+                text,
+            }
         }
         Outcome::OutOfMemory => {
             let why = match b.spill.platform {
@@ -102,7 +141,12 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
                 Platform::WindowsNoFallback => "Windows, sysmem fallback off",
                 _ => "Linux CUDA: torch.OutOfMemoryError",
             };
-            let text = format!("Out of memory: needs {}, {} over the {} it can use ({why})", format::bytes(b.total, units), format::bytes(over, units), format::bytes(b.capacity, units));
+            let text = format!(
+                "Out of memory: needs {}, {} over the {} it can use ({why})",
+                format::bytes(b.total, units),
+                format::bytes(over, units),
+                format::bytes(b.capacity, units)
+            );
             Verdict::OutOfMemory { over, text }
         }
     }

@@ -16,7 +16,10 @@ pub struct Keys<'a> {
 
 impl<'a> Keys<'a> {
     pub fn new(map: &'a Map<String, Value>) -> Self {
-        Keys { map, defaulted: RefCell::new(Vec::new()) }
+        Keys {
+            map,
+            defaulted: RefCell::new(Vec::new()),
+        }
     }
 
     /// The raw value of a key (absent and `null` read the same).
@@ -67,7 +70,10 @@ impl<'a> Keys<'a> {
             }
             Some(v) => match v.as_u64() {
                 Some(n) if n <= MAX_DIM => Ok(n),
-                _ => Err(InputError::new(key, format!("must be a whole number between 0 and {MAX_DIM}, got {v}"))),
+                _ => Err(InputError::new(
+                    key,
+                    format!("must be a whole number between 0 and {MAX_DIM}, got {v}"),
+                )),
             },
         }
     }
@@ -85,7 +91,10 @@ impl<'a> Keys<'a> {
                 Ok(default)
             }
             Some(Value::Bool(b)) => Ok(*b),
-            Some(v) => Err(InputError::new(key, format!("must be true or false, got {v}"))),
+            Some(v) => Err(InputError::new(
+                key,
+                format!("must be true or false, got {v}"),
+            )),
         }
     }
 
@@ -104,7 +113,10 @@ impl<'a> Keys<'a> {
                 self.note_default(key, default.to_string());
                 Ok(default)
             }
-            Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| InputError::new(key, format!("must be a number, got {v}"))),
+            Some(v) => v
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| InputError::new(key, format!("must be a number, got {v}"))),
         }
     }
 
@@ -131,10 +143,16 @@ impl<'a> Keys<'a> {
                 .iter()
                 .map(|v| match v.as_u64() {
                     Some(n) if n > 0 && n <= MAX_DIM => Ok(n),
-                    _ => Err(InputError::new(key, format!("every entry must be a positive whole number, got {v}"))),
+                    _ => Err(InputError::new(
+                        key,
+                        format!("every entry must be a positive whole number, got {v}"),
+                    )),
                 })
                 .collect(),
-            Some(v) => Err(InputError::new(key, format!("must be a list of 1 to 64 positive whole numbers, got {v}"))),
+            Some(v) => Err(InputError::new(
+                key,
+                format!("must be a list of 1 to 64 positive whole numbers, got {v}"),
+            )),
         }
     }
 
@@ -144,10 +162,17 @@ impl<'a> Keys<'a> {
             None => Ok(None),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().ok_or_else(|| InputError::new(key, format!("every entry must be a string, got {v}"))))
+                .map(|v| {
+                    v.as_str().ok_or_else(|| {
+                        InputError::new(key, format!("every entry must be a string, got {v}"))
+                    })
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),
-            Some(v) => Err(InputError::new(key, format!("must be a list of strings, got {v}"))),
+            Some(v) => Err(InputError::new(
+                key,
+                format!("must be a list of strings, got {v}"),
+            )),
         }
     }
 
@@ -166,8 +191,14 @@ impl<'a> Keys<'a> {
 fn positive(key: &str, v: &Value) -> Result<u64, InputError> {
     match v.as_u64() {
         Some(0) => Err(InputError::new(key, "must be at least 1")),
-        Some(n) if n > MAX_DIM => Err(InputError::new(key, format!("{n} is too large (at most {MAX_DIM})"))),
+        Some(n) if n > MAX_DIM => Err(InputError::new(
+            key,
+            format!("{n} is too large (at most {MAX_DIM})"),
+        )),
         Some(n) => Ok(n),
-        None => Err(InputError::new(key, format!("must be a positive whole number, got {v}"))),
+        None => Err(InputError::new(
+            key,
+            format!("must be a positive whole number, got {v}"),
+        )),
     }
 }

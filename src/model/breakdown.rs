@@ -93,8 +93,12 @@ impl Lifetime {
     pub fn phase(self) -> Option<Phase> {
         match self {
             Lifetime::WholeStep => None,
-            Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => Some(Phase::ForwardBackward),
-            Lifetime::MadeInBackward | Lifetime::OptimizerStep | Lifetime::CheckpointSave => Some(Phase::OptimizerStep),
+            Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => {
+                Some(Phase::ForwardBackward)
+            }
+            Lifetime::MadeInBackward | Lifetime::OptimizerStep | Lifetime::CheckpointSave => {
+                Some(Phase::OptimizerStep)
+            }
         }
     }
 }
@@ -144,7 +148,15 @@ impl Moment {
 
     /// Whether the moment recurs in every block's backward (rather than once at the head).
     pub fn in_blocks(self) -> bool {
-        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate | Moment::Dequantize | Moment::BlockBackward)
+        matches!(
+            self,
+            Moment::Recompute
+                | Moment::SoftmaxBackward
+                | Moment::Reload
+                | Moment::ParameterUpdate
+                | Moment::Dequantize
+                | Moment::BlockBackward
+        )
     }
 }
 
@@ -353,7 +365,11 @@ pub struct Breakdown {
     pub uncounted_transients: Vec<Term>,
     /// The shape of the training step, for the timeline; `None` in inference. Serialised as
     /// `step_shape`: the escalation ladder flattens a breakdown beside its own `step`.
-    #[serde(default, rename = "step_shape", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "step_shape",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub step: Option<StepShape>,
     pub warnings: Vec<String>,
 }

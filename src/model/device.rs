@@ -85,10 +85,28 @@ struct Gpu {
     class: DeviceClass,
 }
 
-const A100_MIG_80: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
-const A100_MIG_40: &[(&str, u32, u32)] = &[("1g.5gb", 1, 1), ("2g.10gb", 2, 2), ("3g.20gb", 3, 4), ("4g.20gb", 4, 4), ("7g.40gb", 7, 8)];
-const H100_MIG: &[(&str, u32, u32)] =
-    &[("1g.10gb", 1, 1), ("1g.20gb", 1, 2), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
+const A100_MIG_80: &[(&str, u32, u32)] = &[
+    ("1g.10gb", 1, 1),
+    ("2g.20gb", 2, 2),
+    ("3g.40gb", 3, 4),
+    ("4g.40gb", 4, 4),
+    ("7g.80gb", 7, 8),
+];
+const A100_MIG_40: &[(&str, u32, u32)] = &[
+    ("1g.5gb", 1, 1),
+    ("2g.10gb", 2, 2),
+    ("3g.20gb", 3, 4),
+    ("4g.20gb", 4, 4),
+    ("7g.40gb", 7, 8),
+];
+const H100_MIG: &[(&str, u32, u32)] = &[
+    ("1g.10gb", 1, 1),
+    ("1g.20gb", 1, 2),
+    ("2g.20gb", 2, 2),
+    ("3g.40gb", 3, 4),
+    ("4g.40gb", 4, 4),
+    ("7g.80gb", 7, 8),
+];
 
 /// The catalogue (memory-formulas.md §A8). Capacities are `nvidia-smi` totals: H100 81,559,
 /// A100-80GB 81,920, A100-40GB 40,960, A10(G) 23,028, L40S 46,068, L4 23,034, T4 15,360 MiB as
@@ -97,19 +115,151 @@ const H100_MIG: &[(&str, u32, u32)] =
 /// MiB, MI300X 192 GiB) from memory — verify. Bandwidths and TFLOPS from the datasheets cited
 /// in §A8.
 const GPUS: &[Gpu] = &[
-    Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG, class: DeviceClass::Datacenter },
-    Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 178.35 * GIB, hbm_gbs: 7672.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80, class: DeviceClass::Datacenter },
+    Gpu {
+        id: "h100-sxm-80gb",
+        name: "H100 SXM 80GB",
+        capacity_bytes: 81559.0 * MIB,
+        hbm_gbs: 3350.0,
+        host_gbs: 64.0,
+        tflops: 989.4,
+        link_gbs: 450.0,
+        major: 9,
+        mig: H100_MIG,
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "h100-pcie-80gb",
+        name: "H100 PCIe 80GB",
+        capacity_bytes: 81559.0 * MIB,
+        hbm_gbs: 2000.0,
+        host_gbs: 64.0,
+        tflops: 756.0,
+        link_gbs: 300.0,
+        major: 9,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "h200-141gb",
+        name: "H200 141GB",
+        capacity_bytes: 143771.0 * MIB,
+        hbm_gbs: 4800.0,
+        host_gbs: 64.0,
+        tflops: 989.4,
+        link_gbs: 450.0,
+        major: 9,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "b200-192gb",
+        name: "B200 192GB",
+        capacity_bytes: 178.35 * GIB,
+        hbm_gbs: 7672.0,
+        host_gbs: 64.0,
+        tflops: 2250.0,
+        link_gbs: 900.0,
+        major: 10,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "a100-80gb",
+        name: "A100 80GB SXM",
+        capacity_bytes: 81920.0 * MIB,
+        hbm_gbs: 2039.0,
+        host_gbs: 32.0,
+        tflops: 312.0,
+        link_gbs: 300.0,
+        major: 8,
+        mig: A100_MIG_80,
+        class: DeviceClass::Datacenter,
+    },
     // A100 PCIe 80GB: the SXM part's memory at 1,935 GB/s, PCIe Gen4, NVLink bridge 600 GB/s (A100 datasheet).
-    Gpu { id: "a100-pcie-80gb", name: "A100 80GB PCIe", capacity_bytes: 81920.0 * MIB, hbm_gbs: 1935.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40, class: DeviceClass::Datacenter },
-    Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "l4-24gb", name: "L4 24GB", capacity_bytes: 23034.0 * MIB, hbm_gbs: 300.0, host_gbs: 32.0, tflops: 121.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a10g-24gb", name: "A10G 24GB", capacity_bytes: 23028.0 * MIB, hbm_gbs: 600.0, host_gbs: 32.0, tflops: 70.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "t4-16gb", name: "T4 16GB", capacity_bytes: 15360.0 * MIB, hbm_gbs: 320.0, host_gbs: 16.0, tflops: 65.0, link_gbs: 16.0, major: 7, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "v100-32gb", name: "V100 SXM2 32GB", capacity_bytes: 32768.0 * MIB, hbm_gbs: 900.0, host_gbs: 16.0, tflops: 125.0, link_gbs: 150.0, major: 7, mig: &[], class: DeviceClass::Datacenter },
+    Gpu {
+        id: "a100-pcie-80gb",
+        name: "A100 80GB PCIe",
+        capacity_bytes: 81920.0 * MIB,
+        hbm_gbs: 1935.0,
+        host_gbs: 32.0,
+        tflops: 312.0,
+        link_gbs: 300.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "a100-40gb",
+        name: "A100 40GB SXM",
+        capacity_bytes: 40960.0 * MIB,
+        hbm_gbs: 1555.0,
+        host_gbs: 32.0,
+        tflops: 312.0,
+        link_gbs: 300.0,
+        major: 8,
+        mig: A100_MIG_40,
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "l40s-48gb",
+        name: "L40S 48GB",
+        capacity_bytes: 46068.0 * MIB,
+        hbm_gbs: 864.0,
+        host_gbs: 32.0,
+        tflops: 362.05,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "l4-24gb",
+        name: "L4 24GB",
+        capacity_bytes: 23034.0 * MIB,
+        hbm_gbs: 300.0,
+        host_gbs: 32.0,
+        tflops: 121.0,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "a10g-24gb",
+        name: "A10G 24GB",
+        capacity_bytes: 23028.0 * MIB,
+        hbm_gbs: 600.0,
+        host_gbs: 32.0,
+        tflops: 70.0,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "t4-16gb",
+        name: "T4 16GB",
+        capacity_bytes: 15360.0 * MIB,
+        hbm_gbs: 320.0,
+        host_gbs: 16.0,
+        tflops: 65.0,
+        link_gbs: 16.0,
+        major: 7,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "v100-32gb",
+        name: "V100 SXM2 32GB",
+        capacity_bytes: 32768.0 * MIB,
+        hbm_gbs: 900.0,
+        host_gbs: 16.0,
+        tflops: 125.0,
+        link_gbs: 150.0,
+        major: 7,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
     // Added for issue 11, from the vendors' datasheets (capacities are the marketing figure in
     // MiB unless a driver total is known; bf16 is dense tensor throughput with FP32 accumulate;
     // from memory — verify): NVIDIA A30 (24 GB, 933 GB/s, 165 TFLOPS, NVLink bridge 200 GB/s),
@@ -118,32 +268,230 @@ const GPUS: &[Gpu] = &[
     // NVLink 900 GB/s); AMD MI325X (256 GB, 6 TB/s, 1,307 — the MI300X's compute), MI250X as
     // PyTorch sees it: one of its two GCDs, 64 GB, 1.6 TB/s, 191.5 TFLOPS, Infinity Fabric
     // 100 GB/s to its peers.
-    Gpu { id: "h100-nvl-94gb", name: "H100 NVL 94GB", capacity_bytes: 95830.0 * MIB, hbm_gbs: 3900.0, host_gbs: 64.0, tflops: 835.0, link_gbs: 300.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "h20-96gb", name: "H20 96GB", capacity_bytes: 97871.0 * MIB, hbm_gbs: 4000.0, host_gbs: 64.0, tflops: 148.0, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a30-24gb", name: "A30 24GB", capacity_bytes: 24576.0 * MIB, hbm_gbs: 933.0, host_gbs: 32.0, tflops: 165.0, link_gbs: 100.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a40-48gb", name: "A40 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 696.0, host_gbs: 32.0, tflops: 149.7, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "l40-48gb", name: "L40 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 181.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "mi250x-gcd-64gb", name: "Instinct MI250X (one GCD, 64GB)", capacity_bytes: 64.0 * GIB, hbm_gbs: 1638.0, host_gbs: 32.0, tflops: 191.5, link_gbs: 100.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "mi325x-256gb", name: "Instinct MI325X", capacity_bytes: 256.0 * GIB, hbm_gbs: 6000.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
+    Gpu {
+        id: "h100-nvl-94gb",
+        name: "H100 NVL 94GB",
+        capacity_bytes: 95830.0 * MIB,
+        hbm_gbs: 3900.0,
+        host_gbs: 64.0,
+        tflops: 835.0,
+        link_gbs: 300.0,
+        major: 9,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "h20-96gb",
+        name: "H20 96GB",
+        capacity_bytes: 97871.0 * MIB,
+        hbm_gbs: 4000.0,
+        host_gbs: 64.0,
+        tflops: 148.0,
+        link_gbs: 450.0,
+        major: 9,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "a30-24gb",
+        name: "A30 24GB",
+        capacity_bytes: 24576.0 * MIB,
+        hbm_gbs: 933.0,
+        host_gbs: 32.0,
+        tflops: 165.0,
+        link_gbs: 100.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "a40-48gb",
+        name: "A40 48GB",
+        capacity_bytes: 46068.0 * MIB,
+        hbm_gbs: 696.0,
+        host_gbs: 32.0,
+        tflops: 149.7,
+        link_gbs: 56.25,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "l40-48gb",
+        name: "L40 48GB",
+        capacity_bytes: 46068.0 * MIB,
+        hbm_gbs: 864.0,
+        host_gbs: 32.0,
+        tflops: 181.0,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "mi250x-gcd-64gb",
+        name: "Instinct MI250X (one GCD, 64GB)",
+        capacity_bytes: 64.0 * GIB,
+        hbm_gbs: 1638.0,
+        host_gbs: 32.0,
+        tflops: 191.5,
+        link_gbs: 100.0,
+        major: 0,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
+    Gpu {
+        id: "mi325x-256gb",
+        name: "Instinct MI325X",
+        capacity_bytes: 256.0 * GIB,
+        hbm_gbs: 6000.0,
+        host_gbs: 64.0,
+        tflops: 1307.4,
+        link_gbs: 448.0,
+        major: 0,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
     // Workstation cards (RTX A6000 48 GB, 768 GB/s, 154.8 TFLOPS, NVLink bridge 112.5 GB/s;
     // RTX 6000 Ada 48 GB, 960 GB/s, 364.2 TFLOPS, no NVLink) and GeForce cards (Ada and
     // Ampere whitepapers: GeForce tensor cores run FP16/BF16 with FP32 accumulate at half
     // rate, 2× the FP32 shader TFLOPS: 4080 97.5, 4070 Ti 80.2, 4060 Ti 44.2, 3060 25.4;
     // the 4060 Ti has a PCIe 4.0 ×8 link).
-    Gpu { id: "rtx-a6000-48gb", name: "RTX A6000 48GB", capacity_bytes: 49140.0 * MIB, hbm_gbs: 768.0, host_gbs: 32.0, tflops: 154.8, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-6000-ada-48gb", name: "RTX 6000 Ada 48GB", capacity_bytes: 49140.0 * MIB, hbm_gbs: 960.0, host_gbs: 32.0, tflops: 364.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4080-16gb", name: "GeForce RTX 4080", capacity_bytes: 16376.0 * MIB, hbm_gbs: 716.8, host_gbs: 32.0, tflops: 97.5, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4070-ti-12gb", name: "GeForce RTX 4070 Ti", capacity_bytes: 12282.0 * MIB, hbm_gbs: 504.2, host_gbs: 32.0, tflops: 80.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4060-ti-16gb", name: "GeForce RTX 4060 Ti 16GB", capacity_bytes: 16380.0 * MIB, hbm_gbs: 288.0, host_gbs: 16.0, tflops: 44.2, link_gbs: 16.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-3060-12gb", name: "GeForce RTX 3060 12GB", capacity_bytes: 12288.0 * MIB, hbm_gbs: 360.0, host_gbs: 32.0, tflops: 25.4, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-5090-32gb", name: "GeForce RTX 5090", capacity_bytes: 32607.0 * MIB, hbm_gbs: 1792.0, host_gbs: 64.0, tflops: 209.5, link_gbs: 64.0, major: 12, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4090-24gb", name: "GeForce RTX 4090", capacity_bytes: 24564.0 * MIB, hbm_gbs: 1008.0, host_gbs: 32.0, tflops: 165.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-3090-24gb", name: "GeForce RTX 3090", capacity_bytes: 24576.0 * MIB, hbm_gbs: 936.0, host_gbs: 32.0, tflops: 71.0, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Consumer },
+    Gpu {
+        id: "rtx-a6000-48gb",
+        name: "RTX A6000 48GB",
+        capacity_bytes: 49140.0 * MIB,
+        hbm_gbs: 768.0,
+        host_gbs: 32.0,
+        tflops: 154.8,
+        link_gbs: 56.25,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-6000-ada-48gb",
+        name: "RTX 6000 Ada 48GB",
+        capacity_bytes: 49140.0 * MIB,
+        hbm_gbs: 960.0,
+        host_gbs: 32.0,
+        tflops: 364.2,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-4080-16gb",
+        name: "GeForce RTX 4080",
+        capacity_bytes: 16376.0 * MIB,
+        hbm_gbs: 716.8,
+        host_gbs: 32.0,
+        tflops: 97.5,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-4070-ti-12gb",
+        name: "GeForce RTX 4070 Ti",
+        capacity_bytes: 12282.0 * MIB,
+        hbm_gbs: 504.2,
+        host_gbs: 32.0,
+        tflops: 80.2,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-4060-ti-16gb",
+        name: "GeForce RTX 4060 Ti 16GB",
+        capacity_bytes: 16380.0 * MIB,
+        hbm_gbs: 288.0,
+        host_gbs: 16.0,
+        tflops: 44.2,
+        link_gbs: 16.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-3060-12gb",
+        name: "GeForce RTX 3060 12GB",
+        capacity_bytes: 12288.0 * MIB,
+        hbm_gbs: 360.0,
+        host_gbs: 32.0,
+        tflops: 25.4,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-5090-32gb",
+        name: "GeForce RTX 5090",
+        capacity_bytes: 32607.0 * MIB,
+        hbm_gbs: 1792.0,
+        host_gbs: 64.0,
+        tflops: 209.5,
+        link_gbs: 64.0,
+        major: 12,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-4090-24gb",
+        name: "GeForce RTX 4090",
+        capacity_bytes: 24564.0 * MIB,
+        hbm_gbs: 1008.0,
+        host_gbs: 32.0,
+        tflops: 165.2,
+        link_gbs: 32.0,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
+    Gpu {
+        id: "rtx-3090-24gb",
+        name: "GeForce RTX 3090",
+        capacity_bytes: 24576.0 * MIB,
+        hbm_gbs: 936.0,
+        host_gbs: 32.0,
+        tflops: 71.0,
+        link_gbs: 56.25,
+        major: 8,
+        mig: &[],
+        class: DeviceClass::Consumer,
+    },
     // GH200 (96 GB HBM3): the host link is NVLink-C2C, 900 GB/s total, 450 per direction
     // (NVIDIA Grace Hopper Superchip Architecture whitepaper, 2023; HBM3 4 TB/s, 989 dense BF16).
     // Capacity is the product figure, not a driver total — verify.
-    Gpu { id: "gh200-96gb", name: "GH200 96GB", capacity_bytes: 96.0 * GIB, hbm_gbs: 4000.0, host_gbs: 450.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Superchip },
-    Gpu { id: "mi300x-192gb", name: "Instinct MI300X", capacity_bytes: 192.0 * GIB, hbm_gbs: 5300.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
+    Gpu {
+        id: "gh200-96gb",
+        name: "GH200 96GB",
+        capacity_bytes: 96.0 * GIB,
+        hbm_gbs: 4000.0,
+        host_gbs: 450.0,
+        tflops: 989.4,
+        link_gbs: 450.0,
+        major: 9,
+        mig: &[],
+        class: DeviceClass::Superchip,
+    },
+    Gpu {
+        id: "mi300x-192gb",
+        name: "Instinct MI300X",
+        capacity_bytes: 192.0 * GIB,
+        hbm_gbs: 5300.0,
+        host_gbs: 64.0,
+        tflops: 1307.4,
+        link_gbs: 448.0,
+        major: 0,
+        mig: &[],
+        class: DeviceClass::Datacenter,
+    },
 ];
 
 fn full_device(g: &Gpu) -> Device {
@@ -222,8 +570,15 @@ pub fn device_preset(id: &str) -> Option<Device> {
         if g.id == id {
             return Some(full_device(g));
         }
-        if let Some(suffix) = id.strip_prefix(g.id).and_then(|rest| rest.strip_prefix("-mig-")) {
-            return g.mig.iter().find(|(s, _, _)| *s == suffix).map(|&(s, c, m)| mig_slice(g, s, c, m));
+        if let Some(suffix) = id
+            .strip_prefix(g.id)
+            .and_then(|rest| rest.strip_prefix("-mig-"))
+        {
+            return g
+                .mig
+                .iter()
+                .find(|(s, _, _)| *s == suffix)
+                .map(|&(s, c, m)| mig_slice(g, s, c, m));
         }
     }
     None
@@ -236,12 +591,35 @@ mod tests {
     #[test]
     fn design_card_devices_exist() {
         for id in [
-            "v100-32gb", "t4-16gb", "a10g-24gb", "l4-24gb", "l40s-48gb", "a100-40gb", "a100-80gb", "h100-pcie-80gb",
-            "h100-sxm-80gb", "h200-141gb", "b200-192gb", "rtx-3090-24gb", "rtx-4090-24gb", "rtx-5090-32gb",
-            "mi300x-192gb", "a100-80gb-mig-3g.40gb", "h100-sxm-80gb-mig-1g.10gb",
+            "v100-32gb",
+            "t4-16gb",
+            "a10g-24gb",
+            "l4-24gb",
+            "l40s-48gb",
+            "a100-40gb",
+            "a100-80gb",
+            "h100-pcie-80gb",
+            "h100-sxm-80gb",
+            "h200-141gb",
+            "b200-192gb",
+            "rtx-3090-24gb",
+            "rtx-4090-24gb",
+            "rtx-5090-32gb",
+            "mi300x-192gb",
+            "a100-80gb-mig-3g.40gb",
+            "h100-sxm-80gb-mig-1g.10gb",
             // issue 11's list
-            "rtx-a6000-48gb", "rtx-6000-ada-48gb", "a40-48gb", "rtx-4080-16gb", "rtx-4070-ti-12gb",
-            "rtx-4060-ti-16gb", "rtx-3060-12gb", "h20-96gb", "gh200-96gb", "mi250x-gcd-64gb", "mi325x-256gb",
+            "rtx-a6000-48gb",
+            "rtx-6000-ada-48gb",
+            "a40-48gb",
+            "rtx-4080-16gb",
+            "rtx-4070-ti-12gb",
+            "rtx-4060-ti-16gb",
+            "rtx-3060-12gb",
+            "h20-96gb",
+            "gh200-96gb",
+            "mi250x-gcd-64gb",
+            "mi325x-256gb",
         ] {
             assert!(device_preset(id).is_some(), "missing device {id}");
         }
@@ -262,7 +640,10 @@ mod tests {
     fn mig_slice_gets_its_memory_share() {
         let full = device_preset("a100-80gb").unwrap();
         let slice = device_preset("a100-80gb-mig-3g.40gb").unwrap();
-        assert_eq!(slice.capacity_bytes, full.capacity_bytes / 2.0 * MIG_CAPACITY_FACTOR);
+        assert_eq!(
+            slice.capacity_bytes,
+            full.capacity_bytes / 2.0 * MIG_CAPACITY_FACTOR
+        );
         assert!(device_preset("a100-80gb-mig-9g.99gb").is_none());
     }
 }

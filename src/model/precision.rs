@@ -53,7 +53,10 @@ impl Precision {
 
     /// True for the autocast-style modes that keep an fp32 master copy.
     pub fn is_mixed(self) -> bool {
-        matches!(self, Precision::Fp16Mixed | Precision::Bf16Mixed | Precision::Fp8Mixed)
+        matches!(
+            self,
+            Precision::Fp16Mixed | Precision::Bf16Mixed | Precision::Fp8Mixed
+        )
     }
 
     /// The dtype of an activation as autocast produces it (matmul outputs).

@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 
 use super::breakdown_table::BreakdownTable;
-use super::measured_panel::MeasuredPanel;
 use super::device_picker::DevicePicker;
+use super::measured_panel::MeasuredPanel;
 use super::memory_chart::MemoryChart;
 use super::model_picker::ModelPicker;
 use super::parallel_controls::ParallelControls;
@@ -14,13 +14,13 @@ use super::saved_scenarios::SavedScenarios;
 use super::share_toolbar::ShareToolbar;
 use super::state::Planner;
 use super::tabs::{OtherViews, TabBar};
-use super::workspace::{Tab, Workspace};
 use super::task_controls::TaskControls;
 use super::timeline_chart::TimelineChart;
 use super::training_controls::TrainingControls;
 use super::unplaced_errors::UnplacedErrors;
 use super::url_sync::UrlNoticeBanner;
 use super::verdict_banner::VerdictBanner;
+use super::workspace::{Tab, Workspace};
 
 /// The whole page.
 #[component]

@@ -5,9 +5,9 @@
 //! (`setOption`), so bars animate from one option to the next. Every chart of the page
 //! (planner, strategy, compare, embed) is one of these.
 //!
-//! The option reaches ECharts as JSON text (`serde_json::Value`, then `JSON.parse`), the same
-//! path as the exports: charming's `WasmRenderer` would serialise every chart type a second time
-//! through `serde-wasm-bindgen`, about 60 KB of WASM (docs/wasm-size.md).
+//! The option reaches ECharts as JSON text ([`crate::chart::option_json`], then `JSON.parse`),
+//! the same path as the exports: charming's `WasmRenderer` would serialise every chart type a
+//! second time through `serde-wasm-bindgen`, about 60 KB of WASM (docs/wasm-size.md).
 
 use charming::Chart;
 use leptos::prelude::*;
@@ -31,11 +31,10 @@ extern "C" {
     fn dispose(this: &Echarts);
 }
 
-/// Hands `chart` to ECharts (merged into what it shows). Through `serde_json::Value`, like
-/// the exports' option: one copy of charming's `Serialize` code serves both.
+/// Hands `chart` to ECharts (merged into what it shows), as JSON text like the exports'
+/// option: one copy of charming's `Serialize` code serves both.
 fn set_chart(echarts: &Echarts, chart: &Chart) {
-    let option = serde_json::to_value(chart).ok().and_then(|value| js_sys::JSON::parse(&value.to_string()).ok());
-    if let Some(option) = option {
+    if let Ok(option) = js_sys::JSON::parse(&crate::chart::option_json(chart)) {
         if let Err(e) = echarts.set_option(&option) {
             leptos::logging::warn!("chart option refused: {e:?}");
         }
@@ -48,7 +47,8 @@ fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
         .and_then(|w| w.document())
         .and_then(|d| d.get_element_by_id(id))
         .ok_or_else(|| format!("no element with id `{id}` found"))?;
-    let echarts = echarts_init(&element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
+    let echarts =
+        echarts_init(&element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
     set_chart(&echarts, chart);
     Ok(echarts)
 }
@@ -86,15 +86,13 @@ pub fn ChartBox(
         let chart = option.run(());
         handle.update_value(|h| match h {
             Some(echarts) => set_chart(echarts, &chart),
-            None if echarts_loaded() => {
-                match render(id, prefers_dark(), &chart) {
-                    Ok(echarts) => *h = Some(echarts),
-                    Err(e) => {
-                        leptos::logging::warn!("chart not drawn: {e}");
-                        failed.set(true);
-                    }
+            None if echarts_loaded() => match render(id, prefers_dark(), &chart) {
+                Ok(echarts) => *h = Some(echarts),
+                Err(e) => {
+                    leptos::logging::warn!("chart not drawn: {e}");
+                    failed.set(true);
                 }
-            }
+            },
             None => failed.set(true),
         });
     });

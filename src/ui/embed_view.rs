@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 
 use super::memory_chart::MemoryChart;
 use super::state::Planner;
-use super::url_sync::{decode_view, location_query, query_without, UrlNotice, UrlNoticeBanner};
+use super::url_sync::{decode_location, location_query, query_without, UrlNotice, UrlNoticeBanner};
 use crate::chart::verdict;
 use crate::format;
 use crate::report::Summary;
@@ -23,9 +23,15 @@ const ROOT_ID: &str = "embed";
 
 /// Posts the embed's height to the parent window.
 fn post_height() {
-    let Some(window) = web_sys::window() else { return };
-    let Some(el) = window.document().and_then(|d| d.get_element_by_id(ROOT_ID)) else { return };
-    let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() else { return };
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Some(el) = window.document().and_then(|d| d.get_element_by_id(ROOT_ID)) else {
+        return;
+    };
+    let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() else {
+        return;
+    };
     let height = el.offset_top() + el.offset_height();
     let message = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&message, &"type".into(), &"headroom:height".into());
@@ -38,7 +44,12 @@ fn post_height() {
 /// Reports the height now and after every size change of the embed's root.
 fn watch_height() {
     post_height();
-    let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(ROOT_ID)) else { return };
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(ROOT_ID))
+    else {
+        return;
+    };
     let callback = Closure::<dyn FnMut(JsValue)>::new(|_| post_height());
     match web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) {
         Ok(observer) => {
@@ -58,23 +69,44 @@ fn watch_height() {
 #[component]
 pub fn EmbedView() -> impl IntoView {
     let query = location_query();
-    let (scenario, units, errors) = decode_view(&query);
+    let (scenario, units, errors) = decode_location();
     let planner = Planner::provide(scenario);
     planner.units.set(units);
     UrlNotice::provide(errors);
     let full = query_without(&query, "embed");
-    let full_href = if full.is_empty() { "./".to_string() } else { format!("?{full}") };
+    let full_href = if full.is_empty() {
+        "./".to_string()
+    } else {
+        format!("?{full}")
+    };
     let verdict = Memo::new(move |_| planner.plan.with(|p| verdict(&p.breakdown, units)));
     // The plan shown is the last valid scenario's: its words come from that scenario.
-    let summary = Memo::new(move |_| planner.plan.with(|p| planner.valid.with(|s| Summary::new(s, &p.breakdown, units))));
-    let details = move || planner.plan.with(|p| summary.with(|s| format!("{} · {} parameters", s.setup(), format::count(p.breakdown.param_count))));
+    let summary = Memo::new(move |_| {
+        planner
+            .plan
+            .with(|p| planner.valid.with(|s| Summary::new(s, &p.breakdown, units)))
+    });
+    let details = move || {
+        planner.plan.with(|p| {
+            summary.with(|s| {
+                format!(
+                    "{} · {} parameters",
+                    s.setup(),
+                    format::count(p.breakdown.param_count)
+                )
+            })
+        })
+    };
     Effect::new(move |_| {
         let title = summary.with(|s| format!("{} — Headroom", s.headline()));
         if let Some(document) = web_sys::window().and_then(|w| w.document()) {
             document.set_title(&title);
         }
     });
-    if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
+    if let Some(body) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.body())
+    {
         let _ = body.class_list().add_1("embedded");
     }
     request_animation_frame(watch_height);

@@ -20,6 +20,8 @@ use std::sync::OnceLock;
 use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 
+use super::after_paint::AfterPaint;
+
 /// Builds a view; the function itself lives in a chunk.
 pub type Build = fn() -> AnyView;
 
@@ -37,12 +39,25 @@ pub fn lazy_view<F>(built: &'static OnceLock<Build>, load: fn() -> F) -> AnyView
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {
-    lazy_view_or(built, load, || view! { <p class="hint" role="status">"Loading…"</p> }.into_any())
+    if let Some(build) = built.get() {
+        return build();
+    }
+    let state = RwSignal::new(Load::Pending);
+    fetch(built, load, state);
+    show(state, || {
+        view! { <p class="hint" role="status">"Loading…"</p> }.into_any()
+    })
 }
 
-/// [`lazy_view`] showing `pending` until the chunk arrives: a placeholder of the view's own
-/// size, for a view that is on screen from the start, so nothing moves when it is built.
-pub fn lazy_view_or<F>(built: &'static OnceLock<Build>, load: fn() -> F, pending: fn() -> AnyView) -> AnyView
+/// [`lazy_view`] for a view that is on screen from the start: `pending` (a placeholder of the
+/// view's own size, so nothing moves when it is built) shows until the chunk arrives, and
+/// the chunk is fetched once the first frame has been painted ([`AfterPaint`]), so fetching
+/// and compiling it never delays the first chart.
+pub fn lazy_view_or<F>(
+    built: &'static OnceLock<Build>,
+    load: fn() -> F,
+    pending: fn() -> AnyView,
+) -> AnyView
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {
@@ -50,6 +65,15 @@ where
         return build();
     }
     let state = RwSignal::new(Load::Pending);
+    AfterPaint::new().schedule(move || fetch(built, load, state));
+    show(state, pending)
+}
+
+/// Fetches the chunk and records what came of it in `state`.
+fn fetch<F>(built: &'static OnceLock<Build>, load: fn() -> F, state: RwSignal<Load>)
+where
+    F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
+{
     leptos::task::spawn_local(async move {
         let next = match load().await {
             Ok(build) => Load::Ready(*built.get_or_init(|| build)),
@@ -58,6 +82,10 @@ where
         // The view may have been closed meanwhile, its signal with it: nothing to show then.
         let _ = state.try_set(next);
     });
+}
+
+/// `pending`, the failure, or the built view, as `state` says.
+fn show(state: RwSignal<Load>, pending: fn() -> AnyView) -> AnyView {
     (move || match state.get() {
         Load::Pending => pending(),
         Load::Failed => view! { <p class="field-error" role="alert">"This view could not be loaded (are you offline?). Open it again to retry."</p> }.into_any(),

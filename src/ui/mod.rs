@@ -10,8 +10,8 @@
 mod after_paint;
 mod app;
 mod breakdown_table;
-mod checkbox_field;
 mod chart_box;
+mod checkbox_field;
 mod compare;
 mod compare_column;
 mod compare_strategy;
@@ -21,9 +21,9 @@ mod embed_view;
 mod field_error;
 mod lazy_view;
 mod measured_panel;
-mod number_field;
 mod memory_chart;
 mod model_picker;
+mod number_field;
 mod number_slider;
 mod panic_panel;
 mod parallel_controls;
@@ -41,6 +41,7 @@ mod task_controls;
 mod timeline_chart;
 mod training_controls;
 mod unplaced_errors;
+mod url_codec;
 mod url_sync;
 mod verdict_banner;
 mod workspace;
@@ -50,8 +51,17 @@ pub use root::Root;
 pub use state::Planner;
 
 /// Installs the panic panel, then mounts the page for the address (planner or embed) into
-/// `<body>`.
+/// `<body>`: at once for an address without a scenario, else once the link codec's chunk
+/// has arrived ([`url_codec`]), so a shared link's scenario is the first one drawn.
 pub fn mount() {
     panic_panel::install();
-    leptos::mount::mount_to_body(root::Root);
+    if url_codec::needed(&url_sync::location_query()) {
+        wasm_bindgen_futures::spawn_local(async {
+            // On failure the page opens anyway, saying the link could not be read.
+            let _ = url_codec::load().await;
+            leptos::mount::mount_to_body(root::Root);
+        });
+    } else {
+        leptos::mount::mount_to_body(root::Root);
+    }
 }

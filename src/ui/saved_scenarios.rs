@@ -4,10 +4,17 @@
 //! Each scenario sits under its own key, `headroom.saved.<id>`, as JSON `{name, query}`
 //! where `query` is the URL codec's query string: an entry that cannot be read is reported
 //! and skipped, and the others stay usable. Names are shown as text, never as HTML.
+//!
+//! The panel's body (storage, the list, the link codec it saves with) is the `saved` WASM
+//! chunk, fetched once the first chart has been painted ([`super::lazy_view`]).
+
+use std::sync::OnceLock;
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use serde::{Deserialize, Serialize};
 
+use super::lazy_view::{lazy_view_or, Build};
 use super::state::Planner;
 use super::url_sync::UrlNotice;
 use crate::url;
@@ -43,18 +50,33 @@ fn storage() -> Result<web_sys::Storage, String> {
 fn list() -> (Vec<Entry>, Vec<String>) {
     let store = match storage() {
         Ok(s) => s,
-        Err(e) => return (Vec::new(), vec![format!("Saved scenarios are unavailable: {e}.")]),
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![format!("Saved scenarios are unavailable: {e}.")],
+            )
+        }
     };
     let mut entries = Vec::new();
     let mut problems = Vec::new();
     let n = store.length().unwrap_or(0);
     for i in 0..n {
-        let Ok(Some(key)) = store.key(i) else { continue };
-        let Some(id) = key.strip_prefix(PREFIX) else { continue };
+        let Ok(Some(key)) = store.key(i) else {
+            continue;
+        };
+        let Some(id) = key.strip_prefix(PREFIX) else {
+            continue;
+        };
         let text = store.get_item(&key).ok().flatten().unwrap_or_default();
         match serde_json::from_str::<Saved>(&text) {
-            Ok(saved) => entries.push(Entry { id: id.to_string(), saved }),
-            Err(e) => problems.push(format!("The saved entry \"{}\" is damaged ({e}) and was skipped.", short(&key))),
+            Ok(saved) => entries.push(Entry {
+                id: id.to_string(),
+                saved,
+            }),
+            Err(e) => problems.push(format!(
+                "The saved entry \"{}\" is damaged ({e}) and was skipped.",
+                short(&key)
+            )),
         }
     }
     entries.sort_by(|a, b| a.id.cmp(&b.id));
@@ -62,12 +84,18 @@ fn list() -> (Vec<Entry>, Vec<String>) {
 }
 
 fn short(text: &str) -> String {
-    if text.chars().count() > 60 { format!("{}…", text.chars().take(60).collect::<String>()) } else { text.to_string() }
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    } else {
+        text.to_string()
+    }
 }
 
 fn write(id: &str, saved: &Saved) -> Result<(), String> {
     let text = serde_json::to_string(saved).map_err(|e| e.to_string())?;
-    storage()?.set_item(&format!("{PREFIX}{id}"), &text).map_err(|_| "the browser refused to store it (storage full or blocked)".to_string())
+    storage()?
+        .set_item(&format!("{PREFIX}{id}"), &text)
+        .map_err(|_| "the browser refused to store it (storage full or blocked)".to_string())
 }
 
 /// A new id that sorts by creation time.
@@ -78,13 +106,40 @@ fn new_id() -> String {
 }
 
 fn clean_name(name: &str) -> String {
-    let name: String = name.trim().chars().filter(|c| !c.is_control()).take(MAX_NAME).collect();
-    if name.is_empty() { "Untitled scenario".into() } else { name }
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_NAME)
+        .collect();
+    if name.is_empty() {
+        "Untitled scenario".into()
+    } else {
+        name
+    }
 }
+
+/// The panel's body builder, in the `saved` chunk.
+#[wasm_split(saved, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn saved_body() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <SavedBody /> }.into_any())
+}
+static BODY: OnceLock<Build> = OnceLock::new();
 
 /// The saved-scenarios panel.
 #[component]
 pub fn SavedScenarios() -> impl IntoView {
+    view! {
+        <fieldset class="group saved-scenarios">
+            <legend>"Saved scenarios"</legend>
+            {lazy_view_or(&BODY, saved_body, || view! { <p class="hint">"Scenarios you save stay in this browser."</p> }.into_any())}
+        </fieldset>
+    }
+}
+
+/// The save row, the list and the status line.
+#[component]
+fn SavedBody() -> impl IntoView {
     let planner = Planner::get();
     let notice = use_context::<UrlNotice>();
     let version = RwSignal::new(0u32);
@@ -97,7 +152,10 @@ pub fn SavedScenarios() -> impl IntoView {
     let changed = window_event_listener(leptos::ev::storage, move |_| version.update(|v| *v += 1));
     on_cleanup(move || changed.remove());
     let save = move || {
-        let saved = Saved { name: clean_name(&name.get_untracked()), query: planner.scenario.with_untracked(url::encode) };
+        let saved = Saved {
+            name: clean_name(&name.get_untracked()),
+            query: planner.scenario.with_untracked(url::encode),
+        };
         match write(&new_id(), &saved) {
             Ok(()) => {
                 status.set(format!("Saved \"{}\".", saved.name));
@@ -114,10 +172,20 @@ pub fn SavedScenarios() -> impl IntoView {
             notice.0.set(errors);
         }
         planner.scenario.set(scenario);
-        status.set(if count == 0 { format!("Opened \"{}\".", entry.saved.name) } else { format!("Opened \"{}\" with {count} problem(s), listed above.", entry.saved.name) });
+        status.set(if count == 0 {
+            format!("Opened \"{}\".", entry.saved.name)
+        } else {
+            format!(
+                "Opened \"{}\" with {count} problem(s), listed above.",
+                entry.saved.name
+            )
+        });
     };
     let rename = move |entry: Entry, new_name: String| {
-        let saved = Saved { name: clean_name(&new_name), query: entry.saved.query.clone() };
+        let saved = Saved {
+            name: clean_name(&new_name),
+            query: entry.saved.query.clone(),
+        };
         match write(&entry.id, &saved) {
             Ok(()) => status.set(format!("Renamed to \"{}\".", saved.name)),
             Err(e) => status.set(format!("Not renamed: {e}.")),
@@ -125,7 +193,10 @@ pub fn SavedScenarios() -> impl IntoView {
         version.update(|v| *v += 1);
     };
     let delete = move |entry: Entry| {
-        match storage().and_then(|s| s.remove_item(&format!("{PREFIX}{}", entry.id)).map_err(|_| "the browser refused".to_string())) {
+        match storage().and_then(|s| {
+            s.remove_item(&format!("{PREFIX}{}", entry.id))
+                .map_err(|_| "the browser refused".to_string())
+        }) {
             Ok(()) => status.set(format!("Deleted \"{}\".", entry.saved.name)),
             Err(e) => status.set(format!("Not deleted: {e}.")),
         }
@@ -151,21 +222,25 @@ pub fn SavedScenarios() -> impl IntoView {
                 .collect_view()
         })
     };
-    let problems = move || listing.with(|(_, problems)| problems.iter().map(|p| view! { <li>{p.clone()}</li> }).collect_view());
+    let problems = move || {
+        listing.with(|(_, problems)| {
+            problems
+                .iter()
+                .map(|p| view! { <li>{p.clone()}</li> })
+                .collect_view()
+        })
+    };
     view! {
-        <fieldset class="group saved-scenarios">
-            <legend>"Saved scenarios"</legend>
-            <div class="save-row">
-                <label for="save-name" class="visually-hidden">"Name for this scenario"</label>
-                <input id="save-name" type="text" maxlength=MAX_NAME placeholder="Name this scenario" prop:value=move || name.get()
-                    on:input=move |ev| name.set(event_target_value(&ev))
-                    on:keydown=move |ev| if ev.key() == "Enter" { ev.prevent_default(); save(); } />
-                <button type="button" id="save-scenario" on:click=move |_| save()>"Save"</button>
-            </div>
-            <ul id="saved-problems" class="saved-problems" role="alert" hidden=move || listing.with(|(_, p)| p.is_empty())>{problems}</ul>
-            <ul id="saved-list" class="saved-list">{rows}</ul>
-            <p class="hint" hidden=move || listing.with(|(e, _)| !e.is_empty())>"Scenarios you save stay in this browser."</p>
-            <p id="saved-status" class="hint" role="status" aria-live="polite">{move || status.get()}</p>
-        </fieldset>
+        <div class="save-row">
+            <label for="save-name" class="visually-hidden">"Name for this scenario"</label>
+            <input id="save-name" type="text" maxlength=MAX_NAME placeholder="Name this scenario" prop:value=move || name.get()
+                on:input=move |ev| name.set(event_target_value(&ev))
+                on:keydown=move |ev| if ev.key() == "Enter" { ev.prevent_default(); save(); } />
+            <button type="button" id="save-scenario" on:click=move |_| save()>"Save"</button>
+        </div>
+        <ul id="saved-problems" class="saved-problems" role="alert" hidden=move || listing.with(|(_, p)| p.is_empty())>{problems}</ul>
+        <ul id="saved-list" class="saved-list">{rows}</ul>
+        <p class="hint" hidden=move || listing.with(|(e, _)| !e.is_empty())>"Scenarios you save stay in this browser."</p>
+        <p id="saved-status" class="hint" role="status" aria-live="polite">{move || status.get()}</p>
     }
 }

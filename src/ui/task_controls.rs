@@ -45,20 +45,36 @@ impl FineTuning {
             FineTuning::Lora => LoraBase::Bf16,
             FineTuning::Qlora => LoraBase::Nf4,
         };
-        s.training.lora = Some(Lora { base, ..s.training.lora.clone().unwrap_or_default() });
+        s.training.lora = Some(Lora {
+            base,
+            ..s.training.lora.clone().unwrap_or_default()
+        });
     }
 }
 
 /// The adapted-layer choices (PEFT `target_modules`), by the value the select uses.
 const TARGETS: [(&str, &str, &[LinearKind]); 3] = [
     ("all", "all linear layers", &LinearKind::ALL),
-    ("attention", "attention (q, k, v, o)", &[LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O]),
-    ("mlp", "MLP (gate, up, down)", &[LinearKind::Gate, LinearKind::Up, LinearKind::Down]),
+    (
+        "attention",
+        "attention (q, k, v, o)",
+        &[LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O],
+    ),
+    (
+        "mlp",
+        "MLP (gate, up, down)",
+        &[LinearKind::Gate, LinearKind::Up, LinearKind::Down],
+    ),
 ];
 
 /// The select value for a target list (`custom` for a list no option names, from a link).
 fn targets_id(targets: &[LinearKind]) -> &'static str {
-    TARGETS.iter().find(|(_, _, kinds)| kinds.len() == targets.len() && kinds.iter().all(|k| targets.contains(k))).map_or("custom", |(id, _, _)| id)
+    TARGETS
+        .iter()
+        .find(|(_, _, kinds)| {
+            kinds.len() == targets.len() && kinds.iter().all(|k| targets.contains(k))
+        })
+        .map_or("custom", |(id, _, _)| id)
 }
 
 /// PEFT `lora_dropout` values people use: off, and the 0.05 and 0.1 of PEFT's and the QLoRA
@@ -103,7 +119,13 @@ pub fn TaskControls() -> impl IntoView {
     let inference = planner.slice(|s| s.training.mode == Mode::Inference);
     let tuning = planner.slice(FineTuning::of);
     let rank = planner.slice(|s| s.training.lora.as_ref().map_or(16, |l| l.rank));
-    let targets = planner.slice(|s| s.training.lora.as_ref().map_or("all", |l| targets_id(&l.targets)).to_string());
+    let targets = planner.slice(|s| {
+        s.training
+            .lora
+            .as_ref()
+            .map_or("all", |l| targets_id(&l.targets))
+            .to_string()
+    });
     let lora_dq = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.double_quant));
     let frozen = planner.slice(|s| s.training.frozen.layers);
     let dropout = planner.slice(|s| s.training.lora.as_ref().map_or(0.0, |l| l.dropout));
@@ -112,8 +134,16 @@ pub fn TaskControls() -> impl IntoView {
     let trainable = move || {
         planner.plan.with(|p| {
             let b = &p.breakdown;
-            let share = if b.param_count > 0 { 100.0 * b.trainable_params as f64 / b.param_count as f64 } else { 0.0 };
-            format!("Trains {} of {} parameters ({share:.2} %)", format::count(b.trainable_params), format::count(b.param_count))
+            let share = if b.param_count > 0 {
+                100.0 * b.trainable_params as f64 / b.param_count as f64
+            } else {
+                0.0
+            };
+            format!(
+                "Trains {} of {} parameters ({share:.2} %)",
+                format::count(b.trainable_params),
+                format::count(b.param_count)
+            )
         })
     };
     let mode_select = enum_select(
@@ -121,7 +151,10 @@ pub fn TaskControls() -> impl IntoView {
         "Plan for",
         "mode",
         "training.mode",
-        vec![(Mode::Train, "training / fine-tuning"), (Mode::Inference, "inference (serving)")],
+        vec![
+            (Mode::Train, "training / fine-tuning"),
+            (Mode::Inference, "inference (serving)"),
+        ],
         |s| s.training.mode,
         |s, v| s.training.mode = v,
     );

@@ -5,7 +5,7 @@
 //!
 //! The card is in the first download; the plot (the pure [`crate::model::timeline::timeline`],
 //! the option from [`crate::chart::timeline::timeline_chart`], drawn by [`ChartBox`]) is the
-//! `timeline` WASM chunk ([`super::lazy_view`]), fetched while the stacked bar is drawn. The
+//! `timeline` WASM chunk ([`super::lazy_view`]), fetched once the stacked bar is painted. The
 //! points are worked out after the frame that shows the bar has been painted ([`AfterPaint`]),
 //! on load and after every change, so the bar never waits for the timeline. Until then an
 //! empty box of the chart's size holds its place.
@@ -60,12 +60,21 @@ fn TimelinePlot() -> impl IntoView {
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
         planner.plan.track();
-        after_paint.schedule(move || points.set(Some(planner.plan.with_untracked(|p| timeline(&p.breakdown)))));
+        after_paint.schedule(move || {
+            points.set(Some(
+                planner.plan.with_untracked(|p| timeline(&p.breakdown)),
+            ))
+        });
     });
     let label = Signal::derive(move || {
         let units = planner.units.get();
         points.with(|t| match t.as_ref().and_then(Timeline::peak) {
-            Some(peak) => format!("Memory over one training step, {} points; peak {} at {}", t.as_ref().map_or(0, |t| t.points.len()), bytes(peak.bytes.total, units), peak.label),
+            Some(peak) => format!(
+                "Memory over one training step, {} points; peak {} at {}",
+                t.as_ref().map_or(0, |t| t.points.len()),
+                bytes(peak.bytes.total, units),
+                peak.label
+            ),
             None => String::new(),
         })
     });
@@ -73,7 +82,11 @@ fn TimelinePlot() -> impl IntoView {
         let units = planner.units.get();
         // Read untracked: the points change after every plan, and then the capacity is current.
         let capacity = planner.plan.with_untracked(|p| p.breakdown.capacity);
-        points.with(|t| t.as_ref().map(|t| timeline_chart(t, capacity, units)).unwrap_or_else(Chart::new))
+        points.with(|t| {
+            t.as_ref()
+                .map(|t| timeline_chart(t, capacity, units))
+                .unwrap_or_else(Chart::new)
+        })
     });
     let ready = Memo::new(move |_| points.with(Option::is_some));
     view! {

@@ -7,6 +7,8 @@
 //! drag, not to each pixel of it. Page keys ([`crate::url::PAGE_KEYS`]) other than `units`,
 //! which this module owns, are carried over untouched for the other views.
 //!
+//! The codec itself ([`crate::url`]) is the `url_codec` WASM chunk ([`url_codec`]).
+//!
 //! Decoding a link never fails as a whole: its problems go to [`UrlNotice`], shown by
 //! [`UrlNoticeBanner`], and the readable part is opened. Not a component library: the
 //! scenario itself lives in [`Planner`].
@@ -14,7 +16,9 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsValue;
 
+use super::after_paint::AfterPaint;
 use super::state::Planner;
+use super::url_codec::{self, UrlCodec};
 use crate::error::InputError;
 use crate::format::Units;
 use crate::scenario::Scenario;
@@ -25,23 +29,36 @@ const BURST_MS: u64 = 400;
 
 /// `location.search` without its `?` (empty when there is none or no window).
 pub fn location_query() -> String {
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
     search.strip_prefix('?').unwrap_or(&search).to_string()
 }
 
 /// The raw value of a page key in a query (`embed`, `units`, …), if present.
 pub fn page_param(query: &str, key: &str) -> Option<String> {
-    query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
+    query
+        .split('&')
+        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.to_string())
 }
 
 /// True for `?embed=1` (or `embed`, `embed=true`).
 pub fn is_embed(query: &str) -> bool {
-    matches!(page_param(query, "embed").as_deref(), Some("1" | "" | "true"))
+    matches!(
+        page_param(query, "embed").as_deref(),
+        Some("1" | "" | "true")
+    )
 }
 
 /// The query with every `key=…` pair removed.
 pub fn query_without(query: &str, key: &str) -> String {
-    query.split('&').filter(|p| !p.is_empty() && p.split('=').next() != Some(key)).collect::<Vec<_>>().join("&")
+    query
+        .split('&')
+        .filter(|p| !p.is_empty() && p.split('=').next() != Some(key))
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 /// Units named by `units=gb`; GiB otherwise.
@@ -116,18 +133,51 @@ pub fn replace_page_pairs(key: &str, pairs: &str) {
 
 /// Writes `?query` into the current history entry, or a new one when `push`.
 fn write_history(query: &str, push: bool) {
-    let Some(history) = web_sys::window().and_then(|w| w.history().ok()) else { return };
+    let Some(history) = web_sys::window().and_then(|w| w.history().ok()) else {
+        return;
+    };
     let target = format!("?{query}");
-    let result = if push { history.push_state_with_url(&JsValue::NULL, "", Some(&target)) } else { history.replace_state_with_url(&JsValue::NULL, "", Some(&target)) };
+    let result = if push {
+        history.push_state_with_url(&JsValue::NULL, "", Some(&target))
+    } else {
+        history.replace_state_with_url(&JsValue::NULL, "", Some(&target))
+    };
     if let Err(e) = result {
         leptos::logging::warn!("address bar not updated: {e:?}");
     }
 }
 
+/// The scenario, units and problems of the address bar's query, read with the link codec
+/// ([`url_codec`]) when the query needs it. Without the codec (its chunk failed to load)
+/// such a query opens the default scenario, and the problem says why.
+pub fn decode_location() -> (Scenario, Units, Vec<InputError>) {
+    let query = location_query();
+    if let Some(decoded) = url_codec::decode_without(&query) {
+        return decoded;
+    }
+    match url_codec::get() {
+        Some(codec) => (codec.decode_view)(&query),
+        None => (
+            Scenario::default(),
+            units_from(&query),
+            vec![codec_missing()],
+        ),
+    }
+}
+
+/// The problem shown when a link cannot be read because the codec's chunk did not load.
+fn codec_missing() -> InputError {
+    InputError::new("url", "this link's scenario could not be read: the page's link code did not load (are you offline?); reload to retry")
+}
+
 /// Keeps the URL in step with `planner` from now on, and restores the scenario on
-/// back/forward. `initial` is what the current history entry already shows.
+/// back/forward. The link codec is fetched once the first chart has been painted; a change
+/// made before it has arrived is written when it does.
 pub fn start(planner: Planner, notice: UrlNotice) {
-    let shown = StoredValue::new((planner.scenario.get_untracked(), planner.units.get_untracked()));
+    let shown = StoredValue::new((
+        planner.scenario.get_untracked(),
+        planner.units.get_untracked(),
+    ));
     let burst = StoredValue::new(None::<TimeoutHandle>);
     let end_burst = move || {
         if let Some(handle) = burst.get_value() {
@@ -135,31 +185,68 @@ pub fn start(planner: Planner, notice: UrlNotice) {
         }
         burst.set_value(None);
     };
-    Effect::new(move |_| {
-        let current = (planner.scenario.get(), planner.units.get());
+    // Writes the planner's current scenario, if the address bar does not show it yet.
+    let write = move |codec: UrlCodec| {
+        let current = (
+            planner.scenario.get_untracked(),
+            planner.units.get_untracked(),
+        );
         if shown.with_value(|s| *s == current) {
             return;
         }
-        let query = compose(&current.0, current.1, &location_query());
+        let query = (codec.compose)(&current.0, current.1, &location_query());
         shown.set_value(current);
         let in_burst = burst.with_value(Option::is_some);
         write_history(&query, !in_burst);
         end_burst();
-        match set_timeout_with_handle(move || burst.set_value(None), std::time::Duration::from_millis(BURST_MS)) {
+        match set_timeout_with_handle(
+            move || burst.set_value(None),
+            std::time::Duration::from_millis(BURST_MS),
+        ) {
             Ok(handle) => burst.set_value(Some(handle)),
             Err(_) => burst.set_value(None),
         }
+    };
+    Effect::new(move |first: Option<()>| {
+        planner.scenario.track();
+        planner.units.track();
+        if first.is_none() {
+            return; // the address bar shows the scenario it was opened with
+        }
+        match url_codec::get() {
+            Some(codec) => write(codec),
+            None => leptos::task::spawn_local(async move {
+                match url_codec::load().await {
+                    Ok(codec) => write(codec),
+                    Err(_) => leptos::logging::warn!(
+                        "address bar not updated: the link code did not load"
+                    ),
+                }
+            }),
+        }
     });
+    AfterPaint::new().schedule(url_codec::prefetch);
     let popstate = window_event_listener(leptos::ev::popstate, move |_| {
         end_burst();
-        let (scenario, units, errors) = decode_view(&location_query());
-        shown.set_value((scenario.clone(), units));
-        notice.0.set(errors);
-        if planner.scenario.with_untracked(|s| *s != scenario) {
-            planner.scenario.set(scenario);
-        }
-        if planner.units.get_untracked() != units {
-            planner.units.set(units);
+        let query = location_query();
+        let restore = move |(scenario, units, errors): (Scenario, Units, Vec<InputError>)| {
+            shown.set_value((scenario.clone(), units));
+            notice.0.set(errors);
+            if planner.scenario.with_untracked(|s| *s != scenario) {
+                planner.scenario.set(scenario);
+            }
+            if planner.units.get_untracked() != units {
+                planner.units.set(units);
+            }
+        };
+        match url_codec::decode_without(&query) {
+            Some(decoded) => restore(decoded),
+            None => leptos::task::spawn_local(async move {
+                match url_codec::load().await {
+                    Ok(codec) => restore((codec.decode_view)(&query)),
+                    Err(_) => notice.0.set(vec![codec_missing()]),
+                }
+            }),
         }
     });
     on_cleanup(move || popstate.remove());
@@ -169,12 +256,22 @@ pub fn start(planner: Planner, notice: UrlNotice) {
 #[component]
 pub fn UrlNoticeBanner() -> impl IntoView {
     let notice = expect_context::<UrlNotice>();
-    link_problems(notice.0, "url-notice", "Parts of this link could not be read; the rest was opened:", "Dismiss the link problems")
+    link_problems(
+        notice.0,
+        "url-notice",
+        "Parts of this link could not be read; the rest was opened:",
+        "Dismiss the link problems",
+    )
 }
 
 /// A dismissible notice listing what a link could not read, each problem naming its parameter
 /// (`url.` stripped); shown while `errors` is not empty. The dismiss button is `<id>-dismiss`.
-pub fn link_problems(errors: RwSignal<Vec<InputError>>, id: &'static str, title: &'static str, dismiss_label: &'static str) -> impl IntoView {
+pub fn link_problems(
+    errors: RwSignal<Vec<InputError>>,
+    id: &'static str,
+    title: &'static str,
+    dismiss_label: &'static str,
+) -> impl IntoView {
     let items = move || {
         errors.with(|errors| {
             errors

@@ -4,7 +4,7 @@
 //! count, with a way to the Strategy view), and the model's warnings.
 //!
 //! The cheapest fix runs the escalation ladder, whose code is the `fix` WASM chunk (shared
-//! with the Strategy view's), fetched while the first chart is drawn ([`super::lazy_view`]).
+//! with the Strategy view's), fetched once the first chart has been painted.
 
 use std::sync::OnceLock;
 
@@ -15,20 +15,28 @@ use super::after_paint::AfterPaint;
 use super::state::Planner;
 use super::workspace::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
-use crate::format::Units;
-use crate::plan::escalation::{escalate, Step};
-use crate::scenario::Scenario;
 use crate::chart::verdict;
 use crate::format;
+use crate::format::Units;
 use crate::model::breakdown::Outcome;
+use crate::plan::escalation::{escalate, Step};
+use crate::scenario::Scenario;
 
 /// Whether the default ladder's plan fits on the scenario's own GPUs, its headline and its
 /// first line (or, without a plan, what to change).
 fn cheapest_fix(s: &Scenario, units: Units) -> (bool, String, String) {
     let gpus = s.parallel.world_size().max(1);
     let summary = plan_summary(&escalate(s, Step::default_ladder(gpus), gpus), units);
-    let detail = if summary.fits { summary.lines.first().cloned().unwrap_or_default() } else { summary.lines.join(" ") };
-    let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
+    let detail = if summary.fits {
+        summary.lines.first().cloned().unwrap_or_default()
+    } else {
+        summary.lines.join(" ")
+    };
+    let headline = summary
+        .headline
+        .strip_prefix("Plan: ")
+        .unwrap_or(&summary.headline)
+        .to_string();
     (summary.fits, headline, detail)
 }
 
@@ -88,7 +96,9 @@ pub fn VerdictBanner() -> impl IntoView {
     let loaded = RwSignal::new(FIX.get().is_some());
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
-        let fits = planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
+        let fits = planner
+            .plan
+            .with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
         let units = planner.units.get();
         let scenario = planner.valid.get();
         if fits {
@@ -97,19 +107,32 @@ pub fn VerdictBanner() -> impl IntoView {
         } else if let (true, Some(&cheapest)) = (loaded.get(), FIX.get()) {
             after_paint.schedule(move || fix.set(Some(cheapest(&scenario, units))));
         } else {
-            leptos::task::spawn_local(async move {
-                match load_cheapest_fix().await {
-                    Ok(f) => {
-                        FIX.get_or_init(|| f);
-                        let _ = loaded.try_set(true);
+            // Fetched after the first paint too: the chunk never delays the first chart.
+            after_paint.schedule(move || {
+                leptos::task::spawn_local(async move {
+                    match load_cheapest_fix().await {
+                        Ok(f) => {
+                            FIX.get_or_init(|| f);
+                            let _ = loaded.try_set(true);
+                        }
+                        Err(_) => leptos::logging::warn!(
+                            "the cheapest fix could not be loaded (offline?)"
+                        ),
                     }
-                    Err(_) => leptos::logging::warn!("the cheapest fix could not be loaded (offline?)"),
-                }
+                })
             });
         }
     });
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
-    let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
+    let warnings = move || {
+        planner.plan.with(|p| {
+            p.breakdown
+                .warnings
+                .iter()
+                .map(|w| view! { <li>{w.clone()}</li> })
+                .collect_view()
+        })
+    };
     view! {
         <div id="verdict" class=move || format!("verdict {}", verdict.with(|v| v.kind())) role="status" aria-live="polite">
             <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>

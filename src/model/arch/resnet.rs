@@ -45,13 +45,22 @@ impl ResNetArch {
         check_dim("channels", self.channels)?;
         check_dim("classes", self.classes)?;
         check_dim("image_size", self.image_size)?;
-        if self.widths.is_empty() || self.widths.len() != self.depths.len() || self.widths.len() > 64 {
-            return Err(InputError::new("depths", "needs 1 to 64 stages, as many as widths"));
+        if self.widths.is_empty()
+            || self.widths.len() != self.depths.len()
+            || self.widths.len() > 64
+        {
+            return Err(InputError::new(
+                "depths",
+                "needs 1 to 64 stages, as many as widths",
+            ));
         }
         for (&w, &d) in self.widths.iter().zip(&self.depths) {
             check_dim("widths", w)?;
             if d > 1024 {
-                return Err(InputError::new("depths", format!("{d} blocks in one stage is too many")));
+                return Err(InputError::new(
+                    "depths",
+                    format!("{d} blocks in one stage is too many"),
+                ));
             }
         }
         Ok(())
@@ -75,8 +84,18 @@ impl ResNetArch {
             }
         }
         let last = self.widths.last().copied().unwrap_or(self.stem_width);
-        out.push(ParamTensor::new("classifier", &[self.classes, last], Scope::Output, TpSplit::Replicated));
-        out.push(ParamTensor::vector("classifier.bias", self.classes, Scope::Output, TpSplit::Replicated));
+        out.push(ParamTensor::new(
+            "classifier",
+            &[self.classes, last],
+            Scope::Output,
+            TpSplit::Replicated,
+        ));
+        out.push(ParamTensor::vector(
+            "classifier.bias",
+            self.classes,
+            Scope::Output,
+            TpSplit::Replicated,
+        ));
         out
     }
 }
@@ -84,9 +103,24 @@ impl ResNetArch {
 /// One convolution's weight (no bias: HF `ResNetConvLayer` uses `bias=False`) and its
 /// BatchNorm's weight and bias (running statistics are buffers, not parameters).
 fn conv_bn(out: &mut Vec<ParamTensor>, name: &'static str, c_out: u64, c_in: u64, k: u64) {
-    out.push(ParamTensor::new(name, &[c_out, c_in, k, k], Scope::Input, TpSplit::Replicated));
-    out.push(ParamTensor::vector("batchnorm", c_out, Scope::Input, TpSplit::Replicated));
-    out.push(ParamTensor::vector("batchnorm", c_out, Scope::Input, TpSplit::Replicated));
+    out.push(ParamTensor::new(
+        name,
+        &[c_out, c_in, k, k],
+        Scope::Input,
+        TpSplit::Replicated,
+    ));
+    out.push(ParamTensor::vector(
+        "batchnorm",
+        c_out,
+        Scope::Input,
+        TpSplit::Replicated,
+    ));
+    out.push(ParamTensor::vector(
+        "batchnorm",
+        c_out,
+        Scope::Input,
+        TpSplit::Replicated,
+    ));
 }
 
 /// One residual block of a ResNet, with the downsampling factor of its output relative to
@@ -114,7 +148,14 @@ pub fn resnet_blocks(r: &ResNetArch) -> Vec<ResNetBlock> {
             let stride = if stage > 0 && i == 0 { 2 } else { 1 };
             reduction *= stride;
             let mid = if r.bottleneck { width / 4 } else { width };
-            blocks.push(ResNetBlock { c_in, mid, c_out: width, stride, out_reduction: reduction, shortcut: c_in != width || stride != 1 });
+            blocks.push(ResNetBlock {
+                c_in,
+                mid,
+                c_out: width,
+                stride,
+                out_reduction: reduction,
+                shortcut: c_in != width || stride != 1,
+            });
             c_in = width;
         }
     }
@@ -128,6 +169,9 @@ mod tests {
 
     #[test]
     fn resnet50_matches_torchvision() {
-        assert_eq!(Architecture::Resnet(ResNetArch::default()).param_count(), 25_557_032.0);
+        assert_eq!(
+            Architecture::Resnet(ResNetArch::default()).param_count(),
+            25_557_032.0
+        );
     }
 }

@@ -1,0 +1,37 @@
+// Interleaved A/B of the first chart between two builds (developer benchmark): loads each
+// build's page in turn, each in a fresh context, alternating which goes first, and prints
+// each build's median and every load. On a noisy machine this is the fair way to compare
+// two builds; bench-page.mjs measures one.
+//   node scripts/bench-ab.mjs dist dist-new [loads=15] [query, e.g. '?m=gpt2']
+// (builds are folders under the repository root; `trunk build --release --dist dist-new`)
+import { chromium } from 'playwright-core';
+import { serve } from '../tests/e2e/static-server.mjs';
+import { join } from 'node:path';
+import { CHROMIUM_ARGS, ROOT } from '../tests/e2e/browser.mjs';
+const dists = process.argv.slice(2, 4);
+const N = Number(process.argv[4] ?? 15);
+const query = process.argv[5] ?? '';
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const servers = await Promise.all(dists.map((d) => serve(join(ROOT, d))));
+const times = dists.map(() => []);
+for (let i = 0; i < N; i++) {
+  for (let k = 0; k < dists.length; k++) {
+    const j = (i % 2 === 0) ? k : dists.length - 1 - k;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.addInitScript(() => {
+      new MutationObserver((_, obs) => {
+        const canvas = document.querySelector('#memory-chart canvas');
+        if (canvas) { obs.disconnect(); requestAnimationFrame(() => { window.__firstChart = performance.now(); }); }
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.goto(servers[j].url + query);
+    await page.waitForFunction(() => window.__firstChart !== undefined, null, { timeout: 15000 });
+    times[j].push(await page.evaluate(() => window.__firstChart));
+    await context.close();
+  }
+}
+const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+dists.forEach((d, j) => console.log(d, 'median', med(times[j]).toFixed(0), 'all', times[j].map((t) => t.toFixed(0)).join(' ')));
+await browser.close();
+for (const s of servers) s.server.close();
