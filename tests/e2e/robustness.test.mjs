@@ -90,6 +90,25 @@ test('20 tampered links open the readable part with a visible message, never the
   await page.close();
 });
 
+test('chunks that cannot be fetched (offline after the first download): a shared link opens the default scenario with a message and keeps its address', async () => {
+  const { page, problems } = await watchedPage();
+  // Every WASM chunk fails; the main module and ECharts arrive.
+  await page.route(/-(chunk_\d+|split_[a-z_]+)-[0-9a-f]+\.wasm$/, (route) => route.abort());
+  await page.goto(env.url + '?v=1&m=gpt2&b=2');
+  await waitForChart(page);
+  const notice = page.locator('#url-notice');
+  await notice.waitFor({ state: 'visible', timeout: 5000 });
+  assert.match(await notice.innerText(), /link code did not load/);
+  assert.equal(await modelKey(page), 'meta-llama/Meta-Llama-3-8B', 'the default scenario is shown');
+  assert.match(page.url(), /m=gpt2&b=2/, 'the address the user opened is kept');
+  // The timeline says it could not be loaded; the rest of the planner works.
+  await page.locator('.timeline-card .field-error').waitFor({ timeout: 5000 });
+  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills|Out of memory)/);
+  assert.equal(await page.locator('#panic-panel').count(), 0);
+  assert.deepEqual(problems.filter((p) => !/Failed to load resource|ERR_FAILED|Failed to fetch/.test(p)), []);
+  await page.close();
+});
+
 test('10 malformed config.json pastes each show a message and keep the last valid model', async () => {
   const { page, problems } = await watchedPage();
   await page.goto(env.url + '?v=1&m=gpt2');
