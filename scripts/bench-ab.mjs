@@ -2,15 +2,19 @@
 // build's page in turn, each in a fresh context, alternating which goes first, and prints
 // each build's median and every load. On a noisy machine this is the fair way to compare
 // two builds; bench-page.mjs measures one.
-//   node scripts/bench-ab.mjs dist dist-new [loads=15] [query, e.g. '?m=gpt2']
+//   node scripts/bench-ab.mjs dist dist-new [loads=15] [query, e.g. '?m=gpt2'] [--slow]
+// --slow throttles the network as Chrome DevTools' "Fast 4G" preset does (9 Mbit/s down,
+// 1.5 Mbit/s up, 60 ms latency), where the order of downloads matters more than on localhost.
 // (builds are folders under the repository root; `trunk build --release --dist dist-new`)
 import { chromium } from 'playwright-core';
 import { serve } from '../tests/e2e/static-server.mjs';
 import { join } from 'node:path';
 import { CHROMIUM_ARGS, ROOT } from '../tests/e2e/browser.mjs';
-const dists = process.argv.slice(2, 4);
-const N = Number(process.argv[4] ?? 15);
-const query = process.argv[5] ?? '';
+const args = process.argv.slice(2).filter((a) => a !== '--slow');
+const slow = process.argv.includes('--slow');
+const dists = args.slice(0, 2);
+const N = Number(args[2] ?? 15);
+const query = args[3] ?? '';
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 const servers = await Promise.all(dists.map((d) => serve(join(ROOT, d))));
 const times = dists.map(() => []);
@@ -19,6 +23,10 @@ for (let i = 0; i < N; i++) {
     const j = (i % 2 === 0) ? k : dists.length - 1 - k;
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
+    if (slow) {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 60, downloadThroughput: (9e6 / 8) * 0.9, uploadThroughput: (1.5e6 / 8) * 0.9 });
+    }
     await page.addInitScript(() => {
       new MutationObserver((_, obs) => {
         const canvas = document.querySelector('#memory-chart canvas');

@@ -3,7 +3,7 @@
 // with no inline script, no hash and no nonce (a static host cannot mint nonces).
 //
 // Reads $TRUNK_STAGING_DIR/index.html, writes the script to loader-<hash>.js beside it and
-// replaces the inline script with <script type="module" src="./loader-<hash>.js">.
+// replaces the inline script with <script type="module" async src="./loader-<hash>.js">.
 // Fails the build when anything inline is left, so the CSP can never silently break the page.
 //
 // It also moves the `<link rel="preload">` / `<link rel="modulepreload">` tags Trunk appends at
@@ -29,7 +29,9 @@ if (!found) {
 const code = found[1].trim() + '\n';
 const name = `loader-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.js`;
 writeFileSync(join(dir, name), code);
-html = html.replace(inline, `<script type="module" src="./${name}"></script>`);
+// `async`: the loader runs as soon as it has arrived, not after ECharts (a deferred script
+// before it); the charts wait for ECharts' load themselves (src/ui/chart_box.rs).
+html = html.replace(inline, `<script type="module" async src="./${name}"></script>`);
 const preloads = html.match(/<link rel="(?:module)?preload"[^>]*>/g) ?? [];
 for (const link of preloads) html = html.replace(link, '');
 const firstStylesheet = html.indexOf('<link rel="stylesheet"');

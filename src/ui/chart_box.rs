@@ -58,6 +58,33 @@ fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 
+/// Whether ECharts is there: `ready` now, or once its deferred `<script>` has run. The WASM
+/// loader is an async module (index.html), so the page's code can start while ECharts is
+/// still downloading or compiling; a chart then waits for the script's `load`. Deferred
+/// scripts run before the window's `load`, so once the document is `complete` a missing
+/// `echarts` means it failed, and the chart says so; the window's `load` is also the last
+/// word when the script's own events were missed.
+fn watch_echarts(ready: RwSignal<bool>, failed: RwSignal<bool>) {
+    let Some(window) = web_sys::window() else { return failed.set(true) };
+    let Some(document) = window.document().filter(|d| d.ready_state() != "complete") else { return failed.set(true) };
+    let settle = move || {
+        if echarts_loaded() {
+            let _ = ready.try_set(true);
+        } else {
+            let _ = failed.try_set(true);
+        }
+    };
+    let listen = |target: &web_sys::EventTarget, event: &str| {
+        let handler = Closure::once_into_js(move |_: web_sys::Event| settle());
+        let _ = target.add_event_listener_with_callback(event, handler.unchecked_ref());
+    };
+    if let Some(script) = document.query_selector("script[src*='echarts']").ok().flatten() {
+        listen(&script, "load");
+        listen(&script, "error");
+    }
+    listen(&window, "load");
+}
+
 /// True when the user prefers a dark colour scheme.
 fn prefers_dark() -> bool {
     web_sys::window()
@@ -82,18 +109,24 @@ pub fn ChartBox(
 ) -> impl IntoView {
     let handle = StoredValue::new_local(None::<Echarts>);
     let failed = RwSignal::new(false);
+    let ready = RwSignal::new(echarts_loaded());
+    if !ready.get_untracked() {
+        watch_echarts(ready, failed);
+    }
     Effect::new(move |_| {
         let chart = option.run(());
+        if !ready.get() {
+            return;
+        }
         handle.update_value(|h| match h {
             Some(echarts) => set_chart(echarts, &chart),
-            None if echarts_loaded() => match render(id, prefers_dark(), &chart) {
+            None => match render(id, prefers_dark(), &chart) {
                 Ok(echarts) => *h = Some(echarts),
                 Err(e) => {
                     leptos::logging::warn!("chart not drawn: {e}");
                     failed.set(true);
                 }
             },
-            None => failed.set(true),
         });
     });
     let resize = window_event_listener(leptos::ev::resize, move |_| {
