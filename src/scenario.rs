@@ -567,7 +567,9 @@ impl Scenario {
         }
         if let Architecture::Transformer(x) = arch {
             let (heads, kv_heads) = (x.attention.heads, x.attention.kv_heads);
-            if p.tp > 1 && (heads % p.tp != 0 || kv_heads % p.tp != 0 && p.tp % kv_heads != 0) {
+            if p.tp > 1
+                && (heads % p.tp != 0 || kv_heads % p.tp != 0 && !p.tp.is_multiple_of(kv_heads))
+            {
                 errors.push(InputError::new(
                     "parallel.tp",
                     format!("tp = {} must divide the {} attention heads (and the {} key/value heads, or be a multiple of them)", p.tp, heads, kv_heads),
@@ -591,7 +593,7 @@ impl Scenario {
                 }
             }
             let experts = arch.experts();
-            if p.ep > 1 && (experts <= 1 || experts % p.ep != 0) {
+            if p.ep > 1 && (experts <= 1 || !experts.is_multiple_of(p.ep)) {
                 errors.push(InputError::new(
                     "parallel.ep",
                     format!(
@@ -600,7 +602,7 @@ impl Scenario {
                     ),
                 ));
             }
-            if uses_tokens && p.cp > 1 && t.seq_len % p.cp.saturating_mul(2) != 0 {
+            if uses_tokens && p.cp > 1 && !t.seq_len.is_multiple_of(p.cp.saturating_mul(2)) {
                 errors.push(InputError::new(
                     "parallel.cp",
                     format!(

@@ -121,8 +121,10 @@ fn prefill_workspace_matches_memtracker() {
         if case["config"].get("num_local_experts").is_some() {
             continue;
         }
-        let mut s = Scenario::default();
-        s.model = headroom::scenario::ModelSpec::from_hf_config(case["config"].clone()).unwrap();
+        let mut s = Scenario {
+            model: headroom::scenario::ModelSpec::from_hf_config(case["config"].clone()).unwrap(),
+            ..Scenario::default()
+        };
         s.training.mode = Mode::Inference;
         s.training.micro_batch = case["batch"].as_u64().unwrap();
         s.training.seq_len = case["seq"].as_u64().unwrap();

@@ -32,7 +32,7 @@
 //! - Baseline (25.5 GiB): no. Unpacked Alpaca is padded per batch to its longest sample, so the
 //!   peak depends on the longest pair of samples the epoch drew, which the table does not state.
 //! - + Packed Dataset (60.0 GiB): yes, every input is stated. Asserted within 5 %.
-//! - + Compile and every row after it run `torch.compile` (per-block `compile_model`, and for the
+//! - \+ Compile and every row after it run `torch.compile` (per-block `compile_model`, and for the
 //!   chunked loss `compute_cross_entropy` compiled by `compile_loss`), which Headroom cannot
 //!   express: Inductor's partitioner saves fewer tensors than eager PyTorch, never more. Those
 //!   rows are computed without compile and checked only as upper bounds.

@@ -1011,8 +1011,10 @@ mod tests {
         );
         assert!(nofit_text(&e).1[0].contains("GPU budget (1 GPU)"));
         // A scenario that fits as entered launches as entered, on its one GPU.
-        let mut gpt2 = Scenario::default();
-        gpt2.model = crate::scenario::ModelSpec::Preset("gpt2".into());
+        let gpt2 = Scenario {
+            model: crate::scenario::ModelSpec::Preset("gpt2".into()),
+            ..Scenario::default()
+        };
         let e = escalate(&gpt2, &Step::DEFAULT_LADDER, 1);
         assert_eq!(
             plan_summary(&e, Units::Gib).headline,

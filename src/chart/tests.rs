@@ -20,8 +20,10 @@ fn spilling() -> Breakdown {
 }
 
 fn fitting() -> Breakdown {
-    let mut s = Scenario::default();
-    s.model = crate::scenario::ModelSpec::Preset("gpt2".into());
+    let mut s = Scenario {
+        model: crate::scenario::ModelSpec::Preset("gpt2".into()),
+        ..Scenario::default()
+    };
     s.training.seq_len = 1024;
     let b = estimate(&s);
     assert!(b.fits, "gpt2 on an H100 is expected to fit");
@@ -226,7 +228,7 @@ fn chart_options_need_only_the_bundled_echarts_modules() {
         }
         if let Some(legend) = v.get("legend") {
             assert!(
-                legend.get("type").map_or(true, |t| t == "plain"),
+                legend.get("type").is_none_or(|t| t == "plain"),
                 "{name}: only the plain legend is bundled"
             );
         }
@@ -240,8 +242,7 @@ fn chart_options_need_only_the_bundled_echarts_modules() {
                 assert!(s.get(*part).is_none(), "{name}: `{part}` is not bundled");
             }
             assert!(
-                s.get("coordinateSystem")
-                    .map_or(true, |c| c == "cartesian2d"),
+                s.get("coordinateSystem").is_none_or(|c| c == "cartesian2d"),
                 "{name}: only the grid coordinate system is bundled"
             );
         }

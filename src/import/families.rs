@@ -71,7 +71,7 @@ pub fn decoder(c: &Keys, d: &Defaults) -> Result<TransformerArch, InputError> {
 }
 
 pub fn check_heads(hidden: u64, heads: u64, kv_heads: u64) -> Result<(), InputError> {
-    if kv_heads > heads || heads % kv_heads != 0 {
+    if kv_heads > heads || !heads.is_multiple_of(kv_heads) {
         return Err(InputError::new(
             "num_key_value_heads",
             format!("{kv_heads} must divide num_attention_heads ({heads})"),

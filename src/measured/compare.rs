@@ -15,8 +15,8 @@
 //!   hands the cached ones back to the allocator (`torch/_inductor/cudagraph_trees.py`).
 //! - **reserved** (`max_memory_reserved`) = allocated + the plan's "allocator fragmentation"
 //!   term: cached free blocks, block rounding and split remainders.
-//! - **used** (nvidia-smi `memory.used`, `mem_get_info` total − free) = the plan's total: reserved
-//!   + the terms allocated outside the caching allocator: the "CUDA context" (driver, kernel
+//! - **used** (nvidia-smi `memory.used`, `mem_get_info` total − free) = the plan's total:
+//!   reserved plus the terms allocated outside the caching allocator: the "CUDA context" (driver, kernel
 //!   images) and the "NCCL communicators" (NCCL's own `cudaMalloc`/cuMem buffers).
 //!
 //! Terms are placed by name (`side_of`), so a renamed or new overhead term falls on the

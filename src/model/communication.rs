@@ -14,6 +14,7 @@
 //!   cp − 1 times per layer in forward (Liu et al. 2023, §3, Algorithm 1); backward passes
 //!   K/V together with dK/dV, twice the forward's bytes (Transformer Engine
 //!   `AttnFuncWithCPAndKVP2P.backward`, Megatron's default `cp_comm_type = "p2p"`).
+//!
 //! Data-parallel traffic overlaps with backward (PyTorch DDP buckets, ZeRO prefetch); tensor,
 //! pipeline and context traffic sits on the critical path.
 //!

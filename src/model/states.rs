@@ -544,8 +544,10 @@ mod tests {
             },
             ..TransformerArch::default()
         });
-        let mut training = Training::default();
-        training.precision = Precision::Fp16Mixed;
+        let training = Training {
+            precision: Precision::Fp16Mixed,
+            ..Training::default()
+        };
         let psi = arch.param_count();
         let expected = [
             (Zero::Optimizer, 2.0 * psi + 2.0 * psi + 12.0 * psi / 64.0),

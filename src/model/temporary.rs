@@ -309,6 +309,7 @@ const NF4_DEQUANT_FORMULA: &str = "the largest 4-bit linear's weight dequantised
 ///   quantisation, then `B_dq = torch.empty(shapeB, dtype=A.dtype)` and `F.linear`;
 /// - backward: `F.dequantize_4bit(B, ctx.state).to(grad_output.dtype)` (`_functions.py`, 380–384),
 ///   the fp32 absmax rebuilt once (`functional.py`, `dequantize_4bit`).
+///
 /// The buffer lives during the matmul only: its own moment of each block's forward and backward,
 /// or on top of the recomputed block under full checkpointing.
 fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {

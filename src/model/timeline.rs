@@ -480,7 +480,7 @@ impl Schedule {
         } else if k < self.steady_end() {
             let i = k - c;
             let j = i / 2 + 1;
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 Op {
                     forward: false,
                     micro_batch: j,
@@ -524,7 +524,7 @@ impl Schedule {
         if k < self.c {
             k + 1
         } else if k < self.steady_end() {
-            self.c + (k - self.c + 1) / 2
+            self.c + (k - self.c).div_ceil(2)
         } else {
             self.m
         }

@@ -686,7 +686,8 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                 gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1)),
             )
             .min(super::search::MAX_TP);
-            let divides_heads = |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp % g == 0);
+            let divides_heads =
+                |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp.is_multiple_of(g));
             let (next, batch) = double_until_fits(s, s.parallel.tp, divides_heads, |t, tp| {
                 t.parallel.tp = tp;
                 t.parallel.sp = true;
@@ -832,8 +833,10 @@ mod tests {
     /// each rung saying what it did, memory never growing along the way.
     #[test]
     fn single_gpu_ladder_fits_llama3_8b_full_fine_tuning_on_24_gb() {
-        let mut s = Scenario::default();
-        s.device = crate::scenario::DeviceSpec::preset("rtx-4090-24gb");
+        let mut s = Scenario {
+            device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"),
+            ..Scenario::default()
+        };
         s.runtime.platform = crate::model::inputs::Platform::Linux;
         assert_eq!(Step::default_ladder(1), &Step::SINGLE_GPU_LADDER);
         let e = escalate(&s, Step::default_ladder(1), 1);
@@ -910,8 +913,10 @@ mod tests {
 
     #[test]
     fn model_parallel_steps_split_llama3_70b() {
-        let mut s = Scenario::default();
-        s.model = crate::scenario::ModelSpec::Preset("llama-3-70b".into());
+        let s = Scenario {
+            model: crate::scenario::ModelSpec::Preset("llama-3-70b".into()),
+            ..Scenario::default()
+        };
         let e = escalate(
             &s,
             &[
@@ -1108,8 +1113,10 @@ mod tests {
         let none = escalate(&llama3_8b_on_8_a100(), &[], 8);
         assert_eq!(none.first_fit, None);
         assert!(none.plan.is_none());
-        let mut gpt2 = Scenario::default();
-        gpt2.model = crate::scenario::ModelSpec::Preset("gpt2".into());
+        let gpt2 = Scenario {
+            model: crate::scenario::ModelSpec::Preset("gpt2".into()),
+            ..Scenario::default()
+        };
         let plan = escalate(&gpt2, &Step::DEFAULT_LADDER, 1)
             .plan
             .expect("gpt2 fits");
@@ -1122,8 +1129,10 @@ mod tests {
     #[test]
     fn no_step_uses_more_gpus_than_the_budget() {
         for model in ["llama-3-8b", "llama-3-70b", "gpt2"] {
-            let mut s = Scenario::default();
-            s.model = crate::scenario::ModelSpec::Preset(model.into());
+            let mut s = Scenario {
+                model: crate::scenario::ModelSpec::Preset(model.into()),
+                ..Scenario::default()
+            };
             s.training.seq_len = 32_768;
             for gpus in [1, 2, 3, 6, 8, 16] {
                 let e = escalate(&s, &Step::ALL, gpus);
@@ -1140,8 +1149,10 @@ mod tests {
                 }
             }
         }
-        let mut one = Scenario::default();
-        one.device = crate::scenario::DeviceSpec::preset("rtx-4090-24gb");
+        let one = Scenario {
+            device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"),
+            ..Scenario::default()
+        };
         let e = escalate(&one, &Step::DEFAULT_LADDER, 1);
         for k in [3, 4] {
             assert!(!e.steps[k].applied);

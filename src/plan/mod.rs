@@ -38,7 +38,7 @@ pub const MIN_CP_TOKENS: u64 = 8192;
 /// [`MIN_CP_TOKENS`], in 2·cp equal chunks (the load-balanced causal split).
 pub fn context_parallel_pays(seq_len: u64, cp: u64) -> bool {
     let cp = cp.max(1);
-    cp == 1 || (seq_len / cp >= MIN_CP_TOKENS && seq_len % cp.saturating_mul(2) == 0)
+    cp == 1 || (seq_len / cp >= MIN_CP_TOKENS && seq_len.is_multiple_of(cp.saturating_mul(2)))
 }
 
 /// `margin` clamped to `0..=MAX_MARGIN` (NaN becomes the default).
@@ -89,7 +89,7 @@ pub fn global_batch(s: &Scenario) -> u64 {
 /// when `dp` does not divide `global`.
 pub fn split_global_batch(t: &mut Training, global: u64, dp: u64, max_micro: u64) -> bool {
     let dp = dp.max(1);
-    if global == 0 || global % dp != 0 {
+    if global == 0 || !global.is_multiple_of(dp) {
         return false;
     }
     let per_replica = global / dp;
@@ -111,7 +111,7 @@ fn largest_divisor_at_most(n: u64, cap: u64) -> u64 {
     let top = cap.min(n).max(1);
     (top.saturating_sub(DIVISOR_SCAN).max(1)..=top)
         .rev()
-        .find(|d| n % d == 0)
+        .find(|d| n.is_multiple_of(*d))
         .unwrap_or(1)
 }
 
@@ -162,7 +162,7 @@ mod tests {
         // Absurd sizes answer at once.
         assert_eq!(largest_divisor_at_most(u64::MAX, u64::MAX), u64::MAX);
         let d = largest_divisor_at_most(1 << 62, (1 << 62) - 1);
-        assert!((1u64 << 62) % d == 0 && d < 1 << 62);
+        assert!((1u64 << 62).is_multiple_of(d) && d < 1 << 62);
     }
 
     #[test]

@@ -65,8 +65,12 @@ fn echarts_loaded() -> bool {
 /// `echarts` means it failed, and the chart says so; the window's `load` is also the last
 /// word when the script's own events were missed.
 fn watch_echarts(ready: RwSignal<bool>, failed: RwSignal<bool>) {
-    let Some(window) = web_sys::window() else { return failed.set(true) };
-    let Some(document) = window.document().filter(|d| d.ready_state() != "complete") else { return failed.set(true) };
+    let Some(window) = web_sys::window() else {
+        return failed.set(true);
+    };
+    let Some(document) = window.document().filter(|d| d.ready_state() != "complete") else {
+        return failed.set(true);
+    };
     let settle = move || {
         if echarts_loaded() {
             let _ = ready.try_set(true);
@@ -78,7 +82,11 @@ fn watch_echarts(ready: RwSignal<bool>, failed: RwSignal<bool>) {
         let handler = Closure::once_into_js(move |_: web_sys::Event| settle());
         let _ = target.add_event_listener_with_callback(event, handler.unchecked_ref());
     };
-    if let Some(script) = document.query_selector("script[src*='echarts']").ok().flatten() {
+    if let Some(script) = document
+        .query_selector("script[src*='echarts']")
+        .ok()
+        .flatten()
+    {
         listen(&script, "load");
         listen(&script, "error");
     }

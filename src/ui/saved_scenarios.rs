@@ -206,7 +206,6 @@ fn SavedBody() -> impl IntoView {
         listing.with(|(entries, _)| {
             entries
                 .iter()
-                .cloned()
                 .map(|entry| {
                     let (e1, e2, e3) = (entry.clone(), entry.clone(), entry.clone());
                     let label = format!("Name of saved scenario {}", entry.saved.name);

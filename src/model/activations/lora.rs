@@ -15,6 +15,7 @@
 //!   bool mask of the input, and `lora_A` saves the dropped copy (fp32, or its 16-bit autocast
 //!   copy) instead of the shared input. 0 is `nn.Identity`.
 //! - `lora_B` saves `lora_A`'s output: r values per token (fp32; 16-bit under autocast).
+//!
 //! Measured with PEFT on a tiny Llama (`tests/fixtures/measured/lora.json`,
 //! `tests/measure/lora.py`; fake CUDA tensors for the bool masks). Not modelled: the first
 //! block's attention norm and its q/k/v dropout masks are not saved either when nothing before

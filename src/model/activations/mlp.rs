@@ -9,6 +9,7 @@
 //! - ReLU saves its output, which is also the down projection's input: 1·x;
 //! - GPT-2's `gelu_new` written op by op saves five tensors (three of them fp32 under autocast);
 //! - gpt-oss's clamped SwiGLU saves seven.
+//!
 //! Liger kernels (`liger_kernels`; linkedin/Liger-Kernel at ead96b6, Triton only, derived from
 //! the source, not measured): `LigerSwiGLUMLP.forward` is
 //! `down_proj(LigerSiLUMulFunction.apply(gate_proj(x), up_proj(x)))` (`transformers/swiglu.py`),

@@ -28,6 +28,7 @@
 //!   (`transformers/rms_norm.py`): i·R·w + 4·R, whatever the weight's `requires_grad`;
 //! - `LigerLayerNormFunction` (`ops/layer_norm.py`, lines 169–191 and 307–313) saves `X`, `W`,
 //!   `B` and `Mean`, `RSTD` in X's dtype: i·R·w + 2·i·R.
+//!
 //! Liger has no kernel for `T5LayerNorm` or `CohereLayerNorm`; those stay eager.
 
 use super::transformer::Ctx;

@@ -136,7 +136,7 @@ impl AttentionPart {
         check_dim("heads", self.heads)?;
         check_dim("kv_heads", self.kv_heads)?;
         check_dim("head_dim", self.head_dim)?;
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(InputError::new(
                 "kv_heads",
                 format!("{} must divide heads ({})", self.kv_heads, self.heads),

@@ -38,7 +38,7 @@ impl Stack {
 }
 
 /// Token and position embeddings, and the output head that may share their matrix.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EmbeddingPart {
     /// Learned absolute position embeddings (GPT-2, BERT); 0 for rotary or relative models.
@@ -51,18 +51,6 @@ pub struct EmbeddingPart {
     pub head_bias: bool,
     /// Final logits soft-capped with tanh (Gemma-2 `final_logit_softcapping`).
     pub logit_softcap: bool,
-}
-
-impl Default for EmbeddingPart {
-    fn default() -> Self {
-        EmbeddingPart {
-            max_positions: 0,
-            token_types: 0,
-            tied: false,
-            head_bias: false,
-            logit_softcap: false,
-        }
-    }
 }
 
 /// Image input and classifier of a Vision Transformer.
