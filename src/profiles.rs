@@ -76,6 +76,7 @@ impl Framework {
             activation_offload: false,
             liger_kernels: false,
             zero: None,
+            qlora_fp32_unquantised: true,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -107,12 +108,14 @@ impl Framework {
             // torchtune `recipes/configs/llama3_1/8B_full_single_device.yaml`: `dtype: bf16`
             // (bf16 parameters and optimizer states, no fp32 master),
             // `loss: CEWithChunkedOutputLoss` (8 chunks), `enable_activation_checkpointing: True`,
-            // `optimizer_in_bwd: True`, `enable_activation_offloading: False`.
+            // `optimizer_in_bwd: True`, `enable_activation_offloading: False`. Its QLoRA builds
+            // the model in that dtype and casts nothing to fp32 (`Lora::fp32_unquantised`).
             Framework::Torchtune => Defaults {
                 precision: Precision::Bf16,
                 loss: Loss::Chunked,
                 checkpointing: Checkpointing::Full,
                 optimizer_in_backward: true,
+                qlora_fp32_unquantised: false,
                 ..base
             },
             // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
@@ -160,12 +163,30 @@ pub struct Defaults {
     pub liger_kernels: bool,
     /// ZeRO stage or FSDP, where the framework decides it (otherwise the layout's own).
     pub zero: Option<Zero>,
+    /// QLoRA's unquantised weights in fp32 (`Lora::fp32_unquantised`): PEFT's
+    /// `prepare_model_for_kbit_training`, which every profile but torchtune's goes through.
+    pub qlora_fp32_unquantised: bool,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::Scenario;
+
+    #[test]
+    fn only_torchtunes_qlora_keeps_the_unquantised_weights_in_the_training_dtype() {
+        for framework in Framework::ALL {
+            let mut s = Scenario::default();
+            s.training.lora = Some(crate::scenario::Lora::default());
+            s.apply_framework(framework);
+            let expected = framework != Framework::Torchtune;
+            assert_eq!(
+                s.training.lora.map(|l| l.fp32_unquantised),
+                Some(expected),
+                "{framework:?}"
+            );
+        }
+    }
 
     #[test]
     fn torchtune_profile_sets_its_recipe_switches() {

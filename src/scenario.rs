@@ -373,6 +373,9 @@ impl Scenario {
             d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
+        if let Some(lora) = &mut self.training.lora {
+            lora.fp32_unquantised = d.qlora_fp32_unquantised;
+        }
         if let Some(z) = d.zero {
             self.parallel.zero = z;
         }

@@ -77,14 +77,16 @@ fn lora_fixture() -> serde_json::Value {
         .expect("lora.json")
 }
 
-/// The tiny Llama of `lora.json` under QLoRA (NF4, double quantisation, r 16), as a scenario.
-fn tiny_qlora(checkpointing: &str) -> headroom::Breakdown {
+/// The tiny Llama of `lora.json` under QLoRA (NF4, double quantisation, r 16), as a scenario;
+/// `fp32_unquantised`: PEFT's cast of the other weights (true) or torchtune's none (false).
+fn tiny_qlora(checkpointing: &str, fp32_unquantised: bool) -> headroom::Breakdown {
     let f = lora_fixture();
     let config = &f["cases"][0]["scenario"]["model"]["hf_config"];
     let text = serde_json::json!({
         "model": {"hf_config": config},
         "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 256, "checkpointing": checkpointing,
-                     "lora": {"rank": 16, "base": "nf4", "double_quant": true, "dropout": 0.05}},
+                     "lora": {"rank": 16, "base": "nf4", "double_quant": true, "dropout": 0.05,
+                              "fp32_unquantised": fp32_unquantised}},
     })
     .to_string();
     estimate(&Scenario::from_json(&text).expect("scenario").scenario)
@@ -129,7 +131,7 @@ fn qlora_preparation_upcasts_the_unquantised_weights_to_fp32() {
     .map(|k| bytes("nf4_after_prepare", k))
     .sum::<f64>()
         + q["nf4_quant_state_bytes"].as_f64().expect("quant state");
-    let b = tiny_qlora("none");
+    let b = tiny_qlora("none", true);
     let frozen = b
         .terms
         .iter()
@@ -141,7 +143,7 @@ fn qlora_preparation_upcasts_the_unquantised_weights_to_fp32() {
         "{frozen} vs {measured}"
     );
     // The fp32 embeddings make the residual stream fp32: each checkpointed block keeps 4·T·h.
-    let ckpt = tiny_qlora("full");
+    let ckpt = tiny_qlora("full", true);
     let inputs = ckpt
         .terms
         .iter()
@@ -149,6 +151,50 @@ fn qlora_preparation_upcasts_the_unquantised_weights_to_fp32() {
         .expect("block inputs")
         .bytes;
     assert_eq!(inputs, 4 * 4 * 512 * 512);
+}
+
+/// torchtune's QLoRA builds the model in bf16 and casts nothing to fp32: the unquantised
+/// weights keep their bf16 bytes as measured before PEFT's preparation (`lora.json`,
+/// `qlora_cpu.nf4_before`), beside the same 4-bit linears, and the residual stream stays bf16.
+#[test]
+fn qlora_without_preparation_keeps_the_unquantised_weights_in_bf16() {
+    let f = lora_fixture();
+    let before = &f["qlora_cpu"]["nf4_before"];
+    let bytes = |key: &str| before[key].as_f64().unwrap_or_else(|| panic!("{key}"));
+    let measured = [
+        "embed_tokens bfloat16",
+        "lm_head bfloat16",
+        "norm bfloat16",
+        "linear4bit uint8",
+    ]
+    .iter()
+    .map(|k| bytes(k))
+    .sum::<f64>()
+        + f["qlora_cpu"]["nf4_quant_state_bytes"]
+            .as_f64()
+            .expect("quant state");
+    let frozen = |b: &headroom::Breakdown| {
+        b.terms
+            .iter()
+            .find(|t| t.name == "frozen weights")
+            .expect("frozen")
+            .bytes as f64
+    };
+    let b = tiny_qlora("none", false);
+    assert!(
+        (frozen(&b) - measured).abs() / measured < 3e-4,
+        "{} vs {measured}",
+        frozen(&b)
+    );
+    assert!(frozen(&b) < frozen(&tiny_qlora("none", true)));
+    let ckpt = tiny_qlora("full", false);
+    let inputs = ckpt
+        .terms
+        .iter()
+        .find(|t| t.name == "block inputs (full checkpointing)")
+        .expect("block inputs")
+        .bytes;
+    assert_eq!(inputs, 2 * 4 * 512 * 512);
 }
 
 /// bitsandbytes dequantises one 4-bit weight per matmul (`MatMul4Bit`): the model's transient is
@@ -175,7 +221,7 @@ fn qlora_dequantises_one_linear_weight_at_a_time() {
     );
     assert_eq!(largest("backward", 0), n * k * 2.0);
     // 512 tokens (≤ 1536): one absmax copy; the CPU forward transient is exactly that.
-    let b = tiny_qlora("none");
+    let b = tiny_qlora("none", true);
     let term = b
         .terms
         .iter()

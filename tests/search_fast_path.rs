@@ -86,6 +86,7 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
             rank: rng.pick(&[8, 64]),
             base: rng.pick(&[LoraBase::Bf16, LoraBase::Nf4]),
             dropout: rng.pick(&[0.0, 0.05]),
+            fp32_unquantised: rng.chance(50),
             ..Lora::default()
         });
     }

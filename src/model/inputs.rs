@@ -115,10 +115,23 @@ pub struct Lora {
     /// Left out of the JSON when 0, so links made before it encode as they did.
     #[serde(skip_serializing_if = "is_zero")]
     pub dropout: f64,
+    /// QLoRA: the weights left unquantised (embeddings, norms, an untied head) are held in
+    /// fp32. PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that is not a
+    /// `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209; measured in `lora.json`,
+    /// `qlora_cpu`); torchtune builds the model under `set_default_dtype(self._dtype)` and casts
+    /// nothing afterwards (`recipes/lora_finetune_single_device.py`, `_setup_model`), so they
+    /// stay in the training dtype: `false`. Left out of the JSON when true (the default), so
+    /// links made before it encode as they did.
+    #[serde(skip_serializing_if = "is_true")]
+    pub fp32_unquantised: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_true(x: &bool) -> bool {
+    *x
 }
 
 impl Default for Lora {
@@ -129,6 +142,7 @@ impl Default for Lora {
             base: LoraBase::Bf16,
             double_quant: true,
             dropout: 0.0,
+            fp32_unquantised: true,
         }
     }
 }

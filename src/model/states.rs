@@ -318,8 +318,9 @@ pub fn state_bytes(
                 }
                 // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that
                 // is not a `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209): embeddings,
-                // norms, the head. Measured in `lora.json` (`qlora_cpu`).
-                Some(l) if l.base == LoraBase::Nf4 => F32,
+                // norms, the head. Measured in `lora.json` (`qlora_cpu`). torchtune does not
+                // (`Lora::fp32_unquantised`).
+                Some(l) if l.base == LoraBase::Nf4 && l.fp32_unquantised => F32,
                 _ => precision.activation_bytes() as f64,
             };
             frozen_weights += n * frozen * frozen_bytes;
@@ -438,7 +439,7 @@ pub fn add_states(
         "n_local × weight bytes (4 fp32/autocast and FSDP2's fp32 shards, 2 bf16 or with DeepSpeed ZeRO) ÷ N_d at ZeRO-3 — ZeRO §3.1; torch _fsdp_param.py",
         Lifetime::WholeStep,
     );
-    ledger.add(Component::Parameters, "frozen weights", bytes.frozen_weights, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant; QLoRA's other weights fp32 after prepare_model_for_kbit_training) — QLoRA §3", Lifetime::WholeStep);
+    ledger.add(Component::Parameters, "frozen weights", bytes.frozen_weights, "frozen elements × compute-dtype bytes (NF4: 0.516 B with double quant; QLoRA's other weights fp32 after PEFT's prepare_model_for_kbit_training, the compute dtype in torchtune) — QLoRA §3", Lifetime::WholeStep);
     // With the optimizer step fused into backward each gradient is freed by its own update:
     // none is kept (one tensor's gradient is a backward transient, temporary.rs).
     if !training.techniques.optimizer_in_backward {

@@ -45,10 +45,17 @@ impl FineTuning {
             FineTuning::Lora => LoraBase::Bf16,
             FineTuning::Qlora => LoraBase::Nf4,
         };
-        s.training.lora = Some(Lora {
-            base,
-            ..s.training.lora.clone().unwrap_or_default()
+        // A new adapter config follows the framework profile's QLoRA casting (torchtune keeps
+        // the unquantised weights in the training dtype, PEFT casts them to fp32).
+        let fp32_unquantised = s
+            .framework
+            .defaults()
+            .is_none_or(|d| d.qlora_fp32_unquantised);
+        let previous = s.training.lora.clone().unwrap_or(Lora {
+            fp32_unquantised,
+            ..Lora::default()
         });
+        s.training.lora = Some(Lora { base, ..previous });
     }
 }
 
@@ -127,6 +134,7 @@ pub fn TaskControls() -> impl IntoView {
             .to_string()
     });
     let lora_dq = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.double_quant));
+    let lora_fp32 = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.fp32_unquantised));
     let frozen = planner.slice(|s| s.training.frozen.layers);
     let dropout = planner.slice(|s| s.training.lora.as_ref().map_or(0.0, |l| l.dropout));
     let weights = planner.slice(effective_weights);
@@ -218,6 +226,8 @@ pub fn TaskControls() -> impl IntoView {
         <Show when=move || tuning.get() == FineTuning::Qlora>
             <CheckboxField label="Double quantisation" id="lora-double-quant" field="training.lora.double_quant"
                 value=lora_dq on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.double_quant = on }) />
+            <CheckboxField label="Unquantised weights in fp32 (PEFT)" id="lora-fp32-unquantised" field="training.lora.fp32_unquantised"
+                value=lora_fp32 on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.fp32_unquantised = on }) />
         </Show>
         <Show when=move || tuning.get() == FineTuning::Full>
             <NumberSlider

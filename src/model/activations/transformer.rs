@@ -58,10 +58,10 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     let b = training.micro_batch.max(1) as f64;
     let s_full = t.sample_tokens(training.seq_len, training.image_size) as f64;
     let s = s_full / cp.max(1.0);
-    let qlora = training
+    let fp32_unquantised = training
         .lora
         .as_ref()
-        .is_some_and(|l| l.base == LoraBase::Nf4);
+        .is_some_and(|l| l.base == LoraBase::Nf4 && l.fp32_unquantised);
     let c = Ctx {
         tokens: b * s,
         b,
@@ -69,8 +69,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         s_full,
         x: precision.activation_bytes() as f64,
         // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that is
-        // not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so the residual stream is fp32.
-        r: if precision == Precision::Bf16 && !qlora {
+        // not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so the residual stream is
+        // fp32; torchtune casts nothing (`Lora::fp32_unquantised`).
+        r: if precision == Precision::Bf16 && !fp32_unquantised {
             HALF
         } else {
             F32
