@@ -181,11 +181,8 @@ fn qlora_without_preparation_keeps_the_unquantised_weights_in_bf16() {
             .bytes as f64
     };
     let b = tiny_qlora("none", false);
-    assert!(
-        (frozen(&b) - measured).abs() / measured < 3e-4,
-        "{} vs {measured}",
-        frozen(&b)
-    );
+    // Exact but for bitsandbytes' per-linear code tables (30,576 B), not modelled, as above.
+    assert_eq!(measured - frozen(&b), 30_576.0);
     assert!(frozen(&b) < frozen(&tiny_qlora("none", true)));
     let ckpt = tiny_qlora("full", false);
     let inputs = ckpt
