@@ -69,6 +69,15 @@ test('QLoRA r = 64 of Llama-3-8B on one RTX 4090', async () => {
   const before = await page.locator('#total').innerText();
   await page.selectOption('#lora-dropout', '0.05');
   assert.notEqual(await page.locator('#total').innerText(), before);
+  // PEFT casts the unquantised weights (embeddings, head, norms: 1.05 B of Llama-3-8B's
+  // parameters) to fp32; unchecked, as torchtune, they stay in bf16: 2 B each fewer.
+  assert.equal(await page.locator('#lora-fp32-unquantised').isChecked(), true);
+  const peft = gib(await componentSize(page, 'parameters'));
+  const link = page.url();
+  await page.locator('#lora-fp32-unquantised').uncheck();
+  const bf16 = gib(await componentSize(page, 'parameters'));
+  assert.ok(Math.abs(peft - bf16 - 1.96) < 0.05, `${peft} → ${bf16}`);
+  await page.waitForFunction((old) => location.href !== old, link); // the switch travels in the link
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -141,6 +150,10 @@ test('a framework profile sets its switches, which stay editable', async () => {
   assert.equal(await page.locator('#optimizer-in-backward').isChecked(), true);
   assert.match(page.url(), /fw=torchtune/);
   assert.notEqual(await page.locator('#total').innerText(), before);
+  // torchtune's QLoRA keeps the unquantised weights in bf16: a QLoRA chosen now starts so.
+  await page.selectOption('#fine-tuning', 'qlora');
+  assert.equal(await page.locator('#lora-fp32-unquantised').isChecked(), false);
+  await page.selectOption('#fine-tuning', 'full');
   await page.selectOption('#loss', 'standard');
   assert.equal(await page.locator('#loss').inputValue(), 'standard');
   // TRL + Liger: fused linear cross-entropy and Liger's norm, SwiGLU and RoPE kernels.
