@@ -10,51 +10,27 @@ use std::{env, fs, path::Path};
 use serde_json::Value;
 
 fn main() {
-    let dir = Path::new(&env::var("CARGO_MANIFEST_DIR").expect("manifest dir"))
-        .join("src/import/catalogue");
+    let dir = Path::new(&env::var("CARGO_MANIFEST_DIR").expect("manifest dir")).join("src/import/catalogue");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = fs::read_dir(&dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut files: Vec<_> =
+        fs::read_dir(&dir).map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect()).unwrap_or_default();
     files.sort();
     let out_dir = Path::new(&env::var("OUT_DIR").expect("out dir")).join("catalogue");
     fs::create_dir_all(&out_dir).expect("create OUT_DIR/catalogue");
-    let mut out = String::from(
-        "/// The catalogue, sorted by file name.\npub const CATALOGUE: &[CatalogueEntry] = &[\n",
-    );
+    let mut out = String::from("/// The catalogue, sorted by file name.\npub const CATALOGUE: &[CatalogueEntry] = &[\n");
     for path in &files {
         println!("cargo:rerun-if-changed={}", path.display());
-        let stem = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("utf-8 file name");
+        let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 file name");
         let text = fs::read_to_string(path).expect("read catalogue file");
-        let mut config: Value =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let meta = config
-            .as_object_mut()
-            .and_then(|o| o.remove("_headroom"))
-            .unwrap_or(Value::Null);
+        let mut config: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let meta = config.as_object_mut().and_then(|o| o.remove("_headroom")).unwrap_or(Value::Null);
         let field = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
         let id = field("id").unwrap_or_else(|| stem.replace("--", "/"));
         let name = field("name").unwrap_or_else(|| id.clone());
-        let aliases: Vec<&str> = meta
-            .get("aliases")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let aliases: Vec<&str> = meta.get("aliases").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
         let compact = out_dir.join(format!("{stem}.json"));
         fs::write(&compact, config.to_string()).expect("write compact catalogue file");
-        out.push_str(&format!(
-            "    CatalogueEntry {{ id: {id:?}, name: {name:?}, aliases: &{aliases:?}, config: include_str!({:?}) }},\n",
-            compact.display().to_string()
-        ));
+        out.push_str(&format!("    CatalogueEntry {{ id: {id:?}, name: {name:?}, aliases: &{aliases:?}, config: include_str!({:?}) }},\n", compact.display().to_string()));
     }
     out.push_str("];\n");
     fs::write(out_dir.with_file_name("catalogue.rs"), out).expect("write catalogue.rs");

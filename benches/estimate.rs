@@ -13,24 +13,13 @@ use headroom::{estimate, Scenario};
 
 const CASES: [(&str, &str); 4] = [
     ("llama-3-8b default (1 GPU)", r#"{}"#),
-    (
-        "llama-3-70b tp8 pp4 zero1 (2 stages evaluated)",
-        r#"{"model":{"preset":"llama-3-70b"},"parallel":{"dp":4,"tp":8,"pp":4,"sp":true,"zero":1},"training":{"grad_accum":8}}"#,
-    ),
-    (
-        "mixtral-8x7b ep8 fsdp",
-        r#"{"model":{"preset":"mixtral-8x7b"},"parallel":{"dp":8,"ep":8,"zero":3}}"#,
-    ),
-    (
-        "resnet-50 batch 64",
-        r#"{"model":{"preset":"resnet-50"},"training":{"micro_batch":64}}"#,
-    ),
+    ("llama-3-70b tp8 pp4 zero1 (2 stages evaluated)", r#"{"model":{"preset":"llama-3-70b"},"parallel":{"dp":4,"tp":8,"pp":4,"sp":true,"zero":1},"training":{"grad_accum":8}}"#),
+    ("mixtral-8x7b ep8 fsdp", r#"{"model":{"preset":"mixtral-8x7b"},"parallel":{"dp":8,"ep":8,"zero":3}}"#),
+    ("resnet-50 batch 64", r#"{"model":{"preset":"resnet-50"},"training":{"micro_batch":64}}"#),
 ];
 
 fn scenario(json: &str) -> Scenario {
-    Scenario::from_json(json)
-        .unwrap_or_else(|e| panic!("bench scenario {json}: {e}"))
-        .scenario
+    Scenario::from_json(json).unwrap_or_else(|e| panic!("bench scenario {json}: {e}")).scenario
 }
 
 fn estimates(c: &mut Criterion) {
@@ -54,19 +43,13 @@ fn search_throughput(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(2));
     for model in ["llama-3-8b", "llama-3-70b"] {
         for seq in [4096, 131_072] {
-            let base = scenario(&format!(
-                r#"{{"model":{{"preset":"{model}"}},"training":{{"seq_len":{seq},"grad_accum":512}},"parallel":{{"dp":8}}}}"#
-            ));
+            let base = scenario(&format!(r#"{{"model":{{"preset":"{model}"}},"training":{{"seq_len":{seq},"grad_accum":512}},"parallel":{{"dp":8}}}}"#));
             for gpus in [8, 64, 512, 1024, 4096] {
                 let r = search(&base, gpus, 10);
                 group.throughput(Throughput::Elements(r.evaluations));
-                group.bench_function(
-                    format!(
-                        "{model} seq {seq} on {gpus} GPUs ({} layouts, {} estimates)",
-                        r.layouts, r.evaluations
-                    ),
-                    |b| b.iter(|| search(black_box(&base), gpus, 10)),
-                );
+                group.bench_function(format!("{model} seq {seq} on {gpus} GPUs ({} layouts, {} estimates)", r.layouts, r.evaluations), |b| {
+                    b.iter(|| search(black_box(&base), gpus, 10))
+                });
             }
         }
     }

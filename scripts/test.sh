@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "cargo is required (rustup)" >&2; exit 1; }
+# Formatting (rustfmt.toml), where rustfmt is installed: it is not needed to build or test.
+if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; fi
 cargo test --locked --all-targets
 
 # The page: set up the web toolchain (idempotent), build a release dist/ and run the

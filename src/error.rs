@@ -15,19 +15,12 @@ pub struct InputError {
 
 impl InputError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        InputError {
-            field: field.into(),
-            message: message.into(),
-        }
+        InputError { field: field.into(), message: message.into() }
     }
 
     /// The same error, one level deeper: `prefix.field`.
     pub fn within(mut self, prefix: &str) -> Self {
-        self.field = if self.field.is_empty() {
-            prefix.to_string()
-        } else {
-            format!("{prefix}.{}", self.field)
-        };
+        self.field = if self.field.is_empty() { prefix.to_string() } else { format!("{prefix}.{}", self.field) };
         self
     }
 }

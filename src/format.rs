@@ -102,15 +102,8 @@ pub fn count(n: u64) -> String {
 pub fn parse_f64(text: &str) -> Option<f64> {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let negative = text.starts_with('-');
-    if ["inf", "infinity"]
-        .iter()
-        .any(|w| unsigned.eq_ignore_ascii_case(w))
-    {
-        return Some(if negative {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        });
+    if ["inf", "infinity"].iter().any(|w| unsigned.eq_ignore_ascii_case(w)) {
+        return Some(if negative { f64::NEG_INFINITY } else { f64::INFINITY });
     }
     if unsigned.eq_ignore_ascii_case("nan") {
         return Some(f64::NAN);
@@ -192,18 +185,8 @@ mod tests {
         ] {
             let want = t.parse::<f64>().ok();
             let got = parse_f64(t);
-            assert_eq!(
-                got.map(f64::to_bits)
-                    .filter(|_| !want.is_some_and(f64::is_nan)),
-                want.map(f64::to_bits)
-                    .filter(|x| !f64::from_bits(*x).is_nan()),
-                "{t:?}"
-            );
-            assert_eq!(
-                got.is_some_and(f64::is_nan),
-                want.is_some_and(f64::is_nan),
-                "{t:?}"
-            );
+            assert_eq!(got.map(f64::to_bits).filter(|_| !want.is_some_and(f64::is_nan)), want.map(f64::to_bits).filter(|x| !f64::from_bits(*x).is_nan()), "{t:?}");
+            assert_eq!(got.is_some_and(f64::is_nan), want.is_some_and(f64::is_nan), "{t:?}");
         }
     }
 

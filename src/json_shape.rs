@@ -12,15 +12,13 @@ use crate::error::InputError;
 /// An error naming the first place where `input` has an array and `decoded`, encoded again,
 /// has an object. Keys the type does not know (ignored with a warning) are not compared.
 pub fn objects_where_expected<T: Serialize>(input: &Value, decoded: &T) -> Result<(), InputError> {
-    let canonical =
-        serde_json::to_value(decoded).map_err(|e| InputError::new("", e.to_string()))?;
+    let canonical = serde_json::to_value(decoded).map_err(|e| InputError::new("", e.to_string()))?;
     compare(input, &canonical, &mut Vec::new())
 }
 
 /// `T` from a JSON value that must be an object wherever `T` has a struct.
 pub fn from_object_value<T: DeserializeOwned + Serialize>(value: Value) -> Result<T, InputError> {
-    let decoded = serde_json::from_value::<T>(value.clone())
-        .map_err(|e| InputError::new("", e.to_string()))?;
+    let decoded = serde_json::from_value::<T>(value.clone()).map_err(|e| InputError::new("", e.to_string()))?;
     objects_where_expected(&value, &decoded)?;
     Ok(decoded)
 }
@@ -44,10 +42,7 @@ fn compare(input: &Value, canonical: &Value, path: &mut Vec<String>) -> Result<(
             }
         }
         (Value::Array(_), Value::Object(_)) => {
-            return Err(InputError::new(
-                path.join("."),
-                "expected a JSON object ({\"name\": value, …}), got an array",
-            ));
+            return Err(InputError::new(path.join("."), "expected a JSON object ({\"name\": value, …}), got an array"));
         }
         _ => {}
     }
@@ -61,12 +56,10 @@ mod tests {
 
     #[test]
     fn an_array_for_a_struct_is_refused_with_its_path() {
-        let err =
-            from_object_value::<Lora>(serde_json::json!([8, ["q"], "nf4", false])).unwrap_err();
+        let err = from_object_value::<Lora>(serde_json::json!([8, ["q"], "nf4", false])).unwrap_err();
         assert_eq!(err.field, "");
         assert!(err.message.contains("expected a JSON object"), "{err}");
-        let lora: Lora =
-            from_object_value(serde_json::json!({"rank": 8, "targets": ["q", "v"]})).unwrap();
+        let lora: Lora = from_object_value(serde_json::json!({"rank": 8, "targets": ["q", "v"]})).unwrap();
         assert_eq!(lora.rank, 8);
     }
 }

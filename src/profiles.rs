@@ -90,62 +90,32 @@ impl Framework {
             // fused_linear_cross_entropy=True` (liger_kernel `transformers/monkey_patch.py`, e.g.
             // `apply_liger_kernel_to_llama`, lines 221–285 at ead96b6): fused linear cross-entropy
             // replaces the head and loss, and Liger's norm, SwiGLU and RoPE Functions the eager ones.
-            Framework::TrlLiger => Defaults {
-                loss: Loss::FusedLinear,
-                liger_kernels: true,
-                ..base
-            },
+            Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, liger_kernels: true, ..base },
             // Unsloth `FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth")`
             // offloads each checkpointed block input to host memory; its fused cross-entropy
             // never builds the fp32 logits; FlashAttention-2/xformers kernels.
-            Framework::Unsloth => Defaults {
-                attention: Attention::Flash,
-                loss: Loss::FusedLinear,
-                checkpointing: Checkpointing::Full,
-                activation_offload: true,
-                ..base
-            },
+            Framework::Unsloth => Defaults { attention: Attention::Flash, loss: Loss::FusedLinear, checkpointing: Checkpointing::Full, activation_offload: true, ..base },
             // torchtune `recipes/configs/llama3_1/8B_full_single_device.yaml`: `dtype: bf16`
             // (bf16 parameters and optimizer states, no fp32 master),
             // `loss: CEWithChunkedOutputLoss` (8 chunks), `enable_activation_checkpointing: True`,
             // `optimizer_in_bwd: True`, `enable_activation_offloading: False`. Its QLoRA builds
             // the model in that dtype and casts nothing to fp32 (`Lora::fp32_unquantised`).
-            Framework::Torchtune => Defaults {
-                precision: Precision::Bf16,
-                loss: Loss::Chunked,
-                checkpointing: Checkpointing::Full,
-                optimizer_in_backward: true,
-                qlora_fp32_unquantised: false,
-                ..base
-            },
+            Framework::Torchtune => {
+                Defaults { precision: Precision::Bf16, loss: Loss::Chunked, checkpointing: Checkpointing::Full, optimizer_in_backward: true, qlora_fp32_unquantised: false, ..base }
+            }
             // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
             // `lm_head_chunk_size=128` with `chunked_cross_entropy` (`litgpt/utils.py`).
-            Framework::Litgpt => Defaults {
-                precision: Precision::Bf16,
-                loss: Loss::Chunked,
-                ..base
-            },
+            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::Chunked, ..base },
             // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
-            Framework::Torchtitan => Defaults {
-                checkpointing: Checkpointing::Selective,
-                zero: Some(Zero::Parameters),
-                ..base
-            },
+            Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), ..base },
             // Megatron-Core GPT examples: `--bf16` with fp32 main parameters and gradients,
             // `--use-distributed-optimizer` (optimizer states sharded over data parallel:
             // ZeRO-1), Transformer Engine's fused (flash) attention, no recomputation by default.
-            Framework::MegatronCore => Defaults {
-                attention: Attention::Flash,
-                zero: Some(Zero::Optimizer),
-                ..base
-            },
+            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), ..base },
             // The HF Trainer DeepSpeed integration's `ds_config_zero2.json` example: stage 2,
             // `bf16.enabled: auto`.
-            Framework::Deepspeed => Defaults {
-                zero: Some(Zero::Gradients),
-                ..base
-            },
+            Framework::Deepspeed => Defaults { zero: Some(Zero::Gradients), ..base },
         })
     }
 }
@@ -180,11 +150,7 @@ mod tests {
             s.training.lora = Some(crate::scenario::Lora::default());
             s.apply_framework(framework);
             let expected = framework != Framework::Torchtune;
-            assert_eq!(
-                s.training.lora.map(|l| l.fp32_unquantised),
-                Some(expected),
-                "{framework:?}"
-            );
+            assert_eq!(s.training.lora.map(|l| l.fp32_unquantised), Some(expected), "{framework:?}");
         }
     }
 

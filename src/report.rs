@@ -18,9 +18,7 @@ use serde_json::{json, Value};
 
 use crate::chart::{memory_chart, verdict};
 use crate::format::{bytes, count, Units};
-use crate::labels::{
-    device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label,
-};
+use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
 use crate::model::breakdown::{Breakdown, Component, Phase};
 use crate::scenario::{Mode, Scenario};
 
@@ -45,11 +43,7 @@ pub struct Summary {
 
 impl Summary {
     pub fn new(s: &Scenario, b: &Breakdown, units: Units) -> Summary {
-        let outcome = if b.capacity == 0 {
-            "no estimate"
-        } else {
-            crate::chart::outcome_word(b.spill.outcome)
-        };
+        let outcome = if b.capacity == 0 { "no estimate" } else { crate::chart::outcome_word(b.spill.outcome) };
         Summary {
             model: model_name(&s.model),
             gpu: device_name(&s.device),
@@ -106,12 +100,7 @@ pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
 fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
     let t = &scenario.training;
     let task = if t.mode == Mode::Inference {
-        format!(
-            "inference, batch {} × {} tokens of context · {}",
-            t.micro_batch,
-            t.seq_len,
-            precision_label(t.precision)
-        )
+        format!("inference, batch {} × {} tokens of context · {}", t.micro_batch, t.seq_len, precision_label(t.precision))
     } else {
         format!(
             "micro-batch {} × {} tokens · {} · {} · {}",
@@ -131,17 +120,9 @@ fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
         layout_label(&scenario.parallel),
     );
     for c in Component::ALL {
-        out.push_str(&format!(
-            "| {} | {} |\n",
-            c.label(),
-            bytes(b.component(c), u)
-        ));
+        out.push_str(&format!("| {} | {} |\n", c.label(), bytes(b.component(c), u)));
     }
-    out.push_str(&format!(
-        "| **total** | **{}** |\n| capacity | {} |\n\n",
-        bytes(b.total, u),
-        bytes(b.capacity, u)
-    ));
+    out.push_str(&format!("| **total** | **{}** |\n| capacity | {} |\n\n", bytes(b.total, u), bytes(b.capacity, u)));
     let time = if b.step_time.decode_seconds_per_token > 0.0 {
         format!(
             "Time to first token ≈ {} (prefill), then {} per token",
@@ -149,10 +130,7 @@ fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
             crate::format::seconds(b.step_time.decode_seconds_per_token)
         )
     } else {
-        format!(
-            "Estimated step time {}",
-            crate::format::seconds(b.step_time.seconds)
-        )
+        format!("Estimated step time {}", crate::format::seconds(b.step_time.seconds))
     };
     out.push_str(&format!("{}. {time}.\n", verdict(b, u).text()));
     let (fb, opt) = (&b.phases.forward_backward, &b.phases.optimizer_step);
@@ -195,21 +173,9 @@ fn short_link(link: &str, max: usize) -> String {
 /// The Markdown export: a heading with the model, GPUs and outcome, the breakdown table (in
 /// `units`, under its line with the layout and precision), and the link to the scenario with
 /// the date.
-pub fn export_markdown(
-    s: &Scenario,
-    b: &Breakdown,
-    units: Units,
-    link: &str,
-    date: &str,
-) -> String {
+pub fn export_markdown(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> String {
     let summary = Summary::new(s, b, units);
-    format!(
-        "## {}: {}\n\n{}\n\n{}\n",
-        summary.title(),
-        summary.outcome,
-        markdown_table(s, b, units).trim_end(),
-        provenance(link, date, true)
-    )
+    format!("## {}: {}\n\n{}\n\n{}\n", summary.title(), summary.outcome, markdown_table(s, b, units).trim_end(), provenance(link, date, true))
 }
 
 /// The JSON export: `{"scenario", "summary", "breakdown", "link", "date"}`. `scenario` is the
@@ -246,33 +212,14 @@ pub fn export_chart(s: &Scenario, b: &Breakdown, units: Units, link: &str, date:
     let ink = || Color::Value("#1f2328".into());
     let title = Title::new()
         .text(summary.title())
-        .subtext(format!(
-            "{} · {}\n{}",
-            summary.setup(),
-            summary.verdict(),
-            provenance(link, date, false)
-        ))
+        .subtext(format!("{} · {}\n{}", summary.setup(), summary.verdict(), provenance(link, date, false)))
         .left(16)
         .top(8)
         .item_gap(6)
-        .text_style(
-            TextStyle::new()
-                .font_size(17)
-                .font_weight(FontWeight::Bold)
-                .color(ink()),
-        )
-        .subtext_style(
-            TextStyle::new()
-                .font_size(12)
-                .line_height(17)
-                .color(Color::Value("#57606a".into())),
-        );
-    let chart = memory_chart(b, units)
-        .title(title)
-        .animation(false)
-        .background_color(Color::Value("#ffffff".into()));
-    let mut option: Value =
-        serde_json::from_str(&crate::chart::option_json(&chart)).unwrap_or(Value::Null);
+        .text_style(TextStyle::new().font_size(17).font_weight(FontWeight::Bold).color(ink()))
+        .subtext_style(TextStyle::new().font_size(12).line_height(17).color(Color::Value("#57606a".into())));
+    let chart = memory_chart(b, units).title(title).animation(false).background_color(Color::Value("#ffffff".into()));
+    let mut option: Value = serde_json::from_str(&crate::chart::option_json(&chart)).unwrap_or(Value::Null);
     for key in ["legend", "grid"] {
         shift_down(&mut option[key], EXPORT_TITLE_HEIGHT as f64);
     }
@@ -304,10 +251,7 @@ mod tests {
         fits.parallel.dp = 8;
         fits.parallel.zero = Zero::Parameters;
         let oom = Scenario::default();
-        [
-            (fits.clone(), crate::estimate(&fits)),
-            (oom.clone(), crate::estimate(&oom)),
-        ]
+        [(fits.clone(), crate::estimate(&fits)), (oom.clone(), crate::estimate(&oom))]
     }
 
     #[test]
@@ -315,26 +259,10 @@ mod tests {
         let [(s, b), (s1, b1)] = plans();
         let summary = Summary::new(&s, &b, Units::Gib);
         assert_eq!(summary.title(), "Llama 3 8B · 8 × H100 SXM 80GB");
-        assert_eq!(
-            summary.setup(),
-            "dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)"
-        );
+        assert_eq!(summary.setup(), "dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)");
         assert!(b.fits);
-        assert_eq!(
-            summary.verdict(),
-            format!(
-                "fits ({} of {})",
-                bytes(b.total, Units::Gib).trim_end_matches(" GiB"),
-                bytes(b.capacity, Units::Gib)
-            )
-        );
-        assert!(
-            summary
-                .headline()
-                .starts_with("Llama 3 8B · 8 × H100 SXM 80GB · fits ("),
-            "{}",
-            summary.headline()
-        );
+        assert_eq!(summary.verdict(), format!("fits ({} of {})", bytes(b.total, Units::Gib).trim_end_matches(" GiB"), bytes(b.capacity, Units::Gib)));
+        assert!(summary.headline().starts_with("Llama 3 8B · 8 × H100 SXM 80GB · fits ("), "{}", summary.headline());
         let one = Summary::new(&s1, &b1, Units::Gb);
         assert_eq!(one.title(), "Llama 3 8B · 1 × H100 SXM 80GB");
         assert_eq!(one.outcome, "out of memory");
@@ -348,10 +276,7 @@ mod tests {
     fn usage_names_the_unit_once_when_both_share_it() {
         const GIB: u64 = 1 << 30;
         assert_eq!(usage(62 * GIB, 80 * GIB, Units::Gib), "62.0 of 80.0 GiB");
-        assert_eq!(
-            usage(512 << 20, 80 * GIB, Units::Gib),
-            "512 MiB of 80.0 GiB"
-        );
+        assert_eq!(usage(512 << 20, 80 * GIB, Units::Gib), "512 MiB of 80.0 GiB");
         assert_eq!(usage(0, 0, Units::Gb), "0 of 0 B");
     }
 
@@ -359,21 +284,11 @@ mod tests {
     fn markdown_export_carries_the_context_link_and_date() {
         let [(s, b), _] = plans();
         let md = export_markdown(&s, &b, Units::Gib, LINK, "2026-12-03");
-        assert!(
-            md.starts_with("## Llama 3 8B · 8 × H100 SXM 80GB: fits\n"),
-            "{md}"
-        );
-        for needle in [
-            "· dp 8 · tp 1 · pp 1 · ZeRO-3 ·",
-            "· bf16 mixed (AMP) ·",
-            "| **total** |",
-            "Fits with",
-            &format!("(<{LINK}>) · exported 2026-12-03"),
-        ] {
+        assert!(md.starts_with("## Llama 3 8B · 8 × H100 SXM 80GB: fits\n"), "{md}");
+        for needle in ["· dp 8 · tp 1 · pp 1 · ZeRO-3 ·", "· bf16 mixed (AMP) ·", "| **total** |", "Fits with", &format!("(<{LINK}>) · exported 2026-12-03")] {
             assert!(md.contains(needle), "{needle} missing from\n{md}");
         }
-        assert!(export_markdown(&s, &b, Units::Gib, "", "2026-12-03")
-            .ends_with("Exported from Headroom on 2026-12-03\n"));
+        assert!(export_markdown(&s, &b, Units::Gib, "", "2026-12-03").ends_with("Exported from Headroom on 2026-12-03\n"));
     }
 
     /// The CLI's table names the model, the GPUs and the fine-tuning as people do.
@@ -382,7 +297,12 @@ mod tests {
         let mut s = Scenario::default();
         s.training.lora = Some(Lora::default());
         let md = breakdown_markdown(&s, &crate::estimate(&s));
-        assert!(md.starts_with("**Llama 3 8B** · 8.03 B parameters · 1 × H100 SXM 80GB · dp 1 · tp 1 · pp 1 · no ZeRO · micro-batch 1 × 4096 tokens · bf16 mixed (AMP) · AdamW · LoRA r16\n"), "{md}");
+        assert!(
+            md.starts_with(
+                "**Llama 3 8B** · 8.03 B parameters · 1 × H100 SXM 80GB · dp 1 · tp 1 · pp 1 · no ZeRO · micro-batch 1 × 4096 tokens · bf16 mixed (AMP) · AdamW · LoRA r16\n"
+            ),
+            "{md}"
+        );
     }
 
     /// The JSON export holds the input scenario, which reads back as the same scenario.
@@ -397,8 +317,7 @@ mod tests {
         assert_eq!(v["summary"]["gpus"], 8);
         assert_eq!(v["summary"]["outcome"], "fits");
         assert_eq!(v["breakdown"]["total"], b.total);
-        let back =
-            Scenario::from_json(&v["scenario"].to_string()).expect("the scenario reads back");
+        let back = Scenario::from_json(&v["scenario"].to_string()).expect("the scenario reads back");
         assert_eq!(back.scenario, s);
     }
 
@@ -412,28 +331,16 @@ mod tests {
         let title = if title.is_array() { &title[0] } else { title };
         assert_eq!(title["text"], "Llama 3 8B · 8 × H100 SXM 80GB");
         let sub = title["subtext"].as_str().expect("subtext");
-        assert!(
-            sub.starts_with("dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP) · fits ("),
-            "{sub}"
-        );
-        assert!(
-            sub.ends_with("… · 2026-12-03") && sub.contains(LINK) && sub.len() < 300,
-            "{sub}"
-        );
+        assert!(sub.starts_with("dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP) · fits ("), "{sub}");
+        assert!(sub.ends_with("… · 2026-12-03") && sub.contains(LINK) && sub.len() < 300, "{sub}");
         assert_eq!(option["animation"], false);
         assert_eq!(option["backgroundColor"], "#ffffff");
         let top = |v: &Value, key: &str| {
             let c = &v[key];
-            (if c.is_array() { &c[0] } else { c })["top"]
-                .as_f64()
-                .unwrap_or(0.0)
+            (if c.is_array() { &c[0] } else { c })["top"].as_f64().unwrap_or(0.0)
         };
         for key in ["legend", "grid"] {
-            assert_eq!(
-                top(&option, key),
-                top(&plain, key) + EXPORT_TITLE_HEIGHT as f64,
-                "{key}"
-            );
+            assert_eq!(top(&option, key), top(&plain, key) + EXPORT_TITLE_HEIGHT as f64, "{key}");
         }
         assert_eq!(option["series"], plain["series"]);
     }

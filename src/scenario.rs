@@ -20,8 +20,7 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload,
-    Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training,
+    Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training,
     WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
@@ -32,22 +31,10 @@ use crate::profiles::Framework;
 pub fn estimate(scenario: &Scenario) -> crate::model::breakdown::Breakdown {
     use crate::model::breakdown::Breakdown;
     let Some(arch) = scenario.model.architecture() else {
-        return Breakdown {
-            warnings: vec![format!(
-                "unknown model \"{}\": nothing to estimate",
-                scenario.model.label()
-            )],
-            ..Breakdown::default()
-        };
+        return Breakdown { warnings: vec![format!("unknown model \"{}\": nothing to estimate", scenario.model.label())], ..Breakdown::default() };
     };
     let (device, device_warning) = scenario.device.resolve_or_default();
-    let inputs = crate::model::Inputs {
-        arch: &arch,
-        training: &scenario.training,
-        parallel: &scenario.parallel,
-        device: &device,
-        runtime: &scenario.runtime,
-    };
+    let inputs = crate::model::Inputs { arch: &arch, training: &scenario.training, parallel: &scenario.parallel, device: &device, runtime: &scenario.runtime };
     let mut b = crate::model::estimate(&inputs);
     let mut warnings = scenario.model.notes().to_vec();
     warnings.extend(device_warning);
@@ -105,11 +92,7 @@ pub enum ModelSpec {
     Arch(Architecture),
     /// `{"hf_config": {…}}`: the raw config (kept for re-encoding), what it builds, and
     /// what the importer noted (defaulted keys, an approximate family, a vision tower left out).
-    HfConfig {
-        raw: Value,
-        arch: Architecture,
-        notes: Vec<String>,
-    },
+    HfConfig { raw: Value, arch: Architecture, notes: Vec<String> },
 }
 
 impl Default for ModelSpec {
@@ -122,11 +105,7 @@ impl ModelSpec {
     /// The one decoder of a pasted or linked `config.json` (scenario JSON, URL, model picker).
     pub fn from_hf_config(raw: Value) -> Result<ModelSpec, InputError> {
         let imported = import_hf_config(&raw)?;
-        Ok(ModelSpec::HfConfig {
-            raw,
-            arch: imported.arch,
-            notes: imported.warnings,
-        })
+        Ok(ModelSpec::HfConfig { raw, arch: imported.arch, notes: imported.warnings })
     }
 
     /// What the user should know about how the model was read.
@@ -152,14 +131,8 @@ impl ModelSpec {
             ModelSpec::Preset(id) => id.clone(),
             ModelSpec::Arch(_) => "custom architecture".into(),
             ModelSpec::HfConfig { raw, arch, .. } => {
-                let family = raw
-                    .get("model_type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("custom");
-                format!(
-                    "{family} {} (config.json)",
-                    crate::format::count(arch.param_count() as u64)
-                )
+                let family = raw.get("model_type").and_then(Value::as_str).unwrap_or("custom");
+                format!("{family} {} (config.json)", crate::format::count(arch.param_count() as u64))
             }
         }
     }
@@ -191,24 +164,16 @@ impl<'de> Deserialize<'de> for ModelSpec {
             (Some(id), None, None) => {
                 if model_preset(&id).is_none() {
                     let known: Vec<_> = model_preset_ids().collect();
-                    return Err(de::Error::custom(format!(
-                        "unknown model preset \"{id}\"; known: {}",
-                        known.join(", ")
-                    )));
+                    return Err(de::Error::custom(format!("unknown model preset \"{id}\"; known: {}", known.join(", "))));
                 }
                 Ok(ModelSpec::Preset(id))
             }
             (None, Some(arch), None) => {
-                arch.check()
-                    .map_err(|e| de::Error::custom(e.within("arch")))?;
+                arch.check().map_err(|e| de::Error::custom(e.within("arch")))?;
                 Ok(ModelSpec::Arch(arch))
             }
-            (None, None, Some(raw)) => {
-                ModelSpec::from_hf_config(raw).map_err(|e| de::Error::custom(e.within("hf_config")))
-            }
-            _ => Err(de::Error::custom(
-                "give exactly one of \"preset\", \"arch\" or \"hf_config\"",
-            )),
+            (None, None, Some(raw)) => ModelSpec::from_hf_config(raw).map_err(|e| de::Error::custom(e.within("hf_config"))),
+            _ => Err(de::Error::custom("give exactly one of \"preset\", \"arch\" or \"hf_config\"")),
         }
     }
 }
@@ -246,10 +211,7 @@ impl Default for DeviceSpec {
 
 impl DeviceSpec {
     pub fn preset(id: &str) -> Self {
-        DeviceSpec {
-            preset: Some(id.into()),
-            ..DeviceSpec::custom()
-        }
+        DeviceSpec { preset: Some(id.into()), ..DeviceSpec::custom() }
     }
 
     /// A device with no preset and no figures yet (each one is required before it resolves).
@@ -271,19 +233,14 @@ impl DeviceSpec {
     pub fn resolve_or_default(&self) -> (Device, Option<String>) {
         match self.resolve() {
             Ok(d) => (d, None),
-            Err(e) => (
-                device_preset("h100-sxm-80gb").unwrap_or_else(Device::placeholder),
-                Some(format!("{e}; using the H100 SXM 80GB figures")),
-            ),
+            Err(e) => (device_preset("h100-sxm-80gb").unwrap_or_else(Device::placeholder), Some(format!("{e}; using the H100 SXM 80GB figures"))),
         }
     }
 
     /// The device with overrides applied, or the reason it cannot be built.
     pub fn resolve(&self) -> Result<Device, InputError> {
         let mut device = match &self.preset {
-            Some(id) => device_preset(id).ok_or_else(|| {
-                InputError::new("device.preset", format!("unknown device \"{id}\""))
-            })?,
+            Some(id) => device_preset(id).ok_or_else(|| InputError::new("device.preset", format!("unknown device \"{id}\"")))?,
             None => {
                 let missing = [
                     ("capacity_bytes", self.capacity_bytes),
@@ -294,27 +251,15 @@ impl DeviceSpec {
                 .into_iter()
                 .find(|(_, v)| v.is_none());
                 if let Some((field, _)) = missing {
-                    return Err(InputError::new(
-                        format!("device.{field}"),
-                        "required for a custom device (or give a preset)",
-                    ));
+                    return Err(InputError::new(format!("device.{field}"), "required for a custom device (or give a preset)"));
                 }
-                let custom = device_preset("h100-sxm-80gb")
-                    .ok_or_else(|| InputError::new("device", "catalogue is empty"))?;
-                Device {
-                    id: "custom".into(),
-                    name: "Custom device".into(),
-                    compute_major: 8,
-                    ..custom
-                }
+                let custom = device_preset("h100-sxm-80gb").ok_or_else(|| InputError::new("device", "catalogue is empty"))?;
+                Device { id: "custom".into(), name: "Custom device".into(), compute_major: 8, ..custom }
             }
         };
         let check = |field: &str, v: Option<f64>, max: f64| -> Result<Option<f64>, InputError> {
             match v {
-                Some(x) if !(x.is_finite() && x > 0.0 && x <= max) => Err(InputError::new(
-                    format!("device.{field}"),
-                    format!("must be a positive number up to {max:e}, got {x}"),
-                )),
+                Some(x) if !(x.is_finite() && x > 0.0 && x <= max) => Err(InputError::new(format!("device.{field}"), format!("must be a positive number up to {max:e}, got {x}"))),
                 other => Ok(other),
             }
         };
@@ -337,18 +282,8 @@ impl DeviceSpec {
             device.network_bandwidth = x;
         }
         match self.gpus_per_node {
-            Some(0) => {
-                return Err(InputError::new(
-                    "device.gpus_per_node",
-                    "must be at least 1",
-                ))
-            }
-            Some(n) if n > 1 << 20 => {
-                return Err(InputError::new(
-                    "device.gpus_per_node",
-                    format!("{n} GPUs in one node is not a real machine"),
-                ))
-            }
+            Some(0) => return Err(InputError::new("device.gpus_per_node", "must be at least 1")),
+            Some(n) if n > 1 << 20 => return Err(InputError::new("device.gpus_per_node", format!("{n} GPUs in one node is not a real machine"))),
             Some(n) => device.gpus_per_node = n,
             None => {}
         }
@@ -369,8 +304,7 @@ impl Scenario {
         self.training.attention = d.attention;
         self.training.techniques.loss = d.loss;
         self.training.checkpointing = d.checkpointing;
-        self.training.techniques.optimizer_in_backward =
-            d.optimizer_in_backward && self.training.grad_accum <= 1;
+        self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
         if let Some(lora) = &mut self.training.lora {
@@ -396,33 +330,22 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Decoded, InputError> {
         // serde reads a struct from a JSON array too (fields in order): only an object is a scenario.
         if !text.trim_start().starts_with('{') {
-            return Err(InputError::new(
-                "",
-                "a scenario is a JSON object ({\"model\": …, \"training\": …}); this is not one",
-            ));
+            return Err(InputError::new("", "a scenario is a JSON object ({\"model\": …, \"training\": …}); this is not one"));
         }
         let mut ignored = Vec::new();
         let mut json = serde_json::Deserializer::from_str(text);
-        let result: Result<Scenario, _> = serde_path_to_error::deserialize(
-            serde_ignored::Deserializer::new(&mut json, &mut |path: serde_ignored::Path| {
-                ignored.push(path.to_string())
-            }),
-        );
+        let result: Result<Scenario, _> =
+            serde_path_to_error::deserialize(serde_ignored::Deserializer::new(&mut json, &mut |path: serde_ignored::Path| ignored.push(path.to_string())));
         let scenario = result.map_err(|e| {
             let field = e.path().to_string();
             let message = e.into_inner().to_string();
             let field = if field == "." { String::new() } else { field };
             InputError::new(field, strip_position(&message))
         })?;
-        json.end()
-            .map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
-        let input: Value = serde_json::from_str(text)
-            .map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
+        json.end().map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
+        let input: Value = serde_json::from_str(text).map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
         crate::json_shape::objects_where_expected(&input, &scenario)?;
-        let mut warnings: Vec<String> = ignored
-            .into_iter()
-            .map(|p| format!("unknown field `{p}` ignored"))
-            .collect();
+        let mut warnings: Vec<String> = ignored.into_iter().map(|p| format!("unknown field `{p}` ignored")).collect();
         if scenario.version > SCENARIO_VERSION {
             warnings.push(format!("scenario version {} is newer than this planner ({SCENARIO_VERSION}); read as version {SCENARIO_VERSION}", scenario.version));
         }
@@ -442,10 +365,7 @@ impl Scenario {
         let p = &self.parallel;
         let mut range = |field: &str, v: u64, max: u64| {
             if v == 0 || v > max {
-                errors.push(InputError::new(
-                    field,
-                    format!("must be between 1 and {max}, got {v}"),
-                ));
+                errors.push(InputError::new(field, format!("must be between 1 and {max}, got {v}")));
             }
         };
         range("training.micro_batch", t.micro_batch, LIMIT_BATCH);
@@ -457,38 +377,22 @@ impl Scenario {
         range("parallel.ep", p.ep, LIMIT_DEGREE);
         range("parallel.virtual_stages", p.virtual_stages, 1024);
         range("runtime.jobs", self.runtime.jobs, 1024);
-        range(
-            "training.techniques.loss_chunks",
-            t.techniques.loss_chunks,
-            1024,
-        );
+        range("training.techniques.loss_chunks", t.techniques.loss_chunks, 1024);
         if let Some(size) = t.image_size {
             range("training.image_size", size, 65_536);
         }
         if !(0.0..1.0).contains(&t.dropout) {
-            errors.push(InputError::new(
-                "training.dropout",
-                format!("must be a probability in [0, 1), got {}", t.dropout),
-            ));
+            errors.push(InputError::new("training.dropout", format!("must be a probability in [0, 1), got {}", t.dropout)));
         }
         if let Some(lora) = &t.lora {
             if lora.rank == 0 || lora.rank > 65_536 {
-                errors.push(InputError::new(
-                    "training.lora.rank",
-                    format!("must be between 1 and 65536, got {}", lora.rank),
-                ));
+                errors.push(InputError::new("training.lora.rank", format!("must be between 1 and 65536, got {}", lora.rank)));
             }
             if !(0.0..1.0).contains(&lora.dropout) {
-                errors.push(InputError::new(
-                    "training.lora.dropout",
-                    format!("must be a probability in [0, 1), got {}", lora.dropout),
-                ));
+                errors.push(InputError::new("training.lora.dropout", format!("must be a probability in [0, 1), got {}", lora.dropout)));
             }
             if lora.targets.is_empty() {
-                errors.push(InputError::new(
-                    "training.lora.targets",
-                    "choose at least one layer to adapt",
-                ));
+                errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));
             }
         }
         if t.techniques.optimizer_in_backward && t.grad_accum > 1 {
@@ -499,59 +403,30 @@ impl Scenario {
         }
         let fraction = self.runtime.memory_fraction;
         if !(fraction > 0.0 && fraction <= 1.0) {
-            errors.push(InputError::new(
-                "runtime.memory_fraction",
-                format!("must be in (0, 1], got {fraction}"),
-            ));
+            errors.push(InputError::new("runtime.memory_fraction", format!("must be in (0, 1], got {fraction}")));
         }
         match self.device.resolve() {
             Err(e) => errors.push(e),
-            Ok(d) if self.runtime.other_processes_bytes as f64 >= d.capacity_bytes => {
-                errors.push(InputError::new(
-                    "runtime.other_processes_bytes",
-                    format!(
-                        "{} bytes used by other processes leave nothing of the {}'s memory",
-                        self.runtime.other_processes_bytes, d.name
-                    ),
-                ))
-            }
+            Ok(d) if self.runtime.other_processes_bytes as f64 >= d.capacity_bytes => errors.push(InputError::new(
+                "runtime.other_processes_bytes",
+                format!("{} bytes used by other processes leave nothing of the {}'s memory", self.runtime.other_processes_bytes, d.name),
+            )),
             Ok(_) => {}
         }
         if p.world_size() > LIMIT_WORLD {
-            errors.push(InputError::new(
-                "parallel",
-                format!(
-                    "dp × tp × pp × cp = {} GPUs exceeds {LIMIT_WORLD}",
-                    p.world_size()
-                ),
-            ));
+            errors.push(InputError::new("parallel", format!("dp × tp × pp × cp = {} GPUs exceeds {LIMIT_WORLD}", p.world_size())));
         }
         if p.offload == Offload::OptimizerAndParams && p.zero < Zero::Parameters {
-            errors.push(InputError::new(
-                "parallel.offload",
-                "offloading parameters needs ZeRO-3 / FSDP",
-            ));
+            errors.push(InputError::new("parallel.offload", "offloading parameters needs ZeRO-3 / FSDP"));
         }
         if p.pp_schedule == PpSchedule::Interleaved && p.pp < 2 {
-            errors.push(InputError::new(
-                "parallel.pp_schedule",
-                "the interleaved schedule needs pp ≥ 2",
-            ));
+            errors.push(InputError::new("parallel.pp_schedule", "the interleaved schedule needs pp ≥ 2"));
         }
         if p.ep > p.dp.max(1) && p.ep > 1 {
-            errors.push(InputError::new(
-                "parallel.ep",
-                format!(
-                    "expert parallelism ({}) runs inside data parallelism ({})",
-                    p.ep, p.dp
-                ),
-            ));
+            errors.push(InputError::new("parallel.ep", format!("expert parallelism ({}) runs inside data parallelism ({})", p.ep, p.dp)));
         }
         match self.model.architecture() {
-            None => errors.push(InputError::new(
-                "model.preset",
-                format!("unknown model preset \"{}\"", self.model.label()),
-            )),
+            None => errors.push(InputError::new("model.preset", format!("unknown model preset \"{}\"", self.model.label()))),
             Some(arch) => self.validate_against(&arch, &mut errors),
         }
         errors
@@ -560,72 +435,38 @@ impl Scenario {
     fn validate_against(&self, arch: &Architecture, errors: &mut Vec<InputError>) {
         let t = &self.training;
         let p = &self.parallel;
-        let uses_tokens = !matches!(arch, Architecture::Resnet(_))
-            && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
+        let uses_tokens = !matches!(arch, Architecture::Resnet(_)) && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
         if uses_tokens && (t.seq_len == 0 || t.seq_len > LIMIT_SEQ) {
-            errors.push(InputError::new(
-                "training.seq_len",
-                format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len),
-            ));
+            errors.push(InputError::new("training.seq_len", format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len)));
         }
         if let Architecture::Transformer(x) = arch {
             let (heads, kv_heads) = (x.attention.heads, x.attention.kv_heads);
-            if p.tp > 1
-                && (heads % p.tp != 0 || kv_heads % p.tp != 0 && !p.tp.is_multiple_of(kv_heads))
-            {
+            if p.tp > 1 && (heads % p.tp != 0 || kv_heads % p.tp != 0 && !p.tp.is_multiple_of(kv_heads)) {
                 errors.push(InputError::new(
                     "parallel.tp",
                     format!("tp = {} must divide the {} attention heads (and the {} key/value heads, or be a multiple of them)", p.tp, heads, kv_heads),
                 ));
             }
             if p.pp > x.layers {
-                errors.push(InputError::new(
-                    "parallel.pp",
-                    format!("{} pipeline stages exceed the {} layers", p.pp, x.layers),
-                ));
+                errors.push(InputError::new("parallel.pp", format!("{} pipeline stages exceed the {} layers", p.pp, x.layers)));
             } else if p.pp_schedule == PpSchedule::Interleaved {
                 let chunks = p.pp.max(1).saturating_mul(p.virtual_stages.max(1));
                 if x.layers % chunks != 0 {
-                    errors.push(InputError::new(
-                        "parallel.virtual_stages",
-                        format!(
-                            "{} layers do not split into pp × virtual_stages = {chunks} chunks",
-                            x.layers
-                        ),
-                    ));
+                    errors.push(InputError::new("parallel.virtual_stages", format!("{} layers do not split into pp × virtual_stages = {chunks} chunks", x.layers)));
                 }
             }
             let experts = arch.experts();
             if p.ep > 1 && (experts <= 1 || !experts.is_multiple_of(p.ep)) {
-                errors.push(InputError::new(
-                    "parallel.ep",
-                    format!(
-                        "ep = {} must divide the number of experts ({experts})",
-                        p.ep
-                    ),
-                ));
+                errors.push(InputError::new("parallel.ep", format!("ep = {} must divide the number of experts ({experts})", p.ep)));
             }
             if uses_tokens && p.cp > 1 && !t.seq_len.is_multiple_of(p.cp.saturating_mul(2)) {
-                errors.push(InputError::new(
-                    "parallel.cp",
-                    format!(
-                        "seq_len {} must be divisible by 2 × cp = {}",
-                        t.seq_len,
-                        p.cp.saturating_mul(2)
-                    ),
-                ));
+                errors.push(InputError::new("parallel.cp", format!("seq_len {} must be divisible by 2 × cp = {}", t.seq_len, p.cp.saturating_mul(2))));
             }
             if t.frozen.layers > x.layers {
-                errors.push(InputError::new(
-                    "training.frozen.layers",
-                    format!("{} exceeds the {} layers", t.frozen.layers, x.layers),
-                ));
+                errors.push(InputError::new("training.frozen.layers", format!("{} exceeds the {} layers", t.frozen.layers, x.layers)));
             }
         } else if p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1 {
-            errors.push(InputError::new(
-                "parallel",
-                "tensor, pipeline, context and expert parallelism apply to transformers only",
-            ));
+            errors.push(InputError::new("parallel", "tensor, pipeline, context and expert parallelism apply to transformers only"));
         }
     }
 }
@@ -668,10 +509,7 @@ mod tests {
     #[test]
     fn unknown_field_is_a_warning() {
         let d = Scenario::from_json(r#"{"training": {"batch": 3}}"#).unwrap();
-        assert_eq!(
-            d.warnings,
-            vec!["unknown field `training.batch` ignored".to_string()]
-        );
+        assert_eq!(d.warnings, vec!["unknown field `training.batch` ignored".to_string()]);
     }
 
     #[test]
@@ -698,22 +536,13 @@ mod tests {
             (r#"{"training": [1, 2]}"#, "training"),
             (r#"{"model": {"arch": ["transformer"]}}"#, "model.arch"),
             (r#"{"model": ["gpt2", null, null]}"#, "model"),
-            (
-                r#"{"training": {"lora": [8, ["q"], "nf4", false]}}"#,
-                "training.lora",
-            ),
-            (
-                r#"{"training": {"techniques": ["chunked"]}}"#,
-                "training.techniques",
-            ),
+            (r#"{"training": {"lora": [8, ["q"], "nf4", false]}}"#, "training.lora"),
+            (r#"{"training": {"techniques": ["chunked"]}}"#, "training.techniques"),
             (r#"{"parallel": [2]}"#, "parallel"),
         ] {
             let err = Scenario::from_json(text).unwrap_err();
             assert_eq!(err.field, field, "{text}: {err}");
-            assert!(
-                err.message.contains("JSON object") || err.message.contains("struct"),
-                "{text}: {err}"
-            );
+            assert!(err.message.contains("JSON object") || err.message.contains("struct"), "{text}: {err}");
         }
         // Lists stay lists, and a pasted config.json keeps its arrays.
         let ok = r#"{"training": {"lora": {"targets": ["q", "v"]}}, "model": {"hf_config": {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}}}"#;
@@ -722,10 +551,7 @@ mod tests {
 
     #[test]
     fn hf_config_error_names_the_nested_field() {
-        let err = Scenario::from_json(
-            r#"{"model": {"hf_config": {"model_type": "llama", "hidden_size": 0}}}"#,
-        )
-        .unwrap_err();
+        let err = Scenario::from_json(r#"{"model": {"hf_config": {"model_type": "llama", "hidden_size": 0}}}"#).unwrap_err();
         assert!(err.to_string().contains("hf_config.hidden_size"), "{err}");
     }
 
@@ -748,9 +574,6 @@ mod tests {
         let mut s = Scenario::default();
         s.parallel.tp = 3;
         let errors = s.validate();
-        assert!(
-            errors.iter().any(|e| e.field == "parallel.tp"),
-            "{errors:?}"
-        );
+        assert!(errors.iter().any(|e| e.field == "parallel.tp"), "{errors:?}");
     }
 }

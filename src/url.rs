@@ -71,14 +71,8 @@ const SCALARS: [(&str, &str); 38] = [
 ];
 
 /// Device fields that may override a preset.
-const DEVICE: [(&str, &str); 6] = [
-    ("cap", "capacity_bytes"),
-    ("hbm", "hbm_bandwidth"),
-    ("host", "host_link_bandwidth"),
-    ("tf", "bf16_tflops"),
-    ("nvl", "interconnect_bandwidth"),
-    ("net", "network_bandwidth"),
-];
+const DEVICE: [(&str, &str); 6] =
+    [("cap", "capacity_bytes"), ("hbm", "hbm_bandwidth"), ("host", "host_link_bandwidth"), ("tf", "bf16_tflops"), ("nvl", "interconnect_bandwidth"), ("net", "network_bandwidth")];
 
 /// The query string (without `?`) for a scenario.
 pub fn encode(s: &Scenario) -> String {
@@ -88,13 +82,8 @@ pub fn encode(s: &Scenario) -> String {
     match &s.model {
         // The id as given: a Hub id, or an old short id from an earlier link.
         ModelSpec::Preset(id) => pairs.push(("m".into(), id.clone())),
-        ModelSpec::Arch(arch) => pairs.push((
-            "arch".into(),
-            base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()),
-        )),
-        ModelSpec::HfConfig { raw, .. } => {
-            pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes())))
-        }
+        ModelSpec::Arch(arch) => pairs.push(("arch".into(), base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()))),
+        ModelSpec::HfConfig { raw, .. } => pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes()))),
     }
     for (key, path) in SCALARS {
         let value = lookup(&json, path);
@@ -103,24 +92,10 @@ pub fn encode(s: &Scenario) -> String {
         }
     }
     if let Some(lora) = &s.training.lora {
-        pairs.push((
-            "lora".into(),
-            base64url_encode(serde_json::to_string(lora).unwrap_or_default().as_bytes()),
-        ));
+        pairs.push(("lora".into(), base64url_encode(serde_json::to_string(lora).unwrap_or_default().as_bytes())));
     }
     if s.training.frozen != Frozen::default() {
-        pairs.push((
-            "fz".into(),
-            format!(
-                "{}{}",
-                s.training.frozen.layers,
-                if s.training.frozen.embeddings {
-                    "e"
-                } else {
-                    ""
-                }
-            ),
-        ));
+        pairs.push(("fz".into(), format!("{}{}", s.training.frozen.layers, if s.training.frozen.embeddings { "e" } else { "" })));
     }
     match &s.device.preset {
         Some(id) if id != "h100-sxm-80gb" => pairs.push(("d".into(), id.clone())),
@@ -136,11 +111,7 @@ pub fn encode(s: &Scenario) -> String {
     if let Some(n) = s.device.gpus_per_node {
         pairs.push(("gpn".into(), n.to_string()));
     }
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{k}={}", percent_encode(v)))
-        .collect::<Vec<_>>()
-        .join("&")
+    pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect::<Vec<_>>().join("&")
 }
 
 /// Whether a query (without `?`) holds anything but page keys ([`PAGE_KEYS`]), i.e.
@@ -149,10 +120,7 @@ pub fn encode(s: &Scenario) -> String {
 /// ignored) by `decode`. The page waits for its link codec only when this is true.
 pub fn carries_scenario(query: &str) -> bool {
     let query = query.split('#').next().unwrap_or("");
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .any(|p| !PAGE_KEYS.contains(&p.split('=').next().unwrap_or("")))
+    query.split('&').filter(|p| !p.is_empty()).any(|p| !PAGE_KEYS.contains(&p.split('=').next().unwrap_or("")))
 }
 
 /// A scenario from a query string (with or without `?`, or a whole URL), and the problems
@@ -171,10 +139,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         let key = percent_decode(key);
         let value = percent_decode(raw);
         if value.len() > MAX_VALUE_LEN {
-            errors.push(InputError::new(
-                format!("url.{key}"),
-                format!("value of {} characters is too long", value.len()),
-            ));
+            errors.push(InputError::new(format!("url.{key}"), format!("value of {} characters is too long", value.len())));
             continue;
         }
         match key.as_str() {
@@ -232,11 +197,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         }
     }
     if let Ok(decoded) = serde_json::from_value::<Scenario>(json) {
-        s.training = crate::scenario::Training {
-            lora: s.training.lora.clone(),
-            frozen: s.training.frozen.clone(),
-            ..decoded.training
-        };
+        s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
         s.parallel = decoded.parallel;
         s.runtime = decoded.runtime;
         s.framework = decoded.framework;
@@ -254,11 +215,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
 
 /// The `cmp=` pairs for the Compare columns ([`COMPARE_KEY`]); empty for no columns.
 pub fn encode_compare(columns: &[Scenario]) -> String {
-    columns
-        .iter()
-        .map(|s| format!("{COMPARE_KEY}={}", percent_encode(&encode(s))))
-        .collect::<Vec<_>>()
-        .join("&")
+    columns.iter().map(|s| format!("{COMPARE_KEY}={}", percent_encode(&encode(s)))).collect::<Vec<_>>().join("&")
 }
 
 /// The Compare columns of a query (at most `max`; the other keys are left to [`decode`] and
@@ -270,33 +227,18 @@ pub fn decode_compare(query: &str, max: usize) -> (Vec<Scenario>, Vec<InputError
     let query = query.split('#').next().unwrap_or("");
     let mut columns = Vec::new();
     let mut errors = Vec::new();
-    let values = query
-        .split('&')
-        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
-        .filter(|(k, _)| percent_decode(k) == COMPARE_KEY);
+    let values = query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).filter(|(k, _)| percent_decode(k) == COMPARE_KEY);
     for (i, (_, raw)) in values.enumerate() {
         if i >= max {
-            errors.push(InputError::new(
-                format!("url.{COMPARE_KEY}"),
-                format!("more than {max} compare columns; the rest were left out"),
-            ));
+            errors.push(InputError::new(format!("url.{COMPARE_KEY}"), format!("more than {max} compare columns; the rest were left out")));
             break;
         }
         let name = char::from(b'A' + (i % 26) as u8);
         let (scenario, problems) = decode(&percent_decode(raw));
         columns.push(scenario);
         errors.extend(problems.into_iter().map(|mut e| {
-            let inner = e
-                .field
-                .strip_prefix("url")
-                .unwrap_or(&e.field)
-                .trim_start_matches('.')
-                .to_string();
-            e.field = if inner.is_empty() {
-                format!("url.{COMPARE_KEY}.{name}")
-            } else {
-                format!("url.{COMPARE_KEY}.{name}.{inner}")
-            };
+            let inner = e.field.strip_prefix("url").unwrap_or(&e.field).trim_start_matches('.').to_string();
+            e.field = if inner.is_empty() { format!("url.{COMPARE_KEY}.{name}") } else { format!("url.{COMPARE_KEY}.{name}.{inner}") };
             e
         }));
     }
@@ -316,15 +258,11 @@ fn short(s: &str) -> String {
 }
 
 fn strip_position(message: &str) -> &str {
-    message
-        .rfind(" at line ")
-        .map(|i| &message[..i])
-        .unwrap_or(message)
+    message.rfind(" at line ").map(|i| &message[..i]).unwrap_or(message)
 }
 
 fn lookup<'a>(v: &'a Value, path: &str) -> &'a Value {
-    path.split('.')
-        .fold(v, |v, k| v.get(k).unwrap_or(&Value::Null))
+    path.split('.').fold(v, |v, k| v.get(k).unwrap_or(&Value::Null))
 }
 
 fn set(v: &mut Value, path: &str, value: Value) {
@@ -381,18 +319,14 @@ fn device_slot<'a>(d: &'a mut DeviceSpec, field: &str) -> &'a mut Option<f64> {
 fn decode_json(b64: &str) -> Result<Value, InputError> {
     let bytes = base64url_decode(b64).ok_or_else(|| InputError::new("", "not valid base64url"))?;
     let text = String::from_utf8(bytes).map_err(|_| InputError::new("", "not UTF-8 text"))?;
-    serde_json::from_str(&text)
-        .map_err(|e| InputError::new("", format!("not JSON: {}", strip_position(&e.to_string()))))
+    serde_json::from_str(&text).map_err(|e| InputError::new("", format!("not JSON: {}", strip_position(&e.to_string()))))
 }
 
 /// RFC 4648 §5 base64url, written without padding; read leniently, as links have always been
 /// read: padding optional, the standard alphabet's `+` and `/` accepted for `-` and `_`.
 const BASE64URL: GeneralPurpose = GeneralPurpose::new(
     &alphabet::URL_SAFE,
-    GeneralPurposeConfig::new()
-        .with_encode_padding(false)
-        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
-        .with_decode_allow_trailing_bits(true),
+    GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::RequireNone).with_decode_allow_trailing_bits(true),
 );
 
 /// RFC 4648 §5 base64url without padding.
@@ -402,19 +336,12 @@ pub fn base64url_encode(bytes: &[u8]) -> String {
 
 /// The bytes of base64url text (see [`BASE64URL`] for what is accepted), or `None`.
 pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let text = text
-        .trim_end_matches('=')
-        .replace('+', "-")
-        .replace('/', "_");
+    let text = text.trim_end_matches('=').replace('+', "-").replace('/', "_");
     BASE64URL.decode(text).ok()
 }
 
 /// Everything but RFC 3986 unreserved characters is percent-encoded.
-const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 fn percent_encode(s: &str) -> String {
     utf8_percent_encode(s, ESCAPED).to_string()
@@ -422,9 +349,7 @@ fn percent_encode(s: &str) -> String {
 
 /// Decode `%XX` and `+` (a space, as in forms); invalid escapes are kept as written.
 fn percent_decode(s: &str) -> String {
-    percent_decode_str(&s.replace('+', " "))
-        .decode_utf8_lossy()
-        .into_owned()
+    percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -434,34 +359,18 @@ mod tests {
 
     #[test]
     fn a_query_of_page_keys_decodes_to_the_default() {
-        for query in [
-            "",
-            "embed=1",
-            "view=strategy&units=gb",
-            "cmp=v%3D1&cmp=m%3Dgpt2&compare",
-            "&&embed&view=compare&",
-        ] {
+        for query in ["", "embed=1", "view=strategy&units=gb", "cmp=v%3D1&cmp=m%3Dgpt2&compare", "&&embed&view=compare&"] {
             assert!(!carries_scenario(query), "{query}");
             assert_eq!(decode(query), (Scenario::default(), Vec::new()), "{query}");
         }
-        for query in [
-            "m=gpt2",
-            "embed=1&mb=2",
-            "view=strategy&bogus",
-            "%65mbed=1",
-            "=1",
-            "units=gb&d=custom",
-        ] {
+        for query in ["m=gpt2", "embed=1&mb=2", "view=strategy&bogus", "%65mbed=1", "=1", "units=gb&d=custom"] {
             assert!(carries_scenario(query), "{query}");
         }
     }
 
     #[test]
     fn default_scenario_is_short() {
-        assert_eq!(
-            encode(&Scenario::default()),
-            "v=1&m=meta-llama%2FMeta-Llama-3-8B"
-        );
+        assert_eq!(encode(&Scenario::default()), "v=1&m=meta-llama%2FMeta-Llama-3-8B");
         let (s, errors) = decode("?v=1&m=meta-llama%2FMeta-Llama-3-8B");
         assert_eq!(s, Scenario::default());
         assert!(errors.is_empty());
@@ -471,10 +380,7 @@ mod tests {
     #[test]
     fn arch_in_a_link_is_checked() {
         let arch = serde_json::json!({"family": "transformer", "hidden": 0});
-        let (s, errors) = decode(&format!(
-            "v=1&arch={}",
-            base64url_encode(arch.to_string().as_bytes())
-        ));
+        let (s, errors) = decode(&format!("v=1&arch={}", base64url_encode(arch.to_string().as_bytes())));
         assert_eq!(errors[0].field, "url.arch.hidden", "{errors:?}");
         assert_eq!(s.model, Scenario::default().model);
     }
@@ -482,10 +388,7 @@ mod tests {
     /// `arch=` and `lora=` hold JSON objects: an array (which serde would read field by field) is refused.
     #[test]
     fn arrays_in_a_link_are_not_objects() {
-        for (key, json) in [
-            ("arch", r#"["transformer"]"#),
-            ("lora", r#"[8, ["q"], "nf4", false]"#),
-        ] {
+        for (key, json) in [("arch", r#"["transformer"]"#), ("lora", r#"[8, ["q"], "nf4", false]"#)] {
             let (s, errors) = decode(&format!("v=1&{key}={}", base64url_encode(json.as_bytes())));
             assert_eq!(errors.len(), 1, "{errors:?}");
             assert_eq!(errors[0].field, format!("url.{key}"));
@@ -502,24 +405,14 @@ mod tests {
         let bad = r#"{"model_type": "llama", "hidden_size": 0}"#;
         let (from_link, errors) = decode(&format!("v=1&hf={}", base64url_encode(good.as_bytes())));
         assert!(errors.is_empty(), "{errors:?}");
-        let from_json = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {good}}}}}"#))
-            .unwrap()
-            .scenario;
+        let from_json = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {good}}}}}"#)).unwrap().scenario;
         assert_eq!(from_link.model, from_json.model);
         let (_, errors) = decode(&format!("v=1&hf={}", base64url_encode(bad.as_bytes())));
-        let json_error =
-            Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {bad}}}}}"#)).unwrap_err();
+        let json_error = Scenario::from_json(&format!(r#"{{"model": {{"hf_config": {bad}}}}}"#)).unwrap_err();
         assert_eq!(errors[0].field, "url.hf.hidden_size");
         assert_eq!(json_error.field, "model");
-        assert!(
-            json_error.message.starts_with("hf_config.hidden_size: "),
-            "{json_error}"
-        );
-        assert!(
-            json_error.message.ends_with(&errors[0].message),
-            "{json_error} vs {}",
-            errors[0]
-        );
+        assert!(json_error.message.starts_with("hf_config.hidden_size: "), "{json_error}");
+        assert!(json_error.message.ends_with(&errors[0].message), "{json_error} vs {}", errors[0]);
     }
 
     /// Links made before the catalogue used short ids; they still open the same model.
@@ -527,10 +420,7 @@ mod tests {
     fn old_short_ids_still_decode() {
         let (s, errors) = decode("?v=1&m=llama-3-8b");
         assert!(errors.is_empty());
-        assert_eq!(
-            s.model.architecture(),
-            Scenario::default().model.architecture()
-        );
+        assert_eq!(s.model.architecture(), Scenario::default().model.architecture());
         assert_eq!(encode(&s), "v=1&m=llama-3-8b");
     }
 
@@ -544,18 +434,10 @@ mod tests {
         s.parallel.zero = Zero::Parameters;
         s.device = DeviceSpec::preset("a100-80gb");
         s.training.lora = Some(Lora::default());
-        s.runtime = crate::scenario::Runtime {
-            platform: crate::scenario::Platform::Managed,
-            memory_fraction: 0.45,
-            other_processes_bytes: 1 << 30,
-            jobs: 2,
-            expandable_segments: true,
-        };
+        s.runtime =
+            crate::scenario::Runtime { platform: crate::scenario::Platform::Managed, memory_fraction: 0.45, other_processes_bytes: 1 << 30, jobs: 2, expandable_segments: true };
         let q = encode(&s);
-        assert!(
-            q.contains("pf=managed") && q.contains("mf=0.45") && q.contains("nj=2"),
-            "{q}"
-        );
+        assert!(q.contains("pf=managed") && q.contains("mf=0.45") && q.contains("nj=2"), "{q}");
         let (back, errors) = decode(&q);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(back, s, "{q}");
@@ -579,28 +461,15 @@ mod tests {
         b.parallel.dp = 8;
         b.parallel.zero = Zero::Parameters;
         b.training.seq_len = 8192;
-        b.training.lora = Some(Lora {
-            rank: 64,
-            ..Lora::default()
-        });
+        b.training.lora = Some(Lora { rank: 64, ..Lora::default() });
         b.device = DeviceSpec::preset("a100-80gb");
         let raw = serde_json::json!({"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000});
-        let c = Scenario {
-            model: ModelSpec::from_hf_config(raw).expect("config"),
-            ..Scenario::default()
-        };
+        let c = Scenario { model: ModelSpec::from_hf_config(raw).expect("config"), ..Scenario::default() };
         let columns = vec![Scenario::default(), b, c];
         let mut planner = Scenario::default();
         planner.training.micro_batch = 4;
-        let query = format!(
-            "{}&view=compare&{}",
-            encode(&planner),
-            encode_compare(&columns)
-        );
-        assert!(
-            query.contains("&cmp=v%3D1%26m%3Dmeta-llama%252FMeta-Llama-3-8B&cmp=v%3D1%26"),
-            "{query}"
-        );
+        let query = format!("{}&view=compare&{}", encode(&planner), encode_compare(&columns));
+        assert!(query.contains("&cmp=v%3D1%26m%3Dmeta-llama%252FMeta-Llama-3-8B&cmp=v%3D1%26"), "{query}");
         let (back, errors) = decode_compare(&format!("https://example.org/?{query}"), 4);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(back, columns);
@@ -614,32 +483,15 @@ mod tests {
     /// columns beyond the maximum are reported and left out; nothing panics.
     #[test]
     fn compare_columns_report_their_problems() {
-        let (columns, errors) = decode_compare(
-            "cmp=v%3D1%26m%3Dgpt2&cmp=tp%3D2%26b%3D-3&cmp=d%3Dh900&cmp=%zz&cmp=",
-            4,
-        );
+        let (columns, errors) = decode_compare("cmp=v%3D1%26m%3Dgpt2&cmp=tp%3D2%26b%3D-3&cmp=d%3Dh900&cmp=%zz&cmp=", 4);
         assert_eq!(columns.len(), 4);
         assert_eq!(columns[0].model, ModelSpec::Preset("gpt2".into()));
-        assert_eq!(
-            (columns[1].parallel.tp, columns[1].training.micro_batch),
-            (2, 1)
-        );
+        assert_eq!((columns[1].parallel.tp, columns[1].training.micro_batch), (2, 1));
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(
-            fields,
-            [
-                "url.cmp.B.b",
-                "url.cmp.C.device.preset",
-                "url.cmp.D.%zz",
-                "url.cmp"
-            ]
-        );
+        assert_eq!(fields, ["url.cmp.B.b", "url.cmp.C.device.preset", "url.cmp.D.%zz", "url.cmp"]);
         let (columns, errors) = decode_compare(&encode_compare(&vec![Scenario::default(); 6]), 4);
         assert_eq!(columns.len(), 4);
-        assert_eq!(
-            errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(),
-            ["url.cmp"]
-        );
+        assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["url.cmp"]);
     }
 
     proptest::proptest! {
@@ -671,20 +523,12 @@ mod tests {
         assert_eq!(encode(&s), OLD);
 
         // `"?>?>"` encodes to `Ij8-Pz4i`: the payload exercises `-` (and `_` below).
-        let lora =
-            r#"{"rank":4,"targets":["q"],"base":"bf16","double_quant":true,"x":"?>?>","y":"???"}"#;
+        let lora = r#"{"rank":4,"targets":["q"],"base":"bf16","double_quant":true,"x":"?>?>","y":"???"}"#;
         let canonical = base64url_encode(lora.as_bytes());
-        assert!(
-            canonical.contains('-') && canonical.contains('_'),
-            "{canonical}"
-        );
+        assert!(canonical.contains('-') && canonical.contains('_'), "{canonical}");
         let standard = format!("{}==", canonical.replace('-', "%2B").replace('_', "%2f"));
-        let (a, errors_a) = decode(&format!(
-            "v=1&m=meta-llama%2fMeta-Llama-3-8B&lora={canonical}"
-        ));
-        let (b, errors_b) = decode(&format!(
-            "v=1&m=meta-llama%2FMeta-Llama-3-8B&lora={standard}"
-        ));
+        let (a, errors_a) = decode(&format!("v=1&m=meta-llama%2fMeta-Llama-3-8B&lora={canonical}"));
+        let (b, errors_b) = decode(&format!("v=1&m=meta-llama%2FMeta-Llama-3-8B&lora={standard}"));
         assert_eq!(errors_a.len(), 0, "{errors_a:?}");
         assert_eq!((a, errors_a), (b, errors_b));
     }
@@ -693,31 +537,16 @@ mod tests {
     /// broken escapes stay as written, invalid UTF-8 becomes U+FFFD.
     #[test]
     fn percent_decoding_matches_the_hand_written_decoder() {
-        for (text, decoded) in [
-            ("a+b", "a b"),
-            ("%2B", "+"),
-            ("%", "%"),
-            ("%4", "%4"),
-            ("%zz1", "%zz1"),
-            ("100%25", "100%"),
-            ("%C3%A9", "é"),
-            ("%FF", "\u{FFFD}"),
-        ] {
+        for (text, decoded) in [("a+b", "a b"), ("%2B", "+"), ("%", "%"), ("%4", "%4"), ("%zz1", "%zz1"), ("100%25", "100%"), ("%C3%A9", "é"), ("%FF", "\u{FFFD}")] {
             assert_eq!(percent_decode(text), decoded, "{text}");
         }
-        assert_eq!(
-            percent_encode("Qwen/Qwen3 8B~é"),
-            "Qwen%2FQwen3%208B~%C3%A9"
-        );
+        assert_eq!(percent_encode("Qwen/Qwen3 8B~é"), "Qwen%2FQwen3%208B~%C3%A9");
     }
 
     #[test]
     fn base64url_round_trip() {
         for text in ["", "a", "ab", "abc", "{\"model_type\":\"llama\"}"] {
-            assert_eq!(
-                base64url_decode(&base64url_encode(text.as_bytes())).as_deref(),
-                Some(text.as_bytes())
-            );
+            assert_eq!(base64url_decode(&base64url_encode(text.as_bytes())).as_deref(), Some(text.as_bytes()));
         }
     }
 }

@@ -10,21 +10,9 @@ fn estimate_prints_breakdown_json() {
     let (code, out, _) = run(&["estimate", "-"], r#"{"model": {"preset": "llama-3-8b"}}"#);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
-    for key in [
-        "parameters",
-        "gradients",
-        "optimizer_states",
-        "activations",
-        "temporary",
-        "overhead",
-        "total",
-        "param_count",
-        "capacity",
-        "fits",
-        "spill_bytes",
-        "step_time",
-        "warnings",
-    ] {
+    for key in
+        ["parameters", "gradients", "optimizer_states", "activations", "temporary", "overhead", "total", "param_count", "capacity", "fits", "spill_bytes", "step_time", "warnings"]
+    {
         assert!(v.get(key).is_some(), "missing {key}");
     }
     assert_eq!(v["param_count"], 8_030_261_248u64);
@@ -34,41 +22,20 @@ fn estimate_prints_breakdown_json() {
 #[test]
 fn estimate_reads_a_file_and_prints_markdown() {
     let path = std::env::temp_dir().join(format!("headroom-cli-{}.json", std::process::id()));
-    std::fs::write(
-        &path,
-        r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024}}"#,
-    )
-    .expect("write");
-    let (code, out, _) = run(
-        &[
-            "estimate",
-            path.to_str().expect("utf-8 path"),
-            "--format",
-            "markdown",
-        ],
-        "",
-    );
+    std::fs::write(&path, r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024}}"#).expect("write");
+    let (code, out, _) = run(&["estimate", path.to_str().expect("utf-8 path"), "--format", "markdown"], "");
     let _ = std::fs::remove_file(&path);
     assert_eq!(code, 0);
-    assert!(
-        out.contains("| **total** |") && out.contains("Fits with"),
-        "{out}"
-    );
+    assert!(out.contains("| **total** |") && out.contains("Fits with"), "{out}");
 }
 
 #[test]
 fn bad_input_names_the_field_in_one_line() {
     for (input, field) in [
-        (
-            r#"{"training": {"micro_batch": "two"}}"#,
-            "training.micro_batch",
-        ),
+        (r#"{"training": {"micro_batch": "two"}}"#, "training.micro_batch"),
         (r#"{"parallel": {"tp": 3}}"#, "parallel.tp"),
         (r#"{"device": {"preset": "h900"}}"#, "device.preset"),
-        (
-            r#"{"model": {"hf_config": {"model_type": "llama", "num_key_value_heads": 7}}}"#,
-            "num_key_value_heads",
-        ),
+        (r#"{"model": {"hf_config": {"model_type": "llama", "num_key_value_heads": 7}}}"#, "num_key_value_heads"),
         ("{not json", "key must be a string"),
     ] {
         let (code, out, err) = run(&["estimate"], input);
@@ -106,10 +73,7 @@ fn escalate_prints_steps_with_breakdown_fields_and_costs() {
 
 #[test]
 fn search_ranks_fitting_layouts() {
-    let (code, out, err) = run(
-        &["search", "--gpus", "8", "--top", "3"],
-        r#"{"model": {"preset": "llama-3.2-1b"}}"#,
-    );
+    let (code, out, err) = run(&["search", "--gpus", "8", "--top", "3"], r#"{"model": {"preset": "llama-3.2-1b"}}"#);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let results = v["results"].as_array().expect("results");
@@ -126,10 +90,7 @@ fn search_ranks_fitting_layouts() {
 
 #[test]
 fn url_and_decode_round_trip() {
-    let (code, link, err) = run(
-        &["url", "--base", "https://example.org/headroom/"],
-        r#"{"model": {"preset": "gpt2"}, "training": {"micro_batch": 8}}"#,
-    );
+    let (code, link, err) = run(&["url", "--base", "https://example.org/headroom/"], r#"{"model": {"preset": "gpt2"}, "training": {"micro_batch": 8}}"#);
     assert_eq!(code, 0, "{err}");
     let link = link.trim();
     assert_eq!(link, "https://example.org/headroom/?v=1&m=gpt2&b=8");
@@ -156,18 +117,11 @@ fn every_command_has_help() {
         ("check", &["[FILE]", "--measured", "--format"]),
         ("completions", &["<SHELL>", "bash", "zsh", "fish"]),
     ] {
-        for args in [
-            vec![command, "--help"],
-            vec![command, "-h"],
-            vec!["help", command],
-        ] {
+        for args in [vec![command, "--help"], vec![command, "-h"], vec!["help", command]] {
             let (code, out, err) = run(&args, "");
             assert_eq!(code, 0, "{args:?}: {err}");
             assert!(err.is_empty(), "{args:?}: {err}");
-            assert!(
-                out.contains(&format!("Usage: headroom {command}")),
-                "{args:?}: {out}"
-            );
+            assert!(out.contains(&format!("Usage: headroom {command}")), "{args:?}: {out}");
             for option in options {
                 assert!(out.contains(option), "{args:?} lacks {option}: {out}");
             }
@@ -175,16 +129,7 @@ fn every_command_has_help() {
     }
     let (code, out, _) = run(&["--help"], "");
     assert_eq!(code, 0);
-    for command in [
-        "estimate",
-        "escalate",
-        "search",
-        "url",
-        "decode",
-        "presets",
-        "check",
-        "completions",
-    ] {
+    for command in ["estimate", "escalate", "search", "url", "decode", "presets", "check", "completions"] {
         assert!(out.contains(command), "{command}: {out}");
     }
 }
@@ -194,42 +139,15 @@ fn every_command_has_help() {
 #[test]
 fn bad_options_name_the_option_and_the_usage() {
     for (args, expected) in [
-        (
-            &["estimate", "--frobnicate"][..],
-            &[
-                "unexpected argument '--frobnicate'",
-                "Usage: headroom estimate",
-            ][..],
-        ),
-        (
-            &["estimate", "--format", "xml"],
-            &[
-                "invalid value 'xml' for '--format <FORMAT>'",
-                "json, markdown",
-            ],
-        ),
-        (
-            &["search", "--gpus", "0"],
-            &["invalid value '0' for '--gpus <N>'", "1..=65536"],
-        ),
-        (
-            &["search", "--gpus", "8", "--top", "many"],
-            &["invalid value 'many' for '--top <K>'"],
-        ),
-        (
-            &["escalate", "--ladder", "zero2,zero9"],
-            &["invalid value 'zero9' for '--ladder <STEP,…>'", "zero3"],
-        ),
-        (
-            &["decode"],
-            &["required arguments were not provided", "<URL>"],
-        ),
+        (&["estimate", "--frobnicate"][..], &["unexpected argument '--frobnicate'", "Usage: headroom estimate"][..]),
+        (&["estimate", "--format", "xml"], &["invalid value 'xml' for '--format <FORMAT>'", "json, markdown"]),
+        (&["search", "--gpus", "0"], &["invalid value '0' for '--gpus <N>'", "1..=65536"]),
+        (&["search", "--gpus", "8", "--top", "many"], &["invalid value 'many' for '--top <K>'"]),
+        (&["escalate", "--ladder", "zero2,zero9"], &["invalid value 'zero9' for '--ladder <STEP,…>'", "zero3"]),
+        (&["decode"], &["required arguments were not provided", "<URL>"]),
         (&["decode", "a", "b"], &["unexpected argument 'b'"]),
         (&["frobnicate"], &["unrecognized subcommand 'frobnicate'"]),
-        (
-            &["completions", "cmd.exe"],
-            &["invalid value 'cmd.exe'", "bash"],
-        ),
+        (&["completions", "cmd.exe"], &["invalid value 'cmd.exe'", "bash"]),
     ] {
         let (code, out, err) = run(args, "{}");
         assert_eq!(code, 2, "{args:?}");
@@ -247,42 +165,17 @@ fn bad_options_name_the_option_and_the_usage() {
 /// repeated option wins, and options may come before the input file.
 #[test]
 fn option_forms_kept_from_the_hand_written_parser() {
-    let (code, out, err) = run(
-        &["estimate", "--format", "md", "-"],
-        r#"{"model": {"preset": "gpt2"}}"#,
-    );
+    let (code, out, err) = run(&["estimate", "--format", "md", "-"], r#"{"model": {"preset": "gpt2"}}"#);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("| **total** |"), "{out}");
-    let (code, out, err) = run(
-        &[
-            "escalate",
-            "--ladder",
-            "zero2, zero3",
-            "--gpus",
-            "8",
-            "--gpus",
-            "4",
-        ],
-        "{}",
-    );
+    let (code, out, err) = run(&["escalate", "--ladder", "zero2, zero3", "--gpus", "8", "--gpus", "4"], "{}");
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let steps: Vec<_> = v["steps"]
-        .as_array()
-        .expect("steps")
-        .iter()
-        .filter_map(|s| s["step"].as_str())
-        .collect();
+    let steps: Vec<_> = v["steps"].as_array().expect("steps").iter().filter_map(|s| s["step"].as_str()).collect();
     assert_eq!(steps, ["zero2", "zero3"]);
-    let (code, out, err) = run(
-        &["estimate", "--format", "markdown", "--format", "json"],
-        "{}",
-    );
+    let (code, out, err) = run(&["estimate", "--format", "markdown", "--format", "json"], "{}");
     assert_eq!(code, 0, "{err}");
-    assert!(
-        serde_json::from_str::<serde_json::Value>(&out).is_ok(),
-        "{out}"
-    );
+    assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{out}");
 }
 
 /// `completions SHELL` prints a script that knows the commands and their options.
@@ -297,11 +190,7 @@ fn completions_for_each_shell() {
     ] {
         let (code, out, err) = run(&["completions", shell], "");
         assert_eq!(code, 0, "{shell}: {err}");
-        assert!(
-            out.contains(marker),
-            "{shell}: {}",
-            &out[..out.len().min(300)]
-        );
+        assert!(out.contains(marker), "{shell}: {}", &out[..out.len().min(300)]);
         for word in ["estimate", "escalate", "measured", "ladder"] {
             assert!(out.contains(word), "{shell} lacks {word}");
         }

@@ -32,9 +32,7 @@ const KV: f64 = 2.0 * 8.0 * 128.0;
 const HALF: f64 = 2.0;
 
 fn scenario(json: &str) -> Scenario {
-    Scenario::from_json(json)
-        .unwrap_or_else(|e| panic!("{json}: {e}"))
-        .scenario
+    Scenario::from_json(json).unwrap_or_else(|e| panic!("{json}: {e}")).scenario
 }
 
 /// Per-step bytes of one GPU as the strategy views report them (`escalation::costs`).
@@ -49,17 +47,8 @@ fn volumes(json: &str) -> Communication {
     let s = scenario(json);
     let arch = s.model.architecture().expect("known model");
     let (device, _) = s.device.resolve_or_default();
-    let inputs = Inputs {
-        arch: &arch,
-        training: &s.training,
-        parallel: &s.parallel,
-        device: &device,
-        runtime: &s.runtime,
-    };
-    communication(
-        &inputs,
-        PSI / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64,
-    )
+    let inputs = Inputs { arch: &arch, training: &s.training, parallel: &s.parallel, device: &device, runtime: &s.runtime };
+    communication(&inputs, PSI / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64)
 }
 
 fn ring(n: f64) -> f64 {
@@ -67,11 +56,7 @@ fn ring(n: f64) -> f64 {
 }
 
 fn assert_close(got: f64, expected: f64, what: &str) {
-    assert!(
-        (got - expected).abs() <= 1e-9 * expected.abs().max(1.0),
-        "{what}: {got:.0} B vs {expected:.0} B (ratio {:.4})",
-        got / expected
-    );
+    assert!((got - expected).abs() <= 1e-9 * expected.abs().max(1.0), "{what}: {got:.0} B vs {expected:.0} B (ratio {:.4})", got / expected);
 }
 
 /// ZeRO §7: over N = 8 ranks the all-reduce moves 2·(7/8)·Ψ gradient elements per rank for
@@ -92,15 +77,9 @@ fn data_parallel_volume_follows_the_zero_paper() {
         (r#""precision": "fp32""#, 3, 3.0, 4.0),
     ];
     for (precision, zero, psis, width) in cases {
-        let json = format!(
-            r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{{precision}, "seq_len": 1024}}, "parallel": {{"dp": 8, "zero": {zero}}}}}"#
-        );
+        let json = format!(r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{{precision}, "seq_len": 1024}}, "parallel": {{"dp": 8, "zero": {zero}}}}}"#);
         let expected = psis * (7.0 / 8.0) * PSI * width;
-        assert_close(
-            step_bytes(&json),
-            expected,
-            &format!("{precision}, ZeRO-{zero}"),
-        );
+        assert_close(step_bytes(&json), expected, &format!("{precision}, ZeRO-{zero}"));
     }
 }
 
@@ -109,14 +88,8 @@ fn data_parallel_volume_follows_the_zero_paper() {
 #[test]
 fn data_parallel_volume_has_the_ring_factor() {
     for n in [2u64, 4, 64, 1024] {
-        let json = format!(
-            r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"seq_len": 1024}}, "parallel": {{"dp": {n}, "zero": 2}}}}"#
-        );
-        assert_close(
-            step_bytes(&json),
-            ring(n as f64) * PSI * HALF,
-            &format!("N = {n}"),
-        );
+        let json = format!(r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"seq_len": 1024}}, "parallel": {{"dp": {n}, "zero": 2}}}}"#);
+        assert_close(step_bytes(&json), ring(n as f64) * PSI * HALF, &format!("N = {n}"));
     }
 }
 
@@ -124,9 +97,7 @@ fn data_parallel_volume_has_the_ring_factor() {
 /// ranks together: dp = 2 × cp = 4 moves what dp = 8 moves.
 #[test]
 fn context_parallel_ranks_join_the_gradient_reduction() {
-    let c = volumes(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 8192}, "parallel": {"dp": 2, "cp": 4, "zero": 1}}"#,
-    );
+    let c = volumes(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 8192}, "parallel": {"dp": 2, "cp": 4, "zero": 1}}"#);
     assert_close(c.data_parallel_bytes, ring(8.0) * PSI * HALF, "dp 2 × cp 4");
 }
 
@@ -139,9 +110,7 @@ fn tensor_parallel_volume_follows_megatron() {
     let bsh = 1024.0 * H * HALF;
     let expected = (4.0 * LAYERS + 2.0) * ring(8.0) * bsh * 2.0;
     for sp in [false, true] {
-        let c = volumes(&format!(
-            r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"seq_len": 1024, "grad_accum": 2}}, "parallel": {{"tp": 8, "sp": {sp}}}}}"#
-        ));
+        let c = volumes(&format!(r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"seq_len": 1024, "grad_accum": 2}}, "parallel": {{"tp": 8, "sp": {sp}}}}}"#));
         assert_eq!(c.data_parallel_bytes, 0.0);
         assert_close(c.bytes_per_step, expected, &format!("tp 8, sp {sp}"));
     }
@@ -152,13 +121,10 @@ fn tensor_parallel_volume_follows_megatron() {
 #[test]
 fn each_block_adds_four_tensor_parallel_all_reduces() {
     let with = |layers: u64| {
-        volumes(&format!(r#"{{"model": {{"arch": {{"family": "transformer", "layers": {layers}}}}}, "training": {{"micro_batch": 2, "seq_len": 512}}, "parallel": {{"tp": 4}}}}"#)).bytes_per_step
+        volumes(&format!(r#"{{"model": {{"arch": {{"family": "transformer", "layers": {layers}}}}}, "training": {{"micro_batch": 2, "seq_len": 512}}, "parallel": {{"tp": 4}}}}"#))
+            .bytes_per_step
     };
-    assert_close(
-        with(32) - with(31),
-        4.0 * ring(4.0) * 2.0 * 512.0 * H * HALF,
-        "one block",
-    );
+    assert_close(with(32) - with(31), 4.0 * ring(4.0) * 2.0 * 512.0 * H * HALF, "one block");
 }
 
 /// Narayanan §2.2 / §4.1: a middle stage sends b·s·h activations forward and b·s·h gradients
@@ -168,19 +134,11 @@ fn each_block_adds_four_tensor_parallel_all_reduces() {
 #[test]
 fn pipeline_volume_is_one_activation_each_way_per_micro_batch() {
     let bsh = 1024.0 * H * HALF;
-    let c = volumes(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 1024, "grad_accum": 8}, "parallel": {"pp": 4}}"#,
-    );
+    let c = volumes(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 1024, "grad_accum": 8}, "parallel": {"pp": 4}}"#);
     assert_close(c.bytes_per_step, 2.0 * 8.0 * bsh, "pp 4");
-    let c = volumes(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 1024, "grad_accum": 8}, "parallel": {"pp": 4, "tp": 2}}"#,
-    );
+    let c = volumes(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 1024, "grad_accum": 8}, "parallel": {"pp": 4, "tp": 2}}"#);
     let tensor = (4.0 * LAYERS / 4.0 + 1.0) * ring(2.0) * bsh * 8.0;
-    assert_close(
-        c.bytes_per_step,
-        2.0 * 8.0 * bsh / 2.0 + tensor,
-        "pp 4 × tp 2",
-    );
+    assert_close(c.bytes_per_step, 2.0 * 8.0 * bsh / 2.0 + tensor, "pp 4 × tp 2");
 }
 
 /// Ring attention, cp = 4, s = 8192: each rank holds 2048 tokens, whose K and V (2 × 1024
@@ -191,23 +149,11 @@ fn pipeline_volume_is_one_activation_each_way_per_micro_batch() {
 fn context_parallel_volume_passes_the_kv_blocks_around_the_ring() {
     let kv_block = 2048.0 * KV * HALF;
     let ring_attention = 3.0 * 3.0 * kv_block * LAYERS;
-    let c = volumes(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 8192}, "parallel": {"cp": 4}}"#,
-    );
-    assert_close(
-        c.bytes_per_step - c.data_parallel_bytes,
-        ring_attention,
-        "cp 4",
-    );
-    let c = volumes(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 8192}, "parallel": {"cp": 4, "tp": 2}}"#,
-    );
+    let c = volumes(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 8192}, "parallel": {"cp": 4}}"#);
+    assert_close(c.bytes_per_step - c.data_parallel_bytes, ring_attention, "cp 4");
+    let c = volumes(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 8192}, "parallel": {"cp": 4, "tp": 2}}"#);
     let tensor = (4.0 * LAYERS + 2.0) * ring(2.0) * 2048.0 * H * HALF;
-    assert_close(
-        c.bytes_per_step - c.data_parallel_bytes,
-        ring_attention / 2.0 + tensor,
-        "cp 4 × tp 2",
-    );
+    assert_close(c.bytes_per_step - c.data_parallel_bytes, ring_attention / 2.0 + tensor, "cp 4 × tp 2");
 }
 
 /// Data-parallel traffic hides behind backward, whose gradients DDP all-reduces bucket by
@@ -222,19 +168,13 @@ fn data_parallel_time_hides_behind_backward() {
     let forward = 2.0 * (PSI - v * H) + 2.0 * l * s * H;
     let blocks = 2.0 * (PSI - 2.0 * v * H - H) + 2.0 * l * s * H;
     let dp_seconds = 2.0 * (7.0 / 8.0) * PSI * 4.0 / 32e9;
-    for (checkpointing, backward_share) in [
-        ("none", 2.0 / 3.0),
-        ("full", (2.0 * forward + blocks) / (3.0 * forward + blocks)),
-    ] {
+    for (checkpointing, backward_share) in [("none", 2.0 / 3.0), ("full", (2.0 * forward + blocks) / (3.0 * forward + blocks))] {
         let sc = scenario(&format!(
             r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"seq_len": 1024, "checkpointing": "{checkpointing}"}}, "parallel": {{"dp": 8}}, "device": {{"preset": "l40s-48gb"}}}}"#
         ));
         let b = estimate(&sc);
         let compute = b.step_time.seconds;
-        assert!(
-            dp_seconds > compute * backward_share,
-            "{checkpointing}: the case must expose some traffic"
-        );
+        assert!(dp_seconds > compute * backward_share, "{checkpointing}: the case must expose some traffic");
         let got = costs(&sc, &b).communication_seconds;
         assert_close(got, dp_seconds - compute * backward_share, checkpointing);
     }

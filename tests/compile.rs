@@ -9,10 +9,7 @@ use headroom::{estimate, Breakdown, Scenario};
 use serde_json::Value;
 
 fn fixture() -> Value {
-    let path = format!(
-        "{}/tests/fixtures/measured/compile.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/tests/fixtures/measured/compile.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -22,36 +19,21 @@ fn cases(f: &Value) -> &Vec<Value> {
 }
 
 fn scenario(case: &Value) -> Scenario {
-    let decoded = Scenario::from_json(&case["scenario"].to_string())
-        .unwrap_or_else(|e| panic!("{}: {e}", case["name"]));
-    assert!(
-        decoded.warnings.iter().all(|w| !w.contains("compile")),
-        "{}: {:?}",
-        case["name"],
-        decoded.warnings
-    );
+    let decoded = Scenario::from_json(&case["scenario"].to_string()).unwrap_or_else(|e| panic!("{}: {e}", case["name"]));
+    assert!(decoded.warnings.iter().all(|w| !w.contains("compile")), "{}: {:?}", case["name"], decoded.warnings);
     decoded.scenario
 }
 
 fn plan(json: &str) -> Breakdown {
-    estimate(
-        &Scenario::from_json(json)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .scenario,
-    )
+    estimate(&Scenario::from_json(json).unwrap_or_else(|e| panic!("{e}")).scenario)
 }
 
 fn saved(case: &Value) -> f64 {
-    case["measured"]["saved_bytes"]
-        .as_f64()
-        .expect("saved_bytes")
+    case["measured"]["saved_bytes"].as_f64().expect("saved_bytes")
 }
 
 fn predicted(case: &Value) -> f64 {
-    estimate(&scenario(case))
-        .phases
-        .forward_backward
-        .activations as f64
+    estimate(&scenario(case)).phases.forward_backward.activations as f64
 }
 
 /// Bytes the model (which describes CUDA) predicts above a CPU measurement for a known reason.
@@ -75,28 +57,14 @@ fn cpu_autocast_difference(case: &Value) -> f64 {
 #[test]
 fn saved_tensors_within_three_percent_eager_and_compiled() {
     let f = fixture();
-    assert!(
-        f["torch"].as_str().is_some_and(|v| v.starts_with("2.15")),
-        "{}",
-        f["torch"]
-    );
+    assert!(f["torch"].as_str().is_some_and(|v| v.starts_with("2.15")), "{}", f["torch"]);
     let mut failures = Vec::new();
-    println!(
-        "{:<40} {:>14} {:>14} {:>8}",
-        "case", "measured B", "predicted B", "error"
-    );
+    println!("{:<40} {:>14} {:>14} {:>8}", "case", "measured B", "predicted B", "error");
     for case in cases(&f) {
         let name = case["name"].as_str().unwrap_or("?");
         let (m, p, known) = (saved(case), predicted(case), cpu_autocast_difference(case));
         let err = (p - known - m) / m;
-        let note = if known > 0.0 {
-            format!(
-                " (after the CPU-autocast difference, {known:.0} B; {:+.2}% before)",
-                100.0 * (p - m) / m
-            )
-        } else {
-            String::new()
-        };
+        let note = if known > 0.0 { format!(" (after the CPU-autocast difference, {known:.0} B; {:+.2}% before)", 100.0 * (p - m) / m) } else { String::new() };
         println!("{name:<40} {m:>14.0} {p:>14.0} {:>7.2}%{note}", 100.0 * err);
         if err.abs() > 0.03 {
             failures.push(format!("{name}: {:+.2}%", 100.0 * err));
@@ -113,32 +81,18 @@ fn the_bytes_compile_removes_match_the_measurement() {
     let all = cases(&f);
     let mut failures = Vec::new();
     let mut pairs = 0;
-    println!(
-        "{:<32} {:>14} {:>14} {:>14} {:>14} {:>8}",
-        "case", "eager B", "compiled B", "removed B", "model removes", "error"
-    );
+    println!("{:<32} {:>14} {:>14} {:>14} {:>14} {:>8}", "case", "eager B", "compiled B", "removed B", "model removes", "error");
     for compiled in all.iter().filter(|c| c["mode"] == "compiled") {
         let name = compiled["name"].as_str().unwrap_or("?");
         let eager_name = name.replace("-compiled", "-eager");
-        let eager = all
-            .iter()
-            .find(|c| c["name"] == eager_name.as_str())
-            .unwrap_or_else(|| panic!("{eager_name}"));
+        let eager = all.iter().find(|c| c["name"] == eager_name.as_str()).unwrap_or_else(|| panic!("{eager_name}"));
         let removed = saved(eager) - saved(compiled);
         let model_removes = predicted(eager) - cpu_autocast_difference(eager) - predicted(compiled);
         let err = (model_removes - removed) / removed;
         let stem = name.trim_end_matches("-compiled");
-        println!(
-            "{stem:<32} {:>14.0} {:>14.0} {removed:>14.0} {model_removes:>14.0} {:>7.2}%",
-            saved(eager),
-            saved(compiled),
-            100.0 * err
-        );
+        println!("{stem:<32} {:>14.0} {:>14.0} {removed:>14.0} {model_removes:>14.0} {:>7.2}%", saved(eager), saved(compiled), 100.0 * err);
         if err.abs() > 0.03 {
-            failures.push(format!(
-                "{stem}: model removes {model_removes:.0} B, measured {removed:.0} B ({:+.2}%)",
-                100.0 * err
-            ));
+            failures.push(format!("{stem}: model removes {model_removes:.0} B, measured {removed:.0} B ({:+.2}%)", 100.0 * err));
         }
         pairs += 1;
     }
@@ -153,23 +107,15 @@ fn the_bytes_compile_removes_match_the_measurement() {
 fn the_compiled_loss_keeps_the_logits_not_the_fp32_log_softmax() {
     let f = fixture();
     let part = |name: &str| -> f64 {
-        let case = cases(&f)
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("{name}"));
-        case["measured"]["parts"]["loss"]
-            .as_f64()
-            .expect("loss part")
+        let case = cases(&f).iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name}"));
+        case["measured"]["parts"]["loss"].as_f64().expect("loss part")
     };
     let tv = 2.0 * 256.0 * 32_000.0;
     for loss in ["standard", "chunked"] {
         let eager = part(&format!("llama-bf16-{loss}-eager"));
         let compiled = part(&format!("llama-bf16-{loss}-compiled"));
         assert!((eager - 4.0 * tv) / eager < 1e-3, "{loss}: eager {eager}");
-        assert!(
-            (compiled - 2.0 * tv) / compiled < 1e-3,
-            "{loss}: compiled {compiled}"
-        );
+        assert!((compiled - 2.0 * tv) / compiled < 1e-3, "{loss}: compiled {compiled}");
     }
 }
 
@@ -177,12 +123,9 @@ fn the_compiled_loss_keeps_the_logits_not_the_fp32_log_softmax() {
 /// measured case as well).
 #[test]
 fn compile_off_is_the_eager_model() {
-    let base =
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "seq_len": 2048"#;
+    let base = r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "seq_len": 2048"#;
     let implicit = plan(&format!("{base}}}}}"));
-    let explicit = plan(&format!(
-        r#"{base}, "techniques": {{"compile": false}}}}}}"#
-    ));
+    let explicit = plan(&format!(r#"{base}, "techniques": {{"compile": false}}}}}}"#));
     assert_eq!(implicit, explicit);
     assert!(!Scenario::default().training.techniques.compile);
 }
@@ -194,28 +137,10 @@ fn compile_changes_only_norms_mlp_and_loss() {
     let base = r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16""#;
     let eager = plan(&format!("{base}}}}}"));
     let compiled = plan(&format!(r#"{base}, "techniques": {{"compile": true}}}}}}"#));
-    let acts = |b: &Breakdown| -> Vec<(String, u64)> {
-        b.terms
-            .iter()
-            .filter(|t| t.component == Component::Activations)
-            .map(|t| (t.name.to_string(), t.bytes))
-            .collect()
-    };
+    let acts = |b: &Breakdown| -> Vec<(String, u64)> { b.terms.iter().filter(|t| t.component == Component::Activations).map(|t| (t.name.to_string(), t.bytes)).collect() };
     let (e, c) = (acts(&eager), acts(&compiled));
-    let changed: Vec<&str> = e
-        .iter()
-        .filter(|t| !c.contains(t))
-        .map(|t| t.0.as_str())
-        .collect();
-    assert_eq!(
-        changed,
-        [
-            "attention norm",
-            "MLP norm",
-            "MLP intermediates",
-            "fp32 log-softmax of the logits"
-        ]
-    );
+    let changed: Vec<&str> = e.iter().filter(|t| !c.contains(t)).map(|t| t.0.as_str()).collect();
+    assert_eq!(changed, ["attention norm", "MLP norm", "MLP intermediates", "fp32 log-softmax of the logits"]);
     assert!(c.iter().any(|t| t.0 == "logits kept by the compiled loss"));
     assert!(compiled.phases.forward_backward.total < eager.phases.forward_backward.total);
 }
@@ -231,26 +156,13 @@ fn torchtune_compile_row_saves_what_the_blocks_lose() {
     let base = r#"{"model": {"preset": "meta-llama/Llama-3.2-3B"}, "device": {"preset": "a100-80gb"}, "training": {"micro_batch": 2, "seq_len": 4096, "precision": "bf16", "attention": "sdpa""#;
     let eager = plan(&format!("{base}}}}}"));
     let compiled = plan(&format!(r#"{base}, "techniques": {{"compile": true}}}}}}"#));
-    let blocks = |b: &Breakdown| -> f64 {
-        b.terms
-            .iter()
-            .filter(|t| {
-                t.component == Component::Activations && t.lifetime == Lifetime::Saved(Span::Blocks)
-            })
-            .map(|t| t.bytes as f64)
-            .sum()
-    };
+    let blocks =
+        |b: &Breakdown| -> f64 { b.terms.iter().filter(|t| t.component == Component::Activations && t.lifetime == Lifetime::Saved(Span::Blocks)).map(|t| t.bytes as f64).sum() };
     let gib = (1u64 << 30) as f64;
     let saving = (blocks(&eager) - blocks(&compiled)) / gib;
     let (t, h, ffn, layers) = (8192.0, 3072.0, 8192.0, 28.0);
-    assert!(
-        (saving - layers * (2.0 * 4.0 * t * h + 2.0 * t * ffn) / gib).abs() < 1e-6,
-        "{saving}"
-    );
-    assert!(
-        (saving - 9.0).abs() / 9.0 < 0.05,
-        "model saves {saving:.2} GiB, torchtune's table 9.0 GiB"
-    );
+    assert!((saving - layers * (2.0 * 4.0 * t * h + 2.0 * t * ffn) / gib).abs() < 1e-6, "{saving}");
+    assert!((saving - 9.0).abs() / 9.0 < 0.05, "model saves {saving:.2} GiB, torchtune's table 9.0 GiB");
 }
 
 /// The compiled chunked loss keeps every chunk's bf16 logits (2·T·V), not the fp32
@@ -260,35 +172,18 @@ fn compiled_chunked_loss_on_llama_3_2_3b() {
     let base = r#"{"model": {"preset": "meta-llama/Llama-3.2-3B"}, "training": {"micro_batch": 2, "seq_len": 4096, "precision": "bf16", "techniques": {"loss": "chunked""#;
     let eager = plan(&format!("{base}}}}}}}"));
     let compiled = plan(&format!(r#"{base}, "compile": true}}}}}}"#));
-    let term = |b: &Breakdown, name: &str| {
-        b.terms
-            .iter()
-            .chain(&b.uncounted_transients)
-            .find(|t| t.name == name)
-            .map(|t| t.bytes)
-    };
+    let term = |b: &Breakdown, name: &str| b.terms.iter().chain(&b.uncounted_transients).find(|t| t.name == name).map(|t| t.bytes);
     let (t, v) = (8192u64, 128_256u64);
-    assert_eq!(
-        term(&eager, "fp32 log-softmax of the logits"),
-        Some(4 * t * v + 8 * t)
-    );
-    assert_eq!(
-        term(&compiled, "logits kept by the compiled loss"),
-        Some(2 * t * v + 8 * t + 8 * t)
-    );
+    assert_eq!(term(&eager, "fp32 log-softmax of the logits"), Some(4 * t * v + 8 * t));
+    assert_eq!(term(&compiled, "logits kept by the compiled loss"), Some(2 * t * v + 8 * t + 8 * t));
     assert_eq!(term(&compiled, "fp32 log-softmax of the logits"), None);
-    assert_eq!(
-        term(&compiled, "loss gradient buffers (one chunk)"),
-        Some(2 * t * v / 8)
-    );
+    assert_eq!(term(&compiled, "loss gradient buffers (one chunk)"), Some(2 * t * v / 8));
 }
 
 /// The link carries the switch (`cmpl=`).
 #[test]
 fn compile_round_trips_through_the_link() {
-    let s = Scenario::from_json(r#"{"training": {"techniques": {"compile": true}}}"#)
-        .expect("decodes")
-        .scenario;
+    let s = Scenario::from_json(r#"{"training": {"techniques": {"compile": true}}}"#).expect("decodes").scenario;
     let q = headroom::url::encode(&s);
     assert!(q.contains("cmpl=true"), "{q}");
     let (back, errors) = headroom::url::decode(&q);
@@ -307,27 +202,13 @@ fn the_compiled_loss_backward_holds_one_logit_gradient() {
     for precision in ["fp32", "bf16"] {
         for mode in ["eager", "compiled"] {
             let name = format!("llama-{precision}-standard-{mode}");
-            let case = cases(&f)
-                .iter()
-                .find(|c| c["name"] == name.as_str())
-                .unwrap_or_else(|| panic!("{name}"));
-            let peak = case["measured"]["backward_allocator_peak_above_start"]
-                .as_f64()
-                .expect("backward peak");
+            let case = cases(&f).iter().find(|c| c["name"] == name.as_str()).unwrap_or_else(|| panic!("{name}"));
+            let peak = case["measured"]["backward_allocator_peak_above_start"].as_f64().expect("backward peak");
             let b = estimate(&scenario(case));
-            let buffers = b
-                .terms
-                .iter()
-                .chain(&b.uncounted_transients)
-                .find(|t| t.name == "loss gradient buffers")
-                .expect("loss gradient buffers")
-                .bytes as f64;
+            let buffers = b.terms.iter().chain(&b.uncounted_transients).find(|t| t.name == "loss gradient buffers").expect("loss gradient buffers").bytes as f64;
             println!("{name:<36} measured backward peak {peak:>12.0} B, model's loss gradient buffers {buffers:>12.0} B");
             if mode == "compiled" || precision == "bf16" {
-                assert!(
-                    buffers <= peak && peak <= 1.05 * buffers,
-                    "{name}: {buffers} vs {peak}"
-                );
+                assert!(buffers <= peak && peak <= 1.05 * buffers, "{name}: {buffers} vs {peak}");
             }
         }
     }

@@ -10,15 +10,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 /// A config of `family` with the given shape, in that family's own key names.
-fn config(
-    family: &str,
-    layers: u64,
-    heads: u64,
-    kv_div: u64,
-    head_dim: u64,
-    ffn: u64,
-    vocab: u64,
-) -> Value {
+fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn: u64, vocab: u64) -> Value {
     let h = heads * head_dim;
     let kv = (heads / kv_div).max(1);
     let usual = json!({
@@ -28,79 +20,38 @@ fn config(
     let mut c = usual.as_object().cloned().unwrap_or_default();
     let mut set = |pairs: Value| c.extend(pairs.as_object().cloned().unwrap_or_default());
     match family {
-        "gpt2" => set(
-            json!({"n_embd": h, "n_layer": layers, "n_head": heads, "n_inner": ffn, "n_positions": 64}),
-        ),
-        "bert" | "roberta" => {
-            set(json!({"num_key_value_heads": heads, "max_position_embeddings": 64}))
-        }
-        "vit" => set(
-            json!({"num_key_value_heads": heads, "image_size": 64, "patch_size": 16, "num_labels": 10}),
-        ),
-        "t5" => set(
-            json!({"d_model": h, "d_kv": head_dim, "d_ff": ffn, "num_layers": layers, "num_decoder_layers": layers, "num_heads": heads}),
-        ),
-        "falcon" => set(
-            json!({"new_decoder_architecture": true, "num_kv_heads": kv, "ffn_hidden_size": ffn}),
-        ),
-        "mixtral" | "granitemoe" | "gpt_oss" => {
-            set(json!({"num_local_experts": 4, "num_experts_per_tok": 2}))
-        }
-        "qwen2_moe" => set(
-            json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "shared_expert_intermediate_size": ffn}),
-        ),
-        "qwen3_moe" => set(
-            json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2}),
-        ),
+        "gpt2" => set(json!({"n_embd": h, "n_layer": layers, "n_head": heads, "n_inner": ffn, "n_positions": 64})),
+        "bert" | "roberta" => set(json!({"num_key_value_heads": heads, "max_position_embeddings": 64})),
+        "vit" => set(json!({"num_key_value_heads": heads, "image_size": 64, "patch_size": 16, "num_labels": 10})),
+        "t5" => set(json!({"d_model": h, "d_kv": head_dim, "d_ff": ffn, "num_layers": layers, "num_decoder_layers": layers, "num_heads": heads})),
+        "falcon" => set(json!({"new_decoder_architecture": true, "num_kv_heads": kv, "ffn_hidden_size": ffn})),
+        "mixtral" | "granitemoe" | "gpt_oss" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2})),
+        "qwen2_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "shared_expert_intermediate_size": ffn})),
+        "qwen3_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2})),
         "deepseek_v2" | "deepseek_v3" => set(json!({
             "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1,
             "first_k_dense_replace": 1, "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim,
             "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim, "n_group": 1, "topk_group": 1,
         })),
-        "resnet" => {
-            return json!({"model_type": "resnet", "hidden_sizes": [ffn, 2 * ffn], "depths": [layers, layers], "embedding_size": h})
-        }
+        "resnet" => return json!({"model_type": "resnet", "hidden_sizes": [ffn, 2 * ffn], "depths": [layers, layers], "embedding_size": h}),
         _ => {}
     }
     Value::Object(c)
 }
 
 fn shape() -> impl Strategy<Value = (usize, u64, u64, u64, u64, u64, u64)> {
-    (
-        0..SUPPORTED_MODEL_TYPES.len(),
-        2u64..6,
-        1u32..4,
-        0u32..3,
-        3u32..6,
-        1u64..5,
-        6u32..12,
-    )
-        .prop_map(
-            |(f, layers, heads_log, kv_log, dim_log, ffn_mult, vocab_log)| {
-                let heads = 1 << heads_log;
-                let head_dim = 1 << dim_log;
-                (
-                    f,
-                    layers,
-                    heads,
-                    1 << kv_log.min(heads_log),
-                    head_dim,
-                    ffn_mult * heads * head_dim,
-                    1 << vocab_log,
-                )
-            },
-        )
+    (0..SUPPORTED_MODEL_TYPES.len(), 2u64..6, 1u32..4, 0u32..3, 3u32..6, 1u64..5, 6u32..12).prop_map(|(f, layers, heads_log, kv_log, dim_log, ffn_mult, vocab_log)| {
+        let heads = 1 << heads_log;
+        let head_dim = 1 << dim_log;
+        (f, layers, heads, 1 << kv_log.min(heads_log), head_dim, ffn_mult * heads * head_dim, 1 << vocab_log)
+    })
 }
 
 /// Parameter count, fp32 weight bytes the planner puts on the one GPU, and its total.
 fn training_total(config: &Value) -> (f64, u64, u64) {
-    let model =
-        ModelSpec::from_hf_config(config.clone()).unwrap_or_else(|e| panic!("{config}: {e}"));
+    let model = ModelSpec::from_hf_config(config.clone()).unwrap_or_else(|e| panic!("{config}: {e}"));
     let params = model.architecture().map(|a| a.param_count()).unwrap_or(0.0);
-    let mut s = Scenario {
-        model,
-        ..Scenario::default()
-    };
+    let mut s = Scenario { model, ..Scenario::default() };
     s.training.seq_len = 64;
     s.training.precision = headroom::model::precision::Precision::Fp32;
     let b = estimate(&s);

@@ -17,11 +17,7 @@ fn model_imports_no_ui_or_browser_crate() {
                 files += 1;
                 let text = std::fs::read_to_string(&path).expect("read");
                 // Doc comments may name other modules; code may not use them.
-                let code: String = text
-                    .lines()
-                    .filter(|l| !l.trim_start().starts_with("//"))
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
                 for banned in [
                     "leptos::",
                     "web_sys::",

@@ -48,12 +48,7 @@ fn one_f_one_b_order(warmup: u64, total: u64) -> Vec<bool> {
 }
 
 fn in_flight_at(p: u64, stage: u64, m: u64, schedule: PpSchedule, v: u64) -> f64 {
-    let parallel = Parallel {
-        pp: p,
-        pp_schedule: schedule,
-        virtual_stages: v,
-        ..Parallel::default()
-    };
+    let parallel = Parallel { pp: p, pp_schedule: schedule, virtual_stages: v, ..Parallel::default() };
     in_flight(&Layout::new(llama(), &parallel, stage), m, schedule, v)
 }
 
@@ -82,11 +77,7 @@ fn gpipe_every_stage_holds_all_micro_batches() {
     let mut gpipe = vec![true; m as usize];
     gpipe.extend(vec![false; m as usize]);
     for r in 0..p {
-        assert_eq!(
-            in_flight_at(p, r, m, PpSchedule::Gpipe, 1),
-            peak_outstanding(&gpipe) as f64,
-            "stage {r}"
-        );
+        assert_eq!(in_flight_at(p, r, m, PpSchedule::Gpipe, 1), peak_outstanding(&gpipe) as f64, "stage {r}");
     }
 }
 
@@ -105,16 +96,10 @@ fn interleaved_stage_r_holds_its_warmup_chunks() {
             let chunks = peak_outstanding(&one_f_one_b_order(warmup, m * v)) as f64;
             let expected = chunks / v as f64;
             let got = in_flight_at(p, r, m, PpSchedule::Interleaved, v);
-            assert!(
-                (got - expected).abs() < 1e-12,
-                "p = {p}, v = {v}, m = {m}, stage {r}: {got} vs {expected} stage-units"
-            );
+            assert!((got - expected).abs() < 1e-12, "p = {p}, v = {v}, m = {m}, stage {r}: {got} vs {expected} stage-units");
             if r == 0 && warmup < m * v {
                 let korthikanti = p as f64 * (1.0 + (p as f64 - 1.0) / (p as f64 * v as f64));
-                assert!(
-                    (expected - korthikanti).abs() < 1e-12,
-                    "{expected} vs {korthikanti}"
-                );
+                assert!((expected - korthikanti).abs() < 1e-12, "{expected} vs {korthikanti}");
             }
         }
     }
@@ -124,18 +109,11 @@ fn interleaved_stage_r_holds_its_warmup_chunks() {
 /// schedule, in flight ≤ m (what GPipe holds).
 #[test]
 fn no_schedule_holds_more_than_all_micro_batches() {
-    for schedule in [
-        PpSchedule::OneFOneB,
-        PpSchedule::Interleaved,
-        PpSchedule::Gpipe,
-    ] {
+    for schedule in [PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::Gpipe] {
         for (p, m) in [(4u64, 1u64), (4, 2), (4, 3), (8, 5)] {
             for r in 0..p {
                 let got = in_flight_at(p, r, m, schedule, 2);
-                assert!(
-                    got <= m as f64 + 1e-12,
-                    "{schedule:?}, p = {p}, m = {m}, stage {r}: {got}"
-                );
+                assert!(got <= m as f64 + 1e-12, "{schedule:?}, p = {p}, m = {m}, stage {r}: {got}");
             }
         }
     }
@@ -157,20 +135,11 @@ fn pipeline_bubble_follows_narayanan() {
     for (parallel, v) in [
         (r#"{"pp": 4}"#, 1.0),
         (r#"{"pp": 4, "pp_schedule": "gpipe"}"#, 1.0),
-        (
-            r#"{"pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2}"#,
-            2.0,
-        ),
-        (
-            r#"{"pp": 4, "pp_schedule": "interleaved", "virtual_stages": 4}"#,
-            4.0,
-        ),
+        (r#"{"pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2}"#, 2.0),
+        (r#"{"pp": 4, "pp_schedule": "interleaved", "virtual_stages": 4}"#, 4.0),
     ] {
         let expected = one / p * (1.0 + (p - 1.0) / (m * v));
         let got = seconds(parallel);
-        assert!(
-            (got - expected).abs() < 1e-9 * expected,
-            "{parallel}: {got} s vs {expected} s"
-        );
+        assert!((got - expected).abs() < 1e-9 * expected, "{parallel}: {got} s vs {expected} s");
     }
 }

@@ -5,20 +5,11 @@
 use headroom::import::presets::model_preset_ids;
 use headroom::model::precision::Precision;
 use headroom::scenario::DeviceSpec;
-use headroom::scenario::{
-    Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario, Zero,
-};
+use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario, Zero};
 use headroom::{estimate, url, Breakdown};
 use proptest::prelude::*;
 
-const MODELS: [&str; 6] = [
-    "llama-3-8b",
-    "gpt2",
-    "mixtral-8x7b",
-    "bert-base",
-    "qwen2-0.5b",
-    "llama-3.2-1b",
-];
+const MODELS: [&str; 6] = ["llama-3-8b", "gpt2", "mixtral-8x7b", "bert-base", "qwen2-0.5b", "llama-3.2-1b"];
 
 fn scenario() -> impl Strategy<Value = Scenario> {
     (
@@ -27,53 +18,22 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         7u32..14,
         prop::sample::select(Precision::ALL.to_vec()),
         prop::sample::select(Optimizer::ALL.to_vec()),
-        prop::sample::select(vec![
-            Checkpointing::None,
-            Checkpointing::Selective,
-            Checkpointing::Full,
-        ]),
+        prop::sample::select(vec![Checkpointing::None, Checkpointing::Selective, Checkpointing::Full]),
         prop::sample::select(vec![Attention::Eager, Attention::Sdpa, Attention::Flash]),
-        (
-            prop::sample::select(Zero::ALL.to_vec()),
-            1u64..9,
-            prop::sample::select(vec![
-                "h100-sxm-80gb",
-                "a100-40gb",
-                "rtx-4090-24gb",
-                "a100-80gb-mig-3g.40gb",
-            ]),
-        ),
+        (prop::sample::select(Zero::ALL.to_vec()), 1u64..9, prop::sample::select(vec!["h100-sxm-80gb", "a100-40gb", "rtx-4090-24gb", "a100-80gb-mig-3g.40gb"])),
     )
-        .prop_map(
-            |(
-                m,
-                batch,
-                log_seq,
-                precision,
-                optimizer,
-                checkpointing,
-                attention,
-                (zero, dp, device),
-            )| {
-                let mut s = Scenario {
-                    model: ModelSpec::Preset(MODELS[m].into()),
-                    ..Scenario::default()
-                };
-                s.training.micro_batch = batch;
-                s.training.seq_len = 1 << log_seq;
-                s.training.precision = precision;
-                s.training.optimizer = optimizer;
-                s.training.checkpointing = checkpointing;
-                s.training.attention = attention;
-                s.parallel = Parallel {
-                    dp,
-                    zero,
-                    ..Parallel::default()
-                };
-                s.device = DeviceSpec::preset(device);
-                s
-            },
-        )
+        .prop_map(|(m, batch, log_seq, precision, optimizer, checkpointing, attention, (zero, dp, device))| {
+            let mut s = Scenario { model: ModelSpec::Preset(MODELS[m].into()), ..Scenario::default() };
+            s.training.micro_batch = batch;
+            s.training.seq_len = 1 << log_seq;
+            s.training.precision = precision;
+            s.training.optimizer = optimizer;
+            s.training.checkpointing = checkpointing;
+            s.training.attention = attention;
+            s.parallel = Parallel { dp, zero, ..Parallel::default() };
+            s.device = DeviceSpec::preset(device);
+            s
+        })
 }
 
 /// Model states as they stand in the optimizer step, where all three are allocated.
@@ -192,19 +152,9 @@ fn absurd_inputs_stay_finite() {
 #[test]
 fn preset_urls_stay_short() {
     for id in model_preset_ids() {
-        let mut s = Scenario {
-            model: ModelSpec::Preset(id.into()),
-            ..Scenario::default()
-        };
+        let mut s = Scenario { model: ModelSpec::Preset(id.into()), ..Scenario::default() };
         s.training.micro_batch = 64;
-        s.parallel = Parallel {
-            dp: 64,
-            tp: 8,
-            pp: 4,
-            sp: true,
-            zero: Zero::Parameters,
-            ..Parallel::default()
-        };
+        s.parallel = Parallel { dp: 64, tp: 8, pp: 4, sp: true, zero: Zero::Parameters, ..Parallel::default() };
         let q = url::encode(&s);
         assert!(q.len() < 2000, "{id}: {} characters", q.len());
     }
@@ -212,44 +162,20 @@ fn preset_urls_stay_short() {
 
 fn extreme_arch() -> impl Strategy<Value = headroom::model::arch::Architecture> {
     use headroom::model::arch::{Architecture, AttentionPart, MlpPart, MoePart, TransformerArch};
-    (
-        1u64..=24,
-        0u32..=24,
-        1u64..=16,
-        1u64..=16,
-        0u32..=24,
-        1u64..=64,
-    )
-        .prop_map(
-            |(heads_log, layers_log, head_dim_log, kv_div, vocab_log, experts)| {
-                let heads = 1 << (heads_log % 12);
-                let head_dim = 1 << (head_dim_log % 12);
-                let kv_heads = (heads / (1 << (kv_div % 4))).max(1);
-                Architecture::Transformer(TransformerArch {
-                    hidden: (heads * head_dim).min(1 << 24),
-                    layers: 1 << layers_log,
-                    vocab: 1 << vocab_log,
-                    attention: AttentionPart {
-                        heads,
-                        kv_heads,
-                        head_dim,
-                        rotary_dim: head_dim,
-                        ..AttentionPart::default()
-                    },
-                    mlp: MlpPart {
-                        ffn: (4 * heads * head_dim).min(1 << 24),
-                        ..MlpPart::default()
-                    },
-                    moe: (experts > 1).then(|| MoePart {
-                        experts,
-                        top_k: experts.min(2),
-                        expert_ffn: (4 * heads * head_dim).min(1 << 24),
-                        ..MoePart::default()
-                    }),
-                    ..TransformerArch::default()
-                })
-            },
-        )
+    (1u64..=24, 0u32..=24, 1u64..=16, 1u64..=16, 0u32..=24, 1u64..=64).prop_map(|(heads_log, layers_log, head_dim_log, kv_div, vocab_log, experts)| {
+        let heads = 1 << (heads_log % 12);
+        let head_dim = 1 << (head_dim_log % 12);
+        let kv_heads = (heads / (1 << (kv_div % 4))).max(1);
+        Architecture::Transformer(TransformerArch {
+            hidden: (heads * head_dim).min(1 << 24),
+            layers: 1 << layers_log,
+            vocab: 1 << vocab_log,
+            attention: AttentionPart { heads, kv_heads, head_dim, rotary_dim: head_dim, ..AttentionPart::default() },
+            mlp: MlpPart { ffn: (4 * heads * head_dim).min(1 << 24), ..MlpPart::default() },
+            moe: (experts > 1).then(|| MoePart { experts, top_k: experts.min(2), expert_ffn: (4 * heads * head_dim).min(1 << 24), ..MoePart::default() }),
+            ..TransformerArch::default()
+        })
+    })
 }
 
 proptest! {

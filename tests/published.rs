@@ -2,10 +2,7 @@
 //! 2020, Table 1 / Figure 1) and the per-layer activation terms of Korthikanti et al. 2022
 //! (Table 2), for a GPT-style block in 16-bit with dropout — the setting the paper assumes.
 
-use headroom::model::arch::{
-    Activation, Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement,
-    Stack, TransformerArch,
-};
+use headroom::model::arch::{Activation, Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement, Stack, TransformerArch};
 use headroom::model::precision::Precision;
 use headroom::scenario::{Attention, Checkpointing, ModelSpec, Parallel, Scenario, Zero};
 use headroom::{estimate, Breakdown};
@@ -18,38 +15,16 @@ fn gpt_block(h: u64, heads: u64, layers: u64) -> Architecture {
         hidden: h,
         layers,
         vocab: 8,
-        embedding: EmbeddingPart {
-            max_positions: 8,
-            tied: true,
-            ..EmbeddingPart::default()
-        },
-        attention: AttentionPart {
-            heads,
-            kv_heads: heads,
-            head_dim: h / heads,
-            rotary_dim: 0,
-            ..AttentionPart::default()
-        },
-        norm: NormPart {
-            kind: NormKind::Layernorm,
-            placement: Placement::Pre,
-        },
-        mlp: MlpPart {
-            ffn: 4 * h,
-            activation: Activation::Gelu,
-            gated: false,
-            fused_gate_up: false,
-            bias: false,
-        },
+        embedding: EmbeddingPart { max_positions: 8, tied: true, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: 4 * h, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: false },
         ..TransformerArch::default()
     })
 }
 
 fn run(arch: &Architecture, f: impl FnOnce(&mut Scenario)) -> Breakdown {
-    let mut s = Scenario {
-        model: ModelSpec::Arch(arch.clone()),
-        ..Scenario::default()
-    };
+    let mut s = Scenario { model: ModelSpec::Arch(arch.clone()), ..Scenario::default() };
     f(&mut s);
     estimate(&s)
 }
@@ -68,29 +43,14 @@ fn zero_paper_model_states() {
     let psi = arch.param_count();
     assert!((psi - 7.5e9).abs() / 7.5e9 < 1e-3, "Ψ = {psi}");
     // (stage, N_d, GB as printed, half a unit of the last printed digit)
-    let expected = [
-        (0u64, 1u64, 120.0, 0.5),
-        (1, 64, 31.4, 0.05),
-        (2, 64, 16.6, 0.05),
-        (3, 64, 1.88, 0.005),
-        (1, 4, 52.5, 0.05),
-        (2, 16, 21.6, 0.05),
-        (3, 1024, 0.12, 0.005),
-    ];
+    let expected = [(0u64, 1u64, 120.0, 0.5), (1, 64, 31.4, 0.05), (2, 64, 16.6, 0.05), (3, 64, 1.88, 0.005), (1, 4, 52.5, 0.05), (2, 16, 21.6, 0.05), (3, 1024, 0.12, 0.005)];
     for (zero, dp, gb, half_digit) in expected {
         let b = run(&arch, |s| {
             s.training.precision = Precision::Fp16Mixed;
-            s.parallel = Parallel {
-                dp,
-                zero: Zero::from_stage(zero).expect("stage 0-3"),
-                ..Parallel::default()
-            };
+            s.parallel = Parallel { dp, zero: Zero::from_stage(zero).expect("stage 0-3"), ..Parallel::default() };
         });
         let got = model_states(&b) / 1e9;
-        assert!(
-            (got - gb).abs() <= half_digit + 0.001 * gb,
-            "ZeRO-{zero}, N_d = {dp}: {got:.3} GB vs paper {gb} GB"
-        );
+        assert!((got - gb).abs() <= half_digit + 0.001 * gb, "ZeRO-{zero}, N_d = {dp}: {got:.3} GB vs paper {gb} GB");
     }
 }
 
@@ -108,11 +68,7 @@ fn korthikanti_table_two() {
                 sc.training.dropout = 0.1;
                 sc.training.seq_len = 2048;
                 sc.training.checkpointing = ckpt;
-                sc.parallel = Parallel {
-                    tp,
-                    sp,
-                    ..Parallel::default()
-                };
+                sc.parallel = Parallel { tp, sp, ..Parallel::default() };
             });
             b.phases.forward_backward.activations as f64
         };
@@ -121,49 +77,16 @@ fn korthikanti_table_two() {
     };
     let sbh = s * b * h;
     let rows = [
-        (
-            "no parallelism",
-            1,
-            false,
-            Checkpointing::None,
-            sbh * (34.0 + 5.0 * a * s / h),
-        ),
-        (
-            "tensor parallel",
-            8,
-            false,
-            Checkpointing::None,
-            sbh * (10.0 + 24.0 / 8.0 + 5.0 * a * s / (h * 8.0)),
-        ),
-        (
-            "tensor + sequence parallel",
-            8,
-            true,
-            Checkpointing::None,
-            sbh * (34.0 / 8.0 + 5.0 * a * s / (h * 8.0)),
-        ),
-        (
-            "tensor parallel + selective",
-            8,
-            false,
-            Checkpointing::Selective,
-            sbh * (10.0 + 24.0 / 8.0),
-        ),
-        (
-            "tensor + sequence + selective",
-            8,
-            true,
-            Checkpointing::Selective,
-            sbh * 34.0 / 8.0,
-        ),
+        ("no parallelism", 1, false, Checkpointing::None, sbh * (34.0 + 5.0 * a * s / h)),
+        ("tensor parallel", 8, false, Checkpointing::None, sbh * (10.0 + 24.0 / 8.0 + 5.0 * a * s / (h * 8.0))),
+        ("tensor + sequence parallel", 8, true, Checkpointing::None, sbh * (34.0 / 8.0 + 5.0 * a * s / (h * 8.0))),
+        ("tensor parallel + selective", 8, false, Checkpointing::Selective, sbh * (10.0 + 24.0 / 8.0)),
+        ("tensor + sequence + selective", 8, true, Checkpointing::Selective, sbh * 34.0 / 8.0),
         ("full recompute", 1, false, Checkpointing::Full, sbh * 2.0),
     ];
     for (name, tp, sp, ckpt, paper) in rows {
         let got = per_layer(tp, sp, ckpt);
         // LayerNorm statistics (fp32 mean and rstd, 8 B per token) are the only extra: < 0.5%.
-        assert!(
-            (got - paper).abs() / paper < 0.005,
-            "{name}: {got:.0} B vs paper {paper:.0} B"
-        );
+        assert!((got - paper).abs() / paper < 0.005, "{name}: {got:.0} B vs paper {paper:.0} B");
     }
 }

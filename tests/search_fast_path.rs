@@ -17,29 +17,12 @@ use headroom::plan::escalation::costs;
 use headroom::plan::resolved::Resolved;
 use headroom::plan::search::layouts;
 use headroom::scenario::{
-    Attention, Checkpointing, DeviceSpec, Frozen, Lora, LoraBase, Loss, Mode, ModelSpec, Offload,
-    Optimizer, Platform, PpSchedule, Scenario, Zero, Zero3Impl,
+    Attention, Checkpointing, DeviceSpec, Frozen, Lora, LoraBase, Loss, Mode, ModelSpec, Offload, Optimizer, Platform, PpSchedule, Scenario, Zero, Zero3Impl,
 };
 
-const MODELS: [&str; 10] = [
-    "llama-3-8b",
-    "llama-3-70b",
-    "gpt2",
-    "mixtral-8x7b",
-    "bert-base",
-    "t5-small",
-    "vit-base-16",
-    "resnet-50",
-    "deepseek-ai/DeepSeek-V3",
-    "google/gemma-2-9b",
-];
-const DEVICES: [&str; 5] = [
-    "h100-sxm-80gb",
-    "a100-40gb",
-    "rtx-4090-24gb",
-    "a100-80gb-mig-3g.40gb",
-    "gh200-96gb",
-];
+const MODELS: [&str; 10] =
+    ["llama-3-8b", "llama-3-70b", "gpt2", "mixtral-8x7b", "bert-base", "t5-small", "vit-base-16", "resnet-50", "deepseek-ai/DeepSeek-V3", "google/gemma-2-9b"];
+const DEVICES: [&str; 5] = ["h100-sxm-80gb", "a100-40gb", "rtx-4090-24gb", "a100-80gb-mig-3g.40gb", "gh200-96gb"];
 
 /// splitmix64: a fixed sequence, so a failure names a scenario that can be run again.
 struct Rng(u64);
@@ -63,10 +46,7 @@ impl Rng {
 }
 
 fn random_scenario(rng: &mut Rng) -> Scenario {
-    let mut s = Scenario {
-        model: ModelSpec::Preset(rng.pick(&MODELS).into()),
-        ..Scenario::default()
-    };
+    let mut s = Scenario { model: ModelSpec::Preset(rng.pick(&MODELS).into()), ..Scenario::default() };
     s.device = DeviceSpec::preset(rng.pick(&DEVICES));
     let t = &mut s.training;
     t.micro_batch = rng.pick(&[1, 2, 3, 8, 64]);
@@ -74,11 +54,7 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
     t.grad_accum = rng.pick(&[1, 2, 8, 512]);
     t.precision = rng.pick(&Precision::ALL);
     t.optimizer = rng.pick(&Optimizer::ALL);
-    t.checkpointing = rng.pick(&[
-        Checkpointing::None,
-        Checkpointing::Selective,
-        Checkpointing::Full,
-    ]);
+    t.checkpointing = rng.pick(&[Checkpointing::None, Checkpointing::Selective, Checkpointing::Full]);
     t.attention = rng.pick(&[Attention::Eager, Attention::Sdpa, Attention::Flash]);
     t.dropout = rng.pick(&[0.0, 0.1]);
     if rng.chance(20) {
@@ -91,10 +67,7 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
         });
     }
     if rng.chance(10) {
-        t.frozen = Frozen {
-            embeddings: rng.chance(50),
-            layers: rng.pick(&[1, 4]),
-        };
+        t.frozen = Frozen { embeddings: rng.chance(50), layers: rng.pick(&[1, 4]) };
     }
     if rng.chance(10) {
         t.mode = Mode::Inference;
@@ -116,16 +89,8 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
     p.zero = rng.pick(&Zero::ALL);
     p.zero3_impl = rng.pick(&[Zero3Impl::Fsdp2, Zero3Impl::Deepspeed]);
     p.fsdp_reshard_after_forward = rng.chance(70);
-    p.offload = rng.pick(&[
-        Offload::None,
-        Offload::Optimizer,
-        Offload::OptimizerAndParams,
-    ]);
-    p.pp_schedule = rng.pick(&[
-        PpSchedule::OneFOneB,
-        PpSchedule::Interleaved,
-        PpSchedule::Gpipe,
-    ]);
+    p.offload = rng.pick(&[Offload::None, Offload::Optimizer, Offload::OptimizerAndParams]);
+    p.pp_schedule = rng.pick(&[PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::Gpipe]);
     p.virtual_stages = rng.pick(&[1, 2]);
     p.full_state_dict_on_save = rng.chance(20);
     let r = &mut s.runtime;
@@ -140,48 +105,18 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
 /// writes each f64 exactly and tells -0.0 from 0.0).
 fn assert_totals_match(s: &Scenario, t: &Totals, b: &Breakdown) {
     let what = || serde_json::to_string(s).unwrap();
-    assert_eq!(
-        format!("{:?}", t.phases),
-        format!("{:?}", b.phases),
-        "phases: {}",
-        what()
-    );
-    assert_eq!(
-        format!("{:?}", t.spill),
-        format!("{:?}", b.spill),
-        "spill: {}",
-        what()
-    );
-    assert_eq!(
-        format!("{:?}", t.step_time),
-        format!("{:?}", b.step_time),
-        "step time: {}",
-        what()
-    );
-    assert_eq!(
-        (t.total(), t.capacity(), t.fits()),
-        (b.total, b.capacity, b.fits),
-        "verdict: {}",
-        what()
-    );
-    assert_eq!(
-        (t.trainable_params, t.host_bytes, t.stage),
-        (b.trainable_params, b.host_bytes, b.stage),
-        "{}",
-        what()
-    );
+    assert_eq!(format!("{:?}", t.phases), format!("{:?}", b.phases), "phases: {}", what());
+    assert_eq!(format!("{:?}", t.spill), format!("{:?}", b.spill), "spill: {}", what());
+    assert_eq!(format!("{:?}", t.step_time), format!("{:?}", b.step_time), "step time: {}", what());
+    assert_eq!((t.total(), t.capacity(), t.fits()), (b.total, b.capacity, b.fits), "verdict: {}", what());
+    assert_eq!((t.trainable_params, t.host_bytes, t.stage), (b.trainable_params, b.host_bytes, b.stage), "{}", what());
 }
 
 fn assert_fast_path_matches(s: &Scenario, resolved: &Resolved) {
     let full = estimate(s);
     let totals = resolved.totals(s).expect("a known model");
     assert_totals_match(s, &totals, &full);
-    assert_eq!(
-        format!("{:?}", resolved.costs(s, &totals)),
-        format!("{:?}", costs(s, &full)),
-        "costs: {}",
-        serde_json::to_string(s).unwrap()
-    );
+    assert_eq!(format!("{:?}", resolved.costs(s, &totals)), format!("{:?}", costs(s, &full)), "costs: {}", serde_json::to_string(s).unwrap());
 }
 
 /// `s` with one switch changed: the next estimate of a search, or of a user.
@@ -216,35 +151,22 @@ fn totals_equal_the_full_estimate_on_random_scenarios() {
     let mut fitting = 0;
     for _ in 0..600 {
         let s = random_scenario(&mut rng);
-        let r = resolved
-            .entry((s.model.label(), s.device.preset.clone()))
-            .or_insert_with(|| Resolved::new(&s));
+        let r = resolved.entry((s.model.label(), s.device.preset.clone())).or_insert_with(|| Resolved::new(&s));
         assert_fast_path_matches(&s, r);
         for _ in 0..4 {
             assert_fast_path_matches(&sibling(&s, &mut rng), r);
         }
         fitting += estimate(&s).fits as u32;
     }
-    assert!(
-        (100..500).contains(&fitting),
-        "both verdicts are covered: {fitting} of 600 fit"
-    );
+    assert!((100..500).contains(&fitting), "both verdicts are covered: {fitting} of 600 fit");
 }
 
 /// Exactly what a search estimates: every layout of a base, each at several micro-batches
 /// with and without accumulation, against the totals of the base's one `Resolved`.
 #[test]
 fn totals_equal_the_full_estimate_on_every_layout_the_search_tries() {
-    for (model, seq, gpus) in [
-        ("llama-3-8b", 4096, 64),
-        ("llama-3-70b", 131_072, 512),
-        ("mixtral-8x7b", 4096, 16),
-        ("gpt2", 1024, 8),
-    ] {
-        let mut base = Scenario {
-            model: ModelSpec::Preset(model.into()),
-            ..Scenario::default()
-        };
+    for (model, seq, gpus) in [("llama-3-8b", 4096, 64), ("llama-3-70b", 131_072, 512), ("mixtral-8x7b", 4096, 16), ("gpt2", 1024, 8)] {
+        let mut base = Scenario { model: ModelSpec::Preset(model.into()), ..Scenario::default() };
         base.training.seq_len = seq;
         let resolved = Resolved::new(&base);
         for mut layout in layouts(&base, gpus) {
@@ -259,15 +181,9 @@ fn totals_equal_the_full_estimate_on_every_layout_the_search_tries() {
 
 #[test]
 fn an_unknown_model_has_no_totals() {
-    let s = Scenario {
-        model: ModelSpec::Preset("no-such-model".into()),
-        ..Scenario::default()
-    };
+    let s = Scenario { model: ModelSpec::Preset("no-such-model".into()), ..Scenario::default() };
     let resolved = Resolved::new(&s);
     assert!(resolved.totals(&s).is_none());
     let b = estimate(&s);
-    assert!(
-        !b.fits && b.total == 0 && b.capacity == 0,
-        "the search treats both alike: nothing fits"
-    );
+    assert!(!b.fits && b.total == 0 && b.capacity == 0, "the search treats both alike: nothing fits");
 }

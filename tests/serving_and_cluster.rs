@@ -37,19 +37,12 @@ fn each_weight_format_stores_its_bytes_per_weight() {
         // GPTQ/AWQ: 4 bits, and per 128 inputs a 16-bit scale and a 4-bit zero.
         (WeightFormat::Int4, LINEAR * (0.5 + 2.5 / 128.0)),
         // NF4 with double quantisation (Dettmers et al. 2023 §3): 0.5 + 1/64 + 4/(64·256).
-        (
-            WeightFormat::Nf4,
-            LINEAR * (0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0)),
-        ),
+        (WeightFormat::Nf4, LINEAR * (0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0))),
     ];
     for (format, linear_bytes) in cases {
         let b = estimate(&serving(format));
         let expected = linear_bytes + 2.0 * OTHER;
-        assert!(
-            (b.parameters as f64 - expected).abs() <= 1.0 + expected * 1e-12,
-            "{format:?}: {} vs {expected}",
-            b.parameters
-        );
+        assert!((b.parameters as f64 - expected).abs() <= 1.0 + expected * 1e-12, "{format:?}: {} vs {expected}", b.parameters);
     }
 }
 
@@ -68,12 +61,7 @@ fn fp8_kv_cache_is_half_of_bf16() {
         s.training.mode = Mode::Inference;
         s.training.seq_len = 8192;
         s.training.serving.kv_cache = format;
-        estimate(&s)
-            .terms
-            .iter()
-            .filter(|t| t.name == "KV cache")
-            .map(|t| t.bytes)
-            .sum::<u64>()
+        estimate(&s).terms.iter().filter(|t| t.name == "KV cache").map(|t| t.bytes).sum::<u64>()
     };
     // 2 · 32 layers · 8 KV heads · 128 · 1 byte = 65,536 B per token.
     assert_eq!(kv(Some(KvCacheFormat::Fp8)), 65_536 * 8192);
@@ -89,13 +77,7 @@ fn data_parallel_traffic_leaving_the_node_runs_at_network_speed() {
         s.parallel.dp = dp;
         let arch = s.model.architecture().unwrap().into_owned();
         let device = s.device.resolve().unwrap();
-        let inputs = Inputs {
-            arch: &arch,
-            training: &s.training,
-            parallel: &s.parallel,
-            device: &device,
-            runtime: &s.runtime,
-        };
+        let inputs = Inputs { arch: &arch, training: &s.training, parallel: &s.parallel, device: &device, runtime: &s.runtime };
         (communication(&inputs, 8.0e9).data_parallel_seconds, device)
     };
     let (inside, device) = seconds(8);
@@ -113,35 +95,22 @@ fn data_parallel_traffic_leaving_the_node_runs_at_network_speed() {
 /// model assumes balanced routing (see `prefill_elements_per_token`).
 #[test]
 fn prefill_workspace_matches_memtracker() {
-    let fixture: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/measured/prefill_workspace.json")).unwrap();
+    let fixture: serde_json::Value = serde_json::from_str(include_str!("fixtures/measured/prefill_workspace.json")).unwrap();
     let mut checked = 0;
     for case in fixture["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
         if case["config"].get("num_local_experts").is_some() {
             continue;
         }
-        let mut s = Scenario {
-            model: headroom::scenario::ModelSpec::from_hf_config(case["config"].clone()).unwrap(),
-            ..Scenario::default()
-        };
+        let mut s = Scenario { model: headroom::scenario::ModelSpec::from_hf_config(case["config"].clone()).unwrap(), ..Scenario::default() };
         s.training.mode = Mode::Inference;
         s.training.micro_batch = case["batch"].as_u64().unwrap();
         s.training.seq_len = case["seq"].as_u64().unwrap();
         let b = estimate(&s);
-        let predicted = b
-            .terms
-            .iter()
-            .find(|t| t.name == "prefill workspace")
-            .unwrap()
-            .bytes as f64;
+        let predicted = b.terms.iter().find(|t| t.name == "prefill workspace").unwrap().bytes as f64;
         let measured = case["workspace_bytes"].as_f64().unwrap();
         let error = predicted / measured - 1.0;
-        assert!(
-            error.abs() < 0.02,
-            "{name}: predicted {predicted}, measured {measured} ({:+.1} %)",
-            100.0 * error
-        );
+        assert!(error.abs() < 0.02, "{name}: predicted {predicted}, measured {measured} ({:+.1} %)", 100.0 * error);
         checked += 1;
     }
     assert_eq!(checked, 4);

@@ -6,11 +6,7 @@ use headroom::{estimate, Scenario};
 const GIB: f64 = (1u64 << 30) as f64;
 
 fn plan(json: &str) -> headroom::Breakdown {
-    estimate(
-        &Scenario::from_json(json)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .scenario,
-    )
+    estimate(&Scenario::from_json(json).unwrap_or_else(|e| panic!("{e}")).scenario)
 }
 
 /// Llama-3-8B decoding in bf16 on a 12 GiB card with PCIe 4.0 (32 GB/s per direction) and
@@ -50,25 +46,14 @@ fn llama3_8b_decode_on_a_12_gib_card() {
 /// byte the step touches.
 #[test]
 fn windows_spill_of_optimizer_state_on_a_4090() {
-    let b = plan(
-        r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}}"#,
-    );
+    let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}}"#);
     assert_eq!(b.spill.outcome, Outcome::Spills);
     let (first, bytes) = b.spill.by_component[0];
     assert_eq!(first, Component::OptimizerStates);
     assert_eq!(bytes, b.optimizer_states);
-    let traffic: f64 = b
-        .spill
-        .by_component
-        .iter()
-        .map(|(_, v)| 2.0 * *v as f64)
-        .sum();
+    let traffic: f64 = b.spill.by_component.iter().map(|(_, v)| 2.0 * *v as f64).sum();
     let low = (b.step_time.seconds + traffic / 32e9) / b.step_time.seconds;
-    assert!(
-        (b.step_time.slowdown_range[0] - low).abs() < 1e-9,
-        "{:?} vs {low}",
-        b.step_time.slowdown_range
-    );
+    assert!((b.step_time.slowdown_range[0] - low).abs() < 1e-9, "{:?} vs {low}", b.step_time.slowdown_range);
     assert!(b.step_time.slowdown_range[1] > b.step_time.slowdown_range[0]);
 }
 
@@ -77,20 +62,9 @@ fn windows_spill_of_optimizer_state_on_a_4090() {
 fn thirty_gib_of_optimizer_state_streams_in_two_seconds() {
     // Llama-3-8B in pure bf16 with AdamW: 16 GB weights, 16 GB gradients, 32 GB states, far
     // more than 24 GiB: the states (allocated last) all land in shared memory.
-    let b = plan(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "seq_len": 256}, "device": {"preset": "rtx-4090-24gb"}}"#,
-    );
-    let states = b
-        .spill
-        .by_component
-        .iter()
-        .find(|(c, _)| *c == Component::OptimizerStates)
-        .map(|(_, v)| *v as f64)
-        .unwrap_or(0.0);
-    assert!(
-        (states - 2.0 * 8_030_261_248.0 * 2.0).abs() < 1.0,
-        "all of the bf16 Adam states spill: {states}"
-    );
+    let b = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "seq_len": 256}, "device": {"preset": "rtx-4090-24gb"}}"#);
+    let states = b.spill.by_component.iter().find(|(c, _)| *c == Component::OptimizerStates).map(|(_, v)| *v as f64).unwrap_or(0.0);
+    assert!((states - 2.0 * 8_030_261_248.0 * 2.0).abs() < 1.0, "all of the bf16 Adam states spill: {states}");
     let seconds_for_states = 2.0 * states / 32e9;
     assert!((seconds_for_states - 2.0 * 29.9 * GIB / 32e9).abs() < 0.01 * seconds_for_states);
 }
@@ -99,9 +73,7 @@ fn thirty_gib_of_optimizer_state_streams_in_two_seconds() {
 /// than streaming over the same link.
 #[test]
 fn managed_memory_range_is_wide() {
-    let b = plan(
-        r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}, "runtime": {"platform": "managed"}}"#,
-    );
+    let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}, "runtime": {"platform": "managed"}}"#);
     let [low, high] = b.step_time.slowdown_range;
     assert!(high > 5.0 * low, "{low} – {high}");
 }
@@ -115,9 +87,7 @@ fn managed_memory_range_is_wide() {
 /// which must fall inside the predicted range.
 #[test]
 fn a_published_managed_memory_run_falls_inside_the_range() {
-    let probe = plan(
-        r#"{"model": {"preset": "microsoft/Phi-3-mini-4k-instruct"}, "training": {"mode": "inference", "precision": "bf16", "seq_len": 512}}"#,
-    );
+    let probe = plan(r#"{"model": {"preset": "microsoft/Phi-3-mini-4k-instruct"}, "training": {"mode": "inference", "precision": "bf16", "seq_len": 512}}"#);
     let capacity = probe.total - 293_000_000;
     let b = plan(&format!(
         r#"{{"model": {{"preset": "microsoft/Phi-3-mini-4k-instruct"}}, "training": {{"mode": "inference", "precision": "bf16", "seq_len": 512}},
@@ -129,12 +99,7 @@ fn a_published_managed_memory_run_falls_inside_the_range() {
     let published_seconds = read_per_token / (8.5e9 / 5.0);
     let token = b.step_time.decode_seconds_per_token;
     let [low, high] = b.step_time.slowdown_range;
-    assert!(
-        token * low <= published_seconds && published_seconds <= token * high,
-        "{} – {} s vs {published_seconds} s",
-        token * low,
-        token * high
-    );
+    assert!(token * low <= published_seconds && published_seconds <= token * high, "{} – {} s vs {published_seconds} s", token * low, token * high);
 }
 
 mod extremes {

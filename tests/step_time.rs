@@ -18,10 +18,7 @@
 //! - ZeRO-Offload (Ren et al. 2021, §4.1–4.2): 16-bit gradients go down and 16-bit parameters
 //!   come up over PCIe every step, 4 bytes per element of each rank's partition.
 
-use headroom::model::arch::{
-    Activation, Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement,
-    Stack, TransformerArch,
-};
+use headroom::model::arch::{Activation, Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement, Stack, TransformerArch};
 use headroom::model::step_time::UTILISATION;
 use headroom::scenario::{Checkpointing, DeviceSpec, ModelSpec, Parallel, Scenario};
 use headroom::{estimate, Breakdown};
@@ -33,29 +30,10 @@ fn gpt(h: u64, heads: u64, layers: u64, vocab: u64) -> Architecture {
         hidden: h,
         layers,
         vocab,
-        embedding: EmbeddingPart {
-            max_positions: 2048,
-            tied: true,
-            ..EmbeddingPart::default()
-        },
-        attention: AttentionPart {
-            heads,
-            kv_heads: heads,
-            head_dim: h / heads,
-            rotary_dim: 0,
-            ..AttentionPart::default()
-        },
-        norm: NormPart {
-            kind: NormKind::Layernorm,
-            placement: Placement::Pre,
-        },
-        mlp: MlpPart {
-            ffn: 4 * h,
-            activation: Activation::Gelu,
-            gated: false,
-            fused_gate_up: false,
-            bias: false,
-        },
+        embedding: EmbeddingPart { max_positions: 2048, tied: true, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: 4 * h, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: false },
         ..TransformerArch::default()
     })
 }
@@ -66,10 +44,7 @@ const V: f64 = 50304.0;
 const S: f64 = 2048.0;
 
 fn gpt_run(f: impl FnOnce(&mut Scenario)) -> Breakdown {
-    let mut s = Scenario {
-        model: ModelSpec::Arch(gpt(H as u64, 16, L as u64, V as u64)),
-        ..Scenario::default()
-    };
+    let mut s = Scenario { model: ModelSpec::Arch(gpt(H as u64, 16, L as u64, V as u64)), ..Scenario::default() };
     s.training.seq_len = S as u64;
     f(&mut s);
     estimate(&s)
@@ -78,11 +53,7 @@ fn gpt_run(f: impl FnOnce(&mut Scenario)) -> Breakdown {
 /// The block LayerNorms' 4h parameters per block (2·4h/24h² of the FLOPs) are the only terms
 /// the closed forms leave out: < 2·10⁻⁴ here.
 fn assert_near(got: f64, expected: f64, what: &str) {
-    assert!(
-        (got - expected).abs() < 5e-4 * expected,
-        "{what}: {got:.4e} vs {expected:.4e} (ratio {:.5})",
-        got / expected
-    );
+    assert!((got - expected).abs() < 5e-4 * expected, "{what}: {got:.4e} vs {expected:.4e} (ratio {:.5})", got / expected);
 }
 
 /// Narayanan eq. (3) without and with full recomputation, and with selective recomputation
@@ -92,29 +63,16 @@ fn training_flops_follow_narayanan() {
     let b = 2.0;
     let base = 72.0 * b * S * L * H * H;
     let cases = [
-        (
-            Checkpointing::None,
-            base * (1.0 + S / (12.0 * H) + V / (12.0 * L * H)),
-        ),
-        (
-            Checkpointing::Full,
-            96.0 * b * S * L * H * H * (1.0 + S / (12.0 * H) + V / (16.0 * L * H)),
-        ),
-        (
-            Checkpointing::Selective,
-            base * (1.0 + S / (12.0 * H) + V / (12.0 * L * H)) + 2.0 * b * S * S * H * L,
-        ),
+        (Checkpointing::None, base * (1.0 + S / (12.0 * H) + V / (12.0 * L * H))),
+        (Checkpointing::Full, 96.0 * b * S * L * H * H * (1.0 + S / (12.0 * H) + V / (16.0 * L * H))),
+        (Checkpointing::Selective, base * (1.0 + S / (12.0 * H) + V / (12.0 * L * H)) + 2.0 * b * S * S * H * L),
     ];
     for (checkpointing, expected) in cases {
         let got = gpt_run(|s| {
             s.training.micro_batch = 2;
             s.training.checkpointing = checkpointing;
         });
-        assert_near(
-            got.step_time.flops_per_gpu,
-            expected,
-            &format!("{checkpointing:?}"),
-        );
+        assert_near(got.step_time.flops_per_gpu, expected, &format!("{checkpointing:?}"));
     }
 }
 
@@ -124,10 +82,7 @@ fn training_flops_follow_narayanan() {
 #[test]
 fn full_recomputation_is_eight_n_against_six_n() {
     let run = |checkpointing| {
-        let mut s = Scenario {
-            model: ModelSpec::Arch(gpt(4096, 32, 4, 8)),
-            ..Scenario::default()
-        };
+        let mut s = Scenario { model: ModelSpec::Arch(gpt(4096, 32, 4, 8)), ..Scenario::default() };
         s.training.seq_len = 256;
         s.training.checkpointing = checkpointing;
         estimate(&s).step_time.flops_per_gpu
@@ -140,20 +95,13 @@ fn full_recomputation_is_eight_n_against_six_n() {
 /// parallelism over t = 2 halves each GPU's FLOPs (Shoeybi §3: every matmul is split).
 #[test]
 fn step_seconds_are_flops_over_peak_times_mfu() {
-    let device = DeviceSpec {
-        bf16_tflops: Some(400.0),
-        ..DeviceSpec::default()
-    };
+    let device = DeviceSpec { bf16_tflops: Some(400.0), ..DeviceSpec::default() };
     let one = gpt_run(|s| s.device = device.clone());
-    let expected =
-        72.0 * S * L * H * H * (1.0 + S / (12.0 * H) + V / (12.0 * L * H)) / (400e12 * UTILISATION);
+    let expected = 72.0 * S * L * H * H * (1.0 + S / (12.0 * H) + V / (12.0 * L * H)) / (400e12 * UTILISATION);
     assert_near(one.step_time.seconds, expected, "one GPU");
     let tp = gpt_run(|s| {
         s.device = device.clone();
-        s.parallel = Parallel {
-            tp: 2,
-            ..Parallel::default()
-        };
+        s.parallel = Parallel { tp: 2, ..Parallel::default() };
     });
     assert_near(tp.step_time.seconds, expected / 2.0, "tp 2");
     // Tokens per second: one sequence of S tokens per step.
@@ -170,19 +118,10 @@ fn decode_reads_weights_and_cache_once_per_token() {
                    "device": {"preset": "h100-sxm-80gb", "hbm_bandwidth": 2e12, "bf16_tflops": 1000}}"#;
     let b = estimate(&Scenario::from_json(json).expect("decodes").scenario);
     let bytes = 2.0 * psi + 131_072.0 * 4096.0;
-    assert!(
-        (b.step_time.decode_seconds_per_token - bytes / 2e12).abs() < 1e-12,
-        "{} s vs {} s",
-        b.step_time.decode_seconds_per_token,
-        bytes / 2e12
-    );
+    assert!((b.step_time.decode_seconds_per_token - bytes / 2e12).abs() < 1e-12, "{} s vs {} s", b.step_time.decode_seconds_per_token, bytes / 2e12);
     let n = psi - 128_256.0 * 4096.0;
     let prefill = (2.0 * n + 2.0 * 32.0 * 4096.0 * 4096.0) * 4096.0 / (1000e12 * UTILISATION);
-    assert!(
-        (b.step_time.prefill_seconds - prefill).abs() < 1e-9 * prefill,
-        "{} s vs {prefill} s",
-        b.step_time.prefill_seconds
-    );
+    assert!((b.step_time.prefill_seconds - prefill).abs() < 1e-9 * prefill, "{} s vs {prefill} s", b.step_time.prefill_seconds);
 }
 
 /// A large batch makes decode compute-bound: 2048 sequences of 16 tokens read 16.06 GB of
@@ -199,10 +138,7 @@ fn large_batch_decode_is_compute_bound() {
     let read = (2.0 * psi + 131_072.0 * 16.0 * 2048.0) / 2e12;
     assert!(compute > read);
     let got = b.step_time.decode_seconds_per_token;
-    assert!(
-        (got - compute).abs() < 1e-9 * compute,
-        "{got} s vs {compute} s"
-    );
+    assert!((got - compute).abs() < 1e-9 * compute, "{got} s vs {compute} s");
 }
 
 /// ZeRO-Offload on 8 GPUs over a 25 GB/s host link: each rank sends its eighth of the 16-bit
@@ -215,14 +151,9 @@ fn cpu_offload_moves_four_bytes_per_partition_element() {
             r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"seq_len": 1024}}, "parallel": {{"dp": 8, "zero": 2, "offload": "{offload}"}},
                 "device": {{"preset": "h100-sxm-80gb", "host_link_bandwidth": 25e9}}}}"#
         );
-        estimate(&Scenario::from_json(&json).expect("decodes").scenario)
-            .step_time
-            .seconds
+        estimate(&Scenario::from_json(&json).expect("decodes").scenario).step_time.seconds
     };
     let extra = run("optimizer") - run("none");
     let expected = 4.0 * psi / 8.0 / 25e9;
-    assert!(
-        (extra - expected).abs() < 1e-9 * expected,
-        "{extra} s vs {expected} s"
-    );
+    assert!((extra - expected).abs() < 1e-9 * expected, "{extra} s vs {expected} s");
 }

@@ -5,11 +5,7 @@ use headroom::model::breakdown::Phase;
 use headroom::{estimate, Scenario};
 
 fn plan(json: &str) -> headroom::Breakdown {
-    estimate(
-        &Scenario::from_json(json)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .scenario,
-    )
+    estimate(&Scenario::from_json(json).unwrap_or_else(|e| panic!("{e}")).scenario)
 }
 
 /// Optimizer step fused into backward on Llama-3-8B (bf16-mixed AdamW, one GPU): the
@@ -18,30 +14,18 @@ fn plan(json: &str) -> headroom::Breakdown {
 #[test]
 fn optimizer_in_backward_removes_the_optimizer_step_peak() {
     let plain = plan(r#"{"model": {"preset": "llama-3-8b"}}"#);
-    let fused = plan(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"techniques": {"optimizer_in_backward": true}}}"#,
-    );
+    let fused = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"techniques": {"optimizer_in_backward": true}}}"#);
     assert_eq!(plain.phases.peak_phase, Phase::OptimizerStep);
     assert_eq!(fused.phases.peak_phase, Phase::ForwardBackward);
     assert_eq!(fused.gradients, 0);
     assert!(fused.total < plain.total);
-    assert!(!fused
-        .terms
-        .iter()
-        .any(|t| t.name == "optimizer step intermediates"));
+    assert!(!fused.terms.iter().any(|t| t.name == "optimizer step intermediates"));
 }
 
 #[test]
 fn optimizer_in_backward_refuses_gradient_accumulation() {
-    let s = Scenario::from_json(
-        r#"{"training": {"grad_accum": 4, "techniques": {"optimizer_in_backward": true}}}"#,
-    )
-    .expect("decodes")
-    .scenario;
-    assert!(s
-        .validate()
-        .iter()
-        .any(|e| e.field == "training.techniques.optimizer_in_backward"));
+    let s = Scenario::from_json(r#"{"training": {"grad_accum": 4, "techniques": {"optimizer_in_backward": true}}}"#).expect("decodes").scenario;
+    assert!(s.validate().iter().any(|e| e.field == "training.techniques.optimizer_in_backward"));
 }
 
 /// Llama-3.2-3B in bf16, micro-batch 2 × 4096 tokens (torchtune's "Optimization flags" setup):
@@ -54,20 +38,12 @@ fn optimizer_in_backward_refuses_gradient_accumulation() {
 fn chunked_cross_entropy_holds_one_chunk_of_logit_gradients() {
     let base = r#"{"model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096"#;
     let plain = plan(&format!("{base}}}}}"));
-    let chunked = plan(&format!(
-        r#"{base}, "techniques": {{"loss": "chunked"}}}}}}"#
-    ));
+    let chunked = plan(&format!(r#"{base}, "techniques": {{"loss": "chunked"}}}}}}"#));
     let tv = 8192.0 * 128_256.0;
-    let saved =
-        plain.phases.forward_backward.total as f64 - chunked.phases.forward_backward.total as f64;
+    let saved = plain.phases.forward_backward.total as f64 - chunked.phases.forward_backward.total as f64;
     // Fragmentation (5 % of the dynamic bytes) shrinks with them.
     assert!((saved - 5.5 * tv * 1.05).abs() < 0.01 * saved, "{saved}");
-    let logsoftmax = |b: &headroom::Breakdown| {
-        b.terms
-            .iter()
-            .find(|t| t.name == "fp32 log-softmax of the logits")
-            .map(|t| t.bytes)
-    };
+    let logsoftmax = |b: &headroom::Breakdown| b.terms.iter().find(|t| t.name == "fp32 log-softmax of the logits").map(|t| t.bytes);
     assert_eq!(logsoftmax(&plain), logsoftmax(&chunked));
 }
 
@@ -76,19 +52,9 @@ fn chunked_cross_entropy_holds_one_chunk_of_logit_gradients() {
 /// (2·V·h) are saved instead (3B ties its head to the embedding).
 #[test]
 fn fused_linear_cross_entropy_keeps_no_logits() {
-    let b = plan(
-        r#"{"model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096, "techniques": {"loss": "fused-linear"}}}"#,
-    );
-    assert!(!b
-        .terms
-        .iter()
-        .any(|t| t.name == "fp32 log-softmax of the logits" || t.name == "LM head input"));
-    let fused = b
-        .terms
-        .iter()
-        .find(|t| t.name.starts_with("fused linear cross-entropy gradients"))
-        .expect("fused term")
-        .bytes;
+    let b = plan(r#"{"model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096, "techniques": {"loss": "fused-linear"}}}"#);
+    assert!(!b.terms.iter().any(|t| t.name == "fp32 log-softmax of the logits" || t.name == "LM head input"));
+    let fused = b.terms.iter().find(|t| t.name.starts_with("fused linear cross-entropy gradients")).expect("fused term").bytes;
     assert_eq!(fused, 2 * 8192 * 3072 + 2 * 128_256 * 3072);
 }
 
@@ -97,32 +63,11 @@ fn fused_linear_cross_entropy_keeps_no_logits() {
 /// tensors, plus one block brought back at a time in backward.
 #[test]
 fn activation_offload_moves_block_activations_to_the_host() {
-    let plain =
-        plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"checkpointing": "none"}}"#);
-    let off = plan(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"techniques": {"activation_offload": true}}}"#,
-    );
-    let kept: Vec<&str> = off
-        .terms
-        .iter()
-        .filter(|t| t.component == headroom::model::breakdown::Component::Activations)
-        .map(|t| t.name.as_ref())
-        .collect();
-    assert!(
-        kept.iter().all(|n| [
-            "final norm",
-            "LM head input",
-            "fp32 log-softmax of the logits"
-        ]
-        .contains(n)),
-        "{kept:?}"
-    );
-    assert!(
-        off.host_bytes as f64
-            > 0.9
-                * (plain.phases.forward_backward.activations
-                    - off.phases.forward_backward.activations) as f64
-    );
+    let plain = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"checkpointing": "none"}}"#);
+    let off = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"techniques": {"activation_offload": true}}}"#);
+    let kept: Vec<&str> = off.terms.iter().filter(|t| t.component == headroom::model::breakdown::Component::Activations).map(|t| t.name.as_ref()).collect();
+    assert!(kept.iter().all(|n| ["final norm", "LM head input", "fp32 log-softmax of the logits"].contains(n)), "{kept:?}");
+    assert!(off.host_bytes as f64 > 0.9 * (plain.phases.forward_backward.activations - off.phases.forward_backward.activations) as f64);
     assert!(off.phases.forward_backward.total < plain.phases.forward_backward.total);
 }
 
@@ -134,12 +79,7 @@ fn expandable_segments_drop_only_the_fragmentation_term() {
     let off = headroom::estimate(&s);
     s.runtime.expandable_segments = true;
     let on = headroom::estimate(&s);
-    let fragmentation = off
-        .terms
-        .iter()
-        .find(|t| t.name == "allocator fragmentation")
-        .unwrap()
-        .bytes;
+    let fragmentation = off.terms.iter().find(|t| t.name == "allocator fragmentation").unwrap().bytes;
     assert!(fragmentation > 0);
     assert!(on.terms.iter().all(|t| t.name != "allocator fragmentation"));
     assert_eq!(off.total - on.total, fragmentation);
@@ -153,45 +93,21 @@ fn expandable_segments_drop_only_the_fragmentation_term() {
 #[test]
 fn frozen_output_weight_has_no_gradient_buffers_and_saves_no_input() {
     let base = r#""model": {"preset": "llama-3.2-3b"}, "training": {"precision": "bf16", "micro_batch": 2, "seq_len": 4096"#;
-    let term = |b: &headroom::Breakdown, name: &str| {
-        b.terms
-            .iter()
-            .chain(&b.uncounted_transients)
-            .find(|t| t.name.starts_with(name))
-            .map(|t| t.bytes)
-    };
+    let term = |b: &headroom::Breakdown, name: &str| b.terms.iter().chain(&b.uncounted_transients).find(|t| t.name.starts_with(name)).map(|t| t.bytes);
     let (v, h, tv) = (128_256.0, 3072.0, 8192.0 * 128_256.0);
-    let full = plan(&format!(
-        r#"{{{base}, "techniques": {{"loss": "chunked"}}}}}}"#
-    ));
+    let full = plan(&format!(r#"{{{base}, "techniques": {{"loss": "chunked"}}}}}}"#));
     let head = term(&full, "chunk logit gradients").expect("head backward term") as f64;
-    assert!(
-        (head - (2.0 * tv + 3.0 * v * h * 2.0 - 4.0 * tv)).abs() < 1.0,
-        "{head}"
-    );
+    assert!((head - (2.0 * tv + 3.0 * v * h * 2.0 - 4.0 * tv)).abs() < 1.0, "{head}");
     assert!(term(&full, "LM head input").is_some());
-    for frozen in [
-        r#", "lora": {"rank": 64}"#,
-        r#", "frozen": {"embeddings": true}"#,
-    ] {
-        let b = plan(&format!(
-            r#"{{{base}, "techniques": {{"loss": "chunked"}}{frozen}}}}}"#
-        ));
+    for frozen in [r#", "lora": {"rank": 64}"#, r#", "frozen": {"embeddings": true}"#] {
+        let b = plan(&format!(r#"{{{base}, "techniques": {{"loss": "chunked"}}{frozen}}}}}"#));
         // 2·T·V of logit gradients less the freed 4·T·V log-softmax: nothing left to add.
         assert_eq!(term(&b, "chunk logit gradients"), None, "{frozen}");
         assert_eq!(term(&b, "LM head input"), None, "{frozen}");
-        let fused = plan(&format!(
-            r#"{{{base}, "techniques": {{"loss": "fused-linear"}}{frozen}}}}}"#
-        ));
-        assert_eq!(
-            term(&fused, "fused linear cross-entropy gradients"),
-            Some(2 * 8192 * 3072),
-            "{frozen}"
-        );
+        let fused = plan(&format!(r#"{{{base}, "techniques": {{"loss": "fused-linear"}}{frozen}}}}}"#));
+        assert_eq!(term(&fused, "fused linear cross-entropy gradients"), Some(2 * 8192 * 3072), "{frozen}");
     }
-    let untied = plan(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "techniques": {"loss": "chunked"}, "frozen": {"embeddings": true}}}"#,
-    );
+    let untied = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"precision": "bf16", "techniques": {"loss": "chunked"}, "frozen": {"embeddings": true}}}"#);
     assert!(term(&untied, "LM head input").is_some());
 }
 
@@ -213,57 +129,21 @@ fn frozen_output_weight_has_no_gradient_buffers_and_saves_no_input() {
 fn liger_kernels_save_less_in_norms_and_swiglu() {
     let (t, h, f, l) = (4096.0, 4096.0, 14336.0, 32.0);
     for (precision, r, x) in [("bf16", 2.0, 2.0), ("bf16-mixed", 4.0, 2.0)] {
-        let base = format!(
-            r#""model": {{"preset": "llama-3-8b"}}, "training": {{"precision": "{precision}", "micro_batch": 1, "seq_len": 4096"#
-        );
+        let base = format!(r#""model": {{"preset": "llama-3-8b"}}, "training": {{"precision": "{precision}", "micro_batch": 1, "seq_len": 4096"#);
         let eager = plan(&format!("{{{base}}}}}"));
-        let liger = plan(&format!(
-            r#"{{{base}, "techniques": {{"liger_kernels": true}}}}}}"#
-        ));
-        let term = |b: &headroom::Breakdown, name: &str| {
-            b.terms
-                .iter()
-                .find(|t| t.name == name)
-                .map(|t| t.bytes as f64)
-                .unwrap_or_else(|| panic!("{name}"))
-        };
+        let liger = plan(&format!(r#"{{{base}, "techniques": {{"liger_kernels": true}}}}}}"#));
+        let term = |b: &headroom::Breakdown, name: &str| b.terms.iter().find(|t| t.name == name).map(|t| t.bytes as f64).unwrap_or_else(|| panic!("{name}"));
         for (name, blocks) in [("attention norm", l), ("MLP norm", l), ("final norm", 1.0)] {
-            assert_eq!(
-                term(&eager, name),
-                blocks * ((4.0 + r) * t * h + 4.0 * t),
-                "{precision} {name}"
-            );
-            assert_eq!(
-                term(&liger, name),
-                blocks * (r * t * h + 4.0 * t),
-                "{precision} {name}"
-            );
+            assert_eq!(term(&eager, name), blocks * ((4.0 + r) * t * h + 4.0 * t), "{precision} {name}");
+            assert_eq!(term(&liger, name), blocks * (r * t * h + 4.0 * t), "{precision} {name}");
         }
-        assert_eq!(
-            term(&eager, "MLP intermediates"),
-            l * 4.0 * x * t * f,
-            "{precision}"
-        );
-        assert_eq!(
-            term(&liger, "MLP intermediates"),
-            l * 3.0 * x * t * f,
-            "{precision}"
-        );
-        for same in [
-            "rotary cos/sin",
-            "attention q, k, v, output and logsumexp",
-            "q/k/v projection inputs",
-            "MLP inputs",
-        ] {
+        assert_eq!(term(&eager, "MLP intermediates"), l * 4.0 * x * t * f, "{precision}");
+        assert_eq!(term(&liger, "MLP intermediates"), l * 3.0 * x * t * f, "{precision}");
+        for same in ["rotary cos/sin", "attention q, k, v, output and logsumexp", "q/k/v projection inputs", "MLP inputs"] {
             assert_eq!(term(&eager, same), term(&liger, same), "{precision} {same}");
         }
-        let saved = (eager.phases.forward_backward.activations
-            - liger.phases.forward_backward.activations) as f64;
-        assert_eq!(
-            saved,
-            (2.0 * l + 1.0) * 4.0 * t * h + l * x * t * f,
-            "{precision}"
-        );
+        let saved = (eager.phases.forward_backward.activations - liger.phases.forward_backward.activations) as f64;
+        assert_eq!(saved, (2.0 * l + 1.0) * 4.0 * t * h + l * x * t * f, "{precision}");
     }
 }
 

@@ -9,37 +9,24 @@ use std::collections::HashSet;
 
 use headroom::model::breakdown::{Phase, PhaseTotals};
 use headroom::model::timeline::{timeline, Event, Point, Timeline, MAX_POINTS};
-use headroom::scenario::{
-    Attention, Checkpointing, Loss, ModelSpec, Optimizer, Parallel, PpSchedule, Zero,
-};
+use headroom::scenario::{Attention, Checkpointing, Loss, ModelSpec, Optimizer, Parallel, PpSchedule, Zero};
 use headroom::{estimate, Breakdown, Scenario};
 use proptest::prelude::*;
 use serde_json::Value;
 
 fn fixture(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/fixtures/measured/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/tests/fixtures/measured/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn scenario(case: &Value) -> Scenario {
-    Scenario::from_json(&case["scenario"].to_string())
-        .unwrap_or_else(|e| panic!("{}: {e}", case["name"]))
-        .scenario
+    Scenario::from_json(&case["scenario"].to_string()).unwrap_or_else(|e| panic!("{}: {e}", case["name"])).scenario
 }
 
 /// The fixture files whose cases are training scenarios (those of the accuracy snapshot, and
 /// the techniques).
-const FIXTURES: [&str; 5] = [
-    "activations.json",
-    "activations_parts.json",
-    "peaks.json",
-    "optimizer_states.json",
-    "techniques.json",
-];
+const FIXTURES: [&str; 5] = ["activations.json", "activations_parts.json", "peaks.json", "optimizer_states.json", "techniques.json"];
 
 /// Why a timeline disagrees with its breakdown, if it does.
 fn disagreement(b: &Breakdown, t: &Timeline) -> Option<String> {
@@ -48,23 +35,11 @@ fn disagreement(b: &Breakdown, t: &Timeline) -> Option<String> {
     if t.points.is_empty() || t.points.len() > MAX_POINTS {
         Some(format!("{} points", t.points.len()))
     } else if t.peak().map(|p| p.bytes.total) != Some(b.total) {
-        Some(format!(
-            "peak {:?} vs total {}",
-            t.peak().map(|p| p.bytes.total),
-            b.total
-        ))
+        Some(format!("peak {:?} vs total {}", t.peak().map(|p| p.bytes.total), b.total))
     } else if phase(Phase::ForwardBackward).as_ref() != Some(&b.phases.forward_backward) {
-        Some(format!(
-            "forward/backward {:?} vs {:?}",
-            phase(Phase::ForwardBackward),
-            b.phases.forward_backward
-        ))
+        Some(format!("forward/backward {:?} vs {:?}", phase(Phase::ForwardBackward), b.phases.forward_backward))
     } else if phase(Phase::OptimizerStep).as_ref() != Some(&b.phases.optimizer_step) {
-        Some(format!(
-            "optimizer step {:?} vs {:?}",
-            phase(Phase::OptimizerStep),
-            b.phases.optimizer_step
-        ))
+        Some(format!("optimizer step {:?} vs {:?}", phase(Phase::OptimizerStep), b.phases.optimizer_step))
     } else if labels.len() != t.points.len() {
         Some("repeated labels".into())
     } else {
@@ -96,11 +71,7 @@ fn live(t: &PhaseTotals) -> f64 {
 
 /// The highest point among those with these events.
 fn highest(t: &Timeline, events: &[Event]) -> f64 {
-    t.points
-        .iter()
-        .filter(|p| events.contains(&p.event))
-        .map(|p| live(&p.bytes))
-        .fold(0.0, f64::max)
+    t.points.iter().filter(|p| events.contains(&p.event)).map(|p| live(&p.bytes)).fold(0.0, f64::max)
 }
 
 /// The timeline's forward, backward and optimizer-step peaks against MemTracker's phases
@@ -114,45 +85,23 @@ fn highest(t: &Timeline, events: &[Event]) -> f64 {
 fn phase_peaks_within_three_percent_of_memtracker() {
     let mut failures = Vec::new();
     let mut compared = 0;
-    println!(
-        "{:<44} {:>8} {:>8} {:>8}",
-        "case", "forward", "backward", "optimizer"
-    );
+    println!("{:<44} {:>8} {:>8} {:>8}", "case", "forward", "backward", "optimizer");
     for file in ["peaks.json", "techniques.json"] {
         for case in fixture(file)["cases"].as_array().expect("cases") {
             let name = case["name"].as_str().unwrap_or("?");
             let t = timeline(&estimate(&scenario(case)));
             let phases = &case["detail"]["peak_by_phase"];
-            let extra = case["detail"]["buffer_bytes"].as_f64().unwrap_or(0.0)
-                + case["detail"]["input_bytes"].as_f64().unwrap_or(0.0);
+            let extra = case["detail"]["buffer_bytes"].as_f64().unwrap_or(0.0) + case["detail"]["input_bytes"].as_f64().unwrap_or(0.0);
             let measured = |key: &str| phases[key]["total"].as_f64().map(|x| x - extra);
-            let error =
-                |predicted: f64, measured: Option<f64>| measured.map(|m| (predicted - m) / m);
-            let forward = error(
-                highest(&t, &[Event::Forward, Event::Loss]),
-                measured("forward"),
-            );
-            let backward = error(
-                highest(&t, &[Event::Backward]),
-                measured("backward")
-                    .map(|b| b.max(measured("backward:optimizer_step").unwrap_or(0.0))),
-            );
+            let error = |predicted: f64, measured: Option<f64>| measured.map(|m| (predicted - m) / m);
+            let forward = error(highest(&t, &[Event::Forward, Event::Loss]), measured("forward"));
+            let backward = error(highest(&t, &[Event::Backward]), measured("backward").map(|b| b.max(measured("backward:optimizer_step").unwrap_or(0.0))));
             let optimizer = error(highest(&t, &[Event::OptimizerStep]), measured("optimizer"));
-            let pct =
-                |e: Option<f64>| e.map_or("—".to_string(), |e| format!("{:+.2}%", e * 100.0));
-            println!(
-                "{name:<44} {:>8} {:>8} {:>8}",
-                pct(forward),
-                pct(backward),
-                pct(optimizer)
-            );
+            let pct = |e: Option<f64>| e.map_or("—".to_string(), |e| format!("{:+.2}%", e * 100.0));
+            println!("{name:<44} {:>8} {:>8} {:>8}", pct(forward), pct(backward), pct(optimizer));
             let forloop = name.ends_with("-forloop");
             let resnet = name.starts_with("resnet");
-            for (what, e, known) in [
-                ("forward", forward, false),
-                ("backward", backward, resnet),
-                ("optimizer", optimizer, forloop),
-            ] {
+            for (what, e, known) in [("forward", forward, false), ("backward", backward, resnet), ("optimizer", optimizer, forloop)] {
                 if let Some(e) = e.filter(|_| !known) {
                     compared += 1;
                     if e.abs() > 0.03 {
@@ -166,99 +115,29 @@ fn phase_peaks_within_three_percent_of_memtracker() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-const MODELS: [&str; 7] = [
-    "llama-3-8b",
-    "gpt2",
-    "mixtral-8x7b",
-    "bert-base",
-    "t5-small",
-    "vit-base-16",
-    "resnet-50",
-];
+const MODELS: [&str; 7] = ["llama-3-8b", "gpt2", "mixtral-8x7b", "bert-base", "t5-small", "vit-base-16", "resnet-50"];
 
 /// Training scenarios across the schedule's shapes (accumulation, pipeline schedules and
 /// stages), precisions, checkpointing, attention, ZeRO and the frameworks' techniques.
 fn training_scenario() -> impl Strategy<Value = Scenario> {
     (
-        (
-            0..MODELS.len(),
-            1u64..9,
-            7u32..14,
-            prop::sample::select(headroom::model::precision::Precision::ALL.to_vec()),
-        ),
-        (
-            prop::sample::select(vec![
-                Checkpointing::None,
-                Checkpointing::Selective,
-                Checkpointing::Full,
-            ]),
-            prop::sample::select(vec![Attention::Eager, Attention::Sdpa]),
-        ),
-        (
-            1u64..40,
-            1u64..9,
-            prop::sample::select(vec![
-                PpSchedule::OneFOneB,
-                PpSchedule::Interleaved,
-                PpSchedule::Gpipe,
-            ]),
-            1u64..4,
-        ),
-        (
-            prop::sample::select(Zero::ALL.to_vec()),
-            1u64..5,
-            prop::sample::select(Optimizer::ALL.to_vec()),
-        ),
-        (
-            prop::sample::select(vec![Loss::Standard, Loss::Chunked, Loss::FusedLinear]),
-            any::<bool>(),
-            any::<bool>(),
-        ),
+        (0..MODELS.len(), 1u64..9, 7u32..14, prop::sample::select(headroom::model::precision::Precision::ALL.to_vec())),
+        (prop::sample::select(vec![Checkpointing::None, Checkpointing::Selective, Checkpointing::Full]), prop::sample::select(vec![Attention::Eager, Attention::Sdpa])),
+        (1u64..40, 1u64..9, prop::sample::select(vec![PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::Gpipe]), 1u64..4),
+        (prop::sample::select(Zero::ALL.to_vec()), 1u64..5, prop::sample::select(Optimizer::ALL.to_vec())),
+        (prop::sample::select(vec![Loss::Standard, Loss::Chunked, Loss::FusedLinear]), any::<bool>(), any::<bool>()),
     )
-        .prop_map(
-            |(
-                (m, batch, log_seq, precision),
-                (checkpointing, attention),
-                (ga, pp, pp_schedule, virtual_stages),
-                (zero, dp, optimizer),
-                (loss, fused, offload),
-            )| {
-                let mut s = Scenario {
-                    model: ModelSpec::Preset(MODELS[m].into()),
-                    ..Scenario::default()
-                };
-                let t = &mut s.training;
-                (
-                    t.micro_batch,
-                    t.seq_len,
-                    t.precision,
-                    t.optimizer,
-                    t.checkpointing,
-                    t.attention,
-                    t.grad_accum,
-                ) = (
-                    batch,
-                    1 << log_seq,
-                    precision,
-                    optimizer,
-                    checkpointing,
-                    attention,
-                    ga,
-                );
-                t.techniques.loss = loss;
-                t.techniques.optimizer_in_backward = fused;
-                t.techniques.activation_offload = offload;
-                s.parallel = Parallel {
-                    dp,
-                    pp,
-                    pp_schedule,
-                    virtual_stages,
-                    zero,
-                    ..Parallel::default()
-                };
-                s
-            },
-        )
+        .prop_map(|((m, batch, log_seq, precision), (checkpointing, attention), (ga, pp, pp_schedule, virtual_stages), (zero, dp, optimizer), (loss, fused, offload))| {
+            let mut s = Scenario { model: ModelSpec::Preset(MODELS[m].into()), ..Scenario::default() };
+            let t = &mut s.training;
+            (t.micro_batch, t.seq_len, t.precision, t.optimizer, t.checkpointing, t.attention, t.grad_accum) =
+                (batch, 1 << log_seq, precision, optimizer, checkpointing, attention, ga);
+            t.techniques.loss = loss;
+            t.techniques.optimizer_in_backward = fused;
+            t.techniques.activation_offload = offload;
+            s.parallel = Parallel { dp, pp, pp_schedule, virtual_stages, zero, ..Parallel::default() };
+            s
+        })
 }
 
 proptest! {
@@ -278,15 +157,7 @@ fn named(s: &str) -> Scenario {
 }
 
 fn point<'a>(t: &'a Timeline, label: &str) -> &'a Point {
-    t.points
-        .iter()
-        .find(|p| p.label == label)
-        .unwrap_or_else(|| {
-            panic!(
-                "no point {label:?} in {:?}",
-                t.points.iter().map(|p| &p.label).collect::<Vec<_>>()
-            )
-        })
+    t.points.iter().find(|p| p.label == label).unwrap_or_else(|| panic!("no point {label:?} in {:?}", t.points.iter().map(|p| &p.label).collect::<Vec<_>>()))
 }
 
 /// One micro-batch: saved tensors grow block by block in forward, the logits sit at the loss,
@@ -294,63 +165,29 @@ fn point<'a>(t: &'a Timeline, label: &str) -> &'a Point {
 /// backward, and gradients made in backward appear with the optimizer step.
 #[test]
 fn one_micro_batch_rises_through_forward_and_falls_through_backward() {
-    let b = estimate(&named(
-        r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"seq_len": 2048}}"#,
-    ));
+    let b = estimate(&named(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"seq_len": 2048}}"#));
     let t = timeline(&b);
     let labels: Vec<&str> = t.points.iter().map(|p| p.label.as_str()).collect();
     assert_eq!(labels.first(), Some(&"forward L1"));
     assert_eq!(labels.last(), Some(&"optimizer step"));
-    let at = |l: &str| {
-        labels
-            .iter()
-            .position(|x| *x == l)
-            .unwrap_or_else(|| panic!("{l} in {labels:?}"))
-    };
-    assert!(
-        at("forward L16") < at("loss")
-            && at("loss") + 1 == at("loss backward")
-            && at("loss backward") < at("backward L16")
-            && at("backward L16") < at("backward L1")
-    );
-    let activations = |e: Event| {
-        t.points
-            .iter()
-            .filter(|p| p.event == e)
-            .map(|p| p.bytes.activations)
-            .collect::<Vec<_>>()
-    };
+    let at = |l: &str| labels.iter().position(|x| *x == l).unwrap_or_else(|| panic!("{l} in {labels:?}"));
+    assert!(at("forward L16") < at("loss") && at("loss") + 1 == at("loss backward") && at("loss backward") < at("backward L16") && at("backward L16") < at("backward L1"));
+    let activations = |e: Event| t.points.iter().filter(|p| p.event == e).map(|p| p.bytes.activations).collect::<Vec<_>>();
     let (forward, backward) = (activations(Event::Forward), activations(Event::Backward));
     assert!(forward.windows(2).all(|w| w[0] < w[1]), "{forward:?}");
     assert!(backward.windows(2).all(|w| w[0] >= w[1]), "{backward:?}");
     // The transients: the logits at the loss (the phase does not count them), the gradient
     // buffers at the loss backward (it does), nothing else in forward.
-    let term = |terms: &[headroom::model::breakdown::Term], name: &str| {
-        terms
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap_or_else(|| panic!("{name}"))
-            .bytes
-    };
-    let logits = term(
-        &b.uncounted_transients,
-        "logits and their fp32 copy (end of forward)",
-    );
+    let term = |terms: &[headroom::model::breakdown::Term], name: &str| terms.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("{name}")).bytes;
+    let logits = term(&b.uncounted_transients, "logits and their fp32 copy (end of forward)");
     let buffers = term(&b.terms, "loss gradient buffers");
     let before = point(&t, "forward L16").bytes.temporary;
     assert_eq!(point(&t, "loss").bytes.temporary, before + logits);
     assert_eq!(point(&t, "loss backward").bytes.temporary, before + buffers);
     assert_eq!(point(&t, "loss backward").bytes, b.phases.forward_backward);
     // No gradient exists in forward and backward; they are all there at the step.
-    assert!(t
-        .points
-        .iter()
-        .filter(|p| p.event != Event::OptimizerStep)
-        .all(|p| p.bytes.gradients == 0));
-    assert_eq!(
-        point(&t, "optimizer step").bytes.gradients,
-        b.phases.optimizer_step.gradients
-    );
+    assert!(t.points.iter().filter(|p| p.event != Event::OptimizerStep).all(|p| p.bytes.gradients == 0));
+    assert_eq!(point(&t, "optimizer step").bytes.gradients, b.phases.optimizer_step.gradients);
     assert!(b.phases.optimizer_step.gradients > 0);
 }
 
@@ -359,93 +196,39 @@ fn one_micro_batch_rises_through_forward_and_falls_through_backward() {
 /// are one point.
 #[test]
 fn accumulation_repeats_the_micro_batch() {
-    let b = estimate(&named(
-        r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024, "grad_accum": 6}}"#,
-    ));
+    let b = estimate(&named(r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024, "grad_accum": 6}}"#));
     let t = timeline(&b);
-    assert_eq!(
-        point(&t, "mb 1 · forward L1").bytes,
-        point(&t, "mb 2 · forward L1").bytes
-    );
-    assert_eq!(
-        point(&t, "mb 6 · backward L1").bytes,
-        point(&t, "mb 1 · backward L1").bytes
-    );
+    assert_eq!(point(&t, "mb 1 · forward L1").bytes, point(&t, "mb 2 · forward L1").bytes);
+    assert_eq!(point(&t, "mb 6 · backward L1").bytes, point(&t, "mb 1 · backward L1").bytes);
     let collapsed = point(&t, "mb 3–5 forward and backward");
-    assert_eq!(
-        (collapsed.event, collapsed.micro_batch),
-        (Event::Collapsed, None)
-    );
+    assert_eq!((collapsed.event, collapsed.micro_batch), (Event::Collapsed, None));
     assert_eq!(collapsed.bytes.total, b.phases.forward_backward.total);
-    assert!(
-        t.points
-            .iter()
-            .all(|p| p.bytes.gradients == b.phases.forward_backward.gradients
-                && p.bytes.gradients > 0)
-    );
+    assert!(t.points.iter().all(|p| p.bytes.gradients == b.phases.forward_backward.gradients && p.bytes.gradients > 0));
 }
 
 /// Pipeline parallelism: the first stage of a 1F1B pipeline of 4 holds 4 micro-batches at its
 /// first backward, each as much as the first one; GPipe holds all of them.
 #[test]
 fn pipeline_stages_hold_their_micro_batches_in_flight() {
-    let b = estimate(&named(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 2048, "grad_accum": 8}, "parallel": {"pp": 4}}"#,
-    ));
+    let b = estimate(&named(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 2048, "grad_accum": 8}, "parallel": {"pp": 4}}"#));
     assert_eq!(b.stage, 0);
     let t = timeline(&b);
     let one = point(&t, "mb 1 · forward L8").bytes.activations;
     // Whole bytes: each point rounds once, so n micro-batches are n × one within n bytes.
-    assert!(
-        point(&t, "mb 2 · forward L8")
-            .bytes
-            .activations
-            .abs_diff(2 * one)
-            <= 2
-    );
-    assert!(
-        point(&t, "mb 3–4 forward")
-            .bytes
-            .activations
-            .abs_diff(4 * one)
-            <= 4
-    );
-    assert_eq!(
-        point(&t, "mb 1 · backward L8").bytes,
-        b.phases.forward_backward
-    );
-    assert_eq!(
-        point(&t, "mb 8 · backward L1").bytes.activations,
-        point(&t, "mb 1 · forward L1").bytes.activations
-    );
+    assert!(point(&t, "mb 2 · forward L8").bytes.activations.abs_diff(2 * one) <= 2);
+    assert!(point(&t, "mb 3–4 forward").bytes.activations.abs_diff(4 * one) <= 4);
+    assert_eq!(point(&t, "mb 1 · backward L8").bytes, b.phases.forward_backward);
+    assert_eq!(point(&t, "mb 8 · backward L1").bytes.activations, point(&t, "mb 1 · forward L1").bytes.activations);
 
     // GPipe runs every forward first: on the last stage (the one the breakdown reports, with
     // the head and the loss), micro-batches 3–7 hold seven micro-batches' saved tensors.
-    let gpipe = estimate(&named(
-        r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 2048, "grad_accum": 8}, "parallel": {"pp": 4, "pp_schedule": "gpipe"}}"#,
-    ));
+    let gpipe = estimate(&named(r#"{"model": {"preset": "llama-3-8b"}, "training": {"seq_len": 2048, "grad_accum": 8}, "parallel": {"pp": 4, "pp_schedule": "gpipe"}}"#));
     assert_eq!(gpipe.stage, 3);
     let t = timeline(&gpipe);
     let first = point(&t, "mb 1 · loss").bytes.activations;
-    assert!(
-        point(&t, "mb 3–7 forward")
-            .bytes
-            .activations
-            .abs_diff(7 * first)
-            <= 7
-    );
-    assert_eq!(
-        point(&t, "mb 1 · loss backward").bytes,
-        gpipe.phases.forward_backward
-    );
-    assert!(
-        gpipe
-            .phases
-            .forward_backward
-            .activations
-            .abs_diff(8 * first)
-            <= 8
-    );
+    assert!(point(&t, "mb 3–7 forward").bytes.activations.abs_diff(7 * first) <= 7);
+    assert_eq!(point(&t, "mb 1 · loss backward").bytes, gpipe.phases.forward_backward);
+    assert!(gpipe.phases.forward_backward.activations.abs_diff(8 * first) <= 8);
 }
 
 /// A vision transformer has no loss transients: under full checkpointing the recompute buffer,
@@ -453,22 +236,12 @@ fn pipeline_stages_hold_their_micro_batches_in_flight() {
 /// tensors with it.
 #[test]
 fn a_per_block_transient_peaks_in_the_blocks_backward() {
-    let b = estimate(&named(
-        r#"{"model": {"preset": "vit-base-16"}, "training": {"micro_batch": 64, "checkpointing": "full"}}"#,
-    ));
+    let b = estimate(&named(r#"{"model": {"preset": "vit-base-16"}, "training": {"micro_batch": 64, "checkpointing": "full"}}"#));
     let t = timeline(&b);
     assert!(b.terms.iter().any(|t| t.name == "recompute buffer"));
     assert_eq!(point(&t, "backward L12").bytes, b.phases.forward_backward);
-    let recompute = b
-        .terms
-        .iter()
-        .find(|t| t.name == "recompute buffer")
-        .map(|t| t.bytes)
-        .unwrap_or(0);
-    assert_eq!(
-        point(&t, "backward L1").bytes.temporary,
-        point(&t, "forward L1").bytes.temporary + recompute
-    );
+    let recompute = b.terms.iter().find(|t| t.name == "recompute buffer").map(|t| t.bytes).unwrap_or(0);
+    assert_eq!(point(&t, "backward L1").bytes.temporary, point(&t, "forward L1").bytes.temporary + recompute);
 }
 
 #[test]

@@ -71,13 +71,7 @@ struct Row {
 /// The table's rows, cumulative as the README says; each row's error as of this commit in its
 /// comment (predicted allocated peak vs published active peak).
 const ROWS: [Row; 10] = [
-    Row {
-        name: "Baseline",
-        line: 120,
-        published_gib: 25.5,
-        training: "",
-        check: Check::NotExpressible("unpacked Alpaca: sequence lengths per batch not stated"),
-    },
+    Row { name: "Baseline", line: 120, published_gib: 25.5, training: "", check: Check::NotExpressible("unpacked Alpaca: sequence lengths per batch not stated") },
     // 57.9 GiB, −3.5 %. Peak at the start of backward: weights 6.0 + AdamW states 12.0 +
     // saved activations 32.1 (28 blocks of 1.0 GiB, the fp32 log-softmax 3.9) + the loss's two
     // fp32 T·V gradient buffers 7.8 GiB. torchtune saves 1.97 GiB that Headroom (which models
@@ -177,69 +171,38 @@ const ROWS: [Row; 10] = [
 /// runs on packed batches (`modules/attention_utils.py`): both save q, k, v, the output and a
 /// logsumexp. Every row: pure bf16, micro-batch 2 × 4096 packed tokens, no accumulation.
 fn scenario(row: &Row) -> Scenario {
-    let json = format!(
-        r#"{{"model": {{"preset": "meta-llama/Llama-3.2-3B"}}, "device": {{"preset": "a100-80gb"}}, "training": {}}}"#,
-        row.training
-    );
+    let json = format!(r#"{{"model": {{"preset": "meta-llama/Llama-3.2-3B"}}, "device": {{"preset": "a100-80gb"}}, "training": {}}}"#, row.training);
     let decoded = Scenario::from_json(&json).unwrap_or_else(|e| panic!("{}: {e}", row.name));
-    assert!(
-        decoded.warnings.is_empty(),
-        "{}: {:?}",
-        row.name,
-        decoded.warnings
-    );
+    assert!(decoded.warnings.is_empty(), "{}: {:?}", row.name, decoded.warnings);
     decoded.scenario
 }
 
 /// Headroom's allocated peak for a scenario: the breakdown split as `headroom check` splits it.
 fn allocated_peak(s: &Scenario) -> f64 {
     let b = estimate(s);
-    let measured = Measured {
-        format: Format::Json,
-        allocated_peak: None,
-        reserved_peak: None,
-        used: None,
-        total: None,
-        non_releasable_peak: None,
-        notes: Vec::new(),
-    };
+    let measured = Measured { format: Format::Json, allocated_peak: None, reserved_peak: None, used: None, total: None, non_releasable_peak: None, notes: Vec::new() };
     compare(&measured, &b).predicted.allocated_peak as f64
 }
 
 #[test]
 fn torchtune_optimization_flags_table() {
-    let mut report =
-        String::from("| row | published GiB | predicted GiB | error |\n|---|---:|---:|---:|\n");
+    let mut report = String::from("| row | published GiB | predicted GiB | error |\n|---|---:|---:|---:|\n");
     let mut failures = Vec::new();
     for row in &ROWS {
         if let Check::NotExpressible(why) = row.check {
-            report.push_str(&format!(
-                "| {} (README L{}) | {:.1} | — | not expressible: {why} |\n",
-                row.name, row.line, row.published_gib
-            ));
+            report.push_str(&format!("| {} (README L{}) | {:.1} | — | not expressible: {why} |\n", row.name, row.line, row.published_gib));
             continue;
         }
         let predicted = allocated_peak(&scenario(row)) / GIB;
         let error = (predicted - row.published_gib) / row.published_gib;
-        report.push_str(&format!(
-            "| {} (README L{}) | {:.1} | {predicted:.2} | {:+.1} % |\n",
-            row.name,
-            row.line,
-            row.published_gib,
-            100.0 * error
-        ));
+        report.push_str(&format!("| {} (README L{}) | {:.1} | {predicted:.2} | {:+.1} % |\n", row.name, row.line, row.published_gib, 100.0 * error));
         match row.check {
-            Check::Within(tolerance) if error.abs() > tolerance => failures.push(format!(
-                "{}: {predicted:.2} GiB vs published {} GiB ({:+.1} %, tolerance {:.0} %)",
-                row.name,
-                row.published_gib,
-                100.0 * error,
-                100.0 * tolerance
-            )),
-            Check::EagerUpperBound if predicted < row.published_gib => failures.push(format!(
-                "{}: eager prediction {predicted:.2} GiB is below the compiled run's {} GiB",
-                row.name, row.published_gib
-            )),
+            Check::Within(tolerance) if error.abs() > tolerance => {
+                failures.push(format!("{}: {predicted:.2} GiB vs published {} GiB ({:+.1} %, tolerance {:.0} %)", row.name, row.published_gib, 100.0 * error, 100.0 * tolerance))
+            }
+            Check::EagerUpperBound if predicted < row.published_gib => {
+                failures.push(format!("{}: eager prediction {predicted:.2} GiB is below the compiled run's {} GiB", row.name, row.published_gib))
+            }
             _ => {}
         }
     }
@@ -260,28 +223,15 @@ fn torchtune_optimization_flags_table() {
 /// every QLoRA run, which torchtune's own QLoRA does not do: `Lora::fp32_unquantised`).
 #[test]
 fn compiled_rows_through_the_compile_switch() {
-    const HELD: [&str; 4] = [
-        "+ Chunked Cross Entropy",
-        "+ Fuse optimizer step into backward",
-        "+ Activation Offloading",
-        "LoRA",
-    ];
+    const HELD: [&str; 4] = ["+ Chunked Cross Entropy", "+ Fuse optimizer step into backward", "+ Activation Offloading", "LoRA"];
     let mut report = String::new();
     let mut failures = Vec::new();
-    for row in ROWS
-        .iter()
-        .filter(|r| matches!(r.check, Check::EagerUpperBound) && r.name != "+ Compile")
-    {
+    for row in ROWS.iter().filter(|r| matches!(r.check, Check::EagerUpperBound) && r.name != "+ Compile") {
         let mut s = scenario(row);
         s.training.techniques.compile = true;
         let predicted = allocated_peak(&s) / GIB;
         let error = (predicted - row.published_gib) / row.published_gib;
-        report.push_str(&format!(
-            "{}: published {:.1} GiB, compiled prediction {predicted:.2} GiB ({:+.1} %)\n",
-            row.name,
-            row.published_gib,
-            100.0 * error
-        ));
+        report.push_str(&format!("{}: published {:.1} GiB, compiled prediction {predicted:.2} GiB ({:+.1} %)\n", row.name, row.published_gib, 100.0 * error));
         if HELD.contains(&row.name) && error.abs() > 0.05 {
             failures.push(row.name);
         }

@@ -6,10 +6,7 @@
 //! Nothing here is drawn or formatted for a person beyond the chart's labels.
 
 use charming::component::{Axis, Grid, Legend};
-use charming::element::{
-    AxisLabel, AxisType, Color, Formatter, ItemStyle, LineStyle, LineStyleType, SplitLine, Symbol,
-    Tooltip, Trigger,
-};
+use charming::element::{AxisLabel, AxisType, Color, Formatter, ItemStyle, LineStyle, LineStyleType, SplitLine, Symbol, Tooltip, Trigger};
 use charming::series::{Bar, Line};
 use charming::Chart;
 
@@ -31,66 +28,29 @@ pub fn compare_chart(columns: &[(String, Breakdown)], units: Units) -> Chart {
     let mut chart = Chart::new()
         .animation_duration_update(250)
         .background_color(Color::Value("transparent".into()))
-        .legend(
-            Legend::new()
-                .top(0)
-                .left("center")
-                .item_width(14)
-                .item_height(10),
-        )
-        .tooltip(
-            Tooltip::new()
-                .trigger(Trigger::Item)
-                .formatter(Formatter::String(format!("{{b}} · {{a}}: {{c}} {unit}"))),
-        )
-        .grid(
-            Grid::new()
-                .left(16)
-                .right(16)
-                .top(64)
-                .bottom(16)
-                .contain_label(true),
-        )
+        .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
+        .tooltip(Tooltip::new().trigger(Trigger::Item).formatter(Formatter::String(format!("{{b}} · {{a}}: {{c}} {unit}"))))
+        .grid(Grid::new().left(16).right(16).top(64).bottom(16).contain_label(true))
         .x_axis(Axis::new().type_(AxisType::Category).data(names))
         .y_axis(
             Axis::new()
                 .type_(AxisType::Value)
                 .min(0)
-                .axis_label(
-                    AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))),
-                )
+                .axis_label(AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))))
                 .split_line(SplitLine::new().line_style(LineStyle::new().opacity(0.3))),
         );
     for (i, &c) in Component::ALL.iter().enumerate() {
-        let data: Vec<f64> = columns
-            .iter()
-            .map(|(_, b)| format::giga(b.component(c), units))
-            .collect();
-        chart = chart.series(
-            Bar::new()
-                .name(c.label())
-                .stack("memory")
-                .bar_width("40%")
-                .item_style(ItemStyle::new().color(COMPONENT_COLORS[i]))
-                .data(data),
-        );
+        let data: Vec<f64> = columns.iter().map(|(_, b)| format::giga(b.component(c), units)).collect();
+        chart = chart.series(Bar::new().name(c.label()).stack("memory").bar_width("40%").item_style(ItemStyle::new().color(COMPONENT_COLORS[i])).data(data));
     }
-    let capacity: Vec<f64> = columns
-        .iter()
-        .map(|(_, b)| format::giga(b.capacity, units))
-        .collect();
+    let capacity: Vec<f64> = columns.iter().map(|(_, b)| format::giga(b.capacity, units)).collect();
     chart.series(
         Line::new()
             .name("Capacity")
             .symbol(Symbol::Diamond)
             .symbol_size(9)
             .item_style(ItemStyle::new().color(CAPACITY_COLOR))
-            .line_style(
-                LineStyle::new()
-                    .color(CAPACITY_COLOR)
-                    .width(2)
-                    .type_(LineStyleType::Dashed),
-            )
+            .line_style(LineStyle::new().color(CAPACITY_COLOR).width(2).type_(LineStyleType::Dashed))
             .data(capacity),
     )
 }
@@ -158,22 +118,13 @@ fn row(name: &'static str, before: &Scenario, after: Scenario, note: String) -> 
 /// `s` (what it saved), since applying it again would change nothing.
 pub fn strategy_rows(s: &Scenario, gpus: u64) -> Vec<StrategyRow> {
     let gpus = gpus.max(s.parallel.world_size()).max(1);
-    let model_parallel = s
-        .parallel
-        .tp
-        .max(1)
-        .saturating_mul(s.parallel.pp.max(1))
-        .saturating_mul(s.parallel.cp.max(1));
+    let model_parallel = s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1)).saturating_mul(s.parallel.cp.max(1));
     let dp = (gpus / model_parallel).max(1);
     let mut rows = Vec::with_capacity(7);
 
     let mut data = s.clone();
     data.parallel.dp = dp;
-    let note = if dp > s.parallel.dp {
-        format!("replicate the model on {dp} data-parallel GPUs; all-reduce the gradients")
-    } else {
-        "no more GPUs for data parallelism".into()
-    };
+    let note = if dp > s.parallel.dp { format!("replicate the model on {dp} data-parallel GPUs; all-reduce the gradients") } else { "no more GPUs for data parallelism".into() };
     rows.push(row("Data parallel", s, data, note));
 
     let (tp, note) = apply(Step::TensorParallel, s, gpus);
@@ -191,10 +142,7 @@ pub fn strategy_rows(s: &Scenario, gpus: u64) -> Vec<StrategyRow> {
         format!("ZeRO-{} already on", s.parallel.zero)
     } else {
         zero1.parallel.zero = Zero::Optimizer;
-        format!(
-            "shard optimizer states over {} data-parallel GPUs",
-            dp * s.parallel.cp.max(1)
-        )
+        format!("shard optimizer states over {} data-parallel GPUs", dp * s.parallel.cp.max(1))
     };
     rows.push(row("ZeRO-1", s, zero1, note));
     let (z2, note) = apply(Step::Zero2, s, gpus);
@@ -208,15 +156,7 @@ pub fn strategy_rows(s: &Scenario, gpus: u64) -> Vec<StrategyRow> {
     } else {
         let mut fp32 = s.clone();
         fp32.training.precision = Precision::Fp32;
-        let mut r = row(
-            "Mixed precision",
-            &fp32,
-            s.clone(),
-            format!(
-                "already {}: compared with the same run in fp32",
-                precision_label(s.training.precision)
-            ),
-        );
+        let mut r = row("Mixed precision", &fp32, s.clone(), format!("already {}: compared with the same run in fp32", precision_label(s.training.precision)));
         r.applied = true;
         rows.push(r);
     }
@@ -235,11 +175,7 @@ mod tests {
         s.parallel.dp = 8;
         s.parallel.zero = Zero::Parameters;
         let b = estimate(&s);
-        let json: Value = serde_json::to_value(compare_chart(
-            &[("A".into(), a.clone()), ("B".into(), b.clone())],
-            Units::Gib,
-        ))
-        .unwrap();
+        let json: Value = serde_json::to_value(compare_chart(&[("A".into(), a.clone()), ("B".into(), b.clone())], Units::Gib)).unwrap();
         let series = json["series"].as_array().unwrap();
         assert_eq!(series.len(), 7);
         assert_eq!(json["xAxis"]["data"], serde_json::json!(["A", "B"]));
@@ -248,28 +184,14 @@ mod tests {
             assert_eq!(series[i]["data"].as_array().unwrap().len(), 2);
         }
         assert_eq!(series[6]["name"], "Capacity");
-        assert_eq!(
-            series[6]["data"][0].as_f64().unwrap(),
-            format::giga(a.capacity, Units::Gib)
-        );
+        assert_eq!(series[6]["data"][0].as_f64().unwrap(), format::giga(a.capacity, Units::Gib));
     }
 
     #[test]
     fn strategy_table_for_llama3_8b_on_eight_gpus() {
         let rows = strategy_rows(&Scenario::default(), 8);
         let names: Vec<_> = rows.iter().map(|r| r.name).collect();
-        assert_eq!(
-            names,
-            [
-                "Data parallel",
-                "Tensor parallel",
-                "Pipeline parallel",
-                "ZeRO-1",
-                "ZeRO-2",
-                "ZeRO-3 / FSDP",
-                "Mixed precision"
-            ]
-        );
+        assert_eq!(names, ["Data parallel", "Tensor parallel", "Pipeline parallel", "ZeRO-1", "ZeRO-2", "ZeRO-3 / FSDP", "Mixed precision"]);
         let by = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
         // Plain data parallelism saves no memory (DDP adds its gradient buckets) but adds the all-reduce.
         let dp = by("Data parallel");
@@ -281,17 +203,11 @@ mod tests {
         assert!(z3.comm_bytes_added() > z2.comm_bytes_added());
         // Tensor and pipeline parallelism save memory and communicate.
         for r in [by("Tensor parallel"), by("Pipeline parallel")] {
-            assert!(
-                r.applied && r.saved() > 0 && r.comm_bytes_added() > 0.0,
-                "{r:?}"
-            );
+            assert!(r.applied && r.saved() > 0 && r.comm_bytes_added() > 0.0, "{r:?}");
         }
         // The default is bf16-mixed: compared with fp32 it saves memory and adds no traffic.
         let mixed = by("Mixed precision");
-        assert_eq!(
-            mixed.note,
-            "already bf16 mixed (AMP): compared with the same run in fp32"
-        );
+        assert_eq!(mixed.note, "already bf16 mixed (AMP): compared with the same run in fp32");
         assert!(mixed.saved() > 0);
         assert!(mixed.comm_bytes_added() <= 0.0);
     }

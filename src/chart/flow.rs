@@ -154,13 +154,7 @@ impl FlowNode {
     /// The four corners of a diamond, as an SVG `points` attribute.
     pub fn diamond_points(&self) -> String {
         let (cx, cy) = (self.cx(), self.cy());
-        format!(
-            "{cx},{} {},{cy} {cx},{} {},{cy}",
-            self.y,
-            self.x + self.w,
-            self.y + self.h,
-            self.x
-        )
+        format!("{cx},{} {},{cy} {cx},{} {},{cy}", self.y, self.x + self.w, self.y + self.h, self.x)
     }
 
     /// How the node is drawn when the animation shows escalation step `current` of a
@@ -221,11 +215,7 @@ pub struct FlowEdge {
 impl FlowEdge {
     /// The polyline as an SVG `points` attribute.
     pub fn points_attr(&self) -> String {
-        self.points
-            .iter()
-            .map(|(x, y)| format!("{x},{y}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.points.iter().map(|(x, y)| format!("{x},{y}")).collect::<Vec<_>>().join(" ")
     }
 
     /// How the edge is drawn at `current` (see [`FlowNode::state`]).
@@ -283,34 +273,11 @@ pub fn flow_layout(steps: usize, shape: Shape) -> FlowLayout {
     let action_w = shape.action_w();
     let column = |w: f64| column_x - w / 2.0;
     for k in 0..steps {
-        let (kind, h) = (
-            if k == 0 {
-                NodeKind::Start
-            } else {
-                NodeKind::Action
-            },
-            ACTION_H,
-        );
-        nodes.push(FlowNode {
-            id: step_id(k),
-            kind,
-            step: k,
-            x: column(action_w),
-            y,
-            w: action_w,
-            h,
-        });
+        let (kind, h) = (if k == 0 { NodeKind::Start } else { NodeKind::Action }, ACTION_H);
+        nodes.push(FlowNode { id: step_id(k), kind, step: k, x: column(action_w), y, w: action_w, h });
         let bottom = y + h;
         y = bottom + GAP;
-        let check = FlowNode {
-            id: check_id(k),
-            kind: NodeKind::Check,
-            step: k,
-            x: column(CHECK_W),
-            y,
-            w: CHECK_W,
-            h: CHECK_H,
-        };
+        let check = FlowNode { id: check_id(k), kind: NodeKind::Check, step: k, x: column(CHECK_W), y, w: CHECK_W, h: CHECK_H };
         edges.push(FlowEdge {
             id: format!("edge-step-{k}"),
             kind: EdgeKind::Next,
@@ -321,11 +288,7 @@ pub fn flow_layout(steps: usize, shape: Shape) -> FlowLayout {
             label: None,
         });
         y += CHECK_H + GAP;
-        let next_to = if k == last {
-            "nofit".to_string()
-        } else {
-            step_id(k + 1)
-        };
+        let next_to = if k == last { "nofit".to_string() } else { step_id(k + 1) };
         edges.push(FlowEdge {
             id: format!("edge-no-{k}"),
             kind: EdgeKind::No,
@@ -337,66 +300,25 @@ pub fn flow_layout(steps: usize, shape: Shape) -> FlowLayout {
         });
         nodes.push(check);
     }
-    let nofit = FlowNode {
-        id: "nofit".into(),
-        kind: NodeKind::NoFit,
-        step: last,
-        x: column(action_w),
-        y,
-        w: action_w,
-        h: TERMINAL_H,
-    };
+    let nofit = FlowNode { id: "nofit".into(), kind: NodeKind::NoFit, step: last, x: column(action_w), y, w: action_w, h: TERMINAL_H };
     let (launch_x, launch_y, terminal_w) = match shape {
         Shape::Wide => {
-            let last_check_cy = nodes
-                .iter()
-                .find(|n| n.id == check_id(last))
-                .map(FlowNode::cy)
-                .unwrap_or(y);
+            let last_check_cy = nodes.iter().find(|n| n.id == check_id(last)).map(FlowNode::cy).unwrap_or(y);
             (TERMINAL_X, last_check_cy - TERMINAL_H / 2.0, TERMINAL_W)
         }
         Shape::Narrow => (column(action_w), nofit.y + nofit.h + GAP, action_w),
     };
-    let launch = FlowNode {
-        id: "launch".into(),
-        kind: NodeKind::Launch,
-        step: last,
-        x: launch_x,
-        y: launch_y,
-        w: terminal_w,
-        h: TERMINAL_H,
-    };
-    let monitor = FlowNode {
-        id: "monitor".into(),
-        kind: NodeKind::Monitor,
-        step: last,
-        x: launch_x,
-        y: launch.y + TERMINAL_H + GAP,
-        w: terminal_w,
-        h: TERMINAL_H,
-    };
+    let launch = FlowNode { id: "launch".into(), kind: NodeKind::Launch, step: last, x: launch_x, y: launch_y, w: terminal_w, h: TERMINAL_H };
+    let monitor = FlowNode { id: "monitor".into(), kind: NodeKind::Monitor, step: last, x: launch_x, y: launch.y + TERMINAL_H + GAP, w: terminal_w, h: TERMINAL_H };
     // The "yes" branches enter the launch from the side that faces the bus.
-    let launch_entry = if shape == Shape::Wide {
-        launch.x
-    } else {
-        launch.x + launch.w
-    };
+    let launch_entry = if shape == Shape::Wide { launch.x } else { launch.x + launch.w };
     for k in 0..steps {
-        let cy = nodes
-            .iter()
-            .find(|n| n.id == check_id(k))
-            .map(FlowNode::cy)
-            .unwrap_or(0.0);
+        let cy = nodes.iter().find(|n| n.id == check_id(k)).map(FlowNode::cy).unwrap_or(0.0);
         let right = column_x + CHECK_W / 2.0;
         let points = if (cy - launch.cy()).abs() < 0.5 {
             vec![(right, cy), (launch_entry, cy)]
         } else {
-            vec![
-                (right, cy),
-                (shape.bus_x(), cy),
-                (shape.bus_x(), launch.cy()),
-                (launch_entry, launch.cy()),
-            ]
+            vec![(right, cy), (shape.bus_x(), cy), (shape.bus_x(), launch.cy()), (launch_entry, launch.cy())]
         };
         edges.push(FlowEdge {
             id: format!("edge-yes-{k}"),
@@ -414,22 +336,14 @@ pub fn flow_layout(steps: usize, shape: Shape) -> FlowLayout {
         from_step: last,
         from: "launch".into(),
         to: "monitor".into(),
-        points: vec![
-            (launch.cx(), launch.y + TERMINAL_H),
-            (monitor.cx(), monitor.y),
-        ],
+        points: vec![(launch.cx(), launch.y + TERMINAL_H), (monitor.cx(), monitor.y)],
         label: None,
     });
     let height = (nofit.y + nofit.h).max(monitor.y + monitor.h) + TOP;
     nodes.push(nofit);
     nodes.push(launch);
     nodes.push(monitor);
-    FlowLayout {
-        width: shape.width(),
-        height,
-        nodes,
-        edges,
-    }
+    FlowLayout { width: shape.width(), height, nodes, edges }
 }
 
 /// The words inside one start or action node.
@@ -487,19 +401,11 @@ pub fn communication_text(step: &EscalationStep) -> Option<String> {
     }
     let bytes = format::bytes(c.communication_bytes as u64, Units::Gb);
     let exposed = short_seconds(c.communication_seconds);
-    Some(
-        match (c.communication_seconds > 0.0, c.overlapped_seconds > 0.0) {
-            (true, true) => format!(
-                "comm {bytes}, {exposed} + {} overlapped",
-                short_seconds(c.overlapped_seconds)
-            ),
-            (false, true) => format!(
-                "comm {bytes}, {} overlapped",
-                short_seconds(c.overlapped_seconds)
-            ),
-            _ => format!("comm {bytes}, {exposed}"),
-        },
-    )
+    Some(match (c.communication_seconds > 0.0, c.overlapped_seconds > 0.0) {
+        (true, true) => format!("comm {bytes}, {exposed} + {} overlapped", short_seconds(c.overlapped_seconds)),
+        (false, true) => format!("comm {bytes}, {} overlapped", short_seconds(c.overlapped_seconds)),
+        _ => format!("comm {bytes}, {exposed}"),
+    })
 }
 
 /// [`format::seconds`], with "<1 ms" for a time that would round to "0 ms".
@@ -533,12 +439,7 @@ pub fn cost_line(step: &EscalationStep) -> String {
 /// The text of escalation step `step`, `previous` being the step before it (none for the
 /// start), for a box of `shape`: per-GPU total and change, cost, and the note (why, when
 /// the step did nothing).
-pub fn action_text(
-    step: &EscalationStep,
-    previous: Option<&EscalationStep>,
-    units: Units,
-    shape: Shape,
-) -> ActionText {
+pub fn action_text(step: &EscalationStep, previous: Option<&EscalationStep>, units: Units, shape: Shape) -> ActionText {
     let total = format::bytes(step.breakdown.total, units);
     let capacity = format::bytes(step.breakdown.capacity, units);
     let costs = cost_line(step);
@@ -548,18 +449,13 @@ pub fn action_text(
         None => {
             lines.push(format!("{total} per GPU of {capacity}"));
             let model = match &step.scenario.model {
-                ModelSpec::Preset(id) => {
-                    model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string())
-                }
+                ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string()),
                 other => other.label(),
             };
             format!("Start: {model}")
         }
         Some(prev) if step.applied => {
-            lines.push(format!(
-                "{total} per GPU ({})",
-                delta(prev.breakdown.total, step.breakdown.total, units)
-            ));
+            lines.push(format!("{total} per GPU ({})", delta(prev.breakdown.total, step.breakdown.total, units)));
             step.name.clone()
         }
         Some(_) => {
@@ -575,16 +471,8 @@ pub fn action_text(
     } else {
         lines.extend(wrap(&format!("skipped: {}", step.note), width, budget - 1));
     }
-    let tooltip = format!(
-        "{title}\n{}\n{costs}\nstep time {}",
-        step.note,
-        format::seconds(step.costs.step_seconds)
-    );
-    ActionText {
-        title,
-        lines,
-        tooltip,
-    }
+    let tooltip = format!("{title}\n{}\n{costs}\nstep time {}", step.note, format::seconds(step.costs.step_seconds));
+    ActionText { title, lines, tooltip }
 }
 
 /// "1 GPU" / "8 GPUs".
@@ -608,20 +496,8 @@ pub fn launch_text(e: &Escalation, units: Units) -> (String, Vec<String>) {
             let r = &plan.result;
             let p = &r.scenario.parallel;
             let lines = vec![
-                format!(
-                    "dp {} · tp {} · pp {} · cp {} · {}",
-                    p.dp,
-                    p.tp,
-                    p.pp,
-                    p.cp,
-                    zero_text(p.zero.stage())
-                ),
-                format!(
-                    "{}/step · {} of {}",
-                    format::seconds(r.costs.step_seconds),
-                    format::bytes(r.breakdown.total, units),
-                    format::bytes(r.breakdown.capacity, units)
-                ),
+                format!("dp {} · tp {} · pp {} · cp {} · {}", p.dp, p.tp, p.pp, p.cp, zero_text(p.zero.stage())),
+                format!("{}/step · {} of {}", format::seconds(r.costs.step_seconds), format::bytes(r.breakdown.total, units), format::bytes(r.breakdown.capacity, units)),
             ];
             (format!("Launch on {}", gpus_text(p.world_size())), lines)
         }
@@ -631,16 +507,7 @@ pub fn launch_text(e: &Escalation, units: Units) -> (String, Vec<String>) {
 
 /// Title and lines of the no-fit end, naming the GPU budget.
 pub fn nofit_text(e: &Escalation) -> (String, Vec<String>) {
-    (
-        "Still does not fit".into(),
-        vec![
-            format!(
-                "raise the GPU budget ({}), pick a bigger",
-                gpus_text(e.gpus)
-            ),
-            "device, or add steps to the ladder".into(),
-        ],
-    )
+    ("Still does not fit".into(), vec![format!("raise the GPU budget ({}), pick a bigger", gpus_text(e.gpus)), "device, or add steps to the ladder".into()])
 }
 
 /// The plan in sentences, for the summary beside the flowchart.
@@ -668,15 +535,7 @@ pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
     let r = &plan.result;
     let p = &r.scenario.parallel;
     let t = &r.scenario.training;
-    let steps = if plan.kept.is_empty() {
-        "your scenario as entered".to_string()
-    } else {
-        plan.kept
-            .iter()
-            .map(|s| s.label())
-            .collect::<Vec<_>>()
-            .join(" + ")
-    };
+    let steps = if plan.kept.is_empty() { "your scenario as entered".to_string() } else { plan.kept.iter().map(|s| s.label()).collect::<Vec<_>>().join(" + ") };
     let headline = format!("Plan: {steps} on {}", gpus_text(p.world_size()));
     let mut lines = vec![format!(
         "{} per step · {} of {} per GPU ({} free)",
@@ -687,25 +546,10 @@ pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
     )];
     if !plan.dropped.is_empty() {
         let at_fit = e.first_fit.and_then(|f| e.steps.get(f));
-        let names = plan
-            .dropped
-            .iter()
-            .map(|s| s.label())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let names = plan.dropped.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ");
         let after = plan.kept.last().map_or("the plan", |s| s.label());
-        let time = at_fit
-            .map(|f| {
-                format!(
-                    " ({} → {} per step)",
-                    format::seconds(f.costs.step_seconds),
-                    format::seconds(r.costs.step_seconds)
-                )
-            })
-            .unwrap_or_default();
-        lines.push(format!(
-            "Dropped: {names}, not needed once {after} is on{time}."
-        ));
+        let time = at_fit.map(|f| format!(" ({} → {} per step)", format::seconds(f.costs.step_seconds), format::seconds(r.costs.step_seconds))).unwrap_or_default();
+        lines.push(format!("Dropped: {names}, not needed once {after} is on{time}."));
     }
     lines.push(match communication_text(r) {
         None => "No communication between GPUs.".into(),
@@ -721,30 +565,13 @@ pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
             short_seconds(r.costs.overlapped_seconds)
         ),
     });
-    let mut batch = format!(
-        "Global batch {} sequences: micro-batch {} × accumulation {} × dp {}",
-        global_batch(&r.scenario),
-        t.micro_batch,
-        t.grad_accum,
-        p.dp
-    );
-    if let Some(at_fit) = e
-        .first_fit
-        .and_then(|f| e.steps.get(f))
-        .filter(|f| f.scenario.training.micro_batch != t.micro_batch)
-    {
-        batch.push_str(&format!(
-            " (micro-batch {} → {} to fit without the dropped steps)",
-            at_fit.scenario.training.micro_batch, t.micro_batch
-        ));
+    let mut batch = format!("Global batch {} sequences: micro-batch {} × accumulation {} × dp {}", global_batch(&r.scenario), t.micro_batch, t.grad_accum, p.dp);
+    if let Some(at_fit) = e.first_fit.and_then(|f| e.steps.get(f)).filter(|f| f.scenario.training.micro_batch != t.micro_batch) {
+        batch.push_str(&format!(" (micro-batch {} → {} to fit without the dropped steps)", at_fit.scenario.training.micro_batch, t.micro_batch));
     }
     batch.push('.');
     lines.push(batch);
-    PlanSummary {
-        headline,
-        lines,
-        fits: true,
-    }
+    PlanSummary { headline, lines, fits: true }
 }
 
 #[cfg(test)]
@@ -774,24 +601,11 @@ mod tests {
             for steps in 1..8 {
                 let l = flow_layout(steps, shape);
                 assert_eq!(l.nodes.len(), 2 * steps + 3);
-                assert_eq!(
-                    l.nodes.iter().filter(|n| n.kind == NodeKind::Check).count(),
-                    steps
-                );
-                assert_eq!(
-                    l.nodes
-                        .iter()
-                        .filter(|n| n.kind == NodeKind::Action)
-                        .count(),
-                    steps - 1
-                );
+                assert_eq!(l.nodes.iter().filter(|n| n.kind == NodeKind::Check).count(), steps);
+                assert_eq!(l.nodes.iter().filter(|n| n.kind == NodeKind::Action).count(), steps - 1);
                 // next + no + yes per step, and launch → monitor.
                 assert_eq!(l.edges.len(), 3 * steps + 1);
-                assert!(
-                    l.node("launch").is_some()
-                        && l.node("monitor").is_some()
-                        && l.node("nofit").is_some()
-                );
+                assert!(l.node("launch").is_some() && l.node("monitor").is_some() && l.node("nofit").is_some());
             }
         }
     }
@@ -802,11 +616,7 @@ mod tests {
             let l = flow_layout(7, shape);
             assert_eq!(l.width, shape.width());
             for (i, a) in l.nodes.iter().enumerate() {
-                assert!(
-                    a.x >= 0.0 && a.y >= 0.0 && a.x + a.w <= l.width && a.y + a.h <= l.height,
-                    "{shape:?}: {} outside",
-                    a.id
-                );
+                assert!(a.x >= 0.0 && a.y >= 0.0 && a.x + a.w <= l.width && a.y + a.h <= l.height, "{shape:?}: {} outside", a.id);
                 for b in &l.nodes[i + 1..] {
                     assert!(!overlaps(a, b), "{shape:?}: {} overlaps {}", a.id, b.id);
                 }
@@ -826,19 +636,12 @@ mod tests {
         assert!(launch.y > nofit.y + nofit.h && monitor.y > launch.y + launch.h);
         assert_eq!(launch.cx(), l.node("step-0").unwrap().cx());
         let right = l.nodes.iter().map(|n| n.x + n.w).fold(0.0, f64::max);
-        for e in l
-            .edges
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Yes && e.points.len() > 2)
-        {
+        for e in l.edges.iter().filter(|e| e.kind == EdgeKind::Yes && e.points.len() > 2) {
             assert!(e.points[1].0 > right, "{} runs through a box", e.id);
         }
         // The wide shape puts the answer beside the ladder instead.
         let wide = flow_layout(6, Shape::Wide);
-        assert!(
-            wide.node("launch").unwrap().x
-                > wide.node("step-0").unwrap().x + wide.node("step-0").unwrap().w
-        );
+        assert!(wide.node("launch").unwrap().x > wide.node("step-0").unwrap().x + wide.node("step-0").unwrap().w);
     }
 
     #[test]
@@ -850,29 +653,11 @@ mod tests {
                 let to = l.node(&e.to).expect("to exists");
                 let (sx, sy) = e.points[0];
                 let (ex, ey) = *e.points.last().expect("two points");
-                let on_border = |n: &FlowNode, x: f64, y: f64| {
-                    x >= n.x - 0.5 && x <= n.x + n.w + 0.5 && y >= n.y - 0.5 && y <= n.y + n.h + 0.5
-                };
-                assert!(
-                    on_border(from, sx, sy),
-                    "{shape:?}: {} starts off {}",
-                    e.id,
-                    e.from
-                );
-                assert!(
-                    on_border(to, ex, ey),
-                    "{shape:?}: {} ends off {}",
-                    e.id,
-                    e.to
-                );
+                let on_border = |n: &FlowNode, x: f64, y: f64| x >= n.x - 0.5 && x <= n.x + n.w + 0.5 && y >= n.y - 0.5 && y <= n.y + n.h + 0.5;
+                assert!(on_border(from, sx, sy), "{shape:?}: {} starts off {}", e.id, e.from);
+                assert!(on_border(to, ex, ey), "{shape:?}: {} ends off {}", e.id, e.to);
                 // Orthogonal routing: every segment is horizontal or vertical.
-                assert!(
-                    e.points
-                        .windows(2)
-                        .all(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1),
-                    "{} has a diagonal",
-                    e.id
-                );
+                assert!(e.points.windows(2).all(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1), "{} has a diagonal", e.id);
             }
         }
     }
@@ -881,13 +666,7 @@ mod tests {
     fn path_states_follow_the_animation_and_stop_at_the_first_fit() {
         let l = flow_layout(6, Shape::Wide);
         let state = |id: &str, current, first_fit| l.node(id).unwrap().state(current, first_fit, 5);
-        let edge = |id: &str, current, first_fit| {
-            l.edges
-                .iter()
-                .find(|e| e.id == id)
-                .unwrap()
-                .state(current, first_fit, 5)
-        };
+        let edge = |id: &str, current, first_fit| l.edges.iter().find(|e| e.id == id).unwrap().state(current, first_fit, 5);
         // First fit at step 3, animation at step 2.
         assert_eq!(state("step-0", 2, Some(3)), State::Visited);
         assert_eq!(state("step-2", 2, Some(3)), State::Current);
@@ -919,14 +698,7 @@ mod tests {
             assert!(start.lines[0].contains(" per GPU of "), "{:?}", start.lines);
             // Mixed precision is already on in the default scenario: the note says so.
             let mixed = action_text(&e.steps[1], Some(&e.steps[0]), Units::Gib, shape);
-            assert!(
-                mixed
-                    .lines
-                    .iter()
-                    .any(|l| l.contains("already bf16 mixed (AMP)")),
-                "{:?}",
-                mixed.lines
-            );
+            assert!(mixed.lines.iter().any(|l| l.contains("already bf16 mixed (AMP)")), "{:?}", mixed.lines);
             assert!(mixed.lines[0].contains("unchanged"));
             // Checkpointing shrinks the total and recomputes the blocks' forward: 31% of Llama-3-8B's
             // step at 4096 tokens (its embedding and head run once; escalation.rs derives it).
@@ -935,27 +707,13 @@ mod tests {
             assert!(ckpt.lines[1].contains("recompute +31%"), "{:?}", ckpt.lines);
             // ZeRO-2 on 8 GPUs: its gradient traffic hides behind backward.
             let zero = action_text(&e.steps[3], Some(&e.steps[2]), Units::Gib, shape);
-            assert!(
-                zero.lines.iter().any(|l| l.contains("overlapped")),
-                "{:?}",
-                zero.lines
-            );
+            assert!(zero.lines.iter().any(|l| l.contains("overlapped")), "{:?}", zero.lines);
             // The pipeline's few stage-boundary bytes take less than a millisecond.
             let pp = action_text(&e.steps[5], Some(&e.steps[4]), Units::Gib, shape);
-            assert!(
-                pp.lines.iter().any(|l| l.contains("<1 ms + ")),
-                "{:?}",
-                pp.lines
-            );
+            assert!(pp.lines.iter().any(|l| l.contains("<1 ms + ")), "{:?}", pp.lines);
             for t in [start, mixed, ckpt, zero, pp] {
                 assert!(t.lines.len() <= MAX_LINES, "{shape:?}: {:?}", t.lines);
-                assert!(
-                    t.lines
-                        .iter()
-                        .all(|l| l.chars().count() <= shape.wrap() + 4),
-                    "{shape:?}: {:?}",
-                    t.lines
-                );
+                assert!(t.lines.iter().all(|l| l.chars().count() <= shape.wrap() + 4), "{shape:?}: {:?}", t.lines);
             }
         }
     }
@@ -968,21 +726,10 @@ mod tests {
         let p = plan_summary(&e, Units::Gib);
         assert!(p.fits);
         assert_eq!(p.headline, "Plan: ZeRO-2 on 8 GPUs");
-        assert!(
-            p.lines[0].starts_with("765 ms per step · 65.2 GiB of 80.0 GiB per GPU"),
-            "{:?}",
-            p.lines
-        );
+        assert!(p.lines[0].starts_with("765 ms per step · 65.2 GiB of 80.0 GiB per GPU"), "{:?}", p.lines);
         assert_eq!(p.lines[1], "Dropped: Activation checkpointing, not needed once ZeRO-2 is on (1.00 s → 765 ms per step).");
-        assert!(
-            p.lines[2].starts_with("Communication 28.1 GB/step: 94 ms, all overlapped"),
-            "{:?}",
-            p.lines
-        );
-        assert_eq!(
-            p.lines[3],
-            "Global batch 8 sequences: micro-batch 1 × accumulation 1 × dp 8."
-        );
+        assert!(p.lines[2].starts_with("Communication 28.1 GB/step: 94 ms, all overlapped"), "{:?}", p.lines);
+        assert_eq!(p.lines[3], "Global batch 8 sequences: micro-batch 1 × accumulation 1 × dp 8.");
         let (title, lines) = launch_text(&e, Units::Gib);
         assert_eq!(title, "Launch on 8 GPUs");
         assert_eq!(lines[0], "dp 8 · tp 1 · pp 1 · cp 1 · ZeRO-2");
@@ -1005,26 +752,14 @@ mod tests {
         let p = plan_summary(&e, Units::Gib);
         assert!(!p.fits);
         assert_eq!(p.headline, "Nothing in this ladder fits on 1 GPU");
-        assert_eq!(
-            launch_text(&e, Units::Gib).1,
-            vec!["not reached: nothing fits".to_string()]
-        );
+        assert_eq!(launch_text(&e, Units::Gib).1, vec!["not reached: nothing fits".to_string()]);
         assert!(nofit_text(&e).1[0].contains("GPU budget (1 GPU)"));
         // A scenario that fits as entered launches as entered, on its one GPU.
-        let gpt2 = Scenario {
-            model: crate::scenario::ModelSpec::Preset("gpt2".into()),
-            ..Scenario::default()
-        };
+        let gpt2 = Scenario { model: crate::scenario::ModelSpec::Preset("gpt2".into()), ..Scenario::default() };
         let e = escalate(&gpt2, &Step::DEFAULT_LADDER, 1);
-        assert_eq!(
-            plan_summary(&e, Units::Gib).headline,
-            "Plan: your scenario as entered on 1 GPU"
-        );
+        assert_eq!(plan_summary(&e, Units::Gib).headline, "Plan: your scenario as entered on 1 GPU");
         assert_eq!(launch_text(&e, Units::Gib).0, "Launch on 1 GPU");
-        assert_eq!(
-            plan_summary(&e, Units::Gib).lines[1],
-            "No communication between GPUs."
-        );
+        assert_eq!(plan_summary(&e, Units::Gib).lines[1], "No communication between GPUs.");
     }
 
     #[test]

@@ -16,8 +16,7 @@ pub use verdict::{outcome_word, verdict, Verdict};
 use charming::component::{Axis, Grid, Legend};
 use charming::datatype::CompositeValue;
 use charming::element::{
-    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType,
-    MarkLine, MarkLineData, MarkLineVariant, SplitLine, Symbol, Tooltip, Trigger,
+    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, SplitLine, Symbol, Tooltip, Trigger,
 };
 use charming::series::Bar;
 use charming::Chart;
@@ -35,9 +34,7 @@ pub fn option_json(chart: &Chart) -> String {
 
 /// One colour per component, in [`Component::ALL`] order (Okabe–Ito palette, safe for the
 /// common colour-vision deficiencies).
-pub const COMPONENT_COLORS: [&str; 6] = [
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C8C8C",
-];
+pub const COMPONENT_COLORS: [&str; 6] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C8C8C"];
 
 /// Colour of the part of the bar that does not fit in device memory.
 pub const SPILL_COLOR: &str = "rgba(213, 94, 0, 0.22)";
@@ -73,52 +70,23 @@ pub fn memory_chart(b: &Breakdown, units: Units) -> Chart {
     let capacity = format::giga(b.capacity, units);
     let total = format::giga(b.total, units);
     let axis_max = nice_max(capacity.max(total) * 1.06);
-    let category = if b.gpus > 1 {
-        format!("per GPU (stage {})", b.stage)
-    } else {
-        "GPU".to_string()
-    };
+    let category = if b.gpus > 1 { format!("per GPU (stage {})", b.stage) } else { "GPU".to_string() };
 
     let mut chart = Chart::new()
         .animation_duration_update(250)
         .background_color(Color::Value("transparent".into()))
-        .legend(
-            Legend::new()
-                .top(0)
-                .left("center")
-                .item_width(14)
-                .item_height(10),
-        )
-        .tooltip(
-            Tooltip::new()
-                .trigger(Trigger::Item)
-                .formatter(Formatter::String(format!("{{a}}: {{c}} {unit}"))),
-        )
-        .grid(
-            Grid::new()
-                .left(24)
-                .right(24)
-                .top(56)
-                .bottom(36)
-                .contain_label(true),
-        )
+        .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
+        .tooltip(Tooltip::new().trigger(Trigger::Item).formatter(Formatter::String(format!("{{a}}: {{c}} {unit}"))))
+        .grid(Grid::new().left(24).right(24).top(56).bottom(36).contain_label(true))
         .x_axis(
             Axis::new()
                 .type_(AxisType::Value)
                 .min(0)
-                .axis_label(
-                    AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))),
-                )
+                .axis_label(AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))))
                 .max(axis_max)
                 .split_line(SplitLine::new().line_style(LineStyle::new().opacity(0.3))),
         )
-        .y_axis(
-            Axis::new()
-                .type_(AxisType::Category)
-                .data(vec![category])
-                .axis_label(AxisLabel::new().show(false))
-                .axis_tick(AxisTick::new().show(false)),
-        );
+        .y_axis(Axis::new().type_(AxisType::Category).data(vec![category]).axis_label(AxisLabel::new().show(false)).axis_tick(AxisTick::new().show(false)));
 
     for (i, &c) in Component::ALL.iter().enumerate() {
         let mut bar = Bar::new()
@@ -140,26 +108,11 @@ pub fn memory_chart(b: &Breakdown, units: Units) -> Chart {
 /// The dashed vertical line at the device's capacity.
 fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
     let label = format!("capacity {}", format::bytes(b.capacity, units));
-    MarkLine::new()
-        .silent(true)
-        .z(10)
-        .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(
-            LineStyle::new()
-                .color(CAPACITY_COLOR)
-                .width(2)
-                .type_(LineStyleType::Dashed),
-        )
-        .data(vec![MarkLineVariant::Simple(
-            MarkLineData::new()
-                .name("capacity")
-                .x_axis(format::giga(b.capacity, units))
-                .label(
-                    Label::new()
-                        .formatter(Formatter::String(label))
-                        .color(CAPACITY_COLOR),
-                ),
-        )])
+    MarkLine::new().silent(true).z(10).symbol(vec![Symbol::None, Symbol::None]).line_style(LineStyle::new().color(CAPACITY_COLOR).width(2).type_(LineStyleType::Dashed)).data(vec![
+        MarkLineVariant::Simple(
+            MarkLineData::new().name("capacity").x_axis(format::giga(b.capacity, units)).label(Label::new().formatter(Formatter::String(label)).color(CAPACITY_COLOR)),
+        ),
+    ])
 }
 
 /// The faint band from the capacity to the total, a little thicker than the bar: the bytes
@@ -167,42 +120,16 @@ fn capacity_line(b: &Breakdown, units: Units) -> MarkLine {
 /// itself, label hidden) rather than absent, so that merging the option removes the old one.
 fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let total = format::giga(b.total, units);
-    let (start, shown) = if b.spill_bytes > 0 {
-        (format::giga(b.capacity, units), true)
-    } else {
-        (total, false)
-    };
-    let at = |x: f64| {
-        MarkLineData::new()
-            .coord(vec![CompositeValue::from(x), CompositeValue::from(0)])
-            .symbol(Symbol::None)
-    };
+    let (start, shown) = if b.spill_bytes > 0 { (format::giga(b.capacity, units), true) } else { (total, false) };
+    let at = |x: f64| MarkLineData::new().coord(vec![CompositeValue::from(x), CompositeValue::from(0)]).symbol(Symbol::None);
     // Where the platform cannot spill, the bytes beyond capacity are what CUDA refuses.
-    let word = if b.spill.outcome == crate::model::breakdown::Outcome::OutOfMemory {
-        "over by"
-    } else {
-        "spill"
-    };
-    let label = Label::new()
-        .show(shown)
-        .formatter(Formatter::String(format!(
-            "{word} {}",
-            format::bytes(b.spill_bytes, units)
-        )))
-        .color(CAPACITY_COLOR);
+    let word = if b.spill.outcome == crate::model::breakdown::Outcome::OutOfMemory { "over by" } else { "spill" };
+    let label = Label::new().show(shown).formatter(Formatter::String(format!("{word} {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
     MarkLine::new()
         .silent(true)
         .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(
-            LineStyle::new()
-                .color(SPILL_COLOR)
-                .width(SPILL_THICKNESS)
-                .type_(LineStyleType::Solid),
-        )
-        .data(vec![MarkLineVariant::StartToEnd(
-            at(start).name("spill").label(label),
-            at(total),
-        )])
+        .line_style(LineStyle::new().color(SPILL_COLOR).width(SPILL_THICKNESS).type_(LineStyleType::Solid))
+        .data(vec![MarkLineVariant::StartToEnd(at(start).name("spill").label(label), at(total))])
 }
 
 /// Rounds an axis maximum up to 1, 2, 2.5 or 5 times a power of ten.

@@ -12,18 +12,12 @@ fn json(b: &Breakdown, units: Units) -> Value {
 
 fn spilling() -> Breakdown {
     let b = estimate(&Scenario::default());
-    assert!(
-        !b.fits && b.spill_bytes > 0,
-        "the default scenario is expected to spill: {b:?}"
-    );
+    assert!(!b.fits && b.spill_bytes > 0, "the default scenario is expected to spill: {b:?}");
     b
 }
 
 fn fitting() -> Breakdown {
-    let mut s = Scenario {
-        model: crate::scenario::ModelSpec::Preset("gpt2".into()),
-        ..Scenario::default()
-    };
+    let mut s = Scenario { model: crate::scenario::ModelSpec::Preset("gpt2".into()), ..Scenario::default() };
     s.training.seq_len = 1024;
     let b = estimate(&s);
     assert!(b.fits, "gpt2 on an H100 is expected to fit");
@@ -41,16 +35,8 @@ fn six_stacked_series_in_component_order_one_colour_each() {
         assert_eq!(s["type"], "bar");
         assert_eq!(s["name"], c.label());
         assert_eq!(s["stack"], "memory");
-        assert_eq!(
-            s["data"][0].as_f64(),
-            Some(format::giga(b.component(c), Units::Gib))
-        );
-        colours.push(
-            s["itemStyle"]["color"]
-                .as_str()
-                .expect("colour")
-                .to_string(),
-        );
+        assert_eq!(s["data"][0].as_f64(), Some(format::giga(b.component(c), Units::Gib)));
+        colours.push(s["itemStyle"]["color"].as_str().expect("colour").to_string());
     }
     colours.sort();
     colours.dedup();
@@ -62,14 +48,8 @@ fn capacity_line_sits_at_the_capacity() {
     let b = spilling();
     let v = json(&b, Units::Gb);
     let line = &v["series"][5]["markLine"]["data"][0];
-    assert_eq!(
-        line["xAxis"].as_f64(),
-        Some(format::giga(b.capacity, Units::Gb))
-    );
-    assert!(line["label"]["formatter"]
-        .as_str()
-        .unwrap_or_default()
-        .contains("GB"));
+    assert_eq!(line["xAxis"].as_f64(), Some(format::giga(b.capacity, Units::Gb)));
+    assert!(line["label"]["formatter"].as_str().unwrap_or_default().contains("GB"));
     let max = v["xAxis"]["max"].as_f64().expect("axis max");
     assert!(max >= format::giga(b.total.max(b.capacity), Units::Gb));
 }
@@ -78,17 +58,9 @@ fn capacity_line_sits_at_the_capacity() {
 fn spill_segment_runs_from_capacity_to_total() {
     let b = spilling();
     let v = json(&b, Units::Gib);
-    let segment = v["series"][0]["markLine"]["data"][0]
-        .as_array()
-        .expect("a start-to-end segment");
-    assert_eq!(
-        segment[0]["coord"][0].as_f64(),
-        Some(format::giga(b.capacity, Units::Gib))
-    );
-    assert_eq!(
-        segment[1]["coord"][0].as_f64(),
-        Some(format::giga(b.total, Units::Gib))
-    );
+    let segment = v["series"][0]["markLine"]["data"][0].as_array().expect("a start-to-end segment");
+    assert_eq!(segment[0]["coord"][0].as_f64(), Some(format::giga(b.capacity, Units::Gib)));
+    assert_eq!(segment[1]["coord"][0].as_f64(), Some(format::giga(b.total, Units::Gib)));
     assert_eq!(segment[0]["label"]["show"], true);
     assert!(segment[0]["coord"][0].as_f64() < segment[1]["coord"][0].as_f64());
 }
@@ -97,9 +69,7 @@ fn spill_segment_runs_from_capacity_to_total() {
 fn a_fitting_plan_has_an_empty_spill_segment_with_the_same_shape() {
     let b = fitting();
     let v = json(&b, Units::Gib);
-    let segment = v["series"][0]["markLine"]["data"][0]
-        .as_array()
-        .expect("segment kept for merging");
+    let segment = v["series"][0]["markLine"]["data"][0].as_array().expect("segment kept for merging");
     assert_eq!(segment[0]["coord"][0], segment[1]["coord"][0]);
     assert_eq!(segment[0]["label"]["show"], false);
 }
@@ -109,41 +79,19 @@ fn verdicts_read_as_sentences() {
     // Llama-3-8B on one H100: Linux CUDA runs out of memory.
     let oom = verdict(&spilling(), Units::Gib);
     assert_eq!(oom.kind(), "oom");
-    assert!(
-        oom.text().starts_with("Out of memory: needs "),
-        "{}",
-        oom.text()
-    );
-    assert!(
-        oom.text().contains("torch.OutOfMemoryError"),
-        "{}",
-        oom.text()
-    );
+    assert!(oom.text().starts_with("Out of memory: needs "), "{}", oom.text());
+    assert!(oom.text().contains("torch.OutOfMemoryError"), "{}", oom.text());
     // The same run on Windows spills into shared memory: optimizer states first, a range.
     let mut s = Scenario::default();
     s.runtime.platform = crate::scenario::Platform::WindowsFallback;
     let spill = verdict(&estimate(&s), Units::Gib);
     assert_eq!(spill.kind(), "spills");
     assert!(spill.text().starts_with("Spills "), "{}", spill.text());
-    assert!(
-        spill
-            .text()
-            .contains("into shared GPU memory (Windows sysmem fallback)"),
-        "{}",
-        spill.text()
-    );
-    assert!(
-        spill.text().contains("slower per step (optimizer states"),
-        "{}",
-        spill.text()
-    );
+    assert!(spill.text().contains("into shared GPU memory (Windows sysmem fallback)"), "{}", spill.text());
+    assert!(spill.text().contains("slower per step (optimizer states"), "{}", spill.text());
     let fits = verdict(&fitting(), Units::Gib);
     assert_eq!(fits.kind(), "fits");
-    assert!(
-        fits.text().starts_with("Fits with ") && fits.text().ends_with(" headroom"),
-        "{}",
-        fits.text()
-    );
+    assert!(fits.text().starts_with("Fits with ") && fits.text().ends_with(" headroom"), "{}", fits.text());
     assert_eq!(verdict(&Breakdown::default(), Units::Gib).kind(), "unknown");
 }
 
@@ -183,41 +131,11 @@ fn chart_options_need_only_the_bundled_echarts_modules() {
     let fits = fitting();
     let spills = spilling();
     let charts = [
-        (
-            "memory_chart (spills)",
-            serde_json::to_value(memory_chart(&spills, Units::Gib)).unwrap(),
-        ),
-        (
-            "memory_chart (fits)",
-            serde_json::to_value(memory_chart(&fits, Units::Gb)).unwrap(),
-        ),
-        (
-            "compare_chart",
-            serde_json::to_value(compare::compare_chart(
-                &[("A".into(), spills.clone()), ("B".into(), fits.clone())],
-                Units::Gib,
-            ))
-            .unwrap(),
-        ),
-        (
-            "timeline_chart",
-            serde_json::to_value(super::timeline::timeline_chart(
-                &crate::model::timeline::timeline(&spills),
-                spills.capacity,
-                Units::Gib,
-            ))
-            .unwrap(),
-        ),
-        (
-            "export_chart",
-            crate::report::export_chart(
-                &crate::scenario::Scenario::default(),
-                &spills,
-                Units::Gib,
-                "https://example.org/",
-                "2026-12-03",
-            ),
-        ),
+        ("memory_chart (spills)", serde_json::to_value(memory_chart(&spills, Units::Gib)).unwrap()),
+        ("memory_chart (fits)", serde_json::to_value(memory_chart(&fits, Units::Gb)).unwrap()),
+        ("compare_chart", serde_json::to_value(compare::compare_chart(&[("A".into(), spills.clone()), ("B".into(), fits.clone())], Units::Gib)).unwrap()),
+        ("timeline_chart", serde_json::to_value(super::timeline::timeline_chart(&crate::model::timeline::timeline(&spills), spills.capacity, Units::Gib)).unwrap()),
+        ("export_chart", crate::report::export_chart(&crate::scenario::Scenario::default(), &spills, Units::Gib, "https://example.org/", "2026-12-03")),
     ];
     for (name, v) in charts {
         for key in v.as_object().expect("an option object").keys() {
@@ -227,24 +145,15 @@ fn chart_options_need_only_the_bundled_echarts_modules() {
             );
         }
         if let Some(legend) = v.get("legend") {
-            assert!(
-                legend.get("type").is_none_or(|t| t == "plain"),
-                "{name}: only the plain legend is bundled"
-            );
+            assert!(legend.get("type").is_none_or(|t| t == "plain"), "{name}: only the plain legend is bundled");
         }
         for s in v["series"].as_array().expect("series") {
             let kind = s["type"].as_str().expect("a series type");
-            assert!(
-                BUNDLED_SERIES.contains(&kind),
-                "{name}: series type `{kind}` is not bundled"
-            );
+            assert!(BUNDLED_SERIES.contains(&kind), "{name}: series type `{kind}` is not bundled");
             for part in UNBUNDLED_SERIES_PARTS {
                 assert!(s.get(*part).is_none(), "{name}: `{part}` is not bundled");
             }
-            assert!(
-                s.get("coordinateSystem").is_none_or(|c| c == "cartesian2d"),
-                "{name}: only the grid coordinate system is bundled"
-            );
+            assert!(s.get("coordinateSystem").is_none_or(|c| c == "cartesian2d"), "{name}: only the grid coordinate system is bundled");
         }
     }
 }

@@ -8,9 +8,8 @@
 
 use charming::component::{Axis, Grid, Legend};
 use charming::element::{
-    AreaStyle, AxisLabel, AxisType, BoundaryGap, Color, Formatter, ItemStyle, Label, LabelPosition,
-    LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, SplitLine, Symbol, Tooltip,
-    Trigger,
+    AreaStyle, AxisLabel, AxisType, BoundaryGap, Color, Formatter, ItemStyle, Label, LabelPosition, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, SplitLine,
+    Symbol, Tooltip, Trigger,
 };
 use charming::series::Line;
 use charming::Chart;
@@ -42,45 +41,20 @@ pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units) -> Chart
     let mut chart = Chart::new()
         .animation_duration_update(250)
         .background_color(Color::Value("transparent".into()))
-        .legend(
-            Legend::new()
-                .top(0)
-                .left("center")
-                .item_width(14)
-                .item_height(10),
-        )
+        .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
         .tooltip(Tooltip::new().trigger(Trigger::Axis))
-        .grid(
-            Grid::new()
-                .left(16)
-                .right(24)
-                .top(56)
-                .bottom(16)
-                .contain_label(true),
-        )
-        .x_axis(
-            Axis::new()
-                .type_(AxisType::Category)
-                .boundary_gap(BoundaryGap::CategoryAxis(false))
-                .data(labels)
-                .axis_label(AxisLabel::new().font_size(10)),
-        )
+        .grid(Grid::new().left(16).right(24).top(56).bottom(16).contain_label(true))
+        .x_axis(Axis::new().type_(AxisType::Category).boundary_gap(BoundaryGap::CategoryAxis(false)).data(labels).axis_label(AxisLabel::new().font_size(10)))
         .y_axis(
             Axis::new()
                 .type_(AxisType::Value)
                 .min(0)
                 .max(axis_max)
-                .axis_label(
-                    AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))),
-                )
+                .axis_label(AxisLabel::new().formatter(Formatter::String(format!("{{value}} {unit}"))))
                 .split_line(SplitLine::new().line_style(LineStyle::new().opacity(0.3))),
         );
     for (i, &c) in Component::ALL.iter().enumerate() {
-        let data: Vec<f64> = timeline
-            .points
-            .iter()
-            .map(|p| format::giga(p.bytes.component(c), units))
-            .collect();
+        let data: Vec<f64> = timeline.points.iter().map(|p| format::giga(p.bytes.component(c), units)).collect();
         let mut line = Line::new()
             .name(c.label())
             .stack(STACK)
@@ -102,29 +76,13 @@ pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units) -> Chart
 
 /// The dashed horizontal line at the capacity.
 fn capacity_line(capacity: u64, units: Units) -> MarkLine {
-    let label = Label::new()
-        .formatter(Formatter::String(format!(
-            "capacity {}",
-            format::bytes(capacity, units)
-        )))
-        .color(CAPACITY_COLOR)
-        .position(LabelPosition::InsideEndTop);
+    let label = Label::new().formatter(Formatter::String(format!("capacity {}", format::bytes(capacity, units)))).color(CAPACITY_COLOR).position(LabelPosition::InsideEndTop);
     MarkLine::new()
         .silent(true)
         .z(10)
         .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(
-            LineStyle::new()
-                .color(CAPACITY_COLOR)
-                .width(2)
-                .type_(LineStyleType::Dashed),
-        )
-        .data(vec![MarkLineVariant::Simple(
-            MarkLineData::new()
-                .name("capacity")
-                .y_axis(format::giga(capacity, units))
-                .label(label),
-        )])
+        .line_style(LineStyle::new().color(CAPACITY_COLOR).width(2).type_(LineStyleType::Dashed))
+        .data(vec![MarkLineVariant::Simple(MarkLineData::new().name("capacity").y_axis(format::giga(capacity, units)).label(label))])
 }
 
 /// Where a phase begins, named: "forward", "backward", "optimizer step", with the micro-batch
@@ -144,12 +102,7 @@ fn phase_name(p: &Point) -> Option<String> {
 
 /// A vertical line at a point's category, labelled.
 fn at(p: &Point, name: &str, label: Label) -> MarkLineVariant {
-    MarkLineVariant::Simple(
-        MarkLineData::new()
-            .name(name)
-            .x_axis(p.label.clone())
-            .label(label),
-    )
+    MarkLineVariant::Simple(MarkLineData::new().name(name).x_axis(p.label.clone()).label(label))
 }
 
 /// The dotted phase dividers, named where forward, backward or the optimizer step begins.
@@ -159,25 +112,12 @@ fn dividers(timeline: &Timeline) -> MarkLine {
     for p in &timeline.points {
         let name = phase_name(p);
         if let Some(text) = name.as_ref().filter(|&n| Some(n) != previous.as_ref()) {
-            let label = Label::new()
-                .formatter(Formatter::String(text.clone()))
-                .color(DIVIDER_COLOR)
-                .position(LabelPosition::InsideEndTop)
-                .font_size(10);
+            let label = Label::new().formatter(Formatter::String(text.clone())).color(DIVIDER_COLOR).position(LabelPosition::InsideEndTop).font_size(10);
             data.push(at(p, "phase", label));
         }
         previous = name;
     }
-    MarkLine::new()
-        .silent(true)
-        .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(
-            LineStyle::new()
-                .color(DIVIDER_COLOR)
-                .width(1)
-                .type_(LineStyleType::Dotted),
-        )
-        .data(data)
+    MarkLine::new().silent(true).symbol(vec![Symbol::None, Symbol::None]).line_style(LineStyle::new().color(DIVIDER_COLOR).width(1).type_(LineStyleType::Dotted)).data(data)
 }
 
 /// The solid line at the highest point, labelled with its bytes (the moment is the x axis's
@@ -186,25 +126,13 @@ fn dividers(timeline: &Timeline) -> MarkLine {
 fn peak_line(timeline: &Timeline, units: Units) -> MarkLine {
     let data = timeline.peak().map(|p| {
         let text = format!("peak {}", format::bytes(p.bytes.total, units));
-        at(
-            p,
-            "peak",
-            Label::new()
-                .formatter(Formatter::String(text))
-                .color(PEAK_COLOR)
-                .position(LabelPosition::InsideMiddleBottom),
-        )
+        at(p, "peak", Label::new().formatter(Formatter::String(text)).color(PEAK_COLOR).position(LabelPosition::InsideMiddleBottom))
     });
     MarkLine::new()
         .silent(true)
         .z(10)
         .symbol(vec![Symbol::None, Symbol::None])
-        .line_style(
-            LineStyle::new()
-                .color(PEAK_COLOR)
-                .width(2)
-                .type_(LineStyleType::Solid),
-        )
+        .line_style(LineStyle::new().color(PEAK_COLOR).width(2).type_(LineStyleType::Solid))
         .data(data.into_iter().collect())
 }
 
@@ -224,8 +152,7 @@ mod tests {
     fn chart(s: &Scenario, units: Units) -> (crate::Breakdown, Timeline, Value) {
         let b = estimate(s);
         let t = timeline(&b);
-        let v = serde_json::to_value(timeline_chart(&t, b.capacity, units))
-            .expect("a chart serialises");
+        let v = serde_json::to_value(timeline_chart(&t, b.capacity, units)).expect("a chart serialises");
         (b, t, v)
     }
 
@@ -245,10 +172,7 @@ mod tests {
             let data = s["data"].as_array().expect("data");
             assert_eq!(data.len(), t.points.len());
             for (d, p) in data.iter().zip(&t.points) {
-                assert_eq!(
-                    d.as_f64(),
-                    Some(format::giga(p.bytes.component(c), Units::Gib))
-                );
+                assert_eq!(d.as_f64(), Some(format::giga(p.bytes.component(c), Units::Gib)));
             }
         }
         let axis = v["xAxis"]["data"].as_array().expect("categories");
@@ -263,14 +187,8 @@ mod tests {
     fn capacity_and_peak_are_marked() {
         let (b, t, v) = chart(&Scenario::default(), Units::Gb);
         let capacity = &v["series"][5]["markLine"]["data"][0];
-        assert_eq!(
-            capacity["yAxis"].as_f64(),
-            Some(format::giga(b.capacity, Units::Gb))
-        );
-        assert!(capacity["label"]["formatter"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("capacity "));
+        assert_eq!(capacity["yAxis"].as_f64(), Some(format::giga(b.capacity, Units::Gb)));
+        assert!(capacity["label"]["formatter"].as_str().unwrap_or_default().starts_with("capacity "));
         let peak = &v["series"][1]["markLine"]["data"][0];
         assert_eq!(peak["name"], "peak");
         let highest = t.peak().expect("points");
@@ -279,9 +197,7 @@ mod tests {
         let text = peak["label"]["formatter"].as_str().unwrap_or_default();
         assert_eq!(text, format!("peak {}", format::bytes(b.total, Units::Gb)));
         assert_eq!(highest.label, "optimizer step");
-        assert!(
-            v["yAxis"]["max"].as_f64() >= Some(format::giga(b.total.max(b.capacity), Units::Gb))
-        );
+        assert!(v["yAxis"]["max"].as_f64() >= Some(format::giga(b.total.max(b.capacity), Units::Gb)));
     }
 
     /// The x axis is divided by phase: forward, backward and the optimizer step, per
@@ -291,56 +207,25 @@ mod tests {
     fn phases_divide_the_axis() {
         let names = |json: &str| -> Vec<String> {
             let (_, _, v) = chart(&scenario(json), Units::Gib);
-            let marks = v["series"][0]["markLine"]["data"]
-                .as_array()
-                .expect("markers")
-                .clone();
-            marks
-                .iter()
-                .filter(|m| m["name"] == "phase")
-                .map(|m| {
-                    m["label"]["formatter"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string()
-                })
-                .collect()
+            let marks = v["series"][0]["markLine"]["data"].as_array().expect("markers").clone();
+            marks.iter().filter(|m| m["name"] == "phase").map(|m| m["label"]["formatter"].as_str().unwrap_or_default().to_string()).collect()
         };
         assert_eq!(names("{}"), ["forward", "backward", "optimizer step"]);
         assert_eq!(
-            names(
-                r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024, "grad_accum": 6}}"#
-            ),
-            [
-                "mb 1 forward",
-                "mb 1 backward",
-                "mb 2 forward",
-                "mb 2 backward",
-                "mb 6 forward",
-                "mb 6 backward",
-                "optimizer step"
-            ]
+            names(r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024, "grad_accum": 6}}"#),
+            ["mb 1 forward", "mb 1 backward", "mb 2 forward", "mb 2 backward", "mb 6 forward", "mb 6 backward", "optimizer step"]
         );
     }
 
     /// Inference has no training step: six empty series, no dividers or peak, the capacity.
     #[test]
     fn an_empty_timeline_keeps_the_series() {
-        let (_, t, v) = chart(
-            &scenario(r#"{"training": {"mode": "inference"}}"#),
-            Units::Gib,
-        );
+        let (_, t, v) = chart(&scenario(r#"{"training": {"mode": "inference"}}"#), Units::Gib);
         assert!(t.points.is_empty());
         let series = v["series"].as_array().expect("series");
         assert_eq!(series.len(), 6);
         assert!(series.iter().all(|s| s.get("data").is_none()));
-        assert!(
-            series[0]["markLine"].get("data").is_none()
-                && series[1]["markLine"].get("data").is_none()
-        );
-        assert_eq!(
-            series[5]["markLine"]["data"].as_array().map(Vec::len),
-            Some(1)
-        );
+        assert!(series[0]["markLine"].get("data").is_none() && series[1]["markLine"].get("data").is_none());
+        assert_eq!(series[5]["markLine"]["data"].as_array().map(Vec::len), Some(1));
     }
 }

@@ -13,11 +13,7 @@ pub enum Verdict {
     /// Fits, with this many bytes to spare.
     Fits { headroom: u64, text: String },
     /// Runs with part of its memory in host memory, this many times slower (a range).
-    Spills {
-        spill: u64,
-        slowdown: [f64; 2],
-        text: String,
-    },
+    Spills { spill: u64, slowdown: [f64; 2], text: String },
     /// Does not run: CUDA (or a per-process cap) refuses the allocation.
     OutOfMemory { over: u64, text: String },
     /// Nothing to judge (no capacity: the model is unknown).
@@ -28,10 +24,7 @@ impl Verdict {
     /// The sentence shown in the banner.
     pub fn text(&self) -> &str {
         match self {
-            Verdict::Fits { text, .. }
-            | Verdict::Spills { text, .. }
-            | Verdict::OutOfMemory { text, .. }
-            | Verdict::Unknown { text } => text,
+            Verdict::Fits { text, .. } | Verdict::Spills { text, .. } | Verdict::OutOfMemory { text, .. } | Verdict::Unknown { text } => text,
         }
     }
 
@@ -90,50 +83,20 @@ fn factor_range([low, high]: [f64; 2]) -> String {
 /// The banner sentence for a plan.
 pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
     if b.capacity == 0 {
-        return Verdict::Unknown {
-            text: "No estimate: choose a model".into(),
-        };
+        return Verdict::Unknown { text: "No estimate: choose a model".into() };
     }
     let over = b.total.saturating_sub(b.capacity);
     match b.spill.outcome {
         Outcome::Fits => {
             let headroom = b.capacity.saturating_sub(b.total);
-            Verdict::Fits {
-                headroom,
-                text: format!("Fits with {} headroom", format::bytes(headroom, units)),
-            }
+            Verdict::Fits { headroom, text: format!("Fits with {} headroom", format::bytes(headroom, units)) }
         }
         Outcome::Spills => {
-            let what: Vec<String> = b
-                .spill
-                .by_component
-                .iter()
-                .map(|(c, bytes)| {
-                    format!(
-                        "{} {}",
-                        c.label().to_ascii_lowercase(),
-                        format::bytes(*bytes, units)
-                    )
-                })
-                .collect();
+            let what: Vec<String> = b.spill.by_component.iter().map(|(c, bytes)| format!("{} {}", c.label().to_ascii_lowercase(), format::bytes(*bytes, units))).collect();
             let slowdown = b.step_time.slowdown_range;
-            let per = if b.step_time.decode_seconds_per_token > 0.0 {
-                "per token"
-            } else {
-                "per step"
-            };
-            let text = format!(
-                "Spills {} {} — {} slower {per} ({})",
-                format::bytes(over, units),
-                destination(b.spill.platform),
-                factor_range(slowdown),
-                what.join(", ")
-            );
-            Verdict::Spills {
-                spill: over,
-                slowdown,
-                text,
-            }
+            let per = if b.step_time.decode_seconds_per_token > 0.0 { "per token" } else { "per step" };
+            let text = format!("Spills {} {} — {} slower {per} ({})", format::bytes(over, units), destination(b.spill.platform), factor_range(slowdown), what.join(", "));
+            Verdict::Spills { spill: over, slowdown, text }
         }
         Outcome::OutOfMemory => {
             let why = match b.spill.platform {
@@ -141,12 +104,8 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
                 Platform::WindowsNoFallback => "Windows, sysmem fallback off",
                 _ => "Linux CUDA: torch.OutOfMemoryError",
             };
-            let text = format!(
-                "Out of memory: needs {}, {} over the {} it can use ({why})",
-                format::bytes(b.total, units),
-                format::bytes(over, units),
-                format::bytes(b.capacity, units)
-            );
+            let text =
+                format!("Out of memory: needs {}, {} over the {} it can use ({why})", format::bytes(b.total, units), format::bytes(over, units), format::bytes(b.capacity, units));
             Verdict::OutOfMemory { over, text }
         }
     }

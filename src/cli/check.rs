@@ -31,18 +31,12 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<String, String> {
     }
     let bytes = if from_stdin {
         let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("reading stdin: {e}"))?;
+        std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("reading stdin: {e}"))?;
         bytes
     } else {
         std::fs::read(&args.measured).map_err(|e| format!("{}: {e}", args.measured.display()))?
     };
-    let source = if from_stdin {
-        "stdin".into()
-    } else {
-        args.measured.display().to_string()
-    };
+    let source = if from_stdin { "stdin".into() } else { args.measured.display().to_string() };
     let measured = parse_measurement_bytes(&bytes).map_err(|e| format!("{source}: {e}"))?;
     let (scenario, warnings) = args.input.scenario()?;
     let mut breakdown = estimate(&scenario);

@@ -121,14 +121,10 @@ impl Input {
     /// The scenario, validated; decoding warnings are returned for the output.
     fn scenario(&self) -> Result<(Scenario, Vec<String>), String> {
         let text = match self.input.as_deref() {
-            Some(p) if !self.is_stdin() => {
-                std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?
-            }
+            Some(p) if !self.is_stdin() => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
             _ => {
                 let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .map_err(|e| format!("reading stdin: {e}"))?;
+                std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading stdin: {e}"))?;
                 text
             }
         };
@@ -159,20 +155,13 @@ struct StepParser;
 impl TypedValueParser for StepParser {
     type Value = Step;
 
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<Step, clap::Error> {
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<Step, clap::Error> {
         let trimmed = value.to_str().map_or(value, |s| OsStr::new(s.trim()));
         clap::builder::EnumValueParser::<Step>::new().parse_ref(cmd, arg, trimmed)
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(
-            Step::ALL.iter().filter_map(ValueEnum::to_possible_value),
-        ))
+        Some(Box::new(Step::ALL.iter().filter_map(ValueEnum::to_possible_value)))
     }
 }
 
@@ -188,9 +177,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let parsed = command()
-        .try_get_matches_from(args)
-        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+    let parsed = command().try_get_matches_from(args).and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
@@ -218,11 +205,7 @@ where
 fn dispatch(command: Command) -> Result<String, String> {
     match command {
         Command::Estimate { input, format } => estimate_command(&input, format),
-        Command::Escalate {
-            input,
-            gpus,
-            ladder,
-        } => escalate_command(&input, gpus, ladder),
+        Command::Escalate { input, gpus, ladder } => escalate_command(&input, gpus, ladder),
         Command::Search { input, gpus, top } => search_command(&input, gpus, top),
         Command::Url { input, base } => url_command(&input, &base),
         Command::Decode { url } => decode_command(&url),
@@ -246,11 +229,7 @@ fn estimate_command(input: &Input, format: Format) -> Result<String, String> {
     }
 }
 
-fn escalate_command(
-    input: &Input,
-    gpus: Option<u64>,
-    ladder: Option<Vec<Step>>,
-) -> Result<String, String> {
+fn escalate_command(input: &Input, gpus: Option<u64>, ladder: Option<Vec<Step>>) -> Result<String, String> {
     let (scenario, _) = input.scenario()?;
     let gpus = gpus.unwrap_or_else(|| scenario.parallel.world_size());
     let ladder = ladder.unwrap_or_else(|| Step::default_ladder(gpus).to_vec());
@@ -281,12 +260,7 @@ fn decode_command(url: &str) -> Result<String, String> {
 fn list_presets() -> String {
     let mut out = String::from("models:\n");
     for p in model_presets() {
-        out.push_str(&format!(
-            "  {:<44} {} (also: {})\n",
-            p.id,
-            p.name,
-            p.aliases.join(", ")
-        ));
+        out.push_str(&format!("  {:<44} {} (also: {})\n", p.id, p.name, p.aliases.join(", ")));
     }
     out.push_str("devices:\n");
     for d in devices() {

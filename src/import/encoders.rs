@@ -6,18 +6,11 @@
 use super::families::{activation, check_heads};
 use super::keys::Keys;
 use crate::error::InputError;
-use crate::model::arch::{
-    Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement, ResNetArch,
-    Stack, TransformerArch, VisionPart,
-};
+use crate::model::arch::{Architecture, AttentionPart, EmbeddingPart, MlpPart, NormKind, NormPart, Placement, ResNetArch, Stack, TransformerArch, VisionPart};
 
 /// The shared shape of BERT, RoBERTa and ViT (`*-base` defaults): blocks with biases,
 /// LayerNorm and a non-gated MLP of width `intermediate_size`.
-fn bert_like_block(
-    c: &Keys,
-    stack: Stack,
-    placement: Placement,
-) -> Result<TransformerArch, InputError> {
+fn bert_like_block(c: &Keys, stack: Stack, placement: Placement) -> Result<TransformerArch, InputError> {
     let h = c.uint("hidden_size", 768)?;
     let heads = c.uint("num_attention_heads", 12)?;
     check_heads(h, heads, heads)?;
@@ -28,27 +21,11 @@ fn bert_like_block(
         layers: c.uint("num_hidden_layers", 12)?,
         vocab: 0,
         embedding: EmbeddingPart::default(),
-        attention: AttentionPart {
-            heads,
-            kv_heads: heads,
-            head_dim: h / heads,
-            qkv_bias: true,
-            out_bias: true,
-            rotary_dim: 0,
-            ..AttentionPart::default()
-        },
-        norm: NormPart {
-            kind: NormKind::Layernorm,
-            placement,
-        },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, qkv_bias: true, out_bias: true, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement },
         mlp: MlpPart {
             ffn: c.uint("intermediate_size", 3072)?,
-            activation: activation(&act_name).ok_or_else(|| {
-                InputError::new(
-                    "hidden_act",
-                    format!("\"{act_name}\" is not an activation Headroom knows"),
-                )
-            })?,
+            activation: activation(&act_name).ok_or_else(|| InputError::new("hidden_act", format!("\"{act_name}\" is not an activation Headroom knows")))?,
             gated: false,
             fused_gate_up: false,
             bias: true,
@@ -86,19 +63,11 @@ pub fn vit(c: &Keys) -> Result<Architecture, InputError> {
     let patch = c.uint("patch_size", 16)?;
     let image_size = c.uint("image_size", 224)?;
     if patch > image_size {
-        return Err(InputError::new(
-            "patch_size",
-            format!("{patch} is larger than image_size {image_size}"),
-        ));
+        return Err(InputError::new("patch_size", format!("{patch} is larger than image_size {image_size}")));
     }
     let mut t = bert_like_block(c, Stack::Vision, Placement::Pre)?;
     t.attention.qkv_bias = c.flag("qkv_bias", true)?;
-    t.vision = VisionPart {
-        classes: c.labels()?,
-        patch,
-        image_size,
-        channels: c.uint("num_channels", 3)?,
-    };
+    t.vision = VisionPart { classes: c.labels()?, patch, image_size, channels: c.uint("num_channels", 3)? };
     Ok(Architecture::Transformer(t))
 }
 
@@ -116,12 +85,7 @@ pub fn t5(c: &Keys) -> Result<Architecture, InputError> {
         Some(a) => (true, if a == "gelu" { "gelu_new" } else { a }),
         None => (false, proj.as_str()),
     };
-    let activation = activation(act_name).ok_or_else(|| {
-        InputError::new(
-            "feed_forward_proj",
-            format!("\"{proj}\" is not relu, gelu or gated-gelu"),
-        )
-    })?;
+    let activation = activation(act_name).ok_or_else(|| InputError::new("feed_forward_proj", format!("\"{proj}\" is not relu, gelu or gated-gelu")))?;
     Ok(Architecture::Transformer(TransformerArch {
         stack: Stack::EncoderDecoder,
         hidden: h,
@@ -132,10 +96,7 @@ pub fn t5(c: &Keys) -> Result<Architecture, InputError> {
         // (`T5Config.__post_init__`: `tie_word_embeddings = True`; the Hub value only decides
         // `scale_decoder_outputs`), so T5 v1.1 / Flan-T5 build v·h fewer parameters than their
         // checkpoints hold.
-        embedding: EmbeddingPart {
-            tied: true,
-            ..EmbeddingPart::default()
-        },
+        embedding: EmbeddingPart { tied: true, ..EmbeddingPart::default() },
         attention: AttentionPart {
             heads,
             kv_heads: heads,
@@ -144,17 +105,8 @@ pub fn t5(c: &Keys) -> Result<Architecture, InputError> {
             relative_buckets: c.uint("relative_attention_num_buckets", 32)?,
             ..AttentionPart::default()
         },
-        norm: NormPart {
-            kind: NormKind::T5Layernorm,
-            placement: Placement::Pre,
-        },
-        mlp: MlpPart {
-            ffn: c.uint("d_ff", 2048)?,
-            activation,
-            gated,
-            fused_gate_up: false,
-            bias: false,
-        },
+        norm: NormPart { kind: NormKind::T5Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: c.uint("d_ff", 2048)?, activation, gated, fused_gate_up: false, bias: false },
         ..TransformerArch::default()
     }))
 }
@@ -164,25 +116,13 @@ pub fn resnet(c: &Keys) -> Result<Architecture, InputError> {
     let widths = c.uint_list("hidden_sizes", &[256, 512, 1024, 2048])?;
     let depths = c.uint_list("depths", &[3, 4, 6, 3])?;
     if widths.len() != depths.len() {
-        return Err(InputError::new(
-            "depths",
-            format!(
-                "has {} stages but hidden_sizes has {}",
-                depths.len(),
-                widths.len()
-            ),
-        ));
+        return Err(InputError::new("depths", format!("has {} stages but hidden_sizes has {}", depths.len(), widths.len())));
     }
     let layer_type = c.text("layer_type", "bottleneck")?;
     let bottleneck = match layer_type.as_str() {
         "bottleneck" => true,
         "basic" => false,
-        other => {
-            return Err(InputError::new(
-                "layer_type",
-                format!("\"{other}\" is not \"basic\" or \"bottleneck\""),
-            ))
-        }
+        other => return Err(InputError::new("layer_type", format!("\"{other}\" is not \"basic\" or \"bottleneck\""))),
     };
     Ok(Architecture::Resnet(ResNetArch {
         stem_width: c.uint("embedding_size", 64)?,

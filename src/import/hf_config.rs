@@ -78,27 +78,15 @@ families! {
 }
 
 /// Text models inside multimodal wrappers, by the wrapper's `model_type`.
-const TEXT_MODEL_OF: &[(&str, &str)] = &[
-    ("gemma3", "gemma3_text"),
-    ("mllama", "mllama_text_model"),
-    ("qwen2_vl", "qwen2"),
-    ("qwen2_5_vl", "qwen2"),
-];
+const TEXT_MODEL_OF: &[(&str, &str)] = &[("gemma3", "gemma3_text"), ("mllama", "mllama_text_model"), ("qwen2_vl", "qwen2"), ("qwen2_5_vl", "qwen2")];
 
 /// Build an architecture from the content of a `config.json`.
 pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
-    let map = config.as_object().ok_or_else(|| {
-        InputError::new("", "expected a JSON object (the content of config.json)")
-    })?;
+    let map = config.as_object().ok_or_else(|| InputError::new("", "expected a JSON object (the content of config.json)"))?;
     let model_type = match map.get("model_type") {
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(InputError::new("model_type", "must be a string")),
-        None => {
-            return Err(InputError::new(
-                "model_type",
-                format!("missing; supported: {}", SUPPORTED_MODEL_TYPES.join(", ")),
-            ))
-        }
+        None => return Err(InputError::new("model_type", format!("missing; supported: {}", SUPPORTED_MODEL_TYPES.join(", ")))),
     };
     let mut warnings = Vec::new();
     if let Some(text) = map.get("text_config").filter(|v| v.is_object()) {
@@ -106,18 +94,10 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
             .get("model_type")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .or_else(|| {
-                TEXT_MODEL_OF
-                    .iter()
-                    .find(|(outer, _)| *outer == model_type)
-                    .map(|(_, inner)| inner.to_string())
-            });
+            .or_else(|| TEXT_MODEL_OF.iter().find(|(outer, _)| *outer == model_type).map(|(_, inner)| inner.to_string()));
         let mut text = text.clone();
         if let (Some(obj), Some(inner)) = (text.as_object_mut(), &inner_type) {
-            obj.insert(
-                "model_type".into(),
-                Value::String(text_family(inner).to_string()),
-            );
+            obj.insert("model_type".into(), Value::String(text_family(inner).to_string()));
         }
         let mut imported = import_hf_config(&text).map_err(|e| e.within("text_config"))?;
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
@@ -131,14 +111,7 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         Some(read) => (read(&keys)?, model_type),
         None => {
             let arch = generic_decoder(&keys).map_err(|e| {
-                InputError::new(
-                    e.field.clone(),
-                    format!(
-                        "{}; \"{model_type}\" is not a supported model_type (supported: {})",
-                        e.message,
-                        SUPPORTED_MODEL_TYPES.join(", ")
-                    ),
-                )
+                InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
             })?;
             warnings.push(format!(
                 "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary, no biases) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size"
@@ -146,17 +119,9 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
             (arch, model_type)
         }
     };
-    warnings.extend(
-        keys.defaulted()
-            .into_iter()
-            .map(|d| format!("config.json does not set {d}: transformers' default used")),
-    );
+    warnings.extend(keys.defaulted().into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
     arch.check()?;
-    Ok(Imported {
-        arch,
-        model_type,
-        warnings,
-    })
+    Ok(Imported { arch, model_type, warnings })
 }
 
 /// The family a text model inside a wrapper is read as (Llama-3.2-Vision's text model is a
@@ -171,27 +136,12 @@ fn text_family(inner: &str) -> &str {
 
 /// A Llama-shaped decoder from the five usual keys, all required.
 fn generic_decoder(c: &Keys) -> Result<Architecture, InputError> {
-    for key in [
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "vocab_size",
-    ] {
+    for key in ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"] {
         if !c.has(key) {
             return Err(InputError::new(key, "missing"));
         }
     }
-    let d = Defaults {
-        hidden: 0,
-        layers: 0,
-        heads: 0,
-        kv_heads: None,
-        ffn: 0,
-        vocab: 0,
-        head_dim: None,
-        tied: false,
-    };
+    let d = Defaults { hidden: 0, layers: 0, heads: 0, kv_heads: None, ffn: 0, vocab: 0, head_dim: None, tied: false };
     families::decoder(c, &d).map(Architecture::Transformer)
 }
 
@@ -202,29 +152,19 @@ mod tests {
 
     #[test]
     fn bad_number_names_the_field() {
-        let err =
-            import_hf_config(&json!({"model_type": "llama", "hidden_size": "big"})).unwrap_err();
+        let err = import_hf_config(&json!({"model_type": "llama", "hidden_size": "big"})).unwrap_err();
         assert_eq!(err.field, "hidden_size");
     }
 
     #[test]
     fn gqa_heads_must_divide() {
-        let err = import_hf_config(
-            &json!({"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5}),
-        )
-        .unwrap_err();
+        let err = import_hf_config(&json!({"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5})).unwrap_err();
         assert_eq!(err.field, "num_key_value_heads");
     }
 
     #[test]
     fn gpt2_defaults_build_gpt2_small() {
-        assert_eq!(
-            import_hf_config(&json!({"model_type": "gpt2"}))
-                .unwrap()
-                .arch
-                .param_count(),
-            124_439_808.0
-        );
+        assert_eq!(import_hf_config(&json!({"model_type": "gpt2"})).unwrap().arch.param_count(), 124_439_808.0);
     }
 
     /// `{"model_type": "llama"}` is Llama-2-7B's shapes, and every defaulted key is named.
@@ -232,19 +172,8 @@ mod tests {
     fn defaulted_keys_are_listed() {
         let i = import_hf_config(&json!({"model_type": "llama"})).unwrap();
         assert_eq!(i.arch.param_count(), 6_738_415_616.0);
-        for key in [
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "intermediate_size",
-            "vocab_size",
-            "tie_word_embeddings",
-        ] {
-            assert!(
-                i.warnings.iter().any(|w| w.contains(key)),
-                "{key} not listed in {:?}",
-                i.warnings
-            );
+        for key in ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "tie_word_embeddings"] {
+            assert!(i.warnings.iter().any(|w| w.contains(key)), "{key} not listed in {:?}", i.warnings);
         }
     }
 
@@ -254,16 +183,12 @@ mod tests {
         let i = import_hf_config(&cfg).unwrap();
         assert!(i.warnings[0].starts_with("approximate"));
         // 2·v·h + L·(4h² + 3·h·f + 2h) + h
-        assert_eq!(
-            i.arch.param_count(),
-            (2 * 1000 * 1024 + 4 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024) + 1024) as f64
-        );
+        assert_eq!(i.arch.param_count(), (2 * 1000 * 1024 + 4 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024) + 1024) as f64);
     }
 
     #[test]
     fn unknown_type_without_usual_keys_is_refused() {
-        let err =
-            import_hf_config(&json!({"model_type": "brand_new", "hidden_size": 8})).unwrap_err();
+        let err = import_hf_config(&json!({"model_type": "brand_new", "hidden_size": 8})).unwrap_err();
         assert!(err.message.contains("not a supported model_type"), "{err}");
     }
 
@@ -272,10 +197,6 @@ mod tests {
         let cfg = json!({"model_type": "gemma3", "text_config": {"hidden_size": 3840, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 15360, "head_dim": 256}});
         let i = import_hf_config(&cfg).unwrap();
         assert_eq!(i.model_type, "gemma3_text");
-        assert!(
-            i.warnings[0].contains("the vision tower is not"),
-            "{:?}",
-            i.warnings
-        );
+        assert!(i.warnings[0].contains("the vision tower is not"), "{:?}", i.warnings);
     }
 }

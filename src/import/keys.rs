@@ -16,10 +16,7 @@ pub struct Keys<'a> {
 
 impl<'a> Keys<'a> {
     pub fn new(map: &'a Map<String, Value>) -> Self {
-        Keys {
-            map,
-            defaulted: RefCell::new(Vec::new()),
-        }
+        Keys { map, defaulted: RefCell::new(Vec::new()) }
     }
 
     /// The raw value of a key (absent and `null` read the same).
@@ -70,10 +67,7 @@ impl<'a> Keys<'a> {
             }
             Some(v) => match v.as_u64() {
                 Some(n) if n <= MAX_DIM => Ok(n),
-                _ => Err(InputError::new(
-                    key,
-                    format!("must be a whole number between 0 and {MAX_DIM}, got {v}"),
-                )),
+                _ => Err(InputError::new(key, format!("must be a whole number between 0 and {MAX_DIM}, got {v}"))),
             },
         }
     }
@@ -91,10 +85,7 @@ impl<'a> Keys<'a> {
                 Ok(default)
             }
             Some(Value::Bool(b)) => Ok(*b),
-            Some(v) => Err(InputError::new(
-                key,
-                format!("must be true or false, got {v}"),
-            )),
+            Some(v) => Err(InputError::new(key, format!("must be true or false, got {v}"))),
         }
     }
 
@@ -113,10 +104,7 @@ impl<'a> Keys<'a> {
                 self.note_default(key, default.to_string());
                 Ok(default)
             }
-            Some(v) => v
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| InputError::new(key, format!("must be a number, got {v}"))),
+            Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| InputError::new(key, format!("must be a number, got {v}"))),
         }
     }
 
@@ -143,16 +131,10 @@ impl<'a> Keys<'a> {
                 .iter()
                 .map(|v| match v.as_u64() {
                     Some(n) if n > 0 && n <= MAX_DIM => Ok(n),
-                    _ => Err(InputError::new(
-                        key,
-                        format!("every entry must be a positive whole number, got {v}"),
-                    )),
+                    _ => Err(InputError::new(key, format!("every entry must be a positive whole number, got {v}"))),
                 })
                 .collect(),
-            Some(v) => Err(InputError::new(
-                key,
-                format!("must be a list of 1 to 64 positive whole numbers, got {v}"),
-            )),
+            Some(v) => Err(InputError::new(key, format!("must be a list of 1 to 64 positive whole numbers, got {v}"))),
         }
     }
 
@@ -160,19 +142,10 @@ impl<'a> Keys<'a> {
     pub fn strings(&self, key: &str) -> Result<Option<Vec<&'a str>>, InputError> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str().ok_or_else(|| {
-                        InputError::new(key, format!("every entry must be a string, got {v}"))
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(v) => Err(InputError::new(
-                key,
-                format!("must be a list of strings, got {v}"),
-            )),
+            Some(Value::Array(items)) => {
+                items.iter().map(|v| v.as_str().ok_or_else(|| InputError::new(key, format!("every entry must be a string, got {v}")))).collect::<Result<Vec<_>, _>>().map(Some)
+            }
+            Some(v) => Err(InputError::new(key, format!("must be a list of strings, got {v}"))),
         }
     }
 
@@ -191,14 +164,8 @@ impl<'a> Keys<'a> {
 fn positive(key: &str, v: &Value) -> Result<u64, InputError> {
     match v.as_u64() {
         Some(0) => Err(InputError::new(key, "must be at least 1")),
-        Some(n) if n > MAX_DIM => Err(InputError::new(
-            key,
-            format!("{n} is too large (at most {MAX_DIM})"),
-        )),
+        Some(n) if n > MAX_DIM => Err(InputError::new(key, format!("{n} is too large (at most {MAX_DIM})"))),
         Some(n) => Ok(n),
-        None => Err(InputError::new(
-            key,
-            format!("must be a positive whole number, got {v}"),
-        )),
+        None => Err(InputError::new(key, format!("must be a positive whole number, got {v}"))),
     }
 }

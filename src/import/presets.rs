@@ -57,10 +57,7 @@ impl CatalogueEntry {
 fn preset_at(index: usize) -> Option<&'static ModelPreset> {
     static PARSED: OnceLock<Vec<OnceLock<Option<ModelPreset>>>> = OnceLock::new();
     let slots = PARSED.get_or_init(|| CATALOGUE.iter().map(|_| OnceLock::new()).collect());
-    slots
-        .get(index)?
-        .get_or_init(|| parse_preset(&CATALOGUE[index]))
-        .as_ref()
+    slots.get(index)?.get_or_init(|| parse_preset(&CATALOGUE[index])).as_ref()
 }
 
 /// All model presets, in catalogue order (each parsed on first use).
@@ -83,10 +80,7 @@ pub fn model_preset(id: &str) -> Option<&'static ModelPreset> {
     });
     match index.get(id) {
         Some(&i) => preset_at(i),
-        None => CATALOGUE
-            .iter()
-            .position(|e| e.is_named(id))
-            .and_then(preset_at),
+        None => CATALOGUE.iter().position(|e| e.is_named(id)).and_then(preset_at),
     }
 }
 
@@ -106,28 +100,18 @@ pub fn model_names() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// returned are parsed.
 pub fn search_presets(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
     let q = query.trim().to_ascii_lowercase();
-    let words: Vec<&str> = q
-        .split(|c: char| c.is_whitespace() || c == '/')
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == '/').filter(|w| !w.is_empty()).collect();
     let mut hits: Vec<(u8, usize)> = CATALOGUE
         .iter()
         .enumerate()
         .filter_map(|(i, e)| {
-            let haystack =
-                format!("{} {} {}", e.id, e.name, e.aliases.join(" ")).to_ascii_lowercase();
+            let haystack = format!("{} {} {}", e.id, e.name, e.aliases.join(" ")).to_ascii_lowercase();
             if !words.iter().all(|w| haystack.contains(w)) {
                 return None;
             }
             let rank = if e.is_named(&q) {
                 0
-            } else if e
-                .id
-                .to_ascii_lowercase()
-                .split('/')
-                .any(|part| part.starts_with(&q))
-                || e.name.to_ascii_lowercase().starts_with(&q)
-            {
+            } else if e.id.to_ascii_lowercase().split('/').any(|part| part.starts_with(&q)) || e.name.to_ascii_lowercase().starts_with(&q) {
                 1
             } else {
                 2
@@ -137,27 +121,14 @@ pub fn search_presets(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
         .collect();
     // Keys are unique (the catalogue index): an unstable sort gives the same order, with less code.
     hits.sort_unstable();
-    hits.into_iter()
-        .filter_map(|(_, i)| preset_at(i))
-        .take(limit)
-        .collect()
+    hits.into_iter().filter_map(|(_, i)| preset_at(i)).take(limit).collect()
 }
 
 fn parse_preset(entry: &CatalogueEntry) -> Option<ModelPreset> {
     let config: Value = serde_json::from_str(entry.config).ok()?;
     let imported = import_hf_config(&config).ok()?;
-    let warnings = imported
-        .warnings
-        .into_iter()
-        .filter(|w| !w.starts_with("config.json does not set"))
-        .collect();
-    Some(ModelPreset {
-        id: entry.id,
-        name: entry.name,
-        aliases: entry.aliases,
-        arch: imported.arch,
-        warnings,
-    })
+    let warnings = imported.warnings.into_iter().filter(|w| !w.starts_with("config.json does not set")).collect();
+    Some(ModelPreset { id: entry.id, name: entry.name, aliases: entry.aliases, arch: imported.arch, warnings })
 }
 
 #[cfg(test)]
@@ -175,11 +146,7 @@ mod tests {
             })
             .collect();
         assert!(failed.is_empty(), "{failed:?}");
-        assert!(
-            model_presets().count() >= 50,
-            "{} presets",
-            model_presets().count()
-        );
+        assert!(model_presets().count() >= 50, "{} presets", model_presets().count());
     }
 
     #[test]
@@ -211,10 +178,7 @@ mod tests {
         let first = |q: &str| search_presets(q, 5).first().map(|p| p.id);
         assert_eq!(first("qwen3 8b"), Some("Qwen/Qwen3-8B"));
         assert_eq!(first("llama-3-8b"), Some("meta-llama/Meta-Llama-3-8B"));
-        assert_eq!(
-            first("deepseek-ai/DeepSeek-V3"),
-            Some("deepseek-ai/DeepSeek-V3")
-        );
+        assert_eq!(first("deepseek-ai/DeepSeek-V3"), Some("deepseek-ai/DeepSeek-V3"));
         assert!(search_presets("gemma", 50).len() >= 6);
         assert!(search_presets("no such model", 5).is_empty());
         assert_eq!(search_presets("", 8).len(), 8);
@@ -225,10 +189,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for p in model_presets() {
             for name in std::iter::once(&p.id).chain(p.aliases) {
-                assert!(
-                    seen.insert(name.to_ascii_lowercase()),
-                    "{name} names two presets"
-                );
+                assert!(seen.insert(name.to_ascii_lowercase()), "{name} names two presets");
             }
         }
     }

@@ -120,48 +120,21 @@ pub fn compare(measured: &Measured, b: &Breakdown) -> Comparison {
         .terms
         .iter()
         .filter(|t| t.component == Component::Overhead && t.alive_in(b.phases.peak_phase))
-        .map(|t| OverheadSide {
-            name: t.name.to_string(),
-            bytes: t.bytes,
-            side: side_of(&t.name),
-        })
+        .map(|t| OverheadSide { name: t.name.to_string(), bytes: t.bytes, side: side_of(&t.name) })
         .collect();
-    let on = |side| {
-        overhead_terms
-            .iter()
-            .filter(|t| t.side == side)
-            .fold(0u64, |a, t| a.saturating_add(t.bytes))
-    };
-    let (cache, outside) = (
-        on(Category::AllocatorCache),
-        on(Category::ContextAndLibraries),
-    );
+    let on = |side| overhead_terms.iter().filter(|t| t.side == side).fold(0u64, |a, t| a.saturating_add(t.bytes));
+    let (cache, outside) = (on(Category::AllocatorCache), on(Category::ContextAndLibraries));
     let used = b.total;
     let reserved = used.saturating_sub(outside);
     let allocated = reserved.saturating_sub(cache);
-    let outside_names: Vec<String> = overhead_terms
-        .iter()
-        .filter(|t| t.side == Category::ContextAndLibraries)
-        .map(|t| t.name.clone())
-        .collect();
-    let predicted = Predicted {
-        allocated_peak: allocated,
-        reserved_peak: reserved,
-        used,
-        capacity: b.capacity,
-        overhead_terms,
-    };
+    let outside_names: Vec<String> = overhead_terms.iter().filter(|t| t.side == Category::ContextAndLibraries).map(|t| t.name.clone()).collect();
+    let predicted = Predicted { allocated_peak: allocated, reserved_peak: reserved, used, capacity: b.capacity, overhead_terms };
 
     let mut notes = Vec::new();
     let mut differences = Vec::new();
     let m = measured;
     if let Some(a) = m.allocated_peak {
-        differences.push(difference(
-            Category::Allocated,
-            a,
-            allocated,
-            allocated_sentence(a, allocated),
-        ));
+        differences.push(difference(Category::Allocated, a, allocated, allocated_sentence(a, allocated)));
     }
     match (m.allocated_peak, m.reserved_peak) {
         (Some(a), Some(r)) if r >= a => differences.push(difference(Category::AllocatorCache, r - a, cache, cache_sentence(r - a, cache, m.non_releasable_peak))),
@@ -190,23 +163,12 @@ pub fn compare(measured: &Measured, b: &Breakdown) -> Comparison {
             b.gpus, b.stage
         ));
     }
-    Comparison {
-        measured: measured.clone(),
-        predicted,
-        differences,
-        notes,
-    }
+    Comparison { measured: measured.clone(), predicted, differences, notes }
 }
 
 fn difference(category: Category, measured: u64, predicted: u64, sentence: String) -> Difference {
     let d = measured as i128 - predicted as i128;
-    Difference {
-        category,
-        measured,
-        predicted,
-        difference: d.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-        sentence,
-    }
+    Difference { category, measured, predicted, difference: d.clamp(i64::MIN as i128, i64::MAX as i128) as i64, sentence }
 }
 
 fn gib(n: u64) -> String {
@@ -219,22 +181,10 @@ fn versus(measured: u64, predicted: u64) -> String {
     let gap = if measured == predicted {
         "exactly as predicted".to_string()
     } else {
-        let pct = if predicted > 0 {
-            format!(" ({:.1}%)", d.abs() / predicted as f64 * 100.0)
-        } else {
-            String::new()
-        };
-        format!(
-            "{}{pct} {} than predicted",
-            gib(measured.abs_diff(predicted)),
-            if d > 0.0 { "more" } else { "less" }
-        )
+        let pct = if predicted > 0 { format!(" ({:.1}%)", d.abs() / predicted as f64 * 100.0) } else { String::new() };
+        format!("{}{pct} {} than predicted", gib(measured.abs_diff(predicted)), if d > 0.0 { "more" } else { "less" })
     };
-    format!(
-        "measured {}, predicted {}: {gap}",
-        gib(measured),
-        gib(predicted)
-    )
+    format!("measured {}, predicted {}: {gap}", gib(measured), gib(predicted))
 }
 
 fn relative(measured: u64, predicted: u64) -> f64 {
@@ -258,10 +208,7 @@ fn allocated_sentence(m: u64, p: u64) -> String {
     } else {
         " Within 10%."
     };
-    format!(
-        "Allocated peak (max_memory_allocated: tensors and cuBLAS workspaces), {}.{hint}",
-        versus(m, p)
-    )
+    format!("Allocated peak (max_memory_allocated: tensors and cuBLAS workspaces), {}.{hint}", versus(m, p))
 }
 
 fn cache_sentence(m: u64, p: u64, non_releasable: Option<u64>) -> String {
@@ -279,11 +226,7 @@ fn cache_sentence(m: u64, p: u64, non_releasable: Option<u64>) -> String {
 }
 
 fn context_sentence(m: u64, p: u64, names: &[String]) -> String {
-    let made_of = if names.is_empty() {
-        "nothing outside the allocator".to_string()
-    } else {
-        names.join(" + ")
-    };
+    let made_of = if names.is_empty() { "nothing outside the allocator".to_string() } else { names.join(" + ") };
     format!(
         "CUDA context and libraries (used − max_memory_reserved: the driver context, kernel images, NCCL and other libraries' own allocations, and any other process on the GPU), {}; the plan counts {made_of}.",
         versus(m, p)
@@ -307,19 +250,12 @@ mod tests {
         assert_eq!(side_of("CUDA context"), Category::ContextAndLibraries);
         assert_eq!(side_of("NCCL communicators"), Category::ContextAndLibraries);
         assert_eq!(side_of("allocator fragmentation"), Category::AllocatorCache);
-        assert_eq!(
-            side_of("cuBLAS and cuBLASLt workspaces"),
-            Category::Allocated
-        );
+        assert_eq!(side_of("cuBLAS and cuBLASLt workspaces"), Category::Allocated);
     }
 
     #[test]
     fn versus_reads_both_ways() {
-        assert!(
-            versus(110 << 30, 100 << 30).ends_with("10.0 GiB (10.0%) more than predicted"),
-            "{}",
-            versus(110 << 30, 100 << 30)
-        );
+        assert!(versus(110 << 30, 100 << 30).ends_with("10.0 GiB (10.0%) more than predicted"), "{}", versus(110 << 30, 100 << 30));
         assert!(versus(90 << 30, 100 << 30).contains("less than predicted"));
         assert!(versus(5, 5).ends_with("exactly as predicted"));
         assert!(versus(5, 0).ends_with("5 B more than predicted"));

@@ -19,12 +19,7 @@ use super::units::{quote, MAX_BYTES};
 use super::{Format, MeasureError, Measured};
 
 /// The keys this format defines.
-pub(super) const KEYS: [&str; 4] = [
-    "max_memory_allocated",
-    "max_memory_reserved",
-    "used",
-    "total",
-];
+pub(super) const KEYS: [&str; 4] = ["max_memory_allocated", "max_memory_reserved", "used", "total"];
 
 #[derive(Deserialize)]
 struct Raw {
@@ -47,9 +42,7 @@ fn error(e: serde_json::Error) -> MeasureError {
     };
     let hint = match e.classify() {
         serde_json::error::Category::Eof => " (the JSON ends early: truncated?)",
-        _ if message.contains("expected u64") => {
-            " (expected a whole, non-negative number of bytes)"
-        }
+        _ if message.contains("expected u64") => " (expected a whole, non-negative number of bytes)",
         _ => "",
     };
     MeasureError::at(e.line().max(1), format!("{message}{hint}"))
@@ -63,47 +56,23 @@ pub(super) fn parse(text: &str) -> Result<Measured, MeasureError> {
     m.reserved_peak = raw.max_memory_reserved;
     m.used = raw.used;
     m.total = raw.total;
-    for (key, value) in KEYS
-        .iter()
-        .zip([m.allocated_peak, m.reserved_peak, m.used, m.total])
-    {
+    for (key, value) in KEYS.iter().zip([m.allocated_peak, m.reserved_peak, m.used, m.total]) {
         if value.is_some_and(|v| v > MAX_BYTES) {
-            let line = text
-                .find(&format!("\"{key}\""))
-                .map_or(1, |i| text[..i].matches('\n').count() + 1);
-            return Err(MeasureError::at(
-                line,
-                format!("{key} is more memory than any GPU has (over 1 PiB)"),
-            ));
+            let line = text.find(&format!("\"{key}\"")).map_or(1, |i| text[..i].matches('\n').count() + 1);
+            return Err(MeasureError::at(line, format!("{key} is more memory than any GPU has (over 1 PiB)")));
         }
     }
-    if [m.allocated_peak, m.reserved_peak, m.used, m.total]
-        .iter()
-        .all(Option::is_none)
-    {
-        return Err(MeasureError::at(
-            1,
-            format!("the JSON has none of {}", KEYS.join(", ")),
-        ));
+    if [m.allocated_peak, m.reserved_peak, m.used, m.total].iter().all(Option::is_none) {
+        return Err(MeasureError::at(1, format!("the JSON has none of {}", KEYS.join(", "))));
     }
-    let unknown: Vec<String> = keys
-        .keys()
-        .filter(|k| !KEYS.contains(&k.as_str()))
-        .map(|k| quote(k))
-        .collect();
+    let unknown: Vec<String> = keys.keys().filter(|k| !KEYS.contains(&k.as_str())).map(|k| quote(k)).collect();
     if !unknown.is_empty() {
-        m.notes
-            .push(format!("ignored keys: {}", unknown.join(", ")));
+        m.notes.push(format!("ignored keys: {}", unknown.join(", ")));
     }
     if let (Some(u), Some(t)) = (m.used, m.total) {
         if u > t {
-            let line = text
-                .find("\"used\"")
-                .map_or(1, |i| text[..i].matches('\n').count() + 1);
-            return Err(MeasureError::at(
-                line,
-                format!("used ({u}) is larger than total ({t})"),
-            ));
+            let line = text.find("\"used\"").map_or(1, |i| text[..i].matches('\n').count() + 1);
+            return Err(MeasureError::at(line, format!("used ({u}) is larger than total ({t})")));
         }
     }
     Ok(m)

@@ -65,15 +65,7 @@ pub struct Measured {
 
 impl Measured {
     fn new(format: Format) -> Measured {
-        Measured {
-            format,
-            allocated_peak: None,
-            reserved_peak: None,
-            used: None,
-            total: None,
-            non_releasable_peak: None,
-            notes: Vec::new(),
-        }
+        Measured { format, allocated_peak: None, reserved_peak: None, used: None, total: None, non_releasable_peak: None, notes: Vec::new() }
     }
 }
 
@@ -87,10 +79,7 @@ pub struct MeasureError {
 
 impl MeasureError {
     pub(crate) fn at(line: usize, message: impl Into<String>) -> MeasureError {
-        MeasureError {
-            line,
-            message: message.into(),
-        }
+        MeasureError { line, message: message.into() }
     }
 }
 
@@ -106,27 +95,17 @@ impl std::fmt::Display for MeasureError {
 
 impl std::error::Error for MeasureError {}
 
-const EXPECTED: &str = "expected torch.cuda.memory_summary() output, nvidia-smi --query-gpu=memory.used,memory.total --format=csv output, or the JSON docs/measure-your-run.py prints";
+const EXPECTED: &str =
+    "expected torch.cuda.memory_summary() output, nvidia-smi --query-gpu=memory.used,memory.total --format=csv output, or the JSON docs/measure-your-run.py prints";
 
 /// Read a measurement in any of the three formats.
 pub fn parse_measurement(text: &str) -> Result<Measured, MeasureError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(n) = text.lines().position(|l| l.contains('\0')) {
-        return Err(MeasureError::at(
-            n + 1,
-            "binary data (a NUL byte), not text",
-        ));
+        return Err(MeasureError::at(n + 1, "binary data (a NUL byte), not text"));
     }
-    let Some((n, first)) = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .find(|(_, l)| !l.is_empty())
-    else {
-        return Err(MeasureError::at(
-            1,
-            format!("the input is empty; {EXPECTED}"),
-        ));
+    let Some((n, first)) = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).find(|(_, l)| !l.is_empty()) else {
+        return Err(MeasureError::at(1, format!("the input is empty; {EXPECTED}")));
     };
     if first.starts_with('{') || first.starts_with('[') {
         json::parse(text)
@@ -135,10 +114,7 @@ pub fn parse_measurement(text: &str) -> Result<Measured, MeasureError> {
     } else if nvidia_smi::looks_like(first) {
         nvidia_smi::parse(text)
     } else {
-        Err(MeasureError::at(
-            n,
-            format!("not a measurement ({} …); {EXPECTED}", units::quote(first)),
-        ))
+        Err(MeasureError::at(n, format!("not a measurement ({} …); {EXPECTED}", units::quote(first))))
     }
 }
 
@@ -147,15 +123,8 @@ pub fn parse_measurement_bytes(bytes: &[u8]) -> Result<Measured, MeasureError> {
     match std::str::from_utf8(bytes) {
         Ok(text) => parse_measurement(text),
         Err(e) => {
-            let line = bytes[..e.valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            Err(MeasureError::at(
-                line,
-                "not text (invalid UTF-8): a binary file?",
-            ))
+            let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+            Err(MeasureError::at(line, "not text (invalid UTF-8): a binary file?"))
         }
     }
 }
@@ -166,28 +135,12 @@ mod tests {
 
     #[test]
     fn detects_each_format() {
-        assert_eq!(
-            parse_measurement("{\"max_memory_allocated\": 1}")
-                .unwrap()
-                .format,
-            Format::Json
-        );
-        assert_eq!(
-            parse_measurement("memory.used [MiB], memory.total [MiB]\n1 MiB, 2 MiB\n")
-                .unwrap()
-                .format,
-            Format::NvidiaSmi
-        );
-        assert_eq!(
-            parse_measurement("\n10, 20\n").unwrap().format,
-            Format::NvidiaSmi
-        );
+        assert_eq!(parse_measurement("{\"max_memory_allocated\": 1}").unwrap().format, Format::Json);
+        assert_eq!(parse_measurement("memory.used [MiB], memory.total [MiB]\n1 MiB, 2 MiB\n").unwrap().format, Format::NvidiaSmi);
+        assert_eq!(parse_measurement("\n10, 20\n").unwrap().format, Format::NvidiaSmi);
         let e = parse_measurement("\n\nhello world\n").unwrap_err();
         assert_eq!(e.line, 3);
-        assert!(
-            e.to_string().starts_with("line 3: not a measurement"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("line 3: not a measurement"), "{e}");
     }
 
     #[test]
@@ -195,11 +148,6 @@ mod tests {
         assert_eq!(parse_measurement("").unwrap_err().line, 1);
         assert_eq!(parse_measurement("  \n\t\n").unwrap_err().line, 1);
         assert_eq!(parse_measurement("a\nb\0c").unwrap_err().line, 2);
-        assert_eq!(
-            parse_measurement_bytes(b"10, 20\n\xff\xfe")
-                .unwrap_err()
-                .line,
-            2
-        );
+        assert_eq!(parse_measurement_bytes(b"10, 20\n\xff\xfe").unwrap_err().line, 2);
     }
 }

@@ -30,44 +30,25 @@ pub(crate) fn whole_number(text: &str, what: &str) -> Result<u64, String> {
     if !t.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("{what}: expected a whole number, got {}", quote(t)));
     }
-    t.parse::<u64>()
-        .map_err(|_| format!("{what}: {} is too large", quote(t)))
+    t.parse::<u64>().map_err(|_| format!("{what}: {} is too large", quote(t)))
 }
 
 /// `"  1908 MiB"` → bytes. `default_unit` applies when the text has no unit (nvidia-smi's
 /// `nounits`); without one a missing unit is an error.
 pub(crate) fn size(text: &str, default_unit: Option<u64>, what: &str) -> Result<u64, String> {
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+' || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+' || c == '.')).unwrap_or(t.len());
     let (number, unit) = (t[..split].trim(), t[split..].trim());
     if number.is_empty() {
-        return Err(if t.is_empty() {
-            format!("{what} is empty")
-        } else {
-            format!("{what}: expected a number and a unit, got {}", quote(t))
-        });
+        return Err(if t.is_empty() { format!("{what} is empty") } else { format!("{what}: expected a number and a unit, got {}", quote(t)) });
     }
     let n = whole_number(number, what)?;
     let per = if unit.is_empty() {
-        default_unit.ok_or_else(|| {
-            format!(
-                "{what}: {} has no unit (expected B, KiB, MiB, GiB, TiB or PiB)",
-                quote(t)
-            )
-        })?
+        default_unit.ok_or_else(|| format!("{what}: {} has no unit (expected B, KiB, MiB, GiB, TiB or PiB)", quote(t)))?
     } else {
-        unit_bytes(unit).ok_or_else(|| {
-            format!(
-                "{what}: unknown unit {} (expected B, KiB, MiB, GiB, TiB or PiB)",
-                quote(unit)
-            )
-        })?
+        unit_bytes(unit).ok_or_else(|| format!("{what}: unknown unit {} (expected B, KiB, MiB, GiB, TiB or PiB)", quote(unit)))?
     };
-    n.checked_mul(per)
-        .filter(|b| *b <= MAX_BYTES)
-        .ok_or_else(|| format!("{what}: {} is more memory than any GPU has", quote(t)))
+    n.checked_mul(per).filter(|b| *b <= MAX_BYTES).ok_or_else(|| format!("{what}: {} is more memory than any GPU has", quote(t)))
 }
 
 /// The unit a size cell was printed in, in bytes (1 when absent or unknown).
@@ -109,16 +90,10 @@ mod tests {
         assert_eq!(size("2 TiB", None, "x"), Ok(2 << 40));
         assert_eq!(size("10240", Some(1 << 20), "x"), Ok(10240 << 20));
         assert!(size("10240", None, "x").unwrap_err().contains("no unit"));
-        assert!(size("12 MB", None, "x")
-            .unwrap_err()
-            .contains("unknown unit \"MB\""));
+        assert!(size("12 MB", None, "x").unwrap_err().contains("unknown unit \"MB\""));
         assert!(size("-5 MiB", None, "x").unwrap_err().contains("negative"));
-        assert!(size("1.5 GiB", None, "x")
-            .unwrap_err()
-            .contains("whole number"));
-        assert!(size("99999999999 PiB", None, "x")
-            .unwrap_err()
-            .contains("more memory than any GPU has"));
+        assert!(size("1.5 GiB", None, "x").unwrap_err().contains("whole number"));
+        assert!(size("99999999999 PiB", None, "x").unwrap_err().contains("more memory than any GPU has"));
         assert!(size("", None, "x").unwrap_err().contains("empty"));
     }
 

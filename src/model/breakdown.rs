@@ -20,14 +20,7 @@ pub enum Component {
 }
 
 impl Component {
-    pub const ALL: [Component; 6] = [
-        Component::Parameters,
-        Component::Gradients,
-        Component::OptimizerStates,
-        Component::Activations,
-        Component::Temporary,
-        Component::Overhead,
-    ];
+    pub const ALL: [Component; 6] = [Component::Parameters, Component::Gradients, Component::OptimizerStates, Component::Activations, Component::Temporary, Component::Overhead];
 
     /// Label for charts and tables.
     pub fn label(self) -> &'static str {
@@ -93,12 +86,8 @@ impl Lifetime {
     pub fn phase(self) -> Option<Phase> {
         match self {
             Lifetime::WholeStep => None,
-            Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => {
-                Some(Phase::ForwardBackward)
-            }
-            Lifetime::MadeInBackward | Lifetime::OptimizerStep | Lifetime::CheckpointSave => {
-                Some(Phase::OptimizerStep)
-            }
+            Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => Some(Phase::ForwardBackward),
+            Lifetime::MadeInBackward | Lifetime::OptimizerStep | Lifetime::CheckpointSave => Some(Phase::OptimizerStep),
         }
     }
 }
@@ -148,15 +137,7 @@ impl Moment {
 
     /// Whether the moment recurs in every block's backward (rather than once at the head).
     pub fn in_blocks(self) -> bool {
-        matches!(
-            self,
-            Moment::Recompute
-                | Moment::SoftmaxBackward
-                | Moment::Reload
-                | Moment::ParameterUpdate
-                | Moment::Dequantize
-                | Moment::BlockBackward
-        )
+        matches!(self, Moment::Recompute | Moment::SoftmaxBackward | Moment::Reload | Moment::ParameterUpdate | Moment::Dequantize | Moment::BlockBackward)
     }
 }
 
@@ -365,11 +346,7 @@ pub struct Breakdown {
     pub uncounted_transients: Vec<Term>,
     /// The shape of the training step, for the timeline; `None` in inference. Serialised as
     /// `step_shape`: the escalation ladder flattens a breakdown beside its own `step`.
-    #[serde(
-        default,
-        rename = "step_shape",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "step_shape", skip_serializing_if = "Option::is_none")]
     pub step: Option<StepShape>,
     pub warnings: Vec<String>,
 }

@@ -44,19 +44,9 @@ pub struct Communication {
 }
 
 pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communication {
-    let Inputs {
-        arch,
-        training: t,
-        parallel: p,
-        device,
-        ..
-    } = *inputs;
+    let Inputs { arch, training: t, parallel: p, device, .. } = *inputs;
     let span_bandwidth = |span: u64| {
-        let bw = if span <= device.gpus_per_node.max(1) {
-            device.interconnect_bandwidth
-        } else {
-            device.interconnect_bandwidth.min(device.network_bandwidth)
-        };
+        let bw = if span <= device.gpus_per_node.max(1) { device.interconnect_bandwidth } else { device.interconnect_bandwidth.min(device.network_bandwidth) };
         bw.max(1.0)
     };
     let x = t.precision.activation_bytes() as f64;
@@ -76,18 +66,8 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
 
     let (h, layers, tokens, kv_width, vocab) = match arch {
         Architecture::Transformer(a) => {
-            let seq = if a.stack == Stack::Vision {
-                0.0
-            } else {
-                t.seq_len.max(1) as f64
-            };
-            (
-                a.hidden as f64,
-                a.layers as f64,
-                t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64,
-                (a.attention.k_width() + a.attention.v_width()) as f64,
-                a.vocab,
-            )
+            let seq = if a.stack == Stack::Vision { 0.0 } else { t.seq_len.max(1) as f64 };
+            (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64, a.vocab)
         }
         Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0, 0),
     };
@@ -107,29 +87,18 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
     } else {
         2.0
     };
-    let tensor_parallel =
-        (4.0 * layers_local + edge_layers) * ring(tp) * activation * micro_batches;
-    let pipeline = if pp > 1.0 {
-        2.0 * activation / tp * micro_batches
-    } else {
-        0.0
-    };
+    let tensor_parallel = (4.0 * layers_local + edge_layers) * ring(tp) * activation * micro_batches;
+    let pipeline = if pp > 1.0 { 2.0 * activation / tp * micro_batches } else { 0.0 };
     // Per layer, forward passes the local K and V block on cp − 1 times; backward passes K/V
     // and their gradients dK/dV (TE `AttnFuncWithCPAndKVP2P.backward`): 3 (cp − 1) blocks.
-    let context = if cp > 1.0 {
-        3.0 * layers_local * (cp - 1.0) * tokens * kv_width * x / tp * micro_batches
-    } else {
-        0.0
-    };
+    let context = if cp > 1.0 { 3.0 * layers_local * (cp - 1.0) * tokens * kv_width * x / tp * micro_batches } else { 0.0 };
     let exposed = tensor_parallel + pipeline + context;
     let (tp_span, cp_span) = (p.tp.max(1), p.tp.max(1).saturating_mul(p.cp.max(1)));
     let dp_span = cp_span.saturating_mul(p.dp.max(1));
     Communication {
         bytes_per_step: data_parallel_bytes + exposed,
         data_parallel_bytes,
-        exposed_seconds: tensor_parallel / span_bandwidth(tp_span)
-            + context / span_bandwidth(cp_span)
-            + pipeline / span_bandwidth(p.world_size()),
+        exposed_seconds: tensor_parallel / span_bandwidth(tp_span) + context / span_bandwidth(cp_span) + pipeline / span_bandwidth(p.world_size()),
         data_parallel_seconds: data_parallel_bytes / span_bandwidth(dp_span),
     }
 }

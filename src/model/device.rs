@@ -85,28 +85,9 @@ struct Gpu {
     class: DeviceClass,
 }
 
-const A100_MIG_80: &[(&str, u32, u32)] = &[
-    ("1g.10gb", 1, 1),
-    ("2g.20gb", 2, 2),
-    ("3g.40gb", 3, 4),
-    ("4g.40gb", 4, 4),
-    ("7g.80gb", 7, 8),
-];
-const A100_MIG_40: &[(&str, u32, u32)] = &[
-    ("1g.5gb", 1, 1),
-    ("2g.10gb", 2, 2),
-    ("3g.20gb", 3, 4),
-    ("4g.20gb", 4, 4),
-    ("7g.40gb", 7, 8),
-];
-const H100_MIG: &[(&str, u32, u32)] = &[
-    ("1g.10gb", 1, 1),
-    ("1g.20gb", 1, 2),
-    ("2g.20gb", 2, 2),
-    ("3g.40gb", 3, 4),
-    ("4g.40gb", 4, 4),
-    ("7g.80gb", 7, 8),
-];
+const A100_MIG_80: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
+const A100_MIG_40: &[(&str, u32, u32)] = &[("1g.5gb", 1, 1), ("2g.10gb", 2, 2), ("3g.20gb", 3, 4), ("4g.20gb", 4, 4), ("7g.40gb", 7, 8)];
+const H100_MIG: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("1g.20gb", 1, 2), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
 
 /// The catalogue (memory-formulas.md §A8). Capacities are `nvidia-smi` totals: H100 81,559,
 /// A100-80GB 81,920, A100-40GB 40,960, A10(G) 23,028, L40S 46,068, L4 23,034, T4 15,360 MiB as
@@ -570,15 +551,8 @@ pub fn device_preset(id: &str) -> Option<Device> {
         if g.id == id {
             return Some(full_device(g));
         }
-        if let Some(suffix) = id
-            .strip_prefix(g.id)
-            .and_then(|rest| rest.strip_prefix("-mig-"))
-        {
-            return g
-                .mig
-                .iter()
-                .find(|(s, _, _)| *s == suffix)
-                .map(|&(s, c, m)| mig_slice(g, s, c, m));
+        if let Some(suffix) = id.strip_prefix(g.id).and_then(|rest| rest.strip_prefix("-mig-")) {
+            return g.mig.iter().find(|(s, _, _)| *s == suffix).map(|&(s, c, m)| mig_slice(g, s, c, m));
         }
     }
     None
@@ -640,10 +614,7 @@ mod tests {
     fn mig_slice_gets_its_memory_share() {
         let full = device_preset("a100-80gb").unwrap();
         let slice = device_preset("a100-80gb-mig-3g.40gb").unwrap();
-        assert_eq!(
-            slice.capacity_bytes,
-            full.capacity_bytes / 2.0 * MIG_CAPACITY_FACTOR
-        );
+        assert_eq!(slice.capacity_bytes, full.capacity_bytes / 2.0 * MIG_CAPACITY_FACTOR);
         assert!(device_preset("a100-80gb-mig-9g.99gb").is_none());
     }
 }

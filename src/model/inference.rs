@@ -25,11 +25,7 @@ fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
     if a.latent.is_some() {
         a.cached_per_token() as f64
     } else {
-        let heads = if a.cache_all_heads {
-            a.heads
-        } else {
-            a.kv_heads
-        };
+        let heads = if a.cache_all_heads { a.heads } else { a.kv_heads };
         2.0 * (heads as f64 / layout.tp).max(1.0) * a.head_dim as f64
     }
 }
@@ -38,11 +34,7 @@ fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
 /// (see [`WeightFormat`] for each one's source), otherwise the run's dtype; without a
 /// choice, QLoRA's NF4 base keeps its linears in NF4.
 fn weight_bytes(t: &ParamTensor, training: &Training) -> f64 {
-    let own = if training.precision == Precision::Fp32 {
-        F32
-    } else {
-        HALF
-    };
+    let own = if training.precision == Precision::Fp32 { F32 } else { HALF };
     let format = match (training.serving.weights, &training.lora) {
         (Some(f), _) => f,
         (None, Some(l)) if l.base == LoraBase::Nf4 => WeightFormat::Nf4,
@@ -83,31 +75,14 @@ const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t
 ///   variables keep the previous expert's until reassigned), each on its k/E share of the
 ///   tokens if routing is balanced — an assumption: the tiny randomly initialised Mixtral in
 ///   the fixture routes unevenly and peaks about 4× higher, so MoE is not checked there.
-fn prefill_elements_per_token(
-    t: &crate::model::arch::TransformerArch,
-    tp: f64,
-    sp: bool,
-    activation_bytes: f64,
-) -> f64 {
+fn prefill_elements_per_token(t: &crate::model::arch::TransformerArch, tp: f64, sp: bool, activation_bytes: f64) -> f64 {
     let h = t.hidden as f64;
     let whole = if sp { h / tp } else { h };
     let a = &t.attention;
-    let attention = 4.0 * whole
-        + (2.0 * a.q_width() as f64
-            + 2.0 * a.k_width() as f64
-            + a.v_width() as f64
-            + a.out_width() as f64)
-            / tp;
+    let attention = 4.0 * whole + (2.0 * a.q_width() as f64 + 2.0 * a.k_width() as f64 + a.v_width() as f64 + a.out_width() as f64) / tp;
     let mlp_width = |f: f64| if t.mlp.gated { 3.0 * f } else { 2.0 * f };
-    let has_dense = t
-        .moe
-        .as_ref()
-        .is_none_or(|m| m.moe_blocks(t.layers) < t.layers);
-    let dense = if has_dense {
-        4.0 * whole + mlp_width(t.mlp.ffn as f64) / tp
-    } else {
-        0.0
-    };
+    let has_dense = t.moe.as_ref().is_none_or(|m| m.moe_blocks(t.layers) < t.layers);
+    let dense = if has_dense { 4.0 * whole + mlp_width(t.mlp.ffn as f64) / tp } else { 0.0 };
     let moe = t.moe.as_ref().map_or(0.0, |m| {
         let per_expert = m.expert_ffn as f64 * m.top_k as f64 / m.experts.max(1) as f64;
         let one_hot = m.top_k as f64 * (m.experts + 1) as f64 * INT64 / activation_bytes;
@@ -116,70 +91,28 @@ fn prefill_elements_per_token(
     attention.max(dense).max(moe)
 }
 
-pub fn inference_memory(
-    arch: &Architecture,
-    tensors: &[ParamTensor],
-    training: &Training,
-    layout: &Layout,
-    mb: &MicroBatch,
-    sp: bool,
-    ledger: &mut Ledger,
-) {
+pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
     let x = match training.serving.kv_cache {
         Some(KvCacheFormat::Fp8) => Dtype::Fp8.bytes(),
         Some(KvCacheFormat::Half) => HALF,
         None => training.precision.activation_bytes() as f64,
     };
-    let weights: f64 = tensors
-        .iter()
-        .map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training))
-        .sum();
+    let weights: f64 = tensors.iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training)).sum();
     ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation)", Lifetime::WholeStep);
-    if let Some(t) = arch
-        .transformer()
-        .filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder))
-    {
-        let (batch, seq) = (
-            training.micro_batch.max(1) as f64,
-            training.seq_len.max(1) as f64 / layout.cp,
-        );
+    if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
+        let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;
         if t.stack == Stack::EncoderDecoder {
             // T5: each decoder block caches its self-attention K/V and the cross-attention K/V
             // of the encoder's tokens (taken here as long as the decoder's); the encoder caches nothing.
-            let decoder_blocks =
-                layout.layers_on_stage * t.decoder_layers as f64 / t.layers.max(1) as f64;
-            ledger.add(
-                Component::Activations,
-                "KV cache (decoder self-attention)",
-                per_token * decoder_blocks * seq,
-                KV_FORMULA,
-                Lifetime::WholeStep,
-            );
-            ledger.add(
-                Component::Activations,
-                "KV cache (cross-attention)",
-                per_token * decoder_blocks * seq,
-                KV_FORMULA,
-                Lifetime::WholeStep,
-            );
+            let decoder_blocks = layout.layers_on_stage * t.decoder_layers as f64 / t.layers.max(1) as f64;
+            ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
+            ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
         } else {
-            ledger.add(
-                Component::Activations,
-                "KV cache",
-                per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers),
-                KV_FORMULA,
-                Lifetime::WholeStep,
-            );
+            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
         }
         if layout.last {
-            ledger.add(
-                Component::Temporary,
-                "last-position logits",
-                F32 * batch * t.vocab as f64,
-                "fp32 b × v",
-                Lifetime::WholeStep,
-            );
+            ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v", Lifetime::WholeStep);
         }
     }
     let workspace = match arch.transformer() {
@@ -188,21 +121,11 @@ pub fn inference_memory(
             let seq = t.sample_tokens(training.seq_len, training.image_size) as f64 / layout.cp;
             let per_token = prefill_elements_per_token(t, layout.tp, sp, x);
             // The rotary cos and sin, (1, s, head_dim) each, shared by the batch.
-            let rotary = if t.rotary() {
-                2.0 * seq * t.attention.head_dim as f64
-            } else {
-                0.0
-            };
+            let rotary = if t.rotary() { 2.0 * seq * t.attention.head_dim as f64 } else { 0.0 };
             (training.micro_batch.max(1) as f64 * seq * per_token + rotary) * x
         }
         // A CNN's forward holds a layer's input and output at a time; one block's tensors bound it.
         None => one_block_bytes(mb, layout, sp),
     };
-    ledger.add(
-        Component::Temporary,
-        "prefill workspace",
-        workspace,
-        PREFILL_FORMULA,
-        Lifetime::WholeStep,
-    );
+    ledger.add(Component::Temporary, "prefill workspace", workspace, PREFILL_FORMULA, Lifetime::WholeStep);
 }

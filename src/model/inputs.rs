@@ -136,14 +136,7 @@ fn is_true(x: &bool) -> bool {
 
 impl Default for Lora {
     fn default() -> Self {
-        Lora {
-            rank: 16,
-            targets: LinearKind::ALL.to_vec(),
-            base: LoraBase::Bf16,
-            double_quant: true,
-            dropout: 0.0,
-            fp32_unquantised: true,
-        }
+        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true }
     }
 }
 
@@ -291,11 +284,7 @@ impl Default for Parallel {
 impl Parallel {
     /// GPUs in the job.
     pub fn world_size(&self) -> u64 {
-        self.dp
-            .max(1)
-            .saturating_mul(self.tp.max(1))
-            .saturating_mul(self.pp.max(1))
-            .saturating_mul(self.cp.max(1))
+        self.dp.max(1).saturating_mul(self.tp.max(1)).saturating_mul(self.pp.max(1)).saturating_mul(self.cp.max(1))
     }
 }
 
@@ -315,12 +304,7 @@ pub enum Zero {
 }
 
 impl Zero {
-    pub const ALL: [Zero; 4] = [
-        Zero::Off,
-        Zero::Optimizer,
-        Zero::Gradients,
-        Zero::Parameters,
-    ];
+    pub const ALL: [Zero; 4] = [Zero::Off, Zero::Optimizer, Zero::Gradients, Zero::Parameters];
 
     /// The stage number, 0–3.
     pub fn stage(self) -> u8 {
@@ -348,15 +332,9 @@ impl Serialize for Zero {
 impl<'de> Deserialize<'de> for Zero {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Value::deserialize(d)? {
-            Value::Number(n) => n.as_u64().and_then(Zero::from_stage).ok_or_else(|| {
-                de::Error::custom(format!(
-                    "ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {n}"
-                ))
-            }),
+            Value::Number(n) => n.as_u64().and_then(Zero::from_stage).ok_or_else(|| de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {n}"))),
             Value::String(s) if s == "fsdp" => Ok(Zero::Parameters),
-            other => Err(de::Error::custom(format!(
-                "ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {other}"
-            ))),
+            other => Err(de::Error::custom(format!("ZeRO stage must be 0, 1, 2, 3 or \"fsdp\", got {other}"))),
         }
     }
 }
@@ -388,15 +366,7 @@ pub enum Platform {
 }
 
 impl Platform {
-    pub const ALL: [Platform; 7] = [
-        Platform::Auto,
-        Platform::Linux,
-        Platform::WindowsFallback,
-        Platform::WindowsNoFallback,
-        Platform::Managed,
-        Platform::Offload,
-        Platform::C2c,
-    ];
+    pub const ALL: [Platform; 7] = [Platform::Auto, Platform::Linux, Platform::WindowsFallback, Platform::WindowsNoFallback, Platform::Managed, Platform::Offload, Platform::C2c];
 }
 
 /// How the GPU is shared: a per-process cap, memory others already use, several jobs.
@@ -417,13 +387,7 @@ pub struct Runtime {
 
 impl Default for Runtime {
     fn default() -> Self {
-        Runtime {
-            platform: Platform::Auto,
-            memory_fraction: 1.0,
-            other_processes_bytes: 0,
-            jobs: 1,
-            expandable_segments: false,
-        }
+        Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1, expandable_segments: false }
     }
 }
 
@@ -468,14 +432,7 @@ pub struct Techniques {
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques {
-            loss: Loss::Standard,
-            loss_chunks: 8,
-            optimizer_in_backward: false,
-            activation_offload: false,
-            liger_kernels: false,
-            compile: false,
-        }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false }
     }
 }
 
@@ -501,13 +458,7 @@ pub enum WeightFormat {
 }
 
 impl WeightFormat {
-    pub const ALL: [WeightFormat; 5] = [
-        WeightFormat::Half,
-        WeightFormat::Fp8,
-        WeightFormat::Int8,
-        WeightFormat::Int4,
-        WeightFormat::Nf4,
-    ];
+    pub const ALL: [WeightFormat; 5] = [WeightFormat::Half, WeightFormat::Fp8, WeightFormat::Int8, WeightFormat::Int4, WeightFormat::Nf4];
 }
 
 /// Element type of the inference KV cache.
@@ -535,10 +486,6 @@ pub struct Serving {
 
 impl Default for Serving {
     fn default() -> Self {
-        Serving {
-            weights: None,
-            kv_cache: None,
-            double_quant: true,
-        }
+        Serving { weights: None, kv_cache: None, double_quant: true }
     }
 }

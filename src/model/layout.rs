@@ -62,8 +62,7 @@ impl Layout {
     pub fn copies(&self, arch: &Architecture, tensor: &ParamTensor) -> f64 {
         let stage_copies = match tensor.scope {
             Scope::Input => {
-                let lm_head_copy =
-                    self.tied && self.last && !self.first && tensor.name == "embed_tokens";
+                let lm_head_copy = self.tied && self.last && !self.first && tensor.name == "embed_tokens";
                 if self.first || lm_head_copy {
                     1.0
                 } else {
@@ -73,14 +72,8 @@ impl Layout {
             Scope::Layer => self.layers_on_stage,
             // Blocks of this kind on the stage, in proportion (multiplied first: exact counts
             // with a single stage).
-            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross => {
-                self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64
-            }
-            Scope::Expert => {
-                self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64
-                    * arch.experts() as f64
-                    / self.ep
-            }
+            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64,
+            Scope::Expert => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64 * arch.experts() as f64 / self.ep,
             Scope::Output => {
                 if self.last {
                     1.0

@@ -29,10 +29,7 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger with room for `terms` terms.
     pub fn with_capacity(terms: usize) -> Ledger {
-        Ledger {
-            terms: Vec::with_capacity(terms),
-            ..Ledger::default()
-        }
+        Ledger { terms: Vec::with_capacity(terms), ..Ledger::default() }
     }
 
     /// The output span's saved tensors are all this micro-batch's and are freed before the
@@ -44,22 +41,10 @@ impl Ledger {
 
     /// Record `bytes` of `component` under `name`, alive for `lifetime`, citing `formula`.
     /// Zero terms are dropped.
-    pub fn add(
-        &mut self,
-        component: Component,
-        name: impl Into<Cow<'static, str>>,
-        bytes: f64,
-        formula: &'static str,
-        lifetime: Lifetime,
-    ) {
-        let bytes = if bytes.is_finite() {
-            bytes.max(0.0)
-        } else {
-            f64::MAX
-        };
+    pub fn add(&mut self, component: Component, name: impl Into<Cow<'static, str>>, bytes: f64, formula: &'static str, lifetime: Lifetime) {
+        let bytes = if bytes.is_finite() { bytes.max(0.0) } else { f64::MAX };
         if bytes > 0.0 {
-            self.terms
-                .push((component, name.into(), bytes, formula, lifetime));
+            self.terms.push((component, name.into(), bytes, formula, lifetime));
         }
     }
 
@@ -86,43 +71,24 @@ impl Ledger {
             }
         }
         let alive = |m: Moment, sum: f64| if m.in_blocks() { sum } else { sum + output };
-        moments[..seen]
-            .iter()
-            .fold((None, output), |best: (Option<Moment>, f64), &(m, sum)| {
-                if best.1 > alive(m, sum) {
-                    best
-                } else {
-                    (Some(m), alive(m, sum))
-                }
-            })
-            .0
+        moments[..seen].iter().fold((None, output), |best: (Option<Moment>, f64), &(m, sum)| if best.1 > alive(m, sum) { best } else { (Some(m), alive(m, sum)) }).0
     }
 
     /// Whether a checkpoint save's terms outweigh the optimizer step's own (gradients made in
     /// backward, the step's intermediates): the two follow each other after backward, so the
     /// optimizer-step phase counts the larger group.
     fn save_counted(&self) -> bool {
-        let sum = |f: fn(Lifetime) -> bool| -> f64 {
-            self.terms.iter().filter(|t| f(t.4)).map(|t| t.2).sum()
-        };
+        let sum = |f: fn(Lifetime) -> bool| -> f64 { self.terms.iter().filter(|t| f(t.4)).map(|t| t.2).sum() };
         let save = sum(|l| l == Lifetime::CheckpointSave);
-        save > 0.0
-            && save > sum(|l| matches!(l, Lifetime::MadeInBackward | Lifetime::OptimizerStep))
+        save > 0.0 && save > sum(|l| matches!(l, Lifetime::MadeInBackward | Lifetime::OptimizerStep))
     }
 
     /// Whether a term counts, given the counted moment, whether the output span's saved
     /// tensors are freed before the blocks' backward, and whether the save counts.
-    fn counts(
-        lifetime: Lifetime,
-        moment: Option<Moment>,
-        output_freed_in_blocks: bool,
-        save: bool,
-    ) -> bool {
+    fn counts(lifetime: Lifetime, moment: Option<Moment>, output_freed_in_blocks: bool, save: bool) -> bool {
         match lifetime {
             Lifetime::Transient(m) => Some(m) == moment,
-            Lifetime::Saved(Span::Output) => {
-                !(output_freed_in_blocks && moment.is_some_and(Moment::in_blocks))
-            }
+            Lifetime::Saved(Span::Output) => !(output_freed_in_blocks && moment.is_some_and(Moment::in_blocks)),
             Lifetime::CheckpointSave => save,
             Lifetime::MadeInBackward | Lifetime::OptimizerStep => !save,
             _ => true,
@@ -131,11 +97,7 @@ impl Ledger {
 
     /// Sum of the terms alive for `lifetime`, counted or not.
     pub fn sum_lifetime(&self, lifetime: Lifetime) -> f64 {
-        self.terms
-            .iter()
-            .filter(|t| t.4 == lifetime)
-            .map(|t| t.2)
-            .sum()
+        self.terms.iter().filter(|t| t.4 == lifetime).map(|t| t.2).sum()
     }
 
     /// The sums of the terms the phases count (all but the transients of the other moments,
@@ -144,15 +106,8 @@ impl Ledger {
     /// pass: each sum adds its terms in the order they were recorded.
     pub fn tally(&self) -> Tally {
         let (moment, save) = (self.counted_moment(), self.save_counted());
-        let mut tally = Tally {
-            save_counted: save,
-            ..Tally::default()
-        };
-        for t in self
-            .terms
-            .iter()
-            .filter(|t| Self::counts(t.4, moment, self.output_freed_in_blocks, save))
-        {
+        let mut tally = Tally { save_counted: save, ..Tally::default() };
+        for t in self.terms.iter().filter(|t| Self::counts(t.4, moment, self.output_freed_in_blocks, save)) {
             let c = t.0 as usize;
             tally.step[c] += t.2;
             tally.total += t.2;
@@ -168,20 +123,10 @@ impl Ledger {
 
     /// The counted terms, and those the phases do not count ([`Ledger::tally`]).
     pub fn into_terms(self) -> (Vec<Term>, Vec<Term>) {
-        let (moment, save, output_freed) = (
-            self.counted_moment(),
-            self.save_counted(),
-            self.output_freed_in_blocks,
-        );
+        let (moment, save, output_freed) = (self.counted_moment(), self.save_counted(), self.output_freed_in_blocks);
         self.terms
             .into_iter()
-            .map(|(component, name, bytes, formula, lifetime)| Term {
-                component,
-                name,
-                bytes: to_bytes(bytes),
-                formula: Cow::Borrowed(formula),
-                lifetime,
-            })
+            .map(|(component, name, bytes, formula, lifetime)| Term { component, name, bytes: to_bytes(bytes), formula: Cow::Borrowed(formula), lifetime })
             .partition(|t| Self::counts(t.lifetime, moment, output_freed, save))
     }
 }
@@ -242,46 +187,16 @@ mod tests {
             if freed {
                 l.free_output_before_blocks();
             }
-            l.add(
-                Component::Activations,
-                "block inputs",
-                10.0,
-                "",
-                Lifetime::Saved(Span::Blocks),
-            );
-            l.add(
-                Component::Activations,
-                "logits kept by the loss",
-                output,
-                "",
-                Lifetime::Saved(Span::Output),
-            );
-            l.add(
-                Component::Temporary,
-                "loss gradients",
-                1.0,
-                "",
-                Lifetime::Transient(Moment::LossBackward),
-            );
-            l.add(
-                Component::Temporary,
-                "recompute",
-                recompute,
-                "",
-                Lifetime::Transient(Moment::Recompute),
-            );
+            l.add(Component::Activations, "block inputs", 10.0, "", Lifetime::Saved(Span::Blocks));
+            l.add(Component::Activations, "logits kept by the loss", output, "", Lifetime::Saved(Span::Output));
+            l.add(Component::Temporary, "loss gradients", 1.0, "", Lifetime::Transient(Moment::LossBackward));
+            l.add(Component::Temporary, "recompute", recompute, "", Lifetime::Transient(Moment::Recompute));
             l
         };
         // Recompute (6) outweighs the loss's moment (1 + 4): counted without the output span.
         assert_eq!(ledger(4.0, 6.0, true).tally().peak(), 16.0);
         let (_, uncounted) = ledger(4.0, 6.0, true).into_terms();
-        assert_eq!(
-            uncounted
-                .iter()
-                .map(|t| t.name.as_ref())
-                .collect::<Vec<_>>(),
-            ["logits kept by the loss", "loss gradients"]
-        );
+        assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["logits kept by the loss", "loss gradients"]);
         // Several micro-batches in flight keep their output spans: everything stacks.
         assert_eq!(ledger(4.0, 6.0, false).tally().peak(), 20.0);
         // The loss's moment with the output span (1 + 8) outweighs recompute (6).
@@ -297,10 +212,7 @@ mod tests {
     /// with or without checkpointing.
     #[test]
     fn measured_output_span_is_dead_at_the_last_blocks_backward() {
-        let fixture: serde_json::Value = serde_json::from_str(include_str!(
-            "../../tests/fixtures/measured/output_span_freed.json"
-        ))
-        .expect("fixture");
+        let fixture: serde_json::Value = serde_json::from_str(include_str!("../../tests/fixtures/measured/output_span_freed.json")).expect("fixture");
         let cases = fixture["cases"].as_array().expect("cases");
         assert_eq!(cases.len(), 2);
         for case in cases {
@@ -315,68 +227,20 @@ mod tests {
     #[test]
     fn phases_count_the_largest_moment_only() {
         let mut l = Ledger::default();
-        l.add(
-            Component::Parameters,
-            "weights",
-            10.0,
-            "",
-            Lifetime::WholeStep,
-        );
-        l.add(
-            Component::Temporary,
-            "logits",
-            3.0,
-            "",
-            Lifetime::Transient(Moment::LossForward),
-        );
-        l.add(
-            Component::Temporary,
-            "loss gradients",
-            5.0,
-            "",
-            Lifetime::Transient(Moment::LossBackward),
-        );
-        l.add(
-            Component::Temporary,
-            "recompute",
-            5.0,
-            "",
-            Lifetime::Transient(Moment::Recompute),
-        );
-        l.add(
-            Component::Gradients,
-            "gradients",
-            7.0,
-            "",
-            Lifetime::MadeInBackward,
-        );
+        l.add(Component::Parameters, "weights", 10.0, "", Lifetime::WholeStep);
+        l.add(Component::Temporary, "logits", 3.0, "", Lifetime::Transient(Moment::LossForward));
+        l.add(Component::Temporary, "loss gradients", 5.0, "", Lifetime::Transient(Moment::LossBackward));
+        l.add(Component::Temporary, "recompute", 5.0, "", Lifetime::Transient(Moment::Recompute));
+        l.add(Component::Gradients, "gradients", 7.0, "", Lifetime::MadeInBackward);
         let tally = l.tally();
-        assert_eq!(
-            tally.sum_in(Component::Temporary, Phase::ForwardBackward),
-            5.0
-        );
-        assert_eq!(
-            tally.sum_in(Component::Temporary, Phase::OptimizerStep),
-            0.0
-        );
-        assert_eq!(
-            tally.sum_in(Component::Parameters, Phase::OptimizerStep),
-            10.0
-        );
+        assert_eq!(tally.sum_in(Component::Temporary, Phase::ForwardBackward), 5.0);
+        assert_eq!(tally.sum_in(Component::Temporary, Phase::OptimizerStep), 0.0);
+        assert_eq!(tally.sum_in(Component::Parameters, Phase::OptimizerStep), 10.0);
         assert_eq!(tally.sum(Component::Temporary), 5.0);
         assert_eq!((tally.peak(), tally.total()), (17.0, 22.0));
         let (counted, uncounted) = l.into_terms();
-        assert_eq!(
-            counted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(),
-            ["weights", "recompute", "gradients"]
-        );
-        assert_eq!(
-            uncounted
-                .iter()
-                .map(|t| t.name.as_ref())
-                .collect::<Vec<_>>(),
-            ["logits", "loss gradients"]
-        );
+        assert_eq!(counted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["weights", "recompute", "gradients"]);
+        assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["logits", "loss gradients"]);
     }
 
     /// A checkpoint save after the step and the step's own gradients and intermediates follow
@@ -384,64 +248,19 @@ mod tests {
     #[test]
     fn the_save_and_the_step_are_not_counted_together() {
         let mut l = Ledger::default();
-        l.add(
-            Component::Parameters,
-            "weights",
-            10.0,
-            "",
-            Lifetime::WholeStep,
-        );
-        l.add(
-            Component::Gradients,
-            "gradients",
-            7.0,
-            "",
-            Lifetime::MadeInBackward,
-        );
-        l.add(
-            Component::Temporary,
-            "foreach",
-            2.0,
-            "",
-            Lifetime::OptimizerStep,
-        );
-        l.add(
-            Component::Temporary,
-            "full state dict",
-            8.0,
-            "",
-            Lifetime::CheckpointSave,
-        );
+        l.add(Component::Parameters, "weights", 10.0, "", Lifetime::WholeStep);
+        l.add(Component::Gradients, "gradients", 7.0, "", Lifetime::MadeInBackward);
+        l.add(Component::Temporary, "foreach", 2.0, "", Lifetime::OptimizerStep);
+        l.add(Component::Temporary, "full state dict", 8.0, "", Lifetime::CheckpointSave);
         assert_eq!(l.tally().peak(), 19.0);
-        assert_eq!(
-            l.tally().sum_in(Component::Temporary, Phase::OptimizerStep),
-            2.0
-        );
+        assert_eq!(l.tally().sum_in(Component::Temporary, Phase::OptimizerStep), 2.0);
         assert!(!l.tally().save_counted);
-        l.add(
-            Component::Temporary,
-            "full state dict (second half)",
-            4.0,
-            "",
-            Lifetime::CheckpointSave,
-        );
+        l.add(Component::Temporary, "full state dict (second half)", 4.0, "", Lifetime::CheckpointSave);
         let tally = l.tally();
         assert!(tally.save_counted);
         assert_eq!(tally.peak(), 22.0);
-        assert_eq!(
-            (
-                tally.sum_in(Component::Gradients, Phase::OptimizerStep),
-                tally.sum_in(Component::Temporary, Phase::OptimizerStep)
-            ),
-            (0.0, 12.0)
-        );
+        assert_eq!((tally.sum_in(Component::Gradients, Phase::OptimizerStep), tally.sum_in(Component::Temporary, Phase::OptimizerStep)), (0.0, 12.0));
         let (_, uncounted) = l.into_terms();
-        assert_eq!(
-            uncounted
-                .iter()
-                .map(|t| t.name.as_ref())
-                .collect::<Vec<_>>(),
-            ["gradients", "foreach"]
-        );
+        assert_eq!(uncounted.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["gradients", "foreach"]);
     }
 }

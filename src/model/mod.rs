@@ -30,9 +30,7 @@ pub mod timeline;
 
 use activations::{add_activations, in_flight, in_flight_count, micro_batch, MicroBatch};
 use arch::{Architecture, Tensors};
-use breakdown::{
-    Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape, Totals,
-};
+use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape, Totals};
 use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger, Tally};
@@ -87,10 +85,7 @@ fn peak_stage(inputs: &Inputs, tensors: &Tensors, reuse: &mut Reuse) -> StagePla
     let mut best: Option<StagePlan> = None;
     for &stage in stages {
         let plan = stage_ledger(inputs, tensors, stage, &compute, &mb, reuse);
-        if best
-            .as_ref()
-            .is_none_or(|b| plan.tally.peak() > b.tally.peak())
-        {
+        if best.as_ref().is_none_or(|b| plan.tally.peak() > b.tally.peak()) {
             best = Some(plan);
         }
     }
@@ -125,12 +120,7 @@ struct StagePlan {
 /// measured in `tests/fixtures/measured/fsdp.json`). FP8 keeps its own path.
 fn compute_training<'a>(training: &'a Training, layout: &Layout) -> std::borrow::Cow<'a, Training> {
     use precision::Precision;
-    if layout.fsdp2()
-        && matches!(
-            training.precision,
-            Precision::Bf16Mixed | Precision::Fp16Mixed
-        )
-    {
+    if layout.fsdp2() && matches!(training.precision, Precision::Bf16Mixed | Precision::Fp16Mixed) {
         let mut t = training.clone();
         t.precision = Precision::Bf16;
         std::borrow::Cow::Owned(t)
@@ -141,14 +131,7 @@ fn compute_training<'a>(training: &'a Training, layout: &Layout) -> std::borrow:
 
 /// All terms of one pipeline stage, and the bytes it keeps on the host: `compute` is the
 /// step as the blocks compute it ([`compute_training`]), `mb` what one micro-batch saves.
-fn stage_ledger(
-    s: &Inputs,
-    tensors: &Tensors,
-    stage: u64,
-    compute: &Training,
-    mb: &MicroBatch,
-    reuse: &mut Reuse,
-) -> StagePlan {
+fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, mb: &MicroBatch, reuse: &mut Reuse) -> StagePlan {
     let (arch, device) = (s.arch, s.device);
     let layout = Layout::new(arch, s.parallel, stage);
     let sp = s.parallel.sp && s.parallel.tp > 1;
@@ -164,25 +147,13 @@ fn stage_ledger(
         // activations and these temporaries exist only in forward/backward; the optimizer step
         // has its own intermediates; gradients are freed between steps unless something keeps
         // them (`states.rs`).
-        let states =
-            reuse.state_bytes(arch, &tensors.list, s.training, &layout, s.parallel.offload);
-        states::add_states(
-            &states,
-            s.training,
-            &layout,
-            s.parallel.offload,
-            &mut ledger,
-        );
+        let states = reuse.state_bytes(arch, &tensors.list, s.training, &layout, s.parallel.offload);
+        states::add_states(&states, s.training, &layout, s.parallel.offload, &mut ledger);
         let summary = states.summary;
         host = states.host;
         trainable_params = summary.trainable_params;
         paged = summary.paged_state_bytes;
-        let flight = in_flight(
-            &layout,
-            s.training.grad_accum,
-            s.parallel.pp_schedule,
-            s.parallel.virtual_stages,
-        );
+        let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
         let offloaded_activations = add_activations(mb, compute, &layout, sp, flight, &mut ledger);
         host += offloaded_activations;
         activation_host = offloaded_activations;
@@ -227,39 +198,13 @@ fn stage_ledger(
             stages: layout.pp as u64,
         });
     } else {
-        inference::inference_memory(
-            arch,
-            &tensors.list,
-            s.training,
-            &layout,
-            mb,
-            sp,
-            &mut ledger,
-        );
+        inference::inference_memory(arch, &tensors.list, s.training, &layout, mb, sp, &mut ledger);
     }
     let tally = ledger.tally();
-    let dynamic = tally.sum(Component::Gradients)
-        + tally.sum(Component::Activations)
-        + tally.sum(Component::Temporary);
-    overhead::overhead(
-        device,
-        s.parallel.world_size(),
-        training,
-        dynamic,
-        s.runtime.expandable_segments,
-        &mut ledger,
-    );
+    let dynamic = tally.sum(Component::Gradients) + tally.sum(Component::Activations) + tally.sum(Component::Temporary);
+    overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
     let tally = ledger.tally();
-    StagePlan {
-        ledger,
-        tally,
-        host,
-        activation_host,
-        stage,
-        trainable_params,
-        step,
-        paged,
-    }
+    StagePlan { ledger, tally, host, activation_host, stage, trainable_params, step, paged }
 }
 
 /// The six components as they stand during `phase`.
@@ -274,16 +219,7 @@ fn phase_totals(tally: &Tally, phase: Phase) -> PhaseTotals {
         overhead: part(Component::Overhead),
         total: 0,
     };
-    t.total = [
-        t.parameters,
-        t.gradients,
-        t.optimizer_states,
-        t.activations,
-        t.temporary,
-        t.overhead,
-    ]
-    .iter()
-    .fold(0u64, |a, &b| a.saturating_add(b));
+    t.total = [t.parameters, t.gradients, t.optimizer_states, t.activations, t.temporary, t.overhead].iter().fold(0u64, |a, &b| a.saturating_add(b));
     t
 }
 
@@ -291,67 +227,23 @@ fn phase_totals(tally: &Tally, phase: Phase) -> PhaseTotals {
 fn plan_totals(s: &Inputs, tensors: &Tensors, plan: &StagePlan) -> Totals {
     let forward_backward = phase_totals(&plan.tally, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
-    let optimizer_step = if training {
-        phase_totals(&plan.tally, Phase::OptimizerStep)
-    } else {
-        PhaseTotals::default()
-    };
-    let peak_phase = if optimizer_step.total > forward_backward.total {
-        Phase::OptimizerStep
-    } else {
-        Phase::ForwardBackward
-    };
-    let phases = PhasePeaks {
-        forward_backward,
-        optimizer_step,
-        peak_phase,
-    };
+    let optimizer_step = if training { phase_totals(&plan.tally, Phase::OptimizerStep) } else { PhaseTotals::default() };
+    let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
+    let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
     let at_peak = phases.at_peak();
     let spill = spill::spill_report(at_peak, s.device, s.runtime, s.training, plan.paged);
-    let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None {
-        0.0
-    } else {
-        plan.trainable_params / s.parallel.world_size() as f64
-    };
-    let step_time =
-        step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
-    Totals {
-        trainable_params: to_bytes(plan.trainable_params),
-        host_bytes: to_bytes(plan.host),
-        stage: plan.stage,
-        step_time,
-        spill,
-        phases,
-    }
+    let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { plan.trainable_params / s.parallel.world_size() as f64 };
+    let step_time = step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
+    Totals { trainable_params: to_bytes(plan.trainable_params), host_bytes: to_bytes(plan.host), stage: plan.stage, step_time, spill, phases }
 }
 
 /// The breakdown: the totals with the named terms and the warnings.
 fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Breakdown {
     let arch = s.arch;
     let mut warnings = Vec::new();
-    let StagePlan {
-        ledger,
-        tally,
-        step,
-        ..
-    } = plan;
-    let Totals {
-        trainable_params,
-        host_bytes,
-        stage,
-        step_time,
-        spill,
-        phases,
-    } = totals;
-    let PhaseTotals {
-        parameters,
-        gradients,
-        optimizer_states,
-        activations,
-        temporary,
-        overhead,
-        total,
-    } = phases.at_peak().clone();
+    let StagePlan { ledger, tally, step, .. } = plan;
+    let Totals { trainable_params, host_bytes, stage, step_time, spill, phases } = totals;
+    let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = phases.at_peak().clone();
     let capacity = spill.capacity_bytes;
     let spill_bytes = total.saturating_sub(capacity);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
@@ -374,8 +266,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
     }
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
-        if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision
-        {
+        if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
             warnings.push(format!(
                 "training.seq_len: {} tokens exceed the model's {} learned positions; transformers would fail to index them (memory is still estimated for {} tokens)",
                 s.training.seq_len, max_positions, s.training.seq_len

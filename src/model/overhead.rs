@@ -47,21 +47,8 @@ const FRAGMENTATION: f64 = 0.05;
 /// `c10/cuda/CUDACachingAllocator.cpp`, `ExpandableSegment`; torchtune #1185 measured the
 /// reserved peak falling from 16.39 to 10.83 GiB); only the 2 MiB rounding remains, which is
 /// not counted.
-pub fn overhead(
-    device: &Device,
-    gpus: u64,
-    training: bool,
-    dynamic: f64,
-    expandable_segments: bool,
-    ledger: &mut Ledger,
-) {
-    ledger.add(
-        Component::Overhead,
-        "CUDA context",
-        CUDA_CONTEXT,
-        "0.47 GB with lazy module loading (A100, PyTorch 2.1; ml-engineering)",
-        Lifetime::WholeStep,
-    );
+pub fn overhead(device: &Device, gpus: u64, training: bool, dynamic: f64, expandable_segments: bool, ledger: &mut Ledger) {
+    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB with lazy module loading (A100, PyTorch 2.1; ml-engineering)", Lifetime::WholeStep);
     let handles = if training { 2.0 } else { 1.0 };
     ledger.add(
         Component::Overhead,

@@ -32,13 +32,7 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 5] = [
-        Precision::Fp32,
-        Precision::Fp16Mixed,
-        Precision::Bf16Mixed,
-        Precision::Bf16,
-        Precision::Fp8Mixed,
-    ];
+    pub const ALL: [Precision; 5] = [Precision::Fp32, Precision::Fp16Mixed, Precision::Bf16Mixed, Precision::Bf16, Precision::Fp8Mixed];
 
     /// Kebab-case id, as written in scenarios.
     pub fn id(self) -> &'static str {
@@ -53,10 +47,7 @@ impl Precision {
 
     /// True for the autocast-style modes that keep an fp32 master copy.
     pub fn is_mixed(self) -> bool {
-        matches!(
-            self,
-            Precision::Fp16Mixed | Precision::Bf16Mixed | Precision::Fp8Mixed
-        )
+        matches!(self, Precision::Fp16Mixed | Precision::Bf16Mixed | Precision::Fp8Mixed)
     }
 
     /// The dtype of an activation as autocast produces it (matmul outputs).

@@ -28,14 +28,7 @@ struct StatesKey {
 
 impl StatesKey {
     fn new(training: &Training, layout: &Layout, offload: Offload) -> StatesKey {
-        StatesKey {
-            layout: *layout,
-            offload,
-            precision: training.precision,
-            optimizer: training.optimizer,
-            frozen: training.frozen.clone(),
-            lora: training.lora.clone(),
-        }
+        StatesKey { layout: *layout, offload, precision: training.precision, optimizer: training.optimizer, frozen: training.frozen.clone(), lora: training.lora.clone() }
     }
 
     /// Equal to `StatesKey::new(training, layout, offload)`, without building it.
@@ -60,19 +53,8 @@ pub struct Reuse {
 
 impl Reuse {
     /// `state_bytes(arch, tensors, training, layout, offload)`, kept or computed.
-    pub fn state_bytes(
-        &mut self,
-        arch: &Architecture,
-        tensors: &[ParamTensor],
-        training: &Training,
-        layout: &Layout,
-        offload: Offload,
-    ) -> StateBytes {
-        if let Some((_, bytes)) = self
-            .states
-            .iter()
-            .find(|(k, _)| k.matches(training, layout, offload))
-        {
+    pub fn state_bytes(&mut self, arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, offload: Offload) -> StateBytes {
+        if let Some((_, bytes)) = self.states.iter().find(|(k, _)| k.matches(training, layout, offload)) {
             return *bytes;
         }
         let bytes = state_bytes(arch, tensors, training, layout, offload);

@@ -61,8 +61,7 @@ pub fn resolve_platform(platform: Platform, device: &Device) -> Platform {
 /// Memory this process may use: the device, less what others hold, shared by the jobs, and
 /// capped by the per-process fraction.
 pub fn effective_capacity(device: &Device, runtime: &Runtime) -> f64 {
-    let shared = (device.capacity_bytes - runtime.other_processes_bytes as f64).max(0.0)
-        / runtime.jobs.max(1) as f64;
+    let shared = (device.capacity_bytes - runtime.other_processes_bytes as f64).max(0.0) / runtime.jobs.max(1) as f64;
     shared.min(device.capacity_bytes * runtime.memory_fraction.clamp(0.0, 1.0))
 }
 
@@ -72,8 +71,7 @@ pub fn recommended_fraction(device: &Device, runtime: &Runtime) -> Option<f64> {
     if runtime.jobs <= 1 && runtime.other_processes_bytes == 0 {
         return None;
     }
-    let share = (device.capacity_bytes - runtime.other_processes_bytes as f64).max(0.0)
-        / (runtime.jobs.max(1) as f64 * device.capacity_bytes);
+    let share = (device.capacity_bytes - runtime.other_processes_bytes as f64).max(0.0) / (runtime.jobs.max(1) as f64 * device.capacity_bytes);
     Some((share * 100.0).floor() / 100.0)
 }
 
@@ -85,11 +83,7 @@ pub fn recommended_fraction(device: &Device, runtime: &Runtime) -> Option<f64> {
 /// Decoding reads every weight and the KV cache once per token.
 pub fn traffic_factor(c: Component, training: &Training) -> f64 {
     let m = training.grad_accum.max(1) as f64;
-    let recompute = if training.checkpointing == Checkpointing::None {
-        0.0
-    } else {
-        1.0
-    };
+    let recompute = if training.checkpointing == Checkpointing::None { 0.0 } else { 1.0 };
     match (training.mode, c) {
         (_, Component::Overhead) => 0.0,
         (Mode::Inference, _) => 1.0,
@@ -105,26 +99,14 @@ fn spill_order(platform: Platform, training: &Training) -> Vec<Component> {
     use Component::*;
     match platform {
         // Allocation order reversed: the last allocations of the first step land in system memory.
-        Platform::WindowsFallback if training.mode == Mode::Train => vec![
-            OptimizerStates,
-            Gradients,
-            Temporary,
-            Activations,
-            Parameters,
-        ],
+        Platform::WindowsFallback if training.mode == Mode::Train => {
+            vec![OptimizerStates, Gradients, Temporary, Activations, Parameters]
+        }
         Platform::WindowsFallback => vec![Activations, Temporary, Parameters],
         // Migrating or explicit placement keeps the most-used bytes resident.
         _ => {
-            let mut order = vec![
-                OptimizerStates,
-                Gradients,
-                Parameters,
-                Activations,
-                Temporary,
-            ];
-            order.sort_by(|a, b| {
-                traffic_factor(*a, training).total_cmp(&traffic_factor(*b, training))
-            });
+            let mut order = vec![OptimizerStates, Gradients, Parameters, Activations, Temporary];
+            order.sort_by(|a, b| traffic_factor(*a, training).total_cmp(&traffic_factor(*b, training)));
             order
         }
     }
@@ -132,18 +114,11 @@ fn spill_order(platform: Platform, training: &Training) -> Vec<Component> {
 
 /// Where a run that needs `at_peak.total` bytes stands on this device and platform; `paged`
 /// bytes of it are a paged optimizer's states in CUDA managed memory.
-pub fn spill_report(
-    at_peak: &PhaseTotals,
-    device: &Device,
-    runtime: &Runtime,
-    training: &Training,
-    paged: f64,
-) -> SpillReport {
+pub fn spill_report(at_peak: &PhaseTotals, device: &Device, runtime: &Runtime, training: &Training, paged: f64) -> SpillReport {
     let platform = resolve_platform(runtime.platform, device);
     let capacity = effective_capacity(device, runtime);
     let over = (at_peak.total as f64 - capacity).max(0.0);
-    let capped = runtime.memory_fraction < 1.0
-        && at_peak.total as f64 > device.capacity_bytes * runtime.memory_fraction;
+    let capped = runtime.memory_fraction < 1.0 && at_peak.total as f64 > device.capacity_bytes * runtime.memory_fraction;
     let oom_platform = matches!(platform, Platform::Linux | Platform::WindowsNoFallback);
     // On Linux the managed states still leave where PyTorch's own allocations would fail: the
     // driver evicts them (only them: everything else is cudaMalloc'd by PyTorch's allocator).
@@ -170,9 +145,7 @@ pub fn spill_report(
         return report;
     }
     if paged_only {
-        report
-            .by_component
-            .push((Component::OptimizerStates, over as u64));
+        report.by_component.push((Component::OptimizerStates, over as u64));
         report.traffic_bytes = over * traffic_factor(Component::OptimizerStates, training);
         report.thrash_traffic_bytes = report.traffic_bytes;
         report.link_bandwidth = device.host_link_bandwidth.max(1.0);
@@ -192,10 +165,7 @@ pub fn spill_report(
     }
     // What could not be placed anywhere spills with the weights' traffic (the overhead).
     report.traffic_bytes += left * traffic_factor(Component::Parameters, training);
-    report.thrash_traffic_bytes = Component::ALL
-        .iter()
-        .map(|&c| at_peak.component(c) as f64 * traffic_factor(c, training))
-        .sum();
+    report.thrash_traffic_bytes = Component::ALL.iter().map(|&c| at_peak.component(c) as f64 * traffic_factor(c, training)).sum();
     report.link_bandwidth = device.host_link_bandwidth.max(1.0);
     report.thrash_bandwidth = match platform {
         Platform::Managed => report.link_bandwidth.min(FAULT_BLOCK_BYTES / FAULT_SECONDS),
@@ -213,10 +183,7 @@ pub fn spill_seconds(report: &SpillReport, compute_seconds: f64) -> [f64; 2] {
     let stream = report.traffic_bytes / report.link_bandwidth;
     match report.platform {
         Platform::Offload => [(stream - compute_seconds).max(0.0), stream],
-        _ => [
-            stream,
-            (report.thrash_traffic_bytes / report.thrash_bandwidth).max(stream),
-        ],
+        _ => [stream, (report.thrash_traffic_bytes / report.thrash_bandwidth).max(stream)],
     }
 }
 
@@ -228,12 +195,7 @@ mod tests {
     const GIB: f64 = (1u64 << 30) as f64;
 
     fn totals(parameters: f64, optimizer_states: f64, activations: f64) -> PhaseTotals {
-        let mut t = PhaseTotals {
-            parameters: parameters as u64,
-            optimizer_states: optimizer_states as u64,
-            activations: activations as u64,
-            ..PhaseTotals::default()
-        };
+        let mut t = PhaseTotals { parameters: parameters as u64, optimizer_states: optimizer_states as u64, activations: activations as u64, ..PhaseTotals::default() };
         t.total = t.parameters + t.optimizer_states + t.activations;
         t
     }
@@ -245,32 +207,14 @@ mod tests {
         let training = Training::default();
         let need = totals(16.0 * GIB, 32.0 * GIB, 10.0 * GIB);
         let h100 = device_preset("h100-sxm-80gb").unwrap();
-        assert_eq!(
-            spill_report(&need, &h100, &Runtime::default(), &training, 0.0).outcome,
-            Outcome::Fits
-        );
+        assert_eq!(spill_report(&need, &h100, &Runtime::default(), &training, 0.0).outcome, Outcome::Fits);
         let rtx = device_preset("rtx-4090-24gb").unwrap();
         let r = spill_report(&need, &rtx, &Runtime::default(), &training, 0.0);
-        assert_eq!(
-            (r.platform, r.outcome),
-            (Platform::WindowsFallback, Outcome::Spills)
-        );
+        assert_eq!((r.platform, r.outcome), (Platform::WindowsFallback, Outcome::Spills));
         let over = need.total as f64 - rtx.capacity_bytes;
-        assert_eq!(
-            r.by_component,
-            vec![
-                (Component::OptimizerStates, 32 * (1 << 30)),
-                (Component::Activations, (over - 32.0 * GIB) as u64)
-            ]
-        );
-        let linux = Runtime {
-            platform: Platform::Linux,
-            ..Runtime::default()
-        };
-        assert_eq!(
-            spill_report(&need, &rtx, &linux, &training, 0.0).outcome,
-            Outcome::OutOfMemory
-        );
+        assert_eq!(r.by_component, vec![(Component::OptimizerStates, 32 * (1 << 30)), (Component::Activations, (over - 32.0 * GIB) as u64)]);
+        let linux = Runtime { platform: Platform::Linux, ..Runtime::default() };
+        assert_eq!(spill_report(&need, &rtx, &linux, &training, 0.0).outcome, Outcome::OutOfMemory);
     }
 
     /// 1 GiB of optimizer state spilled on a 4090 (PCIe 4.0, 32 GB/s per direction): 2 GiB
@@ -296,16 +240,7 @@ mod tests {
         let training = Training::default();
         let rtx = device_preset("rtx-4090-24gb").unwrap();
         let need = totals(20.0 * GIB, 10.0 * GIB, 0.0);
-        let r = spill_report(
-            &need,
-            &rtx,
-            &Runtime {
-                platform: Platform::Managed,
-                ..Runtime::default()
-            },
-            &training,
-            0.0,
-        );
+        let r = spill_report(&need, &rtx, &Runtime { platform: Platform::Managed, ..Runtime::default() }, &training, 0.0);
         assert!((r.thrash_bandwidth - 65536.0 / 50e-6).abs() < 1.0);
     }
 
@@ -314,37 +249,12 @@ mod tests {
     #[test]
     fn shared_gpu_capacity_and_fraction() {
         let h100 = device_preset("h100-sxm-80gb").unwrap();
-        let rt = Runtime {
-            jobs: 2,
-            other_processes_bytes: 2 << 30,
-            ..Runtime::default()
-        };
-        assert_eq!(
-            effective_capacity(&h100, &rt),
-            (h100.capacity_bytes - 2.0 * GIB) / 2.0
-        );
+        let rt = Runtime { jobs: 2, other_processes_bytes: 2 << 30, ..Runtime::default() };
+        assert_eq!(effective_capacity(&h100, &rt), (h100.capacity_bytes - 2.0 * GIB) / 2.0);
         let f = recommended_fraction(&h100, &rt).unwrap();
-        assert_eq!(
-            f,
-            ((h100.capacity_bytes - 2.0 * GIB) / (2.0 * h100.capacity_bytes) * 100.0).floor()
-                / 100.0
-        );
+        assert_eq!(f, ((h100.capacity_bytes - 2.0 * GIB) / (2.0 * h100.capacity_bytes) * 100.0).floor() / 100.0);
         // Over a fraction cap the allocator raises OOM even on a platform that could spill.
-        let capped = Runtime {
-            memory_fraction: 0.5,
-            platform: Platform::WindowsFallback,
-            ..Runtime::default()
-        };
-        assert_eq!(
-            spill_report(
-                &totals(50.0 * GIB, 0.0, 0.0),
-                &h100,
-                &capped,
-                &Training::default(),
-                0.0
-            )
-            .outcome,
-            Outcome::OutOfMemory
-        );
+        let capped = Runtime { memory_fraction: 0.5, platform: Platform::WindowsFallback, ..Runtime::default() };
+        assert_eq!(spill_report(&totals(50.0 * GIB, 0.0, 0.0), &h100, &capped, &Training::default(), 0.0).outcome, Outcome::OutOfMemory);
     }
 }

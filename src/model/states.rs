@@ -51,37 +51,12 @@ struct Budget {
 
 fn budget(precision: Precision, layout: &Layout) -> Budget {
     match precision {
-        Precision::Fp32 => Budget {
-            weight: F32,
-            grad: F32,
-            master: 0.0,
-            state: F32,
-        },
-        Precision::Bf16 => Budget {
-            weight: HALF,
-            grad: HALF,
-            master: 0.0,
-            state: HALF,
-        },
+        Precision::Fp32 => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
+        Precision::Bf16 => Budget { weight: HALF, grad: HALF, master: 0.0, state: HALF },
         // FSDP2's mixed precision keeps the sharded parameters (and so their gradients) in fp32.
-        _ if layout.fsdp2() => Budget {
-            weight: F32,
-            grad: F32,
-            master: 0.0,
-            state: F32,
-        },
-        _ if layout.zero > Zero::Off => Budget {
-            weight: HALF,
-            grad: HALF,
-            master: F32,
-            state: F32,
-        },
-        _ => Budget {
-            weight: F32,
-            grad: F32,
-            master: 0.0,
-            state: F32,
-        },
+        _ if layout.fsdp2() => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
+        _ if layout.zero > Zero::Off => Budget { weight: HALF, grad: HALF, master: F32, state: F32 },
+        _ => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
     }
 }
 
@@ -117,11 +92,7 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
     let n = t.numel();
     // transformers' Adafactor creates its factors with `torch.zeros(shape)` (fp32) whatever
     // the parameter dtype.
-    let state = if opt == Optimizer::Adafactor {
-        F32
-    } else {
-        state
-    };
+    let state = if opt == Optimizer::Adafactor { F32 } else { state };
     match opt {
         Optimizer::Adamw | Optimizer::Adam => 2.0 * n * state,
         Optimizer::Sgd => 0.0,
@@ -132,13 +103,9 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
         // their size (`get_state_buffer`, lines 374–390).
         Optimizer::PagedAdamw => 2.0 * n * F32,
         Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit if n < BNB_MIN_8BIT_SIZE => 2.0 * n * F32,
-        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => {
-            2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES)
-        }
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => 2.0 * (n * (Dtype::U8.bytes() + F32 / BNB_BLOCK) + BNB_QMAP_BYTES),
         Optimizer::Adafactor => match t.shape() {
-            [.., rows, cols] if *rows > 0 && *cols > 0 => {
-                (n / *cols as f64 + n / *rows as f64) * state
-            }
+            [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
         },
     }
@@ -168,8 +135,7 @@ fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64
 fn lora_adapts(t: &ParamTensor, targets: &[LinearKind]) -> bool {
     // A fused linear (GPT-2's c_attn, Phi-3's qkv_proj) is one module, adapted when any of
     // the projections it stands for is a target (PEFT adapts modules by name).
-    t.linear
-        .is_some_and(|kinds| kinds.iter().any(|k| targets.contains(k)))
+    t.linear.is_some_and(|kinds| kinds.iter().any(|k| targets.contains(k)))
 }
 
 /// What `state_bytes` found, for the other parts of the model.
@@ -248,27 +214,16 @@ pub struct StateBytes {
 /// pipeline stage, the offload, and of the training step only on its precision, optimizer,
 /// freezing and LoRA (`reuse.rs` keys them on those); the terms' lifetimes are
 /// [`add_states`]'.
-pub fn state_bytes(
-    arch: &Architecture,
-    tensors: &[ParamTensor],
-    training: &Training,
-    layout: &Layout,
-    offload: Offload,
-) -> StateBytes {
+pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, offload: Offload) -> StateBytes {
     let precision = training.precision;
     let b = budget(precision, layout);
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
-    let mut summary = StatesSummary {
-        grad_bytes: b.grad,
-        weight_bytes: b.weight,
-        ..Default::default()
-    };
+    let mut summary = StatesSummary { grad_bytes: b.grad, weight_bytes: b.weight, ..Default::default() };
     let mut paged = 0.0;
 
-    let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) =
-        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
     let lora = training.lora.as_ref();
     for t in tensors {
@@ -278,20 +233,14 @@ pub fn state_bytes(
         summary.trainable_params += t.numel() * arch.multiplicity(t.scope) * trainable;
         summary.trainable_local += n * trainable;
         if trainable > 0.0 {
-            summary.largest_trainable_local = summary
-                .largest_trainable_local
-                .max(t.numel() / layout.tp.max(1.0));
+            summary.largest_trainable_local = summary.largest_trainable_local.max(t.numel() / layout.tp.max(1.0));
         }
         // Autocast casts the weights of linears and convolutions, not embedding tables.
         if t.is_matmul_weight() || (t.name == "embed_tokens" && layout.tied && layout.last) {
             summary.matmul_weights_local += n;
         }
         summary.params_local += n;
-        let split = if t.tp == TpSplit::Sharded {
-            layout.tp
-        } else {
-            1.0
-        };
+        let split = if t.tp == TpSplit::Sharded { layout.tp } else { 1.0 };
         if copies > 0.0 {
             summary.largest_tensor_local = summary.largest_tensor_local.max(t.numel() / split);
         }
@@ -313,9 +262,7 @@ pub fn state_bytes(
         let frozen = 1.0 - trainable;
         if frozen > 0.0 {
             let frozen_bytes = match lora {
-                Some(l) if l.base == LoraBase::Nf4 && t.linear.is_some() => {
-                    nf4_bytes_per_weight(l.double_quant)
-                }
+                Some(l) if l.base == LoraBase::Nf4 && t.linear.is_some() => nf4_bytes_per_weight(l.double_quant),
                 // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that
                 // is not a `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209): embeddings,
                 // norms, the head. Measured in `lora.json` (`qlora_cpu`). torchtune does not
@@ -326,8 +273,7 @@ pub fn state_bytes(
             frozen_weights += n * frozen * frozen_bytes;
             summary.frozen_bytes_local += n * frozen * frozen_bytes;
             if t.scope.in_blocks() {
-                summary.block_frozen_bytes_local +=
-                    n * frozen * frozen_bytes / layout.layers_on_stage.max(1.0);
+                summary.block_frozen_bytes_local += n * frozen * frozen_bytes / layout.layers_on_stage.max(1.0);
             } else {
                 summary.edge_frozen_bytes_local += n * frozen * frozen_bytes;
             }
@@ -339,12 +285,9 @@ pub fn state_bytes(
                 let a = per_copy * copies;
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
-                adapter_states +=
-                    optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
+                adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
                 // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
-                paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64)
-                    + paged_state_bytes(training.optimizer, (l.rank * out) as f64))
-                    * copies;
+                paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
                 if t.scope.in_blocks() {
@@ -368,12 +311,7 @@ pub fn state_bytes(
         Zero::Off => (weights, grads, opt_total, frozen_weights),
         Zero::Optimizer => (weights, grads, opt_total / n_d, frozen_weights),
         Zero::Gradients => (weights, grads / n_d, opt_total / n_d, frozen_weights),
-        Zero::Parameters => (
-            weights / n_d,
-            grads / n_d,
-            opt_total / n_d,
-            frozen_weights / n_d,
-        ),
+        Zero::Parameters => (weights / n_d, grads / n_d, opt_total / n_d, frozen_weights / n_d),
     };
 
     let mut host = 0.0;
@@ -394,44 +332,17 @@ pub fn state_bytes(
         host += w_dev;
         w_dev = 0.0;
     }
-    let states_dev = if zero > Zero::Off {
-        o_dev * states / opt_total.max(1e-300)
-    } else {
-        o_dev
-    };
+    let states_dev = if zero > Zero::Off { o_dev * states / opt_total.max(1e-300) } else { o_dev };
     // The paged part of bitsandbytes' states, in CUDA managed memory (spill.rs), sharded as the
     // rest; none on the GPU when the states are offloaded.
-    let paged_dev = if o_dev > 0.0 {
-        (if zero > Zero::Off { paged / n_d } else { paged }).min(states_dev)
-    } else {
-        0.0
-    };
+    let paged_dev = if o_dev > 0.0 { (if zero > Zero::Off { paged / n_d } else { paged }).min(states_dev) } else { 0.0 };
     summary.paged_state_bytes = paged_dev;
-    let master_dev = if zero > Zero::Off {
-        o_dev * master / opt_total.max(1e-300)
-    } else {
-        0.0
-    };
-    StateBytes {
-        summary,
-        host,
-        trainable_weights: w_dev,
-        frozen_weights: frozen_gpu,
-        gradients: g_dev,
-        states: states_dev,
-        paged: paged_dev,
-        master: master_dev,
-    }
+    let master_dev = if zero > Zero::Off { o_dev * master / opt_total.max(1e-300) } else { 0.0 };
+    StateBytes { summary, host, trainable_weights: w_dev, frozen_weights: frozen_gpu, gradients: g_dev, states: states_dev, paged: paged_dev, master: master_dev }
 }
 
 /// Add the model states' terms to `ledger`, each with its lifetime.
-pub fn add_states(
-    bytes: &StateBytes,
-    training: &Training,
-    layout: &Layout,
-    offload: Offload,
-    ledger: &mut Ledger,
-) {
+pub fn add_states(bytes: &StateBytes, training: &Training, layout: &Layout, offload: Offload, ledger: &mut Ledger) {
     ledger.add(
         Component::Parameters,
         "trainable weights",
@@ -443,18 +354,8 @@ pub fn add_states(
     // With the optimizer step fused into backward each gradient is freed by its own update:
     // none is kept (one tensor's gradient is a backward transient, temporary.rs).
     if !training.techniques.optimizer_in_backward {
-        let lifetime = if gradients_persist(training, layout, offload) {
-            Lifetime::WholeStep
-        } else {
-            Lifetime::MadeInBackward
-        };
-        ledger.add(
-            Component::Gradients,
-            "gradients",
-            bytes.gradients,
-            "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1",
-            lifetime,
-        );
+        let lifetime = if gradients_persist(training, layout, offload) { Lifetime::WholeStep } else { Lifetime::MadeInBackward };
+        ledger.add(Component::Gradients, "gradients", bytes.gradients, "trainable n_local × gradient bytes ÷ N_d at ZeRO-2/3 — ZeRO §3.1", lifetime);
     }
     ledger.add(
         Component::OptimizerStates,
@@ -470,13 +371,7 @@ pub fn add_states(
         "bitsandbytes PagedAdamW(8bit): the two states of every tensor of ≥ 1e5 elements, allocated with cudaMallocManaged (get_state_buffer → F.get_paged → cget_managed_ptr; bitsandbytes optim/optimizer.py 374–390, csrc/pythonInterface.cpp 557–563)",
         Lifetime::WholeStep,
     );
-    ledger.add(
-        Component::OptimizerStates,
-        "fp32 master weights",
-        bytes.master,
-        "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)",
-        Lifetime::WholeStep,
-    );
+    ledger.add(Component::OptimizerStates, "fp32 master weights", bytes.master, "4 B per trainable element ÷ N_d (ZeRO §3.1, K = 12 includes them)", Lifetime::WholeStep);
 }
 
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
@@ -490,10 +385,7 @@ fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> 
     if layout.fsdp2() {
         return training.grad_accum > 1 || offload != Offload::None;
     }
-    training.grad_accum > 1
-        || layout.dp * layout.cp > 1.0
-        || layout.zero > Zero::Off
-        || offload != Offload::None
+    training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
 }
 
 /// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)
@@ -501,16 +393,10 @@ fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> 
 /// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`; under FSDP2 torch's
 /// AdamW runs on the local shards, so the list is shard-sized (`fsdp.json`). DeepSpeed's fused
 /// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
-pub fn optimizer_step_intermediates(
-    summary: &StatesSummary,
-    training: &Training,
-    layout: &Layout,
-    offload: Offload,
-) -> f64 {
+pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, layout: &Layout, offload: Offload) -> f64 {
     let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
     if foreach_adam && offload == Offload::None && layout.fsdp2() {
-        summary.trainable_local / layout.zero_shards()
-            * training.precision.optimizer_state_bytes() as f64
+        summary.trainable_local / layout.zero_shards() * training.precision.optimizer_state_bytes() as f64
     } else if foreach_adam && layout.zero == Zero::Off && offload == Offload::None {
         summary.trainable_local * training.precision.optimizer_state_bytes() as f64
     } else {
@@ -533,49 +419,21 @@ mod tests {
             hidden: 10_000,
             layers: 75,
             vocab: 1,
-            attention: AttentionPart {
-                heads: 1,
-                kv_heads: 1,
-                head_dim: 2_500,
-                ..AttentionPart::default()
-            },
-            mlp: MlpPart {
-                ffn: 0,
-                ..MlpPart::default()
-            },
+            attention: AttentionPart { heads: 1, kv_heads: 1, head_dim: 2_500, ..AttentionPart::default() },
+            mlp: MlpPart { ffn: 0, ..MlpPart::default() },
             ..TransformerArch::default()
         });
-        let training = Training {
-            precision: Precision::Fp16Mixed,
-            ..Training::default()
-        };
+        let training = Training { precision: Precision::Fp16Mixed, ..Training::default() };
         let psi = arch.param_count();
-        let expected = [
-            (Zero::Optimizer, 2.0 * psi + 2.0 * psi + 12.0 * psi / 64.0),
-            (Zero::Gradients, 2.0 * psi + 14.0 * psi / 64.0),
-            (Zero::Parameters, 16.0 * psi / 64.0),
-        ];
+        let expected = [(Zero::Optimizer, 2.0 * psi + 2.0 * psi + 12.0 * psi / 64.0), (Zero::Gradients, 2.0 * psi + 14.0 * psi / 64.0), (Zero::Parameters, 16.0 * psi / 64.0)];
         for (zero, want) in expected {
-            let parallel = Parallel {
-                dp: 64,
-                zero,
-                ..Parallel::default()
-            };
+            let parallel = Parallel { dp: 64, zero, ..Parallel::default() };
             let layout = Layout::new(&arch, &parallel, 0);
             let mut ledger = Ledger::default();
-            let bytes = state_bytes(
-                &arch,
-                &arch.param_tensors(),
-                &training,
-                &layout,
-                Offload::None,
-            );
+            let bytes = state_bytes(&arch, &arch.param_tensors(), &training, &layout, Offload::None);
             add_states(&bytes, &training, &layout, Offload::None, &mut ledger);
             let got = ledger.tally().total();
-            assert!(
-                (got - want).abs() / want < 1e-9,
-                "zero {zero}: {got} vs {want}"
-            );
+            assert!((got - want).abs() / want < 1e-9, "zero {zero}: {got} vs {want}");
         }
         // And the paper's rounded figures, with Ψ within 0.1% of 7.5B.
         assert!((psi - 7.5e9).abs() / 7.5e9 < 1e-3, "{psi}");

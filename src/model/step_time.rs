@@ -41,31 +41,13 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
     match arch {
         Architecture::Transformer(t) => {
             let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
-            let params = |scope: Scope| -> f64 {
-                tensors
-                    .list
-                    .iter()
-                    .filter(|p| p.scope == scope)
-                    .map(|p| p.numel())
-                    .sum()
-            };
-            let head = if t.embedding.tied {
-                (t.vocab * t.hidden) as f64
-            } else {
-                0.0
-            };
+            let params = |scope: Scope| -> f64 { tensors.list.iter().filter(|p| p.scope == scope).map(|p| p.numel()).sum() };
+            let head = if t.embedding.tied { (t.vocab * t.hidden) as f64 } else { 0.0 };
             let n = tensors.active_param_count - params(Scope::Input) + head;
             let edge = params(Scope::Output) + head;
             // Per token: each block's query attends to its keys (a window in sliding layers).
-            let attention = t.layers as f64
-                * t.attention.mean_keys(seq, t.layers)
-                * t.attention.flops_per_query_key();
-            Forward {
-                total: (2.0 * n + attention) * seq,
-                blocks: (2.0 * (n - edge) + attention) * seq,
-                attention: attention * seq,
-                tokens: seq,
-            }
+            let attention = t.layers as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
+            Forward { total: (2.0 * n + attention) * seq, blocks: (2.0 * (n - edge) + attention) * seq, attention: attention * seq, tokens: seq }
         }
         Architecture::Resnet(r) => {
             // 2 FLOPs per multiply-add of every convolution at the input resolution.
@@ -77,26 +59,15 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
                 let out = side / b.stride as f64;
                 let (c_in, mid, c_out) = (b.c_in as f64, b.mid as f64, b.c_out as f64);
                 let convs = if r.bottleneck {
-                    c_in * mid * side.powi(2)
-                        + 9.0 * mid * mid * out.powi(2)
-                        + mid * c_out * out.powi(2)
+                    c_in * mid * side.powi(2) + 9.0 * mid * mid * out.powi(2) + mid * c_out * out.powi(2)
                 } else {
                     9.0 * c_in * c_out * out.powi(2) + 9.0 * c_out * c_out * out.powi(2)
                 };
-                let shortcut = if b.shortcut {
-                    c_in * c_out * out.powi(2)
-                } else {
-                    0.0
-                };
+                let shortcut = if b.shortcut { c_in * c_out * out.powi(2) } else { 0.0 };
                 flops += 2.0 * (convs + shortcut);
                 side = out;
             }
-            Forward {
-                total: flops,
-                blocks: flops,
-                attention: 0.0,
-                tokens: 1.0,
-            }
+            Forward { total: flops, blocks: flops, attention: 0.0, tokens: 1.0 }
         }
     }
 }
@@ -105,21 +76,8 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
 /// spill in `spill` adds (`spill.rs`: a range from streaming to thrashing). `at_peak` gives
 /// the bytes a decode step reads (weights and KV cache on this GPU); `tensors` are the
 /// architecture's.
-pub fn step_time(
-    s: &Inputs,
-    tensors: &Tensors,
-    spill: &SpillReport,
-    at_peak: &PhaseTotals,
-    offloaded_elements: f64,
-    offloaded_activation_bytes: f64,
-) -> StepTime {
-    let Inputs {
-        arch,
-        training: t,
-        parallel: p,
-        device,
-        ..
-    } = *s;
+pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
+    let Inputs { arch, training: t, parallel: p, device, .. } = *s;
     let forward = forward_flops_per_sample(arch, tensors, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
     // Backward is twice the forward; recomputation adds what it runs again.
@@ -135,11 +93,7 @@ pub fn step_time(
     let mut seconds = flops_per_gpu / (peak * UTILISATION);
     let pp = p.pp.max(1) as f64;
     if pp > 1.0 {
-        let v = if p.pp_schedule == crate::model::inputs::PpSchedule::Interleaved {
-            p.virtual_stages.max(1) as f64
-        } else {
-            1.0
-        };
+        let v = if p.pp_schedule == crate::model::inputs::PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
         seconds *= 1.0 + (pp - 1.0) / (t.grad_accum.max(1) as f64 * v);
     }
     if p.offload != Offload::None && t.mode == Mode::Train {
@@ -151,30 +105,23 @@ pub fn step_time(
         // streams overlap the copies with compute, so only what exceeds the compute is exposed
         // (a lower bound: repeat saves of one storage and `weight.t()` views are copied too,
         // 1.8× the distinct bytes in techniques.json).
-        let copies = 2.0 * offloaded_activation_bytes * t.grad_accum.max(1) as f64
-            / device.host_link_bandwidth.max(1.0);
+        let copies = 2.0 * offloaded_activation_bytes * t.grad_accum.max(1) as f64 / device.host_link_bandwidth.max(1.0);
         seconds += (copies - seconds).max(0.0);
     }
     let global_tokens = samples * forward.tokens * p.dp.max(1) as f64;
     let (decode, prefill) = if t.mode == Mode::Inference {
         // One token for the batch reads every weight and the KV cache on this GPU once
         // (memory-bound decode, Pope et al. 2022 §3), unless its FLOPs take longer.
-        let read =
-            (at_peak.parameters + at_peak.activations) as f64 / device.hbm_bandwidth.max(1.0);
+        let read = (at_peak.parameters + at_peak.activations) as f64 / device.hbm_bandwidth.max(1.0);
         // A new token's forward: 2N (N without the input embedding) + its attention over the
         // context, the per-token share of the prefill's forward.
-        let flops =
-            forward.total / forward.tokens.max(1.0) * t.micro_batch.max(1) as f64 / model_parallel;
+        let flops = forward.total / forward.tokens.max(1.0) * t.micro_batch.max(1) as f64 / model_parallel;
         (read.max(flops / (peak * UTILISATION)), seconds)
     } else {
         (0.0, 0.0)
     };
     // Spill slows the training step, or in inference each decoded token.
-    let base = if t.mode == Mode::Inference {
-        decode
-    } else {
-        seconds
-    };
+    let base = if t.mode == Mode::Inference { decode } else { seconds };
     let [low, high] = spill_seconds(spill, base);
     let ratio = |extra: f64| {
         if base > 0.0 {
@@ -192,10 +139,6 @@ pub fn step_time(
         prefill_seconds: prefill,
         flops_per_gpu,
         utilisation: UTILISATION,
-        tokens_per_second: if seconds > 0.0 {
-            global_tokens / seconds
-        } else {
-            0.0
-        },
+        tokens_per_second: if seconds > 0.0 { global_tokens / seconds } else { 0.0 },
     }
 }

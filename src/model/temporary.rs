@@ -61,13 +61,7 @@ type Transient = (Moment, &'static str, f64, &'static str);
 ///   logits as saved tensors and makes no fp32 copy, and its backward writes the logit
 ///   gradient in the logits' dtype in one kernel (x), freeing the saved logits as it goes —
 ///   measured in `compile.json` (allocator peak of backward).
-fn loss_transients(
-    arch: &crate::model::arch::TransformerArch,
-    t: &Training,
-    weight_grad_bytes: f64,
-    tokens: f64,
-    tp: f64,
-) -> Vec<Transient> {
+fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, tokens: f64, tp: f64) -> Vec<Transient> {
     let x = t.precision.activation_bytes() as f64;
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
@@ -130,8 +124,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let t = i.training;
     let layout = i.layout;
     let precision = t.precision;
-    let zero3 = layout.zero == Zero::Parameters
-        || i.offload == crate::model::inputs::Offload::OptimizerAndParams;
+    let zero3 = layout.zero == Zero::Parameters || i.offload == crate::model::inputs::Offload::OptimizerAndParams;
 
     if precision.is_mixed() && !zero3 && t.lora.is_none() {
         ledger.add(
@@ -153,26 +146,15 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         if arch.stack != Stack::Vision && layout.last {
             let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
             // A frozen output weight (LoRA, tied to frozen embeddings) has no gradient buffers.
-            let head_grad_bytes =
-                if crate::model::states::output_weight_trainable(arch.embedding.tied, t) {
-                    i.states.grad_bytes
-                } else {
-                    0.0
-                };
+            let head_grad_bytes = if crate::model::states::output_weight_trainable(arch.embedding.tied, t) { i.states.grad_bytes } else { 0.0 };
             transients.extend(loss_transients(arch, t, head_grad_bytes, tokens, layout.tp));
         }
-        if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager
-        {
+        if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
             let s = t.seq_len.max(1) as f64;
             transients.push((
                 Moment::SoftmaxBackward,
                 "softmax backward buffers",
-                2.0 * F32
-                    * t.micro_batch.max(1) as f64
-                    * arch.attention.heads as f64
-                    * (s / layout.cp)
-                    * s
-                    / layout.tp,
+                2.0 * F32 * t.micro_batch.max(1) as f64 * arch.attention.heads as f64 * (s / layout.cp) * s / layout.tp,
                 "gradient in and out of one block's softmax backward: 2 × 4·b·a·s² bytes",
             ));
         }
@@ -191,12 +173,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         // gradient is freed right after its own update, so one tensor's gradient and its
         // update's foreach intermediate are alive at a time, during backward.
         let foreach = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
-        let per_element = i.states.grad_bytes
-            + if foreach {
-                t.precision.optimizer_state_bytes() as f64
-            } else {
-                0.0
-            };
+        let per_element = i.states.grad_bytes + if foreach { t.precision.optimizer_state_bytes() as f64 } else { 0.0 };
         transients.push((
             Moment::ParameterUpdate,
             "one parameter's gradient and update (optimizer step in backward)",
@@ -212,33 +189,16 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             "one block's saved tensors, rebuilt during its backward (Chen et al. 2016, §3)",
         )),
         Checkpointing::Selective => {
-            let core: f64 = i
-                .micro_batch
-                .terms
-                .iter()
-                .filter(|a: &&ActTerm| a.attention_core)
-                .map(|a| a.bytes / layout.tp)
-                .sum();
+            let core: f64 = i.micro_batch.terms.iter().filter(|a: &&ActTerm| a.attention_core).map(|a| a.bytes / layout.tp).sum();
             transients.push((Moment::Recompute, "recompute buffer", core, "one block's attention core, recomputed in its backward (Korthikanti et al. 2022 §4.2)"));
         }
         Checkpointing::None => {}
     }
     if let Some((moment, bytes)) = nf4_dequantised_weight(i) {
-        transients.push((
-            moment,
-            "NF4 weight dequantised (one linear)",
-            bytes,
-            NF4_DEQUANT_FORMULA,
-        ));
+        transients.push((moment, "NF4 weight dequantised (one linear)", bytes, NF4_DEQUANT_FORMULA));
     }
     for &(moment, name, bytes, formula) in &transients {
-        ledger.add(
-            Component::Temporary,
-            name,
-            bytes,
-            formula,
-            Lifetime::Transient(moment),
-        );
+        ledger.add(Component::Temporary, name, bytes, formula, Lifetime::Transient(moment));
     }
 
     let data_parallel = layout.dp * layout.cp > 1.0;
@@ -283,10 +243,8 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         // (the larger, and the `FULL_STATE_DICT` API the option names).
         let st = i.states;
         // Frozen weights (LoRA bases, frozen layers) keep their own format (NF4 under QLoRA).
-        let unit = (st.block_params_local - st.block_frozen_elements()) * st.weight_bytes
-            + st.block_frozen_bytes_local;
-        let root = (st.edge_params_local - st.edge_frozen_elements()) * st.weight_bytes
-            + st.edge_frozen_bytes_local;
+        let unit = (st.block_params_local - st.block_frozen_elements()) * st.weight_bytes + st.block_frozen_bytes_local;
+        let root = (st.edge_params_local - st.edge_frozen_elements()) * st.weight_bytes + st.edge_frozen_bytes_local;
         ledger.add(
             Component::Temporary,
             "full state dict gathered for a checkpoint save",
@@ -313,36 +271,22 @@ const NF4_DEQUANT_FORMULA: &str = "the largest 4-bit linear's weight dequantised
 /// The buffer lives during the matmul only: its own moment of each block's forward and backward,
 /// or on top of the recomputed block under full checkpointing.
 fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {
-    let lora = i
-        .training
-        .lora
-        .as_ref()
-        .filter(|l| l.base == crate::model::inputs::LoraBase::Nf4)?;
+    let lora = i.training.lora.as_ref().filter(|l| l.base == crate::model::inputs::LoraBase::Nf4)?;
     // The 4-bit weights are the blocks' linears (`ParamTensor::linear`, as `states.rs` counts them);
     // a tensor-parallel rank dequantises its own shard.
-    let largest = i
-        .tensors
-        .iter()
-        .filter(|t| t.linear.is_some())
-        .map(|t| t.numel() / i.layout.tp.max(1.0))
-        .fold(0.0, f64::max);
+    let largest = i.tensors.iter().filter(|t| t.linear.is_some()).map(|t| t.numel() / i.layout.tp.max(1.0)).fold(0.0, f64::max);
     if largest == 0.0 {
         return None;
     }
     let compute = i.training.precision.activation_bytes() as f64;
-    let tokens =
-        i.training.micro_batch.max(1) as f64 * i.training.seq_len.max(1) as f64 / i.layout.cp;
+    let tokens = i.training.micro_batch.max(1) as f64 * i.training.seq_len.max(1) as f64 / i.layout.cp;
     // fp32 absmax copies per weight: two in the forward fallback, one in backward.
     let absmax = match (lora.double_quant, tokens > 1536.0) {
         (false, _) => 0.0,
         (true, true) => 2.0 * F32 / 64.0,
         (true, false) => F32 / 64.0,
     };
-    let moment = if i.training.checkpointing == Checkpointing::Full {
-        Moment::Recompute
-    } else {
-        Moment::Dequantize
-    };
+    let moment = if i.training.checkpointing == Checkpointing::Full { Moment::Recompute } else { Moment::Dequantize };
     Some((moment, largest * (compute + absmax)))
 }
 
@@ -375,11 +319,7 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     // MixedPrecisionPolicy(param_dtype=bf16) gathers 16-bit copies; gradients are computed in
     // that dtype and reduced in fp32 under the mixed modes (torchtitan's default
     // `mixed_precision_reduce = "float32"`), in the weights' own dtype otherwise.
-    let p = if t.precision == crate::model::precision::Precision::Fp32 {
-        F32
-    } else {
-        HALF
-    };
+    let p = if t.precision == crate::model::precision::Precision::Fp32 { F32 } else { HALF };
     let (g, r) = (p, if t.precision.is_mixed() { F32 } else { p });
     let u = st.block_params_local;
     let ut = st.block_trainable_local;
@@ -390,15 +330,9 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     let layers = layout.layers_on_stage.max(1.0);
     // Saved tensors of one block for one micro-batch, and the sharded gradient one block's
     // backward leaves (none new when accumulation or offload keeps the gradients anyway).
-    let saved_block =
-        ledger.sum_lifetime(Lifetime::Saved(Span::Blocks)) / (layers * i.flight.max(1.0));
-    let grads_kept =
-        t.grad_accum > 1 || i.offload != Offload::None || t.techniques.optimizer_in_backward;
-    let sharded_grad = if grads_kept {
-        0.0
-    } else {
-        ut * st.grad_bytes / layout.zero_shards()
-    };
+    let saved_block = ledger.sum_lifetime(Lifetime::Saved(Span::Blocks)) / (layers * i.flight.max(1.0));
+    let grads_kept = t.grad_accum > 1 || i.offload != Offload::None || t.techniques.optimizer_in_backward;
+    let sharded_grad = if grads_kept { 0.0 } else { ut * st.grad_bytes / layout.zero_shards() };
     ledger.add(
         Component::Temporary,
         "FSDP root unit's gathered weights",
@@ -426,46 +360,24 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
     let gathered = if reshard { block } else { 0.0 };
     let per_block_done = sharded_grad - saved_block - if reshard { 0.0 } else { block };
     let at = |k: f64| -> f64 {
-        let prefetch = if reshard && k < layers - 1.0 {
-            block
-        } else {
-            0.0
-        };
+        let prefetch = if reshard && k < layers - 1.0 { block } else { 0.0 };
         let reduce_scatter = if k >= 1.0 { ut * r } else { 0.0 };
         gathered + prefetch + ut * g + reduce_scatter + k * per_block_done
     };
-    let in_block = [0.0, 1.0, layers - 2.0, layers - 1.0]
-        .into_iter()
-        .filter(|&k| k >= 0.0 && k < layers)
-        .map(at)
-        .fold(0.0, f64::max);
+    let in_block = [0.0, 1.0, layers - 2.0, layers - 1.0].into_iter().filter(|&k| k >= 0.0 && k < layers).map(at).fold(0.0, f64::max);
     const BLOCK: &str = "in a block's backward: its gathered weights and the next block's prefetched all-gather (reshard_after_forward=True), its unsharded gradients (gather dtype), the previous block's reduce-scatter input (reduce dtype), and per block done its sharded gradient less its saved tensors — the largest over the stage's blocks (torch _fsdp_param_group.py pre_backward 679–693, post_backward 695–888, reduce_scatter_states ≤ 1) — measured in fsdp.json";
     let mut block_moments: Vec<Moment> = Vec::new();
-    for m in transients
-        .iter()
-        .map(|x| x.0)
-        .chain([Moment::BlockBackward])
-    {
+    for m in transients.iter().map(|x| x.0).chain([Moment::BlockBackward]) {
         if m.in_blocks() && !block_moments.contains(&m) {
             block_moments.push(m);
         }
     }
     for m in block_moments {
-        ledger.add(
-            Component::Temporary,
-            "FSDP gathered weights, gradients and reduce-scatter buffers (one block)",
-            in_block,
-            BLOCK,
-            Lifetime::Transient(m),
-        );
+        ledger.add(Component::Temporary, "FSDP gathered weights, gradients and reduce-scatter buffers (one block)", in_block, BLOCK, Lifetime::Transient(m));
     }
     // At the loss: the last block's all-gather output is still held (forward) or prefetched
     // by the root's pre-backward (backward, only when blocks reshard).
-    for (moment, bytes) in [
-        (Moment::LossForward, block),
-        (Moment::LossBackward, gathered),
-        (Moment::HeadBackward, gathered),
-    ] {
+    for (moment, bytes) in [(Moment::LossForward, block), (Moment::LossBackward, gathered), (Moment::HeadBackward, gathered)] {
         if transients.iter().any(|x| x.0 == moment) {
             ledger.add(
                 Component::Temporary,
@@ -491,11 +403,7 @@ fn fsdp2_buffers(i: &TemporaryInputs, transients: &[Transient], ledger: &mut Led
 ///   `reduce_bucket_size` (5e8 elements) in the gradients' dtype (stage3.py lines 731–735).
 fn deepspeed_zero3_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let st = i.states;
-    let p = if i.training.precision == crate::model::precision::Precision::Fp32 {
-        F32
-    } else {
-        HALF
-    };
+    let p = if i.training.precision == crate::model::precision::Precision::Fp32 { F32 } else { HALF };
     let module = st.largest_tensor_local;
     let prefetch = DEEPSPEED_PREFETCH_ELEMENTS.min((DEEPSPEED_MAX_LIVE_ELEMENTS - module).max(0.0));
     ledger.add(

@@ -30,9 +30,7 @@
 //! point is `phases.optimizer_step`, to the byte: each point is the phase's totals less what is
 //! not alive at it, plus the uncounted transient of its moment.
 
-use super::breakdown::{
-    Breakdown, Component, Lifetime, Moment, Phase, PhaseTotals, Span, StepShape, Term,
-};
+use super::breakdown::{Breakdown, Component, Lifetime, Moment, Phase, PhaseTotals, Span, StepShape, Term};
 use super::ledger::to_bytes;
 
 /// Most points a timeline has.
@@ -102,13 +100,10 @@ impl Timeline {
 
     /// The highest point of one phase.
     pub fn phase_peak(&self, phase: Phase) -> Option<&Point> {
-        self.points
-            .iter()
-            .filter(|p| p.event.phase() == phase)
-            .fold(None, |best: Option<&Point>, p| match best {
-                Some(b) if b.bytes.total >= p.bytes.total => best,
-                _ => Some(p),
-            })
+        self.points.iter().filter(|p| p.event.phase() == phase).fold(None, |best: Option<&Point>, p| match best {
+            Some(b) if b.bytes.total >= p.bytes.total => best,
+            _ => Some(p),
+        })
     }
 }
 
@@ -125,10 +120,7 @@ pub fn timeline(b: &Breakdown) -> Timeline {
     let runs = detailed.windows(2).filter(|w| w[1] > w[0] + 1).count();
     let forwards = detailed.iter().filter(|&&k| schedule.op(k).forward).count();
     let backwards = detailed.len() - forwards;
-    let fixed = runs
-        + 1
-        + forwards * usize::from(parts.loss_forward)
-        + backwards * (usize::from(parts.loss_backward) + usize::from(parts.head_backward));
+    let fixed = runs + 1 + forwards * usize::from(parts.loss_forward) + backwards * (usize::from(parts.loss_backward) + usize::from(parts.head_backward));
     let groups = (MAX_POINTS.saturating_sub(fixed) / detailed.len()).max(1) as u64;
 
     let mut points = Vec::new();
@@ -138,15 +130,8 @@ pub fn timeline(b: &Breakdown) -> Timeline {
         }
         parts.op_points(schedule.op(k), groups, &mut points);
     }
-    let fused = b
-        .terms
-        .iter()
-        .chain(&b.uncounted_transients)
-        .any(|t| t.lifetime == Lifetime::Transient(Moment::ParameterUpdate));
-    let save = b
-        .terms
-        .iter()
-        .any(|t| t.lifetime == Lifetime::CheckpointSave);
+    let fused = b.terms.iter().chain(&b.uncounted_transients).any(|t| t.lifetime == Lifetime::Transient(Moment::ParameterUpdate));
+    let save = b.terms.iter().any(|t| t.lifetime == Lifetime::CheckpointSave);
     let label = if save {
         "checkpoint save (full state dict, after the optimizer step)"
     } else if fused {
@@ -154,12 +139,7 @@ pub fn timeline(b: &Breakdown) -> Timeline {
     } else {
         "optimizer step"
     };
-    points.push(Point {
-        label: label.into(),
-        event: Event::OptimizerStep,
-        micro_batch: None,
-        bytes: b.phases.optimizer_step.clone(),
-    });
+    points.push(Point { label: label.into(), event: Event::OptimizerStep, micro_batch: None, bytes: b.phases.optimizer_step.clone() });
     Timeline { points }
 }
 
@@ -206,17 +186,10 @@ impl<'a> Parts<'a> {
         let mut transients = Vec::new();
         let mut add = |t: &Term, counted: bool| match t.lifetime {
             Lifetime::Saved(span) => {
-                let into = if counted {
-                    &mut saved
-                } else {
-                    &mut saved_uncounted
-                };
-                into[SPANS.iter().position(|&s| s == span).unwrap_or(0)][index(t.component)] +=
-                    t.bytes as f64;
+                let into = if counted { &mut saved } else { &mut saved_uncounted };
+                into[SPANS.iter().position(|&s| s == span).unwrap_or(0)][index(t.component)] += t.bytes as f64;
             }
-            Lifetime::Transient(m) => {
-                transients.push((m, index(t.component), t.bytes as f64, counted))
-            }
+            Lifetime::Transient(m) => transients.push((m, index(t.component), t.bytes as f64, counted)),
             _ => {}
         };
         b.terms.iter().for_each(|t| add(t, true));
@@ -224,15 +197,8 @@ impl<'a> Parts<'a> {
         let has = |m: Moment| transients.iter().any(|t| t.0 == m);
         let output_counted = saved[2].iter().sum::<f64>() > 0.0;
         let output = output_counted || saved_uncounted[2].iter().sum::<f64>() > 0.0;
-        let counted_block = transients
-            .iter()
-            .find(|t| t.3 && t.0.in_blocks())
-            .map(|t| t.0);
-        let largest_block = transients
-            .iter()
-            .filter(|t| t.0.in_blocks())
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-            .map(|t| t.0);
+        let counted_block = transients.iter().find(|t| t.3 && t.0.in_blocks()).map(|t| t.0);
+        let largest_block = transients.iter().filter(|t| t.0.in_blocks()).max_by(|a, b| a.2.total_cmp(&b.2)).map(|t| t.0);
         Parts {
             shape,
             base: &b.phases.forward_backward,
@@ -255,12 +221,8 @@ impl<'a> Parts<'a> {
         let mut t = PhaseTotals::default();
         for (i, &c) in Component::ALL.iter().enumerate() {
             let alive = |span: usize| (s.held + s.own[span]) / count;
-            let mut missing: f64 = (0..3)
-                .map(|span| self.saved[span][i] * (1.0 - alive(span)))
-                .sum();
-            let mut extra: f64 = (0..3)
-                .map(|span| self.saved_uncounted[span][i] * alive(span))
-                .sum();
+            let mut missing: f64 = (0..3).map(|span| self.saved[span][i] * (1.0 - alive(span))).sum();
+            let mut extra: f64 = (0..3).map(|span| self.saved_uncounted[span][i] * alive(span)).sum();
             for &(m, _, bytes, counted) in self.transients.iter().filter(|t| t.1 == i) {
                 let here = Some(m) == s.moment;
                 if counted && !here {
@@ -269,11 +231,7 @@ impl<'a> Parts<'a> {
                     extra += bytes;
                 }
             }
-            let v = self
-                .base
-                .component(c)
-                .saturating_sub(to_bytes(missing))
-                .saturating_add(to_bytes(extra));
+            let v = self.base.component(c).saturating_sub(to_bytes(missing)).saturating_add(to_bytes(extra));
             match c {
                 Component::Parameters => t.parameters = v,
                 Component::Gradients => t.gradients = v,
@@ -305,19 +263,10 @@ impl<'a> Parts<'a> {
     fn op_points(&self, op: Op, groups: u64, out: &mut Vec<Point>) {
         let n = self.shape.layers.max(1);
         let groups = groups.clamp(1, n);
-        let prefix = if self.shape.micro_batches > 1 {
-            format!("mb {} · ", op.micro_batch)
-        } else {
-            String::new()
-        };
+        let prefix = if self.shape.micro_batches > 1 { format!("mb {} · ", op.micro_batch) } else { String::new() };
         let held = op.held as f64;
         let mut push = |label: String, event: Event, state: State| {
-            out.push(Point {
-                label: format!("{prefix}{label}"),
-                event,
-                micro_batch: Some(op.micro_batch),
-                bytes: self.bytes(&state),
-            });
+            out.push(Point { label: format!("{prefix}{label}"), event, micro_batch: Some(op.micro_batch), bytes: self.bytes(&state) });
         };
         // Group g covers blocks bound(g)+1 ..= bound(g+1).
         let bound = |g: u64| g * n / groups;
@@ -325,66 +274,22 @@ impl<'a> Parts<'a> {
         if op.forward {
             for g in 0..groups {
                 let (a, b) = (bound(g) + 1, bound(g + 1));
-                push(
-                    format!("forward{}", self.layers(a, b)),
-                    Event::Forward,
-                    State {
-                        held,
-                        own: [1.0, fraction(b), 0.0],
-                        moment: None,
-                    },
-                );
+                push(format!("forward{}", self.layers(a, b)), Event::Forward, State { held, own: [1.0, fraction(b), 0.0], moment: None });
             }
             if self.loss_forward {
-                push(
-                    "loss".into(),
-                    Event::Loss,
-                    State {
-                        held,
-                        own: [1.0; 3],
-                        moment: Some(Moment::LossForward),
-                    },
-                );
+                push("loss".into(), Event::Loss, State { held, own: [1.0; 3], moment: Some(Moment::LossForward) });
             }
         } else {
             if self.loss_backward {
-                push(
-                    "loss backward".into(),
-                    Event::Backward,
-                    State {
-                        held,
-                        own: [1.0; 3],
-                        moment: Some(Moment::LossBackward),
-                    },
-                );
+                push("loss backward".into(), Event::Backward, State { held, own: [1.0; 3], moment: Some(Moment::LossBackward) });
             }
             if self.head_backward {
-                push(
-                    "head backward".into(),
-                    Event::Backward,
-                    State {
-                        held,
-                        own: [1.0; 3],
-                        moment: Some(Moment::HeadBackward),
-                    },
-                );
+                push("head backward".into(), Event::Backward, State { held, own: [1.0; 3], moment: Some(Moment::HeadBackward) });
             }
             for g in (0..groups).rev() {
                 let (a, b) = (bound(g) + 1, bound(g + 1));
-                let output = if g + 1 == groups && self.keep_output {
-                    1.0
-                } else {
-                    0.0
-                };
-                push(
-                    format!("backward{}", self.layers(b, a)),
-                    Event::Backward,
-                    State {
-                        held,
-                        own: [1.0, fraction(b), output],
-                        moment: self.block_moment,
-                    },
-                );
+                let output = if g + 1 == groups && self.keep_output { 1.0 } else { 0.0 };
+                push(format!("backward{}", self.layers(b, a)), Event::Backward, State { held, own: [1.0, fraction(b), output], moment: self.block_moment });
             }
         }
     }
@@ -392,10 +297,7 @@ impl<'a> Parts<'a> {
     /// One point for ops `first..=last` of the schedule: the highest of them.
     fn collapsed(&self, schedule: &Schedule, first: u64, last: u64) -> Point {
         let mut candidates = Vec::new();
-        let (forwards, backwards) = (
-            schedule.forwards_in(first, last),
-            schedule.backwards_in(first, last),
-        );
+        let (forwards, backwards) = (schedule.forwards_in(first, last), schedule.backwards_in(first, last));
         // A forward holds the most at the run's last forward, a backward at its first.
         if let Some((_, j)) = forwards {
             self.op_points(schedule.op(schedule.forward_index(j)), 1, &mut candidates);
@@ -403,16 +305,7 @@ impl<'a> Parts<'a> {
         if let Some((j, _)) = backwards {
             self.op_points(schedule.op(schedule.backward_index(j)), 1, &mut candidates);
         }
-        let bytes = candidates
-            .into_iter()
-            .map(|p| p.bytes)
-            .fold(PhaseTotals::default(), |a, b| {
-                if b.total > a.total {
-                    b
-                } else {
-                    a
-                }
-            });
+        let bytes = candidates.into_iter().map(|p| p.bytes).fold(PhaseTotals::default(), |a, b| if b.total > a.total { b } else { a });
         let range = |(a, b): (u64, u64)| {
             if a == b {
                 format!("mb {a}")
@@ -423,18 +316,10 @@ impl<'a> Parts<'a> {
         let label = match (forwards, backwards) {
             (Some(f), None) => format!("{} forward", range(f)),
             (None, Some(b)) => format!("{} backward", range(b)),
-            (Some(f), Some(b)) => format!(
-                "{} forward and backward",
-                range((f.0.min(b.0), f.1.max(b.1)))
-            ),
+            (Some(f), Some(b)) => format!("{} forward and backward", range((f.0.min(b.0), f.1.max(b.1)))),
             (None, None) => String::new(),
         };
-        Point {
-            label,
-            event: Event::Collapsed,
-            micro_batch: None,
-            bytes,
-        }
+        Point { label, event: Event::Collapsed, micro_batch: None, bytes }
     }
 }
 
@@ -458,10 +343,7 @@ struct Schedule {
 impl Schedule {
     fn new(micro_batches: u64, in_flight: u64) -> Self {
         let m = micro_batches.max(1);
-        Schedule {
-            m,
-            c: in_flight.clamp(1, m),
-        }
+        Schedule { m, c: in_flight.clamp(1, m) }
     }
 
     /// End of the steady state (1F1B pairs), as an op index.
@@ -472,34 +354,18 @@ impl Schedule {
     fn op(&self, k: u64) -> Op {
         let (m, c) = (self.m, self.c);
         if k < c {
-            Op {
-                forward: true,
-                micro_batch: k + 1,
-                held: k,
-            }
+            Op { forward: true, micro_batch: k + 1, held: k }
         } else if k < self.steady_end() {
             let i = k - c;
             let j = i / 2 + 1;
             if i.is_multiple_of(2) {
-                Op {
-                    forward: false,
-                    micro_batch: j,
-                    held: c - 1,
-                }
+                Op { forward: false, micro_batch: j, held: c - 1 }
             } else {
-                Op {
-                    forward: true,
-                    micro_batch: j + c,
-                    held: c - 1,
-                }
+                Op { forward: true, micro_batch: j + c, held: c - 1 }
             }
         } else {
             let j = m - c + 1 + (k - self.steady_end());
-            Op {
-                forward: false,
-                micro_batch: j,
-                held: m - j,
-            }
+            Op { forward: false, micro_batch: j, held: m - j }
         }
     }
 
@@ -543,22 +409,14 @@ impl Schedule {
 
     /// The first and last micro-batch whose forward is among ops `first..=last`.
     fn forwards_in(&self, first: u64, last: u64) -> Option<(u64, u64)> {
-        let before = if first == 0 {
-            0
-        } else {
-            self.forwards_upto(first - 1)
-        };
+        let before = if first == 0 { 0 } else { self.forwards_upto(first - 1) };
         let upto = self.forwards_upto(last);
         (upto > before).then_some((before + 1, upto))
     }
 
     /// The first and last micro-batch whose backward is among ops `first..=last`.
     fn backwards_in(&self, first: u64, last: u64) -> Option<(u64, u64)> {
-        let before = if first == 0 {
-            0
-        } else {
-            self.backwards_upto(first - 1)
-        };
+        let before = if first == 0 { 0 } else { self.backwards_upto(first - 1) };
         let upto = self.backwards_upto(last);
         (upto > before).then_some((before + 1, upto))
     }
@@ -566,15 +424,8 @@ impl Schedule {
     /// Op indices drawn in full, in order: every micro-batch's up to four, else those of
     /// micro-batches 1, 2 and the last.
     fn detailed(&self) -> Vec<u64> {
-        let shown: Vec<u64> = if self.m <= 4 {
-            (1..=self.m).collect()
-        } else {
-            vec![1, 2, self.m]
-        };
-        let mut ks: Vec<u64> = shown
-            .into_iter()
-            .flat_map(|j| [self.forward_index(j), self.backward_index(j)])
-            .collect();
+        let shown: Vec<u64> = if self.m <= 4 { (1..=self.m).collect() } else { vec![1, 2, self.m] };
+        let mut ks: Vec<u64> = shown.into_iter().flat_map(|j| [self.forward_index(j), self.backward_index(j)]).collect();
         ks.sort_unstable();
         ks.dedup();
         ks
@@ -587,10 +438,7 @@ mod tests {
 
     fn ops(m: u64, c: u64) -> Vec<(bool, u64, u64)> {
         let s = Schedule::new(m, c);
-        (0..2 * s.m)
-            .map(|k| s.op(k))
-            .map(|o| (o.forward, o.micro_batch, o.held))
-            .collect()
+        (0..2 * s.m).map(|k| s.op(k)).map(|o| (o.forward, o.micro_batch, o.held)).collect()
     }
 
     /// 1F1B with 4 in flight and 6 micro-batches: four warm-up forwards, backward and forward in
@@ -599,29 +447,10 @@ mod tests {
     fn one_f_one_b_order() {
         let f = |j, h| (true, j, h);
         let b = |j, h| (false, j, h);
-        assert_eq!(
-            ops(6, 4),
-            vec![
-                f(1, 0),
-                f(2, 1),
-                f(3, 2),
-                f(4, 3),
-                b(1, 3),
-                f(5, 3),
-                b(2, 3),
-                f(6, 3),
-                b(3, 3),
-                b(4, 2),
-                b(5, 1),
-                b(6, 0)
-            ]
-        );
+        assert_eq!(ops(6, 4), vec![f(1, 0), f(2, 1), f(3, 2), f(4, 3), b(1, 3), f(5, 3), b(2, 3), f(6, 3), b(3, 3), b(4, 2), b(5, 1), b(6, 0)]);
         // Plain accumulation and GPipe are the two ends.
         assert_eq!(ops(2, 1), vec![f(1, 0), b(1, 0), f(2, 0), b(2, 0)]);
-        assert_eq!(
-            ops(3, 3),
-            vec![f(1, 0), f(2, 1), f(3, 2), b(1, 2), b(2, 1), b(3, 0)]
-        );
+        assert_eq!(ops(3, 3), vec![f(1, 0), f(2, 1), f(3, 2), b(1, 2), b(2, 1), b(3, 0)]);
     }
 
     /// The O(1) index arithmetic agrees with walking the schedule.
@@ -631,31 +460,13 @@ mod tests {
             let s = Schedule::new(m, c);
             let all: Vec<Op> = (0..2 * m).map(|k| s.op(k)).collect();
             for j in 1..=m {
-                assert_eq!(
-                    all[s.forward_index(j) as usize],
-                    Op {
-                        forward: true,
-                        micro_batch: j,
-                        held: all[s.forward_index(j) as usize].held
-                    }
-                );
-                assert!(
-                    !all[s.backward_index(j) as usize].forward
-                        && all[s.backward_index(j) as usize].micro_batch == j
-                );
+                assert_eq!(all[s.forward_index(j) as usize], Op { forward: true, micro_batch: j, held: all[s.forward_index(j) as usize].held });
+                assert!(!all[s.backward_index(j) as usize].forward && all[s.backward_index(j) as usize].micro_batch == j);
             }
             for k in 0..2 * m {
                 let upto = &all[..=k as usize];
-                assert_eq!(
-                    s.forwards_upto(k),
-                    upto.iter().filter(|o| o.forward).count() as u64,
-                    "m {m} c {c} k {k}"
-                );
-                assert_eq!(
-                    s.backwards_upto(k),
-                    upto.iter().filter(|o| !o.forward).count() as u64,
-                    "m {m} c {c} k {k}"
-                );
+                assert_eq!(s.forwards_upto(k), upto.iter().filter(|o| o.forward).count() as u64, "m {m} c {c} k {k}");
+                assert_eq!(s.backwards_upto(k), upto.iter().filter(|o| !o.forward).count() as u64, "m {m} c {c} k {k}");
             }
         }
     }

@@ -23,18 +23,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::search::evaluate_layout;
-use super::{
-    context_parallel_pays, faster, fits_with_margin, global_batch, split_global_batch,
-    DEFAULT_MARGIN, MIN_CP_TOKENS,
-};
+use super::{context_parallel_pays, faster, fits_with_margin, global_batch, split_global_batch, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::estimate;
 use crate::model::arch::{Architecture, Tensors};
 use crate::model::breakdown::{Breakdown, StepTime};
 use crate::model::communication::communication;
 use crate::model::device::Device;
-use crate::model::inputs::{
-    Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, PpSchedule, Zero,
-};
+use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, PpSchedule, Zero};
 use crate::model::precision::Precision;
 use crate::model::step_time::step_time;
 use crate::model::Inputs;
@@ -89,13 +84,7 @@ impl Step {
     ];
 
     /// The seed flowchart's ladder.
-    pub const DEFAULT_LADDER: [Step; 5] = [
-        Step::MixedPrecision,
-        Step::ActivationCheckpointing,
-        Step::Zero2,
-        Step::Zero3,
-        Step::PipelineParallel,
-    ];
+    pub const DEFAULT_LADDER: [Step; 5] = [Step::MixedPrecision, Step::ActivationCheckpointing, Step::Zero2, Step::Zero3, Step::PipelineParallel];
 
     /// The ladder for one GPU, where nothing can be sharded: the frameworks' single-device
     /// techniques, cheapest in step time first — the loss without full logits (Liger), block
@@ -219,68 +208,32 @@ pub fn escalate(start: &Scenario, ladder: &[Step], gpus: u64) -> Escalation {
 }
 
 /// [`escalate`] with the share of capacity the plan must leave free when it drops a step.
-pub fn escalate_with_margin(
-    start: &Scenario,
-    ladder: &[Step],
-    gpus: u64,
-    margin: f64,
-) -> Escalation {
+pub fn escalate_with_margin(start: &Scenario, ladder: &[Step], gpus: u64, margin: f64) -> Escalation {
     let gpus = gpus.max(1);
     let world = start.parallel.world_size();
-    let note = if world > gpus {
-        format!("your scenario as entered: it already uses {world} GPUs, over the budget of {gpus}")
-    } else {
-        "your scenario as entered".into()
-    };
+    let note = if world > gpus { format!("your scenario as entered: it already uses {world} GPUs, over the budget of {gpus}") } else { "your scenario as entered".into() };
     let mut current = start.clone();
     let mut steps = vec![evaluate("Start", None, true, note, current.clone())];
     for &step in ladder {
         let (next, note) = apply(step, &current, gpus);
         let applied = next != current;
         current = next;
-        steps.push(evaluate(
-            step.label(),
-            Some(step),
-            applied,
-            note,
-            current.clone(),
-        ));
+        steps.push(evaluate(step.label(), Some(step), applied, note, current.clone()));
     }
     let first_fit = steps.iter().position(|s| s.fits());
     let plan = first_fit.map(|f| minimal_plan(start, &steps, f, gpus, margin));
-    Escalation {
-        steps,
-        first_fit,
-        gpus,
-        plan,
-    }
+    Escalation { steps, first_fit, gpus, plan }
 }
 
-fn evaluate(
-    name: &str,
-    step: Option<Step>,
-    applied: bool,
-    note: String,
-    scenario: Scenario,
-) -> EscalationStep {
+fn evaluate(name: &str, step: Option<Step>, applied: bool, note: String, scenario: Scenario) -> EscalationStep {
     let breakdown = estimate(&scenario);
     let costs = costs(&scenario, &breakdown);
-    EscalationStep {
-        name: name.into(),
-        step,
-        applied,
-        note,
-        scenario,
-        breakdown,
-        costs,
-    }
+    EscalationStep { name: name.into(), step, applied, note, scenario, breakdown, costs }
 }
 
 /// `start` with the ladder steps `steps` applied in order.
 fn replay(start: &Scenario, steps: &[Step], gpus: u64) -> Scenario {
-    steps
-        .iter()
-        .fold(start.clone(), |s, &step| apply(step, &s, gpus).0)
+    steps.iter().fold(start.clone(), |s, &step| apply(step, &s, gpus).0)
 }
 
 /// The first fit's steps less those it does not need: each applied step before the first
@@ -288,33 +241,12 @@ fn replay(start: &Scenario, steps: &[Step], gpus: u64) -> Scenario {
 /// or fits with `margin` and is faster (beyond [`super::SAME_TIME`]). A run without the
 /// step that does not fit at its micro-batch is tried, as the search would, at the largest
 /// micro-batch that fits with the global batch kept (more accumulation steps).
-fn minimal_plan(
-    start: &Scenario,
-    steps: &[EscalationStep],
-    first_fit: usize,
-    gpus: u64,
-    margin: f64,
-) -> Plan {
+fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gpus: u64, margin: f64) -> Plan {
     // Indices into `steps` of the steps that changed something, up to the first fit.
-    let mut kept: Vec<usize> = (1..=first_fit)
-        .filter(|&k| steps[k].applied && steps[k].step.is_some())
-        .collect();
-    let mut candidates: Vec<(usize, f64)> = kept
-        .iter()
-        .filter(|&&k| k < first_fit)
-        .map(|&k| {
-            (
-                k,
-                steps[k].costs.step_seconds - steps[k - 1].costs.step_seconds,
-            )
-        })
-        .collect();
+    let mut kept: Vec<usize> = (1..=first_fit).filter(|&k| steps[k].applied && steps[k].step.is_some()).collect();
+    let mut candidates: Vec<(usize, f64)> = kept.iter().filter(|&&k| k < first_fit).map(|&k| (k, steps[k].costs.step_seconds - steps[k - 1].costs.step_seconds)).collect();
     candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let ladder = |kept: &[usize]| {
-        kept.iter()
-            .filter_map(|&k| steps[k].step)
-            .collect::<Vec<_>>()
-    };
+    let ladder = |kept: &[usize]| kept.iter().filter_map(|&k| steps[k].step).collect::<Vec<_>>();
     let mut best = steps[first_fit].clone();
     let mut dropped = Vec::new();
     for (k, _) in candidates {
@@ -342,24 +274,13 @@ fn minimal_plan(
     best.note = match (kept.is_empty(), dropped.is_empty()) {
         (true, _) => "fits as entered".into(),
         (false, true) => format!("{}: every step up to the first fit is needed", names(&kept)),
-        (false, false) => format!(
-            "{} without {}: fits and is faster",
-            names(&kept),
-            names(&dropped)
-        ),
+        (false, false) => format!("{} without {}: fits and is faster", names(&kept), names(&dropped)),
     };
     let (was, now) = (&steps[first_fit].scenario.training, &best.scenario.training);
     if was.micro_batch != now.micro_batch {
-        best.note.push_str(&format!(
-            "; micro-batch {} → {} with {} accumulation steps, the same global batch",
-            was.micro_batch, now.micro_batch, now.grad_accum
-        ));
+        best.note.push_str(&format!("; micro-batch {} → {} with {} accumulation steps, the same global batch", was.micro_batch, now.micro_batch, now.grad_accum));
     }
-    Plan {
-        kept,
-        dropped,
-        result: best,
-    }
+    Plan { kept, dropped, result: best }
 }
 
 /// `s` evaluated if it fits with `margin`; otherwise at the largest micro-batch that does,
@@ -370,12 +291,7 @@ fn fitting(s: Scenario, margin: f64) -> Option<EscalationStep> {
         return Some(step);
     }
     let c = evaluate_layout(&step.scenario, global_batch(&step.scenario), margin, &mut 0)?;
-    Some(EscalationStep {
-        scenario: c.scenario,
-        breakdown: c.breakdown,
-        costs: c.costs,
-        ..step
-    })
+    Some(EscalationStep { scenario: c.scenario, breakdown: c.breakdown, costs: c.costs, ..step })
 }
 
 /// Costs of a scenario: recomputation from the step-time FLOPs, communication from
@@ -385,55 +301,20 @@ pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
         return StepCosts::default();
     };
     let (device, _) = s.device.resolve_or_default();
-    step_costs(
-        s,
-        &arch,
-        &Tensors::new(&arch),
-        &device,
-        &b.step_time,
-        b.trainable_params,
-    )
+    step_costs(s, &arch, &Tensors::new(&arch), &device, &b.step_time, b.trainable_params)
 }
 
 /// [`costs`] from an estimate's step time and trainable parameters, with the scenario's
 /// model (`arch` and its `tensors`) and device resolved by the caller.
-pub fn step_costs(
-    s: &Scenario,
-    arch: &Architecture,
-    tensors: &Tensors,
-    device: &Device,
-    step_time: &StepTime,
-    trainable_params: u64,
-) -> StepCosts {
+pub fn step_costs(s: &Scenario, arch: &Architecture, tensors: &Tensors, device: &Device, step_time: &StepTime, trainable_params: u64) -> StepCosts {
     let mut plain = s.training.clone();
     plain.checkpointing = Checkpointing::None;
-    let plain_flops = estimate_flops(
-        &Inputs {
-            training: &plain,
-            ..inputs(arch, s, device)
-        },
-        tensors,
-    );
-    let recompute_fraction = if plain_flops > 0.0 {
-        step_time.flops_per_gpu / plain_flops - 1.0
-    } else {
-        0.0
-    };
-    let comm = communication(
-        &inputs(arch, s, device),
-        trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64,
-    );
+    let plain_flops = estimate_flops(&Inputs { training: &plain, ..inputs(arch, s, device) }, tensors);
+    let recompute_fraction = if plain_flops > 0.0 { step_time.flops_per_gpu / plain_flops - 1.0 } else { 0.0 };
+    let comm = communication(&inputs(arch, s, device), trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64);
     let p = &s.parallel;
-    let v = if p.pp_schedule == PpSchedule::Interleaved {
-        p.virtual_stages.max(1) as f64
-    } else {
-        1.0
-    };
-    let bubble_fraction = if p.pp > 1 {
-        (p.pp as f64 - 1.0) / (s.training.grad_accum.max(1) as f64 * v)
-    } else {
-        0.0
-    };
+    let v = if p.pp_schedule == PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
+    let bubble_fraction = if p.pp > 1 { (p.pp as f64 - 1.0) / (s.training.grad_accum.max(1) as f64 * v) } else { 0.0 };
     // Data-parallel traffic hides behind the backward pass when shorter: DDP all-reduces each
     // bucket as its gradients appear (Li et al. 2020, "PyTorch Distributed", §3.2.3), and ZeRO
     // overlaps its reduce-scatter the same way. Backward is all but the one forward: the forward
@@ -441,11 +322,7 @@ pub fn step_costs(
     // 2020 §2.1), so 2/3 of the compute, more when recomputation runs inside backward.
     let compute = step_time.seconds;
     let flops = step_time.flops_per_gpu;
-    let backward_share = if flops > 0.0 && plain_flops > 0.0 {
-        (1.0 - plain_flops / 3.0 / flops).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
+    let backward_share = if flops > 0.0 && plain_flops > 0.0 { (1.0 - plain_flops / 3.0 / flops).clamp(0.0, 1.0) } else { 0.0 };
     let exposed_dp = (comm.data_parallel_seconds - compute * backward_share).max(0.0);
     let step_seconds = compute + comm.exposed_seconds + exposed_dp;
     let tokens = step_time.tokens_per_second * compute;
@@ -456,34 +333,16 @@ pub fn step_costs(
         overlapped_seconds: comm.data_parallel_seconds - exposed_dp,
         bubble_fraction,
         step_seconds,
-        tokens_per_second: if step_seconds > 0.0 {
-            tokens / step_seconds
-        } else {
-            0.0
-        },
+        tokens_per_second: if step_seconds > 0.0 { tokens / step_seconds } else { 0.0 },
     }
 }
 
 fn estimate_flops(inputs: &Inputs, tensors: &Tensors) -> f64 {
-    step_time(
-        inputs,
-        tensors,
-        &Default::default(),
-        &Default::default(),
-        0.0,
-        0.0,
-    )
-    .flops_per_gpu
+    step_time(inputs, tensors, &Default::default(), &Default::default(), 0.0, 0.0).flops_per_gpu
 }
 
 fn inputs<'a>(arch: &'a Architecture, s: &'a Scenario, device: &'a Device) -> Inputs<'a> {
-    Inputs {
-        arch,
-        training: &s.training,
-        parallel: &s.parallel,
-        device,
-        runtime: &s.runtime,
-    }
+    Inputs { arch, training: &s.training, parallel: &s.parallel, device, runtime: &s.runtime }
 }
 
 /// Largest power of two ≤ `n`.
@@ -505,22 +364,13 @@ fn gpus_text(n: u64) -> String {
 /// shrink; accumulation makes up the rest). Returns a note when the global batch changed.
 fn fill_data_parallel(s: &mut Scenario, gpus: u64) -> Option<String> {
     let global = global_batch(s);
-    let model_parallel = s
-        .parallel
-        .tp
-        .max(1)
-        .saturating_mul(s.parallel.pp.max(1))
-        .saturating_mul(s.parallel.cp.max(1));
+    let model_parallel = s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1)).saturating_mul(s.parallel.cp.max(1));
     s.parallel.dp = (gpus / model_parallel).max(1);
     let micro = s.training.micro_batch;
     if split_global_batch(&mut s.training, global, s.parallel.dp, micro) {
         None
     } else {
-        Some(format!(
-            "global batch {global} → {}: {global} does not split over {} data-parallel GPUs",
-            global_batch(s),
-            s.parallel.dp
-        ))
+        Some(format!("global batch {global} → {}: {global} does not split over {} data-parallel GPUs", global_batch(s), s.parallel.dp))
     }
 }
 
@@ -536,12 +386,7 @@ fn with_note(text: String, extra: Option<String>) -> String {
 /// possible, stopping at the first value that fits; `set` applies a degree and lays the
 /// budget out around it (its note is returned with the chosen scenario). Returns `s`
 /// unchanged when no doubling is allowed.
-fn double_until_fits(
-    s: &Scenario,
-    current: u64,
-    allowed: impl Fn(u64) -> bool,
-    set: impl Fn(&mut Scenario, u64) -> Option<String>,
-) -> (Scenario, Option<String>) {
+fn double_until_fits(s: &Scenario, current: u64, allowed: impl Fn(u64) -> bool, set: impl Fn(&mut Scenario, u64) -> Option<String>) -> (Scenario, Option<String>) {
     let mut degree = current.max(1);
     let mut chosen = (s.clone(), None);
     while allowed(degree.saturating_mul(2)) {
@@ -561,22 +406,16 @@ fn double_until_fits(
 pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
     let mut n = s.clone();
     let heads = match s.model.architecture().as_deref() {
-        Some(Architecture::Transformer(t)) => {
-            Some((t.attention.heads, t.attention.kv_heads, t.layers))
-        }
+        Some(Architecture::Transformer(t)) => Some((t.attention.heads, t.attention.kv_heads, t.layers)),
         _ => None,
     };
     let note = match step {
         Step::MixedPrecision => {
             if s.training.precision == Precision::Fp32 {
                 n.training.precision = Precision::Bf16Mixed;
-                "fp32 → bf16 autocast: activations halve; weights stay fp32 as the master copy"
-                    .into()
+                "fp32 → bf16 autocast: activations halve; weights stay fp32 as the master copy".into()
             } else {
-                format!(
-                    "already {}",
-                    crate::labels::precision_label(s.training.precision)
-                )
+                format!("already {}", crate::labels::precision_label(s.training.precision))
             }
         }
         Step::PureBf16 => {
@@ -584,7 +423,8 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                 "already pure bf16".into()
             } else {
                 n.training.precision = Precision::Bf16;
-                "bf16 weights, gradients and optimizer states, no fp32 master copy (torchtune dtype: bf16, LitGPT bf16-true): updates smaller than bf16's resolution are lost".into()
+                "bf16 weights, gradients and optimizer states, no fp32 master copy (torchtune dtype: bf16, LitGPT bf16-true): updates smaller than bf16's resolution are lost"
+                    .into()
             }
         }
         Step::SelectiveCheckpointing => {
@@ -598,42 +438,24 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         Step::ActivationCheckpointing => {
             if s.training.checkpointing != Checkpointing::Full {
                 n.training.checkpointing = Checkpointing::Full;
-                "keep only each block's input; recompute the block in backward (one extra forward)"
-                    .into()
+                "keep only each block's input; recompute the block in backward (one extra forward)".into()
             } else {
                 "already full checkpointing".into()
             }
         }
         Step::Zero2 | Step::Zero3 => {
-            let stage = if step == Step::Zero2 {
-                Zero::Gradients
-            } else {
-                Zero::Parameters
-            };
+            let stage = if step == Step::Zero2 { Zero::Gradients } else { Zero::Parameters };
             let batch = fill_data_parallel(&mut n, gpus);
             if n.parallel.dp * n.parallel.cp < 2 {
                 n = s.clone();
-                format!(
-                    "needs more than one data-parallel GPU: the budget is {}; raise it to shard",
-                    gpus_text(gpus)
-                )
+                format!("needs more than one data-parallel GPU: the budget is {}; raise it to shard", gpus_text(gpus))
             } else if s.parallel.zero >= stage {
                 n = s.clone();
                 format!("ZeRO-{} already on", s.parallel.zero)
             } else {
                 n.parallel.zero = stage;
-                let what = if stage == Zero::Gradients {
-                    "optimizer states and gradients"
-                } else {
-                    "optimizer states, gradients and weights"
-                };
-                with_note(
-                    format!(
-                        "shard {what} over {} data-parallel GPUs",
-                        n.parallel.dp * n.parallel.cp
-                    ),
-                    batch,
-                )
+                let what = if stage == Zero::Gradients { "optimizer states and gradients" } else { "optimizer states, gradients and weights" };
+                with_note(format!("shard {what} over {} data-parallel GPUs", n.parallel.dp * n.parallel.cp), batch)
             }
         }
         Step::PipelineParallel => {
@@ -650,44 +472,26 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                     // the micro-batch while the replica's share of the global batch allows.
                     let per_replica = t.training.micro_batch.saturating_mul(t.training.grad_accum);
                     if t.training.grad_accum < pp.saturating_mul(2) {
-                        split_global_batch(
-                            &mut t.training,
-                            per_replica,
-                            1,
-                            (per_replica / pp.saturating_mul(2)).max(1),
-                        );
+                        split_global_batch(&mut t.training, per_replica, 1, (per_replica / pp.saturating_mul(2)).max(1));
                     }
                     note
                 },
             );
             n = next;
             if n.parallel.pp == s.parallel.pp {
-                format!(
-                    "no room: the budget is {} for {layers} layers",
-                    gpus_text(gpus)
-                )
+                format!("no room: the budget is {} for {layers} layers", gpus_text(gpus))
             } else {
                 let bubble = (n.parallel.pp - 1) as f64 / n.training.grad_accum.max(1) as f64;
                 with_note(
-                    format!(
-                        "{} stages (1F1B), {} micro-batches of {} per step: bubble {:.0}%",
-                        n.parallel.pp,
-                        n.training.grad_accum,
-                        n.training.micro_batch,
-                        bubble * 100.0
-                    ),
+                    format!("{} stages (1F1B), {} micro-batches of {} per step: bubble {:.0}%", n.parallel.pp, n.training.grad_accum, n.training.micro_batch, bubble * 100.0),
                     batch,
                 )
             }
         }
         Step::TensorParallel => {
             let (a, g, _) = heads.unwrap_or((1, 1, 1));
-            let room = power_of_two_at_most(
-                gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1)),
-            )
-            .min(super::search::MAX_TP);
-            let divides_heads =
-                |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp.is_multiple_of(g));
+            let room = power_of_two_at_most(gpus / s.parallel.pp.max(1).saturating_mul(s.parallel.cp.max(1))).min(super::search::MAX_TP);
+            let divides_heads = |tp: u64| tp <= room && a % tp == 0 && (g % tp == 0 || tp.is_multiple_of(g));
             let (next, batch) = double_until_fits(s, s.parallel.tp, divides_heads, |t, tp| {
                 t.parallel.tp = tp;
                 t.parallel.sp = true;
@@ -697,32 +501,20 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             if n.parallel.tp == s.parallel.tp {
                 "no room for a larger tensor-parallel group (heads, or GPUs)".into()
             } else {
-                with_note(
-                    format!(
-                        "tensor parallel over {} GPUs with sequence parallelism",
-                        n.parallel.tp
-                    ),
-                    batch,
-                )
+                with_note(format!("tensor parallel over {} GPUs with sequence parallelism", n.parallel.tp), batch)
             }
         }
         Step::ContextParallel => {
             let room = gpus / s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1));
             let cp = s.parallel.cp.max(1).saturating_mul(2);
             if room < cp {
-                format!(
-                    "no room for context parallelism: the budget is {}",
-                    gpus_text(gpus)
-                )
+                format!("no room for context parallelism: the budget is {}", gpus_text(gpus))
             } else if !context_parallel_pays(s.training.seq_len, cp) {
                 format!("{}-token sequences are too short to split over {cp} GPUs: context parallelism pays from {MIN_CP_TOKENS} tokens per GPU", s.training.seq_len)
             } else {
                 n.parallel.cp = cp;
                 let batch = fill_data_parallel(&mut n, gpus);
-                with_note(
-                    format!("split each sequence over {cp} GPUs (ring attention)"),
-                    batch,
-                )
+                with_note(format!("split each sequence over {cp} GPUs (ring attention)"), batch)
             }
         }
         Step::OptimizerInBackward => {
@@ -744,21 +536,15 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             }
         }
         Step::ChunkedCrossEntropy | Step::FusedCrossEntropy => {
-            let want = if step == Step::ChunkedCrossEntropy {
-                Loss::Chunked
-            } else {
-                Loss::FusedLinear
-            };
-            if s.training.techniques.loss == want || s.training.techniques.loss == Loss::FusedLinear
-            {
+            let want = if step == Step::ChunkedCrossEntropy { Loss::Chunked } else { Loss::FusedLinear };
+            if s.training.techniques.loss == want || s.training.techniques.loss == Loss::FusedLinear {
                 "the loss already avoids the full fp32 logits".into()
             } else {
                 n.training.techniques.loss = want;
                 if want == Loss::Chunked {
                     format!("cross-entropy in {} chunks (torchtune): the fp32 logit gradients of one chunk at a time", n.training.techniques.loss_chunks)
                 } else {
-                    "output projection and cross-entropy fused (Liger, CUDA): no logits at all"
-                        .into()
+                    "output projection and cross-entropy fused (Liger, CUDA): no logits at all".into()
                 }
             }
         }
@@ -781,13 +567,9 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         }
         Step::SmallerMicroBatch => {
             if s.training.micro_batch > 1 {
-                n.training.grad_accum =
-                    s.training.grad_accum.saturating_mul(s.training.micro_batch);
+                n.training.grad_accum = s.training.grad_accum.saturating_mul(s.training.micro_batch);
                 n.training.micro_batch = 1;
-                format!(
-                    "micro-batch 1 × {} accumulation steps: same global batch",
-                    n.training.grad_accum
-                )
+                format!("micro-batch 1 × {} accumulation steps: same global batch", n.training.grad_accum)
             } else {
                 "micro-batch already 1".into()
             }
@@ -801,18 +583,11 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
             }
         }
         Step::Lora | Step::Qlora => {
-            let base = if step == Step::Qlora {
-                LoraBase::Nf4
-            } else {
-                LoraBase::Bf16
-            };
+            let base = if step == Step::Qlora { LoraBase::Nf4 } else { LoraBase::Bf16 };
             if s.training.lora.as_ref().is_some_and(|l| l.base == base) {
                 "already on".into()
             } else {
-                n.training.lora = Some(Lora {
-                    base,
-                    ..Lora::default()
-                });
+                n.training.lora = Some(Lora { base, ..Lora::default() });
                 if base == LoraBase::Nf4 {
                     "frozen 4-bit NF4 base, rank-16 adapters on all linears".into()
                 } else {
@@ -833,35 +608,21 @@ mod tests {
     /// each rung saying what it did, memory never growing along the way.
     #[test]
     fn single_gpu_ladder_fits_llama3_8b_full_fine_tuning_on_24_gb() {
-        let mut s = Scenario {
-            device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"),
-            ..Scenario::default()
-        };
+        let mut s = Scenario { device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"), ..Scenario::default() };
         s.runtime.platform = crate::model::inputs::Platform::Linux;
         assert_eq!(Step::default_ladder(1), &Step::SINGLE_GPU_LADDER);
         let e = escalate(&s, Step::default_ladder(1), 1);
         let first = e.first_fit.expect("a rung where it fits");
         let applied: Vec<_> = e.steps[..=first].iter().filter(|st| st.applied).collect();
         for pair in applied.windows(2) {
-            assert!(
-                pair[1].breakdown.total <= pair[0].breakdown.total,
-                "{} grew memory",
-                pair[1].name
-            );
+            assert!(pair[1].breakdown.total <= pair[0].breakdown.total, "{} grew memory", pair[1].name);
         }
         assert!(e.steps.iter().all(|st| !st.note.is_empty()));
         let plan = e.plan.expect("a plan");
         assert!(plan.result.breakdown.fits);
         assert_eq!(plan.result.scenario.parallel.world_size(), 1);
-        assert_eq!(
-            plan.result.scenario.training.lora, None,
-            "full fine-tuning, not an adapter"
-        );
-        assert!(
-            plan.kept.contains(&Step::PureBf16) && plan.kept.contains(&Step::CpuOffload),
-            "{:?}",
-            plan.kept
-        );
+        assert_eq!(plan.result.scenario.training.lora, None, "full fine-tuning, not an adapter");
+        assert!(plan.kept.contains(&Step::PureBf16) && plan.kept.contains(&Step::CpuOffload), "{:?}", plan.kept);
     }
 
     /// The design's acceptance case: Llama-3-8B (bf16-mixed AdamW, batch 1, seq 4096) with
@@ -873,69 +634,35 @@ mod tests {
     fn default_ladder_on_llama3_8b_with_eight_gpus() {
         let e = escalate(&Scenario::default(), &Step::DEFAULT_LADDER, 8);
         assert_eq!(e.steps.len(), 6);
-        assert!(
-            !e.steps[0].fits(),
-            "the default scenario does not fit on one GPU"
-        );
+        assert!(!e.steps[0].fits(), "the default scenario does not fit on one GPU");
         let first = e.first_fit.expect("fits somewhere on 8 × 80 GB");
         assert!(e.steps[..first].iter().all(|s| !s.fits()));
         for pair in e.steps[..=first].windows(2) {
             let (a, b) = (&pair[0], &pair[1]);
             if b.applied {
-                assert!(
-                    b.breakdown.total <= a.breakdown.total,
-                    "{} raised memory: {} → {}",
-                    b.name,
-                    a.breakdown.total,
-                    b.breakdown.total
-                );
+                assert!(b.breakdown.total <= a.breakdown.total, "{} raised memory: {} → {}", b.name, a.breakdown.total, b.breakdown.total);
             } else {
-                assert!(
-                    !b.note.is_empty(),
-                    "{} did nothing and said nothing",
-                    b.name
-                );
+                assert!(!b.note.is_empty(), "{} did nothing and said nothing", b.name);
             }
         }
         assert!(e.steps.iter().all(|s| !s.note.is_empty()));
         assert_eq!(e.steps[1].note, "already bf16 mixed (AMP)");
         assert!(!e.steps[1].applied);
         for s in &e.steps {
-            println!(
-                "{:<28} fits {:<5} total {:>6.1} GiB  {}",
-                s.name,
-                s.fits(),
-                s.breakdown.total as f64 / (1u64 << 30) as f64,
-                s.note
-            );
+            println!("{:<28} fits {:<5} total {:>6.1} GiB  {}", s.name, s.fits(), s.breakdown.total as f64 / (1u64 << 30) as f64, s.note);
         }
     }
 
     #[test]
     fn model_parallel_steps_split_llama3_70b() {
-        let s = Scenario {
-            model: crate::scenario::ModelSpec::Preset("llama-3-70b".into()),
-            ..Scenario::default()
-        };
-        let e = escalate(
-            &s,
-            &[
-                Step::ActivationCheckpointing,
-                Step::TensorParallel,
-                Step::PipelineParallel,
-            ],
-            64,
-        );
+        let s = Scenario { model: crate::scenario::ModelSpec::Preset("llama-3-70b".into()), ..Scenario::default() };
+        let e = escalate(&s, &[Step::ActivationCheckpointing, Step::TensorParallel, Step::PipelineParallel], 64);
         let tp = &e.steps[2];
         assert!(tp.applied && tp.scenario.parallel.tp > 1 && tp.scenario.parallel.sp);
         let pp = &e.steps[3];
         assert!(pp.scenario.parallel.world_size() <= 64);
         for pair in e.steps.windows(2) {
-            assert!(
-                !pair[1].applied || pair[1].breakdown.total <= pair[0].breakdown.total,
-                "{}",
-                pair[1].name
-            );
+            assert!(!pair[1].applied || pair[1].breakdown.total <= pair[0].breakdown.total, "{}", pair[1].name);
         }
     }
 
@@ -954,11 +681,7 @@ mod tests {
         let forward = 2.0 * (psi - v * h) + 2.0 * l * seq * h;
         let blocks = 2.0 * (psi - 2.0 * v * h - h) + 2.0 * l * seq * h;
         let expected = blocks / (3.0 * forward);
-        assert!(
-            (c.recompute_fraction - expected).abs() < 1e-9,
-            "{} vs {expected}",
-            c.recompute_fraction
-        );
+        assert!((c.recompute_fraction - expected).abs() < 1e-9, "{} vs {expected}", c.recompute_fraction);
 
         let mut z = Scenario::default();
         z.parallel.dp = 8;
@@ -966,19 +689,11 @@ mod tests {
         let bz = estimate(&z);
         let cz = costs(&z, &bz);
         let expected = 2.0 * 7.0 / 8.0 * 8_030_261_248.0 * 2.0;
-        assert!(
-            (cz.communication_bytes - expected).abs() / expected < 1e-9,
-            "{} vs {expected}",
-            cz.communication_bytes
-        );
+        assert!((cz.communication_bytes - expected).abs() / expected < 1e-9, "{} vs {expected}", cz.communication_bytes);
         assert_eq!(cz.bubble_fraction, 0.0);
         // NVLink, 450 GB/s each way (H100 SXM): 28.1 GB take 62 ms, hidden behind backward.
         let (device, _) = z.device.resolve_or_default();
-        assert!(
-            (cz.overlapped_seconds - expected / device.interconnect_bandwidth).abs() < 1e-12,
-            "{}",
-            cz.overlapped_seconds
-        );
+        assert!((cz.overlapped_seconds - expected / device.interconnect_bandwidth).abs() < 1e-12, "{}", cz.overlapped_seconds);
         assert_eq!(cz.communication_seconds, 0.0);
         assert!((cz.step_seconds - bz.step_time.seconds).abs() < 1e-12);
     }
@@ -1005,28 +720,14 @@ mod tests {
         assert_eq!(plan.dropped, vec![Step::ActivationCheckpointing]);
         let r = &plan.result;
         assert_eq!(r.scenario.training.checkpointing, Checkpointing::None);
-        assert_eq!(
-            (r.scenario.parallel.zero, r.scenario.parallel.dp),
-            (Zero::Gradients, 8)
-        );
+        assert_eq!((r.scenario.parallel.zero, r.scenario.parallel.dp), (Zero::Gradients, 8));
         assert!(fits_with_margin(&r.breakdown, DEFAULT_MARGIN));
         // Exactly the recomputation saved: one forward of the blocks (31% here, see
         // `step_costs_match_hand_computation`).
         let ratio = at_fit.costs.step_seconds / r.costs.step_seconds;
-        assert!(
-            (ratio - (1.0 + at_fit.costs.recompute_fraction)).abs() < 1e-6,
-            "{ratio}"
-        );
-        assert!(
-            (r.costs.step_seconds - 0.765).abs() < 0.005,
-            "{}",
-            r.costs.step_seconds
-        );
-        assert!(
-            r.note.contains("without Activation checkpointing"),
-            "{}",
-            r.note
-        );
+        assert!((ratio - (1.0 + at_fit.costs.recompute_fraction)).abs() < 1e-6, "{ratio}");
+        assert!((r.costs.step_seconds - 0.765).abs() < 0.005, "{}", r.costs.step_seconds);
+        assert!(r.note.contains("without Activation checkpointing"), "{}", r.note);
     }
 
     /// Four sequences per micro-batch: without checkpointing ZeRO-2 fits only at micro-batch
@@ -1041,27 +742,11 @@ mod tests {
         let plan = e.plan.expect("plan");
         assert_eq!(plan.dropped, vec![Step::ActivationCheckpointing]);
         let t = &plan.result.scenario.training;
-        assert_eq!(
-            (
-                t.micro_batch,
-                t.grad_accum,
-                plan.result.scenario.parallel.dp
-            ),
-            (1, 4, 8)
-        );
+        assert_eq!((t.micro_batch, t.grad_accum, plan.result.scenario.parallel.dp), (1, 4, 8));
         assert_eq!(crate::plan::global_batch(&plan.result.scenario), 32);
         assert!(fits_with_margin(&plan.result.breakdown, DEFAULT_MARGIN));
-        assert!(faster(
-            plan.result.costs.step_seconds,
-            e.steps[3].costs.step_seconds
-        ));
-        assert!(
-            plan.result
-                .note
-                .ends_with("micro-batch 4 → 1 with 4 accumulation steps, the same global batch"),
-            "{}",
-            plan.result.note
-        );
+        assert!(faster(plan.result.costs.step_seconds, e.steps[3].costs.step_seconds));
+        assert!(plan.result.note.ends_with("micro-batch 4 → 1 with 4 accumulation steps, the same global batch"), "{}", plan.result.note);
     }
 
     /// Where the first fit needs what came before it, the plan is the first fit: at 4096
@@ -1073,20 +758,11 @@ mod tests {
         let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
         assert_eq!(e.first_fit, Some(3));
         let plan = e.plan.expect("plan");
-        assert!(!fits_with_margin(
-            &escalate(&s, &[Step::Zero2], 8).steps[1].breakdown,
-            DEFAULT_MARGIN
-        ));
+        assert!(!fits_with_margin(&escalate(&s, &[Step::Zero2], 8).steps[1].breakdown, DEFAULT_MARGIN));
         assert_eq!(plan.kept, vec![Step::ActivationCheckpointing, Step::Zero2]);
         assert!(plan.dropped.is_empty(), "{:?}", plan.dropped);
         assert_eq!(plan.result.scenario, e.steps[3].scenario);
-        assert!(
-            plan.result
-                .note
-                .contains("every step up to the first fit is needed"),
-            "{}",
-            plan.result.note
-        );
+        assert!(plan.result.note.contains("every step up to the first fit is needed"), "{}", plan.result.note);
     }
 
     /// A step the first fit overrides (ZeRO-2 before ZeRO-3) is dropped: the run is the same.
@@ -1096,15 +772,7 @@ mod tests {
         let mut s = llama3_8b_on_8_a100();
         s.training.seq_len = 16_384;
         let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
-        assert_eq!(
-            e.first_fit,
-            Some(4),
-            "{:?}",
-            e.steps
-                .iter()
-                .map(|s| (s.name.clone(), s.fits()))
-                .collect::<Vec<_>>()
-        );
+        assert_eq!(e.first_fit, Some(4), "{:?}", e.steps.iter().map(|s| (s.name.clone(), s.fits())).collect::<Vec<_>>());
         let plan = e.plan.expect("plan");
         assert_eq!(plan.kept, vec![Step::ActivationCheckpointing, Step::Zero3]);
         assert_eq!(plan.dropped, vec![Step::Zero2]);
@@ -1113,13 +781,8 @@ mod tests {
         let none = escalate(&llama3_8b_on_8_a100(), &[], 8);
         assert_eq!(none.first_fit, None);
         assert!(none.plan.is_none());
-        let gpt2 = Scenario {
-            model: crate::scenario::ModelSpec::Preset("gpt2".into()),
-            ..Scenario::default()
-        };
-        let plan = escalate(&gpt2, &Step::DEFAULT_LADDER, 1)
-            .plan
-            .expect("gpt2 fits");
+        let gpt2 = Scenario { model: crate::scenario::ModelSpec::Preset("gpt2".into()), ..Scenario::default() };
+        let plan = escalate(&gpt2, &Step::DEFAULT_LADDER, 1).plan.expect("gpt2 fits");
         assert!(plan.kept.is_empty() && plan.dropped.is_empty());
         assert_eq!(plan.result.note, "fits as entered");
     }
@@ -1129,46 +792,25 @@ mod tests {
     #[test]
     fn no_step_uses_more_gpus_than_the_budget() {
         for model in ["llama-3-8b", "llama-3-70b", "gpt2"] {
-            let mut s = Scenario {
-                model: crate::scenario::ModelSpec::Preset(model.into()),
-                ..Scenario::default()
-            };
+            let mut s = Scenario { model: crate::scenario::ModelSpec::Preset(model.into()), ..Scenario::default() };
             s.training.seq_len = 32_768;
             for gpus in [1, 2, 3, 6, 8, 16] {
                 let e = escalate(&s, &Step::ALL, gpus);
                 for step in &e.steps {
-                    assert!(
-                        step.scenario.parallel.world_size() <= gpus,
-                        "{model} on {gpus}: {} uses {}",
-                        step.name,
-                        step.scenario.parallel.world_size()
-                    );
+                    assert!(step.scenario.parallel.world_size() <= gpus, "{model} on {gpus}: {} uses {}", step.name, step.scenario.parallel.world_size());
                 }
                 if let Some(plan) = &e.plan {
                     assert!(plan.result.scenario.parallel.world_size() <= gpus);
                 }
             }
         }
-        let one = Scenario {
-            device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"),
-            ..Scenario::default()
-        };
+        let one = Scenario { device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"), ..Scenario::default() };
         let e = escalate(&one, &Step::DEFAULT_LADDER, 1);
         for k in [3, 4] {
             assert!(!e.steps[k].applied);
-            assert!(
-                e.steps[k]
-                    .note
-                    .starts_with("needs more than one data-parallel GPU: the budget is 1 GPU"),
-                "{}",
-                e.steps[k].note
-            );
+            assert!(e.steps[k].note.starts_with("needs more than one data-parallel GPU: the budget is 1 GPU"), "{}", e.steps[k].note);
         }
-        assert!(
-            e.steps[5].note.starts_with("no room"),
-            "{}",
-            e.steps[5].note
-        );
+        assert!(e.steps[5].note.starts_with("no room"), "{}", e.steps[5].note);
     }
 
     /// The distributed steps keep micro-batch × accumulation × dp, or say why not.
@@ -1179,33 +821,14 @@ mod tests {
         s.training.micro_batch = 4;
         s.training.grad_accum = 8;
         s.training.seq_len = 8192;
-        let e = escalate(
-            &s,
-            &[
-                Step::ActivationCheckpointing,
-                Step::Zero2,
-                Step::TensorParallel,
-                Step::PipelineParallel,
-            ],
-            8,
-        );
+        let e = escalate(&s, &[Step::ActivationCheckpointing, Step::Zero2, Step::TensorParallel, Step::PipelineParallel], 8);
         for step in &e.steps {
-            assert_eq!(
-                crate::plan::global_batch(&step.scenario),
-                32,
-                "{}: {}",
-                step.name,
-                step.note
-            );
+            assert_eq!(crate::plan::global_batch(&step.scenario), 32, "{}: {}", step.name, step.note);
         }
         assert_eq!(e.steps[2].scenario.parallel.dp, 8);
         // One sequence cannot be shared by 8 data-parallel GPUs: the note says so.
         let e = escalate(&Scenario::default(), &[Step::Zero2], 8);
-        assert!(
-            e.steps[1].note.contains("global batch 1 → 8"),
-            "{}",
-            e.steps[1].note
-        );
+        assert!(e.steps[1].note.contains("global batch 1 → 8"), "{}", e.steps[1].note);
     }
 
     #[test]

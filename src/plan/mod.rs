@@ -76,11 +76,7 @@ pub fn faster(a: f64, b: f64) -> bool {
 
 /// Sequences per optimizer step: micro-batch × accumulation × data-parallel degree.
 pub fn global_batch(s: &Scenario) -> u64 {
-    s.training
-        .micro_batch
-        .max(1)
-        .saturating_mul(s.training.grad_accum.max(1))
-        .saturating_mul(s.parallel.dp.max(1))
+    s.training.micro_batch.max(1).saturating_mul(s.training.grad_accum.max(1)).saturating_mul(s.parallel.dp.max(1))
 }
 
 /// Splits `global` sequences over `dp` replicas: the micro-batch becomes the largest
@@ -109,10 +105,7 @@ fn largest_divisor_at_most(n: u64, cap: u64) -> u64 {
         return 1;
     }
     let top = cap.min(n).max(1);
-    (top.saturating_sub(DIVISOR_SCAN).max(1)..=top)
-        .rev()
-        .find(|d| n.is_multiple_of(*d))
-        .unwrap_or(1)
+    (top.saturating_sub(DIVISOR_SCAN).max(1)..=top).rev().find(|d| n.is_multiple_of(*d)).unwrap_or(1)
 }
 
 #[cfg(test)]
@@ -141,11 +134,7 @@ mod tests {
         assert_eq!(t, before);
         for (global, dp, cap) in [(32u64, 1u64, 7u64), (36, 2, 5), (1024, 8, 1000), (6, 6, 0)] {
             assert!(split_global_batch(&mut t, global, dp, cap));
-            assert_eq!(
-                t.micro_batch * t.grad_accum * dp,
-                global,
-                "{global} on {dp} capped {cap}"
-            );
+            assert_eq!(t.micro_batch * t.grad_accum * dp, global, "{global} on {dp} capped {cap}");
             assert!(t.micro_batch <= cap.max(1));
         }
     }
@@ -167,22 +156,11 @@ mod tests {
 
     #[test]
     fn the_margin_leaves_capacity_free() {
-        let mut b = Breakdown {
-            capacity: 80 << 30,
-            total: 79 << 30,
-            fits: true,
-            ..Breakdown::default()
-        };
+        let mut b = Breakdown { capacity: 80 << 30, total: 79 << 30, fits: true, ..Breakdown::default() };
         assert!(fits_with_margin(&b, 0.0));
-        assert!(
-            !fits_with_margin(&b, DEFAULT_MARGIN),
-            "79 of 80 GiB is within 10 %"
-        );
+        assert!(!fits_with_margin(&b, DEFAULT_MARGIN), "79 of 80 GiB is within 10 %");
         b.total = 72 << 30;
-        assert!(
-            fits_with_margin(&b, DEFAULT_MARGIN),
-            "72 of 80 GiB leaves exactly 10 %"
-        );
+        assert!(fits_with_margin(&b, DEFAULT_MARGIN), "72 of 80 GiB leaves exactly 10 %");
         b.total = (72 << 30) + 1;
         assert!(!fits_with_margin(&b, DEFAULT_MARGIN));
         // A run that does not fit never fits with a margin; absurd margins are clamped.
@@ -192,15 +170,7 @@ mod tests {
         b.fits = true;
         assert!(fits_with_margin(&b, f64::NAN));
         assert!(fits_with_margin(&b, -3.0));
-        assert!(!fits_with_margin(
-            &Breakdown {
-                capacity: 10,
-                total: 2,
-                fits: true,
-                ..Breakdown::default()
-            },
-            5.0
-        ));
+        assert!(!fits_with_margin(&Breakdown { capacity: 10, total: 2, fits: true, ..Breakdown::default() }, 5.0));
         assert_eq!(headroom(&b), (80 << 30) - 1);
     }
 
@@ -208,15 +178,9 @@ mod tests {
     fn context_parallel_only_for_long_sequences() {
         assert!(context_parallel_pays(2048, 1));
         assert!(!context_parallel_pays(2048, 2));
-        assert!(
-            !context_parallel_pays(8192, 2),
-            "4,096 tokens per GPU is too few"
-        );
+        assert!(!context_parallel_pays(8192, 2), "4,096 tokens per GPU is too few");
         assert!(context_parallel_pays(16384, 2));
-        assert!(
-            context_parallel_pays(131_072, 16),
-            "Llama 3's long-context stage"
-        );
+        assert!(context_parallel_pays(131_072, 16), "Llama 3's long-context stage");
         assert!(!context_parallel_pays(131_072, 32));
         assert!(!context_parallel_pays(16385, 2), "uneven chunks");
         assert!(!context_parallel_pays(0, 4));

@@ -32,11 +32,7 @@ impl Resolved {
             let tensors = Tensors::new(&arch);
             (arch.into_owned(), tensors)
         });
-        Resolved {
-            model,
-            device: base.device.resolve_or_default().0,
-            reuse: RefCell::default(),
-        }
+        Resolved { model, device: base.device.resolve_or_default().0, reuse: RefCell::default() }
     }
 
     /// The numbers of `crate::estimate(s)` (its totals, verdict and step time; not its terms
@@ -44,31 +40,14 @@ impl Resolved {
     /// `None` for an unknown model, which `crate::estimate` gives an empty breakdown.
     pub fn totals(&self, s: &Scenario) -> Option<Totals> {
         let (arch, tensors) = self.model.as_ref()?;
-        let inputs = Inputs {
-            arch,
-            training: &s.training,
-            parallel: &s.parallel,
-            device: &self.device,
-            runtime: &s.runtime,
-        };
-        Some(crate::model::totals(
-            &inputs,
-            tensors,
-            &mut self.reuse.borrow_mut(),
-        ))
+        let inputs = Inputs { arch, training: &s.training, parallel: &s.parallel, device: &self.device, runtime: &s.runtime };
+        Some(crate::model::totals(&inputs, tensors, &mut self.reuse.borrow_mut()))
     }
 
     /// `escalation::costs(s, &crate::estimate(s))` from the totals of `s`.
     pub fn costs(&self, s: &Scenario, totals: &Totals) -> StepCosts {
         match &self.model {
-            Some((arch, tensors)) => step_costs(
-                s,
-                arch,
-                tensors,
-                &self.device,
-                &totals.step_time,
-                totals.trainable_params,
-            ),
+            Some((arch, tensors)) => step_costs(s, arch, tensors, &self.device, &totals.step_time, totals.trainable_params),
             None => StepCosts::default(),
         }
     }

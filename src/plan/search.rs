@@ -35,10 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::escalation::StepCosts;
 use super::resolved::Resolved;
-use super::{
-    clamp_margin, context_parallel_pays, faster, global_batch, headroom, totals_fit_with_margin,
-    DEFAULT_MARGIN, MIN_CP_TOKENS,
-};
+use super::{clamp_margin, context_parallel_pays, faster, global_batch, headroom, totals_fit_with_margin, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::estimate;
 use crate::model::arch::Architecture;
 use crate::model::breakdown::{Breakdown, Totals};
@@ -111,19 +108,12 @@ impl SearchResult {
             "Tried {} on {}: {} with {:.0} % of memory free, at the global batch of {}",
             plural(self.layouts, "layout", "layouts"),
             plural(gpus, "GPU", "GPUs"),
-            if self.fitting == 1 {
-                "1 fits".to_string()
-            } else {
-                format!("{} fit", self.fitting)
-            },
+            if self.fitting == 1 { "1 fits".to_string() } else { format!("{} fit", self.fitting) },
             self.margin * 100.0,
             plural(self.global_batch, "sequence", "sequences"),
         );
         if self.batch_mismatch > 0 {
-            text.push_str(&format!(
-                "; {} cannot split {} over their data-parallel GPUs",
-                self.batch_mismatch, self.global_batch
-            ));
+            text.push_str(&format!("; {} cannot split {} over their data-parallel GPUs", self.batch_mismatch, self.global_batch));
         }
         text.push('.');
         if !self.context_parallel_tried {
@@ -134,10 +124,7 @@ impl SearchResult {
 }
 
 fn divisors_pow2(n: u64, cap: u64) -> impl Iterator<Item = u64> {
-    (0..20)
-        .map(|i| 1u64 << i)
-        .take_while(move |&d| d <= n.min(cap))
-        .filter(move |d| n.is_multiple_of(*d))
+    (0..20).map(|i| 1u64 << i).take_while(move |&d| d <= n.min(cap)).filter(move |d| n.is_multiple_of(*d))
 }
 
 /// Every layout for `gpus` GPUs that the model can be split into.
@@ -161,17 +148,9 @@ pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
                     continue;
                 }
                 let dp = gpus / (tp * pp * cp);
-                let zeros: &[Zero] = if dp * cp > 1 {
-                    &Zero::ALL
-                } else {
-                    &[Zero::Off]
-                };
+                let zeros: &[Zero] = if dp * cp > 1 { &Zero::ALL } else { &[Zero::Off] };
                 for &zero in zeros {
-                    for checkpointing in [
-                        Checkpointing::None,
-                        Checkpointing::Selective,
-                        Checkpointing::Full,
-                    ] {
+                    for checkpointing in [Checkpointing::None, Checkpointing::Selective, Checkpointing::Full] {
                         for offload in [Offload::None, Offload::Optimizer] {
                             if offload == Offload::Optimizer && zero == Zero::Off {
                                 continue;
@@ -210,18 +189,8 @@ impl Point {
     /// fits nothing).
     fn new(micro_batch: u64, t: Option<&Totals>, margin: f64) -> Point {
         match t {
-            Some(t) => Point {
-                micro_batch,
-                fits: totals_fit_with_margin(t, margin),
-                total: t.total() as f64,
-                allowed: t.capacity() as f64 * (1.0 - clamp_margin(margin)),
-            },
-            None => Point {
-                micro_batch,
-                fits: false,
-                total: 0.0,
-                allowed: 0.0,
-            },
+            Some(t) => Point { micro_batch, fits: totals_fit_with_margin(t, margin), total: t.total() as f64, allowed: t.capacity() as f64 * (1.0 - clamp_margin(margin)) },
+            None => Point { micro_batch, fits: false, total: 0.0, allowed: 0.0 },
         }
     }
 
@@ -275,9 +244,7 @@ impl Sizes<'_> {
     fn index_at_most(&self, m: f64) -> Option<usize> {
         match *self {
             Sizes::List(v) => v.partition_point(|&x| x as f64 <= m).checked_sub(1),
-            Sizes::Range(a, b) => {
-                (m >= a as f64 && b >= a).then(|| (m.min(b as f64).floor() as u64 - a) as usize)
-            }
+            Sizes::Range(a, b) => (m >= a as f64 && b >= a).then(|| (m.min(b as f64).floor() as u64 - a) as usize),
         }
     }
 }
@@ -320,22 +287,14 @@ fn close_bracket(
         let guess = match (last, slope) {
             (Some(p), Some(s)) if guesses < GUESSES => {
                 guesses += 1;
-                Some(
-                    sizes
-                        .index_at_most(p.crossing(s))
-                        .map_or(lo, |i| i.clamp(lo, hi)),
-                )
+                Some(sizes.index_at_most(p.crossing(s)).map_or(lo, |i| i.clamp(lo, hi)))
             }
             _ => None,
         };
         // Without a slope, double while nothing is known to fail, then halve.
         let i = guess.unwrap_or_else(|| match last {
-            None => start
-                .and_then(|m| sizes.index_at_most(m as f64))
-                .map_or(lo, |i| i.clamp(lo, hi)),
-            Some(p) if bracket.fail == sizes.len() => sizes
-                .index_at_most(p.micro_batch.saturating_mul(2) as f64)
-                .map_or(lo, |i| i.clamp(lo, hi)),
+            None => start.and_then(|m| sizes.index_at_most(m as f64)).map_or(lo, |i| i.clamp(lo, hi)),
+            Some(p) if bracket.fail == sizes.len() => sizes.index_at_most(p.micro_batch.saturating_mul(2) as f64).map_or(lo, |i| i.clamp(lo, hi)),
             Some(_) => lo + (hi - lo) / 2,
         });
         let p = probe(sizes.get(i));
@@ -357,21 +316,11 @@ pub fn max_micro_batch(s: &Scenario, margin: f64, evaluations: &mut u64) -> u64 
     let resolved = Resolved::new(s);
     let mut probe = s.clone();
     let sizes = Sizes::Range(1, MAX_MICRO_BATCH);
-    let (bracket, _) = close_bracket(
-        sizes,
-        Bracket {
-            fit: None,
-            fail: sizes.len(),
-        },
-        None,
-        None,
-        None,
-        |b| {
-            probe.training.micro_batch = b;
-            *evaluations += 1;
-            Point::new(b, resolved.totals(&probe).as_ref(), margin)
-        },
-    );
+    let (bracket, _) = close_bracket(sizes, Bracket { fit: None, fail: sizes.len() }, None, None, None, |b| {
+        probe.training.micro_batch = b;
+        *evaluations += 1;
+        Point::new(b, resolved.totals(&probe).as_ref(), margin)
+    });
     bracket.fit.map_or(0, |i| sizes.get(i))
 }
 
@@ -406,14 +355,7 @@ impl Fitted {
         *evaluations += 1;
         let breakdown = estimate(&self.scenario);
         let c = &self.costs;
-        Candidate {
-            scenario: self.scenario.clone(),
-            breakdown,
-            costs: c.clone(),
-            max_micro_batch,
-            step_seconds: c.step_seconds,
-            tokens_per_second: c.tokens_per_second,
-        }
+        Candidate { scenario: self.scenario.clone(), breakdown, costs: c.clone(), max_micro_batch, step_seconds: c.step_seconds, tokens_per_second: c.tokens_per_second }
     }
 }
 
@@ -447,14 +389,7 @@ fn micro_batch_sizes(per_replica: u64) -> Vec<u64> {
 ///
 /// `hint` is what the previous layout of the same shape learnt; this layout's comes back
 /// with the result.
-fn fit_layout(
-    layout: &Scenario,
-    resolved: &Resolved,
-    global_batch: u64,
-    margin: f64,
-    hint: Hint,
-    evaluations: &mut u64,
-) -> (Option<Fitted>, Hint) {
+fn fit_layout(layout: &Scenario, resolved: &Resolved, global_batch: u64, margin: f64, hint: Hint, evaluations: &mut u64) -> (Option<Fitted>, Hint) {
     let dp = layout.parallel.dp.max(1);
     if global_batch == 0 || !global_batch.is_multiple_of(dp) {
         return (None, hint);
@@ -466,42 +401,23 @@ fn fit_layout(
     let mut points: Vec<Point> = Vec::new();
     let mut whole: Option<Totals> = None;
     let list = Sizes::List(&sizes);
-    let (bracket, slope) = close_bracket(
-        list,
-        Bracket {
-            fit: None,
-            fail: sizes.len(),
-        },
-        hint.fits,
-        None,
-        hint.slope,
-        |b| {
-            s.training.micro_batch = b;
-            *evaluations += 1;
-            let totals = resolved.totals(&s);
-            let p = Point::new(b, totals.as_ref(), margin);
-            if p.fits && b == per_replica {
-                whole = totals;
-            }
-            points.push(p);
-            p
-        },
-    );
-    let learnt = Hint {
-        slope,
-        fits: bracket.fit.map(|i| sizes[i]),
-    };
+    let (bracket, slope) = close_bracket(list, Bracket { fit: None, fail: sizes.len() }, hint.fits, None, hint.slope, |b| {
+        s.training.micro_batch = b;
+        *evaluations += 1;
+        let totals = resolved.totals(&s);
+        let p = Point::new(b, totals.as_ref(), margin);
+        if p.fits && b == per_replica {
+            whole = totals;
+        }
+        points.push(p);
+        p
+    });
+    let learnt = Hint { slope, fits: bracket.fit.map(|i| sizes[i]) };
     let Some(top) = bracket.fit else {
         return (None, learnt);
     };
-    let fits = *points
-        .iter()
-        .find(|p| p.micro_batch == sizes[top])
-        .expect("a fit comes from a probe");
-    let fails_from = sizes
-        .get(bracket.fail)
-        .copied()
-        .unwrap_or(MAX_MICRO_BATCH + 1);
+    let fits = *points.iter().find(|p| p.micro_batch == sizes[top]).expect("a fit comes from a probe");
+    let fails_from = sizes.get(bracket.fail).copied().unwrap_or(MAX_MICRO_BATCH + 1);
     for &micro in sizes[..=top].iter().rev() {
         s.training.micro_batch = micro;
         s.training.grad_accum = per_replica / micro;
@@ -517,30 +433,14 @@ fn fit_layout(
         };
         let costs = resolved.costs(&s, &totals);
         let headroom = totals.capacity().saturating_sub(totals.total());
-        return (
-            Some(Fitted {
-                scenario: s,
-                costs,
-                headroom,
-                fits,
-                fails_from,
-                slope,
-                candidate: None,
-            }),
-            learnt,
-        );
+        return (Some(Fitted { scenario: s, costs, headroom, fits, fails_from, slope, candidate: None }), learnt);
     }
     (None, learnt)
 }
 
 /// The largest micro-batch without accumulation that fits, from what [`fit_layout`] learnt:
 /// bracketed between its largest fit and its smallest failure.
-fn finish_max_micro_batch(
-    f: &Fitted,
-    resolved: &Resolved,
-    margin: f64,
-    evaluations: &mut u64,
-) -> u64 {
+fn finish_max_micro_batch(f: &Fitted, resolved: &Resolved, margin: f64, evaluations: &mut u64) -> u64 {
     let known = f.fits.micro_batch;
     if known.saturating_add(1) >= f.fails_from {
         return known;
@@ -548,21 +448,11 @@ fn finish_max_micro_batch(
     let sizes = Sizes::Range(known + 1, f.fails_from - 1);
     let mut probe = f.scenario.clone();
     probe.training.grad_accum = 1;
-    let (bracket, _) = close_bracket(
-        sizes,
-        Bracket {
-            fit: None,
-            fail: sizes.len(),
-        },
-        None,
-        Some(f.fits),
-        f.slope,
-        |b| {
-            probe.training.micro_batch = b;
-            *evaluations += 1;
-            Point::new(b, resolved.totals(&probe).as_ref(), margin)
-        },
-    );
+    let (bracket, _) = close_bracket(sizes, Bracket { fit: None, fail: sizes.len() }, None, Some(f.fits), f.slope, |b| {
+        probe.training.micro_batch = b;
+        *evaluations += 1;
+        Point::new(b, resolved.totals(&probe).as_ref(), margin)
+    });
     bracket.fit.map_or(known, |i| sizes.get(i))
 }
 
@@ -571,22 +461,9 @@ fn finish_max_micro_batch(
 /// without (so at most `max_micro_batch`, the largest that fits without accumulation),
 /// accumulation the rest. `None` when nothing fits or the layout's dp does not divide the
 /// global batch.
-pub fn evaluate_layout(
-    layout: &Scenario,
-    global_batch: u64,
-    margin: f64,
-    evaluations: &mut u64,
-) -> Option<Candidate> {
+pub fn evaluate_layout(layout: &Scenario, global_batch: u64, margin: f64, evaluations: &mut u64) -> Option<Candidate> {
     let resolved = Resolved::new(layout);
-    let f = fit_layout(
-        layout,
-        &resolved,
-        global_batch,
-        margin,
-        Hint::default(),
-        evaluations,
-    )
-    .0?;
+    let f = fit_layout(layout, &resolved, global_batch, margin, Hint::default(), evaluations).0?;
     Some(f.candidate(&resolved, margin, evaluations))
 }
 
@@ -598,10 +475,7 @@ fn rank_order(keys: &[(f64, u64)]) -> Vec<usize> {
     let mut start = 0;
     while start < order.len() {
         let lead = keys[order[start]].0;
-        let end = order[start..]
-            .iter()
-            .position(|&i| faster(lead, keys[i].0))
-            .map_or(order.len(), |p| start + p);
+        let end = order[start..].iter().position(|&i| faster(lead, keys[i].0)).map_or(order.len(), |p| start + p);
         let mut group = order[start..end].to_vec();
         group.sort_by_key(|&i| std::cmp::Reverse(keys[i].1));
         ranked.extend(group);
@@ -613,15 +487,9 @@ fn rank_order(keys: &[(f64, u64)]) -> Vec<usize> {
 /// Fastest first; within a group whose step times are the same (within
 /// [`super::SAME_TIME`] of the group's fastest), the most memory left first.
 pub fn rank(found: Vec<Candidate>) -> Vec<Candidate> {
-    let keys: Vec<(f64, u64)> = found
-        .iter()
-        .map(|c| (c.step_seconds, headroom(&c.breakdown)))
-        .collect();
+    let keys: Vec<(f64, u64)> = found.iter().map(|c| (c.step_seconds, headroom(&c.breakdown))).collect();
     let mut slots: Vec<Option<Candidate>> = found.into_iter().map(Some).collect();
-    rank_order(&keys)
-        .into_iter()
-        .filter_map(|i| slots[i].take())
-        .collect()
+    rank_order(&keys).into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// What one layout's search teaches the next of the same shape: bytes per sequence of
@@ -638,12 +506,7 @@ struct Hint {
 type Shape = (u64, u64, u64, Checkpointing);
 
 fn shape(s: &Scenario) -> Shape {
-    (
-        s.parallel.tp,
-        s.parallel.pp,
-        s.parallel.cp,
-        s.training.checkpointing,
-    )
+    (s.parallel.tp, s.parallel.pp, s.parallel.cp, s.training.checkpointing)
 }
 
 /// A search in progress.
@@ -704,10 +567,7 @@ impl SearchRun {
 
     /// Evaluates up to `chunk` more layouts; returns true when none are left.
     pub fn step(&mut self, chunk: usize) -> bool {
-        let end = self
-            .next
-            .saturating_add(chunk.max(1))
-            .min(self.pending.len());
+        let end = self.next.saturating_add(chunk.max(1)).min(self.pending.len());
         for i in self.next..end {
             let layout = &self.pending[i];
             if !self.global_batch.is_multiple_of(layout.parallel.dp.max(1)) {
@@ -715,14 +575,7 @@ impl SearchRun {
                 continue;
             }
             let key = shape(layout);
-            let (fitted, hint) = fit_layout(
-                layout,
-                &self.resolved,
-                self.global_batch,
-                self.margin,
-                self.hints.get(&key).copied().unwrap_or_default(),
-                &mut self.evaluations,
-            );
+            let (fitted, hint) = fit_layout(layout, &self.resolved, self.global_batch, self.margin, self.hints.get(&key).copied().unwrap_or_default(), &mut self.evaluations);
             self.hints.insert(key, hint);
             self.found.extend(fitted);
         }
@@ -748,11 +601,7 @@ impl SearchRun {
 
     /// Indices into `found` of the best `limit`, best first.
     fn listed(&self) -> Vec<usize> {
-        let keys: Vec<(f64, u64)> = self
-            .found
-            .iter()
-            .map(|f| (f.costs.step_seconds, f.headroom))
-            .collect();
+        let keys: Vec<(f64, u64)> = self.found.iter().map(|f| (f.costs.step_seconds, f.headroom)).collect();
         let mut order = rank_order(&keys);
         order.truncate(self.limit);
         order
@@ -771,11 +620,7 @@ impl SearchRun {
     /// The best `limit` layouts found so far (see [`rank`]) and the counts.
     pub fn result(&self) -> SearchResult {
         let mut evaluations = self.evaluations;
-        let results = self
-            .listed()
-            .into_iter()
-            .map(|i| self.found[i].candidate(&self.resolved, self.margin, &mut evaluations))
-            .collect();
+        let results = self.listed().into_iter().map(|i| self.found[i].candidate(&self.resolved, self.margin, &mut evaluations)).collect();
         SearchResult {
             results,
             layouts: self.pending.len() as u64,
@@ -821,12 +666,7 @@ mod tests {
         let r = search(&llama3_8b_on_8_a100(), 8, 10);
         assert_eq!(r.results.len(), 10);
         assert_eq!(r.layouts, layouts(&llama3_8b_on_8_a100(), 8).len() as u64);
-        assert!(
-            r.fitting >= 10 && r.fitting <= r.layouts,
-            "{} of {}",
-            r.fitting,
-            r.layouts
-        );
+        assert!(r.fitting >= 10 && r.fitting <= r.layouts, "{} of {}", r.fitting, r.layouts);
         for c in &r.results {
             assert!(c.breakdown.fits);
             assert_eq!(c.scenario.parallel.world_size(), 8);
@@ -847,23 +687,14 @@ mod tests {
         assert!(!r.results.is_empty());
         for c in &r.results {
             let t = &c.scenario.training;
-            assert_eq!(
-                t.micro_batch * t.grad_accum * c.scenario.parallel.dp,
-                32,
-                "{:?}",
-                c.scenario.parallel
-            );
+            assert_eq!(t.micro_batch * t.grad_accum * c.scenario.parallel.dp, 32, "{:?}", c.scenario.parallel);
         }
         // On 6 GPUs, dp 6 and dp 3 cannot run 32 sequences: counted, never listed.
         let r = search(&base, 6, 1000);
         assert!(r.batch_mismatch > 0);
         assert_eq!(r.fitting as usize, r.results.len());
         for c in &r.results {
-            assert!(
-                32 % c.scenario.parallel.dp == 0
-                    && c.scenario.parallel.dp != 3
-                    && c.scenario.parallel.dp != 6
-            );
+            assert!(32 % c.scenario.parallel.dp == 0 && c.scenario.parallel.dp != 3 && c.scenario.parallel.dp != 6);
             let t = &c.scenario.training;
             assert_eq!(t.micro_batch * t.grad_accum * c.scenario.parallel.dp, 32);
         }
@@ -880,26 +711,13 @@ mod tests {
         let mut brim = SearchRun::new(&base, 8, 0.0, 1000);
         brim.step(usize::MAX);
         let brim = brim.result();
-        let fullest = brim
-            .results
-            .iter()
-            .map(|c| c.breakdown.total as f64 / c.breakdown.capacity as f64)
-            .fold(0.0, f64::max);
-        assert!(
-            fullest > 0.95,
-            "without a margin some layout fills {:.1}% of memory",
-            fullest * 100.0
-        );
+        let fullest = brim.results.iter().map(|c| c.breakdown.total as f64 / c.breakdown.capacity as f64).fold(0.0, f64::max);
+        assert!(fullest > 0.95, "without a margin some layout fills {:.1}% of memory", fullest * 100.0);
         let safe = search(&base, 8, 1000);
         assert!((safe.margin - 0.10).abs() < 1e-12);
         assert!(safe.fitting < brim.fitting);
         for c in &safe.results {
-            assert!(
-                gib(c.breakdown.total) <= 0.9 * gib(c.breakdown.capacity),
-                "{:.1} of {:.1} GiB",
-                gib(c.breakdown.total),
-                gib(c.breakdown.capacity)
-            );
+            assert!(gib(c.breakdown.total) <= 0.9 * gib(c.breakdown.capacity), "{:.1} of {:.1} GiB", gib(c.breakdown.total), gib(c.breakdown.capacity));
         }
         // A bigger margin never lets more layouts through.
         let mut strict = SearchRun::new(&base, 8, 0.5, 1000);
@@ -908,55 +726,25 @@ mod tests {
     }
 
     fn candidate(step_seconds: f64, total_gib: u64) -> Candidate {
-        let breakdown = Breakdown {
-            capacity: 80 << 30,
-            total: total_gib << 30,
-            fits: true,
-            ..Breakdown::default()
-        };
-        Candidate {
-            scenario: Scenario::default(),
-            breakdown,
-            costs: StepCosts::default(),
-            max_micro_batch: 1,
-            step_seconds,
-            tokens_per_second: 1.0 / step_seconds,
-        }
+        let breakdown = Breakdown { capacity: 80 << 30, total: total_gib << 30, fits: true, ..Breakdown::default() };
+        Candidate { scenario: Scenario::default(), breakdown, costs: StepCosts::default(), max_micro_batch: 1, step_seconds, tokens_per_second: 1.0 / step_seconds }
     }
 
     #[test]
     fn equal_step_times_rank_by_memory_left() {
         // 1.000 s and 1.004 s are the same time (within 0.5 %): 30 GiB used beats 60 GiB.
         // 1.2 s is slower whatever its memory.
-        let ranked = rank(vec![
-            candidate(1.2, 10),
-            candidate(1.0, 60),
-            candidate(1.004, 30),
-            candidate(1.003, 50),
-        ]);
-        let order: Vec<(f64, u64)> = ranked
-            .iter()
-            .map(|c| (c.step_seconds, c.breakdown.total >> 30))
-            .collect();
+        let ranked = rank(vec![candidate(1.2, 10), candidate(1.0, 60), candidate(1.004, 30), candidate(1.003, 50)]);
+        let order: Vec<(f64, u64)> = ranked.iter().map(|c| (c.step_seconds, c.breakdown.total >> 30)).collect();
         assert_eq!(order, vec![(1.004, 30), (1.003, 50), (1.0, 60), (1.2, 10)]);
         const { assert!(SAME_TIME < 0.01) };
         // On the study's case the same-time leaders are ordered by memory left.
         let r = search(&llama3_8b_on_8_a100(), 8, 1000);
         let best = r.results[0].step_seconds;
-        let ties: Vec<&Candidate> = r
-            .results
-            .iter()
-            .take_while(|c| !faster(best, c.step_seconds))
-            .collect();
+        let ties: Vec<&Candidate> = r.results.iter().take_while(|c| !faster(best, c.step_seconds)).collect();
         assert!(ties.len() >= 2, "ZeRO-2 and ZeRO-3 take the same time here");
-        assert!(ties
-            .windows(2)
-            .all(|w| headroom(&w[0].breakdown) >= headroom(&w[1].breakdown)));
-        assert_eq!(
-            r.results[0].scenario.parallel.zero,
-            Zero::Parameters,
-            "ZeRO-3 leaves the most memory"
-        );
+        assert!(ties.windows(2).all(|w| headroom(&w[0].breakdown) >= headroom(&w[1].breakdown)));
+        assert_eq!(r.results[0].scenario.parallel.zero, Zero::Parameters, "ZeRO-3 leaves the most memory");
     }
 
     #[test]
@@ -967,23 +755,15 @@ mod tests {
         base.training.grad_accum = 8;
         let r = search(&base, 6, 10);
         let text = r.summary(6);
-        assert!(text.starts_with(&format!("Tried {} layouts on 6 GPUs: {} fit with 10 % of memory free, at the global batch of 32 sequences; {} cannot split 32 over", r.layouts, r.fitting, r.batch_mismatch)), "{text}");
         assert!(
-            text.ends_with(
-                "Context parallelism not tried: sequences shorter than 2 × 8192 tokens."
-            ),
+            text.starts_with(&format!(
+                "Tried {} layouts on 6 GPUs: {} fit with 10 % of memory free, at the global batch of 32 sequences; {} cannot split 32 over",
+                r.layouts, r.fitting, r.batch_mismatch
+            )),
             "{text}"
         );
-        let one = SearchResult {
-            results: Vec::new(),
-            layouts: 1,
-            fitting: 1,
-            batch_mismatch: 0,
-            evaluations: 3,
-            global_batch: 1,
-            margin: 0.2,
-            context_parallel_tried: true,
-        };
+        assert!(text.ends_with("Context parallelism not tried: sequences shorter than 2 × 8192 tokens."), "{text}");
+        let one = SearchResult { results: Vec::new(), layouts: 1, fitting: 1, batch_mismatch: 0, evaluations: 3, global_batch: 1, margin: 0.2, context_parallel_tried: true };
         assert_eq!(one.summary(1), "Tried 1 layout on 1 GPU: 1 fits with 20 % of memory free, at the global batch of 1 sequence.");
     }
 
@@ -995,10 +775,7 @@ mod tests {
         long.training.seq_len = 32_768;
         let long = layouts(&long, 8);
         assert!(long.iter().any(|s| s.parallel.cp == 4));
-        assert!(
-            long.iter().all(|s| 32_768 / s.parallel.cp >= 8192),
-            "cp 8 leaves 4,096 tokens per GPU"
-        );
+        assert!(long.iter().all(|s| 32_768 / s.parallel.cp >= 8192), "cp 8 leaves 4,096 tokens per GPU");
         let mut run = SearchRun::new(&llama3_8b_on_8_a100(), 8, 0.1, 10);
         run.step(usize::MAX);
         assert!(!run.result().context_parallel_tried);
@@ -1013,24 +790,16 @@ mod tests {
         for micro_batch in [1, 4] {
             let mut base = llama3_8b_on_8_a100();
             base.training.micro_batch = micro_batch;
-            let plan = escalate(&base, &Step::DEFAULT_LADDER, 8)
-                .plan
-                .expect("fits")
-                .result;
+            let plan = escalate(&base, &Step::DEFAULT_LADDER, 8).plan.expect("fits").result;
             let r = search(&base, 8, 1000);
             let best = &r.results[0];
             assert!(
-                !faster(best.step_seconds, plan.costs.step_seconds)
-                    && !faster(plan.costs.step_seconds, best.step_seconds),
+                !faster(best.step_seconds, plan.costs.step_seconds) && !faster(plan.costs.step_seconds, best.step_seconds),
                 "{micro_batch}: {} vs {}",
                 best.step_seconds,
                 plan.costs.step_seconds
             );
-            let same = r
-                .results
-                .iter()
-                .find(|c| c.scenario == plan.scenario)
-                .expect("the plan is one of the search's layouts");
+            let same = r.results.iter().find(|c| c.scenario == plan.scenario).expect("the plan is one of the search's layouts");
             assert!((same.step_seconds - plan.costs.step_seconds).abs() < 1e-12);
         }
     }
@@ -1043,10 +812,7 @@ mod tests {
         for margin in [0.0, 0.1, 0.5] {
             let mut n = 0;
             let m = max_micro_batch(&s, margin, &mut n);
-            assert!(
-                m >= 1 || margin > 0.0,
-                "ZeRO-3 on 8 GPUs fits without a margin"
-            );
+            assert!(m >= 1 || margin > 0.0, "ZeRO-3 on 8 GPUs fits without a margin");
             let mut at = s.clone();
             if m == 0 {
                 at.training.micro_batch = 1;
@@ -1066,10 +832,7 @@ mod tests {
     #[test]
     fn chunked_search_equals_the_model_search() {
         for (model, gpus) in [("llama-3-8b", 8), ("gpt2", 4), ("llama-3-70b", 16)] {
-            let mut base = Scenario {
-                model: ModelSpec::Preset(model.into()),
-                ..Scenario::default()
-            };
+            let mut base = Scenario { model: ModelSpec::Preset(model.into()), ..Scenario::default() };
             base.training.micro_batch = 2;
             base.parallel.dp = 8;
             let expected = search(&base, gpus, 10);
@@ -1133,20 +896,13 @@ mod tests {
             lo
         }
 
-        pub fn evaluate_layout(
-            layout: &Scenario,
-            global_batch: u64,
-            margin: f64,
-            evaluations: &mut u64,
-        ) -> Option<Candidate> {
+        pub fn evaluate_layout(layout: &Scenario, global_batch: u64, margin: f64, evaluations: &mut u64) -> Option<Candidate> {
             let mut s = layout.clone();
             s.training.grad_accum = 1;
             let max_mb = max_micro_batch(&s, margin, evaluations);
             let mut cap = max_mb;
             let breakdown = loop {
-                if cap == 0
-                    || !split_global_batch(&mut s.training, global_batch, s.parallel.dp, cap)
-                {
+                if cap == 0 || !split_global_batch(&mut s.training, global_batch, s.parallel.dp, cap) {
                     return None;
                 }
                 let b = estimate(&s);
@@ -1157,14 +913,7 @@ mod tests {
                 cap = s.training.micro_batch - 1;
             };
             let c = costs(&s, &breakdown);
-            Some(Candidate {
-                step_seconds: c.step_seconds,
-                tokens_per_second: c.tokens_per_second,
-                costs: c,
-                max_micro_batch: max_mb,
-                breakdown,
-                scenario: s,
-            })
+            Some(Candidate { step_seconds: c.step_seconds, tokens_per_second: c.tokens_per_second, costs: c, max_micro_batch: max_mb, breakdown, scenario: s })
         }
 
         pub fn rank(mut found: Vec<Candidate>) -> Vec<Candidate> {
@@ -1173,10 +922,7 @@ mod tests {
             let mut start = 0;
             while start < found.len() {
                 let lead = found[start].step_seconds;
-                let end = found[start..]
-                    .iter()
-                    .position(|c| faster(lead, c.step_seconds))
-                    .map_or(found.len(), |p| start + p);
+                let end = found[start..].iter().position(|c| faster(lead, c.step_seconds)).map_or(found.len(), |p| start + p);
                 let mut group = found[start..end].to_vec();
                 group.sort_by_key(|c| std::cmp::Reverse(headroom(&c.breakdown)));
                 ranked.extend(group);
@@ -1193,9 +939,7 @@ mod tests {
             for layout in &pending {
                 if !global_batch.is_multiple_of(layout.parallel.dp.max(1)) {
                     batch_mismatch += 1;
-                } else if let Some(c) =
-                    evaluate_layout(layout, global_batch, margin, &mut evaluations)
-                {
+                } else if let Some(c) = evaluate_layout(layout, global_batch, margin, &mut evaluations) {
                     found.push(c);
                 }
             }
@@ -1215,18 +959,8 @@ mod tests {
         }
     }
 
-    fn scenario(
-        model: &str,
-        device: &str,
-        seq_len: u64,
-        micro_batch: u64,
-        grad_accum: u64,
-        dp: u64,
-    ) -> Scenario {
-        let mut s = Scenario {
-            model: ModelSpec::Preset(model.into()),
-            ..Scenario::default()
-        };
+    fn scenario(model: &str, device: &str, seq_len: u64, micro_batch: u64, grad_accum: u64, dp: u64) -> Scenario {
+        let mut s = Scenario { model: ModelSpec::Preset(model.into()), ..Scenario::default() };
         s.device = DeviceSpec::preset(device);
         s.training.seq_len = seq_len;
         s.training.micro_batch = micro_batch;
@@ -1239,44 +973,18 @@ mod tests {
     /// and largest micro-batch), same counts, as the straightforward search; only the
     /// number of estimates differs, and it is never more, but for the listed layouts'
     /// breakdowns made once more with their named terms (the search reads totals only).
-    fn assert_same_as_reference(
-        base: &Scenario,
-        gpus: u64,
-        margin: f64,
-        limit: usize,
-    ) -> (u64, u64) {
+    fn assert_same_as_reference(base: &Scenario, gpus: u64, margin: f64, limit: usize) -> (u64, u64) {
         let expected = reference::search(base, gpus, margin, limit);
         let mut run = SearchRun::new(base, gpus, margin, limit);
         run.step(usize::MAX);
         let got = run.result();
-        let what = format!(
-            "{} seq {} batch {} on {gpus} GPUs, margin {margin}, {:?}",
-            base.model.label(),
-            base.training.seq_len,
-            expected.global_batch,
-            base.device.preset
-        );
+        let what = format!("{} seq {} batch {} on {gpus} GPUs, margin {margin}, {:?}", base.model.label(), base.training.seq_len, expected.global_batch, base.device.preset);
         assert_eq!(got.results.len(), expected.results.len(), "{what}");
         for (rank, (g, e)) in got.results.iter().zip(&expected.results).enumerate() {
             assert_eq!(g, e, "{what}: result {rank}");
         }
-        assert_eq!(
-            SearchResult {
-                evaluations: 0,
-                ..got.clone()
-            },
-            SearchResult {
-                evaluations: 0,
-                ..expected.clone()
-            },
-            "{what}"
-        );
-        assert!(
-            got.evaluations <= expected.evaluations + got.results.len() as u64,
-            "{what}: {} estimates, {} before",
-            got.evaluations,
-            expected.evaluations
-        );
+        assert_eq!(SearchResult { evaluations: 0, ..got.clone() }, SearchResult { evaluations: 0, ..expected.clone() }, "{what}");
+        assert!(got.evaluations <= expected.evaluations + got.results.len() as u64, "{what}: {} estimates, {} before", got.evaluations, expected.evaluations);
         (got.evaluations, expected.evaluations)
     }
 
@@ -1302,12 +1010,7 @@ mod tests {
         ] {
             let base = scenario(model, device, seq, mb, ga, dp);
             for gpus in [1, 6, 8, 64] {
-                add(assert_same_as_reference(
-                    &base,
-                    gpus,
-                    DEFAULT_MARGIN,
-                    usize::MAX,
-                ));
+                add(assert_same_as_reference(&base, gpus, DEFAULT_MARGIN, usize::MAX));
             }
         }
         // Other margins, and the listed ten only (their largest micro-batch found last).
@@ -1330,47 +1033,26 @@ mod tests {
 
     #[test]
     fn micro_batch_sizes_are_the_divisors_up_to_the_largest_micro_batch() {
-        let brute = |n: u64| {
-            (1..=n.min(MAX_MICRO_BATCH))
-                .filter(|d| n.is_multiple_of(*d))
-                .collect::<Vec<u64>>()
-        };
-        for n in (0..5000).chain([
-            65_536,
-            1 << 20,
-            (1 << 20) + 1,
-            1_048_575,
-            3 * 1024 * 1024,
-            1_000_000_007,
-            u64::MAX,
-        ]) {
+        let brute = |n: u64| (1..=n.min(MAX_MICRO_BATCH)).filter(|d| n.is_multiple_of(*d)).collect::<Vec<u64>>();
+        for n in (0..5000).chain([65_536, 1 << 20, (1 << 20) + 1, 1_048_575, 3 * 1024 * 1024, 1_000_000_007, u64::MAX]) {
             assert_eq!(micro_batch_sizes(n), brute(n), "{n}");
         }
     }
 
     #[test]
     fn evaluate_layout_and_max_micro_batch_match_the_reference() {
-        for (model, device, seq, mb, ga, dp) in [
-            ("llama-3-8b", "a100-80gb", 2048, 4, 8, 1),
-            ("llama-3-70b", "h100-sxm-80gb", 8192, 1, 24, 8),
-            ("gpt2", "rtx-4090-24gb", 512, 1, 1, 1),
-        ] {
+        for (model, device, seq, mb, ga, dp) in
+            [("llama-3-8b", "a100-80gb", 2048, 4, 8, 1), ("llama-3-70b", "h100-sxm-80gb", 8192, 1, 24, 8), ("gpt2", "rtx-4090-24gb", 512, 1, 1, 1)]
+        {
             let base = scenario(model, device, seq, mb, ga, dp);
             for layout in layouts(&base, 16) {
                 for (global, margin) in [(global_batch(&base), 0.1), (96, 0.0), (7, 0.5)] {
                     let (mut n, mut m) = (0, 0);
-                    assert_eq!(
-                        evaluate_layout(&layout, global, margin, &mut n),
-                        reference::evaluate_layout(&layout, global, margin, &mut m),
-                        "{layout:?} {global} {margin}"
-                    );
+                    assert_eq!(evaluate_layout(&layout, global, margin, &mut n), reference::evaluate_layout(&layout, global, margin, &mut m), "{layout:?} {global} {margin}");
                 }
                 for margin in [0.0, 0.1] {
                     let (mut n, mut m) = (0, 0);
-                    assert_eq!(
-                        max_micro_batch(&layout, margin, &mut n),
-                        reference::max_micro_batch(&layout, margin, &mut m)
-                    );
+                    assert_eq!(max_micro_batch(&layout, margin, &mut n), reference::max_micro_batch(&layout, margin, &mut m));
                     assert!(n <= m + 2, "{n} estimates, {m} before");
                 }
             }
@@ -1379,10 +1061,7 @@ mod tests {
 
     #[test]
     fn an_unknown_model_has_no_layouts_and_finishes_at_once() {
-        let base = Scenario {
-            model: ModelSpec::Preset("no-such-model".into()),
-            ..Scenario::default()
-        };
+        let base = Scenario { model: ModelSpec::Preset("no-such-model".into()), ..Scenario::default() };
         let mut run = SearchRun::new(&base, 8, f64::NAN, 10);
         assert!(run.step(50));
         assert!(run.result().results.is_empty());

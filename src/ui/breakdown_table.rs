@@ -29,11 +29,7 @@ pub fn BreakdownTable() -> impl IntoView {
     };
     // `true`: show the phase that is not the peak.
     let other_phase = RwSignal::new(false);
-    let training = Memo::new(move |_| {
-        planner
-            .plan
-            .with(|p| p.breakdown.phases.optimizer_step.total > 0)
-    });
+    let training = Memo::new(move |_| planner.plan.with(|p| p.breakdown.phases.optimizer_step.total > 0));
     let phase_name = |phase: Phase| match phase {
         Phase::ForwardBackward => "forward and backward",
         Phase::OptimizerStep => "the optimizer step",
@@ -49,7 +45,13 @@ pub fn BreakdownTable() -> impl IntoView {
                 (Phase::OptimizerStep, true) => Phase::ForwardBackward,
             };
             let totals = if phase == Phase::ForwardBackward { &b.phases.forward_backward } else { &b.phases.optimizer_step };
-            let share = |bytes: u64| if totals.total == 0 { "—".to_string() } else { format!("{:.1} %", bytes as f64 * 100.0 / totals.total as f64) };
+            let share = |bytes: u64| {
+                if totals.total == 0 {
+                    "—".to_string()
+                } else {
+                    format!("{:.1} %", bytes as f64 * 100.0 / totals.total as f64)
+                }
+            };
             Component::ALL
                 .iter()
                 .map(|&c| {
@@ -110,11 +112,7 @@ pub fn BreakdownTable() -> impl IntoView {
         planner.plan.with(|p| {
             let b = &p.breakdown;
             if other {
-                let totals = if b.phases.peak_phase == Phase::ForwardBackward {
-                    &b.phases.optimizer_step
-                } else {
-                    &b.phases.forward_backward
-                };
+                let totals = if b.phases.peak_phase == Phase::ForwardBackward { &b.phases.optimizer_step } else { &b.phases.forward_backward };
                 return view! {
                     <tr class="total">
                         <th scope="row">"Total (this phase)"</th>
@@ -124,16 +122,8 @@ pub fn BreakdownTable() -> impl IntoView {
                 }
                 .into_any();
             }
-            let (label, value) = if b.spill_bytes > 0 {
-                ("Spill", b.spill_bytes)
-            } else {
-                ("Headroom", b.capacity.saturating_sub(b.total))
-            };
-            let last_class = if b.spill_bytes > 0 {
-                "spill"
-            } else {
-                "headroom"
-            };
+            let (label, value) = if b.spill_bytes > 0 { ("Spill", b.spill_bytes) } else { ("Headroom", b.capacity.saturating_sub(b.total)) };
+            let last_class = if b.spill_bytes > 0 { "spill" } else { "headroom" };
             view! {
                 <tr class="total">
                     <th scope="row">"Total (peak)"</th>

@@ -43,12 +43,8 @@ fn set_chart(echarts: &Echarts, chart: &Chart) {
 
 /// A new ECharts instance in the element `id`, showing `chart`.
 fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
-    let element = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id(id))
-        .ok_or_else(|| format!("no element with id `{id}` found"))?;
-    let echarts =
-        echarts_init(&element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
+    let element = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)).ok_or_else(|| format!("no element with id `{id}` found"))?;
+    let echarts = echarts_init(&element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
     set_chart(&echarts, chart);
     Ok(echarts)
 }
@@ -82,11 +78,7 @@ fn watch_echarts(ready: RwSignal<bool>, failed: RwSignal<bool>) {
         let handler = Closure::once_into_js(move |_: web_sys::Event| settle());
         let _ = target.add_event_listener_with_callback(event, handler.unchecked_ref());
     };
-    if let Some(script) = document
-        .query_selector("script[src*='echarts']")
-        .ok()
-        .flatten()
-    {
+    if let Some(script) = document.query_selector("script[src*='echarts']").ok().flatten() {
         listen(&script, "load");
         listen(&script, "error");
     }
@@ -95,10 +87,7 @@ fn watch_echarts(ready: RwSignal<bool>, failed: RwSignal<bool>) {
 
 /// True when the user prefers a dark colour scheme.
 fn prefers_dark() -> bool {
-    web_sys::window()
-        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-        .map(|m| m.matches())
-        .unwrap_or(false)
+    web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()).map(|m| m.matches()).unwrap_or(false)
 }
 
 /// A chart container kept in step with `option`.

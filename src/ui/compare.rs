@@ -36,21 +36,12 @@ pub fn column_name(i: usize) -> String {
 /// Every column's plan, as `(name, breakdown)`, read from the columns' own memos; `None`
 /// for an invalid column.
 pub fn column_plans(ws: Workspace) -> Vec<(String, Option<Breakdown>)> {
-    ws.compare.columns.with(|cols| {
-        cols.iter()
-            .enumerate()
-            .map(|(i, slot)| (column_name(i), slot.plan.get()))
-            .collect()
-    })
+    ws.compare.columns.with(|cols| cols.iter().enumerate().map(|(i, slot)| (column_name(i), slot.plan.get())).collect())
 }
 
 /// The `cmp=` pairs of a query, as written there.
 fn compare_pairs(query: &str) -> String {
-    query
-        .split('&')
-        .filter(|p| p.split('=').next() == Some(url::COMPARE_KEY))
-        .collect::<Vec<_>>()
-        .join("&")
+    query.split('&').filter(|p| p.split('=').next() == Some(url::COMPARE_KEY)).collect::<Vec<_>>().join("&")
 }
 
 /// The columns the address bar names (at least [`MIN_COLUMNS`]: the planner's scenario
@@ -76,10 +67,7 @@ pub fn CompareView() -> impl IntoView {
     }
     // The address bar follows the columns (replacing the current entry)…
     Effect::new(move |_| {
-        let scenarios: Vec<Scenario> = ws
-            .compare
-            .columns
-            .with(|c| c.iter().map(|slot| slot.scenario.get()).collect());
+        let scenarios: Vec<Scenario> = ws.compare.columns.with(|c| c.iter().map(|slot| slot.scenario.get()).collect());
         let pairs = url::encode_compare(&scenarios);
         if compare_pairs(&location_query()) != pairs {
             replace_page_pairs(url::COMPARE_KEY, &pairs);
@@ -89,21 +77,13 @@ pub fn CompareView() -> impl IntoView {
     let popstate = window_event_listener(leptos::ev::popstate, move |_| {
         if compare_pairs(&location_query()).is_empty() {
             // An entry from before the columns existed: keep them, and say so in the address.
-            let scenarios: Vec<Scenario> = ws
-                .compare
-                .columns
-                .with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
+            let scenarios: Vec<Scenario> = ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
             replace_page_pairs(url::COMPARE_KEY, &url::encode_compare(&scenarios));
             return;
         }
         let (scenarios, errors) = columns_from_url(planner);
         notice.set(errors);
-        let same = ws.compare.columns.with_untracked(|c| {
-            c.len() == scenarios.len()
-                && c.iter()
-                    .zip(&scenarios)
-                    .all(|(slot, s)| slot.scenario.with_untracked(|x| x == s))
-        });
+        let same = ws.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
         if !same {
             ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
         }
@@ -113,35 +93,19 @@ pub fn CompareView() -> impl IntoView {
     let build = Callback::new(move |_| {
         let units = planner.units.get();
         plans.with(|p| {
-            let valid: Vec<(String, Breakdown)> = p
-                .iter()
-                .filter_map(|(n, b)| b.clone().map(|b| (n.clone(), b)))
-                .collect();
+            let valid: Vec<(String, Breakdown)> = p.iter().filter_map(|(n, b)| b.clone().map(|b| (n.clone(), b))).collect();
             compare_chart(&valid, units)
         })
     });
     let label = Signal::derive(move || {
         let units = planner.units.get();
         plans.with(|p| {
-            let parts: Vec<String> = p
-                .iter()
-                .map(|(n, b)| {
-                    format!(
-                        "{n}: {}",
-                        b.as_ref()
-                            .map_or("invalid".into(), |b| crate::format::bytes(b.total, units))
-                    )
-                })
-                .collect();
+            let parts: Vec<String> = p.iter().map(|(n, b)| format!("{n}: {}", b.as_ref().map_or("invalid".into(), |b| crate::format::bytes(b.total, units)))).collect();
             format!("Per-GPU memory by scenario, {}", parts.join(", "))
         })
     });
     let add = move |_| {
-        let last = ws
-            .compare
-            .columns
-            .with_untracked(|c| c.last().map(|s| s.scenario.get_untracked()))
-            .unwrap_or_else(|| planner.scenario.get_untracked());
+        let last = ws.compare.columns.with_untracked(|c| c.last().map(|s| s.scenario.get_untracked())).unwrap_or_else(|| planner.scenario.get_untracked());
         let slot = ws.new_slot(last);
         ws.compare.columns.update(|c| {
             if c.len() < MAX_COLUMNS {
@@ -157,18 +121,7 @@ pub fn CompareView() -> impl IntoView {
             .enumerate()
             .map(|(i, slot)| {
                 let key = slot.key;
-                let remove = (n > MIN_COLUMNS).then(|| {
-                    Callback::new(move |_| {
-                        ws.set_columns(
-                            ws.compare
-                                .columns
-                                .get_untracked()
-                                .into_iter()
-                                .filter(|s| s.key != key)
-                                .collect(),
-                        )
-                    })
-                });
+                let remove = (n > MIN_COLUMNS).then(|| Callback::new(move |_| ws.set_columns(ws.compare.columns.get_untracked().into_iter().filter(|s| s.key != key).collect())));
                 view! { <CompareColumn index=i column=slot remove /> }
             })
             .collect_view()

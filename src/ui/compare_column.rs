@@ -12,9 +12,7 @@ use super::state::{enum_from_id, enum_id, Planner};
 use super::workspace::CompareSlot;
 use crate::format;
 use crate::import::presets::{model_names, model_preset};
-use crate::labels::{
-    fine_tuning_id, optimizer_label, precision_label, with_fine_tuning, CHECKPOINTING, FINE_TUNING,
-};
+use crate::labels::{fine_tuning_id, optimizer_label, precision_label, with_fine_tuning, CHECKPOINTING, FINE_TUNING};
 use crate::model::breakdown::Outcome;
 use crate::model::device::devices;
 use crate::model::precision::Precision;
@@ -22,13 +20,7 @@ use crate::report::usage;
 use crate::scenario::{Checkpointing, DeviceSpec, ModelSpec, Optimizer, Scenario, Zero};
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
-fn number_box(
-    id: String,
-    label: &'static str,
-    slot: CompareSlot,
-    get: fn(&Scenario) -> u64,
-    set: fn(&mut Scenario, u64),
-) -> impl IntoView {
+fn number_box(id: String, label: &'static str, slot: CompareSlot, get: fn(&Scenario) -> u64, set: fn(&mut Scenario, u64)) -> impl IntoView {
     let value = move || slot.scenario.with(get).to_string();
     view! {
         <div class="mini-control">
@@ -52,13 +44,7 @@ fn number_box(
 }
 
 /// A labelled select over `(value, label)` options.
-fn select_box(
-    id: String,
-    label: &'static str,
-    options: Vec<(String, String)>,
-    value: Signal<String>,
-    on_change: impl Fn(String) + 'static,
-) -> impl IntoView {
+fn select_box(id: String, label: &'static str, options: Vec<(String, String)>, value: Signal<String>, on_change: impl Fn(String) + 'static) -> impl IntoView {
     view! {
         <div class="mini-control">
             <label for=id.clone()>{label}</label>
@@ -86,67 +72,32 @@ pub fn CompareColumn(
     let errors = Memo::new(move |_| slot.scenario.with(Scenario::validate));
     let plan = slot.plan;
 
-    let mut models: Vec<(String, String)> = model_names()
-        .map(|(id, name)| (id.to_string(), name.to_string()))
-        .collect();
+    let mut models: Vec<(String, String)> = model_names().map(|(id, name)| (id.to_string(), name.to_string())).collect();
     let model_value = Signal::derive(move || {
         slot.scenario.with(|s| match &s.model {
-            ModelSpec::Preset(id) => {
-                model_preset(id).map_or_else(|| id.clone(), |p| p.id.to_string())
-            }
+            ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.id.to_string()),
             _ => "custom".into(),
         })
     });
-    if slot
-        .scenario
-        .with_untracked(|s| !matches!(s.model, ModelSpec::Preset(_)))
-    {
-        models.push((
-            "custom".into(),
-            slot.scenario.with_untracked(|s| s.model.label()),
-        ));
+    if slot.scenario.with_untracked(|s| !matches!(s.model, ModelSpec::Preset(_))) {
+        models.push(("custom".into(), slot.scenario.with_untracked(|s| s.model.label())));
     }
-    let precisions: Vec<(String, String)> = Precision::ALL
-        .iter()
-        .map(|&p| (enum_id(&p), precision_label(p).to_string()))
-        .collect();
-    let optimizers: Vec<(String, String)> = Optimizer::ALL
-        .iter()
-        .map(|&o| (enum_id(&o), optimizer_label(o).to_string()))
-        .collect();
-    let checkpointing: Vec<(String, String)> = CHECKPOINTING
-        .iter()
-        .map(|(c, l)| (enum_id(c), l.to_string()))
-        .collect();
-    let fine_tuning: Vec<(String, String)> = FINE_TUNING
-        .iter()
-        .map(|(id, l)| (id.to_string(), l.to_string()))
-        .collect();
-    let zeros: Vec<(String, String)> = (0..=3)
-        .map(|z| (z.to_string(), format!("ZeRO-{z}")))
-        .collect();
-    let device_list: Vec<(String, String)> =
-        devices().into_iter().map(|d| (d.id, d.name)).collect();
+    let precisions: Vec<(String, String)> = Precision::ALL.iter().map(|&p| (enum_id(&p), precision_label(p).to_string())).collect();
+    let optimizers: Vec<(String, String)> = Optimizer::ALL.iter().map(|&o| (enum_id(&o), optimizer_label(o).to_string())).collect();
+    let checkpointing: Vec<(String, String)> = CHECKPOINTING.iter().map(|(c, l)| (enum_id(c), l.to_string())).collect();
+    let fine_tuning: Vec<(String, String)> = FINE_TUNING.iter().map(|(id, l)| (id.to_string(), l.to_string())).collect();
+    let zeros: Vec<(String, String)> = (0..=3).map(|z| (z.to_string(), format!("ZeRO-{z}"))).collect();
+    let device_list: Vec<(String, String)> = devices().into_iter().map(|d| (d.id, d.name)).collect();
 
     let verdict = move || {
         let units = planner.units.get();
         match plan.get() {
             Some(b) if b.fits => format!("Fits: {} per GPU", usage(b.total, b.capacity, units)),
-            Some(b) if b.spill.outcome == Outcome::Spills => format!(
-                "Spills {}: {} per GPU",
-                format::bytes(b.spill_bytes, units),
-                usage(b.total, b.capacity, units)
-            ),
-            Some(b) => format!(
-                "Out of memory by {}: {} per GPU",
-                format::bytes(b.spill_bytes, units),
-                usage(b.total, b.capacity, units)
-            ),
-            None => errors.with(|e| {
-                e.first()
-                    .map(|e| format!("Invalid: {}", e.message))
-                    .unwrap_or_default()
-            }),
+            Some(b) if b.spill.outcome == Outcome::Spills => {
+                format!("Spills {}: {} per GPU", format::bytes(b.spill_bytes, units), usage(b.total, b.capacity, units))
+            }
+            Some(b) => format!("Out of memory by {}: {} per GPU", format::bytes(b.spill_bytes, units), usage(b.total, b.capacity, units)),
+            None => errors.with(|e| e.first().map(|e| format!("Invalid: {}", e.message)).unwrap_or_default()),
         }
     };
     let verdict_class = move || match plan.get() {

@@ -39,7 +39,11 @@ pub fn CompareStrategyTable() -> impl IntoView {
             .map(|r| {
                 let saved = signed_bytes(r.saved(), units);
                 let comm_added = r.comm_bytes_added();
-                let comm = if comm_added.abs() < 1.0 { "—".to_string() } else { format!("{}{}", if comm_added < 0.0 { "−" } else { "+" }, format::bytes(comm_added.abs() as u64, Units::Gb)) };
+                let comm = if comm_added.abs() < 1.0 {
+                    "—".to_string()
+                } else {
+                    format!("{}{}", if comm_added < 0.0 { "−" } else { "+" }, format::bytes(comm_added.abs() as u64, Units::Gb))
+                };
                 let secs = r.comm_seconds_added();
                 let seconds = if secs.abs() < 1e-6 { "—".to_string() } else { format!("{}{}", if secs < 0.0 { "−" } else { "+" }, format::seconds(secs.abs())) };
                 view! {

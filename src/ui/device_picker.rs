@@ -27,12 +27,7 @@ const LINKS: [(&str, &str, f64); 6] = [
 ];
 
 /// Network per GPU between nodes, per direction.
-const NETWORKS: [(&str, &str, f64); 4] = [
-    ("", "IB NDR 400G", 0.0),
-    ("12.5", "Ethernet 100G", 12.5),
-    ("25", "IB HDR 200G", 25.0),
-    ("100", "IB XDR 800G", 100.0),
-];
+const NETWORKS: [(&str, &str, f64); 4] = [("", "IB NDR 400G", 0.0), ("12.5", "Ethernet 100G", 12.5), ("25", "IB HDR 200G", 25.0), ("100", "IB XDR 800G", 100.0)];
 
 /// The select value for an optional bandwidth in bytes/s (GB/s as written in the table).
 fn bandwidth_id(v: Option<f64>) -> String {
@@ -74,14 +69,7 @@ fn make_custom(s: &mut Scenario) {
 }
 
 /// One figure of the custom device, shown in `scale` units.
-fn custom_field(
-    planner: Planner,
-    label: &'static str,
-    id: &'static str,
-    field: &'static str,
-    scale: f64,
-    slot: fn(&mut DeviceSpec) -> &mut Option<f64>,
-) -> impl IntoView {
+fn custom_field(planner: Planner, label: &'static str, id: &'static str, field: &'static str, scale: f64, slot: fn(&mut DeviceSpec) -> &mut Option<f64>) -> impl IntoView {
     let value = planner.slice(move |s| slot(&mut s.device.clone()).unwrap_or(0.0) / scale);
     view! {
         <NumberField label=label id=id field=field step="any" value=value

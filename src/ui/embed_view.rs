@@ -44,10 +44,7 @@ fn post_height() {
 /// Reports the height now and after every size change of the embed's root.
 fn watch_height() {
     post_height();
-    let Some(el) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id(ROOT_ID))
-    else {
+    let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(ROOT_ID)) else {
         return;
     };
     let callback = Closure::<dyn FnMut(JsValue)>::new(|_| post_height());
@@ -74,39 +71,18 @@ pub fn EmbedView() -> impl IntoView {
     planner.units.set(units);
     UrlNotice::provide(errors);
     let full = query_without(&query, "embed");
-    let full_href = if full.is_empty() {
-        "./".to_string()
-    } else {
-        format!("?{full}")
-    };
+    let full_href = if full.is_empty() { "./".to_string() } else { format!("?{full}") };
     let verdict = Memo::new(move |_| planner.plan.with(|p| verdict(&p.breakdown, units)));
     // The plan shown is the last valid scenario's: its words come from that scenario.
-    let summary = Memo::new(move |_| {
-        planner
-            .plan
-            .with(|p| planner.valid.with(|s| Summary::new(s, &p.breakdown, units)))
-    });
-    let details = move || {
-        planner.plan.with(|p| {
-            summary.with(|s| {
-                format!(
-                    "{} · {} parameters",
-                    s.setup(),
-                    format::count(p.breakdown.param_count)
-                )
-            })
-        })
-    };
+    let summary = Memo::new(move |_| planner.plan.with(|p| planner.valid.with(|s| Summary::new(s, &p.breakdown, units))));
+    let details = move || planner.plan.with(|p| summary.with(|s| format!("{} · {} parameters", s.setup(), format::count(p.breakdown.param_count))));
     Effect::new(move |_| {
         let title = summary.with(|s| format!("{} — Headroom", s.headline()));
         if let Some(document) = web_sys::window().and_then(|w| w.document()) {
             document.set_title(&title);
         }
     });
-    if let Some(body) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.body())
-    {
+    if let Some(body) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.body()) {
         let _ = body.class_list().add_1("embedded");
     }
     request_animation_frame(watch_height);

@@ -13,11 +13,5 @@ pub fn FieldError(
     field: &'static str,
 ) -> impl IntoView {
     let messages = Planner::get().messages_for(field);
-    move || {
-        messages
-            .get()
-            .into_iter()
-            .map(|m| view! { <p class="field-error" role="alert" data-field=field>{m}</p> })
-            .collect_view()
-    }
+    move || messages.get().into_iter().map(|m| view! { <p class="field-error" role="alert" data-field=field>{m}</p> }).collect_view()
 }

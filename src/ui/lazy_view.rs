@@ -44,20 +44,14 @@ where
     }
     let state = RwSignal::new(Load::Pending);
     fetch(built, load, state);
-    show(state, || {
-        view! { <p class="hint" role="status">"Loading…"</p> }.into_any()
-    })
+    show(state, || view! { <p class="hint" role="status">"Loading…"</p> }.into_any())
 }
 
 /// [`lazy_view`] for a view that is on screen from the start: `pending` (a placeholder of the
 /// view's own size, so nothing moves when it is built) shows until the chunk arrives, and
 /// the chunk is fetched once the first frame has been painted ([`AfterPaint`]), so fetching
 /// and compiling it never delays the first chart.
-pub fn lazy_view_or<F>(
-    built: &'static OnceLock<Build>,
-    load: fn() -> F,
-    pending: fn() -> AnyView,
-) -> AnyView
+pub fn lazy_view_or<F>(built: &'static OnceLock<Build>, load: fn() -> F, pending: fn() -> AnyView) -> AnyView
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {

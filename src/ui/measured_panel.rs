@@ -47,11 +47,7 @@ fn MeasuredBody() -> impl IntoView {
         if t.trim().is_empty() {
             return None;
         }
-        Some(
-            parse_measurement(&t)
-                .map(|m| planner.plan.with(|p| compare(&m, &p.breakdown)))
-                .map_err(|e| e.to_string()),
-        )
+        Some(parse_measurement(&t).map(|m| planner.plan.with(|p| compare(&m, &p.breakdown))).map_err(|e| e.to_string()))
     });
     let rows = move |c: &Comparison| {
         let units = planner.units.get();

@@ -16,13 +16,7 @@ pub fn MemoryChart() -> impl IntoView {
     let planner = Planner::get();
     let label = Signal::derive(move || {
         let units = planner.units.get();
-        planner.plan.with(|p| {
-            format!(
-                "Stacked bar of per-GPU memory: {} of {} capacity",
-                bytes(p.breakdown.total, units),
-                bytes(p.breakdown.capacity, units)
-            )
-        })
+        planner.plan.with(|p| format!("Stacked bar of per-GPU memory: {} of {} capacity", bytes(p.breakdown.total, units), bytes(p.breakdown.capacity, units)))
     });
     let build = Callback::new(move |()| {
         let units = planner.units.get();

@@ -33,14 +33,7 @@ struct Match {
 }
 
 fn matches_for(query: &str) -> Vec<Match> {
-    search_presets(query, LIST_LIMIT)
-        .into_iter()
-        .map(|p| Match {
-            key: p.id.to_string(),
-            name: p.name.to_string(),
-            detail: format!("{} · {}", p.id, p.arch.summary()),
-        })
-        .collect()
+    search_presets(query, LIST_LIMIT).into_iter().map(|p| Match { key: p.id.to_string(), name: p.name.to_string(), detail: format!("{} · {}", p.id, p.arch.summary()) }).collect()
 }
 
 /// The catalogue search plus the config.json text box.
@@ -52,17 +45,10 @@ pub fn ModelPicker() -> impl IntoView {
         _ => "custom".to_string(),
     });
     let current_name = planner.slice(|s| match &s.model {
-        ModelSpec::Preset(id) => {
-            model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string())
-        }
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string()),
         other => other.label(),
     });
-    let summary = planner.slice(|s| {
-        s.model
-            .architecture()
-            .map(|a| a.summary())
-            .unwrap_or_default()
-    });
+    let summary = planner.slice(|s| s.model.architecture().map(|a| a.summary()).unwrap_or_default());
     // The text being typed; `None` shows the current model's name.
     let query = RwSignal::new(None::<String>);
     let open = RwSignal::new(false);

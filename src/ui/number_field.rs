@@ -26,9 +26,7 @@ pub fn NumberField(
     on_change: Callback<f64>,
 ) -> impl IntoView {
     let typo = RwSignal::new(false);
-    let on_input = move |ev: leptos::ev::Event| match crate::format::parse_f64(
-        &event_target_value(&ev).trim().replace(['_', ','], ""),
-    ) {
+    let on_input = move |ev: leptos::ev::Event| match crate::format::parse_f64(&event_target_value(&ev).trim().replace(['_', ','], "")) {
         Some(x) if x.is_finite() && x > 0.0 => {
             typo.set(false);
             on_change.run(x);

@@ -42,29 +42,17 @@ pub fn NumberSlider(
     #[prop(into)]
     on_change: Callback<u64>,
 ) -> impl IntoView {
-    let (range_min, range_max) = if log2 {
-        (position(min, min, max, true), position(max, min, max, true))
-    } else {
-        (min, max)
-    };
+    let (range_min, range_max) = if log2 { (position(min, min, max, true), position(max, min, max, true)) } else { (min, max) };
     let typo = RwSignal::new(false);
     let range_id = format!("{id}-range");
     let on_range = move |ev: leptos::ev::Event| {
         if let Ok(pos) = event_target_value(&ev).parse::<u64>() {
-            let v = if log2 {
-                1u64.checked_shl(pos.min(62) as u32).unwrap_or(max)
-            } else {
-                pos
-            };
+            let v = if log2 { 1u64.checked_shl(pos.min(62) as u32).unwrap_or(max) } else { pos };
             typo.set(false);
             on_change.run(v);
         }
     };
-    let on_number = move |ev: leptos::ev::Event| match event_target_value(&ev)
-        .trim()
-        .replace(['_', ','], "")
-        .parse::<u64>()
-    {
+    let on_number = move |ev: leptos::ev::Event| match event_target_value(&ev).trim().replace(['_', ','], "").parse::<u64>() {
         Ok(v) => {
             typo.set(false);
             on_change.run(v);

@@ -36,13 +36,9 @@ fn show(message: &str) {
     }
     let Some(body) = document.body() else { return };
     let href = window.location().href().unwrap_or_default();
-    let report =
-        format!("Headroom stopped with an internal error.\nLink: {href}\nMessage: {message}\n");
+    let report = format!("Headroom stopped with an internal error.\nLink: {href}\nMessage: {message}\n");
     let build = || -> Result<web_sys::Element, JsValue> {
-        let el = |tag: &str,
-                  id: Option<&str>,
-                  text: Option<&str>|
-         -> Result<web_sys::Element, JsValue> {
+        let el = |tag: &str, id: Option<&str>, text: Option<&str>| -> Result<web_sys::Element, JsValue> {
             let e = document.create_element(tag)?;
             if let Some(id) = id {
                 e.set_id(id);
@@ -55,15 +51,10 @@ fn show(message: &str) {
         let panel = el("section", Some("panic-panel"), None)?;
         panel.set_attribute("role", "alert")?;
         panel.set_class_name("panic-panel");
+        panel.append_child(el("h2", None, Some("Headroom stopped with an internal error"))?.as_ref())?;
         panel.append_child(
-            el("h2", None, Some("Headroom stopped with an internal error"))?.as_ref(),
+            el("p", None, Some("This is a bug, not your input. Reload the page to continue; your scenario is in the link. Please report it with the text below."))?.as_ref(),
         )?;
-        panel.append_child(el(
-            "p",
-            None,
-            Some("This is a bug, not your input. Reload the page to continue; your scenario is in the link. Please report it with the text below."),
-        )?
-        .as_ref())?;
         panel.append_child(el("pre", Some("panic-message"), Some(message))?.as_ref())?;
         let area = el("textarea", Some("panic-report"), Some(&report))?;
         area.set_attribute("readonly", "")?;
@@ -71,11 +62,7 @@ fn show(message: &str) {
         area.set_attribute("aria-label", "Report to copy")?;
         panel.append_child(&area)?;
         let row = el("p", None, None)?;
-        let button = el(
-            "button",
-            Some("panic-copy"),
-            Some("Copy scenario and report"),
-        )?;
+        let button = el("button", Some("panic-copy"), Some("Copy scenario and report"))?;
         button.set_attribute("type", "button")?;
         row.append_child(&button)?;
         let reload = el("a", Some("panic-reload"), Some("Reload"))?;

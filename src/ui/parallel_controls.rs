@@ -11,18 +11,9 @@ use super::select_field::{enum_select, SelectField};
 use super::state::{enum_from_id, enum_id, Planner};
 use crate::scenario::{Offload, Zero, Zero3Impl};
 
-const ZERO: [(&str, &str); 4] = [
-    ("0", "0 (off, DDP)"),
-    ("1", "1 (optimizer)"),
-    ("2", "2 (+ gradients)"),
-    ("3", "3 / FSDP (+ params)"),
-];
+const ZERO: [(&str, &str); 4] = [("0", "0 (off, DDP)"), ("1", "1 (optimizer)"), ("2", "2 (+ gradients)"), ("3", "3 / FSDP (+ params)")];
 
-const OFFLOAD: [(Offload, &str); 3] = [
-    (Offload::None, "none"),
-    (Offload::Optimizer, "optimizer"),
-    (Offload::OptimizerAndParams, "optimizer + params"),
-];
+const OFFLOAD: [(Offload, &str); 3] = [(Offload::None, "none"), (Offload::Optimizer, "optimizer"), (Offload::OptimizerAndParams, "optimizer + params")];
 
 /// The parallel layout controls.
 #[component]
@@ -37,21 +28,11 @@ pub fn ParallelControls() -> impl IntoView {
     let zero = planner.slice(|s| s.parallel.zero);
     let offload = planner.slice(|s| s.parallel.offload);
     let inference = planner.slice(|s| s.training.mode == crate::scenario::Mode::Inference);
-    let stage3 = planner.slice(|s| {
-        s.parallel.zero == Zero::Parameters && s.training.mode != crate::scenario::Mode::Inference
-    });
+    let stage3 = planner.slice(|s| s.parallel.zero == Zero::Parameters && s.training.mode != crate::scenario::Mode::Inference);
     let fsdp2 = planner.slice(|s| s.parallel.zero3_impl == Zero3Impl::Fsdp2);
     let reshard = planner.slice(|s| s.parallel.fsdp_reshard_after_forward);
     let full_state = planner.slice(|s| s.parallel.full_state_dict_on_save);
-    let layout = planner.slice(|s| {
-        (
-            s.parallel.dp,
-            s.parallel.tp,
-            s.parallel.pp,
-            s.parallel.cp,
-            s.parallel.world_size(),
-        )
-    });
+    let layout = planner.slice(|s| (s.parallel.dp, s.parallel.tp, s.parallel.pp, s.parallel.cp, s.parallel.world_size()));
     let gpu_count = move || {
         let (dp, tp, pp, cp, n) = layout.get();
         let plural = if n == 1 { "GPU" } else { "GPUs" };

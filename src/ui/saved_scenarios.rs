@@ -50,12 +50,7 @@ fn storage() -> Result<web_sys::Storage, String> {
 fn list() -> (Vec<Entry>, Vec<String>) {
     let store = match storage() {
         Ok(s) => s,
-        Err(e) => {
-            return (
-                Vec::new(),
-                vec![format!("Saved scenarios are unavailable: {e}.")],
-            )
-        }
+        Err(e) => return (Vec::new(), vec![format!("Saved scenarios are unavailable: {e}.")]),
     };
     let mut entries = Vec::new();
     let mut problems = Vec::new();
@@ -69,14 +64,8 @@ fn list() -> (Vec<Entry>, Vec<String>) {
         };
         let text = store.get_item(&key).ok().flatten().unwrap_or_default();
         match serde_json::from_str::<Saved>(&text) {
-            Ok(saved) => entries.push(Entry {
-                id: id.to_string(),
-                saved,
-            }),
-            Err(e) => problems.push(format!(
-                "The saved entry \"{}\" is damaged ({e}) and was skipped.",
-                short(&key)
-            )),
+            Ok(saved) => entries.push(Entry { id: id.to_string(), saved }),
+            Err(e) => problems.push(format!("The saved entry \"{}\" is damaged ({e}) and was skipped.", short(&key))),
         }
     }
     entries.sort_by(|a, b| a.id.cmp(&b.id));
@@ -93,9 +82,7 @@ fn short(text: &str) -> String {
 
 fn write(id: &str, saved: &Saved) -> Result<(), String> {
     let text = serde_json::to_string(saved).map_err(|e| e.to_string())?;
-    storage()?
-        .set_item(&format!("{PREFIX}{id}"), &text)
-        .map_err(|_| "the browser refused to store it (storage full or blocked)".to_string())
+    storage()?.set_item(&format!("{PREFIX}{id}"), &text).map_err(|_| "the browser refused to store it (storage full or blocked)".to_string())
 }
 
 /// A new id that sorts by creation time.
@@ -106,12 +93,7 @@ fn new_id() -> String {
 }
 
 fn clean_name(name: &str) -> String {
-    let name: String = name
-        .trim()
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_NAME)
-        .collect();
+    let name: String = name.trim().chars().filter(|c| !c.is_control()).take(MAX_NAME).collect();
     if name.is_empty() {
         "Untitled scenario".into()
     } else {
@@ -152,10 +134,7 @@ fn SavedBody() -> impl IntoView {
     let changed = window_event_listener(leptos::ev::storage, move |_| version.update(|v| *v += 1));
     on_cleanup(move || changed.remove());
     let save = move || {
-        let saved = Saved {
-            name: clean_name(&name.get_untracked()),
-            query: planner.scenario.with_untracked(url::encode),
-        };
+        let saved = Saved { name: clean_name(&name.get_untracked()), query: planner.scenario.with_untracked(url::encode) };
         match write(&new_id(), &saved) {
             Ok(()) => {
                 status.set(format!("Saved \"{}\".", saved.name));
@@ -172,20 +151,10 @@ fn SavedBody() -> impl IntoView {
             notice.0.set(errors);
         }
         planner.scenario.set(scenario);
-        status.set(if count == 0 {
-            format!("Opened \"{}\".", entry.saved.name)
-        } else {
-            format!(
-                "Opened \"{}\" with {count} problem(s), listed above.",
-                entry.saved.name
-            )
-        });
+        status.set(if count == 0 { format!("Opened \"{}\".", entry.saved.name) } else { format!("Opened \"{}\" with {count} problem(s), listed above.", entry.saved.name) });
     };
     let rename = move |entry: Entry, new_name: String| {
-        let saved = Saved {
-            name: clean_name(&new_name),
-            query: entry.saved.query.clone(),
-        };
+        let saved = Saved { name: clean_name(&new_name), query: entry.saved.query.clone() };
         match write(&entry.id, &saved) {
             Ok(()) => status.set(format!("Renamed to \"{}\".", saved.name)),
             Err(e) => status.set(format!("Not renamed: {e}.")),
@@ -193,10 +162,7 @@ fn SavedBody() -> impl IntoView {
         version.update(|v| *v += 1);
     };
     let delete = move |entry: Entry| {
-        match storage().and_then(|s| {
-            s.remove_item(&format!("{PREFIX}{}", entry.id))
-                .map_err(|_| "the browser refused".to_string())
-        }) {
+        match storage().and_then(|s| s.remove_item(&format!("{PREFIX}{}", entry.id)).map_err(|_| "the browser refused".to_string())) {
             Ok(()) => status.set(format!("Deleted \"{}\".", entry.saved.name)),
             Err(e) => status.set(format!("Not deleted: {e}.")),
         }
@@ -221,14 +187,7 @@ fn SavedBody() -> impl IntoView {
                 .collect_view()
         })
     };
-    let problems = move || {
-        listing.with(|(_, problems)| {
-            problems
-                .iter()
-                .map(|p| view! { <li>{p.clone()}</li> })
-                .collect_view()
-        })
-    };
+    let problems = move || listing.with(|(_, problems)| problems.iter().map(|p| view! { <li>{p.clone()}</li> }).collect_view());
     view! {
         <div class="save-row">
             <label for="save-name" class="visually-hidden">"Name for this scenario"</label>

@@ -37,18 +37,11 @@ fn run_chunk(ws: Workspace, run: Rc<RefCell<SearchRun>>, generation: u32, starte
         return;
     }
     let slice = js_sys::Date::now();
-    let finished = run
-        .borrow_mut()
-        .step_while(|| js_sys::Date::now() - slice < SLICE_MS);
+    let finished = run.borrow_mut().step_while(|| js_sys::Date::now() - slice < SLICE_MS);
     let elapsed = js_sys::Date::now() - started;
     if finished {
         let result = run.borrow().result();
-        ws.search.outcome.set(Some(SearchOutcome {
-            result,
-            millis: elapsed,
-            gpus,
-            run: generation,
-        }));
+        ws.search.outcome.set(Some(SearchOutcome { result, millis: elapsed, gpus, run: generation }));
         ws.search.progress.set(None);
         ws.search.running.set(false);
         return;
@@ -109,11 +102,7 @@ pub fn SearchPanel() -> impl IntoView {
         ws.search.generation.set_value(generation);
         let gpus = ws.search.gpus.get_untracked();
         let margin = ws.search.margin.get_untracked();
-        let run = Rc::new(RefCell::new(
-            planner
-                .scenario
-                .with_untracked(|s| SearchRun::new(s, gpus, margin, TOP)),
-        ));
+        let run = Rc::new(RefCell::new(planner.scenario.with_untracked(|s| SearchRun::new(s, gpus, margin, TOP))));
         ws.search.running.set(true);
         ws.search.progress.set(None);
         let started = js_sys::Date::now();
@@ -122,9 +111,7 @@ pub fn SearchPanel() -> impl IntoView {
     };
     on_cleanup(move || {
         // Leaving the tab stops a running search.
-        ws.search
-            .generation
-            .update_value(|g| *g = g.wrapping_add(1));
+        ws.search.generation.update_value(|g| *g = g.wrapping_add(1));
         ws.search.running.set(false);
         ws.search.progress.set(None);
     });
@@ -140,24 +127,8 @@ pub fn SearchPanel() -> impl IntoView {
             })
         })
     };
-    let rows = move || {
-        ws.search.outcome.with(|s| {
-            s.as_ref().map(|o| {
-                o.result
-                    .results
-                    .iter()
-                    .cloned()
-                    .enumerate()
-                    .map(|(i, c)| result_row(i, c, planner, ws))
-                    .collect_view()
-            })
-        })
-    };
-    let has_results = move || {
-        ws.search
-            .outcome
-            .with(|s| s.as_ref().is_some_and(|o| !o.result.results.is_empty()))
-    };
+    let rows = move || ws.search.outcome.with(|s| s.as_ref().map(|o| o.result.results.iter().cloned().enumerate().map(|(i, c)| result_row(i, c, planner, ws)).collect_view()));
+    let has_results = move || ws.search.outcome.with(|s| s.as_ref().is_some_and(|o| !o.result.results.is_empty()));
     view! {
         <section class="card search" aria-labelledby="search-heading">
             <h2 id="search-heading">"Automatic planner"</h2>

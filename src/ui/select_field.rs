@@ -66,15 +66,9 @@ pub fn enum_select<T>(
 where
     T: Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static,
 {
-    let options = options
-        .into_iter()
-        .map(|(v, l)| (enum_id(&v), l.to_string()))
-        .collect();
+    let options = options.into_iter().map(|(v, l)| (enum_id(&v), l.to_string())).collect();
     let current: IdOf = Box::new(move |s| enum_id(&get(s)));
-    let apply: SetId = Box::new(move |v| {
-        enum_from_id::<T>(v)
-            .map(|x| Box::new(move |s: &mut Scenario| set(s, x)) as Box<dyn FnOnce(&mut Scenario)>)
-    });
+    let apply: SetId = Box::new(move |v| enum_from_id::<T>(v).map(|x| Box::new(move |s: &mut Scenario| set(s, x)) as Box<dyn FnOnce(&mut Scenario)>));
     id_select(planner, label, id, field, options, current, apply)
 }
 
@@ -85,15 +79,7 @@ type SetId = Box<dyn Fn(&str) -> Option<Box<dyn FnOnce(&mut Scenario)>> + Send +
 
 /// [`enum_select`] once its value is an id: selected while the scenario's id matches, and a
 /// choice that names a value is applied to the scenario.
-fn id_select(
-    planner: Planner,
-    label: &'static str,
-    id: &'static str,
-    field: &'static str,
-    options: Vec<(String, String)>,
-    current: IdOf,
-    apply: SetId,
-) -> impl IntoView {
+fn id_select(planner: Planner, label: &'static str, id: &'static str, field: &'static str, options: Vec<(String, String)>, current: IdOf, apply: SetId) -> impl IntoView {
     let current = planner.slice(current);
     view! {
         <SelectField

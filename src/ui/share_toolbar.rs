@@ -15,23 +15,15 @@ use crate::report::Summary;
 
 /// The planner's address, as the address bar shows it.
 fn page_url() -> String {
-    web_sys::window()
-        .and_then(|w| w.location().href().ok())
-        .unwrap_or_default()
+    web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default()
 }
 
 /// The embed address for the current page: the same scenario with `embed=1` first.
 pub fn embed_url() -> String {
     let href = page_url();
     let (base, query) = match href.split_once('?') {
-        Some((base, query)) => (
-            base.to_string(),
-            query.split('#').next().unwrap_or("").to_string(),
-        ),
-        None => (
-            href.split('#').next().unwrap_or("").to_string(),
-            String::new(),
-        ),
+        Some((base, query)) => (base.to_string(), query.split('#').next().unwrap_or("").to_string()),
+        None => (href.split('#').next().unwrap_or("").to_string(), String::new()),
     };
     let rest = super::url_sync::query_without(&query, "embed");
     if rest.is_empty() {
@@ -52,22 +44,14 @@ pub fn ShareToolbar() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match copy_text(&text).await {
                 Ok(()) => status.set(format!("{what} copied.")),
-                Err(e) => status.set(format!(
-                    "{what} not copied: {e}. Copy it from the box below."
-                )),
+                Err(e) => status.set(format!("{what} not copied: {e}. Copy it from the box below.")),
             }
         });
     };
     let copy_link = move |_| copy("Link", page_url());
     let copy_iframe = move |_| {
-        let title = planner.plan.with_untracked(|p| {
-            planner.valid.with_untracked(|s| {
-                format!(
-                    "Headroom: GPU memory plan for {}",
-                    Summary::new(s, &p.breakdown, Units::Gib).title()
-                )
-            })
-        });
+        let title =
+            planner.plan.with_untracked(|p| planner.valid.with_untracked(|s| format!("Headroom: GPU memory plan for {}", Summary::new(s, &p.breakdown, Units::Gib).title())));
         let snippet = format!(
             "<iframe src=\"{}\" title=\"{}\" width=\"100%\" height=\"420\" style=\"border:0;max-width:760px\" loading=\"lazy\"></iframe>",
             html_attr(&embed_url()),
@@ -78,15 +62,12 @@ pub fn ShareToolbar() -> impl IntoView {
     let export = move |kind: &'static str| {
         let link = page_url();
         leptos::task::spawn_local(async move {
-            let result = export_file(planner, kind, link).await.unwrap_or_else(|_| {
-                Err("the export code could not be loaded (are you offline?)".into())
-            });
+            let result = export_file(planner, kind, link).await.unwrap_or_else(|_| Err("the export code could not be loaded (are you offline?)".into()));
             let stale = planner.plan.with_untracked(|p| p.stale);
             status.set(match result {
-                Ok(()) if stale => format!(
-                    "{} exported (the last valid plan: some settings are invalid).",
-                    kind.to_ascii_uppercase()
-                ),
+                Ok(()) if stale => {
+                    format!("{} exported (the last valid plan: some settings are invalid).", kind.to_ascii_uppercase())
+                }
                 Ok(()) => format!("{} exported.", kind.to_ascii_uppercase()),
                 Err(e) => format!("{} not exported: {e}", kind.to_ascii_uppercase()),
             });

@@ -70,10 +70,7 @@ pub const PLACED_FIELDS: [&str; 20] = [
 /// path, or a path below it (`model.preset` under `model`). `parallel` alone matches only
 /// itself, since each degree has its own control.
 pub fn belongs_to(error_field: &str, field: &str) -> bool {
-    error_field == field
-        || (field != "parallel"
-            && error_field.starts_with(field)
-            && error_field[field.len()..].starts_with('.'))
+    error_field == field || (field != "parallel" && error_field.starts_with(field) && error_field[field.len()..].starts_with('.'))
 }
 
 impl Planner {
@@ -81,25 +78,9 @@ impl Planner {
     pub fn provide(initial: Scenario) -> Planner {
         let scenario = RwSignal::new(initial);
         let errors = Memo::new(move |_| scenario.with(Scenario::validate));
-        let valid = Memo::new(move |previous: Option<&Scenario>| {
-            if errors.with(Vec::is_empty) {
-                scenario.get()
-            } else {
-                previous.cloned().unwrap_or_default()
-            }
-        });
-        let plan = Memo::new(move |_| Plan {
-            breakdown: valid.with(crate::estimate),
-            stale: !errors.with(Vec::is_empty),
-        });
-        let planner = Planner {
-            scenario,
-            errors,
-            valid,
-            plan,
-            units: RwSignal::new(Units::Gib),
-            rejected_paste: RwSignal::new(None),
-        };
+        let valid = Memo::new(move |previous: Option<&Scenario>| if errors.with(Vec::is_empty) { scenario.get() } else { previous.cloned().unwrap_or_default() });
+        let plan = Memo::new(move |_| Plan { breakdown: valid.with(crate::estimate), stale: !errors.with(Vec::is_empty) });
+        let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib), rejected_paste: RwSignal::new(None) };
         provide_context(planner);
         planner
     }
@@ -124,21 +105,11 @@ impl Planner {
     /// Messages of the errors that belong next to the control for `field`.
     pub fn messages_for(self, field: &'static str) -> Signal<Vec<String>> {
         let errors = self.errors;
-        Signal::derive(move || {
-            errors.with(|all| {
-                all.iter()
-                    .filter(|e| belongs_to(&e.field, field))
-                    .map(|e| e.message.clone())
-                    .collect()
-            })
-        })
+        Signal::derive(move || errors.with(|all| all.iter().filter(|e| belongs_to(&e.field, field)).map(|e| e.message.clone()).collect()))
     }
 
     /// A memoised slice of the scenario.
-    pub fn slice<T: Clone + PartialEq + Send + Sync + 'static>(
-        self,
-        get: impl Fn(&Scenario) -> T + Send + Sync + 'static,
-    ) -> Memo<T> {
+    pub fn slice<T: Clone + PartialEq + Send + Sync + 'static>(self, get: impl Fn(&Scenario) -> T + Send + Sync + 'static) -> Memo<T> {
         let scenario = self.scenario;
         Memo::new(move |_| scenario.with(&get))
     }

@@ -38,10 +38,7 @@ pub fn TabBar() -> impl IntoView {
     let ws = Workspace::get();
     let select = move |tab: Tab| select_tab(ws, tab);
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        let i = Tab::ALL
-            .iter()
-            .position(|&t| t == ws.tab.get_untracked())
-            .unwrap_or(0);
+        let i = Tab::ALL.iter().position(|&t| t == ws.tab.get_untracked()).unwrap_or(0);
         let n = Tab::ALL.len();
         let next = match ev.key().as_str() {
             "ArrowRight" => (i + 1) % n,
@@ -86,8 +83,7 @@ pub fn OtherViews() -> impl IntoView {
     let ws = Workspace::get();
     // Touch the planner context so a missing provider fails here, loudly, in development.
     let _ = Planner::get();
-    move || {
-        match ws.tab.get() {
+    move || match ws.tab.get() {
         Tab::Planner => ().into_any(),
         Tab::Strategy => view! {
             <main class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
@@ -101,6 +97,5 @@ pub fn OtherViews() -> impl IntoView {
             </main>
         }
         .into_any(),
-    }
     }
 }

@@ -22,11 +22,8 @@ enum FineTuning {
 }
 
 impl FineTuning {
-    const ALL: [(FineTuning, &'static str, &'static str); 3] = [
-        (FineTuning::Full, "full", "full fine-tuning"),
-        (FineTuning::Lora, "lora", "LoRA (16-bit base)"),
-        (FineTuning::Qlora, "qlora", "QLoRA (NF4 base)"),
-    ];
+    const ALL: [(FineTuning, &'static str, &'static str); 3] =
+        [(FineTuning::Full, "full", "full fine-tuning"), (FineTuning::Lora, "lora", "LoRA (16-bit base)"), (FineTuning::Qlora, "qlora", "QLoRA (NF4 base)")];
 
     fn of(s: &Scenario) -> FineTuning {
         match &s.training.lora {
@@ -47,14 +44,8 @@ impl FineTuning {
         };
         // A new adapter config follows the framework profile's QLoRA casting (torchtune keeps
         // the unquantised weights in the training dtype, PEFT casts them to fp32).
-        let fp32_unquantised = s
-            .framework
-            .defaults()
-            .is_none_or(|d| d.qlora_fp32_unquantised);
-        let previous = s.training.lora.clone().unwrap_or(Lora {
-            fp32_unquantised,
-            ..Lora::default()
-        });
+        let fp32_unquantised = s.framework.defaults().is_none_or(|d| d.qlora_fp32_unquantised);
+        let previous = s.training.lora.clone().unwrap_or(Lora { fp32_unquantised, ..Lora::default() });
         s.training.lora = Some(Lora { base, ..previous });
     }
 }
@@ -62,26 +53,13 @@ impl FineTuning {
 /// The adapted-layer choices (PEFT `target_modules`), by the value the select uses.
 const TARGETS: [(&str, &str, &[LinearKind]); 3] = [
     ("all", "all linear layers", &LinearKind::ALL),
-    (
-        "attention",
-        "attention (q, k, v, o)",
-        &[LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O],
-    ),
-    (
-        "mlp",
-        "MLP (gate, up, down)",
-        &[LinearKind::Gate, LinearKind::Up, LinearKind::Down],
-    ),
+    ("attention", "attention (q, k, v, o)", &[LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O]),
+    ("mlp", "MLP (gate, up, down)", &[LinearKind::Gate, LinearKind::Up, LinearKind::Down]),
 ];
 
 /// The select value for a target list (`custom` for a list no option names, from a link).
 fn targets_id(targets: &[LinearKind]) -> &'static str {
-    TARGETS
-        .iter()
-        .find(|(_, _, kinds)| {
-            kinds.len() == targets.len() && kinds.iter().all(|k| targets.contains(k))
-        })
-        .map_or("custom", |(id, _, _)| id)
+    TARGETS.iter().find(|(_, _, kinds)| kinds.len() == targets.len() && kinds.iter().all(|k| targets.contains(k))).map_or("custom", |(id, _, _)| id)
 }
 
 /// PEFT `lora_dropout` values people use: off, and the 0.05 and 0.1 of PEFT's and the QLoRA
@@ -126,13 +104,7 @@ pub fn TaskControls() -> impl IntoView {
     let inference = planner.slice(|s| s.training.mode == Mode::Inference);
     let tuning = planner.slice(FineTuning::of);
     let rank = planner.slice(|s| s.training.lora.as_ref().map_or(16, |l| l.rank));
-    let targets = planner.slice(|s| {
-        s.training
-            .lora
-            .as_ref()
-            .map_or("all", |l| targets_id(&l.targets))
-            .to_string()
-    });
+    let targets = planner.slice(|s| s.training.lora.as_ref().map_or("all", |l| targets_id(&l.targets)).to_string());
     let lora_dq = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.double_quant));
     let lora_fp32 = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.fp32_unquantised));
     let frozen = planner.slice(|s| s.training.frozen.layers);
@@ -142,16 +114,8 @@ pub fn TaskControls() -> impl IntoView {
     let trainable = move || {
         planner.plan.with(|p| {
             let b = &p.breakdown;
-            let share = if b.param_count > 0 {
-                100.0 * b.trainable_params as f64 / b.param_count as f64
-            } else {
-                0.0
-            };
-            format!(
-                "Trains {} of {} parameters ({share:.2} %)",
-                format::count(b.trainable_params),
-                format::count(b.param_count)
-            )
+            let share = if b.param_count > 0 { 100.0 * b.trainable_params as f64 / b.param_count as f64 } else { 0.0 };
+            format!("Trains {} of {} parameters ({share:.2} %)", format::count(b.trainable_params), format::count(b.param_count))
         })
     };
     let mode_select = enum_select(
@@ -159,10 +123,7 @@ pub fn TaskControls() -> impl IntoView {
         "Plan for",
         "mode",
         "training.mode",
-        vec![
-            (Mode::Train, "training / fine-tuning"),
-            (Mode::Inference, "inference (serving)"),
-        ],
+        vec![(Mode::Train, "training / fine-tuning"), (Mode::Inference, "inference (serving)")],
         |s| s.training.mode,
         |s, v| s.training.mode = v,
     );

@@ -60,21 +60,12 @@ fn TimelinePlot() -> impl IntoView {
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
         planner.plan.track();
-        after_paint.schedule(move || {
-            points.set(Some(
-                planner.plan.with_untracked(|p| timeline(&p.breakdown)),
-            ))
-        });
+        after_paint.schedule(move || points.set(Some(planner.plan.with_untracked(|p| timeline(&p.breakdown)))));
     });
     let label = Signal::derive(move || {
         let units = planner.units.get();
         points.with(|t| match t.as_ref().and_then(Timeline::peak) {
-            Some(peak) => format!(
-                "Memory over one training step, {} points; peak {} at {}",
-                t.as_ref().map_or(0, |t| t.points.len()),
-                bytes(peak.bytes.total, units),
-                peak.label
-            ),
+            Some(peak) => format!("Memory over one training step, {} points; peak {} at {}", t.as_ref().map_or(0, |t| t.points.len()), bytes(peak.bytes.total, units), peak.label),
             None => String::new(),
         })
     });
@@ -82,11 +73,7 @@ fn TimelinePlot() -> impl IntoView {
         let units = planner.units.get();
         // Read untracked: the points change after every plan, and then the capacity is current.
         let capacity = planner.plan.with_untracked(|p| p.breakdown.capacity);
-        points.with(|t| {
-            t.as_ref()
-                .map(|t| timeline_chart(t, capacity, units))
-                .unwrap_or_else(Chart::new)
-        })
+        points.with(|t| t.as_ref().map(|t| timeline_chart(t, capacity, units)).unwrap_or_else(Chart::new))
     });
     let ready = Memo::new(move |_| points.with(Option::is_some));
     view! {

@@ -14,17 +14,9 @@ use crate::model::precision::Precision;
 use crate::profiles::Framework;
 use crate::scenario::{Attention, Loss, Mode, Optimizer};
 
-const LOSS: [(Loss, &str); 3] = [
-    (Loss::Standard, "standard (fp32 logits)"),
-    (Loss::Chunked, "chunked cross-entropy"),
-    (Loss::FusedLinear, "fused linear CE (Liger)"),
-];
+const LOSS: [(Loss, &str); 3] = [(Loss::Standard, "standard (fp32 logits)"), (Loss::Chunked, "chunked cross-entropy"), (Loss::FusedLinear, "fused linear CE (Liger)")];
 
-const ATTENTION: [(Attention, &str); 3] = [
-    (Attention::Eager, "eager (materialised scores)"),
-    (Attention::Sdpa, "SDPA"),
-    (Attention::Flash, "FlashAttention-2"),
-];
+const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
 /// The training fields users change most.
 #[component]
@@ -35,22 +27,9 @@ pub fn TrainingControls() -> impl IntoView {
     let seq_len = planner.slice(|s| s.training.seq_len);
     let inference = planner.slice(|s| s.training.mode == Mode::Inference);
     // A CNN has no attention kernel and no language-model loss to choose.
-    let transformer = planner.slice(|s| {
-        s.model
-            .architecture()
-            .is_some_and(|a| a.transformer().is_some())
-    });
-    let vision = planner.slice(|s| {
-        s.model
-            .architecture()
-            .is_some_and(|a| a.default_image_size() > 0)
-    });
-    let resolution = planner.slice(|s| {
-        s.training
-            .image_size
-            .or_else(|| s.model.architecture().map(|a| a.default_image_size()))
-            .unwrap_or(224)
-    });
+    let transformer = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some()));
+    let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
+    let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
     let liger = planner.slice(|s| s.training.techniques.liger_kernels);

@@ -28,10 +28,7 @@ pub struct UrlCodec {
 /// in the main module's data would keep the function in the main module.)
 #[wasm_split(url_codec, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn load_chunk() -> Result<UrlCodec, SplitLoaderError> {
-    Ok(UrlCodec {
-        decode_view: super::url_sync::decode_view,
-        compose: super::url_sync::compose,
-    })
+    Ok(UrlCodec { decode_view: super::url_sync::decode_view, compose: super::url_sync::compose })
 }
 static LOADED: OnceLock<UrlCodec> = OnceLock::new();
 
@@ -66,11 +63,5 @@ pub fn needed(query: &str) -> bool {
 /// The scenario, units and problems of `query` without the codec, when it is not
 /// [`needed`]; `None` when it is.
 pub fn decode_without(query: &str) -> Option<(Scenario, Units, Vec<InputError>)> {
-    (!needed(query)).then(|| {
-        (
-            Scenario::default(),
-            super::url_sync::units_from(query),
-            Vec::new(),
-        )
-    })
+    (!needed(query)).then(|| (Scenario::default(), super::url_sync::units_from(query), Vec::new()))
 }

@@ -29,36 +29,23 @@ const BURST_MS: u64 = 400;
 
 /// `location.search` without its `?` (empty when there is none or no window).
 pub fn location_query() -> String {
-    let search = web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .unwrap_or_default();
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
     search.strip_prefix('?').unwrap_or(&search).to_string()
 }
 
 /// The raw value of a page key in a query (`embed`, `units`, …), if present.
 pub fn page_param(query: &str, key: &str) -> Option<String> {
-    query
-        .split('&')
-        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v.to_string())
+    query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
 }
 
 /// True for `?embed=1` (or `embed`, `embed=true`).
 pub fn is_embed(query: &str) -> bool {
-    matches!(
-        page_param(query, "embed").as_deref(),
-        Some("1" | "" | "true")
-    )
+    matches!(page_param(query, "embed").as_deref(), Some("1" | "" | "true"))
 }
 
 /// The query with every `key=…` pair removed.
 pub fn query_without(query: &str, key: &str) -> String {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty() && p.split('=').next() != Some(key))
-        .collect::<Vec<_>>()
-        .join("&")
+    query.split('&').filter(|p| !p.is_empty() && p.split('=').next() != Some(key)).collect::<Vec<_>>().join("&")
 }
 
 /// Units named by `units=gb`; GiB otherwise.
@@ -137,11 +124,7 @@ fn write_history(query: &str, push: bool) {
         return;
     };
     let target = format!("?{query}");
-    let result = if push {
-        history.push_state_with_url(&JsValue::NULL, "", Some(&target))
-    } else {
-        history.replace_state_with_url(&JsValue::NULL, "", Some(&target))
-    };
+    let result = if push { history.push_state_with_url(&JsValue::NULL, "", Some(&target)) } else { history.replace_state_with_url(&JsValue::NULL, "", Some(&target)) };
     if let Err(e) = result {
         leptos::logging::warn!("address bar not updated: {e:?}");
     }
@@ -157,11 +140,7 @@ pub fn decode_location() -> (Scenario, Units, Vec<InputError>) {
     }
     match url_codec::get() {
         Some(codec) => (codec.decode_view)(&query),
-        None => (
-            Scenario::default(),
-            units_from(&query),
-            vec![codec_missing()],
-        ),
+        None => (Scenario::default(), units_from(&query), vec![codec_missing()]),
     }
 }
 
@@ -174,10 +153,7 @@ fn codec_missing() -> InputError {
 /// back/forward. The link codec is fetched once the first chart has been painted; a change
 /// made before it has arrived is written when it does.
 pub fn start(planner: Planner, notice: UrlNotice) {
-    let shown = StoredValue::new((
-        planner.scenario.get_untracked(),
-        planner.units.get_untracked(),
-    ));
+    let shown = StoredValue::new((planner.scenario.get_untracked(), planner.units.get_untracked()));
     let burst = StoredValue::new(None::<TimeoutHandle>);
     let end_burst = move || {
         if let Some(handle) = burst.get_value() {
@@ -187,10 +163,7 @@ pub fn start(planner: Planner, notice: UrlNotice) {
     };
     // Writes the planner's current scenario, if the address bar does not show it yet.
     let write = move |codec: UrlCodec| {
-        let current = (
-            planner.scenario.get_untracked(),
-            planner.units.get_untracked(),
-        );
+        let current = (planner.scenario.get_untracked(), planner.units.get_untracked());
         if shown.with_value(|s| *s == current) {
             return;
         }
@@ -199,10 +172,7 @@ pub fn start(planner: Planner, notice: UrlNotice) {
         let in_burst = burst.with_value(Option::is_some);
         write_history(&query, !in_burst);
         end_burst();
-        match set_timeout_with_handle(
-            move || burst.set_value(None),
-            std::time::Duration::from_millis(BURST_MS),
-        ) {
+        match set_timeout_with_handle(move || burst.set_value(None), std::time::Duration::from_millis(BURST_MS)) {
             Ok(handle) => burst.set_value(Some(handle)),
             Err(_) => burst.set_value(None),
         }
@@ -218,9 +188,7 @@ pub fn start(planner: Planner, notice: UrlNotice) {
             None => leptos::task::spawn_local(async move {
                 match url_codec::load().await {
                     Ok(codec) => write(codec),
-                    Err(_) => leptos::logging::warn!(
-                        "address bar not updated: the link code did not load"
-                    ),
+                    Err(_) => leptos::logging::warn!("address bar not updated: the link code did not load"),
                 }
             }),
         }
@@ -256,22 +224,12 @@ pub fn start(planner: Planner, notice: UrlNotice) {
 #[component]
 pub fn UrlNoticeBanner() -> impl IntoView {
     let notice = expect_context::<UrlNotice>();
-    link_problems(
-        notice.0,
-        "url-notice",
-        "Parts of this link could not be read; the rest was opened:",
-        "Dismiss the link problems",
-    )
+    link_problems(notice.0, "url-notice", "Parts of this link could not be read; the rest was opened:", "Dismiss the link problems")
 }
 
 /// A dismissible notice listing what a link could not read, each problem naming its parameter
 /// (`url.` stripped); shown while `errors` is not empty. The dismiss button is `<id>-dismiss`.
-pub fn link_problems(
-    errors: RwSignal<Vec<InputError>>,
-    id: &'static str,
-    title: &'static str,
-    dismiss_label: &'static str,
-) -> impl IntoView {
+pub fn link_problems(errors: RwSignal<Vec<InputError>>, id: &'static str, title: &'static str, dismiss_label: &'static str) -> impl IntoView {
     let items = move || {
         errors.with(|errors| {
             errors

@@ -27,16 +27,8 @@ use crate::scenario::Scenario;
 fn cheapest_fix(s: &Scenario, units: Units) -> (bool, String, String) {
     let gpus = s.parallel.world_size().max(1);
     let summary = plan_summary(&escalate(s, Step::default_ladder(gpus), gpus), units);
-    let detail = if summary.fits {
-        summary.lines.first().cloned().unwrap_or_default()
-    } else {
-        summary.lines.join(" ")
-    };
-    let headline = summary
-        .headline
-        .strip_prefix("Plan: ")
-        .unwrap_or(&summary.headline)
-        .to_string();
+    let detail = if summary.fits { summary.lines.first().cloned().unwrap_or_default() } else { summary.lines.join(" ") };
+    let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
     (summary.fits, headline, detail)
 }
 
@@ -96,9 +88,7 @@ pub fn VerdictBanner() -> impl IntoView {
     let loaded = RwSignal::new(FIX.get().is_some());
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
-        let fits = planner
-            .plan
-            .with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
+        let fits = planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
         let units = planner.units.get();
         let scenario = planner.valid.get();
         if fits {
@@ -115,24 +105,14 @@ pub fn VerdictBanner() -> impl IntoView {
                             FIX.get_or_init(|| f);
                             let _ = loaded.try_set(true);
                         }
-                        Err(_) => leptos::logging::warn!(
-                            "the cheapest fix could not be loaded (offline?)"
-                        ),
+                        Err(_) => leptos::logging::warn!("the cheapest fix could not be loaded (offline?)"),
                     }
                 })
             });
         }
     });
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
-    let warnings = move || {
-        planner.plan.with(|p| {
-            p.breakdown
-                .warnings
-                .iter()
-                .map(|w| view! { <li>{w.clone()}</li> })
-                .collect_view()
-        })
-    };
+    let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
     view! {
         <div id="verdict" class=move || format!("verdict {}", verdict.with(|v| v.kind())) role="status" aria-live="polite">
             <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>

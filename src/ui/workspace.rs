@@ -42,10 +42,7 @@ impl Tab {
 
     /// The tab a `view=` page key names (the planner for anything else).
     pub fn from_id(id: &str) -> Tab {
-        Tab::ALL
-            .into_iter()
-            .find(|t| t.id() == id)
-            .unwrap_or(Tab::Planner)
+        Tab::ALL.into_iter().find(|t| t.id() == id).unwrap_or(Tab::Planner)
     }
 
     pub fn label(self) -> &'static str {
@@ -67,13 +64,7 @@ pub struct Rung {
 impl Rung {
     /// The ladder a budget of `gpus` starts from ([`Step::default_ladder`]), every rung on.
     pub fn defaults(gpus: u64) -> Vec<Rung> {
-        Step::default_ladder(gpus)
-            .iter()
-            .map(|&step| Rung {
-                step,
-                enabled: true,
-            })
-            .collect()
+        Step::default_ladder(gpus).iter().map(|&step| Rung { step, enabled: true }).collect()
     }
 }
 
@@ -148,19 +139,10 @@ impl Workspace {
     /// Creates the state, provides it as context and installs `window.headroomBench`.
     pub fn provide() -> Workspace {
         let planner = Planner::get();
-        let world = Memo::new(move |_| {
-            planner
-                .valid
-                .with(|s| s.parallel.world_size().clamp(1, MAX_GPUS))
-        });
+        let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
         let ws = Workspace {
-            tab: RwSignal::new(Tab::from_id(
-                &page_param(&location_query(), "view").unwrap_or_default(),
-            )),
-            strategy: StrategyState {
-                ladder: RwSignal::new(Rung::defaults(world.get_untracked())),
-                gpus: RwSignal::new(world.get_untracked()),
-            },
+            tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
+            strategy: StrategyState { ladder: RwSignal::new(Rung::defaults(world.get_untracked())), gpus: RwSignal::new(world.get_untracked()) },
             search: SearchState {
                 gpus: RwSignal::new(world.get_untracked()),
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
@@ -169,12 +151,7 @@ impl Workspace {
                 running: RwSignal::new(false),
                 generation: StoredValue::new(0),
             },
-            compare: CompareState {
-                columns: RwSignal::new(Vec::new()),
-                next_key: StoredValue::new(0),
-                owner: StoredValue::new(Owner::current()),
-                table_gpus: RwSignal::new(8),
-            },
+            compare: CompareState { columns: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), owner: StoredValue::new(Owner::current()), table_gpus: RwSignal::new(8) },
         };
         // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
         Effect::new(move |seen: Option<()>| {
@@ -188,11 +165,7 @@ impl Workspace {
         Effect::new(move |previous: Option<u64>| {
             let gpus = ws.strategy.gpus.get();
             if let Some(before) = previous {
-                if ws
-                    .strategy
-                    .ladder
-                    .with_untracked(|l| *l == Rung::defaults(before))
-                {
+                if ws.strategy.ladder.with_untracked(|l| *l == Rung::defaults(before)) {
                     ws.strategy.ladder.set(Rung::defaults(gpus));
                 }
             }
@@ -213,14 +186,8 @@ impl Workspace {
         self.compare.next_key.set_value(key.wrapping_add(1));
         let make = move || {
             let scenario = RwSignal::new(scenario);
-            let plan = Memo::new(move |_| {
-                scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s)))
-            });
-            CompareSlot {
-                key,
-                scenario,
-                plan,
-            }
+            let plan = Memo::new(move |_| scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s))));
+            CompareSlot { key, scenario, plan }
         };
         match self.compare.owner.get_value() {
             Some(owner) => owner.with(make),
@@ -234,11 +201,7 @@ impl Workspace {
         let keep: Vec<u32> = slots.iter().map(|s| s.key).collect();
         let mut dropped = Vec::new();
         self.compare.columns.update(|c| {
-            dropped = c
-                .iter()
-                .copied()
-                .filter(|s| !keep.contains(&s.key))
-                .collect();
+            dropped = c.iter().copied().filter(|s| !keep.contains(&s.key)).collect();
             *c = slots;
         });
         if !dropped.is_empty() {
@@ -271,41 +234,19 @@ fn search_bench(gpus: u64, repeats: u32) -> Result<(u64, u64, f64), SplitLoaderE
 /// `{layouts, evaluations, millis}`, for `scripts/bench-search.mjs` (Playwright's
 /// `page.evaluate` awaits it). Not used by the page itself.
 fn install_bench_hook() {
-    let bench = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
-        |gpus: JsValue, repeats: JsValue| {
-            let gpus = gpus
-                .as_f64()
-                .filter(|g| g.is_finite() && *g >= 1.0)
-                .map_or(8, |g| g.min(4096.0) as u64);
-            let repeats = repeats
-                .as_f64()
-                .filter(|r| r.is_finite() && *r >= 1.0)
-                .map_or(1, |r| r.min(1000.0) as u32);
-            wasm_bindgen_futures::future_to_promise(async move {
-                let (layouts, evaluations, millis) = search_bench(gpus, repeats)
-                    .await
-                    .map_err(|e| JsValue::from_str(&e.to_string()))?;
-                let out = js_sys::Object::new();
-                let _ = js_sys::Reflect::set(
-                    &out,
-                    &"layouts".into(),
-                    &JsValue::from_f64(layouts as f64),
-                );
-                let _ = js_sys::Reflect::set(
-                    &out,
-                    &"evaluations".into(),
-                    &JsValue::from_f64(evaluations as f64),
-                );
-                let _ = js_sys::Reflect::set(&out, &"millis".into(), &JsValue::from_f64(millis));
-                Ok(out.into())
-            })
-        },
-    );
-    let _ = js_sys::Reflect::set(
-        &js_sys::global(),
-        &"headroomBench".into(),
-        &bench.into_js_value(),
-    );
+    let bench = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(|gpus: JsValue, repeats: JsValue| {
+        let gpus = gpus.as_f64().filter(|g| g.is_finite() && *g >= 1.0).map_or(8, |g| g.min(4096.0) as u64);
+        let repeats = repeats.as_f64().filter(|r| r.is_finite() && *r >= 1.0).map_or(1, |r| r.min(1000.0) as u32);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (layouts, evaluations, millis) = search_bench(gpus, repeats).await.map_err(|e| JsValue::from_str(&e.to_string()))?;
+            let out = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&out, &"layouts".into(), &JsValue::from_f64(layouts as f64));
+            let _ = js_sys::Reflect::set(&out, &"evaluations".into(), &JsValue::from_f64(evaluations as f64));
+            let _ = js_sys::Reflect::set(&out, &"millis".into(), &JsValue::from_f64(millis));
+            Ok(out.into())
+        })
+    });
+    let _ = js_sys::Reflect::set(&js_sys::global(), &"headroomBench".into(), &bench.into_js_value());
 }
 
 /// Moves keyboard focus to the tab button of `tab`.

@@ -44,12 +44,7 @@ struct SdpaKernel {
 }
 
 /// The SDPA kernel of a block (sliding layers counted apart by the caller).
-fn sdpa_kernel(
-    a: &AttentionPart,
-    training: &Training,
-    c: &Ctx,
-    sliding_masked: bool,
-) -> SdpaKernel {
+fn sdpa_kernel(a: &AttentionPart, training: &Training, c: &Ctx, sliding_masked: bool) -> SdpaKernel {
     let relative_bias = a.relative_buckets > 0;
     let masked = a.always_masked || relative_bias || sliding_masked;
     // Flash needs one head width for q, k and v, at most 256 (MLA's q/k and v widths differ).
@@ -58,8 +53,7 @@ fn sdpa_kernel(
         Some(m) => Some(m.v_head_dim),
         None => Some(a.head_dim),
     };
-    let flash_ok = training.attention == Attention::Flash
-        || (c.x == HALF && !masked && head_width.is_some_and(|w| w <= 256));
+    let flash_ok = training.attention == Attention::Flash || (c.x == HALF && !masked && head_width.is_some_and(|w| w <= 256));
     let mask = if !masked || flash_ok {
         0.0
     } else if relative_bias {
@@ -67,38 +61,20 @@ fn sdpa_kernel(
     } else {
         c.x * c.b * c.s * c.s_full
     };
-    SdpaKernel {
-        flash: flash_ok,
-        mask,
-        repeated_kv: masked
-            && !flash_ok
-            && !a.always_masked
-            && a.kv_heads > 1
-            && a.kv_heads < a.heads,
-    }
+    SdpaKernel { flash: flash_ok, mask, repeated_kv: masked && !flash_ok && !a.always_masked && a.kv_heads > 1 && a.kv_heads < a.heads }
 }
 
 /// The projection inputs, q/k norms and attention core of one attention in `scope`
 /// (`Layer` for self-attention, `Cross` for T5's cross-attention, whose keys and values
 /// come from the encoder output).
-pub fn attention_terms(
-    t: &TransformerArch,
-    training: &Training,
-    c: &Ctx,
-    scope: Scope,
-    out: &mut Vec<ActTerm>,
-) {
+pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope: Scope, out: &mut Vec<ActTerm>) {
     let a = &t.attention;
     let place = Place::Block(scope);
     let h = t.hidden as f64;
     let tok = c.tokens;
     let (qd, od) = (a.q_width() as f64, a.out_width() as f64);
     // Falcon's new architecture broadcasts K and V to every head before attention.
-    let (kd, vd) = if a.cache_all_heads {
-        (qd, od)
-    } else {
-        (a.k_width() as f64, a.v_width() as f64)
-    };
+    let (kd, vd) = if a.cache_all_heads { (qd, od) } else { (a.k_width() as f64, a.v_width() as f64) };
 
     projection_inputs(a, c, h, place, out);
     qk_norms(t, c, place, out);
@@ -107,33 +83,18 @@ pub fn attention_terms(
     // Without the training-time KV cache, a fused projection's v stays a view of the whole
     // fused output (with the cache, k and v are the cache's own copies).
     let cache = t.use_cache && training.checkpointing == Checkpointing::None;
-    let vd = if a.fused_qkv && rotary && !cache {
-        qd + kd + vd
-    } else {
-        vd
-    };
+    let vd = if a.fused_qkv && rotary && !cache { qd + kd + vd } else { vd };
     match effective_attention(t, training) {
         Attention::Sdpa | Attention::Flash => {
             // Sliding-window layers get a mask once the sequence is longer than the window.
-            let sliding_share = if a.sliding_window > 0 && c.s_full > a.sliding_window as f64 {
-                a.sliding_layers.min(t.layers) as f64 / t.layers.max(1) as f64
-            } else {
-                0.0
-            };
+            let sliding_share = if a.sliding_window > 0 && c.s_full > a.sliding_window as f64 { a.sliding_layers.min(t.layers) as f64 / t.layers.max(1) as f64 } else { 0.0 };
             let mut core = 0.0;
             for (share, sliding) in [(1.0 - sliding_share, false), (sliding_share, true)] {
                 if share > 0.0 {
-                    core +=
-                        share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding, cache);
+                    core += share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding, cache);
                 }
             }
-            push(
-                out,
-                "attention q, k, v, output and logsumexp",
-                core,
-                Split::Tensor,
-                place,
-            );
+            push(out, "attention q, k, v, output and logsumexp", core, Split::Tensor, place);
         }
         Attention::Eager => eager_core(t, c, (qd, kd, vd, od), rotary, place, out),
     }
@@ -141,22 +102,10 @@ pub fn attention_terms(
         // o_proj's adapters: SDPA saves its output anyway; eager attention's output is saved only
         // by o_proj (`lora.rs`).
         let saved = effective_attention(t, training) != Attention::Eager;
-        push(
-            out,
-            "o_proj adapter inputs (LoRA)",
-            adapter_inputs(c, l, od, l.adapted(&[LinearKind::O], false), saved),
-            Split::Tensor,
-            place,
-        );
+        push(out, "o_proj adapter inputs (LoRA)", adapter_inputs(c, l, od, l.adapted(&[LinearKind::O], false), saved), Split::Tensor, place);
     }
     if c.dropout {
-        push(
-            out,
-            "attention residual dropout mask",
-            BOOL * tok * h,
-            Split::Sequence,
-            place,
-        );
+        push(out, "attention residual dropout mask", BOOL * tok * h, Split::Sequence, place);
     }
 }
 
@@ -165,46 +114,20 @@ fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, place: Place, out: &mut
     let tok = c.tokens;
     if let Some(m) = &a.latent {
         // q_a_proj (or q_proj) and kv_a_proj_with_mqa read the norm output.
-        push(
-            out,
-            "q/kv projection inputs",
-            linear_inputs(c, h, 2.0),
-            Split::Sequence,
-            place,
-        );
+        push(out, "q/kv projection inputs", linear_inputs(c, h, 2.0), Split::Sequence, place);
         let (q_rank, kv_rank) = (m.q_lora_rank as f64, m.kv_lora_rank as f64);
-        let mut latent =
-            norm_in_run(NormKind::Rmsnorm, c, tok, kv_rank, c.x, false) + c.x * tok * kv_rank;
+        let mut latent = norm_in_run(NormKind::Rmsnorm, c, tok, kv_rank, c.x, false) + c.x * tok * kv_rank;
         if m.q_lora_rank > 0 {
-            latent +=
-                norm_in_run(NormKind::Rmsnorm, c, tok, q_rank, c.x, false) + c.x * tok * q_rank;
+            latent += norm_in_run(NormKind::Rmsnorm, c, tok, q_rank, c.x, false) + c.x * tok * q_rank;
         }
-        push(
-            out,
-            "MLA latent norms and up-projection inputs",
-            latent,
-            Split::Sequence,
-            place,
-        );
+        push(out, "MLA latent norms and up-projection inputs", latent, Split::Sequence, place);
     } else if let Some(l) = &c.lora {
         // Frozen q/k/v keep no input; their adapters do (`lora.rs`).
         let n = l.adapted(&[LinearKind::Q, LinearKind::K, LinearKind::V], a.fused_qkv);
-        push(
-            out,
-            "q/k/v projection inputs",
-            adapter_inputs(c, l, h, n, false),
-            Split::Sequence,
-            place,
-        );
+        push(out, "q/k/v projection inputs", adapter_inputs(c, l, h, n, false), Split::Sequence, place);
     } else {
         let consumers = if a.fused_qkv { 1.0 } else { 3.0 };
-        push(
-            out,
-            "q/k/v projection inputs",
-            linear_inputs(c, h, consumers),
-            Split::Sequence,
-            place,
-        );
+        push(out, "q/k/v projection inputs", linear_inputs(c, h, consumers), Split::Sequence, place);
     }
 }
 
@@ -216,29 +139,15 @@ fn qk_norms(t: &TransformerArch, c: &Ctx, place: Place, out: &mut Vec<ActTerm>) 
     let kind = t.norm.kind;
     let bytes = match a.qk_norm {
         QkNorm::None => return,
-        QkNorm::PerHead | QkNorm::PerHeadWeights => {
-            norm_in_run(kind, c, tok * heads, d, c.x, false)
-                + norm_in_run(kind, c, tok * kv_heads, d, c.x, false)
-        }
-        QkNorm::Full => {
-            norm_in_run(kind, c, tok, heads * d, c.x, false)
-                + norm_in_run(kind, c, tok, kv_heads * d, c.x, false)
-        }
+        QkNorm::PerHead | QkNorm::PerHeadWeights => norm_in_run(kind, c, tok * heads, d, c.x, false) + norm_in_run(kind, c, tok * kv_heads, d, c.x, false),
+        QkNorm::Full => norm_in_run(kind, c, tok, heads * d, c.x, false) + norm_in_run(kind, c, tok, kv_heads * d, c.x, false),
     };
     push(out, "q/k norms", bytes, Split::Tensor, place);
 }
 
 /// One SDPA call's saved tensors: q, k, v, output, logsumexp, mask, and the copies some
 /// implementations make.
-fn sdpa_core(
-    a: &AttentionPart,
-    training: &Training,
-    c: &Ctx,
-    (qd, kd, vd, od): (f64, f64, f64, f64),
-    rotary: bool,
-    sliding: bool,
-    cache: bool,
-) -> f64 {
+fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, sliding: bool, cache: bool) -> f64 {
     let tok = c.tokens;
     let kernel = sdpa_kernel(a, training, c, sliding);
     let (mut kd, mut vd) = (kd, vd);
@@ -265,24 +174,13 @@ fn sdpa_core(
         bytes += c.x * tok * od;
     }
     let efficient = !kernel.flash || (c.x == F32 && training.attention == Attention::Sdpa);
-    let lse_len = if efficient {
-        (c.s / 32.0).ceil() * 32.0
-    } else {
-        c.s
-    };
+    let lse_len = if efficient { (c.s / 32.0).ceil() * 32.0 } else { c.s };
     // fp32 logsumexp per query and head.
     bytes + F32 * c.b * a.heads as f64 * lse_len + kernel.mask
 }
 
 /// Eager attention: q, k and v repeated to all heads, the materialised scores.
-fn eager_core(
-    t: &TransformerArch,
-    c: &Ctx,
-    (qd, kd, vd, od): (f64, f64, f64, f64),
-    rotary: bool,
-    place: Place,
-    out: &mut Vec<ActTerm>,
-) {
+fn eager_core(t: &TransformerArch, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, place: Place, out: &mut Vec<ActTerm>) {
     let a = &t.attention;
     let tok = c.tokens;
     let heads = a.heads as f64;
@@ -290,21 +188,11 @@ fn eager_core(
     // GPT-2's fused c_attn and a micro-batch of 1 the reshaped q stays a view of the whole
     // c_attn output (measured: gpt2 eager s1024 b1), pinning 3·h.
     let all_heads_kv = if a.latent.is_some() { kd + vd } else { qd + od };
-    let qkv = if a.fused_qkv && !rotary && c.b == 1.0 {
-        c.x * tok * (qd + kd + vd) + c.x * tok * all_heads_kv
-    } else {
-        c.x * tok * (qd + all_heads_kv)
-    };
+    let qkv = if a.fused_qkv && !rotary && c.b == 1.0 { c.x * tok * (qd + kd + vd) + c.x * tok * all_heads_kv } else { c.x * tok * (qd + all_heads_kv) };
     push(out, "attention q, k, v", qkv, Split::Tensor, place);
     if c.lora.is_none() {
         // Under LoRA the frozen o_proj keeps no input; its adapters do (`attention_terms`).
-        push(
-            out,
-            "attention output (o_proj input)",
-            c.x * tok * od,
-            Split::Tensor,
-            place,
-        );
+        push(out, "attention output (o_proj input)", c.x * tok * od, Split::Tensor, place);
     }
     // Cross-attention attends to the encoder's tokens (as many as the decoder's here).
     let scores = c.b * heads * c.s * c.s_full;
@@ -312,12 +200,7 @@ fn eager_core(
         // gpt-oss: the softmax over the keys and the sink column stays in the model dtype; the
         // row max subtracted first saves its int64 indices.
         let with_sink = c.b * heads * c.s * (c.s_full + 1.0);
-        push_core(
-            out,
-            "attention softmax with sinks",
-            c.x * with_sink + INT64 * c.b * heads * c.s,
-            place,
-        );
+        push_core(out, "attention softmax with sinks", c.x * with_sink + INT64 * c.b * heads * c.s, place);
         return;
     }
     // Softmax runs in fp32 under autocast and in the Llama-family eager attention.
@@ -330,10 +213,5 @@ fn eager_core(
         0.0
     };
     let softcap = if a.softcap { c.x } else { 0.0 };
-    push_core(
-        out,
-        "attention softmax and probabilities",
-        (softmax_bytes + probs + softcap) * scores,
-        place,
-    );
+    push_core(out, "attention softmax and probabilities", (softmax_bytes + probs + softcap) * scores, place);
 }

@@ -50,9 +50,7 @@
 
 use super::transformer::Ctx;
 use super::{ActTerm, Place};
-use crate::model::arch::{
-    Activation, MlpPart, NormKind, Placement, QkNorm, Stack, TransformerArch,
-};
+use crate::model::arch::{Activation, MlpPart, NormKind, Placement, QkNorm, Stack, TransformerArch};
 use crate::model::dtype::{F32, HALF, INT64};
 
 /// A norm under compile over `rows` rows of `width`: its input (`input_bytes` per element) and
@@ -88,48 +86,28 @@ pub(super) fn apply(t: &TransformerArch, c: &Ctx, terms: &mut [ActTerm]) {
             // The first norm of the block reads the block input, a graph input that stays saved.
             (Place::Block(_), "attention norm") => term.bytes = norm_kept(kind, tok, h, c.r),
             // Both parallel norms read the block input, already kept: only the statistics.
-            (Place::Block(_), "MLP norm") if t.norm.placement == Placement::ParallelTwo => {
-                term.bytes = norm_kept(kind, tok, h, 0.0)
-            }
+            (Place::Block(_), "MLP norm") if t.norm.placement == Placement::ParallelTwo => term.bytes = norm_kept(kind, tok, h, 0.0),
             // Later norms read block input + sublayer output: the sublayer output is kept.
-            (
-                Place::Block(_),
-                "MLP norm"
-                | "post-attention norm"
-                | "attention output norm"
-                | "cross-attention norm"
-                | "post-MLP norm"
-                | "MLP output norm",
-            ) => term.bytes = norm_kept(kind, tok, h, c.x),
+            (Place::Block(_), "MLP norm" | "post-attention norm" | "attention output norm" | "cross-attention norm" | "post-MLP norm" | "MLP output norm") => {
+                term.bytes = norm_kept(kind, tok, h, c.x)
+            }
             (Place::Block(_), "q/k norms") => {
                 let a = &t.attention;
                 let d = a.head_dim as f64;
                 let (heads, kv_heads) = (a.heads as f64, a.kv_heads as f64);
                 term.bytes = match a.qk_norm {
                     QkNorm::None => term.bytes,
-                    QkNorm::PerHead | QkNorm::PerHeadWeights => {
-                        norm_kept(kind, tok * heads, d, c.x)
-                            + norm_kept(kind, tok * kv_heads, d, c.x)
-                    }
-                    QkNorm::Full => {
-                        norm_kept(kind, tok, heads * d, c.x)
-                            + norm_kept(kind, tok, kv_heads * d, c.x)
-                    }
+                    QkNorm::PerHead | QkNorm::PerHeadWeights => norm_kept(kind, tok * heads, d, c.x) + norm_kept(kind, tok * kv_heads, d, c.x),
+                    QkNorm::Full => norm_kept(kind, tok, heads * d, c.x) + norm_kept(kind, tok, kv_heads * d, c.x),
                 };
             }
             // Autocast's casts of one norm output, one per linear, are one after CSE.
             (Place::Block(_), "q/k/v projection inputs") if c.mixed => term.bytes = HALF * tok * h,
             (Place::Block(_), "MLP inputs") if c.mixed => {
                 // ParallelShared: the same cast as the q/k/v projections', merged with it.
-                term.bytes = if t.norm.placement == Placement::ParallelShared {
-                    0.0
-                } else {
-                    HALF * tok * h
-                }
+                term.bytes = if t.norm.placement == Placement::ParallelShared { 0.0 } else { HALF * tok * h }
             }
-            (Place::Block(_), "MLP intermediates") => {
-                term.bytes = mlp_kept(&t.mlp, c) * tok * t.mlp.ffn as f64
-            }
+            (Place::Block(_), "MLP intermediates") => term.bytes = mlp_kept(&t.mlp, c) * tok * t.mlp.ffn as f64,
             (Place::Output, "fp32 log-softmax of the logits") if t.stack == Stack::Decoder => {
                 term.name = "logits kept by the compiled loss";
                 term.bytes = c.x * tok * t.vocab as f64 + INT64 * tok + 2.0 * F32 * tok;

@@ -29,9 +29,7 @@ use super::lora::adapter_inputs;
 use super::norm::linear_inputs;
 use super::transformer::{push, Ctx};
 use super::{ActTerm, Place, Split};
-use crate::model::arch::{
-    Activation, LinearKind, MlpPart, MoePart, Router, Scope, TransformerArch,
-};
+use crate::model::arch::{Activation, LinearKind, MlpPart, MoePart, Router, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 
 /// Bytes per token and intermediate feature of a dense MLP's internals.
@@ -89,58 +87,18 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let f = t.mlp.ffn as f64;
     if let Some(l) = &c.lora {
         // Frozen gate/up/down keep no input; their adapters do (`lora.rs`).
-        let readers = if t.mlp.gated {
-            l.adapted(&[LinearKind::Gate, LinearKind::Up], t.mlp.fused_gate_up)
-        } else {
-            l.adapted(&[LinearKind::Up], false)
-        };
-        push(
-            out,
-            "MLP inputs",
-            adapter_inputs(c, l, h, readers, false),
-            Split::Sequence,
-            dense,
-        );
+        let readers = if t.mlp.gated { l.adapted(&[LinearKind::Gate, LinearKind::Up], t.mlp.fused_gate_up) } else { l.adapted(&[LinearKind::Up], false) };
+        push(out, "MLP inputs", adapter_inputs(c, l, h, readers, false), Split::Sequence, dense);
         let internals = (per_feature(&t.mlp, c) - down_input_only(&t.mlp, c)) * tok * f;
-        let down = adapter_inputs(
-            c,
-            l,
-            f,
-            l.adapted(&[LinearKind::Down], false),
-            down_input_only(&t.mlp, c) == 0.0,
-        );
-        push(
-            out,
-            "MLP intermediates",
-            internals + down,
-            Split::Tensor,
-            dense,
-        );
+        let down = adapter_inputs(c, l, f, l.adapted(&[LinearKind::Down], false), down_input_only(&t.mlp, c) == 0.0);
+        push(out, "MLP intermediates", internals + down, Split::Tensor, dense);
     } else {
-        push(
-            out,
-            "MLP inputs",
-            linear_inputs(c, h, input_consumers(&t.mlp)),
-            Split::Sequence,
-            dense,
-        );
-        push(
-            out,
-            "MLP intermediates",
-            per_feature(&t.mlp, c) * tok * f,
-            Split::Tensor,
-            dense,
-        );
+        push(out, "MLP inputs", linear_inputs(c, h, input_consumers(&t.mlp)), Split::Sequence, dense);
+        push(out, "MLP intermediates", per_feature(&t.mlp, c) * tok * f, Split::Tensor, dense);
     }
     if c.dropout && t.mlp.activation == Activation::Relu {
         // T5's dropout between the activation and wo: a mask and its output.
-        push(
-            out,
-            "MLP inner dropout",
-            (BOOL + c.x) * tok * t.mlp.ffn as f64,
-            Split::Tensor,
-            dense,
-        );
+        push(out, "MLP inner dropout", (BOOL + c.x) * tok * t.mlp.ffn as f64, Split::Tensor, dense);
     }
     if let Some(moe) = &t.moe {
         moe_terms(t, moe, c, out);
@@ -151,57 +109,21 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
     let place = Place::Block(Scope::MoeLayer);
     let h = t.hidden as f64;
     let tok = c.tokens;
-    let (k, e, f) = (
-        moe.top_k.max(1) as f64,
-        moe.experts as f64,
-        moe.expert_ffn as f64,
-    );
-    let shared_consumers = if moe.shared_ffn > 0 {
-        input_consumers(&t.mlp)
-    } else {
-        0.0
-    };
-    push(
-        out,
-        "MoE inputs",
-        linear_inputs(c, h, 1.0 + shared_consumers),
-        Split::Sequence,
-        place,
-    );
+    let (k, e, f) = (moe.top_k.max(1) as f64, moe.experts as f64, moe.expert_ffn as f64);
+    let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
+    push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
     // int64 sort indices and offsets per routed slot (3.5 and 4 int64s), fp32 expert counts.
-    let indices = if t.mlp.activation == Activation::SwigluClamped {
-        4.0 * INT64
-    } else {
-        3.5 * INT64
-    };
+    let indices = if t.mlp.activation == Activation::SwigluClamped { 4.0 * INT64 } else { 3.5 * INT64 };
     let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + F32 * e;
-    push(
-        out,
-        "routed expert activations",
-        routed,
-        Split::Tensor,
-        place,
-    );
-    push(
-        out,
-        "router scores and top-k",
-        router_saved(moe, c, h),
-        Split::Sequence,
-        place,
-    );
+    push(out, "routed expert activations", routed, Split::Tensor, place);
+    push(out, "router scores and top-k", router_saved(moe, c, h), Split::Sequence, place);
     if moe.shared_ffn > 0 {
         let mut shared = per_feature(&t.mlp, c) * tok * moe.shared_ffn as f64;
         if moe.shared_gate {
             // Sigmoid output (saved by sigmoid and by the product) and the shared expert output.
             shared += c.x * tok + c.x * tok * h;
         }
-        push(
-            out,
-            "shared expert activations",
-            shared,
-            Split::Tensor,
-            place,
-        );
+        push(out, "shared expert activations", shared, Split::Tensor, place);
     }
 }
 

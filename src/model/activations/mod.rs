@@ -77,10 +77,7 @@ const BLOCK_SCOPES: [Scope; 4] = [Scope::Layer, Scope::DenseMlp, Scope::MoeLayer
 impl MicroBatch {
     /// Fraction of the blocks that hold a term of this scope.
     fn share(&self, scope: Scope) -> f64 {
-        BLOCK_SCOPES
-            .iter()
-            .position(|s| *s == scope)
-            .map_or(0.0, |i| self.shares[i])
+        BLOCK_SCOPES.iter().position(|s| *s == scope).map_or(0.0, |i| self.shares[i])
     }
 }
 
@@ -91,11 +88,7 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
     };
     let layers = arch.layers() as f64;
     let shares = BLOCK_SCOPES.map(|scope| arch.blocks(scope) as f64 / layers);
-    MicroBatch {
-        terms,
-        checkpoint_per_block,
-        shares,
-    }
+    MicroBatch { terms, checkpoint_per_block, shares }
 }
 
 /// Micro-batches whose activations are alive at once on this pipeline stage, counted whole:
@@ -107,9 +100,7 @@ pub fn in_flight_count(layout: &Layout, grad_accum: u64, schedule: PpSchedule) -
     }
     match schedule {
         PpSchedule::Gpipe => m,
-        PpSchedule::OneFOneB | PpSchedule::Interleaved => {
-            (layout.pp as u64).saturating_sub(layout.stage).clamp(1, m)
-        }
+        PpSchedule::OneFOneB | PpSchedule::Interleaved => (layout.pp as u64).saturating_sub(layout.stage).clamp(1, m),
     }
 }
 
@@ -119,12 +110,7 @@ pub fn in_flight_count(layout: &Layout, grad_accum: u64, schedule: PpSchedule) -
 /// (p − r − 1)·2 + (v − 1)·p warm-up forwards of its model chunks (L/(p·v) layers each),
 /// then one more in steady 1F1B, at most all m·v; in units of a stage's L/p layers that is
 /// ÷ v. The first stage (m ≥ p) gets p·(1 + (p − 1)/(p·v)) (Korthikanti et al. 2022 §4.2.3).
-pub fn in_flight(
-    layout: &Layout,
-    grad_accum: u64,
-    schedule: PpSchedule,
-    virtual_stages: u64,
-) -> f64 {
+pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual_stages: u64) -> f64 {
     let p = layout.pp;
     if schedule == PpSchedule::Interleaved && p > 1.0 {
         let (m, v) = (grad_accum.max(1) as f64, virtual_stages.max(1) as f64);
@@ -143,11 +129,7 @@ pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
         if mb.share(scope) == 0.0 {
             return 0.0;
         }
-        mb.terms
-            .iter()
-            .filter(|t| t.place == Place::Block(scope))
-            .map(|t| divided(t, layout, sp))
-            .sum()
+        mb.terms.iter().filter(|t| t.place == Place::Block(scope)).map(|t| divided(t, layout, sp)).sum()
     };
     sum(Scope::Layer) + sum(Scope::DenseMlp).max(sum(Scope::MoeLayer)) + sum(Scope::Cross)
 }
@@ -168,42 +150,24 @@ fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
 /// in backward: the blocks' and the embeddings' tensors leave the GPU; the output head's input
 /// (wrapped in `NoOpManager`, lines 396–418) and the loss's tensors (computed outside the
 /// context) stay. Measured with the real code, emulated on CPU, in `techniques.json`.
-pub fn add_activations(
-    mb: &MicroBatch,
-    training: &Training,
-    layout: &Layout,
-    sp: bool,
-    flight: f64,
-    ledger: &mut Ledger,
-) -> f64 {
+pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp: bool, flight: f64, ledger: &mut Ledger) -> f64 {
     let offload = training.techniques.activation_offload;
     let mut host = 0.0;
-    let mut add =
-        |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, span: Span| {
-            // The head input and the loss's tensors (the output span) stay on the GPU.
-            if offload && span != Span::Output {
-                host += bytes;
-            } else {
-                ledger.add(
-                    Component::Activations,
-                    name,
-                    bytes,
-                    formula,
-                    Lifetime::Saved(span),
-                );
-            }
-        };
+    let mut add = |ledger: &mut Ledger, name: &'static str, bytes: f64, formula: &'static str, span: Span| {
+        // The head input and the loss's tensors (the output span) stay on the GPU.
+        if offload && span != Span::Output {
+            host += bytes;
+        } else {
+            ledger.add(Component::Activations, name, bytes, formula, Lifetime::Saved(span));
+        }
+    };
     if flight <= 1.0 {
         // One micro-batch in flight: its output span is freed before its blocks' backward.
         ledger.free_output_before_blocks();
     }
     let layers = layout.layers_on_stage;
     if training.checkpointing == Checkpointing::Full {
-        let input = if sp {
-            mb.checkpoint_per_block / layout.tp
-        } else {
-            mb.checkpoint_per_block
-        };
+        let input = if sp { mb.checkpoint_per_block / layout.tp } else { mb.checkpoint_per_block };
         add(
             ledger,
             "block inputs (full checkpointing)",
@@ -233,7 +197,6 @@ pub fn add_activations(
     host
 }
 
-const BLOCK_FORMULA: &str =
-    "saved per block × blocks on this stage × micro-batches in flight, ÷ t where TP/SP split it (activations/transformer.rs; Korthikanti et al. 2022 §4)";
+const BLOCK_FORMULA: &str = "saved per block × blocks on this stage × micro-batches in flight, ÷ t where TP/SP split it (activations/transformer.rs; Korthikanti et al. 2022 §4)";
 const EDGE_FORMULA: &str =
     "saved once per micro-batch on the first (inputs) or last (head, loss) pipeline stage × micro-batches in flight (activations/; Korthikanti et al. 2022 §4.3)";

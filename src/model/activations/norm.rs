@@ -63,18 +63,14 @@ fn weight_operand(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f6
     match kind {
         NormKind::Layernorm => 0.0,
         NormKind::Rmsnorm | NormKind::T5Layernorm => input_bytes * rows * width,
-        NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight | NormKind::CohereLayernorm => {
-            F32 * rows * width
-        }
+        NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight | NormKind::CohereLayernorm => F32 * rows * width,
     }
 }
 
 /// What Liger's norm Function saves, for the kinds Liger has a kernel for.
 fn liger_norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> Option<f64> {
     match kind {
-        NormKind::Rmsnorm | NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight => {
-            Some(input_bytes * rows * width + F32 * rows)
-        }
+        NormKind::Rmsnorm | NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight => Some(input_bytes * rows * width + F32 * rows),
         NormKind::Layernorm => Some(input_bytes * rows * width + 2.0 * input_bytes * rows),
         NormKind::T5Layernorm | NormKind::CohereLayernorm => None,
     }
@@ -82,14 +78,7 @@ fn liger_norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> 
 
 /// A norm as this run computes it: Liger's kernel (block norms only), and without the weight's
 /// operand when the weight is frozen.
-pub fn norm_in_run(
-    kind: NormKind,
-    c: &Ctx,
-    rows: f64,
-    width: f64,
-    input_bytes: f64,
-    liger: bool,
-) -> f64 {
+pub fn norm_in_run(kind: NormKind, c: &Ctx, rows: f64, width: f64, input_bytes: f64, liger: bool) -> f64 {
     if liger && c.liger {
         if let Some(bytes) = liger_norm_saved(kind, rows, width, input_bytes) {
             return bytes;

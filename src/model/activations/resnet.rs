@@ -21,69 +21,34 @@ fn conv_out(n: u64, k: u64, s: u64, p: u64) -> u64 {
 }
 
 /// Term names per residual stage (BatchNorm inputs and ReLU outputs of its blocks).
-const STAGE_NAMES: [&str; 5] = [
-    "stage 1 feature maps",
-    "stage 2 feature maps",
-    "stage 3 feature maps",
-    "stage 4 feature maps",
-    "later stages' feature maps",
-];
+const STAGE_NAMES: [&str; 5] = ["stage 1 feature maps", "stage 2 feature maps", "stage 3 feature maps", "stage 4 feature maps", "later stages' feature maps"];
 
 pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     let b = training.micro_batch.max(1) as f64;
     let image = training.image_size.unwrap_or(r.image_size).max(8);
-    let x = if training.precision == Precision::Fp32 {
-        F32
-    } else {
-        HALF
-    };
-    let pixel = if training.precision == Precision::Fp32 {
-        F32
-    } else {
-        HALF
-    };
+    let x = if training.precision == Precision::Fp32 { F32 } else { HALF };
+    let pixel = if training.precision == Precision::Fp32 { F32 } else { HALF };
     let mut out = Vec::new();
     let mut push = |name: &'static str, bytes: f64| {
-        out.push(ActTerm {
-            name,
-            bytes,
-            split: Split::Sequence,
-            place: Place::Input,
-            attention_core: false,
-        });
+        out.push(ActTerm { name, bytes, split: Split::Sequence, place: Place::Input, attention_core: false });
     };
     // BatchNorm input plus its per-channel fp32 statistics.
-    let bn = |channels: u64, side: u64| {
-        x * b * channels as f64 * (side * side) as f64 + 2.0 * F32 * channels as f64
-    };
+    let bn = |channels: u64, side: u64| x * b * channels as f64 * (side * side) as f64 + 2.0 * F32 * channels as f64;
     let map = |channels: u64, side: u64| x * b * channels as f64 * (side * side) as f64;
 
-    push(
-        "input image",
-        pixel * b * r.channels as f64 * (image * image) as f64,
-    );
+    push("input image", pixel * b * r.channels as f64 * (image * image) as f64);
     let stem = conv_out(image, 7, 2, 3);
     push("stem BatchNorm input", bn(r.stem_width, stem));
     push("stem ReLU output", map(r.stem_width, stem));
     let mut side = conv_out(stem, 3, 2, 1);
-    push(
-        "max-pool indices (int64)",
-        INT64 * b * r.stem_width as f64 * (side * side) as f64,
-    );
-    push(
-        "max-pool output (first block input)",
-        map(r.stem_width, side),
-    );
+    push("max-pool indices (int64)", INT64 * b * r.stem_width as f64 * (side * side) as f64);
+    push("max-pool output (first block input)", map(r.stem_width, side));
 
     let mut stage_bytes = 0.0;
     let mut stage = 0;
     let blocks = resnet_blocks(r);
     for (i, block) in blocks.iter().enumerate() {
-        let out_side = if block.stride > 1 {
-            conv_out(side, 3, block.stride, 1)
-        } else {
-            side
-        };
+        let out_side = if block.stride > 1 { conv_out(side, 3, block.stride, 1) } else { side };
         if r.bottleneck {
             stage_bytes += bn(block.mid, side) + map(block.mid, side); // 1×1 reduce: BN input, ReLU output
             stage_bytes += bn(block.mid, out_side) + map(block.mid, out_side); // 3×3 (strided)
@@ -105,9 +70,6 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
         }
     }
     let last = r.widths.last().copied().unwrap_or(r.stem_width) as f64;
-    push(
-        "classifier input and log-softmax",
-        x * b * last + F32 * b * r.classes as f64,
-    );
+    push("classifier input and log-softmax", x * b * last + F32 * b * r.classes as f64);
     out
 }

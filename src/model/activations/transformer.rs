@@ -58,10 +58,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     let b = training.micro_batch.max(1) as f64;
     let s_full = t.sample_tokens(training.seq_len, training.image_size) as f64;
     let s = s_full / cp.max(1.0);
-    let fp32_unquantised = training
-        .lora
-        .as_ref()
-        .is_some_and(|l| l.base == LoraBase::Nf4 && l.fp32_unquantised);
+    let fp32_unquantised = training.lora.as_ref().is_some_and(|l| l.base == LoraBase::Nf4 && l.fp32_unquantised);
     let c = Ctx {
         tokens: b * s,
         b,
@@ -71,11 +68,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that is
         // not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so the residual stream is
         // fp32; torchtune casts nothing (`Lora::fp32_unquantised`).
-        r: if precision == Precision::Bf16 && !fp32_unquantised {
-            HALF
-        } else {
-            F32
-        },
+        r: if precision == Precision::Bf16 && !fp32_unquantised { HALF } else { F32 },
         mixed: precision.is_mixed(),
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
@@ -83,11 +76,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         head_trainable: crate::model::states::output_weight_trainable(t.embedding.tied, training),
         liger: training.techniques.liger_kernels,
         frozen_norms: training.lora.is_some(),
-        lora: training.lora.as_ref().map(|l| LoraCtx {
-            rank: l.rank as f64,
-            dropout: l.dropout > 0.0,
-            targets: l.targets.clone(),
-        }),
+        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, targets: l.targets.clone() }),
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
@@ -99,31 +88,13 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     (out, c.r * c.tokens * t.hidden as f64)
 }
 
-pub(super) fn push(
-    out: &mut Vec<ActTerm>,
-    name: &'static str,
-    bytes: f64,
-    split: Split,
-    place: Place,
-) {
-    out.push(ActTerm {
-        name,
-        bytes,
-        split,
-        place,
-        attention_core: false,
-    });
+pub(super) fn push(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, split: Split, place: Place) {
+    out.push(ActTerm { name, bytes, split, place, attention_core: false });
 }
 
 /// A term of the attention core, which selective recomputation drops.
 pub(super) fn push_core(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, place: Place) {
-    out.push(ActTerm {
-        name,
-        bytes,
-        split: Split::Tensor,
-        place,
-        attention_core: true,
-    });
+    out.push(ActTerm { name, bytes, split: Split::Tensor, place, attention_core: true });
 }
 
 /// One block: norms where the placement puts them, attention, cross-attention (T5), MLP.
@@ -132,18 +103,13 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     let layer = Place::Block(Scope::Layer);
     let norm = residual_norm(t.norm.kind, c, h);
     let placement = t.norm.placement;
-    if matches!(
-        placement,
-        Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo
-    ) {
+    if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
         push(out, "attention norm", norm, Split::Sequence, layer);
     }
     attention_terms(t, training, c, Scope::Layer, out);
     match placement {
         Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),
-        Placement::Sandwich | Placement::PostSublayer => {
-            push(out, "post-attention norm", norm, Split::Sequence, layer)
-        }
+        Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm, Split::Sequence, layer),
         _ => {}
     }
     if t.stack == Stack::EncoderDecoder {
@@ -154,58 +120,28 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     match placement {
         Placement::Pre | Placement::Sandwich => push(out, "MLP norm", norm, Split::Sequence, layer),
         // Both norms read the block input, saved once by the first: the second adds its statistics.
-        Placement::ParallelTwo => push(
-            out,
-            "MLP norm",
-            norm - c.r * c.tokens * h,
-            Split::Sequence,
-            layer,
-        ),
+        Placement::ParallelTwo => push(out, "MLP norm", norm - c.r * c.tokens * h, Split::Sequence, layer),
         _ => {}
     }
     let before = out.len();
     mlp_terms(t, c, out);
     if placement == Placement::ParallelShared && !c.mixed {
         // The MLP reads the attention norm's output, already saved for q/k/v.
-        out.iter_mut()
-            .skip(before)
-            .filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs")
-            .for_each(|a| a.bytes = 0.0);
+        out.iter_mut().skip(before).filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs").for_each(|a| a.bytes = 0.0);
     }
     if c.dropout {
-        push(
-            out,
-            "MLP dropout mask",
-            BOOL * c.tokens * h,
-            Split::Sequence,
-            layer,
-        );
+        push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
     }
     if let Some(l) = &c.lora {
         use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
         let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
-        let mlp =
-            l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
-        push(
-            out,
-            "LoRA adapter intermediates (attention)",
-            adapter_intermediates(c, l, attention),
-            Split::Sequence,
-            layer,
-        );
-        push(
-            out,
-            "LoRA adapter intermediates (MLP)",
-            adapter_intermediates(c, l, mlp),
-            Split::Sequence,
-            Place::Block(Scope::DenseMlp),
-        );
+        let mlp = l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
+        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
+        push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }
     match placement {
         Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),
-        Placement::Sandwich | Placement::PostSublayer => {
-            push(out, "post-MLP norm", norm, Split::Sequence, layer)
-        }
+        Placement::Sandwich | Placement::PostSublayer => push(out, "post-MLP norm", norm, Split::Sequence, layer),
         _ => {}
     }
 }
@@ -217,67 +153,27 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         Stack::Vision => {
             let image = training.image_size.unwrap_or(t.vision.image_size).max(1) as f64;
             let pixel_bytes = if c.x == F32 { F32 } else { HALF };
-            push(
-                out,
-                "input pixels (patch projection input)",
-                pixel_bytes * c.b * t.vision.channels as f64 * image * image,
-                Split::Sequence,
-                place,
-            );
+            push(out, "input pixels (patch projection input)", pixel_bytes * c.b * t.vision.channels as f64 * image * image, Split::Sequence, place);
         }
         _ => {
-            let stacks = if t.stack == Stack::EncoderDecoder {
-                2.0
-            } else {
-                1.0
-            };
-            push(
-                out,
-                "input ids",
-                INT64 * c.tokens * stacks,
-                Split::Sequence,
-                place,
-            );
+            let stacks = if t.stack == Stack::EncoderDecoder { 2.0 } else { 1.0 };
+            push(out, "input ids", INT64 * c.tokens * stacks, Split::Sequence, place);
             if t.attention.relative_buckets > 0 {
                 // T5: the int64 relative-position buckets of each stack's first block.
-                push(
-                    out,
-                    "relative position buckets",
-                    INT64 * c.s * c.s_full * stacks,
-                    Split::Sequence,
-                    place,
-                );
+                push(out, "relative position buckets", INT64 * c.s * c.s_full * stacks, Split::Sequence, place);
             }
             if t.rotary() {
                 // Rotary cos and sin, shared by all blocks (fp32 under autocast).
                 let bytes = if c.mixed { F32 } else { c.x };
-                push(
-                    out,
-                    "rotary cos/sin",
-                    2.0 * bytes * c.s * t.attention.rotary_dim as f64,
-                    Split::Sequence,
-                    place,
-                );
+                push(out, "rotary cos/sin", 2.0 * bytes * c.s * t.attention.rotary_dim as f64, Split::Sequence, place);
             }
         }
     }
     if t.stack == Stack::Encoder {
-        push(
-            out,
-            "embedding norm",
-            residual_norm(t.norm.kind, c, h),
-            Split::Sequence,
-            place,
-        );
+        push(out, "embedding norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
     }
     if c.dropout {
-        push(
-            out,
-            "embedding dropout mask",
-            BOOL * c.tokens * h,
-            Split::Sequence,
-            place,
-        );
+        push(out, "embedding dropout mask", BOOL * c.tokens * h, Split::Sequence, place);
     }
 }
 
@@ -300,13 +196,7 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let place = Place::Output;
     match t.stack {
         Stack::Decoder => {
-            push(
-                out,
-                "final norm",
-                residual_norm(t.norm.kind, c, h),
-                Split::Sequence,
-                place,
-            );
+            push(out, "final norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
             if c.loss == Loss::FusedLinear {
                 // Liger's fused linear cross-entropy computes the gradients of the hidden
                 // states and of the output weight chunk by chunk in forward and saves them
@@ -321,136 +211,48 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
                 } else {
                     F32
                 };
-                push(
-                    out,
-                    "fused linear cross-entropy gradients (hidden and output weight)",
-                    c.x * tok * h + weight_bytes * v * h,
-                    Split::Tensor,
-                    place,
-                );
+                push(out, "fused linear cross-entropy gradients (hidden and output weight)", c.x * tok * h + weight_bytes * v * h, Split::Tensor, place);
                 return;
             }
             // Saved for the output weight's gradient only.
             if c.head_trainable {
-                push(
-                    out,
-                    "LM head input",
-                    linear_inputs(c, h, 1.0),
-                    Split::Sequence,
-                    place,
-                );
+                push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
             }
             if t.embedding.logit_softcap {
                 // Gemma-2: tanh(logits / cap) · cap; tanh saves its output.
-                push(
-                    out,
-                    "soft-capped logits (tanh output)",
-                    c.x * tok * v,
-                    Split::Tensor,
-                    place,
-                );
+                push(out, "soft-capped logits (tanh output)", c.x * tok * v, Split::Tensor, place);
             }
             // transformers' ForCausalLMLoss upcasts logits to fp32 and log_softmax saves its
             // output; torchtune's chunked loss upcasts chunk by chunk, and every chunk's
             // log-softmax is saved all the same.
             // Plus the int64 target per token.
-            push(
-                out,
-                "fp32 log-softmax of the logits",
-                F32 * tok * v + INT64 * tok,
-                Split::Tensor,
-                place,
-            );
+            push(out, "fp32 log-softmax of the logits", F32 * tok * v + INT64 * tok, Split::Tensor, place);
         }
         Stack::EncoderDecoder => {
             // T5: both stacks' final norms; the encoder output, read by every decoder block's
             // cross-attention k/v projections, saved once; the loss on the logits as they are.
-            push(
-                out,
-                "final norms",
-                2.0 * residual_norm(t.norm.kind, c, h),
-                Split::Sequence,
-                place,
-            );
+            push(out, "final norms", 2.0 * residual_norm(t.norm.kind, c, h), Split::Sequence, place);
             if !c.mixed {
-                push(
-                    out,
-                    "encoder output (cross-attention keys and values)",
-                    c.r * tok * h,
-                    Split::Sequence,
-                    place,
-                );
+                push(out, "encoder output (cross-attention keys and values)", c.r * tok * h, Split::Sequence, place);
             }
-            push(
-                out,
-                "LM head input",
-                linear_inputs(c, h, 1.0),
-                Split::Sequence,
-                place,
-            );
-            push(
-                out,
-                "log-softmax of the logits",
-                cross_entropy_bytes(c) * tok * v + INT64 * tok,
-                Split::Tensor,
-                place,
-            );
+            push(out, "LM head input", linear_inputs(c, h, 1.0), Split::Sequence, place);
+            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + INT64 * tok, Split::Tensor, place);
         }
         Stack::Encoder => {
             // BertForMaskedLM head: dense → GELU → LayerNorm → decoder.
-            push(
-                out,
-                "MLM transform input",
-                linear_inputs(c, h, 1.0),
-                Split::Sequence,
-                place,
-            );
+            push(out, "MLM transform input", linear_inputs(c, h, 1.0), Split::Sequence, place);
             push(out, "MLM GELU input", c.x * tok * h, Split::Sequence, place);
             let ln_input = if c.bf16 { HALF } else { F32 };
-            push(
-                out,
-                "MLM norm",
-                ln_input * tok * h + 2.0 * F32 * tok,
-                Split::Sequence,
-                place,
-            );
-            push(
-                out,
-                "MLM decoder input",
-                linear_inputs(c, h, 1.0),
-                Split::Sequence,
-                place,
-            );
-            push(
-                out,
-                "log-softmax of the logits",
-                cross_entropy_bytes(c) * tok * v + INT64 * tok,
-                Split::Tensor,
-                place,
-            );
+            push(out, "MLM norm", ln_input * tok * h + 2.0 * F32 * tok, Split::Sequence, place);
+            push(out, "MLM decoder input", linear_inputs(c, h, 1.0), Split::Sequence, place);
+            push(out, "log-softmax of the logits", cross_entropy_bytes(c) * tok * v + INT64 * tok, Split::Tensor, place);
         }
         Stack::Vision => {
-            push(
-                out,
-                "final norm",
-                residual_norm(t.norm.kind, c, h),
-                Split::Sequence,
-                place,
-            );
+            push(out, "final norm", residual_norm(t.norm.kind, c, h), Split::Sequence, place);
             // The classifier reads the [CLS] row: a view that keeps the whole norm output alive,
             // or under autocast a fresh 16-bit copy of just that row.
-            let cls = if c.mixed {
-                HALF * c.b * h
-            } else {
-                c.r * tok * h
-            };
-            push(
-                out,
-                "classifier input",
-                cls + F32 * c.b * t.vision.classes as f64,
-                Split::Sequence,
-                place,
-            );
+            let cls = if c.mixed { HALF * c.b * h } else { c.r * tok * h };
+            push(out, "classifier input", cls + F32 * c.b * t.vision.classes as f64, Split::Sequence, place);
         }
     }
 }

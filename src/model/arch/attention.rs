@@ -54,13 +54,7 @@ pub struct LatentAttention {
 impl Default for LatentAttention {
     /// DeepSeek-V3's shapes.
     fn default() -> Self {
-        LatentAttention {
-            q_lora_rank: 1536,
-            kv_lora_rank: 512,
-            qk_nope_dim: 128,
-            qk_rope_dim: 64,
-            v_head_dim: 128,
-        }
+        LatentAttention { q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_dim: 128, qk_rope_dim: 64, v_head_dim: 128 }
     }
 }
 
@@ -137,10 +131,7 @@ impl AttentionPart {
         check_dim("kv_heads", self.kv_heads)?;
         check_dim("head_dim", self.head_dim)?;
         if !self.heads.is_multiple_of(self.kv_heads) {
-            return Err(InputError::new(
-                "kv_heads",
-                format!("{} must divide heads ({})", self.kv_heads, self.heads),
-            ));
+            return Err(InputError::new("kv_heads", format!("{} must divide heads ({})", self.kv_heads, self.heads)));
         }
         if let Some(m) = &self.latent {
             check_dim("kv_lora_rank", m.kv_lora_rank)?;
@@ -207,11 +198,7 @@ impl AttentionPart {
     /// `DynamicSlidingWindowLayer` keeps the last `sliding_window − 1` (the current token is
     /// appended when attention runs; `cache_utils.py`, measured in `kv_cache.json`).
     pub fn mean_cached_tokens(&self, tokens: f64, layers: u64) -> f64 {
-        self.mean_over_layers(
-            tokens,
-            self.sliding_window.saturating_sub(1).max(1) as f64,
-            layers,
-        )
+        self.mean_over_layers(tokens, self.sliding_window.saturating_sub(1).max(1) as f64, layers)
     }
 
     fn mean_over_layers(&self, n: f64, window: f64, layers: u64) -> f64 {
@@ -254,57 +241,19 @@ impl AttentionPart {
             let qk = m.qk_nope_dim + m.qk_rope_dim;
             if m.q_lora_rank > 0 {
                 out.push(ParamTensor::linear("q_a_proj", Q, m.q_lora_rank, h, scope));
-                out.push(ParamTensor::vector(
-                    "q_a_layernorm",
-                    m.q_lora_rank,
-                    scope,
-                    Replicated,
-                ));
-                out.push(ParamTensor::linear(
-                    "q_b_proj",
-                    Q,
-                    a * qk,
-                    m.q_lora_rank,
-                    scope,
-                ));
+                out.push(ParamTensor::vector("q_a_layernorm", m.q_lora_rank, scope, Replicated));
+                out.push(ParamTensor::linear("q_b_proj", Q, a * qk, m.q_lora_rank, scope));
             } else {
                 out.push(ParamTensor::linear("q_proj", Q, a * qk, h, scope));
             }
-            out.push(ParamTensor::linear(
-                "kv_a_proj_with_mqa",
-                KV,
-                m.kv_lora_rank + m.qk_rope_dim,
-                h,
-                scope,
-            ));
-            out.push(ParamTensor::vector(
-                "kv_a_layernorm",
-                m.kv_lora_rank,
-                scope,
-                Replicated,
-            ));
-            out.push(ParamTensor::linear(
-                "kv_b_proj",
-                KV,
-                a * (m.qk_nope_dim + m.v_head_dim),
-                m.kv_lora_rank,
-                scope,
-            ));
+            out.push(ParamTensor::linear("kv_a_proj_with_mqa", KV, m.kv_lora_rank + m.qk_rope_dim, h, scope));
+            out.push(ParamTensor::vector("kv_a_layernorm", m.kv_lora_rank, scope, Replicated));
+            out.push(ParamTensor::linear("kv_b_proj", KV, a * (m.qk_nope_dim + m.v_head_dim), m.kv_lora_rank, scope));
             if self.qkv_bias {
                 if m.q_lora_rank > 0 {
-                    out.push(ParamTensor::vector(
-                        "q_a_proj.bias",
-                        m.q_lora_rank,
-                        scope,
-                        Replicated,
-                    ));
+                    out.push(ParamTensor::vector("q_a_proj.bias", m.q_lora_rank, scope, Replicated));
                 }
-                out.push(ParamTensor::vector(
-                    "kv_a_proj_with_mqa.bias",
-                    m.kv_lora_rank + m.qk_rope_dim,
-                    scope,
-                    Replicated,
-                ));
+                out.push(ParamTensor::vector("kv_a_proj_with_mqa.bias", m.kv_lora_rank + m.qk_rope_dim, scope, Replicated));
             }
         } else if self.fused_qkv {
             let width = a * d + 2 * g * d;

@@ -75,13 +75,7 @@ pub struct MlpPart {
 impl Default for MlpPart {
     /// Llama-3-8B's SwiGLU.
     fn default() -> Self {
-        MlpPart {
-            ffn: 14336,
-            activation: Activation::Silu,
-            gated: true,
-            fused_gate_up: false,
-            bias: false,
-        }
+        MlpPart { ffn: 14336, activation: Activation::Silu, gated: true, fused_gate_up: false, bias: false }
     }
 }
 
@@ -144,13 +138,7 @@ impl MoePart {
         check_dim("experts", self.experts)?;
         check_dim("expert_ffn", self.expert_ffn)?;
         if self.top_k == 0 || self.top_k > self.experts {
-            return Err(InputError::new(
-                "top_k",
-                format!(
-                    "{} must be between 1 and the {} experts",
-                    self.top_k, self.experts
-                ),
-            ));
+            return Err(InputError::new("top_k", format!("{} must be between 1 and the {} experts", self.top_k, self.experts)));
         }
         if self.every == 0 {
             return Err(InputError::new("every", "must be at least 1"));
@@ -168,59 +156,26 @@ impl MoePart {
 
     /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`.
     pub fn param_tensors(&self, mlp: &MlpPart, h: u64, out: &mut Vec<ParamTensor>) {
-        out.push(ParamTensor::new(
-            "router",
-            &[self.experts, h],
-            Scope::MoeLayer,
-            TpSplit::Replicated,
-        ));
+        out.push(ParamTensor::new("router", &[self.experts, h], Scope::MoeLayer, TpSplit::Replicated));
         if self.router_bias {
-            out.push(ParamTensor::vector(
-                "router.bias",
-                self.experts,
-                Scope::MoeLayer,
-                TpSplit::Replicated,
-            ));
+            out.push(ParamTensor::vector("router.bias", self.experts, Scope::MoeLayer, TpSplit::Replicated));
         }
         if self.shared_ffn > 0 {
             push_mlp(mlp, h, self.shared_ffn, Scope::MoeLayer, mlp.bias, out);
             if self.shared_gate {
-                out.push(ParamTensor::new(
-                    "shared_expert_gate",
-                    &[1, h],
-                    Scope::MoeLayer,
-                    TpSplit::Replicated,
-                ));
+                out.push(ParamTensor::new("shared_expert_gate", &[1, h], Scope::MoeLayer, TpSplit::Replicated));
             }
         }
-        push_mlp(
-            mlp,
-            h,
-            self.expert_ffn,
-            Scope::Expert,
-            self.expert_bias,
-            out,
-        );
+        push_mlp(mlp, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
     }
 }
 
 fn push_mlp(mlp: &MlpPart, h: u64, f: u64, scope: Scope, bias: bool, out: &mut Vec<ParamTensor>) {
     use TpSplit::*;
     if mlp.gated && mlp.fused_gate_up {
-        out.push(ParamTensor::linear(
-            "gate_up_proj",
-            GATE_UP,
-            2 * f,
-            h,
-            scope,
-        ));
+        out.push(ParamTensor::linear("gate_up_proj", GATE_UP, 2 * f, h, scope));
         if bias {
-            out.push(ParamTensor::vector(
-                "gate_up_proj.bias",
-                2 * f,
-                scope,
-                Sharded,
-            ));
+            out.push(ParamTensor::vector("gate_up_proj.bias", 2 * f, scope, Sharded));
         }
     } else {
         if mlp.gated {

@@ -91,15 +91,7 @@ pub enum LinearKind {
 }
 
 impl LinearKind {
-    pub const ALL: [LinearKind; 7] = [
-        LinearKind::Q,
-        LinearKind::K,
-        LinearKind::V,
-        LinearKind::O,
-        LinearKind::Gate,
-        LinearKind::Up,
-        LinearKind::Down,
-    ];
+    pub const ALL: [LinearKind; 7] = [LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O, LinearKind::Gate, LinearKind::Up, LinearKind::Down];
 }
 
 /// One parameter tensor of the model (or one per block / per expert, see `scope`).
@@ -127,31 +119,12 @@ impl ParamTensor {
         let mut shape = [1; 4];
         let ndim = dims.len().min(4);
         shape[..ndim].copy_from_slice(&dims[..ndim]);
-        ParamTensor {
-            name,
-            shape,
-            ndim,
-            scope,
-            tp,
-            linear: None,
-            lora_dims: None,
-            table: false,
-        }
+        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, table: false }
     }
 
     /// The weight `[out, in]` of a linear layer that LoRA may adapt.
-    pub fn linear(
-        name: &'static str,
-        kinds: &'static [LinearKind],
-        out: u64,
-        inp: u64,
-        scope: Scope,
-    ) -> Self {
-        ParamTensor {
-            linear: Some(kinds),
-            lora_dims: Some((inp, out)),
-            ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded)
-        }
+    pub fn linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64, scope: Scope) -> Self {
+        ParamTensor { linear: Some(kinds), lora_dims: Some((inp, out)), ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded) }
     }
 
     /// A bias or norm vector of `n` elements.
@@ -161,10 +134,7 @@ impl ParamTensor {
 
     /// An embedding table `[rows, width]`.
     pub fn table(name: &'static str, rows: u64, width: u64, scope: Scope, tp: TpSplit) -> Self {
-        ParamTensor {
-            table: true,
-            ..ParamTensor::new(name, &[rows, width], scope, tp)
-        }
+        ParamTensor { table: true, ..ParamTensor::new(name, &[rows, width], scope, tp) }
     }
 
     /// The shape, outermost dimension first.
@@ -190,10 +160,7 @@ pub const MAX_DIM: u64 = 1 << 24;
 /// `Ok` when `v` is a usable dimension, else an error naming `field`.
 pub fn check_dim(field: &str, v: u64) -> Result<(), InputError> {
     if v == 0 || v > MAX_DIM {
-        Err(InputError::new(
-            field,
-            format!("must be between 1 and {MAX_DIM}, got {v}"),
-        ))
+        Err(InputError::new(field, format!("must be between 1 and {MAX_DIM}, got {v}")))
     } else {
         Ok(())
     }
@@ -255,10 +222,7 @@ impl Architecture {
 
     /// [`Self::param_count`] of this architecture's `tensors`.
     fn count_params(&self, tensors: &[ParamTensor]) -> f64 {
-        tensors
-            .iter()
-            .map(|p| p.numel() * self.multiplicity(p.scope))
-            .sum()
+        tensors.iter().map(|p| p.numel() * self.multiplicity(p.scope)).sum()
     }
 
     /// Parameters one token uses: like `param_count`, but only the top-k routed experts of
@@ -274,11 +238,7 @@ impl Architecture {
             return all;
         };
         let unused = moe.experts.saturating_sub(moe.top_k.min(moe.experts)) as f64;
-        let per_expert: f64 = tensors
-            .iter()
-            .filter(|p| p.scope == Scope::Expert)
-            .map(|p| p.numel())
-            .sum();
+        let per_expert: f64 = tensors.iter().filter(|p| p.scope == Scope::Expert).map(|p| p.numel()).sum();
         all - per_expert * unused * self.blocks(Scope::Expert) as f64
     }
 
@@ -306,12 +266,7 @@ impl Architecture {
             Architecture::Transformer(t) => {
                 let mut parts = vec![format!("{} · {params} params", t.stack.label())];
                 if let Some(m) = &t.moe {
-                    parts.push(format!(
-                        "{} active · MoE {}×top-{}",
-                        crate::format::count(self.active_param_count() as u64),
-                        m.experts,
-                        m.top_k
-                    ));
+                    parts.push(format!("{} active · MoE {}×top-{}", crate::format::count(self.active_param_count() as u64), m.experts, m.top_k));
                 }
                 parts.push(t.attention.label().into());
                 parts.push(format!("{} layers · h {}", t.layers, t.hidden));

@@ -83,10 +83,7 @@ pub struct NormPart {
 
 impl Default for NormPart {
     fn default() -> Self {
-        NormPart {
-            kind: NormKind::Rmsnorm,
-            placement: Placement::Pre,
-        }
+        NormPart { kind: NormKind::Rmsnorm, placement: Placement::Pre }
     }
 }
 
@@ -101,12 +98,7 @@ impl NormPart {
 
     /// The norms of one block.
     pub fn block_tensors(&self, h: u64, out: &mut Vec<ParamTensor>) {
-        const NAMES: [&str; 4] = [
-            "attention_norm",
-            "mlp_norm",
-            "post_attention_norm",
-            "post_mlp_norm",
-        ];
+        const NAMES: [&str; 4] = ["attention_norm", "mlp_norm", "post_attention_norm", "post_mlp_norm"];
         for name in NAMES.iter().take(self.placement.per_block() as usize) {
             self.push(name, h, Scope::Layer, out);
         }

@@ -27,15 +27,7 @@ pub struct ResNetArch {
 
 impl Default for ResNetArch {
     fn default() -> Self {
-        ResNetArch {
-            stem_width: 64,
-            widths: vec![256, 512, 1024, 2048],
-            depths: vec![3, 4, 6, 3],
-            bottleneck: true,
-            channels: 3,
-            classes: 1000,
-            image_size: 224,
-        }
+        ResNetArch { stem_width: 64, widths: vec![256, 512, 1024, 2048], depths: vec![3, 4, 6, 3], bottleneck: true, channels: 3, classes: 1000, image_size: 224 }
     }
 }
 
@@ -45,22 +37,13 @@ impl ResNetArch {
         check_dim("channels", self.channels)?;
         check_dim("classes", self.classes)?;
         check_dim("image_size", self.image_size)?;
-        if self.widths.is_empty()
-            || self.widths.len() != self.depths.len()
-            || self.widths.len() > 64
-        {
-            return Err(InputError::new(
-                "depths",
-                "needs 1 to 64 stages, as many as widths",
-            ));
+        if self.widths.is_empty() || self.widths.len() != self.depths.len() || self.widths.len() > 64 {
+            return Err(InputError::new("depths", "needs 1 to 64 stages, as many as widths"));
         }
         for (&w, &d) in self.widths.iter().zip(&self.depths) {
             check_dim("widths", w)?;
             if d > 1024 {
-                return Err(InputError::new(
-                    "depths",
-                    format!("{d} blocks in one stage is too many"),
-                ));
+                return Err(InputError::new("depths", format!("{d} blocks in one stage is too many")));
             }
         }
         Ok(())
@@ -84,18 +67,8 @@ impl ResNetArch {
             }
         }
         let last = self.widths.last().copied().unwrap_or(self.stem_width);
-        out.push(ParamTensor::new(
-            "classifier",
-            &[self.classes, last],
-            Scope::Output,
-            TpSplit::Replicated,
-        ));
-        out.push(ParamTensor::vector(
-            "classifier.bias",
-            self.classes,
-            Scope::Output,
-            TpSplit::Replicated,
-        ));
+        out.push(ParamTensor::new("classifier", &[self.classes, last], Scope::Output, TpSplit::Replicated));
+        out.push(ParamTensor::vector("classifier.bias", self.classes, Scope::Output, TpSplit::Replicated));
         out
     }
 }
@@ -103,24 +76,9 @@ impl ResNetArch {
 /// One convolution's weight (no bias: HF `ResNetConvLayer` uses `bias=False`) and its
 /// BatchNorm's weight and bias (running statistics are buffers, not parameters).
 fn conv_bn(out: &mut Vec<ParamTensor>, name: &'static str, c_out: u64, c_in: u64, k: u64) {
-    out.push(ParamTensor::new(
-        name,
-        &[c_out, c_in, k, k],
-        Scope::Input,
-        TpSplit::Replicated,
-    ));
-    out.push(ParamTensor::vector(
-        "batchnorm",
-        c_out,
-        Scope::Input,
-        TpSplit::Replicated,
-    ));
-    out.push(ParamTensor::vector(
-        "batchnorm",
-        c_out,
-        Scope::Input,
-        TpSplit::Replicated,
-    ));
+    out.push(ParamTensor::new(name, &[c_out, c_in, k, k], Scope::Input, TpSplit::Replicated));
+    out.push(ParamTensor::vector("batchnorm", c_out, Scope::Input, TpSplit::Replicated));
+    out.push(ParamTensor::vector("batchnorm", c_out, Scope::Input, TpSplit::Replicated));
 }
 
 /// One residual block of a ResNet, with the downsampling factor of its output relative to
@@ -148,14 +106,7 @@ pub fn resnet_blocks(r: &ResNetArch) -> Vec<ResNetBlock> {
             let stride = if stage > 0 && i == 0 { 2 } else { 1 };
             reduction *= stride;
             let mid = if r.bottleneck { width / 4 } else { width };
-            blocks.push(ResNetBlock {
-                c_in,
-                mid,
-                c_out: width,
-                stride,
-                out_reduction: reduction,
-                shortcut: c_in != width || stride != 1,
-            });
+            blocks.push(ResNetBlock { c_in, mid, c_out: width, stride, out_reduction: reduction, shortcut: c_in != width || stride != 1 });
             c_in = width;
         }
     }
@@ -169,9 +120,6 @@ mod tests {
 
     #[test]
     fn resnet50_matches_torchvision() {
-        assert_eq!(
-            Architecture::Resnet(ResNetArch::default()).param_count(),
-            25_557_032.0
-        );
+        assert_eq!(Architecture::Resnet(ResNetArch::default()).param_count(), 25_557_032.0);
     }
 }

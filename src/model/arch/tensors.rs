@@ -20,10 +20,6 @@ impl Tensors {
         let list = arch.param_tensors();
         let param_count = arch.count_params(&list);
         let active_param_count = arch.count_active_params(&list, param_count);
-        Tensors {
-            list,
-            param_count,
-            active_param_count,
-        }
+        Tensors { list, param_count, active_param_count }
     }
 }

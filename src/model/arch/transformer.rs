@@ -135,10 +135,7 @@ impl TransformerArch {
             }
             Stack::EncoderDecoder => {
                 if self.decoder_layers == 0 || self.decoder_layers >= self.layers {
-                    return Err(InputError::new(
-                        "decoder_layers",
-                        "must be at least 1 and fewer than layers",
-                    ));
+                    return Err(InputError::new("decoder_layers", "must be at least 1 and fewer than layers"));
                 }
                 check_dim("vocab", self.vocab)
             }
@@ -168,16 +165,12 @@ impl TransformerArch {
         let mut out = Vec::with_capacity(48);
         self.input_tensors(&mut out);
         self.norm.block_tensors(self.hidden, &mut out);
-        self.attention
-            .param_tensors(self.hidden, Scope::Layer, &mut out);
+        self.attention.param_tensors(self.hidden, Scope::Layer, &mut out);
         if self.stack == Stack::EncoderDecoder {
-            self.attention
-                .param_tensors(self.hidden, Scope::Cross, &mut out);
-            self.norm
-                .push("cross_attention_norm", self.hidden, Scope::Cross, &mut out);
+            self.attention.param_tensors(self.hidden, Scope::Cross, &mut out);
+            self.norm.push("cross_attention_norm", self.hidden, Scope::Cross, &mut out);
         }
-        self.mlp
-            .param_tensors(self.hidden, self.mlp.ffn, Scope::DenseMlp, &mut out);
+        self.mlp.param_tensors(self.hidden, self.mlp.ffn, Scope::DenseMlp, &mut out);
         if let Some(moe) = &self.moe {
             moe.param_tensors(&self.mlp, self.hidden, &mut out);
         }
@@ -192,57 +185,18 @@ impl TransformerArch {
         let v = &self.vision;
         match self.stack {
             Stack::Vision => {
-                out.push(ParamTensor::new(
-                    "patch_embeddings.weight",
-                    &[h, v.channels, v.patch, v.patch],
-                    Scope::Input,
-                    Replicated,
-                ));
-                out.push(ParamTensor::vector(
-                    "patch_embeddings.bias",
-                    h,
-                    Scope::Input,
-                    Replicated,
-                ));
-                out.push(ParamTensor::vector(
-                    "cls_token",
-                    h,
-                    Scope::Input,
-                    Replicated,
-                ));
-                out.push(ParamTensor::table(
-                    "position_embeddings",
-                    vit_patches(v.image_size, v.patch) + 1,
-                    h,
-                    Scope::Input,
-                    Replicated,
-                ));
+                out.push(ParamTensor::new("patch_embeddings.weight", &[h, v.channels, v.patch, v.patch], Scope::Input, Replicated));
+                out.push(ParamTensor::vector("patch_embeddings.bias", h, Scope::Input, Replicated));
+                out.push(ParamTensor::vector("cls_token", h, Scope::Input, Replicated));
+                out.push(ParamTensor::table("position_embeddings", vit_patches(v.image_size, v.patch) + 1, h, Scope::Input, Replicated));
             }
             _ => {
-                out.push(ParamTensor::table(
-                    "embed_tokens",
-                    self.vocab,
-                    h,
-                    Scope::Input,
-                    Sharded,
-                ));
+                out.push(ParamTensor::table("embed_tokens", self.vocab, h, Scope::Input, Sharded));
                 if e.max_positions > 0 {
-                    out.push(ParamTensor::table(
-                        "position_embeddings",
-                        e.max_positions,
-                        h,
-                        Scope::Input,
-                        Replicated,
-                    ));
+                    out.push(ParamTensor::table("position_embeddings", e.max_positions, h, Scope::Input, Replicated));
                 }
                 if e.token_types > 0 {
-                    out.push(ParamTensor::table(
-                        "token_type_embeddings",
-                        e.token_types,
-                        h,
-                        Scope::Input,
-                        Replicated,
-                    ));
+                    out.push(ParamTensor::table("token_type_embeddings", e.token_types, h, Scope::Input, Replicated));
                 }
                 if self.stack == Stack::Encoder {
                     self.norm.push("embeddings.LayerNorm", h, Scope::Input, out);
@@ -250,19 +204,9 @@ impl TransformerArch {
                 let buckets = self.attention.relative_buckets;
                 if buckets > 0 {
                     // One relative-position bias in the first block of each stack (T5).
-                    let stacks = if self.stack == Stack::EncoderDecoder {
-                        2
-                    } else {
-                        1
-                    };
+                    let stacks = if self.stack == Stack::EncoderDecoder { 2 } else { 1 };
                     for _ in 0..stacks {
-                        out.push(ParamTensor::table(
-                            "relative_attention_bias",
-                            buckets,
-                            self.attention.heads,
-                            Scope::Input,
-                            Sharded,
-                        ));
+                        out.push(ParamTensor::table("relative_attention_bias", buckets, self.attention.heads, Scope::Input, Sharded));
                     }
                 }
             }
@@ -283,60 +227,24 @@ impl TransformerArch {
                     out.push(ParamTensor::new("lm_head", &[v, h], Scope::Output, Sharded));
                 }
                 if e.head_bias {
-                    out.push(ParamTensor::vector(
-                        "lm_head.bias",
-                        v,
-                        Scope::Output,
-                        Sharded,
-                    ));
+                    out.push(ParamTensor::vector("lm_head.bias", v, Scope::Output, Sharded));
                 }
             }
             Stack::Encoder => {
                 // BertForMaskedLM / RobertaForMaskedLM: a transform (dense + LayerNorm) and a
                 // decoder whose weight is tied to the word embeddings but whose bias is its own.
-                out.push(ParamTensor::new(
-                    "mlm.transform.dense",
-                    &[h, h],
-                    Scope::Output,
-                    Replicated,
-                ));
-                out.push(ParamTensor::vector(
-                    "mlm.transform.dense.bias",
-                    h,
-                    Scope::Output,
-                    Replicated,
-                ));
-                self.norm
-                    .push("mlm.transform.LayerNorm", h, Scope::Output, out);
+                out.push(ParamTensor::new("mlm.transform.dense", &[h, h], Scope::Output, Replicated));
+                out.push(ParamTensor::vector("mlm.transform.dense.bias", h, Scope::Output, Replicated));
+                self.norm.push("mlm.transform.LayerNorm", h, Scope::Output, out);
                 if !e.tied {
-                    out.push(ParamTensor::new(
-                        "mlm.decoder",
-                        &[v, h],
-                        Scope::Output,
-                        Sharded,
-                    ));
+                    out.push(ParamTensor::new("mlm.decoder", &[v, h], Scope::Output, Sharded));
                 }
-                out.push(ParamTensor::vector(
-                    "mlm.decoder.bias",
-                    v,
-                    Scope::Output,
-                    Sharded,
-                ));
+                out.push(ParamTensor::vector("mlm.decoder.bias", v, Scope::Output, Sharded));
             }
             Stack::Vision => {
                 self.norm.push("final_norm", h, Scope::Output, out);
-                out.push(ParamTensor::new(
-                    "classifier",
-                    &[self.vision.classes, h],
-                    Scope::Output,
-                    Replicated,
-                ));
-                out.push(ParamTensor::vector(
-                    "classifier.bias",
-                    self.vision.classes,
-                    Scope::Output,
-                    Replicated,
-                ));
+                out.push(ParamTensor::new("classifier", &[self.vision.classes, h], Scope::Output, Replicated));
+                out.push(ParamTensor::vector("classifier.bias", self.vision.classes, Scope::Output, Replicated));
             }
         }
     }
@@ -344,12 +252,7 @@ impl TransformerArch {
     /// Tokens (or patches + [CLS]) of one sample at this sequence length / image side.
     pub fn sample_tokens(&self, seq_len: u64, image_size: Option<u64>) -> u64 {
         match self.stack {
-            Stack::Vision => {
-                vit_patches(
-                    image_size.unwrap_or(self.vision.image_size).max(1),
-                    self.vision.patch,
-                ) + 1
-            }
+            Stack::Vision => vit_patches(image_size.unwrap_or(self.vision.image_size).max(1), self.vision.patch) + 1,
             _ => seq_len.max(1),
         }
     }
@@ -378,17 +281,8 @@ mod tests {
             hidden: h,
             layers: l,
             vocab: v,
-            attention: AttentionPart {
-                heads: a,
-                kv_heads: g,
-                head_dim: h / a,
-                rotary_dim: h / a,
-                ..AttentionPart::default()
-            },
-            mlp: MlpPart {
-                ffn: f,
-                ..MlpPart::default()
-            },
+            attention: AttentionPart { heads: a, kv_heads: g, head_dim: h / a, rotary_dim: h / a, ..AttentionPart::default() },
+            mlp: MlpPart { ffn: f, ..MlpPart::default() },
             ..TransformerArch::default()
         }
     }
@@ -396,26 +290,15 @@ mod tests {
     /// memory-formulas.md §A4: published totals for Llama-3-8B and Llama-2-7B.
     #[test]
     fn llama_counts_match_published_totals() {
-        assert_eq!(
-            Architecture::Transformer(llama(4096, 32, 32, 8, 14336, 128256)).param_count(),
-            8_030_261_248.0
-        );
-        assert_eq!(
-            Architecture::Transformer(llama(4096, 32, 32, 32, 11008, 32000)).param_count(),
-            6_738_415_616.0
-        );
+        assert_eq!(Architecture::Transformer(llama(4096, 32, 32, 8, 14336, 128256)).param_count(), 8_030_261_248.0);
+        assert_eq!(Architecture::Transformer(llama(4096, 32, 32, 32, 11008, 32000)).param_count(), 6_738_415_616.0);
     }
 
     /// Mixtral-8x7B: 46.7B total, 12.9B active (two of eight experts).
     #[test]
     fn mixtral_active_params_count_two_experts() {
         let mut t = llama(4096, 32, 32, 8, 14336, 32000);
-        t.moe = Some(MoePart {
-            experts: 8,
-            top_k: 2,
-            expert_ffn: 14336,
-            ..MoePart::default()
-        });
+        t.moe = Some(MoePart { experts: 8, top_k: 2, expert_ffn: 14336, ..MoePart::default() });
         let m = Architecture::Transformer(t);
         assert_eq!(m.param_count(), 46_702_792_704.0);
         assert_eq!(m.active_param_count(), 12_879_925_248.0);
@@ -425,14 +308,7 @@ mod tests {
     #[test]
     fn dense_first_blocks_are_counted_apart() {
         let mut t = llama(7168, 61, 128, 128, 18432, 129280);
-        t.moe = Some(MoePart {
-            experts: 256,
-            top_k: 8,
-            expert_ffn: 2048,
-            shared_ffn: 2048,
-            first_dense: 3,
-            ..MoePart::default()
-        });
+        t.moe = Some(MoePart { experts: 256, top_k: 8, expert_ffn: 2048, shared_ffn: 2048, first_dense: 3, ..MoePart::default() });
         assert_eq!(t.blocks(Scope::DenseMlp), 3);
         assert_eq!(t.blocks(Scope::Expert), 58);
     }
@@ -440,10 +316,7 @@ mod tests {
     /// Qwen2-MoE's `decoder_sparse_step = 2`: blocks 1, 3, 5, … are MoE.
     #[test]
     fn moe_every_second_block() {
-        let moe = MoePart {
-            every: 2,
-            ..MoePart::default()
-        };
+        let moe = MoePart { every: 2, ..MoePart::default() };
         assert_eq!(moe.moe_blocks(24), 12);
         assert_eq!(MoePart::default().moe_blocks(24), 24);
     }
@@ -455,19 +328,9 @@ mod tests {
         for layers in 0..40u64 {
             for first_dense in 0..6 {
                 for every in 1..5 {
-                    let moe = MoePart {
-                        first_dense,
-                        every,
-                        ..MoePart::default()
-                    };
-                    let by_rule = (0..layers)
-                        .filter(|i| *i >= first_dense && (i + 1) % every == 0)
-                        .count() as u64;
-                    assert_eq!(
-                        moe.moe_blocks(layers),
-                        by_rule,
-                        "L {layers}, first {first_dense}, every {every}"
-                    );
+                    let moe = MoePart { first_dense, every, ..MoePart::default() };
+                    let by_rule = (0..layers).filter(|i| *i >= first_dense && (i + 1) % every == 0).count() as u64;
+                    assert_eq!(moe.moe_blocks(layers), by_rule, "L {layers}, first {first_dense}, every {every}");
                 }
             }
         }

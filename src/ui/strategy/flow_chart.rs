@@ -7,10 +7,7 @@
 use leptos::prelude::*;
 
 use super::Animation;
-use crate::chart::flow::{
-    action_text, flow_layout, launch_text, nofit_text, EdgeKind, FlowEdge, FlowNode, NodeKind,
-    Shape, LINE_HEIGHT,
-};
+use crate::chart::flow::{action_text, flow_layout, launch_text, nofit_text, EdgeKind, FlowEdge, FlowNode, NodeKind, Shape, LINE_HEIGHT};
 use crate::format;
 use crate::plan::escalation::Escalation;
 use crate::ui::state::Planner;
@@ -29,20 +26,13 @@ fn text_rows(node: &FlowNode, title: String, lines: Vec<String>) -> impl IntoVie
     }
 }
 
-fn edge_view(
-    edge: FlowEdge,
-    anim: Animation,
-    first_fit: Option<usize>,
-    last: usize,
-) -> impl IntoView {
+fn edge_view(edge: FlowEdge, anim: Animation, first_fit: Option<usize>, last: usize) -> impl IntoView {
     let kind = match edge.kind {
         EdgeKind::Next => "next",
         EdgeKind::No => "no",
         EdgeKind::Yes => "yes",
     };
-    let label = edge
-        .label
-        .map(|(text, x, y)| view! { <text class="edge-label" x=x y=y>{text}</text> });
+    let label = edge.label.map(|(text, x, y)| view! { <text class="edge-label" x=x y=y>{text}</text> });
     let points = edge.points_attr();
     let id = edge.id.clone();
     let state = Signal::derive(move || edge.state(anim.current.get(), first_fit, last));
@@ -54,13 +44,7 @@ fn edge_view(
     }
 }
 
-fn node_view(
-    node: FlowNode,
-    e: &Escalation,
-    anim: Animation,
-    units: format::Units,
-    shape: Shape,
-) -> impl IntoView {
+fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Units, shape: Shape) -> impl IntoView {
     let first_fit = e.first_fit;
     let last = e.steps.len().saturating_sub(1);
     let k = node.step;
@@ -78,29 +62,17 @@ fn node_view(
     match node.kind {
         NodeKind::Start | NodeKind::Action => {
             let step = e.steps.get(k);
-            let text = step.map(|s| {
-                action_text(
-                    s,
-                    k.checked_sub(1).and_then(|p| e.steps.get(p)),
-                    units,
-                    shape,
-                )
-            });
-            let (title, lines, mut tooltip) = text
-                .map(|t| (t.title, t.lines, t.tooltip))
-                .unwrap_or_default();
+            let text = step.map(|s| action_text(s, k.checked_sub(1).and_then(|p| e.steps.get(p)), units, shape));
+            let (title, lines, mut tooltip) = text.map(|t| (t.title, t.lines, t.tooltip)).unwrap_or_default();
             let applied = step.is_none_or(|s| s.applied);
             let fits_here = first_fit == Some(k);
             // A step before the first fit that the plan leaves out.
             let dropped = match (step.and_then(|s| s.step), &e.plan) {
-                (Some(s), Some(plan)) => {
-                    first_fit.is_some_and(|f| k < f) && applied && plan.dropped.contains(&s)
-                }
+                (Some(s), Some(plan)) => first_fit.is_some_and(|f| k < f) && applied && plan.dropped.contains(&s),
                 _ => false,
             };
             if dropped {
-                tooltip
-                    .push_str("\nnot needed in the plan: the later steps fit without it, faster");
+                tooltip.push_str("\nnot needed in the plan: the later steps fit without it, faster");
             }
             let badge = (fits_here || dropped).then(|| {
                 let (class, label, w) = if fits_here { ("badge", "fits here", 74.0) } else { ("badge dropped-badge", "not needed", 84.0) };
@@ -111,11 +83,7 @@ fn node_view(
                     </g>
                 }
             });
-            let kind = if node.kind == NodeKind::Start {
-                "start"
-            } else {
-                "action"
-            };
+            let kind = if node.kind == NodeKind::Start { "start" } else { "action" };
             let aria = format!("Show step {k}: {title}");
             view! {
                 <g
@@ -184,13 +152,7 @@ fn node_view(
         NodeKind::Launch | NodeKind::Monitor | NodeKind::NoFit => {
             let (kind, (title, lines)) = match node.kind {
                 NodeKind::Launch => ("launch", launch_text(e, units)),
-                NodeKind::Monitor => (
-                    "monitor",
-                    (
-                        "Monitor & adjust".into(),
-                        vec!["check the measured peak".into(), "against this plan".into()],
-                    ),
-                ),
+                NodeKind::Monitor => ("monitor", ("Monitor & adjust".into(), vec!["check the measured peak".into(), "against this plan".into()])),
                 _ => ("nofit", nofit_text(e)),
             };
             view! {

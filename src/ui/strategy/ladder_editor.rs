@@ -12,10 +12,7 @@ use crate::ui::workspace::{Rung, Workspace};
 /// Focuses the element with `id` after the list has been redrawn.
 fn focus_later(id: String) {
     request_animation_frame(move || {
-        if let Some(el) = document()
-            .get_element_by_id(&id)
-            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-        {
+        if let Some(el) = document().get_element_by_id(&id).and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
             let _ = el.focus();
         }
     });
@@ -85,38 +82,22 @@ pub fn LadderEditor() -> impl IntoView {
             .collect_view()
     };
     let available = move || {
-        ws.strategy.ladder.with(|l| {
-            Step::ALL
-                .iter()
-                .filter(|s| !l.iter().any(|r| r.step == **s))
-                .map(|s| view! { <option value=enum_id(s)>{s.label()}</option> })
-                .collect_view()
-        })
+        ws.strategy.ladder.with(|l| Step::ALL.iter().filter(|s| !l.iter().any(|r| r.step == **s)).map(|s| view! { <option value=enum_id(s)>{s.label()}</option> }).collect_view())
     };
     let add = move |ev: leptos::ev::Event| {
         let value = event_target_value(&ev);
         if let Some(step) = enum_from_id::<Step>(&value) {
             ws.strategy.ladder.update(|l| {
                 if !l.iter().any(|r| r.step == step) {
-                    l.push(Rung {
-                        step,
-                        enabled: true,
-                    });
+                    l.push(Rung { step, enabled: true });
                 }
             });
         }
-        if let Some(select) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
-        {
+        if let Some(select) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) {
             select.set_value("");
         }
     };
-    let reset = move |_| {
-        ws.strategy
-            .ladder
-            .set(Rung::defaults(ws.strategy.gpus.get_untracked()))
-    };
+    let reset = move |_| ws.strategy.ladder.set(Rung::defaults(ws.strategy.gpus.get_untracked()));
     view! {
         <section class="card ladder" aria-labelledby="ladder-heading">
             <h2 id="ladder-heading">"Ladder"</h2>

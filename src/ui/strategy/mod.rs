@@ -33,11 +33,7 @@ const NARROW_QUERY: &str = "(max-width: 640px)";
 
 /// True when the viewport matches [`NARROW_QUERY`].
 fn narrow_viewport() -> bool {
-    window()
-        .match_media(NARROW_QUERY)
-        .ok()
-        .flatten()
-        .is_some_and(|m| m.matches())
+    window().match_media(NARROW_QUERY).ok().flatten().is_some_and(|m| m.matches())
 }
 
 /// Escalation step shown by the animation, and where the animation stops.
@@ -70,10 +66,7 @@ impl Animation {
         let plan = self.plan_shown.get();
         self.escalation.with(|e| match (&e.plan, plan) {
             (Some(p), true) => Some(("the plan".to_string(), p.result.breakdown.clone())),
-            _ => e
-                .steps
-                .get(k)
-                .map(|s| (s.name.clone(), s.breakdown.clone())),
+            _ => e.steps.get(k).map(|s| (s.name.clone(), s.breakdown.clone())),
         })
     }
 }
@@ -85,26 +78,14 @@ pub fn StrategyView() -> impl IntoView {
     let ws = Workspace::get();
     let valid = planner.valid;
     let escalation = Memo::new(move |_| {
-        let ladder: Vec<_> = ws
-            .strategy
-            .ladder
-            .with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
+        let ladder: Vec<_> = ws.strategy.ladder.with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
         let gpus = ws.strategy.gpus.get();
         let margin = ws.search.margin.get();
         valid.with(|s| escalate_with_margin(s, &ladder, gpus, margin))
     });
     let last = Memo::new(move |_| escalation.with(|e| e.steps.len().saturating_sub(1)));
-    let stop = Memo::new(move |_| {
-        escalation.with(|e| e.first_fit.unwrap_or(e.steps.len().saturating_sub(1)))
-    });
-    let anim = Animation {
-        escalation,
-        current: RwSignal::new(stop.get_untracked()),
-        playing: RwSignal::new(false),
-        stop,
-        last,
-        plan_shown: RwSignal::new(false),
-    };
+    let stop = Memo::new(move |_| escalation.with(|e| e.first_fit.unwrap_or(e.steps.len().saturating_sub(1))));
+    let anim = Animation { escalation, current: RwSignal::new(stop.get_untracked()), playing: RwSignal::new(false), stop, last, plan_shown: RwSignal::new(false) };
     // A new ladder (or scenario) shows its whole path at once; Play replays it.
     Effect::new(move |seen: Option<()>| {
         escalation.track();
@@ -120,24 +101,10 @@ pub fn StrategyView() -> impl IntoView {
         }
     });
     on_cleanup(move || resize.remove());
-    let shape = Signal::derive(move || {
-        if narrow.get() {
-            Shape::Narrow
-        } else {
-            Shape::Wide
-        }
-    });
+    let shape = Signal::derive(move || if narrow.get() { Shape::Narrow } else { Shape::Wide });
     let stale = move || !planner.errors.with(Vec::is_empty);
-    let bar_label = Signal::derive(move || {
-        anim.shown()
-            .map(|(name, b)| {
-                format!(
-                    "Per-GPU memory of {name}: {}",
-                    crate::format::bytes(b.total, planner.units.get())
-                )
-            })
-            .unwrap_or_default()
-    });
+    let bar_label =
+        Signal::derive(move || anim.shown().map(|(name, b)| format!("Per-GPU memory of {name}: {}", crate::format::bytes(b.total, planner.units.get()))).unwrap_or_default());
     let build = Callback::new(move |_| {
         let units = planner.units.get();
         memory_chart(&anim.shown().map(|(_, b)| b).unwrap_or_default(), units)

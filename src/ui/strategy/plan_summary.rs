@@ -21,10 +21,7 @@ pub fn PlanSummary(anim: Animation) -> impl IntoView {
         anim.escalation.with(|e| plan_summary(e, units))
     });
     let apply = move |_| {
-        if let Some(s) = anim
-            .escalation
-            .with_untracked(|e| e.plan.as_ref().map(|p| p.result.scenario.clone()))
-        {
+        if let Some(s) = anim.escalation.with_untracked(|e| e.plan.as_ref().map(|p| p.result.scenario.clone())) {
             planner.scenario.set(s);
             show_planner_at_top(ws);
         }
