@@ -19,19 +19,8 @@ fn model_imports_no_ui_or_browser_crate() {
                 // Doc comments may name other modules; code may not use them.
                 let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
                 for banned in [
-                    "leptos::",
-                    "web_sys::",
-                    "js_sys::",
-                    "wasm_bindgen::",
-                    "charming::",
-                    "gloo::",
-                    "crate::ui",
-                    "crate::chart",
-                    "crate::scenario",
-                    "crate::import",
-                    "crate::plan",
-                    "crate::url",
-                    "crate::estimate",
+                    "leptos::", "web_sys::", "js_sys::", "wasm_bindgen::", "charming::", "gloo::", "crate::ui", "crate::chart", "crate::scenario", "crate::import", "crate::plan",
+                    "crate::url", "crate::estimate",
                 ] {
                     assert!(!code.contains(banned), "{} uses {banned}", path.display());
                 }

@@ -111,18 +111,8 @@ fn nice_axis_maxima() {
 #[test]
 fn chart_options_need_only_the_bundled_echarts_modules() {
     const CORE: &[&str] = &[
-        "animation",
-        "animationDuration",
-        "animationDurationUpdate",
-        "animationEasing",
-        "animationEasingUpdate",
-        "animationThreshold",
-        "backgroundColor",
-        "color",
-        "textStyle",
-        "darkMode",
-        "useUTC",
-        "series",
+        "animation", "animationDuration", "animationDurationUpdate", "animationEasing", "animationEasingUpdate", "animationThreshold", "backgroundColor", "color", "textStyle",
+        "darkMode", "useUTC", "series",
     ];
     const BUNDLED_COMPONENTS: &[&str] = &["grid", "xAxis", "yAxis", "legend", "tooltip", "title"];
     const BUNDLED_SERIES: &[&str] = &["bar", "line"];

@@ -152,22 +152,8 @@ mod tests {
     #[test]
     fn old_short_ids_still_resolve() {
         for id in [
-            "gpt2",
-            "gpt2-medium",
-            "gpt2-xl",
-            "llama-2-7b",
-            "llama-2-13b",
-            "llama-3-8b",
-            "llama-3-70b",
-            "llama-3.2-1b",
-            "mistral-7b",
-            "qwen2-7b",
-            "mixtral-8x7b",
-            "bert-base",
-            "bert-large",
-            "vit-base-16",
-            "vit-large-16",
-            "resnet-50",
+            "gpt2", "gpt2-medium", "gpt2-xl", "llama-2-7b", "llama-2-13b", "llama-3-8b", "llama-3-70b", "llama-3.2-1b", "mistral-7b", "qwen2-7b", "mixtral-8x7b", "bert-base",
+            "bert-large", "vit-base-16", "vit-large-16", "resnet-50",
         ] {
             assert!(model_preset(id).is_some(), "missing preset {id}");
         }
