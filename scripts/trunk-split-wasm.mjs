@@ -61,6 +61,22 @@ const mainWasm = `${stem}_bg.wasm`;
 const wasmOpt = join(root, 'node_modules', '.bin', 'wasm-opt');
 if (release && !run(wasmOpt, ['--version']).includes('version 132')) fail(`${wasmOpt} is not binaryen version 132 (run scripts/setup-web.sh)`);
 
+/** The files a split point loads (its own module and the shared chunks it waits for), from
+ * the chunk loader's source (`__wasm_split.js`: `__wasm_split_load_<name> = …makeLoad(() => {
+ * … fetch(new URL("./<file>" …)) …, [__chunk_N, …])`). */
+function splitFiles(loader, name) {
+  const file = (block) => block.match(/fetch\(new URL\("\.\/([^"]+)"/)?.[1];
+  const split = loader.match(new RegExp(`__wasm_split_load_${name} = [\\s\\S]*?\\n, \\[([^\\]]*)\\]\\)\\);`));
+  if (!split) fail(`the chunk loader has no split point ${name}`);
+  const chunks = split[1].split(',').map((c) => c.trim()).filter(Boolean).map((c) => {
+    const block = loader.match(new RegExp(`const ${c} = makeLoad\\(\\(\\) => \\{[\\s\\S]*?\\n\\}`))?.[0];
+    return block && file(block);
+  });
+  const files = [file(split[0]), ...chunks];
+  if (files.some((f) => !f)) fail(`could not read the files of split point ${name} from the chunk loader`);
+  return files;
+}
+
 const work = mkdtempSync(join(tmpdir(), 'headroom-split-'));
 try {
   // 1. Split. The chunk loader imports `initSync` from ./<stem>.js (wasm-bindgen's JS).
@@ -109,6 +125,16 @@ try {
     if (!link.test(page)) fail(`index.html has no preload link with integrity for ${file}`);
     page = page.replace(link, `$1${integrity(readFileSync(join(dir, file)))}$2`);
   }
+  // A link that carries a scenario needs the link codec (src/ui/url_codec.rs) before the page
+  // is built: its chunks are preloaded beside the main module instead of after it. The test is
+  // "the query is not empty": a query of page keys only (`?view=…`) loads the codec right after
+  // the first chart anyway, so the preload costs nothing there, and the default page (no
+  // query) does not compete for bandwidth with its first chart.
+  const codecFiles = splitFiles(loader, 'url_codec');
+  const preload = `if (location.search.length > 1) for (const href of ${JSON.stringify(codecFiles.map((f) => `./${f}`))}) document.head.append(Object.assign(document.createElement('link'), { rel: 'preload', as: 'fetch', crossOrigin: 'anonymous', href }));\n`;
+  const inline = /(<script type="module"(?: nonce="[^"]*")?>)/;
+  if (!inline.test(page)) fail("index.html has no inline module script (Trunk's loader) to add the codec's preload to");
+  page = page.replace(inline, `$1${preload}`);
   writeFileSync(html, page);
 } finally {
   rmSync(work, { recursive: true, force: true });
