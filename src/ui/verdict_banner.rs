@@ -84,7 +84,10 @@ pub fn VerdictBanner() -> impl IntoView {
     // worked out once the frame showing the new chart has been painted, so neither the first
     // chart nor a dragged slider waits for the ladder; a newer change supersedes a pending
     // one. Until its chunk has arrived there is no fix to show; its arrival runs this again.
+    // Meanwhile the line holds its place, saying it is being worked out (or that it failed).
     let fix = RwSignal::new(None::<(bool, String, String)>);
+    let needed = Memo::new(move |_| planner.plan.with(|p| !(p.breakdown.fits || p.breakdown.capacity == 0)));
+    let failed = RwSignal::new(false);
     let loaded = RwSignal::new(FIX.get().is_some());
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
@@ -105,7 +108,9 @@ pub fn VerdictBanner() -> impl IntoView {
                             FIX.get_or_init(|| f);
                             let _ = loaded.try_set(true);
                         }
-                        Err(_) => leptos::logging::warn!("the cheapest fix could not be loaded (offline?)"),
+                        Err(_) => {
+                            let _ = failed.try_set(true);
+                        }
                     }
                 })
             });
@@ -118,7 +123,13 @@ pub fn VerdictBanner() -> impl IntoView {
             <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
             <p class="details">{details}</p>
         </div>
-        <Show when=move || fix.with(Option::is_some)>
+        <Show when=move || fix.with(Option::is_some)
+            fallback=move || needed.get().then(|| view! {
+                <p class="fix pending" id="cheapest-fix">
+                    <strong>"Cheapest fix: "</strong>
+                    {move || if failed.get() { "could not be loaded (are you offline?)" } else { "working it out…" }}
+                </p>
+            })>
             <p class="fix" id="cheapest-fix">
                 <strong>{move || fix.with(|f| if f.as_ref().is_some_and(|(fits, _, _)| *fits) { "Cheapest fix: " } else { "No fix on these GPUs: " })}</strong>
                 {move || fix.with(|f| f.as_ref().map(|(_, headline, detail)| format!("{headline} — {detail}")).unwrap_or_default())}
