@@ -12,7 +12,8 @@
 //! waits, and no future ever touches a reactive value after its view has gone.
 //!
 //! A chunk that fails to load (offline) says so in place of the view; opening it again
-//! retries (the loader caches successes only).
+//! retries (the loader caches successes only). A view on screen from the start
+//! ([`lazy_view_or`]) is not opened again: its message asks for a reload.
 
 use std::future::Future;
 use std::sync::OnceLock;
@@ -44,7 +45,7 @@ where
     }
     let state = RwSignal::new(Load::Pending);
     fetch(built, load, state);
-    show(state, || view! { <p class="hint" role="status">"Loading…"</p> }.into_any())
+    show(state, || view! { <p class="hint" role="status">"Loading…"</p> }.into_any(), "Open it again to retry.")
 }
 
 /// [`lazy_view`] for a view that is on screen from the start: `pending` (a placeholder of the
@@ -60,7 +61,7 @@ where
     }
     let state = RwSignal::new(Load::Pending);
     AfterPaint::new().schedule(move || fetch(built, load, state));
-    show(state, pending)
+    show(state, pending, "Reload the page to retry.")
 }
 
 /// Fetches the chunk and records what came of it in `state`.
@@ -78,11 +79,11 @@ where
     });
 }
 
-/// `pending`, the failure, or the built view, as `state` says.
-fn show(state: RwSignal<Load>, pending: fn() -> AnyView) -> AnyView {
+/// `pending`, the failure (with how to `retry`), or the built view, as `state` says.
+fn show(state: RwSignal<Load>, pending: fn() -> AnyView, retry: &'static str) -> AnyView {
     (move || match state.get() {
         Load::Pending => pending(),
-        Load::Failed => view! { <p class="field-error" role="alert">"This view could not be loaded (are you offline?). Open it again to retry."</p> }.into_any(),
+        Load::Failed => view! { <p class="field-error" role="alert">"This view could not be loaded (are you offline?). "{retry}</p> }.into_any(),
         Load::Ready(build) => build(),
     })
     .into_any()

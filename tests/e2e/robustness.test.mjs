@@ -103,6 +103,8 @@ test('chunks that cannot be fetched (offline after the first download): a shared
   assert.match(page.url(), /m=gpt2&b=2/, 'the address the user opened is kept');
   // The timeline says it could not be loaded; the rest of the planner works.
   await page.locator('.timeline-card .field-error').waitFor({ timeout: 5000 });
+  assert.match(await page.locator('.timeline-card .field-error').innerText(), /Reload the page to retry/);
+  assert.match(await page.locator('#cheapest-fix').innerText(), /could not be loaded/);
   assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills|Out of memory)/);
   assert.equal(await page.locator('#panic-panel').count(), 0);
   assert.deepEqual(problems.filter((p) => !/Failed to load resource|ERR_FAILED|Failed to fetch/.test(p)), []);
