@@ -64,8 +64,8 @@ fn TimelinePlot() -> impl IntoView {
     });
     let label = Signal::derive(move || {
         let units = planner.units.get();
-        points.with(|t| match t.as_ref().and_then(Timeline::peak) {
-            Some(peak) => format!("Memory over one training step, {} points; peak {} at {}", t.as_ref().map_or(0, |t| t.points.len()), bytes(peak.bytes.total, units), peak.label),
+        points.with(|t| match t.as_ref().and_then(|t| Some((t.points.len(), t.peak()?))) {
+            Some((n, peak)) => format!("Memory over one training step, {n} points; peak {} at {}", bytes(peak.bytes.total, units), peak.label),
             None => String::new(),
         })
     });
