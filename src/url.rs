@@ -18,10 +18,20 @@ use crate::error::InputError;
 use crate::import::presets::model_preset;
 use crate::json_shape::from_object_value;
 use crate::model::arch::Architecture;
+use crate::plan::escalation::Step;
 use crate::scenario::{DeviceSpec, Frozen, Lora, ModelSpec, Scenario, SCENARIO_VERSION};
 
 /// Query keys the page owns; the codec ignores them.
-pub const PAGE_KEYS: [&str; 5] = ["embed", "view", "units", "compare", COMPARE_KEY];
+pub const PAGE_KEYS: [&str; 7] = ["embed", "view", "units", "compare", COMPARE_KEY, BUDGET_KEY, LADDER_KEY];
+
+/// The page key of the Strategy view's GPU budget (`gpus=64`), when it is not the planner's
+/// world size.
+pub const BUDGET_KEY: &str = "gpus";
+
+/// The page key of the Strategy view's ladder, when it is not the default one for its budget:
+/// the steps in order by their ids, a disabled step with a leading `-`
+/// (`ladder=mixed-precision,-activation-checkpointing,zero3`; [`encode_ladder`]).
+pub const LADDER_KEY: &str = "ladder";
 
 /// The page key of the Compare columns: one `cmp=` per column, in column order, each value
 /// the column's own query ([`encode`]) percent-encoded whole, so a column decodes exactly as
@@ -352,10 +362,72 @@ fn percent_decode(s: &str) -> String {
     percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
+/// The [`LADDER_KEY`] value of a ladder: each step's id, `-` before a disabled one.
+pub fn encode_ladder(rungs: &[(Step, bool)]) -> String {
+    rungs.iter().map(|&(step, on)| format!("{}{}", if on { "" } else { "-" }, step_id(step))).collect::<Vec<_>>().join(",")
+}
+
+/// A ladder from its [`LADDER_KEY`] value, as the query carries it (percent-encoded or not).
+/// Unknown steps and repeats are left out, each with a problem naming it; an empty value is an
+/// empty ladder.
+pub fn decode_ladder(raw: &str) -> (Vec<(Step, bool)>, Vec<InputError>) {
+    let text = percent_decode(raw);
+    let mut rungs: Vec<(Step, bool)> = Vec::new();
+    let mut errors = Vec::new();
+    for item in text.split(',').filter(|i| !i.is_empty()) {
+        let (id, on) = item.strip_prefix('-').map_or((item, true), |id| (id, false));
+        match Step::ALL.iter().find(|&&s| step_id(s) == id) {
+            Some(&step) if rungs.iter().any(|&(s, _)| s == step) => {
+                errors.push(InputError::new(format!("url.{LADDER_KEY}"), format!("step \"{}\" is listed twice; the first is kept", short(id))))
+            }
+            Some(&step) => rungs.push((step, on)),
+            None => errors.push(InputError::new(format!("url.{LADDER_KEY}"), format!("unknown step \"{}\" ignored", short(id)))),
+        }
+    }
+    (rungs, errors)
+}
+
+/// The GPU budget of a [`BUDGET_KEY`] value: a whole number from 1 to `max`.
+pub fn decode_budget(text: &str, max: u64) -> Result<u64, InputError> {
+    match text.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(InputError::new(format!("url.{BUDGET_KEY}"), format!("\"{}\" is not a GPU count from 1 to {max}", short(text)))),
+    }
+}
+
+/// A step's id in links: its serde name (`mixed-precision`).
+fn step_id(step: Step) -> String {
+    match serde_json::to_value(step) {
+        Ok(Value::String(id)) => id,
+        _ => format!("{step:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::Zero;
+
+    #[test]
+    fn ladders_round_trip_and_bad_steps_are_named() {
+        let ladder = vec![(Step::MixedPrecision, true), (Step::ActivationCheckpointing, false), (Step::Zero3, true)];
+        let text = encode_ladder(&ladder);
+        assert_eq!(text, "mixed-precision,-activation-checkpointing,zero3");
+        assert_eq!(decode_ladder(&text), (ladder, Vec::new()));
+        for step in Step::ALL {
+            assert_eq!(decode_ladder(&encode_ladder(&[(step, false)])).0, vec![(step, false)], "{step:?}");
+        }
+        assert_eq!(decode_ladder("zero3%2C-zero2").0, vec![(Step::Zero3, true), (Step::Zero2, false)]);
+        let (rungs, errors) = decode_ladder("zero2,warp-drive,zero2,-");
+        assert_eq!(rungs, vec![(Step::Zero2, true)]);
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].message.contains("warp-drive") && errors[1].message.contains("twice"));
+        assert_eq!(decode_ladder(""), (Vec::new(), Vec::new()));
+        assert_eq!(decode_budget("64", 4096), Ok(64));
+        for bad in ["0", "4097", "-1", "1.5", "", "x"] {
+            assert!(decode_budget(bad, 4096).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_query_of_page_keys_decodes_to_the_default() {

@@ -12,11 +12,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::state::Planner;
-use super::url_sync::{location_query, page_param, replace_page_key};
+use super::url_sync::{location_query, page_param, replace_page_key, UrlNotice};
 use crate::model::breakdown::Breakdown;
 use crate::plan::escalation::Step;
 use crate::plan::search::SearchResult;
 use crate::scenario::Scenario;
+use crate::url;
 
 /// Largest GPU budget the Strategy view accepts.
 pub const MAX_GPUS: u64 = 4096;
@@ -140,9 +141,10 @@ impl Workspace {
     pub fn provide() -> Workspace {
         let planner = Planner::get();
         let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
+        let (budget, ladder) = strategy_from_link(&location_query(), world.get_untracked());
         let ws = Workspace {
             tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
-            strategy: StrategyState { ladder: RwSignal::new(Rung::defaults(world.get_untracked())), gpus: RwSignal::new(world.get_untracked()) },
+            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget) },
             search: SearchState {
                 gpus: RwSignal::new(world.get_untracked()),
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
@@ -171,6 +173,7 @@ impl Workspace {
             }
             gpus
         });
+        keep_strategy_in_link(ws, world);
         provide_context(ws);
         install_bench_hook();
         ws
@@ -213,6 +216,47 @@ impl Workspace {
             });
         }
     }
+}
+
+/// The Strategy view's GPU budget and ladder from the link's page keys (`gpus=`, `ladder=`,
+/// [`url::BUDGET_KEY`]): the planner's world size and the default ladder for the budget where
+/// absent. What cannot be read joins the link's problems ([`UrlNotice`]).
+fn strategy_from_link(query: &str, world: u64) -> (u64, Vec<Rung>) {
+    let mut problems = Vec::new();
+    let budget = page_param(query, url::BUDGET_KEY).map_or(world, |v| {
+        url::decode_budget(&v, MAX_GPUS).unwrap_or_else(|e| {
+            problems.push(e);
+            world
+        })
+    });
+    let ladder = page_param(query, url::LADDER_KEY).map_or_else(
+        || Rung::defaults(budget),
+        |v| {
+            let (rungs, errors) = url::decode_ladder(&v);
+            problems.extend(errors);
+            rungs.into_iter().map(|(step, enabled)| Rung { step, enabled }).collect()
+        },
+    );
+    if let Some(notice) = use_context::<UrlNotice>().filter(|_| !problems.is_empty()) {
+        notice.0.update(|e| e.extend(problems));
+    }
+    (budget, ladder)
+}
+
+/// Keeps `gpus=` and `ladder=` in the address bar while they differ from what the planner's
+/// world size implies (so a Strategy link reopens the same plan), and drops them otherwise.
+fn keep_strategy_in_link(ws: Workspace, world: Memo<u64>) {
+    Effect::new(move |_| {
+        let gpus = ws.strategy.gpus.get();
+        let budget = (gpus != world.get()).then(|| gpus.to_string());
+        let ladder = ws.strategy.ladder.with(|l| (*l != Rung::defaults(gpus)).then(|| url::encode_ladder(&l.iter().map(|r| (r.step, r.enabled)).collect::<Vec<_>>())));
+        let query = location_query();
+        for (key, value) in [(url::BUDGET_KEY, budget), (url::LADDER_KEY, ladder)] {
+            if page_param(&query, key) != value {
+                replace_page_key(key, value.as_deref());
+            }
+        }
+    });
 }
 
 /// The model's search on the default scenario `repeats` times: layouts, evaluations and

@@ -406,3 +406,35 @@ test('compare shows two scenarios side by side, a stacked bar each and the strat
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('the GPU budget and the edited ladder travel in the link; a bad ladder step is named', async () => {
+  const { page, problems } = await openStrategy();
+  assert.doesNotMatch(page.url(), /gpus=|ladder=/, 'defaults are not written');
+  await setValue(page, '#ladder-gpus', 16);
+  await page.waitForFunction(() => /[?&]gpus=16(&|$)/.test(location.search));
+  await page.locator('#rung-zero2').uncheck();
+  await page.waitForFunction(() => /[?&]ladder=mixed-precision,activation-checkpointing,-zero2,zero3,pipeline-parallel(&|$)/.test(location.search));
+  const ladder = await page.locator('#ladder').innerText();
+  // A reload (or the link, opened elsewhere) shows the same budget, ladder and plan.
+  await page.reload();
+  await page.locator('#flowchart .node.action').first().waitFor();
+  assert.equal(await page.locator('#ladder-gpus').inputValue(), '16');
+  assert.equal(await page.locator('#rung-zero2').isChecked(), false);
+  assert.equal(await page.locator('#ladder').innerText(), ladder);
+  // Back to the planner's world size: the key goes.
+  await setValue(page, '#ladder-gpus', 8);
+  await page.waitForFunction(() => !/[?&]gpus=/.test(location.search));
+  assert.deepEqual(problems, []);
+  await page.close();
+  // The link's problems are listed on the planner, with the scenario's.
+  const bad = await openPlanner(env.browser, env.url + STUDY + '&gpus=0&ladder=zero3,warp-drive');
+  const notice = bad.page.locator('#url-notice');
+  await notice.waitFor();
+  assert.match(await notice.innerText(), /gpus.*not a GPU count/s);
+  assert.match(await notice.innerText(), /ladder.*unknown step "warp-drive"/s);
+  await bad.page.locator('#tab-strategy').click();
+  await bad.page.locator('#ladder li').first().waitFor();
+  assert.equal(await bad.page.locator('#ladder li').count(), 1, 'the readable step is kept');
+  assert.equal(await bad.page.locator('#ladder-gpus').inputValue(), '8');
+  await bad.page.close();
+});
