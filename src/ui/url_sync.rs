@@ -220,11 +220,17 @@ pub fn start(planner: Planner, notice: UrlNotice) {
     on_cleanup(move || popstate.remove());
 }
 
-/// The dismissible list of a link's problems, each naming its parameter.
+/// The dismissible list of a link's problems, each naming its parameter. The planner shows it
+/// (`url-notice`); so does the Strategy view, which a `view=strategy` link opens on while the
+/// planner is hidden. Dismissing one copy dismisses both.
 #[component]
-pub fn UrlNoticeBanner() -> impl IntoView {
+pub fn UrlNoticeBanner(
+    /// Element id.
+    #[prop(default = "url-notice")]
+    id: &'static str,
+) -> impl IntoView {
     let notice = expect_context::<UrlNotice>();
-    link_problems(notice.0, "url-notice", "Parts of this link could not be read; the rest was opened:", "Dismiss the link problems")
+    link_problems(notice.0, id, "Parts of this link could not be read; the rest was opened:", "Dismiss the link problems")
 }
 
 /// A dismissible notice listing what a link could not read, each problem naming its parameter

@@ -434,6 +434,11 @@ test('the GPU budget and the edited ladder travel in the link; a bad ladder step
   assert.match(await notice.innerText(), /ladder.*unknown step "warp-drive"/s);
   await bad.page.locator('#tab-strategy').click();
   await bad.page.locator('#ladder li').first().waitFor();
+  // The Strategy view lists them too; dismissing there dismisses both.
+  assert.match(await bad.page.locator('#strategy-url-notice').innerText(), /unknown step "warp-drive"/);
+  await bad.page.locator('#strategy-url-notice-dismiss').click();
+  await bad.page.locator('#strategy-url-notice').waitFor({ state: 'detached' });
+  assert.equal(await bad.page.locator('#url-notice').count(), 0);
   assert.equal(await bad.page.locator('#ladder li').count(), 1, 'the readable step is kept');
   assert.equal(await bad.page.locator('#ladder-gpus').inputValue(), '8');
   await bad.page.close();

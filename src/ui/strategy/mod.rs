@@ -22,6 +22,7 @@ use self::step_caption::StepCaption;
 use super::chart_box::ChartBox;
 use super::search_panel::SearchPanel;
 use super::state::Planner;
+use super::url_sync::UrlNoticeBanner;
 use super::workspace::Workspace;
 use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
@@ -110,6 +111,7 @@ pub fn StrategyView() -> impl IntoView {
         memory_chart(&anim.shown().map(|(_, b)| b).unwrap_or_default(), units)
     });
     view! {
+        <UrlNoticeBanner id="strategy-url-notice" />
         <div class="strategy-layout">
             <section class="card flow-card" aria-labelledby="flow-heading">
                 <div class="card-head">
