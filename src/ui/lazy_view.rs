@@ -26,6 +26,34 @@ use super::after_paint::AfterPaint;
 /// Builds a view; the function itself lives in a chunk.
 pub type Build = fn() -> AnyView;
 
+/// What a split point returned (a view's [`Build`], or a plain function such as the link
+/// codec's), kept once its chunk has arrived so later uses need no `await`.
+pub struct Chunked<T: Copy + 'static>(OnceLock<T>);
+
+impl<T: Copy + 'static> Chunked<T> {
+    pub const fn new() -> Self {
+        Chunked(OnceLock::new())
+    }
+
+    /// The value, if its chunk has arrived.
+    pub fn get(&self) -> Option<T> {
+        self.0.get().copied()
+    }
+
+    /// The value, calling the split point `load` the first time (the chunk's loader caches
+    /// successes only, so a failed fetch is retried by the next call).
+    pub async fn load<F>(&'static self, load: fn() -> F) -> Result<T, SplitLoaderError>
+    where
+        F: Future<Output = Result<T, SplitLoaderError>>,
+    {
+        if let Some(value) = self.get() {
+            return Ok(value);
+        }
+        let value = load().await?;
+        Ok(*self.0.get_or_init(|| value))
+    }
+}
+
 /// What a lazily loaded view shows while it is not built.
 #[derive(Clone, Copy)]
 enum Load {
@@ -35,8 +63,8 @@ enum Load {
 }
 
 /// The view that `load` (a split point) builds: at once when its chunk has been loaded
-/// before (`built` remembers its builder), else a short status until it arrives.
-pub fn lazy_view<F>(built: &'static OnceLock<Build>, load: fn() -> F) -> AnyView
+/// before (`built` keeps its builder), else a short status until it arrives.
+pub fn lazy_view<F>(built: &'static Chunked<Build>, load: fn() -> F) -> AnyView
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {
@@ -52,7 +80,7 @@ where
 /// view's own size, so nothing moves when it is built) shows until the chunk arrives, and
 /// the chunk is fetched once the first frame has been painted ([`AfterPaint`]), so fetching
 /// and compiling it never delays the first chart.
-pub fn lazy_view_or<F>(built: &'static OnceLock<Build>, load: fn() -> F, pending: fn() -> AnyView) -> AnyView
+pub fn lazy_view_or<F>(built: &'static Chunked<Build>, load: fn() -> F, pending: fn() -> AnyView) -> AnyView
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {
@@ -65,13 +93,13 @@ where
 }
 
 /// Fetches the chunk and records what came of it in `state`.
-fn fetch<F>(built: &'static OnceLock<Build>, load: fn() -> F, state: RwSignal<Load>)
+fn fetch<F>(built: &'static Chunked<Build>, load: fn() -> F, state: RwSignal<Load>)
 where
     F: Future<Output = Result<Build, SplitLoaderError>> + 'static,
 {
     leptos::task::spawn_local(async move {
-        let next = match load().await {
-            Ok(build) => Load::Ready(*built.get_or_init(|| build)),
+        let next = match built.load(load).await {
+            Ok(build) => Load::Ready(build),
             Err(_) => Load::Failed,
         };
         // The view may have been closed meanwhile, its signal with it: nothing to show then.

@@ -7,12 +7,10 @@
 //! The panel starts closed: what it holds (the parsers, the comparison, the snippet) is the
 //! `measured` WASM chunk, fetched when it is first opened ([`super::lazy_view`]).
 
-use std::sync::OnceLock;
-
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
-use super::lazy_view::{lazy_view, Build};
+use super::lazy_view::{lazy_view, Build, Chunked};
 use super::state::Planner;
 use crate::format;
 use crate::measured::{compare, parse_measurement, Comparison, PYTHON_SNIPPET};
@@ -22,7 +20,7 @@ use crate::measured::{compare, parse_measurement, Comparison, PYTHON_SNIPPET};
 fn measured_body() -> Result<Build, SplitLoaderError> {
     Ok(|| view! { <MeasuredBody /> }.into_any())
 }
-static BODY: OnceLock<Build> = OnceLock::new();
+static BODY: Chunked<Build> = Chunked::new();
 
 /// The closed panel; its body from the first time it opens on.
 #[component]

@@ -55,7 +55,7 @@ pub use state::Planner;
 /// has arrived ([`url_codec`]), so a shared link's scenario is the first one drawn.
 pub fn mount() {
     panic_panel::install();
-    if url_codec::needed(&url_sync::location_query()) {
+    if crate::url::carries_scenario(&url_sync::location_query()) {
         wasm_bindgen_futures::spawn_local(async {
             // On failure the page opens anyway, saying the link could not be read.
             let _ = url_codec::load().await;

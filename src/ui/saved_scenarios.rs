@@ -8,13 +8,11 @@
 //! The panel's body (storage, the list, the link codec it saves with) is the `saved` WASM
 //! chunk, fetched once the first chart has been painted ([`super::lazy_view`]).
 
-use std::sync::OnceLock;
-
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use serde::{Deserialize, Serialize};
 
-use super::lazy_view::{lazy_view_or, Build};
+use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::state::Planner;
 use super::url_sync::UrlNotice;
 use crate::url;
@@ -106,7 +104,7 @@ fn clean_name(name: &str) -> String {
 fn saved_body() -> Result<Build, SplitLoaderError> {
     Ok(|| view! { <SavedBody /> }.into_any())
 }
-static BODY: OnceLock<Build> = OnceLock::new();
+static BODY: Chunked<Build> = Chunked::new();
 
 /// The saved-scenarios panel.
 #[component]

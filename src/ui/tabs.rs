@@ -7,13 +7,11 @@
 //! the other views is a WASM chunk of its own, fetched when the view first opens
 //! ([`super::lazy_view`]).
 
-use std::sync::OnceLock;
-
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::compare::CompareView;
-use super::lazy_view::{lazy_view, Build};
+use super::lazy_view::{lazy_view, Build, Chunked};
 use super::state::Planner;
 use super::strategy::StrategyView;
 use super::workspace::{focus_tab, select_tab, Tab, Workspace};
@@ -23,14 +21,14 @@ use super::workspace::{focus_tab, select_tab, Tab, Workspace};
 fn strategy_view() -> Result<Build, SplitLoaderError> {
     Ok(|| view! { <StrategyView /> }.into_any())
 }
-static STRATEGY: OnceLock<Build> = OnceLock::new();
+static STRATEGY: Chunked<Build> = Chunked::new();
 
 /// The Compare view's builder, in the `compare` chunk.
 #[wasm_split(compare, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn compare_view() -> Result<Build, SplitLoaderError> {
     Ok(|| view! { <CompareView /> }.into_any())
 }
-static COMPARE: OnceLock<Build> = OnceLock::new();
+static COMPARE: Chunked<Build> = Chunked::new();
 
 /// The tab bar: buttons with `role="tab"`, arrow keys / Home / End move between them.
 #[component]

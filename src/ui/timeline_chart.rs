@@ -10,15 +10,13 @@
 //! on load and after every change, so the bar never waits for the timeline. Until then an
 //! empty box of the chart's size holds its place.
 
-use std::sync::OnceLock;
-
 use charming::Chart;
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::after_paint::AfterPaint;
 use super::chart_box::ChartBox;
-use super::lazy_view::{lazy_view_or, Build};
+use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::state::Planner;
 use crate::chart::timeline::timeline_chart;
 use crate::format::bytes;
@@ -29,7 +27,7 @@ use crate::model::timeline::{timeline, Timeline};
 fn timeline_plot() -> Result<Build, SplitLoaderError> {
     Ok(|| view! { <TimelinePlot /> }.into_any())
 }
-static PLOT: OnceLock<Build> = OnceLock::new();
+static PLOT: Chunked<Build> = Chunked::new();
 
 /// An empty box the size of the plot (`.chart.timeline`), holding its place.
 fn placeholder() -> AnyView {

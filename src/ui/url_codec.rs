@@ -5,13 +5,13 @@
 //! A page opened without a scenario in its address (the default planner) never needs it to
 //! draw, so it is fetched after the first chart ([`prefetch`]) and is there by the first
 //! edit. A shared link or an embed needs it before anything is drawn: [`super::mount`] waits
-//! for it first ([`needed`]), and the page preloads its files beside the main module when
+//! for it first (`url::carries_scenario`), and the page preloads its files beside the main module when
 //! the address has a query (`scripts/trunk-split-wasm.mjs`). Until it has arrived, a change
 //! to the scenario waits for it ([`super::url_sync`]).
 
-use std::sync::OnceLock;
-
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
+
+use super::lazy_view::Chunked;
 
 use crate::error::InputError;
 use crate::format::Units;
@@ -32,20 +32,16 @@ pub struct UrlCodec {
 fn load_chunk() -> Result<UrlCodec, SplitLoaderError> {
     Ok(UrlCodec { decode_view: super::url_sync::decode_view, compose: super::url_sync::compose })
 }
-static LOADED: OnceLock<UrlCodec> = OnceLock::new();
+static CODEC: Chunked<UrlCodec> = Chunked::new();
 
 /// The codec, if its chunk has arrived.
 pub fn get() -> Option<UrlCodec> {
-    LOADED.get().copied()
+    CODEC.get()
 }
 
 /// The codec, fetching its chunk the first time.
 pub async fn load() -> Result<UrlCodec, SplitLoaderError> {
-    if let Some(codec) = get() {
-        return Ok(codec);
-    }
-    let codec = load_chunk().await?;
-    Ok(*LOADED.get_or_init(|| codec))
+    CODEC.load(load_chunk).await
 }
 
 /// Fetches the chunk in the background (its failure shows at the first use).
@@ -57,13 +53,8 @@ pub fn prefetch() {
     }
 }
 
-/// Whether `query` needs the codec to be read ([`crate::url::carries_scenario`]).
-pub fn needed(query: &str) -> bool {
-    crate::url::carries_scenario(query)
-}
-
-/// The scenario, units and problems of `query` without the codec, when it is not
-/// [`needed`]; `None` when it is.
+/// The scenario, units and problems of `query` without the codec, when it carries no
+/// scenario ([`crate::url::carries_scenario`]); `None` when it needs the codec.
 pub fn decode_without(query: &str) -> Option<(Scenario, Units, Vec<InputError>)> {
-    (!needed(query)).then(|| (Scenario::default(), super::url_sync::units_from(query), Vec::new()))
+    (!crate::url::carries_scenario(query)).then(|| (Scenario::default(), super::url_sync::units_from(query), Vec::new()))
 }

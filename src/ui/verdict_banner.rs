@@ -6,12 +6,11 @@
 //! The cheapest fix runs the escalation ladder, whose code is the `fix` WASM chunk (shared
 //! with the Strategy view's), fetched once the first chart has been painted.
 
-use std::sync::OnceLock;
-
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::after_paint::AfterPaint;
+use super::lazy_view::Chunked;
 use super::state::Planner;
 use super::workspace::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
@@ -40,7 +39,7 @@ type FixFn = fn(&Scenario, Units) -> (bool, String, String);
 fn load_cheapest_fix() -> Result<FixFn, SplitLoaderError> {
     Ok(cheapest_fix)
 }
-static FIX: OnceLock<FixFn> = OnceLock::new();
+static FIX: Chunked<FixFn> = Chunked::new();
 
 /// The banner above the chart.
 #[component]
@@ -91,21 +90,19 @@ pub fn VerdictBanner() -> impl IntoView {
     let loaded = RwSignal::new(FIX.get().is_some());
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
-        let fits = planner.plan.with(|p| p.breakdown.fits || p.breakdown.capacity == 0);
         let units = planner.units.get();
         let scenario = planner.valid.get();
-        if fits {
+        if !needed.get() {
             after_paint.cancel();
             fix.set(None);
-        } else if let (true, Some(&cheapest)) = (loaded.get(), FIX.get()) {
+        } else if let (true, Some(cheapest)) = (loaded.get(), FIX.get()) {
             after_paint.schedule(move || fix.set(Some(cheapest(&scenario, units))));
         } else {
             // Fetched after the first paint too: the chunk never delays the first chart.
             after_paint.schedule(move || {
                 leptos::task::spawn_local(async move {
-                    match load_cheapest_fix().await {
-                        Ok(f) => {
-                            FIX.get_or_init(|| f);
+                    match FIX.load(load_cheapest_fix).await {
+                        Ok(_) => {
                             let _ = loaded.try_set(true);
                         }
                         Err(_) => {
