@@ -6,16 +6,15 @@
 // --slow throttles the network as Chrome DevTools' "Fast 4G" preset does (9 Mbit/s down,
 // 1.5 Mbit/s up, 60 ms latency), where the order of downloads matters more than on localhost.
 // (builds are folders under the repository root; `trunk build --release --dist dist-new`)
-import { chromium } from 'playwright-core';
-import { serve } from '../tests/e2e/static-server.mjs';
 import { join } from 'node:path';
-import { CHROMIUM_ARGS, ROOT } from '../tests/e2e/browser.mjs';
+import { serve } from '../tests/e2e/static-server.mjs';
+import { launch, markFirstChart, ROOT } from '../tests/e2e/browser.mjs';
 const args = process.argv.slice(2).filter((a) => a !== '--slow');
 const slow = process.argv.includes('--slow');
 const dists = args.slice(0, 2);
 const N = Number(args[2] ?? 15);
 const query = args[3] ?? '';
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await launch();
 const servers = await Promise.all(dists.map((d) => serve(join(ROOT, d))));
 const times = dists.map(() => []);
 for (let i = 0; i < N; i++) {
@@ -27,12 +26,7 @@ for (let i = 0; i < N; i++) {
       const cdp = await context.newCDPSession(page);
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 60, downloadThroughput: (9e6 / 8) * 0.9, uploadThroughput: (1.5e6 / 8) * 0.9 });
     }
-    await page.addInitScript(() => {
-      new MutationObserver((_, obs) => {
-        const canvas = document.querySelector('#memory-chart canvas');
-        if (canvas) { obs.disconnect(); requestAnimationFrame(() => { window.__firstChart = performance.now(); }); }
-      }).observe(document, { childList: true, subtree: true });
-    });
+    await markFirstChart(page);
     await page.goto(servers[j].url + query);
     await page.waitForFunction(() => window.__firstChart !== undefined, null, { timeout: 15000 });
     times[j].push(await page.evaluate(() => window.__firstChart));

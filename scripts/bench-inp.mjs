@@ -5,13 +5,12 @@
 // w3c/event-timing). Prints the median and p90 of 20 presses, per build given.
 //   node scripts/bench-inp.mjs dist [dist-new …]
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { serve } from '../tests/e2e/static-server.mjs';
-import { CHROMIUM_ARGS, ROOT, waitForChart } from '../tests/e2e/browser.mjs';
+import { launch, ROOT, waitForChart } from '../tests/e2e/browser.mjs';
 
 const PRESSES = 20;
 const dists = process.argv.slice(2);
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await launch();
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * q) - 1];
 try {
   for (const dist of dists.length ? dists : ['dist']) {

@@ -17,7 +17,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { DIST, openPlanner, start } from '../tests/e2e/browser.mjs';
+import { DIST, markFirstChart, openPlanner, start } from '../tests/e2e/browser.mjs';
 
 const KB = 1000;
 const median = (xs) => {
@@ -51,15 +51,7 @@ try {
   for (let i = 0; i < LOADS; i++) {
     const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    await page.addInitScript(() => {
-      new MutationObserver((_, obs) => {
-        const canvas = document.querySelector('#memory-chart canvas');
-        if (canvas) {
-          obs.disconnect();
-          requestAnimationFrame(() => { window.__firstChart = performance.now(); });
-        }
-      }).observe(document, { childList: true, subtree: true });
-    });
+    await markFirstChart(page);
     const responses = [];
     page.on('response', (r) => responses.push(r));
     await page.goto(env.url);

@@ -2,7 +2,7 @@
 // a Chrome trace of one load per run and prints the top-level tasks' events by kind, in
 // milliseconds from navigation start, up to the frame after the memory chart's canvas.
 //   HEADROOM_DIST=dist node scripts/trace-load.mjs [runs=3]
-import { start } from '../tests/e2e/browser.mjs';
+import { markFirstChart, start } from '../tests/e2e/browser.mjs';
 
 const RUNS = Number(process.argv[2] ?? 3);
 const env = await start();
@@ -10,15 +10,7 @@ try {
   for (let run = 0; run < RUNS; run++) {
     const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    await page.addInitScript(() => {
-      new MutationObserver((_, obs) => {
-        if (document.querySelector('#memory-chart canvas')) {
-          obs.disconnect();
-          performance.mark('canvas');
-          requestAnimationFrame(() => { performance.mark('first-chart'); window.__firstChart = performance.now(); });
-        }
-      }).observe(document, { childList: true, subtree: true });
-    });
+    await markFirstChart(page);
     const cdp = await context.newCDPSession(page);
     const events = [];
     cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));

@@ -20,19 +20,43 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
+/** Launches the Debian Chromium (or $CHROMIUM) headless. */
+export function launch() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
 /** Launches Chromium and serves dist/; returns {browser, server, url, close}. */
 export async function start() {
   if (!existsSync(join(DIST, 'index.html'))) {
     throw new Error('dist/index.html is missing: run `trunk build --release` first (scripts/test.sh does)');
   }
-  const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-  const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  const browser = await launch();
   const { server, url } = await serve(DIST);
   const close = async () => {
     await browser.close();
     await new Promise((ok) => server.close(ok));
   };
   return { browser, server, url, close };
+}
+
+/**
+ * Makes `page` record its first chart: the frame after the memory chart's canvas appears,
+ * as `window.__firstChart` (ms since navigation) and the performance marks `canvas` and
+ * `first-chart`. Call before `goto`; the page benchmarks measure with it.
+ */
+export function markFirstChart(page) {
+  return page.addInitScript(() => {
+    new MutationObserver((_, obs) => {
+      if (document.querySelector('#memory-chart canvas')) {
+        obs.disconnect();
+        performance.mark('canvas');
+        requestAnimationFrame(() => {
+          performance.mark('first-chart');
+          window.__firstChart = performance.now();
+        });
+      }
+    }).observe(document, { childList: true, subtree: true });
+  });
 }
 
 /**
