@@ -7,6 +7,7 @@
 //! - `ui`: the Leptos page, built only for `wasm32`.
 
 pub mod chart;
+pub mod enum_id;
 pub mod error;
 pub mod format;
 pub mod import;

@@ -14,6 +14,7 @@ use base64::Engine;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::Value;
 
+use crate::enum_id::{enum_from_id, enum_id};
 use crate::error::InputError;
 use crate::import::presets::model_preset;
 use crate::json_shape::from_object_value;
@@ -364,7 +365,7 @@ fn percent_decode(s: &str) -> String {
 
 /// The [`LADDER_KEY`] value of a ladder: each step's id, `-` before a disabled one.
 pub fn encode_ladder(rungs: &[(Step, bool)]) -> String {
-    rungs.iter().map(|&(step, on)| format!("{}{}", if on { "" } else { "-" }, step_id(step))).collect::<Vec<_>>().join(",")
+    rungs.iter().map(|&(step, on)| format!("{}{}", if on { "" } else { "-" }, enum_id(&step))).collect::<Vec<_>>().join(",")
 }
 
 /// A ladder from its [`LADDER_KEY`] value, as the query carries it (percent-encoded or not).
@@ -376,11 +377,11 @@ pub fn decode_ladder(raw: &str) -> (Vec<(Step, bool)>, Vec<InputError>) {
     let mut errors = Vec::new();
     for item in text.split(',').filter(|i| !i.is_empty()) {
         let (id, on) = item.strip_prefix('-').map_or((item, true), |id| (id, false));
-        match Step::ALL.iter().find(|&&s| step_id(s) == id) {
-            Some(&step) if rungs.iter().any(|&(s, _)| s == step) => {
+        match enum_from_id::<Step>(id) {
+            Some(step) if rungs.iter().any(|&(s, _)| s == step) => {
                 errors.push(InputError::new(format!("url.{LADDER_KEY}"), format!("step \"{}\" is listed twice; the first is kept", short(id))))
             }
-            Some(&step) => rungs.push((step, on)),
+            Some(step) => rungs.push((step, on)),
             None => errors.push(InputError::new(format!("url.{LADDER_KEY}"), format!("unknown step \"{}\" ignored", short(id)))),
         }
     }
@@ -392,14 +393,6 @@ pub fn decode_budget(text: &str, max: u64) -> Result<u64, InputError> {
     match text.parse::<u64>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(InputError::new(format!("url.{BUDGET_KEY}"), format!("\"{}\" is not a GPU count from 1 to {max}", short(text)))),
-    }
-}
-
-/// A step's id in links: its serde name (`mixed-precision`).
-fn step_id(step: Step) -> String {
-    match serde_json::to_value(step) {
-        Ok(Value::String(id)) => id,
-        _ => format!("{step:?}"),
     }
 }
 

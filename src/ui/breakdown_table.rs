@@ -5,8 +5,9 @@
 
 use leptos::prelude::*;
 
-use super::state::{enum_id, Planner};
+use super::state::Planner;
 use crate::chart::component_color;
+use crate::enum_id::enum_id;
 use crate::format::{self, Units};
 use crate::model::breakdown::{Component, Phase};
 

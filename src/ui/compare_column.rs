@@ -8,8 +8,9 @@ use leptos::prelude::*;
 
 use super::compare::column_name;
 use super::select_field::select_options;
-use super::state::{enum_from_id, enum_id, Planner};
+use super::state::Planner;
 use super::workspace::CompareSlot;
+use crate::enum_id::{enum_from_id, enum_id};
 use crate::format;
 use crate::import::presets::{model_names, model_preset};
 use crate::labels::{fine_tuning_id, optimizer_label, precision_label, with_fine_tuning, CHECKPOINTING, FINE_TUNING};

@@ -24,7 +24,7 @@ pub fn CompareTable(plans: Memo<Vec<(String, Option<Breakdown>)>>) -> impl IntoV
                 plans.with(|p| p.iter().map(|(_, b)| view! { <td class="num">{b.as_ref().map_or("—".into(), |b| format::bytes(b.component(c), units))}</td> }).collect_view())
             };
             view! {
-                <tr class="component" data-component=crate::ui::state::enum_id(&c)>
+                <tr class="component" data-component=crate::enum_id::enum_id(&c)>
                     <th scope="row"><span class="swatch" style=format!("background:{}", component_color(c))></span>{c.label()}</th>
                     {units_cells}
                 </tr>

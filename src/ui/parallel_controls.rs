@@ -8,7 +8,8 @@ use super::checkbox_field::CheckboxField;
 use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
 use super::select_field::{enum_select, SelectField};
-use super::state::{enum_from_id, enum_id, Planner};
+use super::state::Planner;
+use crate::enum_id::{enum_from_id, enum_id};
 use crate::scenario::{Offload, Zero, Zero3Impl};
 
 const ZERO: [(&str, &str); 4] = [("0", "0 (off, DDP)"), ("1", "1 (optimizer)"), ("2", "2 (+ gradients)"), ("3", "3 / FSDP (+ params)")];

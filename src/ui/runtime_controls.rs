@@ -8,7 +8,8 @@ use super::checkbox_field::CheckboxField;
 use super::field_error::FieldError;
 use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
-use super::state::{enum_from_id, enum_id, Planner};
+use super::state::Planner;
+use crate::enum_id::{enum_from_id, enum_id};
 use crate::scenario::Platform;
 
 const GIB: f64 = (1u64 << 30) as f64;

@@ -17,8 +17,9 @@ use std::rc::Rc;
 use gloo::timers::callback::Timeout;
 use leptos::prelude::*;
 
-use super::state::{enum_id, Planner};
+use super::state::Planner;
 use super::workspace::{show_planner_at_top, SearchOutcome, Workspace, MAX_GPUS};
+use crate::enum_id::enum_id;
 use crate::format;
 use crate::plan::search::{Candidate, SearchRun};
 use crate::plan::{headroom, MAX_MARGIN};

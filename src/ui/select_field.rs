@@ -6,7 +6,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::field_error::FieldError;
-use super::state::{enum_from_id, enum_id, Planner};
+use super::state::Planner;
+use crate::enum_id::{enum_from_id, enum_id};
 use crate::scenario::Scenario;
 
 /// A labelled select; `options` are `(value, label)` pairs.

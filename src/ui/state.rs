@@ -7,8 +7,6 @@
 //! [`Planner::provide_from_url`].
 
 use leptos::prelude::*;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use crate::error::InputError;
 use crate::format::Units;
@@ -118,18 +116,4 @@ impl Planner {
     pub fn set(self, set: impl FnOnce(&mut Scenario)) {
         self.scenario.update(set);
     }
-}
-
-/// The serde name of a unit enum variant (`"bf16-mixed"`), used as an `<option>` value.
-pub fn enum_id<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => String::new(),
-    }
-}
-
-/// The variant whose serde name is `id`, if any.
-pub fn enum_from_id<T: DeserializeOwned>(id: &str) -> Option<T> {
-    serde_json::from_value(serde_json::Value::String(id.to_string())).ok()
 }

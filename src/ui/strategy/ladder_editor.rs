@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::enum_id::{enum_from_id, enum_id};
 use crate::plan::escalation::Step;
-use crate::ui::state::{enum_from_id, enum_id};
 use crate::ui::workspace::{Rung, Workspace};
 
 /// Focuses the element with `id` after the list has been redrawn.
