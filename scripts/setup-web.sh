@@ -58,10 +58,10 @@ if [ "$(cat node_modules/.headroom-lock 2>/dev/null)" != "$lock_sum" ] || [ ! -x
   echo "$lock_sum" > node_modules/.headroom-lock
 fi
 
-# public/echarts.min.js is a custom ECharts build (only the modules the page uses), committed;
+# public/echarts/ is a custom ECharts build (only the modules the page uses), committed;
 # rebuild it (esbuild, about a second) when it differs from what the pinned packages give.
 if ! node scripts/build-echarts.mjs --check; then
-  say "rebuilding public/echarts.min.js (scripts/build-echarts.mjs)"
+  say "rebuilding public/echarts/ (scripts/build-echarts.mjs)"
   node scripts/build-echarts.mjs
 fi
 

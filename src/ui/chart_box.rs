@@ -5,6 +5,10 @@
 //! (`setOption`), so bars animate from one option to the next. Every chart of the page
 //! (planner, strategy, compare, embed) is one of these.
 //!
+//! ECharts comes in two stages (`scripts/build-echarts.mjs`): the first, loaded with the
+//! page, draws the memory chart; a chart with `extra` (line series) also waits for the
+//! second, which `echarts.more()` imports once.
+//!
 //! The option reaches ECharts as JSON text ([`crate::chart::option_json`], then `JSON.parse`),
 //! the same path as the exports: charming's `WasmRenderer` would serialise every chart type a
 //! second time through `serde-wasm-bindgen`, about 60 KB of WASM (docs/wasm-size.md).
@@ -29,6 +33,23 @@ extern "C" {
 
     #[wasm_bindgen(method)]
     fn dispose(this: &Echarts);
+
+    /// `echarts.more()`: imports ECharts' second stage, once (the same Promise afterwards).
+    #[wasm_bindgen(catch, js_namespace = echarts, js_name = more)]
+    fn import_echarts_more() -> Result<js_sys::Promise, JsValue>;
+}
+
+/// What an export or a chart says when ECharts' first stage is not there.
+pub const LIBRARY_MISSING: &str = "the chart library did not load";
+
+/// Waits for ECharts' second stage (line series, title, SVG renderer); the error says why
+/// it did not come. The first stage must have loaded.
+pub async fn echarts_more() -> Result<(), String> {
+    if !echarts_loaded() {
+        return Err(LIBRARY_MISSING.into());
+    }
+    let promise = import_echarts_more().map_err(|e| format!("{e:?}"))?;
+    wasm_bindgen_futures::JsFuture::from(promise).await.map(|_| ()).map_err(|e| format!("ECharts' second stage did not load ({e:?})"))
 }
 
 /// Hands `chart` to ECharts (merged into what it shows), as JSON text like the exports'
@@ -49,33 +70,35 @@ fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
     Ok(echarts)
 }
 
-/// True when `echarts.min.js` has loaded (the global `echarts` exists).
-fn echarts_loaded() -> bool {
+/// True when ECharts' first stage has run (the global `echarts` exists).
+pub fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 
-/// Whether ECharts is there: `ready` now, or once its deferred `<script>` has run. The WASM
-/// loader is an async module (index.html), so the page's code can start while ECharts is
-/// still downloading or compiling; a chart then waits for the script's `load`. Deferred
-/// scripts run before the window's `load`, so once the document is `complete` a missing
-/// `echarts` means it failed, and the chart says so; the window's `load` is also the last
-/// word when the script's own events were missed.
-fn watch_echarts(ready: RwSignal<bool>, failed: RwSignal<bool>) {
+/// Calls `settle` once with whether ECharts' first stage is there: now, or once its
+/// deferred module script has run. The WASM loader is an async module (index.html), so the
+/// page's code can start while ECharts is still downloading or compiling; a chart then
+/// waits for the script's `load`. Deferred scripts run before the window's `load`, so once
+/// the document is `complete` a missing `echarts` means it failed, and the chart says so;
+/// the window's `load` is also the last word when the script's own events were missed.
+fn when_echarts_settles(settle: impl Fn(bool) + Clone + 'static) {
+    if echarts_loaded() {
+        return settle(true);
+    }
     let Some(window) = web_sys::window() else {
-        return failed.set(true);
+        return settle(false);
     };
     let Some(document) = window.document().filter(|d| d.ready_state() != "complete") else {
-        return failed.set(true);
+        return settle(false);
     };
-    let settle = move || {
-        if echarts_loaded() {
-            let _ = ready.try_set(true);
-        } else {
-            let _ = failed.try_set(true);
-        }
-    };
+    let settled = std::rc::Rc::new(std::cell::Cell::new(false));
     let listen = |target: &web_sys::EventTarget, event: &str| {
-        let handler = Closure::once_into_js(move |_: web_sys::Event| settle());
+        let (settle, settled) = (settle.clone(), settled.clone());
+        let handler = Closure::once_into_js(move |_: web_sys::Event| {
+            if !settled.replace(true) {
+                settle(echarts_loaded());
+            }
+        });
         let _ = target.add_event_listener_with_callback(event, handler.unchecked_ref());
     };
     if let Some(script) = document.query_selector("script[src*='echarts']").ok().flatten() {
@@ -103,13 +126,26 @@ pub fn ChartBox(
     /// Builds the chart option; called inside an effect, so it tracks what it reads.
     #[prop(into)]
     option: Callback<(), Chart>,
+    /// The option needs ECharts' second stage (line series): the chart waits for it too.
+    #[prop(optional)]
+    extra: bool,
 ) -> impl IntoView {
     let handle = StoredValue::new_local(None::<Echarts>);
     let failed = RwSignal::new(false);
-    let ready = RwSignal::new(echarts_loaded());
-    if !ready.get_untracked() {
-        watch_echarts(ready, failed);
-    }
+    let ready = RwSignal::new(false);
+    when_echarts_settles(move |loaded| match (loaded, extra) {
+        (false, _) => failed.set(true),
+        (true, false) => ready.set(true),
+        (true, true) => leptos::task::spawn_local(async move {
+            match echarts_more().await {
+                Ok(()) => ready.try_set(true),
+                Err(e) => {
+                    leptos::logging::warn!("chart not drawn: {e}");
+                    failed.try_set(true)
+                }
+            };
+        }),
+    });
     Effect::new(move |_| {
         let chart = option.run(());
         if !ready.get() {
@@ -146,7 +182,7 @@ pub fn ChartBox(
         <figure class="chart-figure">
             <div id=id class=format!("chart {class}") role="img" aria-label=move || label.get()></div>
             <Show when=move || failed.get()>
-                <p class="field-error">"The chart could not be drawn (echarts.min.js missing); the table has the same numbers."</p>
+                <p class="field-error">"The chart could not be drawn (the chart library did not load); the table has the same numbers."</p>
             </Show>
         </figure>
     }

@@ -134,7 +134,7 @@ pub fn CompareView() -> impl IntoView {
             </div>
             {link_problems(notice, "compare-notice", "Parts of the compared scenarios could not be read from the link; the rest was opened:", "Dismiss the compare link problems")}
             <div class="compare-columns">{columns}</div>
-            <ChartBox id="compare-chart" class="chart-compare" label option=build />
+            <ChartBox id="compare-chart" class="chart-compare" label option=build extra=true />
             <CompareTable plans />
         </section>
         <CompareStrategyTable />

@@ -8,6 +8,7 @@
 
 use leptos::prelude::*;
 
+use super::chart_box::echarts_more;
 use super::share_export::{copy_text, export_file, html_attr};
 use super::state::Planner;
 use crate::format::Units;
@@ -62,7 +63,12 @@ pub fn ShareToolbar() -> impl IntoView {
     let export = move |kind: &'static str| {
         let link = page_url();
         leptos::task::spawn_local(async move {
-            let result = export_file(planner, kind, link).await.unwrap_or_else(|_| Err("the export code could not be loaded (are you offline?)".into()));
+            // The chart images need ECharts' second stage (the title, the SVG renderer).
+            let charts = if matches!(kind, "png" | "svg") { echarts_more().await } else { Ok(()) };
+            let result = match charts {
+                Ok(()) => export_file(planner, kind, link).await.unwrap_or_else(|_| Err("the export code could not be loaded (are you offline?)".into())),
+                Err(e) => Err(e),
+            };
             let stale = planner.plan.with_untracked(|p| p.stale);
             status.set(match result {
                 Ok(()) if stale => {

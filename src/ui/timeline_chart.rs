@@ -76,7 +76,7 @@ fn TimelinePlot() -> impl IntoView {
     let ready = Memo::new(move |_| points.with(Option::is_some));
     view! {
         <Show when=move || ready.get() fallback=placeholder>
-            <ChartBox id="timeline-chart" class="timeline" label option=build />
+            <ChartBox id="timeline-chart" class="timeline" label option=build extra=true />
         </Show>
     }
 }

@@ -111,6 +111,53 @@ test('chunks that cannot be fetched (offline after the first download): a shared
   await page.close();
 });
 
+test("ECharts' two stages: the timeline draws its lines with the second; without it the memory chart still draws and the timeline and PNG export say why", async () => {
+  // Both stages arrive: the step timeline's line series is drawn once the second stage is in.
+  {
+    const { page, problems } = await watchedPage();
+    await page.goto(env.url);
+    await waitForChart(page);
+    await page.waitForFunction(() => {
+      const el = document.getElementById('timeline-chart');
+      return el && window.echarts.getInstanceByDom(el)?.getOption().series.some((s) => s.type === 'line') && el.querySelector('canvas');
+    }, null, { timeout: 10000 });
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+  // The second stage fails: the first chart is unaffected; what needs the second says so.
+  const { page, problems } = await watchedPage();
+  await page.route(/\/echarts\/echarts-more\.js$/, (route) => route.abort());
+  await page.goto(env.url);
+  await waitForChart(page);
+  const timelineError = page.locator('.timeline-card .field-error');
+  await timelineError.waitFor({ timeout: 10000 });
+  assert.match(await timelineError.innerText(), /could not be drawn \(the chart library did not load\)/);
+  assert.equal(await page.locator('#memory-chart + .field-error').count(), 0, 'the memory chart has no error');
+  await page.locator('#export-png').click();
+  await page.waitForFunction(() => /PNG not exported/.test(document.getElementById('share-status').innerText));
+  assert.match(await page.locator('#share-status').innerText(), /second stage did not load/);
+  assert.equal(await page.locator('#panic-panel').count(), 0);
+  assert.deepEqual(problems.filter((p) => !/Failed to load resource|ERR_FAILED|dynamically imported module|chart not drawn/.test(p)), []);
+  await page.close();
+});
+
+test('ECharts that cannot be fetched at all: every chart says so and the numbers are still there', async () => {
+  const { page, problems } = await watchedPage();
+  await page.route(/\/echarts\/echarts(-core)?\.js$/, (route) => route.abort());
+  await page.goto(env.url);
+  const error = page.locator('#memory-chart + .field-error');
+  await error.waitFor({ timeout: 10000 });
+  assert.match(await error.innerText(), /could not be drawn \(the chart library did not load\); the table has the same numbers/);
+  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills|Out of memory)/);
+  assert.ok(Number((await page.locator('#total').innerText()).replace(/[^0-9.]/g, '')) > 0);
+  await page.locator('#export-svg').click();
+  await page.waitForFunction(() => /SVG not exported/.test(document.getElementById('share-status').innerText));
+  assert.match(await page.locator('#share-status').innerText(), /the chart library did not load/);
+  assert.equal(await page.locator('#panic-panel').count(), 0);
+  assert.deepEqual(problems.filter((p) => !/Failed to load resource|ERR_FAILED|chart not drawn/.test(p)), []);
+  await page.close();
+});
+
 test('10 malformed config.json pastes each show a message and keep the last valid model', async () => {
   const { page, problems } = await watchedPage();
   await page.goto(env.url + '?v=1&m=gpt2');
