@@ -71,7 +71,7 @@ fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
 }
 
 /// True when ECharts' first stage has run (the global `echarts` exists).
-pub fn echarts_loaded() -> bool {
+fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 
