@@ -2,18 +2,38 @@
 //! term (its formula and source in a disclosure: keyboard, touch and mouse alike), with the
 //! GiB/GB switch. A training step has two phases (forward/backward and the optimizer step):
 //! the table shows the components at the peak, and on request at the other phase.
+//!
+//! It is below the fold on load (under the chart on a phone, under the first control
+//! groups on a laptop), so its code is in the `below_fold` WASM chunk, fetched once the
+//! first chart has been painted ([`super::lazy_view`]); a box of about its size holds its
+//! place until then.
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
+use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::state::Planner;
 use crate::chart::component_color;
 use crate::enum_id::enum_id;
 use crate::format::{self, Units};
 use crate::model::breakdown::{Component, Phase};
 
-/// The table and the unit switch.
+/// The table's builder, in the `below_fold` chunk.
+#[wasm_split(below_fold, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn table_view() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <Table /> }.into_any())
+}
+static TABLE: Chunked<Build> = Chunked::new();
+
+/// The table, or its placeholder until the `below_fold` chunk has arrived.
 #[component]
 pub fn BreakdownTable() -> impl IntoView {
+    lazy_view_or(&TABLE, table_view, || view! { <section class="table-card pending-part" aria-label="Breakdown" aria-busy="true"></section> }.into_any())
+}
+
+/// The table and the unit switch.
+#[component]
+fn Table() -> impl IntoView {
     let planner = Planner::get();
     let units = planner.units;
     let unit_button = move |u: Units| {

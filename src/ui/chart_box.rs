@@ -15,6 +15,8 @@
 
 use charming::Chart;
 use leptos::prelude::*;
+
+use super::after_paint::first_chart_drawn;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -134,7 +136,10 @@ pub fn ChartBox(
     let failed = RwSignal::new(false);
     let ready = RwSignal::new(false);
     when_echarts_settles(move |loaded| match (loaded, extra) {
-        (false, _) => failed.set(true),
+        (false, _) => {
+            failed.set(true);
+            first_chart_drawn();
+        }
         (true, false) => ready.set(true),
         (true, true) => leptos::task::spawn_local(async move {
             match echarts_more().await {
@@ -153,13 +158,16 @@ pub fn ChartBox(
         }
         handle.update_value(|h| match h {
             Some(echarts) => set_chart(echarts, &chart),
-            None => match render(id, prefers_dark(), &chart) {
-                Ok(echarts) => *h = Some(echarts),
-                Err(e) => {
-                    leptos::logging::warn!("chart not drawn: {e}");
-                    failed.set(true);
+            None => {
+                match render(id, prefers_dark(), &chart) {
+                    Ok(echarts) => *h = Some(echarts),
+                    Err(e) => {
+                        leptos::logging::warn!("chart not drawn: {e}");
+                        failed.set(true);
+                    }
                 }
-            },
+                first_chart_drawn();
+            }
         });
     });
     let resize = window_event_listener(leptos::ev::resize, move |_| {

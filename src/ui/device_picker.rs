@@ -1,10 +1,17 @@
 //! `DevicePicker`: the GPU (or MIG slice) every rank runs on, or a custom device with its
 //! own capacity, bandwidths and throughput; the node layout and the links the
 //! communication times use; with the platform and sharing controls under it.
+//!
+//! It is below the fold on load (under the chart on a phone, under the first control
+//! groups on a laptop), so its code is in the `below_fold` WASM chunk, fetched once the
+//! first chart has been painted ([`super::lazy_view`]); a box of about its size holds its
+//! place until then.
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::field_error::FieldError;
+use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::number_field::NumberField;
 use super::number_slider::NumberSlider;
 use super::runtime_controls::RuntimeControls;
@@ -77,9 +84,22 @@ fn custom_field(planner: Planner, label: &'static str, id: &'static str, field: 
     }
 }
 
-/// The device select, custom figures, node layout and runtime.
+/// The picker's builder, in the `below_fold` chunk.
+#[wasm_split(below_fold, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn device_view() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <Picker /> }.into_any())
+}
+static PICKER: Chunked<Build> = Chunked::new();
+
+/// The device picker, or its placeholder until the `below_fold` chunk has arrived.
 #[component]
 pub fn DevicePicker() -> impl IntoView {
+    lazy_view_or(&PICKER, device_view, || view! { <fieldset class="group pending-part device" aria-busy="true"><legend>"Device"</legend></fieldset> }.into_any())
+}
+
+/// The device select, custom figures, node layout and runtime.
+#[component]
+fn Picker() -> impl IntoView {
     let planner = Planner::get();
     let selected = planner.slice(|s| s.device.preset.clone().unwrap_or_else(|| "custom".into()));
     let custom = planner.slice(|s| s.device.preset.is_none());

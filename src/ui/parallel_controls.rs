@@ -1,11 +1,18 @@
 //! `ParallelControls`: data, tensor, pipeline, sequence, context and expert parallelism,
 //! the ZeRO stage and CPU offload (with ZeRO-3: FSDP2 or DeepSpeed, resharding after forward,
 //! a full state dict on save), with the GPU count they add up to.
+//!
+//! It is below the fold on load (under the chart on a phone, under the first control
+//! groups on a laptop), so its code is in the `below_fold` WASM chunk, fetched once the
+//! first chart has been painted ([`super::lazy_view`]); a box of about its size holds its
+//! place until then.
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::checkbox_field::CheckboxField;
 use super::field_error::FieldError;
+use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::number_slider::NumberSlider;
 use super::select_field::{enum_select, SelectField};
 use super::state::Planner;
@@ -16,9 +23,22 @@ const ZERO: [(&str, &str); 4] = [("0", "0 (off, DDP)"), ("1", "1 (optimizer)"), 
 
 const OFFLOAD: [(Offload, &str); 3] = [(Offload::None, "none"), (Offload::Optimizer, "optimizer"), (Offload::OptimizerAndParams, "optimizer + params")];
 
-/// The parallel layout controls.
+/// The controls' builder, in the `below_fold` chunk.
+#[wasm_split(below_fold, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn parallel_view() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <Controls /> }.into_any())
+}
+static CONTROLS: Chunked<Build> = Chunked::new();
+
+/// The parallel layout controls, or their placeholder until the `below_fold` chunk has arrived.
 #[component]
 pub fn ParallelControls() -> impl IntoView {
+    lazy_view_or(&CONTROLS, parallel_view, || view! { <fieldset class="group pending-part parallel" aria-busy="true"><legend>"Parallelism"</legend></fieldset> }.into_any())
+}
+
+/// The parallel layout controls.
+#[component]
+fn Controls() -> impl IntoView {
     let planner = Planner::get();
     let dp = planner.slice(|s| s.parallel.dp);
     let tp = planner.slice(|s| s.parallel.tp);

@@ -77,11 +77,14 @@ export async function openPlanner(browser, url, { colorScheme = 'light', viewpor
   return { page, problems, requests };
 }
 
-/** Waits until ECharts has drawn the memory chart. */
+/**
+ * Waits until ECharts has drawn the memory chart and the parts built after it (the
+ * `below_fold` chunk's table and control groups) have replaced their placeholders.
+ */
 export async function waitForChart(page) {
   await page.waitForFunction(() => {
     const el = document.getElementById('memory-chart');
-    return el && window.echarts && window.echarts.getInstanceByDom(el) && el.querySelector('canvas');
+    return el && window.echarts && window.echarts.getInstanceByDom(el) && el.querySelector('canvas') && !document.querySelector('.pending-part');
   }, null, { timeout: 15000 });
 }
 
