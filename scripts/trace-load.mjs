@@ -25,8 +25,8 @@ try {
     const mark = (n) => (events.find((e) => e.name === n && e.cat.includes('user_timing'))?.ts - navStart) / 1000;
     const end = mark('first-chart');
     const main = events.filter((e) => e.name === 'RunTask' && e.ph === 'X' && e.ts >= navStart && (e.ts - navStart) / 1000 <= end);
-    // The renderer's main thread: the one that evaluated ECharts.
-    const tid = events.find((e) => e.name === 'EvaluateScript' && e.args?.data?.url?.includes('echarts'))?.tid ?? mode(main.map((e) => e.tid));
+    // The renderer's main thread: the one that parsed the page's HTML.
+    const tid = events.find((e) => e.name === 'ParseHTML' && e.args?.beginData?.url?.startsWith(env.url))?.tid ?? mode(main.map((e) => e.tid));
     const kinds = new Map();
     const rows = [];
     for (const task of main.filter((e) => e.tid === tid && e.dur > 2000)) {
