@@ -43,6 +43,8 @@ extern "C" {
 
 /// What an export or a chart says when ECharts' first stage is not there.
 pub const LIBRARY_MISSING: &str = "the chart library did not load";
+/// … and when its second stage did not come.
+const MORE_MISSING: &str = "part of the chart library did not load (are you offline?)";
 
 /// Waits for ECharts' second stage (line series, title, SVG renderer); the error says why
 /// it did not come. The first stage must have loaded.
@@ -50,8 +52,11 @@ pub async fn echarts_more() -> Result<(), String> {
     if !echarts_loaded() {
         return Err(LIBRARY_MISSING.into());
     }
-    let promise = import_echarts_more().map_err(|e| format!("{e:?}"))?;
-    wasm_bindgen_futures::JsFuture::from(promise).await.map(|_| ()).map_err(|e| format!("ECharts' second stage did not load ({e:?})"))
+    let promise = import_echarts_more().map_err(|_| MORE_MISSING.to_string())?;
+    wasm_bindgen_futures::JsFuture::from(promise).await.map(|_| ()).map_err(|e| {
+        leptos::logging::warn!("ECharts' second stage did not load: {e:?}");
+        MORE_MISSING.to_string()
+    })
 }
 
 /// Hands `chart` to ECharts (merged into what it shows), as JSON text like the exports'
@@ -190,7 +195,7 @@ pub fn ChartBox(
         <figure class="chart-figure">
             <div id=id class=format!("chart {class}") role="img" aria-label=move || label.get()></div>
             <Show when=move || failed.get()>
-                <p class="field-error">"The chart could not be drawn (the chart library did not load); the table has the same numbers."</p>
+                <p class="field-error">"The chart could not be drawn (the chart library did not load). Reload the page to retry; the numbers are in the table."</p>
             </Show>
         </figure>
     }
