@@ -5,12 +5,16 @@
 //! ([`crate::import::presets::search_presets`]), ↑/↓ move through the matches, Enter picks,
 //! Escape restores the current model. A pasted config goes through the one config decoder
 //! ([`ModelSpec::from_hf_config`]); when it does not decode, its message is shown beside the
-//! text box and a notice says the plan shown is still the previous model's.
+//! text box and a notice says the plan shown is still the previous model's. That decoder,
+//! with every family Headroom reads, is the `config_reader` WASM chunk, fetched at the first
+//! paste: the catalogue's own models need only their families, which the first download has.
 
 use leptos::prelude::*;
+use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use serde_json::Value;
 
 use super::field_error::FieldError;
+use super::lazy_view::Chunked;
 use super::state::Planner;
 use crate::import::presets::{model_preset, search_presets};
 use crate::scenario::ModelSpec;
@@ -18,11 +22,21 @@ use crate::scenario::ModelSpec;
 /// Matches listed under the search box.
 const LIST_LIMIT: usize = 12;
 
+/// Pasted text → a model, or a message naming the bad field.
+type Decode = fn(&str) -> Result<ModelSpec, String>;
+
 /// Decodes pasted text into a model, or a message naming the bad field.
 fn decode_config(text: &str) -> Result<ModelSpec, String> {
     let raw: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())
 }
+
+/// The decoder, in the `config_reader` chunk.
+#[wasm_split(config_reader, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn config_reader() -> Result<Decode, SplitLoaderError> {
+    Ok(decode_config)
+}
+static READER: Chunked<Decode> = Chunked::new();
 
 /// One entry of the match list.
 #[derive(Clone, PartialEq)]
@@ -90,18 +104,31 @@ pub fn ModelPicker() -> impl IntoView {
             _ => {}
         }
     };
-    let on_paste = move |ev: leptos::ev::Event| {
-        let text = event_target_value(&ev);
+    // The text last pasted or typed: what the decoder reads once it is there.
+    let pasted = StoredValue::new(String::new());
+    let apply = move |decode: Decode| {
+        let text = pasted.get_value();
         if text.trim().is_empty() {
-            paste_error.set(None);
-            return;
+            return paste_error.set(None);
         }
-        match decode_config(&text) {
+        match decode(&text) {
             Ok(model) => {
                 paste_error.set(None);
                 planner.set(|s| s.model = model);
             }
             Err(message) => paste_error.set(Some(message)),
+        }
+    };
+    let on_paste = move |ev: leptos::ev::Event| {
+        pasted.set_value(event_target_value(&ev));
+        match READER.get() {
+            Some(decode) => apply(decode),
+            None => leptos::task::spawn_local(async move {
+                match READER.load(config_reader).await {
+                    Ok(decode) => apply(decode),
+                    Err(_) => paste_error.set(Some("the config reader could not be loaded (are you offline?)".into())),
+                }
+            }),
         }
     };
     let option_id = |i: usize| format!("model-option-{i}");
