@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Parameter counts of every decoder-only text LM family transformers knows, from its
+default configuration (tests/fixtures/measured/family_sweep.json).
+
+No network, nothing downloaded, deterministic: models are built on torch.device("meta")
+(shapes only) from configuration classes.
+
+Which families. Every model_type in transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+minus encoders / encoder-decoders (their *ForCausalLM is a decoder half), audio and
+vision models (SKIP below, with the reason written into the fixture), plus the
+multimodal wrappers in WRAPPERS whose text model a user may paste (mistral3).
+
+Config. AutoConfig.for_model(model_type), with num_hidden_layers (and whatever keys list
+one entry per layer: layer_types, no_rope_layers, mlp_only_layers, …) shrunk to
+SHRINK_LAYERS when the family's default is deeper, so the fixture stays small and the
+per-layer structure (dense first layers, interleaved MoE, sliding/full patterns) is kept
+where the pattern is shorter than the shrunk depth. Widths, heads and experts are kept.
+Where shrinking cannot be done consistently (a per-layer list whose length is not the
+layer count), the family's default depth is kept. The config recorded is
+config.to_dict() of the config the model was built from (what a Hub config.json holds).
+For wrappers with a text_config (llama4, mistral3), the wrapper's dict is recorded and
+the text model is built from the parsed text_config (what Headroom imports).
+
+Counts. param_count = sum(p.numel() for p in model.parameters()); PyTorch yields a tied
+Parameter once, so tied embeddings count once. Buffers (e.g. e_score_correction_bias
+registered as a buffer) are not parameters and are not counted.
+
+Versions: torch and transformers versions are written into the fixture.
+Run: /work/venv/bin/python tests/measure/family_sweep.py
+"""
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+import torch
+import transformers
+from transformers import AutoConfig
+from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "family_sweep.json")
+
+SHRINK_LAYERS = 8
+
+# Not decoder-only text LMs: the reason is recorded in the fixture.
+ENC = "encoder or encoder-decoder family (its *ForCausalLM is a decoder half)"
+SKIP = {
+    **{t: ENC for t in [
+        "bart", "bert", "bert-generation", "big_bird", "bigbird_pegasus", "blenderbot", "blenderbot-small", "camembert",
+        "data2vec-text", "electra", "ernie", "marian", "mbart", "megatron-bert", "mvp", "pegasus", "plbart", "prophetnet",
+        "rembert", "roberta", "roberta-prelayernorm", "roc_bert", "roformer", "trocr", "xlm", "xlm-roberta", "xlm-roberta-xl",
+        "xlnet", "xmod", "reformer", "whisper",
+    ]},
+    "musicgen": "audio", "musicgen_melody": "audio", "moshi": "audio", "moss_transcribe_diarize": "audio",
+    "fuyu": "vision-language", "git": "vision-language", "got_ocr2": "vision-language", "phi4_multimodal": "vision/audio-language",
+    "gemma3": "vision-language wrapper (its text model gemma3_text is measured)",
+    "gemma3n": "vision/audio-language wrapper", "gemma4": "vision-language wrapper", "gemma4_unified": "vision-language wrapper",
+    "emu3": "vision-language (image tokens)",
+}
+# Wrappers not in the causal-LM mapping whose text model is measured.
+WRAPPERS = ["mistral3"]
+# Configs with a text_config whose text model is the one built (the vision tower is not counted).
+WRAPPED = {"mistral3", "llama4", "mllama", "qwen3_5", "qwen3_5_moe", "dots3_note"}
+
+# Keys a default configuration leaves unset although the model needs them (a Hub
+# config.json always sets them); the values are the family's released checkpoint's.
+FIX = {
+    "hunyuan_v1_dense": {"head_dim": 128},
+    "hunyuan_v1_moe": {"head_dim": 128},
+    "ministral": {"head_dim": 128},
+    "nemotron": {"num_key_value_heads": 48},
+    "dots1": {"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2},
+    "dbrx": {"attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000.0}},
+}
+
+# Keys holding one entry per layer, shrunk with num_hidden_layers.
+PER_LAYER_KEYS = ["layer_types", "no_rope_layers", "mlp_layer_types", "moe_layers_enabled"]
+
+
+def layer_key(cfg):
+    for k in ["num_hidden_layers", "n_layer", "n_layers", "num_layers"]:
+        if isinstance(getattr(cfg, k, None), int):
+            return k
+    return None
+
+
+def shrink(cfg):
+    """Shrink the depth to SHRINK_LAYERS where every per-layer key can follow. Returns a note."""
+    key = layer_key(cfg)
+    if key is None:
+        return "depth key not found; default depth kept"
+    depth = getattr(cfg, key)
+    if depth <= SHRINK_LAYERS:
+        return f"default depth {depth} kept"
+    new = SHRINK_LAYERS
+    updates = {key: new}
+    for k in PER_LAYER_KEYS:
+        v = getattr(cfg, k, None)
+        if isinstance(v, list):
+            if len(v) != depth:
+                return f"default depth {depth} kept ({k} has {len(v)} entries)"
+            updates[k] = v[:new]
+    for k in ["mlp_only_layers", "moe_layers"]:
+        v = getattr(cfg, k, None)
+        if isinstance(v, list):
+            updates[k] = [i for i in v if i < new]
+    fk = getattr(cfg, "first_k_dense_replace", None)
+    if isinstance(fk, int) and fk >= new:
+        return f"default depth {depth} kept (first_k_dense_replace {fk})"
+    for k, v in updates.items():
+        try:
+            setattr(cfg, k, v)
+        except AttributeError as e:
+            raise CannotShrink(f"default depth {depth} kept ({k}: {e})")
+    return f"{key} {depth} -> {new}"
+
+
+class CannotShrink(Exception):
+    pass
+
+
+def shrunk_config(model_type):
+    fix = FIX.get(model_type, {})
+    cfg = AutoConfig.for_model(model_type, **fix)
+    target = getattr(cfg, "text_config", None) if model_type in WRAPPED else cfg
+    try:
+        note = shrink(target)
+    except CannotShrink as e:
+        cfg = AutoConfig.for_model(model_type, **fix)
+        note = str(e)
+    if fix:
+        note += f"; set {json.dumps(fix)} (unset by default)"
+    return cfg, note
+
+
+def build(cfg, cls_name):
+    cls = getattr(transformers, cls_name)
+    with torch.device("meta"):
+        model = cls._from_config(cfg)
+    return sum(p.numel() for p in model.parameters())
+
+
+def jsonable(d):
+    """JSON as serde reads it: non-finite floats (Mamba's time_step_limit [0.0, inf]) become
+    the strings "Infinity" / "-Infinity" / "NaN", other non-JSON values their str()."""
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [fix(x) for x in v]
+        return v
+    return fix(json.loads(json.dumps(d, default=lambda o: str(o))))
+
+
+def measure(model_type, cls_name):
+    cfg, note = shrunk_config(model_type)
+    notes = []
+    if model_type in WRAPPED:
+        build_cfg = cfg.text_config
+        notes.append(f"wrapper: text model {type(build_cfg).__name__} measured")
+    else:
+        build_cfg = cfg
+    notes.append(note)
+    t0 = time.time()
+    n = build(build_cfg, cls_name)
+    notes.append(f"built in {time.time() - t0:.1f}s")
+    return {"config": jsonable(cfg.to_dict()), "param_count": n, "class": cls_name, "notes": "; ".join(notes)}
+
+
+def main():
+    torch.manual_seed(0)
+    out = {
+        "generator": "tests/measure/family_sweep.py",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "method": "AutoConfig.for_model(model_type), depth shrunk (see notes), *ForCausalLM built on torch.device('meta'); param_count = sum(p.numel() for p in model.parameters()) (tied once); config = config.to_dict()",
+        "families": {},
+        "skipped": {},
+    }
+    entries = sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.items())
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES as IT
+
+    text_of = {"mistral3": "MistralForCausalLM"}
+    for w in WRAPPERS:
+        assert w in IT, w
+        entries.append((w, text_of[w]))
+    for model_type, cls_name in sorted(entries):
+        if model_type in SKIP:
+            out["skipped"][model_type] = SKIP[model_type]
+            continue
+        try:
+            out["families"][model_type] = measure(model_type, cls_name)
+            print(f"{model_type:28} {out['families'][model_type]['param_count']:>16,}  {out['families'][model_type]['notes']}", file=sys.stderr)
+        except Exception as e:  # a config that cannot be built
+            msg = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            out["skipped"][model_type] = f"config or model cannot be built: {msg}"
+            print(f"{model_type:28} SKIPPED {msg}", file=sys.stderr)
+            if os.environ.get("SWEEP_DEBUG"):
+                traceback.print_exc()
+    with open(OUT, "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True, allow_nan=False)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
