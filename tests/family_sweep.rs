@@ -36,7 +36,16 @@ fn table() {
         match got {
             Ok((n, approx)) => {
                 let err = (n as f64 - expected as f64) / expected as f64 * 100.0;
-                println!("{ty:28} {expected:>16} {n:>16} {err:>9.3}% {}", if approx { "approximate" } else if n == expected { "exact" } else { "WRONG" });
+                println!(
+                    "{ty:28} {expected:>16} {n:>16} {err:>9.3}% {}",
+                    if approx {
+                        "approximate"
+                    } else if n == expected {
+                        "exact"
+                    } else {
+                        "WRONG"
+                    }
+                );
             }
             Err(e) => println!("{ty:28} {expected:>16} {:>16} {:>10} rejected: {}", "-", "-", e.chars().take(120).collect::<String>()),
         }

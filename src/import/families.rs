@@ -196,8 +196,10 @@ pub fn qwen3(c: &Keys) -> Result<TransformerArch, InputError> {
 }
 
 /// `Qwen3MoeConfig`: Qwen3 attention, 128 experts top-8 of width 768, no shared expert.
+/// Unlike `Qwen3Config`, the class has no `head_dim` field: without the key the attention
+/// uses hidden / heads (`getattr(config, "head_dim", …)` in `modeling_qwen3_moe.py`).
 pub fn qwen3_moe(c: &Keys) -> Result<TransformerArch, InputError> {
-    let mut t = decoder(c, &Defaults { hidden: 2048, layers: 24, heads: 32, kv_heads: Some(4), ffn: 6144, vocab: 151936, head_dim: Some(128), tied: false })?;
+    let mut t = decoder(c, &Defaults { hidden: 2048, layers: 24, heads: 32, kv_heads: Some(4), ffn: 6144, vocab: 151936, head_dim: None, tied: false })?;
     let bias = c.flag("attention_bias", false)?;
     t.attention.qkv_bias = bias;
     t.attention.out_bias = bias;
@@ -483,4 +485,420 @@ pub fn gpt2(c: &Keys) -> Result<TransformerArch, InputError> {
         use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// Families added from the family sweep (tests/fixtures/measured/family_sweep.json): each
+// matches transformers 5.24's parameter count exactly unless its doc comment says otherwise.
+// ---------------------------------------------------------------------------------------
+
+/// The rotary fraction of transformers 5's `rope_parameters.partial_rotary_factor`, else the
+/// top-level `partial_rotary_factor` of older config.json files, else `fraction`.
+fn rope_fraction(c: &Keys, head_dim: u64, fraction: f64) -> Result<u64, InputError> {
+    if let Some(f) = c.nested("rope_parameters").and_then(|r| r.get("partial_rotary_factor")).and_then(serde_json::Value::as_f64) {
+        if (0.0..=1.0).contains(&f) {
+            return Ok(((head_dim as f64 * f) as u64).max(1));
+        }
+        return Err(InputError::new("rope_parameters.partial_rotary_factor", format!("must be a fraction between 0 and 1, got {f}")));
+    }
+    partial_rotary(c, head_dim, fraction)
+}
+
+/// Q/K/V biases from `attention_bias`, and the output projection's from `out_key` (its own
+/// key, or `attention_bias` again where the family ties them).
+fn attention_biases(c: &Keys, t: &mut TransformerArch, default: bool, out_key: Option<(&str, bool)>) -> Result<(), InputError> {
+    t.attention.qkv_bias = c.flag("attention_bias", default)?;
+    t.attention.out_bias = match out_key {
+        Some((key, d)) => c.flag(key, d)?,
+        None => t.attention.qkv_bias,
+    };
+    Ok(())
+}
+
+/// An activation for a family whose default transformers' `ACT2FN` name Headroom does not
+/// model by name: `relu2` (squared ReLU: Nemotron, Arcee) is counted as ReLU (same
+/// parameters; its saved activations are those of ReLU plus the square's input).
+fn act_or_relu2(c: &Keys, key: &str, default: &str) -> Result<Activation, InputError> {
+    let name = c.text(key, default)?;
+    match name.as_str() {
+        "relu2" => {
+            c.note(format!("{key} \"relu2\" (squared ReLU) is modelled as ReLU for activation memory; parameters are exact"));
+            Ok(Activation::Relu)
+        }
+        other => {
+            activation(other).ok_or_else(|| InputError::new(key, format!("\"{other}\" is not an activation Headroom knows (silu, gelu, gelu_pytorch_tanh, gelu_new, relu, relu2)")))
+        }
+    }
+}
+
+/// A list of MoE layer indices (`moe_layers`) as Headroom's `first_dense` / `every` rule
+/// (`i >= first_dense && (i + 1) % every == 0`), when one reproduces it exactly.
+fn moe_layer_rule(key: &str, list: &[u64], layers: u64) -> Result<Option<(u64, u64)>, InputError> {
+    let wanted: Vec<u64> = list.iter().copied().filter(|i| *i < layers).collect();
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    for every in 1..=layers {
+        for first_dense in 0..layers {
+            let by_rule: Vec<u64> = (0..layers).filter(|i| *i >= first_dense && (i + 1) % every == 0).collect();
+            if by_rule == wanted {
+                return Ok(Some((first_dense, every)));
+            }
+        }
+    }
+    Err(InputError::new(key, format!("MoE layers {wanted:?} follow no \"dense first, then every n-th\" pattern; Headroom cannot model this layout yet")))
+}
+
+/// A whole-number list key (`moe_layers`), if present.
+fn uint_list_opt(c: &Keys, key: &str) -> Result<Option<Vec<u64>>, InputError> {
+    match c.get(key) {
+        None => Ok(None),
+        Some(serde_json::Value::Array(items)) => {
+            items.iter().map(|v| v.as_u64().ok_or_else(|| InputError::new(key, format!("every entry must be a whole number, got {v}")))).collect::<Result<Vec<_>, _>>().map(Some)
+        }
+        Some(v) => Err(InputError::new(key, format!("must be a list of whole numbers, got {v}"))),
+    }
+}
+
+/// A count that some configs write per layer (`[64, 64, …]`, HunYuan): one value, or a list
+/// whose entries all agree.
+fn uniform_count(c: &Keys, key: &str, default: u64) -> Result<u64, InputError> {
+    match c.get(key) {
+        Some(serde_json::Value::Array(items)) => {
+            let first = items.first().and_then(serde_json::Value::as_u64).ok_or_else(|| InputError::new(key, "must be a positive whole number or a list of them"))?;
+            if items.iter().any(|v| v.as_u64() != Some(first)) {
+                return Err(InputError::new(key, "a different value per layer is not supported yet"));
+            }
+            if first == 0 {
+                return Err(InputError::new(key, "must be at least 1"));
+            }
+            Ok(first)
+        }
+        _ => c.uint(key, default),
+    }
+}
+
+/// `Llama4TextConfig` (Llama-4 Scout / Maverick text model, `modeling_llama4.py`
+/// `Llama4TextDecoderLayer`): Llama attention (its q/k L2 norm has no weights), MoE blocks
+/// at `moe_layers` (default every `interleave_moe_layer_step`-th) with a router, routed
+/// experts of `intermediate_size` and one shared expert of the same width; the other
+/// blocks a dense SwiGLU of `intermediate_size_mlp`. Chunked-attention layers
+/// (`attention_chunk_size`) are modelled as sliding-window layers of that size.
+pub fn llama4_text(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 5120, layers: 48, heads: 40, kv_heads: Some(8), ffn: 16384, vocab: 202048, head_dim: Some(128), tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.mlp.ffn = c.uint("intermediate_size_mlp", 16384)?;
+    let expert_ffn = c.uint("intermediate_size", 8192)?;
+    let rule = match uint_list_opt(c, "moe_layers")? {
+        Some(list) => moe_layer_rule("moe_layers", &list, t.layers)?,
+        None => Some((0, c.uint_or("interleave_moe_layer_step", 1)?)),
+    };
+    if let Some((first_dense, every)) = rule {
+        t.moe = Some(MoePart {
+            experts: c.uint("num_local_experts", 16)?,
+            top_k: c.uint("num_experts_per_tok", 1)?,
+            expert_ffn,
+            shared_ffn: expert_ffn,
+            first_dense,
+            every,
+            router: Router::TopKSoftmax,
+            ..MoePart::default()
+        });
+    }
+    if let (Some(chunk), Some(types)) = (c.optional_uint("attention_chunk_size")?, c.strings("layer_types")?) {
+        t.attention.sliding_window = chunk;
+        t.attention.sliding_layers = types.iter().take(t.layers as usize).filter(|s| **s == "chunked_attention").count() as u64;
+    }
+    Ok(t)
+}
+
+/// `OlmoeConfig` (`modeling_olmoe.py` `OlmoeDecoderLayer`): OLMo attention with q/k RMSNorms
+/// over the full projection, 64 experts top-8 of `intermediate_size` in every block.
+pub fn olmoe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2048, layers: 16, heads: 16, kv_heads: None, ffn: 2048, vocab: 50304, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.qk_norm = QkNorm::Full;
+    let experts = if c.has("num_experts") { c.uint("num_experts", 64)? } else { c.uint("num_local_experts", 64)? };
+    let router = if c.flag("norm_topk_prob", false)? { Router::SoftmaxNormalized } else { Router::SoftmaxRaw };
+    t.moe = Some(MoePart { experts, top_k: c.uint("num_experts_per_tok", 8)?, expert_ffn: t.mlp.ffn, router, ..MoePart::default() });
+    Ok(t)
+}
+
+/// `PhimoeConfig` (Phi-3.5-MoE, `modeling_phimoe.py` `PhimoeDecoderLayer`): Mixtral's
+/// experts (16, top-2) behind LayerNorms with biases, optional attention and LM-head biases.
+pub fn phimoe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(8), ffn: 6400, vocab: 32064, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.norm = NormPart { kind: NormKind::Layernorm, placement: Placement::Pre };
+    t.embedding.head_bias = c.flag("lm_head_bias", false)?;
+    sliding(c, &mut t, None, SlidingFallback::All)?;
+    t.moe = Some(MoePart { experts: c.uint("num_local_experts", 16)?, top_k: c.uint("num_experts_per_tok", 2)?, expert_ffn: t.mlp.ffn, ..MoePart::default() });
+    Ok(t)
+}
+
+/// `GlmConfig` (GLM-4-9B, `modeling_glm.py` `GlmDecoderLayer`): Q/K/V biases, a fused
+/// `gate_up_proj`, half-width rotary.
+pub fn glm(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 40, heads: 32, kv_heads: Some(2), ffn: 13696, vocab: 151552, head_dim: Some(128), tied: false })?;
+    t.attention.qkv_bias = c.flag("attention_bias", true)?;
+    t.attention.rotary_dim = rope_fraction(c, t.attention.head_dim, 0.5)?;
+    t.mlp.fused_gate_up = true;
+    Ok(t)
+}
+
+/// `Glm4Config` (GLM-4-0414, `modeling_glm4.py` `Glm4DecoderLayer`): GLM with a norm after
+/// attention and after the MLP as well (four per block).
+pub fn glm4(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = glm(c)?;
+    t.norm.placement = Placement::Sandwich;
+    Ok(t)
+}
+
+/// `Glm4MoeConfig` (GLM-4.5 / 4.6 / 4.7, `modeling_glm4_moe.py` `Glm4MoeDecoderLayer`):
+/// Q/K/V biases, optional per-head q/k norms, half-width rotary, `first_k_dense_replace`
+/// dense blocks, then 128 routed experts top-8 plus `n_shared_experts` shared ones behind
+/// a sigmoid router (its `e_score_correction_bias` is a buffer, not a parameter). The
+/// multi-token-prediction layers (`num_nextn_predict_layers`) are not built by transformers.
+pub fn glm4_moe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 46, heads: 96, kv_heads: Some(8), ffn: 10944, vocab: 151552, head_dim: None, tied: false })?;
+    t.attention.qkv_bias = c.flag("attention_bias", false)?;
+    if c.flag("use_qk_norm", false)? {
+        t.attention.qk_norm = QkNorm::PerHead;
+    }
+    t.attention.rotary_dim = rope_fraction(c, t.attention.head_dim, 0.5)?;
+    let expert_ffn = c.uint("moe_intermediate_size", 1408)?;
+    let experts = if c.has("n_routed_experts") { c.uint("n_routed_experts", 128)? } else { c.uint("num_local_experts", 128)? };
+    t.moe = Some(MoePart {
+        experts,
+        top_k: c.uint("num_experts_per_tok", 8)?,
+        expert_ffn,
+        shared_ffn: c.count("n_shared_experts", 1)? * expert_ffn,
+        first_dense: c.count("first_k_dense_replace", 1)?,
+        router: Router::SigmoidGrouped,
+        ..MoePart::default()
+    });
+    Ok(t)
+}
+
+/// `SmolLM3Config` (`modeling_smollm3.py`): Llama's modules (the no-RoPE layers have no
+/// parameters of their own), tied head, optional sliding window.
+pub fn smollm3(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2048, layers: 36, heads: 16, kv_heads: Some(4), ffn: 11008, vocab: 128256, head_dim: None, tied: true })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    if c.flag("use_sliding_window", false)? {
+        sliding(c, &mut t, None, SlidingFallback::All)?;
+    }
+    Ok(t)
+}
+
+/// `Ernie4_5Config` (ERNIE-4.5 0.3B, `modeling_ernie4_5.py`): Llama with every projection
+/// biased by `use_bias`, tied head.
+pub fn ernie4_5(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 1024, layers: 18, heads: 16, kv_heads: Some(2), ffn: 3072, vocab: 103424, head_dim: Some(128), tied: true })?;
+    let bias = c.flag("use_bias", false)?;
+    t.attention.qkv_bias = bias;
+    t.attention.out_bias = bias;
+    t.mlp.bias = bias;
+    Ok(t)
+}
+
+/// `Ernie4_5_MoeConfig` (ERNIE-4.5 21B-A3B / 300B-A47B, `modeling_ernie4_5_moe.py`
+/// `Ernie4_5_MoeDecoderLayer`): MoE in blocks `moe_layer_start_index ..= moe_layer_end_index`
+/// with `(i + 1) % moe_layer_interval == 0`, 64 experts top-6 plus `moe_num_shared_experts`
+/// shared ones, a router whose `e_score_correction_bias` is a parameter, `use_bias` on every
+/// projection and on the LM head.
+pub fn ernie4_5_moe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2560, layers: 28, heads: 20, kv_heads: Some(4), ffn: 12288, vocab: 103424, head_dim: None, tied: true })?;
+    let bias = c.flag("use_bias", false)?;
+    t.attention.qkv_bias = bias;
+    t.attention.out_bias = bias;
+    t.mlp.bias = bias;
+    t.embedding.head_bias = bias;
+    let start = c.count("moe_layer_start_index", 1)?;
+    let end = match c.get("moe_layer_end_index") {
+        Some(serde_json::Value::Number(n)) if n.as_i64() == Some(-1) => t.layers - 1,
+        _ => c.count("moe_layer_end_index", 27)?,
+    };
+    if end < t.layers - 1 {
+        return Err(InputError::new("moe_layer_end_index", format!("dense blocks after the last MoE block ({end} of {}) are not supported yet", t.layers)));
+    }
+    let expert_ffn = c.uint("moe_intermediate_size", 1536)?;
+    let experts = if c.has("moe_num_experts") { c.uint("moe_num_experts", 64)? } else { c.uint("num_experts", 64)? };
+    let top_k = if c.has("moe_k") { c.uint("moe_k", 6)? } else { c.uint("num_experts_per_tok", 6)? };
+    t.moe = Some(MoePart {
+        experts,
+        top_k,
+        expert_ffn,
+        shared_ffn: c.count("moe_num_shared_experts", 2)? * expert_ffn,
+        first_dense: start,
+        every: c.uint_or("moe_layer_interval", 1)?,
+        router_bias: true,
+        expert_bias: bias,
+        router: Router::SoftmaxNormalized,
+        ..MoePart::default()
+    });
+    Ok(t)
+}
+
+/// `Cohere2Config` (Command-R7B, Command-A, `modeling_cohere2.py` `Cohere2DecoderLayer`):
+/// Cohere's parallel block on one bias-free LayerNorm, three sliding-window layers per
+/// global one.
+pub fn cohere2(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 8192, layers: 40, heads: 64, kv_heads: None, ffn: 22528, vocab: 256000, head_dim: None, tied: true })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.norm = NormPart { kind: NormKind::CohereLayernorm, placement: Placement::ParallelShared };
+    sliding(c, &mut t, Some(4096), SlidingFallback::Pattern(4))?;
+    Ok(t)
+}
+
+/// `Exaone4Config` (EXAONE-4.0, `modeling_exaone4.py` `Exaone4DecoderLayer`): norms after
+/// each sublayer (OLMo-2 style), per-head q/k RMSNorms, sliding layers from `layer_types`.
+pub fn exaone4(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 16384, vocab: 102400, head_dim: None, tied: false })?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    t.norm.placement = Placement::PostSublayer;
+    if c.strings("layer_types")?.is_some() || c.has("sliding_window_pattern") {
+        sliding(c, &mut t, None, SlidingFallback::Pattern(4))?;
+    }
+    Ok(t)
+}
+
+/// `HunYuanDenseV1Config` (Hunyuan dense, `modeling_hunyuan_v1_dense.py`): Llama with
+/// per-head q/k RMSNorms (`query_layernorm`, `key_layernorm`).
+pub fn hunyuan_v1_dense(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 11008, vocab: 290943, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    Ok(t)
+}
+
+/// `HunYuanMoEV1Config` (Hunyuan-A13B, `modeling_hunyuan_v1_moe.py` `HunYuanMoEV1Moe`):
+/// HunYuan attention, and in every block a shared SwiGLU plus routed experts, both of
+/// `intermediate_size`, behind a bias-free router. Per-layer lists of expert counts must agree.
+pub fn hunyuan_v1_moe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = hunyuan_v1_dense(c)?;
+    let experts = if c.has("num_experts") { uniform_count(c, "num_experts", 1)? } else { uniform_count(c, "num_local_experts", 1)? };
+    let top_k = if c.has("moe_topk") { uniform_count(c, "moe_topk", 1)? } else { c.uint("num_experts_per_tok", 1)? };
+    t.moe = Some(MoePart { experts, top_k, expert_ffn: t.mlp.ffn, shared_ffn: t.mlp.ffn, ..MoePart::default() });
+    Ok(t)
+}
+
+/// `SeedOssConfig` (Seed-OSS-36B, `modeling_seed_oss.py` `SeedOssAttention`): Llama with
+/// Q/K/V biases (`attention_bias`) and a separate `attention_out_bias`.
+pub fn seed_oss(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 64, heads: 80, kv_heads: Some(8), ffn: 27648, vocab: 155136, head_dim: Some(128), tied: false })?;
+    attention_biases(c, &mut t, true, Some(("attention_out_bias", false)))?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    Ok(t)
+}
+
+/// `HeliumConfig` (Kyutai Helium, `modeling_helium.py`): Llama with Q/K/V biases only
+/// (`o_proj` has none).
+pub fn helium(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2560, layers: 24, heads: 20, kv_heads: Some(20), ffn: 7040, vocab: 48000, head_dim: Some(128), tied: false })?;
+    t.attention.qkv_bias = c.flag("attention_bias", false)?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    Ok(t)
+}
+
+/// `MinistralConfig` (Ministral-8B, `modeling_ministral.py`): Mistral with sliding-window
+/// layers from `layer_types`.
+pub fn ministral(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(8), ffn: 14336, vocab: 32000, head_dim: None, tied: false })?;
+    sliding(c, &mut t, None, SlidingFallback::All)?;
+    Ok(t)
+}
+
+/// `Ministral3Config` (Ministral-3 / Mistral-Small-3.x text model, `modeling_ministral3.py`):
+/// Mistral's modules with 128-wide heads by default.
+pub fn ministral3(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 34, heads: 32, kv_heads: Some(8), ffn: 14336, vocab: 131072, head_dim: Some(128), tied: false })?;
+    sliding(c, &mut t, None, SlidingFallback::All)?;
+    Ok(t)
+}
+
+/// `StableLmConfig` (StableLM-2, `modeling_stablelm.py` `StableLmDecoderLayer`): LayerNorms
+/// with biases, optional Q/K/V biases (`use_qkv_bias`), optional per-head bias-free q/k
+/// LayerNorms (`qk_layernorm`), optional parallel residual on one norm, quarter rotary.
+pub fn stablelm(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2560, layers: 32, heads: 32, kv_heads: Some(32), ffn: 6912, vocab: 50304, head_dim: None, tied: false })?;
+    t.attention.qkv_bias = c.flag("use_qkv_bias", false)?;
+    if c.flag("qk_layernorm", false)? {
+        t.attention.qk_norm = QkNorm::PerHeadWeights;
+    }
+    t.attention.rotary_dim = rope_fraction(c, t.attention.head_dim, 0.25)?;
+    let parallel = c.flag("use_parallel_residual", false)?;
+    t.norm = NormPart { kind: NormKind::Layernorm, placement: if parallel { Placement::ParallelShared } else { Placement::Pre } };
+    t.mlp.activation = act(c, "hidden_act", "silu")?;
+    Ok(t)
+}
+
+/// `NemotronConfig` (Nemotron-3/4, Minitron, `modeling_nemotron.py`): `LayerNorm1P` (weight
+/// and bias), a non-gated squared-ReLU MLP, half-width rotary, optional biases.
+pub fn nemotron(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 6144, layers: 32, heads: 48, kv_heads: None, ffn: 24576, vocab: 256000, head_dim: Some(128), tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.rotary_dim = rope_fraction(c, t.attention.head_dim, 0.5)?;
+    t.norm = NormPart { kind: NormKind::Layernorm, placement: Placement::Pre };
+    t.mlp = MlpPart { ffn: t.mlp.ffn, activation: act_or_relu2(c, "hidden_act", "relu2")?, gated: false, fused_gate_up: false, bias: c.flag("mlp_bias", false)? };
+    Ok(t)
+}
+
+/// `ArceeConfig` (AFM-4.5B, `modeling_arcee.py` `ArceeMLP`): Llama with a non-gated
+/// squared-ReLU MLP.
+pub fn arcee(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2560, layers: 32, heads: 32, kv_heads: None, ffn: 18432, vocab: 32000, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    let bias = c.flag("mlp_bias", false)?;
+    t.mlp = MlpPart { ffn: t.mlp.ffn, activation: act_or_relu2(c, "hidden_act", "relu2")?, gated: false, fused_gate_up: false, bias };
+    Ok(t)
+}
+
+/// `Olmo3Config` (OLMo-3, `modeling_olmo3.py`): OLMo-2's block with three sliding-window
+/// layers per global one (`layer_types`).
+pub fn olmo3(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = olmo2(c)?;
+    sliding(c, &mut t, Some(4096), SlidingFallback::Pattern(4))?;
+    Ok(t)
+}
+
+/// `Dots1Config` (dots.llm1, `modeling_dots1.py` `Dots1DecoderLayer`): Qwen3-style attention
+/// (per-head q/k norms), `first_k_dense_replace` dense blocks, then routed experts plus
+/// `n_shared_experts` shared ones behind a sigmoid router (its correction bias is a buffer).
+pub fn dots1(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4608, layers: 62, heads: 32, kv_heads: Some(32), ffn: 10944, vocab: 152064, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    let expert_ffn = c.uint("moe_intermediate_size", 1408)?;
+    for key in ["n_routed_experts", "num_experts_per_tok"] {
+        if !c.has(key) {
+            return Err(InputError::new(key, "missing (Dots1Config has no default for it)"));
+        }
+    }
+    t.moe = Some(MoePart {
+        experts: c.uint("n_routed_experts", 128)?,
+        top_k: c.uint("num_experts_per_tok", 6)?,
+        expert_ffn,
+        shared_ffn: c.count("n_shared_experts", 0)? * expert_ffn,
+        first_dense: c.count("first_k_dense_replace", 0)?,
+        router: Router::SigmoidGrouped,
+        ..MoePart::default()
+    });
+    if c.flag("use_sliding_window", false)? {
+        sliding(c, &mut t, None, SlidingFallback::All)?;
+    }
+    Ok(t)
+}
+
+/// `MiniMaxM2Config` (MiniMax-M2, `modeling_minimax_m2.py` `MiniMaxM2DecoderLayer`): q/k
+/// RMSNorms over the full projection, 256 experts top-8 of `intermediate_size` in every
+/// block behind a sigmoid router (its correction bias is a buffer), no shared expert.
+pub fn minimax_m2(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 3072, layers: 62, heads: 48, kv_heads: Some(8), ffn: 1536, vocab: 200064, head_dim: Some(128), tied: false })?;
+    t.attention.qk_norm = QkNorm::Full;
+    t.attention.rotary_dim = rope_fraction(c, t.attention.head_dim, 1.0)?;
+    let experts = if c.has("num_local_experts") { c.uint("num_local_experts", 256)? } else { c.uint("num_experts", 256)? };
+    t.moe = Some(MoePart { experts, top_k: c.uint("num_experts_per_tok", 8)?, expert_ffn: t.mlp.ffn, router: Router::SigmoidGrouped, ..MoePart::default() });
+    Ok(t)
 }

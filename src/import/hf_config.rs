@@ -70,6 +70,29 @@ families! {
     "starcoder2" => dec!(families::starcoder2),
     "cohere" => dec!(families::cohere),
     "gpt2" => dec!(families::gpt2),
+    "llama4_text" => dec!(families::llama4_text),
+    "olmoe" => dec!(families::olmoe),
+    "phimoe" => dec!(families::phimoe),
+    "glm" => dec!(families::glm),
+    "glm4" => dec!(families::glm4),
+    "glm4_moe" => dec!(families::glm4_moe),
+    "smollm3" => dec!(families::smollm3),
+    "ernie4_5" => dec!(families::ernie4_5),
+    "ernie4_5_moe" => dec!(families::ernie4_5_moe),
+    "cohere2" => dec!(families::cohere2),
+    "exaone4" => dec!(families::exaone4),
+    "hunyuan_v1_dense" => dec!(families::hunyuan_v1_dense),
+    "hunyuan_v1_moe" => dec!(families::hunyuan_v1_moe),
+    "seed_oss" => dec!(families::seed_oss),
+    "helium" => dec!(families::helium),
+    "ministral" => dec!(families::ministral),
+    "ministral3" => dec!(families::ministral3),
+    "stablelm" => dec!(families::stablelm),
+    "nemotron" => dec!(families::nemotron),
+    "arcee" => dec!(families::arcee),
+    "olmo3" => dec!(families::olmo3),
+    "dots1" => dec!(families::dots1),
+    "minimax_m2" => dec!(families::minimax_m2),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
@@ -119,6 +142,7 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
             (arch, model_type)
         }
     };
+    warnings.extend(keys.notes());
     warnings.extend(keys.defaulted().into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
     arch.check()?;
     Ok(Imported { arch, model_type, warnings })
