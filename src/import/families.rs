@@ -533,7 +533,7 @@ fn act_or_relu2(c: &Keys, key: &str, default: &str) -> Result<Activation, InputE
 
 /// A list of MoE layer indices (`moe_layers`) as Headroom's `first_dense` / `every` rule
 /// (`i >= first_dense && (i + 1) % every == 0`), when one reproduces it exactly.
-fn moe_layer_rule(key: &str, list: &[u64], layers: u64) -> Result<Option<(u64, u64)>, InputError> {
+pub fn moe_layer_rule(key: &str, list: &[u64], layers: u64) -> Result<Option<(u64, u64)>, InputError> {
     let wanted: Vec<u64> = list.iter().copied().filter(|i| *i < layers).collect();
     if wanted.is_empty() {
         return Ok(None);

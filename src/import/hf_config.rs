@@ -101,7 +101,48 @@ families! {
 }
 
 /// Text models inside multimodal wrappers, by the wrapper's `model_type`.
-const TEXT_MODEL_OF: &[(&str, &str)] = &[("gemma3", "gemma3_text"), ("mllama", "mllama_text_model"), ("qwen2_vl", "qwen2"), ("qwen2_5_vl", "qwen2")];
+const TEXT_MODEL_OF: &[(&str, &str)] = &[
+    ("gemma3", "gemma3_text"),
+    ("mllama", "mllama_text_model"),
+    ("qwen2_vl", "qwen2"),
+    ("qwen2_5_vl", "qwen2"),
+    ("llama4", "llama4_text"),
+    ("mistral3", "mistral"),
+    ("gemma3n", "gemma3n_text"),
+    ("qwen3_5", "qwen3_5_text"),
+    ("qwen3_5_moe", "qwen3_5_moe_text"),
+];
+
+/// Families whose layers Headroom cannot model, refused with what is missing rather than
+/// estimated as a Llama-shaped decoder (which would be silently wrong): recurrent or
+/// state-space layers keep a per-sequence state instead of (or beside) a KV cache, with
+/// parameters and activations of shapes Headroom has no part for.
+const UNMODELLED: &[(&str, &str)] = &[
+    ("mamba", "Mamba state-space layers (selective scan, conv state)"),
+    ("mamba2", "Mamba-2 state-space layers (SSD, conv state)"),
+    ("falcon_mamba", "Mamba state-space layers (selective scan, conv state)"),
+    ("jamba", "Mamba layers interleaved with attention and MoE"),
+    ("bamba", "Mamba-2 layers interleaved with attention"),
+    ("falcon_h1", "parallel Mamba-2 and attention heads in each layer"),
+    ("zamba", "Mamba layers with a shared attention block"),
+    ("zamba2", "Mamba-2 layers with shared attention blocks and LoRA adapters"),
+    ("nemotron_h", "Mamba-2 layers interleaved with attention and MLP layers"),
+    ("granitemoehybrid", "Mamba-2 layers interleaved with attention"),
+    ("qwen3_next", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
+    ("qwen3_5_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
+    ("qwen3_5_moe_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
+    ("olmo_hybrid", "Gated DeltaNet linear-attention layers (recurrent state)"),
+    ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
+    ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
+    ("minimax", "lightning (linear) attention layers (recurrent state)"),
+    ("lfm2", "short-convolution layers (conv state)"),
+    ("lfm2_moe", "short-convolution layers (conv state)"),
+    ("lfm3", "short-convolution layers (conv state)"),
+    ("recurrent_gemma", "RG-LRU recurrent layers"),
+    ("rwkv", "RWKV time-mix recurrence"),
+    ("xlstm", "mLSTM recurrent layers"),
+    ("gemma3n_text", "per-layer embeddings, AltUp and LAuReL blocks"),
+];
 
 /// Build an architecture from the content of a `config.json`.
 pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
@@ -129,6 +170,12 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         }
         return Ok(imported);
     }
+    if let Some((_, missing)) = UNMODELLED.iter().find(|(ty, _)| *ty == model_type) {
+        return Err(InputError::new(
+            "model_type",
+            format!("\"{model_type}\" is not supported: Headroom cannot model its {missing}; a Llama-shaped estimate would be wrong, so none is given"),
+        ));
+    }
     let keys = Keys::new(map);
     let (arch, model_type) = match reader(&model_type) {
         Some(read) => (read(&keys)?, model_type),
@@ -136,8 +183,13 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
             let arch = generic_decoder(&keys).map_err(|e| {
                 InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
             })?;
+            let moe = match &arch {
+                Architecture::Transformer(t) => t.moe.is_some(),
+                _ => false,
+            };
             warnings.push(format!(
-                "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary, no biases) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size"
+                "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size{}",
+                if moe { ", with the mixture of experts its usual MoE keys describe" } else { "" }
             ));
             (arch, model_type)
         }
@@ -166,7 +218,76 @@ fn generic_decoder(c: &Keys) -> Result<Architecture, InputError> {
         }
     }
     let d = Defaults { hidden: 0, layers: 0, heads: 0, kv_heads: None, ffn: 0, vocab: 0, head_dim: None, tied: false };
-    families::decoder(c, &d).map(Architecture::Transformer)
+    let mut t = families::decoder(c, &d)?;
+    // Llama's meaning of the usual bias switches, where the config sets them.
+    if let Some(serde_json::Value::Bool(b)) = c.get("attention_bias") {
+        t.attention.qkv_bias = *b;
+        t.attention.out_bias = *b;
+    }
+    if let Some(serde_json::Value::Bool(b)) = c.get("mlp_bias") {
+        t.mlp.bias = *b;
+    }
+    t.moe = generic_moe(c, &t)?;
+    Ok(Architecture::Transformer(t))
+}
+
+/// Experts from the usual MoE keys, when the config names more than one expert: routed
+/// experts (`num_local_experts` / `num_experts` / `n_routed_experts` / `moe_num_experts`)
+/// of `moe_intermediate_size` (else `intermediate_size`), top-k (`num_experts_per_tok` /
+/// `moe_k` / `moe_topk`), shared experts (`n_shared_experts` / `num_shared_experts` ×
+/// expert width, or `shared_expert_intermediate_size` / `shared_intermediate_size`), dense
+/// first blocks (`first_k_dense_replace`, `num_dense_layers`), `decoder_sparse_step`, and
+/// per-layer lists (`mlp_layer_types`, `mlp_only_layers`). Never exact by construction
+/// (router kind, norms and biases of the family are guesses): the caller marks it approximate.
+fn generic_moe(c: &Keys, t: &crate::model::arch::TransformerArch) -> Result<Option<crate::model::arch::MoePart>, InputError> {
+    use crate::model::arch::MoePart;
+    let first = |keys: &[&'static str]| keys.iter().copied().find(|k| c.get(k).and_then(serde_json::Value::as_u64).is_some());
+    if matches!(c.get("is_moe"), Some(serde_json::Value::Bool(false))) {
+        return Ok(None);
+    }
+    let Some(experts_key) = first(&["num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"]) else { return Ok(None) };
+    let experts = c.uint(experts_key, 1)?;
+    if experts < 2 {
+        return Ok(None);
+    }
+    let top_k = match first(&["num_experts_per_tok", "moe_k", "moe_topk"]) {
+        Some(key) => c.uint(key, 1)?,
+        None => return Ok(None),
+    };
+    let expert_ffn = c.uint_or("moe_intermediate_size", t.mlp.ffn)?;
+    let shared_ffn = match first(&["n_shared_experts", "num_shared_experts", "moe_num_shared_experts"]) {
+        Some(key) => c.count(key, 0)? * expert_ffn,
+        None => match first(&["shared_expert_intermediate_size", "shared_intermediate_size"]) {
+            Some(key) => c.count(key, 0)?,
+            None => 0,
+        },
+    };
+    let mut first_dense = match first(&["first_k_dense_replace", "num_dense_layers"]) {
+        Some(key) => c.count(key, 0)?.min(t.layers),
+        None => 0,
+    };
+    let mut every = match c.get("decoder_sparse_step").and_then(serde_json::Value::as_u64) {
+        Some(n) if n > 0 => n,
+        _ => 1,
+    };
+    // Per-layer lists: `mlp_layer_types` ("dense" / "sparse"), `mlp_only_layers` (dense ones).
+    let layers = t.layers as usize;
+    let sparse: Option<Vec<u64>> = match (c.strings("mlp_layer_types").ok().flatten(), c.get("mlp_only_layers")) {
+        (Some(types), _) => Some(types.iter().take(layers).enumerate().filter(|(_, ty)| !matches!(**ty, "dense" | "mlp")).map(|(i, _)| i as u64).collect()),
+        (None, Some(serde_json::Value::Array(dense))) if !dense.is_empty() => {
+            let dense: Vec<u64> = dense.iter().filter_map(serde_json::Value::as_u64).collect();
+            Some((0..t.layers).filter(|i| !dense.contains(i)).collect())
+        }
+        _ => None,
+    };
+    if let Some(sparse) = sparse {
+        if sparse.is_empty() {
+            return Ok(None);
+        }
+        // Exact when the list follows Headroom's rule; else as many MoE blocks, at the end.
+        (first_dense, every) = families::moe_layer_rule("mlp_layer_types", &sparse, t.layers).ok().flatten().unwrap_or((t.layers - sparse.len() as u64, 1));
+    }
+    Ok(Some(MoePart { experts, top_k: top_k.min(experts), expert_ffn, shared_ffn, first_dense, every, ..MoePart::default() }))
 }
 
 #[cfg(test)]
