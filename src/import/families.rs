@@ -724,11 +724,10 @@ pub fn ernie4_5_moe(c: &Keys) -> Result<TransformerArch, InputError> {
         return Err(InputError::new("moe_layer_end_index", format!("dense blocks after the last MoE block ({end} of {}) are not supported yet", t.layers)));
     }
     let expert_ffn = c.uint("moe_intermediate_size", 1536)?;
-    let experts = if c.has("moe_num_experts") { c.uint("moe_num_experts", 64)? } else { c.uint("num_experts", 64)? };
-    let top_k = if c.has("moe_k") { c.uint("moe_k", 6)? } else { c.uint("num_experts_per_tok", 6)? };
     t.moe = Some(MoePart {
-        experts,
-        top_k,
+        // `num_experts` / `num_experts_per_tok` are renamed to these (`hf_config::ATTRIBUTE_MAP`).
+        experts: c.uint("moe_num_experts", 64)?,
+        top_k: c.uint("moe_k", 6)?,
         expert_ffn,
         shared_ffn: c.count("moe_num_shared_experts", 2)? * expert_ffn,
         first_dense: start,
@@ -901,4 +900,228 @@ pub fn minimax_m2(c: &Keys) -> Result<TransformerArch, InputError> {
     let experts = if c.has("num_local_experts") { c.uint("num_local_experts", 256)? } else { c.uint("num_experts", 256)? };
     t.moe = Some(MoePart { experts, top_k: c.uint("num_experts_per_tok", 8)?, expert_ffn: t.mlp.ffn, router: Router::SigmoidGrouped, ..MoePart::default() });
     Ok(t)
+}
+
+/// `GPTJConfig` (GPT-J-6B, `modeling_gptj.py` `GPTJBlock`): attention and MLP in parallel on
+/// one LayerNorm, bias-free Q/K/V/out projections, a non-gated `gelu_new` MLP with biases
+/// (`n_inner`, default 4h), partial rotary (`rotary_dim`), an untied LM head with a bias.
+pub fn gptj(c: &Keys) -> Result<TransformerArch, InputError> {
+    gptj_like(c, false)
+}
+
+/// `CodeGenConfig` (`modeling_codegen.py` `CodeGenBlock`): GPT-J's block with one fused
+/// bias-free `qkv_proj`.
+pub fn codegen(c: &Keys) -> Result<TransformerArch, InputError> {
+    gptj_like(c, true)
+}
+
+fn gptj_like(c: &Keys, fused: bool) -> Result<TransformerArch, InputError> {
+    let h = c.uint("n_embd", 4096)?;
+    let heads = c.uint("n_head", 16)?;
+    check_heads(h, heads, heads)?;
+    let head_dim = h / heads;
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers: c.uint("n_layer", 28)?,
+        vocab: c.uint("vocab_size", 50400)?,
+        embedding: EmbeddingPart { tied: c.flag("tie_word_embeddings", false)?, head_bias: true, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim, fused_qkv: fused, rotary_dim: c.uint_or("rotary_dim", head_dim)?.min(head_dim), ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::ParallelShared },
+        mlp: MlpPart { ffn: c.uint_or("n_inner", 4 * h)?, activation: act(c, "activation_function", "gelu_new")?, gated: false, fused_gate_up: false, bias: true },
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}
+
+/// `GPTBigCodeConfig` (SantaCoder, StarCoder, `modeling_gpt_bigcode.py` `GPTBigCodeBlock`):
+/// GPT-2's block with multi-query attention (`multi_query`, one K/V head) in one fused
+/// biased `c_attn`, learned positions, a non-gated tanh-GELU MLP, tied head.
+pub fn gpt_bigcode(c: &Keys) -> Result<TransformerArch, InputError> {
+    let h = c.uint("n_embd", 768)?;
+    let heads = c.uint("n_head", 12)?;
+    let kv_heads = if c.flag("multi_query", true)? { 1 } else { heads };
+    check_heads(h, heads, kv_heads)?;
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers: c.uint("n_layer", 12)?,
+        vocab: c.uint("vocab_size", 50257)?,
+        embedding: EmbeddingPart { max_positions: c.uint("n_positions", 1024)?, tied: c.flag("tie_word_embeddings", true)?, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads, head_dim: h / heads, fused_qkv: true, qkv_bias: true, out_bias: true, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: c.uint_or("n_inner", 4 * h)?, activation: act(c, "activation_function", "gelu_pytorch_tanh")?, gated: false, fused_gate_up: false, bias: true },
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}
+
+/// `OPTConfig` (OPT-125M … 66B, `modeling_opt.py` `OPTDecoderLayer`): learned positions with
+/// OPT's offset of 2 rows, biased Q/K/V/out projections, a non-gated ReLU MLP (`ffn_dim`)
+/// with biases, LayerNorms, tied head. OPT-350M's differences (`word_embed_proj_dim` ≠
+/// hidden with `project_in`/`project_out`, post-norm without the final norm) are counted
+/// approximately, with a warning.
+pub fn opt(c: &Keys) -> Result<TransformerArch, InputError> {
+    let h = c.uint("hidden_size", 768)?;
+    let heads = c.uint("num_attention_heads", 12)?;
+    check_heads(h, heads, heads)?;
+    let bias = c.flag("enable_bias", true)?;
+    if c.uint_or("word_embed_proj_dim", h)? != h {
+        c.note("approximate: word_embed_proj_dim differs from hidden_size; the embedding is counted at hidden_size and project_in/project_out are not counted");
+    }
+    if !c.flag("do_layer_norm_before", true)? {
+        c.note("approximate: do_layer_norm_before = false (post-norm, no final LayerNorm) is counted as pre-norm with a final LayerNorm");
+    }
+    if !c.flag("layer_norm_elementwise_affine", true)? {
+        c.note("approximate: LayerNorms without weights (layer_norm_elementwise_affine = false) are counted with weights and biases");
+    }
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers: c.uint("num_hidden_layers", 12)?,
+        vocab: c.uint("vocab_size", 50272)?,
+        embedding: EmbeddingPart { max_positions: c.uint("max_position_embeddings", 2048)? + 2, tied: c.flag("tie_word_embeddings", true)?, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, qkv_bias: bias, out_bias: bias, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: c.uint("ffn_dim", 3072)?, activation: act(c, "activation_function", "relu")?, gated: false, fused_gate_up: false, bias },
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}
+
+/// `BloomConfig` (BLOOM, `modeling_bloom.py` `BloomBlock`): ALiBi, a fused biased
+/// `query_key_value`, a non-gated GELU MLP of 4h with biases, LayerNorms, tied head.
+/// Approximate by 2h: the LayerNorm on the word embeddings (`word_embeddings_layernorm`)
+/// has no part in Headroom's decoder and is not counted.
+pub fn bloom(c: &Keys) -> Result<TransformerArch, InputError> {
+    let h = c.uint("hidden_size", 64)?;
+    let heads = c.uint("n_head", 8)?;
+    check_heads(h, heads, heads)?;
+    c.note(format!("approximate: BLOOM's LayerNorm on the word embeddings ({} parameters) is not counted", 2 * h));
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers: c.uint("n_layer", 2)?,
+        vocab: c.uint("vocab_size", 250880)?,
+        embedding: EmbeddingPart { tied: c.flag("tie_word_embeddings", true)?, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, fused_qkv: true, qkv_bias: true, out_bias: true, rotary_dim: 0, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: 4 * h, activation: Activation::GeluNew, gated: false, fused_gate_up: false, bias: true },
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}
+
+/// A nested config object's keys (`attn_config`, `ffn_config`), read with `f`; defaults it
+/// takes are reported under `outer.key`.
+fn with_nested<T>(c: &Keys, outer: &str, f: impl FnOnce(&Keys) -> Result<T, InputError>) -> Result<T, InputError> {
+    let empty = serde_json::Map::new();
+    let inner = Keys::new(c.nested(outer).unwrap_or(&empty));
+    let out = f(&inner).map_err(|e| e.within(outer))?;
+    for d in inner.defaulted() {
+        c.note(format!("config.json does not set {outer}.{d}: transformers' default used"));
+    }
+    Ok(out)
+}
+
+/// `MptConfig` (MPT-7B/30B, `modeling_mpt.py` `MptBlock`): a fused bias-free `Wqkv`, ALiBi,
+/// LayerNorms without biases, a non-gated GELU MLP of `expansion_ratio`·h without biases,
+/// tied head.
+pub fn mpt(c: &Keys) -> Result<TransformerArch, InputError> {
+    let h = c.uint("d_model", 2048)?;
+    let heads = c.uint("n_heads", 16)?;
+    check_heads(h, heads, heads)?;
+    let (alibi, qk_ln) = with_nested(c, "attn_config", |a| Ok((a.flag("alibi", true)?, a.flag("qk_ln", false)?)))?;
+    if qk_ln {
+        return Err(InputError::new("attn_config.qk_ln", "MPT's q/k LayerNorms are not supported yet"));
+    }
+    if !c.flag("no_bias", true)? {
+        return Err(InputError::new("no_bias", "MPT with biases (no_bias = false) is not supported yet"));
+    }
+    let head_dim = h / heads;
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers: c.uint("n_layers", 24)?,
+        vocab: c.uint("vocab_size", 50368)?,
+        embedding: EmbeddingPart { tied: c.flag("tie_word_embeddings", true)?, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads: heads, head_dim, fused_qkv: true, rotary_dim: if alibi { 0 } else { head_dim }, ..AttentionPart::default() },
+        // A LayerNorm whose bias is removed: h parameters, like Cohere's.
+        norm: NormPart { kind: NormKind::CohereLayernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: c.uint("expansion_ratio", 4)? * h, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: false },
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}
+
+/// `DbrxConfig` (DBRX, `modeling_dbrx.py` `DbrxBlock`): a fused bias-free `Wqkv` with
+/// `attn_config.kv_n_heads` K/V heads, LayerNorms without biases, and in every block 16
+/// experts top-4 (`ffn_config`) of gated width `ffn_hidden_size` behind a bias-free router.
+pub fn dbrx(c: &Keys) -> Result<TransformerArch, InputError> {
+    let h = c.uint("d_model", 2048)?;
+    let heads = c.uint("n_heads", 16)?;
+    let kv_heads = with_nested(c, "attn_config", |a| a.uint("kv_n_heads", 1))?;
+    check_heads(h, heads, kv_heads)?;
+    let (ffn, experts, top_k) = with_nested(c, "ffn_config", |f| Ok((f.uint("ffn_hidden_size", 3584)?, f.uint("moe_num_experts", 4)?, f.uint("moe_top_k", 1)?)))?;
+    let head_dim = h / heads;
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers: c.uint("n_layers", 24)?,
+        vocab: c.uint("vocab_size", 32000)?,
+        embedding: EmbeddingPart { tied: c.flag("tie_word_embeddings", false)?, ..EmbeddingPart::default() },
+        attention: AttentionPart { heads, kv_heads, head_dim, fused_qkv: true, rotary_dim: head_dim, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::CohereLayernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn, ..MlpPart::default() },
+        moe: Some(MoePart { experts, top_k, expert_ffn: ffn, ..MoePart::default() }),
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}
+
+/// `GraniteMoeSharedConfig` (`modeling_granitemoeshared.py`): Granite-MoE plus a shared
+/// SwiGLU expert of `shared_intermediate_size` (0: none).
+pub fn granitemoeshared(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = granitemoe(c)?;
+    if let Some(moe) = t.moe.as_mut() {
+        moe.shared_ffn = c.count("shared_intermediate_size", 0)?;
+    }
+    Ok(t)
+}
+
+/// `OlmoConfig` (OLMo-1, `modeling_olmo.py` `OlmoLayerNorm`): Llama's modules, but its
+/// LayerNorms have no weights at all. Approximate: Headroom's norms carry h weights, so
+/// (2L + 1)·h parameters too many are counted.
+pub fn olmo(c: &Keys) -> Result<TransformerArch, InputError> {
+    let t = llama(c)?;
+    c.note(format!("approximate: OLMo's LayerNorms have no parameters; {} norm weights are counted that the model does not have", (2 * t.layers + 1) * t.hidden));
+    Ok(t)
+}
+
+/// A family transformers builds as `LlamaForCausalLM` from a configuration class of its own
+/// defaults (its `attribute_map` spellings are renamed by `hf_config::ATTRIBUTE_MAP` first).
+fn llama_alias(c: &Keys, d: &Defaults) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, d)?;
+    let bias = c.flag("attention_bias", false)?;
+    t.attention.qkv_bias = bias;
+    t.attention.out_bias = bias;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    Ok(t)
+}
+
+/// `ExaoneConfig` (EXAONE-3.x, built as `LlamaForCausalLM`; `configuration_exaone.py`):
+/// Llama's modules, GQA 32/8 by default.
+pub fn exaone(c: &Keys) -> Result<TransformerArch, InputError> {
+    llama_alias(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(8), ffn: 14336, vocab: 102400, head_dim: None, tied: false })
+}
+
+/// `InternLM3Config` (built as `LlamaForCausalLM`; `configuration_internlm3.py`): Llama's
+/// modules, 128-wide heads by default.
+pub fn internlm3(c: &Keys) -> Result<TransformerArch, InputError> {
+    llama_alias(c, &Defaults { hidden: 4096, layers: 48, heads: 32, kv_heads: Some(2), ffn: 10240, vocab: 128512, head_dim: Some(128), tied: false })
+}
+
+/// `IQuestCoderConfig` (built as `LlamaForCausalLM`; `configuration_iquestcoder.py`).
+pub fn iquestcoder(c: &Keys) -> Result<TransformerArch, InputError> {
+    llama_alias(c, &Defaults { hidden: 5120, layers: 80, heads: 40, kv_heads: Some(8), ffn: 27648, vocab: 76800, head_dim: Some(128), tied: false })
 }

@@ -93,6 +93,20 @@ families! {
     "olmo3" => dec!(families::olmo3),
     "dots1" => dec!(families::dots1),
     "minimax_m2" => dec!(families::minimax_m2),
+    "gptj" => dec!(families::gptj),
+    "codegen" => dec!(families::codegen),
+    "gpt_bigcode" => dec!(families::gpt_bigcode),
+    "opt" => dec!(families::opt),
+    "bloom" => dec!(families::bloom),
+    "mpt" => dec!(families::mpt),
+    "dbrx" => dec!(families::dbrx),
+    "granitemoeshared" => dec!(families::granitemoeshared),
+    "olmo" => dec!(families::olmo),
+    "exaone" => dec!(families::exaone),
+    "internlm3" => dec!(families::internlm3),
+    "iquestcoder" => dec!(families::iquestcoder),
+    "sarvam_moe" => dec!(families::glm4_moe),
+    "sarvam_mla" => dec!(families::deepseek_v3),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
@@ -111,6 +125,18 @@ const TEXT_MODEL_OF: &[(&str, &str)] = &[
     ("gemma3n", "gemma3n_text"),
     ("qwen3_5", "qwen3_5_text"),
     ("qwen3_5_moe", "qwen3_5_moe_text"),
+];
+
+/// Keys a family's configuration class reads under another name (its `attribute_map`, or
+/// an older spelling its `__init__` accepts): (model_type, key in config.json, key read).
+const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
+    ("exaone", "num_layers", "num_hidden_layers"),
+    ("exaone", "activation_function", "hidden_act"),
+    ("internlm3", "qkv_bias", "attention_bias"),
+    ("internlm3", "bias", "mlp_bias"),
+    ("bloom", "n_embed", "hidden_size"),
+    ("ernie4_5_moe", "num_experts", "moe_num_experts"),
+    ("ernie4_5_moe", "num_experts_per_tok", "moe_k"),
 ];
 
 /// Families whose layers Headroom cannot model, refused with what is missing rather than
@@ -176,6 +202,21 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
             format!("\"{model_type}\" is not supported: Headroom cannot model its {missing}; a Llama-shaped estimate would be wrong, so none is given"),
         ));
     }
+    // transformers' `attribute_map` spellings, as the family's configuration class reads them.
+    let renames: Vec<_> = ATTRIBUTE_MAP.iter().filter(|(ty, from, to)| *ty == model_type && map.contains_key(*from) && !map.contains_key(*to)).collect();
+    let renamed;
+    let map = if renames.is_empty() {
+        map
+    } else {
+        let mut m = map.clone();
+        for (_, from, to) in renames {
+            if let Some(v) = m.remove(*from) {
+                m.insert(to.to_string(), v);
+            }
+        }
+        renamed = m;
+        &renamed
+    };
     let keys = Keys::new(map);
     let (arch, model_type) = match reader(&model_type) {
         Some(read) => (read(&keys)?, model_type),
