@@ -707,7 +707,8 @@ pub fn ernie4_5(c: &Keys) -> Result<TransformerArch, InputError> {
 /// `Ernie4_5_MoeDecoderLayer`): MoE in blocks `moe_layer_start_index ..= moe_layer_end_index`
 /// with `(i + 1) % moe_layer_interval == 0`, 64 experts top-6 plus `moe_num_shared_experts`
 /// shared ones, a router whose `e_score_correction_bias` is a parameter, `use_bias` on every
-/// projection and on the LM head.
+/// projection (dense and shared MLPs included, the fused routed experts excepted) and on the
+/// LM head.
 pub fn ernie4_5_moe(c: &Keys) -> Result<TransformerArch, InputError> {
     let mut t = decoder(c, &Defaults { hidden: 2560, layers: 28, heads: 20, kv_heads: Some(4), ffn: 12288, vocab: 103424, head_dim: None, tied: true })?;
     let bias = c.flag("use_bias", false)?;
@@ -733,7 +734,6 @@ pub fn ernie4_5_moe(c: &Keys) -> Result<TransformerArch, InputError> {
         first_dense: start,
         every: c.uint_or("moe_layer_interval", 1)?,
         router_bias: true,
-        expert_bias: bias,
         router: Router::SoftmaxNormalized,
         ..MoePart::default()
     });
@@ -1025,8 +1025,8 @@ fn with_nested<T>(c: &Keys, outer: &str, f: impl FnOnce(&Keys) -> Result<T, Inpu
 }
 
 /// `MptConfig` (MPT-7B/30B, `modeling_mpt.py` `MptBlock`): a fused bias-free `Wqkv`, ALiBi,
-/// LayerNorms without biases, a non-gated GELU MLP of `expansion_ratio`·h without biases,
-/// tied head.
+/// LayerNorms without biases, a non-gated GELU MLP of 4h without biases (transformers
+/// ignores `expansion_ratio`), tied head.
 pub fn mpt(c: &Keys) -> Result<TransformerArch, InputError> {
     let h = c.uint("d_model", 2048)?;
     let heads = c.uint("n_heads", 16)?;
@@ -1048,7 +1048,8 @@ pub fn mpt(c: &Keys) -> Result<TransformerArch, InputError> {
         attention: AttentionPart { heads, kv_heads: heads, head_dim, fused_qkv: true, rotary_dim: if alibi { 0 } else { head_dim }, ..AttentionPart::default() },
         // A LayerNorm whose bias is removed: h parameters, like Cohere's.
         norm: NormPart { kind: NormKind::CohereLayernorm, placement: Placement::Pre },
-        mlp: MlpPart { ffn: c.uint("expansion_ratio", 4)? * h, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: false },
+        // `MptMLP` is 4h wide whatever `expansion_ratio` says (`modeling_mpt.py`).
+        mlp: MlpPart { ffn: 4 * h, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: false },
         use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })

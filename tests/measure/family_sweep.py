@@ -8,7 +8,9 @@ No network, nothing downloaded, deterministic: models are built on torch.device(
 Which families. Every model_type in transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
 minus encoders / encoder-decoders (their *ForCausalLM is a decoder half), audio and
 vision models (SKIP below, with the reason written into the fixture), plus the
-multimodal wrappers in WRAPPERS whose text model a user may paste (mistral3).
+multimodal wrappers in WRAPPERS whose text model a user may paste (mistral3), plus
+VARIANTS: a family's default config with the keys real checkpoints set differently
+(interleaved MoE layers, q/k norms, biases, shared experts), keyed "model_type@name".
 
 Config. AutoConfig.for_model(model_type), with num_hidden_layers (and whatever keys list
 one entry per layer: layer_types, no_rope_layers, mlp_only_layers, …) shrunk to
@@ -76,6 +78,33 @@ FIX = {
     "dbrx": {"attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000.0}},
 }
 
+# Variants of a family's default config that take the branches real checkpoints take
+# (interleaved MoE, q/k norms, biases, shared experts, …): "model_type@name" -> keys set.
+VARIANTS = {
+    "llama4_text@maverick": {"interleave_moe_layer_step": 2, "num_local_experts": 128},
+    "glm@no_bias": {"attention_bias": False},
+    "glm4_moe@air": {"use_qk_norm": True, "head_dim": 128, "attention_bias": True, "num_attention_heads": 96, "n_routed_experts": 128},
+    "stablelm@2_12b": {"qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 8},
+    "stablelm@2_1_6b": {"use_qkv_bias": True},
+    "phimoe@biases": {"attention_bias": True, "lm_head_bias": True},
+    "ernie4_5_moe@biases_interval2": {"use_bias": True, "moe_layer_interval": 2},
+    "seed_oss@out_bias": {"attention_out_bias": True, "mlp_bias": True},
+    "hunyuan_v1_moe@a13b": {"num_experts": 64, "moe_topk": 8, "head_dim": 128},
+    "smollm3@sliding": {"use_sliding_window": True, "sliding_window": 4096},
+    "nemotron@biases": {"attention_bias": True, "mlp_bias": True, "num_key_value_heads": 8},
+    "granitemoeshared@shared": {"shared_intermediate_size": 1024},
+    "gpt_bigcode@mha": {"multi_query": False},
+    "opt@350m": {"word_embed_proj_dim": 512, "hidden_size": 1024, "num_attention_heads": 16, "ffn_dim": 4096, "do_layer_norm_before": False},
+    "olmoe@norm_topk": {"norm_topk_prob": True, "attention_bias": True},
+    "exaone4@gqa": {"num_key_value_heads": 8},
+    "qwen3_moe@mlp_only_step2": {"decoder_sparse_step": 2, "head_dim": 128},
+    "cohere2@gqa": {"num_key_value_heads": 8},
+    "dots1@dense_first": {"first_k_dense_replace": 1},
+    "minimax_m2@small": {"num_local_experts": 32},
+    "dbrx@no_clip": {"attn_config": {"kv_n_heads": 4, "rope_theta": 500000.0}, "ffn_config": {"ffn_hidden_size": 1024, "moe_num_experts": 16, "moe_top_k": 4}},
+    "mpt@bigger_ratio": {"expansion_ratio": 8},
+}
+
 # Keys holding one entry per layer, shrunk with num_hidden_layers.
 PER_LAYER_KEYS = ["layer_types", "no_rope_layers", "mlp_layer_types", "moe_layers_enabled"]
 
@@ -122,8 +151,8 @@ class CannotShrink(Exception):
     pass
 
 
-def shrunk_config(model_type):
-    fix = FIX.get(model_type, {})
+def shrunk_config(model_type, variant=None):
+    fix = {**FIX.get(model_type, {}), **(VARIANTS[variant] if variant else {})}
     cfg = AutoConfig.for_model(model_type, **fix)
     target = getattr(cfg, "text_config", None) if model_type in WRAPPED else cfg
     try:
@@ -131,8 +160,10 @@ def shrunk_config(model_type):
     except CannotShrink as e:
         cfg = AutoConfig.for_model(model_type, **fix)
         note = str(e)
-    if fix:
-        note += f"; set {json.dumps(fix)} (unset by default)"
+    if FIX.get(model_type):
+        note += f"; set {json.dumps(FIX[model_type])} (unset by default)"
+    if variant:
+        note += f"; variant: set {json.dumps(VARIANTS[variant])}"
     return cfg, note
 
 
@@ -157,8 +188,8 @@ def jsonable(d):
     return fix(json.loads(json.dumps(d, default=lambda o: str(o))))
 
 
-def measure(model_type, cls_name):
-    cfg, note = shrunk_config(model_type)
+def measure(model_type, cls_name, variant=None):
+    cfg, note = shrunk_config(model_type, variant)
     notes = []
     if model_type in WRAPPED:
         build_cfg = cfg.text_config
@@ -202,6 +233,11 @@ def main():
             print(f"{model_type:28} SKIPPED {msg}", file=sys.stderr)
             if os.environ.get("SWEEP_DEBUG"):
                 traceback.print_exc()
+    classes = dict(entries)
+    for variant in sorted(VARIANTS):
+        model_type = variant.split("@")[0]
+        out["families"][variant] = measure(model_type, classes[model_type], variant)
+        print(f"{variant:28} {out['families'][variant]['param_count']:>16,}  {out['families'][variant]['notes']}", file=sys.stderr)
     with open(OUT, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True, allow_nan=False)
         f.write("\n")
