@@ -3,9 +3,12 @@
 //! Each supported `model_type` maps to one function (`families.rs` for decoders,
 //! `encoders.rs` for encoders, T5, ViT and ResNet). Missing keys take the defaults of the
 //! matching transformers configuration class, and each defaulted key becomes a warning.
-//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL) import
-//! their text model and say the vision tower is not counted. An unknown `model_type` with
-//! the usual keys is estimated as a Llama-shaped decoder, marked approximate.
+//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL, Llama-4,
+//! Mistral-3) import their text model and say the vision tower is not counted. An unknown
+//! `model_type` with the usual keys is estimated as a Llama-shaped decoder (with experts when
+//! the usual MoE keys are there), marked approximate; families with recurrent or state-space
+//! layers (`UNMODELLED`) are refused instead. `tests/family_sweep.rs` checks every family
+//! against transformers' own count (`tests/fixtures/measured/family_sweep.json`).
 
 use serde_json::Value;
 
