@@ -16,8 +16,10 @@ fn fixture() -> Value {
     serde_json::from_str(&text).expect("fixture is JSON")
 }
 
-/// (model_type, transformers' count, Headroom's count or the error, approximate?)
-fn rows() -> Vec<(String, u64, Result<(u64, bool), String>)> {
+/// (model_type, transformers' count, Headroom's count and whether it warns "approximate", or the error)
+type Row = (String, u64, Result<(u64, bool), String>);
+
+fn rows() -> Vec<Row> {
     let f = fixture();
     let families = f["families"].as_object().expect("families");
     families
