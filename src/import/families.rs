@@ -1126,3 +1126,80 @@ pub fn internlm3(c: &Keys) -> Result<TransformerArch, InputError> {
 pub fn iquestcoder(c: &Keys) -> Result<TransformerArch, InputError> {
     llama_alias(c, &Defaults { hidden: 5120, layers: 80, heads: 40, kv_heads: Some(8), ffn: 27648, vocab: 76800, head_dim: Some(128), tied: false })
 }
+
+/// `Glm4MoeLiteConfig` (GLM-4.7-Flash, `modeling_glm4_moe_lite.py` `Glm4MoeLiteDecoderLayer`):
+/// DeepSeek's Multi-head Latent Attention with GLM's defaults, dense blocks where
+/// `mlp_layer_types` says "dense" (default: the first), elsewhere 64 routed experts top-4
+/// plus `n_shared_experts` shared ones behind a sigmoid router (correction bias: a buffer).
+pub fn glm4_moe_lite(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2048, layers: 47, heads: 20, kv_heads: None, ffn: 10240, vocab: 154880, head_dim: None, tied: false })?;
+    let latent = LatentAttention {
+        q_lora_rank: if c.is_null("q_lora_rank") { 0 } else { c.uint("q_lora_rank", 768)? },
+        kv_lora_rank: c.uint("kv_lora_rank", 512)?,
+        qk_nope_dim: c.uint("qk_nope_head_dim", 192)?,
+        qk_rope_dim: c.uint("qk_rope_head_dim", 64)?,
+        v_head_dim: c.uint("v_head_dim", 256)?,
+    };
+    t.attention.head_dim = latent.qk_nope_dim + latent.qk_rope_dim;
+    t.attention.kv_heads = t.attention.heads;
+    t.attention.rotary_dim = latent.qk_rope_dim;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.latent = Some(latent);
+    let sparse: Vec<u64> = match c.strings("mlp_layer_types")? {
+        Some(types) => types.iter().take(t.layers as usize).enumerate().filter(|(_, ty)| **ty == "sparse").map(|(i, _)| i as u64).collect(),
+        None => (c.count("first_k_dense_replace", 1)?..t.layers).collect(),
+    };
+    if let Some((first_dense, every)) = moe_layer_rule("mlp_layer_types", &sparse, t.layers)? {
+        let expert_ffn = c.uint("moe_intermediate_size", 1536)?;
+        t.moe = Some(MoePart {
+            experts: c.uint("n_routed_experts", 64)?,
+            top_k: c.uint("num_experts_per_tok", 4)?,
+            expert_ffn,
+            shared_ffn: c.count("n_shared_experts", 1)? * expert_ffn,
+            first_dense,
+            every,
+            router: Router::SigmoidGrouped,
+            ..MoePart::default()
+        });
+    }
+    Ok(t)
+}
+
+/// `ApertusConfig` (Swiss AI Apertus, `modeling_apertus.py` `ApertusDecoderLayer`): Llama
+/// attention with per-head q/k RMSNorms and a non-gated xIELU MLP. Approximate by 2 per
+/// block: xIELU's two learned scalars (`alpha_p`, `alpha_n`) have no part in Headroom; its
+/// activation memory is modelled as SiLU's.
+pub fn apertus(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 14336, vocab: 131072, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    let name = c.text("hidden_act", "xielu")?;
+    let activation = if name == "xielu" {
+        c.note(format!("approximate: xIELU's 2 learned scalars per block ({} parameters) are not counted, and its activation memory is modelled as SiLU's", 2 * t.layers));
+        Activation::Silu
+    } else {
+        activation(&name).ok_or_else(|| InputError::new("hidden_act", format!("\"{name}\" is not an activation Headroom knows")))?
+    };
+    t.mlp = MlpPart { ffn: t.mlp.ffn, activation, gated: false, fused_gate_up: false, bias: false };
+    Ok(t)
+}
+
+/// `CwmConfig` (Meta Code World Model, `modeling_cwm.py`): Llama's modules, sliding-window
+/// layers from `layer_types`.
+pub fn cwm(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 6144, layers: 64, heads: 48, kv_heads: Some(8), ffn: 21504, vocab: 128256, head_dim: Some(128), tied: false })?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    sliding(c, &mut t, Some(8192), SlidingFallback::Pattern(4))?;
+    Ok(t)
+}
+
+/// `VaultGemmaConfig` (VaultGemma, `modeling_vaultgemma.py` `VaultGemmaDecoderLayer`):
+/// Gemma-2's attention (soft-capped, alternating 4096-token sliding and global layers) with
+/// only the two pre-norms, tied head.
+pub fn vaultgemma(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = gemma_base(c, &Defaults { hidden: 2304, layers: 26, heads: 8, kv_heads: Some(4), ffn: 9216, vocab: 256000, head_dim: Some(256), tied: true })?;
+    t.attention.softcap = c.number("attn_logit_softcapping", 50.0)? != 0.0;
+    t.embedding.logit_softcap = c.number("final_logit_softcapping", 30.0)? != 0.0;
+    sliding(c, &mut t, Some(4096), SlidingFallback::EvenLayers)?;
+    Ok(t)
+}
