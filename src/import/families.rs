@@ -1203,3 +1203,20 @@ pub fn vaultgemma(c: &Keys) -> Result<TransformerArch, InputError> {
     sliding(c, &mut t, Some(4096), SlidingFallback::EvenLayers)?;
     Ok(t)
 }
+
+/// `DeepseekV32Config` (DeepSeek-V3.2, `modeling_deepseek_v32.py` `DeepseekV32Attention`):
+/// DeepSeek-V3's blocks plus a lightning indexer in each attention that picks the keys each
+/// query attends to. Approximate: the indexer's parameters (`wq_b`, `wk`, `k_norm`,
+/// `weights_proj`; counted in the warning) have no part in Headroom, and its top-k sparse
+/// attention is modelled as dense attention.
+pub fn deepseek_v32(c: &Keys) -> Result<TransformerArch, InputError> {
+    let t = deepseek_v3(c)?;
+    let (heads, dim) = (c.uint("index_n_heads", 64)?, c.uint("index_head_dim", 128)?);
+    let q_lora = t.attention.latent.as_ref().map_or(0, |m| m.q_lora_rank);
+    let per_layer = q_lora * heads * dim + t.hidden * dim + 2 * dim + t.hidden * heads;
+    c.note(format!(
+        "approximate: DeepSeek-V3.2's lightning indexer ({per_layer} parameters per block, {} in all) is not counted, and its top-k sparse attention is modelled as dense",
+        per_layer * t.layers
+    ));
+    Ok(t)
+}

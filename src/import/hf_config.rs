@@ -114,6 +114,7 @@ families! {
     "apertus" => dec!(families::apertus),
     "cwm" => dec!(families::cwm),
     "vaultgemma" => dec!(families::vaultgemma),
+    "deepseek_v32" => dec!(families::deepseek_v32),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
@@ -224,6 +225,14 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         renamed = m;
         &renamed
     };
+    // Gemma-4's small models feed every layer its own embedding of the tokens (per-layer
+    // inputs): a table of vocab × layers × width that a Llama-shaped estimate misses (~30%).
+    if model_type == "gemma4_text" && map.get("hidden_size_per_layer_input").and_then(Value::as_u64).is_some_and(|n| n > 0) {
+        return Err(InputError::new(
+            "hidden_size_per_layer_input",
+            "\"gemma4_text\" with per-layer input embeddings is not supported: Headroom cannot model its per-layer embeddings, per-layer head widths and shared KV layers; a Llama-shaped estimate would be about 30% low, so none is given",
+        ));
+    }
     let keys = Keys::new(map);
     let (arch, model_type) = match reader(&model_type) {
         Some(read) => (read(&keys)?, model_type),
