@@ -36,6 +36,7 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "gptj" | "codegen" => set(json!({"n_embd": h, "n_layer": layers, "n_head": heads, "n_inner": ffn, "rotary_dim": head_dim / 2})),
         "gpt_bigcode" => set(json!({"n_embd": h, "n_layer": layers, "n_head": heads, "n_inner": ffn, "n_positions": 64})),
         "opt" => set(json!({"ffn_dim": ffn, "max_position_embeddings": 64})),
+        "gpt_neo" => set(json!({"num_layers": layers, "num_heads": heads, "max_position_embeddings": 64, "window_size": 16})),
         "bloom" => set(json!({"n_layer": layers, "n_head": heads})),
         "mpt" => set(json!({"d_model": h, "n_layers": layers, "n_heads": heads})),
         "dbrx" => set(json!({

@@ -1220,3 +1220,39 @@ pub fn deepseek_v32(c: &Keys) -> Result<TransformerArch, InputError> {
     ));
     Ok(t)
 }
+
+/// `GPTNeoConfig` (GPT-Neo 125M…2.7B, `modeling_gpt_neo.py` `GPTNeoBlock`): GPT-2's block
+/// with bias-free Q/K/V (the output projection keeps its bias), learned positions, local
+/// layers attending to the last `window_size` tokens (`attention_layers`, default
+/// alternating global/local), tied head.
+pub fn gpt_neo(c: &Keys) -> Result<TransformerArch, InputError> {
+    let h = c.uint("hidden_size", 2048)?;
+    let heads = c.uint("num_heads", 16)?;
+    check_heads(h, heads, heads)?;
+    let layers = c.uint("num_layers", 24)?;
+    let local = match c.strings("attention_layers")? {
+        Some(types) => types.iter().take(layers as usize).filter(|s| **s == "local").count() as u64,
+        None => layers / 2,
+    };
+    Ok(TransformerArch {
+        stack: Stack::Decoder,
+        hidden: h,
+        layers,
+        vocab: c.uint("vocab_size", 50257)?,
+        embedding: EmbeddingPart { max_positions: c.uint("max_position_embeddings", 2048)?, tied: c.flag("tie_word_embeddings", true)?, ..EmbeddingPart::default() },
+        attention: AttentionPart {
+            heads,
+            kv_heads: heads,
+            head_dim: h / heads,
+            out_bias: true,
+            rotary_dim: 0,
+            sliding_window: c.uint("window_size", 256)?,
+            sliding_layers: local,
+            ..AttentionPart::default()
+        },
+        norm: NormPart { kind: NormKind::Layernorm, placement: Placement::Pre },
+        mlp: MlpPart { ffn: c.uint_or("intermediate_size", 4 * h)?, activation: act(c, "activation_function", "gelu_new")?, gated: false, fused_gate_up: false, bias: true },
+        use_cache: c.flag("use_cache", true)?,
+        ..TransformerArch::default()
+    })
+}

@@ -115,6 +115,7 @@ families! {
     "cwm" => dec!(families::cwm),
     "vaultgemma" => dec!(families::vaultgemma),
     "deepseek_v32" => dec!(families::deepseek_v32),
+    "gpt_neo" => dec!(families::gpt_neo),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
