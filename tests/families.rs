@@ -28,7 +28,7 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "mixtral" | "granitemoe" | "gpt_oss" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2})),
         "qwen2_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "shared_expert_intermediate_size": ffn})),
         "qwen3_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2})),
-        "deepseek_v2" | "deepseek_v3" => set(json!({
+        "deepseek_v2" | "deepseek_v3" | "deepseek_v32" => set(json!({
             "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1,
             "first_k_dense_replace": 1, "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim,
             "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim, "n_group": 1, "topk_group": 1,
