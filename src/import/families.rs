@@ -1256,3 +1256,123 @@ pub fn gpt_neo(c: &Keys) -> Result<TransformerArch, InputError> {
         ..TransformerArch::default()
     })
 }
+
+/// The MoE blocks of a family that lists them in `mlp_layer_types` ("dense" / "sparse"),
+/// else after `first_k_dense_replace` (default `first_dense`) dense blocks, as Headroom's
+/// (first_dense, every) rule; `None` when no block is sparse.
+fn sparse_layer_rule(c: &Keys, layers: u64, first_dense: u64) -> Result<Option<(u64, u64)>, InputError> {
+    let sparse: Vec<u64> = match c.strings("mlp_layer_types")? {
+        Some(types) => types.iter().take(layers as usize).enumerate().filter(|(_, ty)| **ty == "sparse").map(|(i, _)| i as u64).collect(),
+        None => (c.count("first_k_dense_replace", first_dense)?..layers).collect(),
+    };
+    moe_layer_rule("mlp_layer_types", &sparse, layers)
+}
+
+/// `FlexOlmoConfig` (FlexOlmo, `modeling_flex_olmo.py` `FlexOlmoDecoderLayer`): OLMo-2's
+/// block (norms after each sublayer, full-width q/k norms) with 7 experts top-5 of
+/// `intermediate_size` in every block.
+pub fn flex_olmo(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 11008, vocab: 100352, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.qk_norm = QkNorm::Full;
+    t.norm = NormPart { kind: NormKind::RmsnormFp32Weight, placement: Placement::PostSublayer };
+    let experts = if c.has("num_experts") { c.uint("num_experts", 7)? } else { c.uint("num_local_experts", 7)? };
+    let router = if c.flag("norm_topk_prob", false)? { Router::SoftmaxNormalized } else { Router::SoftmaxRaw };
+    t.moe = Some(MoePart { experts, top_k: c.uint("num_experts_per_tok", 5)?, expert_ffn: t.mlp.ffn, router, ..MoePart::default() });
+    Ok(t)
+}
+
+/// `GraniteSWAConfig` (`modeling_granite_swa.py` `GraniteSWAAttention`): Granite with one
+/// learned attention sink per head and sliding-window layers from `layer_types`.
+pub fn granite_swa(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2560, layers: 24, heads: 20, kv_heads: Some(4), ffn: 8192, vocab: 100352, head_dim: None, tied: true })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    t.attention.sinks = true;
+    sliding(c, &mut t, Some(128), SlidingFallback::Pattern(3))?;
+    Ok(t)
+}
+
+/// `GraniteMoeSWAConfig` (`modeling_granitemoe_swa.py`): Granite-MoE (8 experts top-2, an
+/// optional shared expert of `shared_intermediate_size`) with attention sinks and
+/// sliding-window layers from `layer_types`.
+pub fn granitemoe_swa(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 11008, vocab: 32000, head_dim: None, tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.sinks = true;
+    sliding(c, &mut t, Some(128), SlidingFallback::Pattern(3))?;
+    t.moe = Some(MoePart {
+        experts: c.uint("num_local_experts", 8)?,
+        top_k: c.uint("num_experts_per_tok", 2)?,
+        expert_ffn: t.mlp.ffn,
+        shared_ffn: c.count("shared_intermediate_size", 0)?,
+        ..MoePart::default()
+    });
+    Ok(t)
+}
+
+/// `HyperCLOVAXConfig` (HyperCLOVA X SEED, `modeling_hyperclovax.py`
+/// `HyperCLOVAXDecoderLayer`): Llama with a norm after attention and after the MLP as well
+/// when `use_post_norm` (four per block); its multipliers scale values, not shapes.
+pub fn hyperclovax(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 11008, vocab: 32000, head_dim: Some(128), tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    if c.flag("use_post_norm", true)? {
+        t.norm.placement = Placement::Sandwich;
+    }
+    Ok(t)
+}
+
+/// `ExaoneMoeConfig` (K-EXAONE, `modeling_exaone_moe.py` `ExaoneMoeDecoderLayer`): pre-norm
+/// blocks with per-head q/k norms, sliding layers from `layer_types`, dense blocks where
+/// `mlp_layer_types` says so (default the first), elsewhere 64 experts top-8 plus
+/// `num_shared_experts` shared ones behind a sigmoid router (correction bias: a buffer).
+pub fn exaone_moe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 32, heads: 32, kv_heads: Some(32), ffn: 16384, vocab: 102400, head_dim: None, tied: false })?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    if c.strings("layer_types")?.is_some() {
+        sliding(c, &mut t, Some(4096), SlidingFallback::Pattern(4))?;
+    }
+    if let Some((first_dense, every)) = sparse_layer_rule(c, t.layers, 1)? {
+        let expert_ffn = c.uint("moe_intermediate_size", 1024)?;
+        t.moe = Some(MoePart {
+            experts: c.uint("num_experts", 64)?,
+            top_k: c.uint("num_experts_per_tok", 8)?,
+            expert_ffn,
+            shared_ffn: c.count("num_shared_experts", 1)? * expert_ffn,
+            first_dense,
+            every,
+            router: Router::SigmoidGrouped,
+            ..MoePart::default()
+        });
+    }
+    Ok(t)
+}
+
+/// `HYV3Config` (Hunyuan 3, `modeling_hy_v3.py` `HYV3DecoderLayer`): per-head q/k norms,
+/// dense blocks where `mlp_layer_types` says so (default the first), elsewhere 192 experts
+/// top-8 plus `num_shared_experts` shared ones behind a bias-free fp32 router (correction
+/// bias: a buffer).
+pub fn hy_v3(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 4096, layers: 80, heads: 64, kv_heads: Some(8), ffn: 13312, vocab: 120832, head_dim: Some(128), tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    if let Some((first_dense, every)) = sparse_layer_rule(c, t.layers, 1)? {
+        let expert_ffn = c.uint("moe_intermediate_size", 1536)?;
+        let experts = if c.has("num_experts") { c.uint("num_experts", 192)? } else { c.uint("num_local_experts", 192)? };
+        t.moe = Some(MoePart {
+            experts,
+            top_k: c.uint("num_experts_per_tok", 8)?,
+            expert_ffn,
+            shared_ffn: c.count("num_shared_experts", 1)? * expert_ffn,
+            first_dense,
+            every,
+            expert_bias: false,
+            router: Router::SigmoidGrouped,
+            ..MoePart::default()
+        });
+    }
+    Ok(t)
+}
