@@ -1376,3 +1376,30 @@ pub fn hy_v3(c: &Keys) -> Result<TransformerArch, InputError> {
     }
     Ok(t)
 }
+
+/// `MellumConfig` (JetBrains Mellum, `modeling_mellum.py` `MellumDecoderLayer`): per-head q/k
+/// norms, sliding layers from `layer_types`, and where `mlp_layer_types` says "sparse"
+/// (default all) 64 experts top-8 of `moe_intermediate_size` behind a bias-free softmax
+/// router; "dense" blocks a SwiGLU of `intermediate_size`.
+pub fn mellum(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2304, layers: 28, heads: 32, kv_heads: Some(4), ffn: 7168, vocab: 98304, head_dim: Some(128), tied: false })?;
+    attention_biases(c, &mut t, false, None)?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    if c.strings("layer_types")?.is_some() {
+        sliding(c, &mut t, Some(1024), SlidingFallback::All)?;
+    }
+    if let Some((first_dense, every)) = sparse_layer_rule(c, t.layers, 0)? {
+        let experts = if c.has("num_local_experts") { c.uint("num_local_experts", 64)? } else { c.uint("num_experts", 64)? };
+        let router = if c.flag("norm_topk_prob", true)? { Router::SoftmaxNormalized } else { Router::SoftmaxRaw };
+        t.moe = Some(MoePart {
+            experts,
+            top_k: c.uint("num_experts_per_tok", 8)?,
+            expert_ffn: c.uint("moe_intermediate_size", 896)?,
+            first_dense,
+            every,
+            router,
+            ..MoePart::default()
+        });
+    }
+    Ok(t)
+}

@@ -122,6 +122,7 @@ families! {
     "hyperclovax" => dec!(families::hyperclovax),
     "exaone_moe" => dec!(families::exaone_moe),
     "hy_v3" => dec!(families::hy_v3),
+    "mellum" => dec!(families::mellum),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
