@@ -46,7 +46,7 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "llama4_text" => set(json!({"intermediate_size_mlp": ffn, "num_local_experts": 4, "num_experts_per_tok": 1})),
         "olmoe" | "hunyuan_v1_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_topk": 2})),
         "phimoe" | "minimax_m2" | "granitemoe_swa" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2})),
-        "flex_olmo" => set(json!({"num_experts": 4, "num_experts_per_tok": 2})),
+        "flex_olmo" | "cohere2_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2})),
         "mellum" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2})),
         "exaone_moe" | "hy_v3" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "num_shared_experts": 1})),
         "granitemoeshared" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2, "shared_intermediate_size": ffn})),

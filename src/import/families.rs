@@ -1403,3 +1403,36 @@ pub fn mellum(c: &Keys) -> Result<TransformerArch, InputError> {
     }
     Ok(t)
 }
+
+/// `Cohere2MoeConfig` (`modeling_cohere2_moe.py` `Cohere2MoeDecoderLayer`): Cohere-2's
+/// parallel block on one norm (an RMSNorm when `rms_norm_eps` is set, else Cohere's
+/// bias-free LayerNorm), and where `mlp_layer_types` says "sparse" (default all) 8 experts
+/// top-2 of `intermediate_size` plus `num_shared_experts` shared ones of the same width;
+/// "dense" blocks a SwiGLU of `prefix_dense_intermediate_size`.
+pub fn cohere2_moe(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 8192, layers: 40, heads: 64, kv_heads: Some(64), ffn: 22528, vocab: 256000, head_dim: Some(128), tied: true })?;
+    attention_biases(c, &mut t, false, None)?;
+    let kind = if c.get("rms_norm_eps").is_some() { NormKind::Rmsnorm } else { NormKind::CohereLayernorm };
+    t.norm = NormPart { kind, placement: Placement::ParallelShared };
+    sliding(c, &mut t, Some(4096), SlidingFallback::Pattern(4))?;
+    let expert_ffn = t.mlp.ffn;
+    if let Some((first_dense, every)) = sparse_layer_rule(c, t.layers, 0)? {
+        if first_dense > 0 || every > 1 {
+            t.mlp.ffn = c.uint("prefix_dense_intermediate_size", expert_ffn)?;
+        }
+        let router = if c.flag("norm_topk_prob", true)? { Router::SoftmaxNormalized } else { Router::SoftmaxRaw };
+        t.moe = Some(MoePart {
+            experts: c.uint("num_experts", 8)?,
+            top_k: c.uint("num_experts_per_tok", 2)?,
+            expert_ffn,
+            shared_ffn: c.count("num_shared_experts", 0)? * expert_ffn,
+            first_dense,
+            every,
+            router,
+            ..MoePart::default()
+        });
+    } else {
+        t.mlp.ffn = c.uint("prefix_dense_intermediate_size", expert_ffn)?;
+    }
+    Ok(t)
+}

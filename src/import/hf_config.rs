@@ -123,6 +123,7 @@ families! {
     "exaone_moe" => dec!(families::exaone_moe),
     "hy_v3" => dec!(families::hy_v3),
     "mellum" => dec!(families::mellum),
+    "cohere2_moe" => dec!(families::cohere2_moe),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,

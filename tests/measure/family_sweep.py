@@ -103,6 +103,9 @@ VARIANTS = {
     "minimax_m2@small": {"num_local_experts": 32},
     "dbrx@no_clip": {"attn_config": {"kv_n_heads": 4, "rope_theta": 500000.0}, "ffn_config": {"ffn_hidden_size": 1024, "moe_num_experts": 16, "moe_top_k": 4}},
     "mpt@bigger_ratio": {"expansion_ratio": 8},
+    "cohere2_moe@dense_prefix_shared": {"mlp_layer_types": ["dense"] + ["sparse"] * 39, "prefix_dense_intermediate_size": 4096, "num_shared_experts": 1, "rms_norm_eps": 1e-5},
+    "exaone_moe@dense2": {"mlp_layer_types": ["dense", "dense"] + ["sparse"] * 30},
+    "mellum@dense_first": {"mlp_layer_types": ["dense"] + ["sparse"] * 27},
 }
 
 # Keys holding one entry per layer, shrunk with num_hidden_layers.
