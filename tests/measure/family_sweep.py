@@ -34,7 +34,6 @@ import json
 import math
 import os
 import sys
-import time
 import traceback
 
 import torch
@@ -200,9 +199,7 @@ def measure(model_type, cls_name, variant=None):
     else:
         build_cfg = cfg
     notes.append(note)
-    t0 = time.time()
     n = build(build_cfg, cls_name)
-    notes.append(f"built in {time.time() - t0:.1f}s")
     return {"config": jsonable(cfg.to_dict()), "param_count": n, "class": cls_name, "notes": "; ".join(notes)}
 
 
