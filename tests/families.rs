@@ -54,6 +54,9 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
             "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
         })),
         "ernie4_5_moe" => set(json!({"moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": ffn / 2, "moe_layer_end_index": layers - 1})),
+        "minicpm3" | "youtu" => set(json!({
+            "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim, "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim,
+        })),
         "glm4_moe_lite" => set(json!({
             "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1,
             "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim, "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim,

@@ -1133,18 +1133,7 @@ pub fn iquestcoder(c: &Keys) -> Result<TransformerArch, InputError> {
 /// plus `n_shared_experts` shared ones behind a sigmoid router (correction bias: a buffer).
 pub fn glm4_moe_lite(c: &Keys) -> Result<TransformerArch, InputError> {
     let mut t = decoder(c, &Defaults { hidden: 2048, layers: 47, heads: 20, kv_heads: None, ffn: 10240, vocab: 154880, head_dim: None, tied: false })?;
-    let latent = LatentAttention {
-        q_lora_rank: if c.is_null("q_lora_rank") { 0 } else { c.uint("q_lora_rank", 768)? },
-        kv_lora_rank: c.uint("kv_lora_rank", 512)?,
-        qk_nope_dim: c.uint("qk_nope_head_dim", 192)?,
-        qk_rope_dim: c.uint("qk_rope_head_dim", 64)?,
-        v_head_dim: c.uint("v_head_dim", 256)?,
-    };
-    t.attention.head_dim = latent.qk_nope_dim + latent.qk_rope_dim;
-    t.attention.kv_heads = t.attention.heads;
-    t.attention.rotary_dim = latent.qk_rope_dim;
-    attention_biases(c, &mut t, false, None)?;
-    t.attention.latent = Some(latent);
+    latent_attention(c, &mut t, [768, 512, 192, 64, 256])?;
     let sparse: Vec<u64> = match c.strings("mlp_layer_types")? {
         Some(types) => types.iter().take(t.layers as usize).enumerate().filter(|(_, ty)| **ty == "sparse").map(|(i, _)| i as u64).collect(),
         None => (c.count("first_k_dense_replace", 1)?..t.layers).collect(),
@@ -1434,5 +1423,42 @@ pub fn cohere2_moe(c: &Keys) -> Result<TransformerArch, InputError> {
     } else {
         t.mlp.ffn = c.uint("prefix_dense_intermediate_size", expert_ffn)?;
     }
+    Ok(t)
+}
+
+/// Multi-head Latent Attention (`q_lora_rank` null: a direct `q_proj`) read with a
+/// family's defaults (q_lora, kv_lora, nope, rope, v), biases on `q_a_proj`,
+/// `kv_a_proj_with_mqa` and `o_proj` from `attention_bias`.
+fn latent_attention(c: &Keys, t: &mut TransformerArch, d: [u64; 5]) -> Result<(), InputError> {
+    let latent = LatentAttention {
+        q_lora_rank: if c.is_null("q_lora_rank") { 0 } else { c.uint("q_lora_rank", d[0])? },
+        kv_lora_rank: c.uint("kv_lora_rank", d[1])?,
+        qk_nope_dim: c.uint("qk_nope_head_dim", d[2])?,
+        qk_rope_dim: c.uint("qk_rope_head_dim", d[3])?,
+        v_head_dim: c.uint("v_head_dim", d[4])?,
+    };
+    t.attention.head_dim = latent.qk_nope_dim + latent.qk_rope_dim;
+    t.attention.kv_heads = t.attention.heads;
+    t.attention.rotary_dim = latent.qk_rope_dim;
+    attention_biases(c, t, false, None)?;
+    t.attention.latent = Some(latent);
+    Ok(())
+}
+
+/// `MiniCPM3Config` (MiniCPM3-4B, `modeling_minicpm3.py` `MiniCPM3Attention`): DeepSeek-V2's
+/// Multi-head Latent Attention in front of a dense SwiGLU (`mlp_bias`), tied head; its
+/// `scale_emb` / `scale_depth` scale values, not shapes.
+pub fn minicpm3(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2560, layers: 62, heads: 40, kv_heads: None, ffn: 6400, vocab: 73448, head_dim: None, tied: true })?;
+    latent_attention(c, &mut t, [768, 256, 64, 32, 64])?;
+    t.mlp.bias = c.flag("mlp_bias", false)?;
+    Ok(t)
+}
+
+/// `YoutuConfig` (Youtu-LLM, `modeling_youtu.py` `YoutuAttention`): Multi-head Latent
+/// Attention in front of a dense SwiGLU, tied head.
+pub fn youtu(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 2048, layers: 32, heads: 16, kv_heads: None, ffn: 6144, vocab: 128256, head_dim: None, tied: true })?;
+    latent_attention(c, &mut t, [1536, 512, 128, 64, 128])?;
     Ok(t)
 }

@@ -124,6 +124,8 @@ families! {
     "hy_v3" => dec!(families::hy_v3),
     "mellum" => dec!(families::mellum),
     "cohere2_moe" => dec!(families::cohere2_moe),
+    "minicpm3" => dec!(families::minicpm3),
+    "youtu" => dec!(families::youtu),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
