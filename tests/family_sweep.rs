@@ -76,8 +76,9 @@ const APPROXIMATE: &[(&str, f64)] = &[
 /// cannot model (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
 /// per-layer input embeddings), or configs without the usual keys and no reader.
 const REFUSED_UNMODELLED: &[&str] = &[
-    "gemma4_text", "bailing_hybrid", "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid", "jamba", "kimi_linear", "lfm2", "lfm3", "mamba", "mamba2", "minimax", "nemotron_h",
-    "olmo_hybrid", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next", "recurrent_gemma", "rwkv", "xlstm", "zamba", "zamba2",
+    "gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid", "jamba", "kimi_linear", "lfm2",
+    "lfm3", "mamba", "mamba2", "minimax", "nemotron_h", "olmo_hybrid", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next", "recurrent_gemma", "rwkv",
+    "xlstm", "zamba", "zamba2",
 ];
 const REFUSED_NO_KEYS: &[&str] = &[
     "blt", "cpmant", "ctrl", "deepseek_v4", "gpt_neox_japanese", "inkling2_loop_text", "inkling2_text", "kolibri1", "lara_mini", "longcat_flash", "openai-gpt", "solar_open",

@@ -105,6 +105,8 @@ VARIANTS = {
     "cohere2_moe@dense_prefix_shared": {"mlp_layer_types": ["dense"] + ["sparse"] * 39, "prefix_dense_intermediate_size": 4096, "num_shared_experts": 1, "rms_norm_eps": 1e-5},
     "exaone_moe@dense2": {"mlp_layer_types": ["dense", "dense"] + ["sparse"] * 30},
     "mellum@dense_first": {"mlp_layer_types": ["dense"] + ["sparse"] * 27},
+    "gemma4_text@no_per_layer_input": {"hidden_size_per_layer_input": 0},
+    "gemma4_text@moe": {"hidden_size_per_layer_input": 0, "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 1024},
 }
 
 # Keys holding one entry per layer, shrunk with num_hidden_layers.
