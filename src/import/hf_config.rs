@@ -145,6 +145,10 @@ const TEXT_MODEL_OF: &[(&str, &str)] = &[
     ("qwen3_5", "qwen3_5_text"),
     ("qwen3_5_moe", "qwen3_5_moe_text"),
     ("gemma4", "gemma4_text"),
+    ("qwen3_vl", "qwen3_vl_text"),
+    ("qwen3_vl_moe", "qwen3_vl_moe_text"),
+    ("glm4v", "glm4v_text"),
+    ("glm4v_moe", "glm4v_moe_text"),
 ];
 
 /// Keys a family's configuration class reads under another name (its `attribute_map`, or
@@ -212,6 +216,11 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         if let (Some(obj), Some(inner)) = (text.as_object_mut(), &inner_type) {
             obj.insert("model_type".into(), Value::String(text_family(inner).to_string()));
         }
+        // Hub wrappers often say `tie_word_embeddings` only at the top (Qwen3-VL: false for
+        // the 8B and up, true for the 2B/4B): the text model inherits it unless it says its own.
+        if let (Some(obj), Some(Value::Bool(tied))) = (text.as_object_mut(), map.get("tie_word_embeddings")) {
+            obj.entry("tie_word_embeddings").or_insert(Value::Bool(*tied));
+        }
         let mut imported = import_hf_config(&text).map_err(|e| e.within("text_config"))?;
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
         if model_type == "mllama" {
@@ -270,6 +279,10 @@ fn text_family(inner: &str) -> &str {
     match inner {
         "mllama_text_model" => "llama",
         "qwen2_vl_text" | "qwen2_5_vl_text" => "qwen2",
+        "qwen3_vl_text" => "qwen3",
+        "qwen3_vl_moe_text" => "qwen3_moe",
+        "glm4v_text" => "glm4",
+        "glm4v_moe_text" => "glm4_moe",
         other => other,
     }
 }
@@ -399,6 +412,27 @@ mod tests {
     fn unknown_type_without_usual_keys_is_refused() {
         let err = import_hf_config(&json!({"model_type": "brand_new", "hidden_size": 8})).unwrap_err();
         assert!(err.message.contains("not a supported model_type"), "{err}");
+    }
+
+    /// Qwen3-VL's Hub configs say `tie_word_embeddings` at the top only: the text model
+    /// inherits it, and its own setting wins where it has one.
+    #[test]
+    fn wrapper_tie_flag_reaches_the_text_model() {
+        let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000});
+        let count = |outer: Value, inner: Option<bool>| {
+            let mut t = text.clone();
+            if let Some(b) = inner {
+                t["tie_word_embeddings"] = json!(b);
+            }
+            let mut cfg = json!({"model_type": "qwen3_vl", "text_config": t});
+            if !outer.is_null() {
+                cfg["tie_word_embeddings"] = outer;
+            }
+            import_hf_config(&cfg).unwrap().arch.param_count()
+        };
+        assert_eq!(count(json!(false), None) - count(json!(true), None), 64_000.0);
+        assert_eq!(count(json!(false), Some(true)), count(json!(true), None));
+        assert_eq!(import_hf_config(&json!({"model_type": "qwen3_vl", "text_config": text})).unwrap().model_type, "qwen3");
     }
 
     #[test]

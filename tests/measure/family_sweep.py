@@ -109,6 +109,13 @@ VARIANTS = {
     "gemma4_text@moe": {"hidden_size_per_layer_input": 0, "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 1024},
 }
 
+# Vision-language wrappers (image-text-to-text, not in the causal-LM mapping) whose text
+# model Headroom imports. As param_counts.py does for the catalogue's wrappers, the text
+# model is counted from the parsed text_config: its base model (AutoModel.from_config) plus
+# an lm_head of vocab × hidden unless text_config.tie_word_embeddings (the wrapper's where
+# the text config has no such attribute).
+VLM_WRAPPERS = ["glm4v", "glm4v_moe", "qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"]
+
 # Keys holding one entry per layer, shrunk with num_hidden_layers.
 PER_LAYER_KEYS = ["layer_types", "no_rope_layers", "mlp_layer_types", "moe_layers_enabled"]
 
@@ -235,6 +242,28 @@ def main():
             print(f"{model_type:28} SKIPPED {msg}", file=sys.stderr)
             if os.environ.get("SWEEP_DEBUG"):
                 traceback.print_exc()
+    from transformers import AutoModel
+
+    for model_type in VLM_WRAPPERS:
+        cfg = AutoConfig.for_model(model_type)
+        tc = cfg.text_config
+        note = shrink(tc)
+        with torch.device("meta"):
+            base = AutoModel.from_config(tc)
+        n = sum(p.numel() for p in base.parameters())
+        # Text configs without the attribute (Glm4vTextConfig) leave it to the wrapper's.
+        tied = getattr(tc, "tie_word_embeddings", None)
+        tied = bool(cfg.tie_word_embeddings if tied is None else tied)
+        if not tied:
+            n += tc.vocab_size * tc.hidden_size
+        out["families"][model_type] = {
+            "config": jsonable(cfg.to_dict()),
+            "param_count": n,
+            "class": type(base).__name__ + " + lm_head",
+            "notes": f"vision-language wrapper: text model from text_config ({type(base).__name__}, lm_head {'tied' if tied else 'untied'}); text {note}",
+        }
+        print(f"{model_type:28} {n:>16,}  {out['families'][model_type]['notes']}", file=sys.stderr)
+
     classes = dict(entries)
     for variant in sorted(VARIANTS):
         model_type = variant.split("@")[0]
