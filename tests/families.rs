@@ -57,8 +57,8 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "minicpm3" | "youtu" => set(json!({
             "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim, "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim,
         })),
-        "glm4_moe_lite" => set(json!({
-            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1,
+        "glm4_moe_lite" | "glm_moe_dsa" => set(json!({
+            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
             "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim, "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim,
         })),
         "sarvam_mla" => set(json!({

@@ -55,7 +55,7 @@ const APPROXIMATE: &[(&str, f64)] = &[
     ("flint", 0.000),
     ("gemma4_unified_assistant", 2.357),
     ("gemma4_unified_text", 1.144),
-    ("glm_moe_dsa", 1.124),
+    ("glm_moe_dsa", 0.143),
     ("hrm_text", 52.144),
     ("hy_v4", 3.104),
     ("inkling_text", 0.116),

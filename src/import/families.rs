@@ -1462,3 +1462,39 @@ pub fn youtu(c: &Keys) -> Result<TransformerArch, InputError> {
     latent_attention(c, &mut t, [1536, 512, 128, 64, 128])?;
     Ok(t)
 }
+
+/// `GlmMoeDsaConfig` (GLM-5, `modeling_glm_moe_dsa.py` `GlmMoeDsaDecoderLayer`): GLM-4.7-Flash's
+/// Multi-head Latent Attention and MoE (dense blocks where `mlp_layer_types` says so, default
+/// the first three; 256 experts top-8 plus `n_shared_experts` shared ones) with DeepSeek's
+/// sparse attention. Approximate: the lightning indexer of each layer whose
+/// `indexer_types` entry is "full" (`wq_b`, `wk`, `k_norm`, `weights_proj`; counted in the
+/// warning) has no part in Headroom, and its top-k sparse attention is modelled as dense.
+pub fn glm_moe_dsa(c: &Keys) -> Result<TransformerArch, InputError> {
+    let mut t = decoder(c, &Defaults { hidden: 6144, layers: 78, heads: 64, kv_heads: None, ffn: 12288, vocab: 154880, head_dim: None, tied: false })?;
+    latent_attention(c, &mut t, [2048, 512, 192, 64, 256])?;
+    if let Some((first_dense, every)) = sparse_layer_rule(c, t.layers, 3)? {
+        let expert_ffn = c.uint("moe_intermediate_size", 2048)?;
+        t.moe = Some(MoePart {
+            experts: c.uint("n_routed_experts", 256)?,
+            top_k: c.uint("num_experts_per_tok", 8)?,
+            expert_ffn,
+            shared_ffn: c.count("n_shared_experts", 1)? * expert_ffn,
+            first_dense,
+            every,
+            router: Router::SigmoidGrouped,
+            ..MoePart::default()
+        });
+    }
+    let (heads, dim) = (c.uint("index_n_heads", 32)?, c.uint("index_head_dim", 128)?);
+    let q_lora = t.attention.latent.as_ref().map_or(0, |m| m.q_lora_rank);
+    let per_layer = q_lora * heads * dim + t.hidden * dim + 2 * dim + t.hidden * heads;
+    let indexers = match c.strings("indexer_types")? {
+        Some(types) => types.iter().take(t.layers as usize).filter(|s| **s != "shared").count() as u64,
+        None => t.layers,
+    };
+    c.note(format!(
+        "approximate: the lightning indexers of DeepSeek sparse attention ({per_layer} parameters in each of {indexers} blocks, {} in all) are not counted, and the top-k sparse attention is modelled as dense",
+        per_layer * indexers
+    ));
+    Ok(t)
+}

@@ -126,6 +126,7 @@ families! {
     "cohere2_moe" => dec!(families::cohere2_moe),
     "minicpm3" => dec!(families::minicpm3),
     "youtu" => dec!(families::youtu),
+    "glm_moe_dsa" => dec!(families::glm_moe_dsa),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
