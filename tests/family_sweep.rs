@@ -100,7 +100,7 @@ fn readers_count_exactly() {
         exact += 1;
     }
     // The sweep's default configs and variants of every family with a reader.
-    assert!(exact >= 105, "only {exact} exact families");
+    assert!(exact >= 115, "only {exact} exact families");
 }
 
 #[test]

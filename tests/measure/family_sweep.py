@@ -109,6 +109,24 @@ VARIANTS = {
     "gemma4_text@moe": {"hidden_size_per_layer_input": 0, "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 1024},
 }
 
+# Configs written the way the Hub's config.json files write them (older key spellings,
+# top-level partial_rotary_factor, wrappers with a text_config), full depth, keyed
+# "model_type@hub:<model>". Shapes typed from the model cards' config.json; the count is
+# whatever transformers builds from them (text model for wrappers), so a typo in a shape
+# would not make the check wrong, only less representative.
+HUB_CONFIGS = {
+    "olmoe@hub:OLMoE-1B-7B-0924": {"hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304, "clip_qkv": None, "norm_topk_prob": False, "tie_word_embeddings": False, "attention_bias": False},
+    "phimoe@hub:Phi-3.5-MoE-instruct": {"hidden_size": 4096, "intermediate_size": 6400, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2, "vocab_size": 32064, "attention_bias": True, "lm_head_bias": True, "sliding_window": 131072, "tie_word_embeddings": False},
+    "glm4_moe@hub:GLM-4.5-Air": {"hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 46, "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1, "partial_rotary_factor": 0.5, "attention_bias": True, "use_qk_norm": False, "vocab_size": 151552, "tie_word_embeddings": False, "num_nextn_predict_layers": 1},
+    "smollm3@hub:SmolLM3-3B": {"hidden_size": 2048, "intermediate_size": 11008, "num_attention_heads": 16, "num_hidden_layers": 36, "num_key_value_heads": 4, "vocab_size": 128256, "tie_word_embeddings": True, "use_sliding_window": False, "no_rope_layer_interval": 4},
+    "ernie4_5_moe@hub:ERNIE-4.5-21B-A3B-PT": {"hidden_size": 2560, "intermediate_size": 12288, "num_attention_heads": 20, "num_key_value_heads": 4, "num_hidden_layers": 28, "moe_num_experts": 64, "moe_k": 6, "moe_intermediate_size": 1536, "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": 27, "moe_layer_interval": 1, "use_bias": False, "vocab_size": 103424, "tie_word_embeddings": True},
+    "gpt_bigcode@hub:starcoderbase-1b": {"n_embd": 2048, "n_head": 16, "n_layer": 24, "n_inner": 8192, "n_positions": 8192, "multi_query": True, "vocab_size": 49152, "activation_function": "gelu_pytorch_tanh"},
+    "dbrx@hub:dbrx-base": {"d_model": 6144, "n_heads": 48, "n_layers": 40, "max_seq_len": 32768, "vocab_size": 100352, "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000}, "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4}, "tie_word_embeddings": False},
+    "llama4@hub:Llama-4-Scout-17B-16E": {"text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 48, "num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "vocab_size": 202048, "attention_chunk_size": 8192, "use_qk_norm": True, "tie_word_embeddings": False}},
+    "llama4@hub:Llama-4-Maverick-17B-128E": {"text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 48, "num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "vocab_size": 202048, "attention_chunk_size": 8192, "use_qk_norm": False, "tie_word_embeddings": False}},
+    "mistral3@hub:Mistral-Small-3.1-24B": {"text_config": {"model_type": "mistral", "hidden_size": 5120, "intermediate_size": 32768, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 40, "vocab_size": 131072, "sliding_window": None}},
+}
+
 # Vision-language wrappers (image-text-to-text, not in the causal-LM mapping) whose text
 # model Headroom imports. As param_counts.py does for the catalogue's wrappers, the text
 # model is counted from the parsed text_config: its base model (AutoModel.from_config) plus
@@ -263,6 +281,16 @@ def main():
             "notes": f"vision-language wrapper: text model from text_config ({type(base).__name__}, lm_head {'tied' if tied else 'untied'}); text {note}",
         }
         print(f"{model_type:28} {n:>16,}  {out['families'][model_type]['notes']}", file=sys.stderr)
+
+    for key, keys in HUB_CONFIGS.items():
+        model_type = key.split("@")[0]
+        cfg = AutoConfig.for_model(model_type, **keys)
+        build_cfg = cfg.text_config if model_type in WRAPPED else cfg
+        cls_name = {"llama4": "Llama4ForCausalLM", "mistral3": "MistralForCausalLM"}.get(model_type) or MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type]
+        n = build(build_cfg, cls_name)
+        # What a Hub config.json holds: the keys written above (plus model_type), not to_dict().
+        out["families"][key] = {"config": {"model_type": model_type, **keys}, "param_count": n, "class": cls_name, "notes": "Hub-style config.json (the keys as written), full depth"}
+        print(f"{key:28} {n:>16,}", file=sys.stderr)
 
     classes = dict(entries)
     for variant in sorted(VARIANTS):
