@@ -111,9 +111,11 @@ VARIANTS = {
 
 # Configs written the way the Hub's config.json files write them (older key spellings,
 # top-level partial_rotary_factor, wrappers with a text_config), full depth, keyed
-# "model_type@hub:<model>". Shapes typed from the model cards' config.json; the count is
-# whatever transformers builds from them (text model for wrappers), so a typo in a shape
-# would not make the check wrong, only less representative.
+# "model_type@hub:<model>". Typed in by hand from recollection of those files (nothing is
+# downloaded here); the totals agree with the published sizes (6.9B, 41.9B, 106B, 3.1B,
+# 21.8B, 1.1B, 132B, 109B/400B with vision, 24B). The count is whatever transformers builds
+# from these keys (the text model for wrappers), so a wrong shape would make an entry less
+# representative, not the check wrong.
 HUB_CONFIGS = {
     "olmoe@hub:OLMoE-1B-7B-0924": {"hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304, "clip_qkv": None, "norm_topk_prob": False, "tie_word_embeddings": False, "attention_bias": False},
     "phimoe@hub:Phi-3.5-MoE-instruct": {"hidden_size": 4096, "intermediate_size": 6400, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2, "vocab_size": 32064, "attention_bias": True, "lm_head_bias": True, "sliding_window": 131072, "tie_word_embeddings": False},
