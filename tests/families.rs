@@ -28,7 +28,40 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "mixtral" | "granitemoe" | "gpt_oss" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2})),
         "qwen2_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "shared_expert_intermediate_size": ffn})),
         "qwen3_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2})),
-        "deepseek_v2" | "deepseek_v3" => set(json!({
+        "deepseek_v2" | "deepseek_v3" | "deepseek_v32" => set(json!({
+            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1,
+            "first_k_dense_replace": 1, "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim,
+            "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim, "n_group": 1, "topk_group": 1,
+        })),
+        "gptj" | "codegen" => set(json!({"n_embd": h, "n_layer": layers, "n_head": heads, "n_inner": ffn, "rotary_dim": head_dim / 2})),
+        "gpt_bigcode" => set(json!({"n_embd": h, "n_layer": layers, "n_head": heads, "n_inner": ffn, "n_positions": 64})),
+        "opt" => set(json!({"ffn_dim": ffn, "max_position_embeddings": 64})),
+        "gpt_neo" => set(json!({"num_layers": layers, "num_heads": heads, "max_position_embeddings": 64, "window_size": 16})),
+        "bloom" => set(json!({"n_layer": layers, "n_head": heads})),
+        "mpt" => set(json!({"d_model": h, "n_layers": layers, "n_heads": heads})),
+        "dbrx" => set(json!({
+            "d_model": h, "n_layers": layers, "n_heads": heads, "attn_config": {"kv_n_heads": kv},
+            "ffn_config": {"ffn_hidden_size": ffn, "moe_num_experts": 4, "moe_top_k": 2},
+        })),
+        "llama4_text" => set(json!({"intermediate_size_mlp": ffn, "num_local_experts": 4, "num_experts_per_tok": 1})),
+        "olmoe" | "hunyuan_v1_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_topk": 2})),
+        "phimoe" | "minimax_m2" | "granitemoe_swa" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2})),
+        "flex_olmo" | "cohere2_moe" => set(json!({"num_experts": 4, "num_experts_per_tok": 2})),
+        "mellum" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2})),
+        "exaone_moe" | "hy_v3" => set(json!({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "num_shared_experts": 1})),
+        "granitemoeshared" => set(json!({"num_local_experts": 4, "num_experts_per_tok": 2, "shared_intermediate_size": ffn})),
+        "glm4_moe" | "sarvam_moe" | "dots1" => set(json!({
+            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
+        })),
+        "ernie4_5_moe" => set(json!({"moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": ffn / 2, "moe_layer_end_index": layers - 1})),
+        "minicpm3" | "youtu" => set(json!({
+            "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim, "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim,
+        })),
+        "glm4_moe_lite" | "glm_moe_dsa" => set(json!({
+            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
+            "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim, "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim,
+        })),
+        "sarvam_mla" => set(json!({
             "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "n_shared_experts": 1,
             "first_k_dense_replace": 1, "q_lora_rank": h / 2, "kv_lora_rank": h / 4, "qk_nope_head_dim": head_dim,
             "qk_rope_head_dim": head_dim / 2, "v_head_dim": head_dim, "n_group": 1, "topk_group": 1,

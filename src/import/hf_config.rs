@@ -3,9 +3,12 @@
 //! Each supported `model_type` maps to one function (`families.rs` for decoders,
 //! `encoders.rs` for encoders, T5, ViT and ResNet). Missing keys take the defaults of the
 //! matching transformers configuration class, and each defaulted key becomes a warning.
-//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL) import
-//! their text model and say the vision tower is not counted. An unknown `model_type` with
-//! the usual keys is estimated as a Llama-shaped decoder, marked approximate.
+//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL, Llama-4,
+//! Mistral-3) import their text model and say the vision tower is not counted. An unknown
+//! `model_type` with the usual keys is estimated as a Llama-shaped decoder (with experts when
+//! the usual MoE keys are there), marked approximate; families with recurrent or state-space
+//! layers (`UNMODELLED`) are refused instead. `tests/family_sweep.rs` checks every family
+//! against transformers' own count (`tests/fixtures/measured/family_sweep.json`).
 
 use serde_json::Value;
 
@@ -70,6 +73,60 @@ families! {
     "starcoder2" => dec!(families::starcoder2),
     "cohere" => dec!(families::cohere),
     "gpt2" => dec!(families::gpt2),
+    "llama4_text" => dec!(families::llama4_text),
+    "olmoe" => dec!(families::olmoe),
+    "phimoe" => dec!(families::phimoe),
+    "glm" => dec!(families::glm),
+    "glm4" => dec!(families::glm4),
+    "glm4_moe" => dec!(families::glm4_moe),
+    "smollm3" => dec!(families::smollm3),
+    "ernie4_5" => dec!(families::ernie4_5),
+    "ernie4_5_moe" => dec!(families::ernie4_5_moe),
+    "cohere2" => dec!(families::cohere2),
+    "exaone4" => dec!(families::exaone4),
+    "hunyuan_v1_dense" => dec!(families::hunyuan_v1_dense),
+    "hunyuan_v1_moe" => dec!(families::hunyuan_v1_moe),
+    "seed_oss" => dec!(families::seed_oss),
+    "helium" => dec!(families::helium),
+    "ministral" => dec!(families::ministral),
+    "ministral3" => dec!(families::ministral3),
+    "stablelm" => dec!(families::stablelm),
+    "nemotron" => dec!(families::nemotron),
+    "arcee" => dec!(families::arcee),
+    "olmo3" => dec!(families::olmo3),
+    "dots1" => dec!(families::dots1),
+    "minimax_m2" => dec!(families::minimax_m2),
+    "gptj" => dec!(families::gptj),
+    "codegen" => dec!(families::codegen),
+    "gpt_bigcode" => dec!(families::gpt_bigcode),
+    "opt" => dec!(families::opt),
+    "bloom" => dec!(families::bloom),
+    "mpt" => dec!(families::mpt),
+    "dbrx" => dec!(families::dbrx),
+    "granitemoeshared" => dec!(families::granitemoeshared),
+    "olmo" => dec!(families::olmo),
+    "exaone" => dec!(families::exaone),
+    "internlm3" => dec!(families::internlm3),
+    "iquestcoder" => dec!(families::iquestcoder),
+    "sarvam_moe" => dec!(families::glm4_moe),
+    "sarvam_mla" => dec!(families::deepseek_v3),
+    "glm4_moe_lite" => dec!(families::glm4_moe_lite),
+    "apertus" => dec!(families::apertus),
+    "cwm" => dec!(families::cwm),
+    "vaultgemma" => dec!(families::vaultgemma),
+    "deepseek_v32" => dec!(families::deepseek_v32),
+    "gpt_neo" => dec!(families::gpt_neo),
+    "flex_olmo" => dec!(families::flex_olmo),
+    "granite_swa" => dec!(families::granite_swa),
+    "granitemoe_swa" => dec!(families::granitemoe_swa),
+    "hyperclovax" => dec!(families::hyperclovax),
+    "exaone_moe" => dec!(families::exaone_moe),
+    "hy_v3" => dec!(families::hy_v3),
+    "mellum" => dec!(families::mellum),
+    "cohere2_moe" => dec!(families::cohere2_moe),
+    "minicpm3" => dec!(families::minicpm3),
+    "youtu" => dec!(families::youtu),
+    "glm_moe_dsa" => dec!(families::glm_moe_dsa),
     "bert" => encoders::bert,
     "roberta" => encoders::roberta,
     "t5" => encoders::t5,
@@ -78,7 +135,68 @@ families! {
 }
 
 /// Text models inside multimodal wrappers, by the wrapper's `model_type`.
-const TEXT_MODEL_OF: &[(&str, &str)] = &[("gemma3", "gemma3_text"), ("mllama", "mllama_text_model"), ("qwen2_vl", "qwen2"), ("qwen2_5_vl", "qwen2")];
+const TEXT_MODEL_OF: &[(&str, &str)] = &[
+    ("gemma3", "gemma3_text"),
+    ("mllama", "mllama_text_model"),
+    ("qwen2_vl", "qwen2"),
+    ("qwen2_5_vl", "qwen2"),
+    ("llama4", "llama4_text"),
+    ("mistral3", "mistral"),
+    ("gemma3n", "gemma3n_text"),
+    ("qwen3_5", "qwen3_5_text"),
+    ("qwen3_5_moe", "qwen3_5_moe_text"),
+    ("gemma4", "gemma4_text"),
+    ("qwen3_vl", "qwen3_vl_text"),
+    ("qwen3_vl_moe", "qwen3_vl_moe_text"),
+    ("glm4v", "glm4v_text"),
+    ("glm4v_moe", "glm4v_moe_text"),
+];
+
+/// Keys a family's configuration class reads under another name (its `attribute_map`, or
+/// an older spelling its `__init__` accepts): (model_type, key in config.json, key read).
+const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
+    ("exaone", "num_layers", "num_hidden_layers"),
+    ("exaone", "activation_function", "hidden_act"),
+    ("internlm3", "qkv_bias", "attention_bias"),
+    ("internlm3", "bias", "mlp_bias"),
+    ("bloom", "n_embed", "hidden_size"),
+    ("ernie4_5_moe", "num_experts", "moe_num_experts"),
+    ("ernie4_5_moe", "num_experts_per_tok", "moe_k"),
+];
+
+/// Families whose layers Headroom cannot model, refused with what is missing rather than
+/// estimated as a Llama-shaped decoder (which would be silently wrong): recurrent or
+/// state-space layers keep a per-sequence state instead of (or beside) a KV cache, with
+/// parameters and activations of shapes Headroom has no part for.
+const UNMODELLED: &[(&str, &str)] = &[
+    ("mamba", "Mamba state-space layers (selective scan, conv state)"),
+    ("mamba2", "Mamba-2 state-space layers (SSD, conv state)"),
+    ("falcon_mamba", "Mamba state-space layers (selective scan, conv state)"),
+    ("jamba", "Mamba layers interleaved with attention and MoE"),
+    ("bamba", "Mamba-2 layers interleaved with attention"),
+    ("falcon_h1", "parallel Mamba-2 and attention heads in each layer"),
+    ("zamba", "Mamba layers with a shared attention block"),
+    ("zamba2", "Mamba-2 layers with shared attention blocks and LoRA adapters"),
+    ("nemotron_h", "Mamba-2 layers interleaved with attention and MLP layers"),
+    ("granitemoehybrid", "Mamba-2 layers interleaved with attention"),
+    ("qwen3_next", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
+    ("qwen3_5_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
+    ("qwen3_5_moe_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
+    ("olmo_hybrid", "Gated DeltaNet linear-attention layers (recurrent state)"),
+    ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
+    ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
+    ("minimax", "lightning (linear) attention layers (recurrent state)"),
+    ("lfm2", "short-convolution layers (conv state)"),
+    ("lfm2_moe", "short-convolution layers (conv state)"),
+    ("lfm3", "short-convolution layers (conv state)"),
+    ("recurrent_gemma", "RG-LRU recurrent layers"),
+    ("rwkv", "RWKV time-mix recurrence"),
+    ("xlstm", "mLSTM recurrent layers"),
+    ("gemma3n_text", "per-layer embeddings, AltUp and LAuReL blocks"),
+    // Measured (family_sweep.json): a Llama-shaped estimate is 31.5% low with per-layer inputs
+    // (E2B/E4B), 1.1% low without, 27.6% low with the MoE block (gemma4_text@moe).
+    ("gemma4_text", "per-layer input embeddings, per-layer head widths (512 on global layers), shared KV layers and the MoE block beside the dense MLP"),
+];
 
 /// Build an architecture from the content of a `config.json`.
 pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
@@ -99,6 +217,11 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         if let (Some(obj), Some(inner)) = (text.as_object_mut(), &inner_type) {
             obj.insert("model_type".into(), Value::String(text_family(inner).to_string()));
         }
+        // Hub wrappers often say `tie_word_embeddings` only at the top (Qwen3-VL: false for
+        // the 8B and up, true for the 2B/4B): the text model inherits it unless it says its own.
+        if let (Some(obj), Some(Value::Bool(tied))) = (text.as_object_mut(), map.get("tie_word_embeddings")) {
+            obj.entry("tie_word_embeddings").or_insert(Value::Bool(*tied));
+        }
         let mut imported = import_hf_config(&text).map_err(|e| e.within("text_config"))?;
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
         if model_type == "mllama" {
@@ -106,6 +229,27 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         }
         return Ok(imported);
     }
+    if let Some((_, missing)) = UNMODELLED.iter().find(|(ty, _)| *ty == model_type) {
+        return Err(InputError::new(
+            "model_type",
+            format!("\"{model_type}\" is not supported: Headroom cannot model its {missing}; a Llama-shaped estimate would be wrong, so none is given"),
+        ));
+    }
+    // transformers' `attribute_map` spellings, as the family's configuration class reads them.
+    let renames: Vec<_> = ATTRIBUTE_MAP.iter().filter(|(ty, from, to)| *ty == model_type && map.contains_key(*from) && !map.contains_key(*to)).collect();
+    let renamed;
+    let map = if renames.is_empty() {
+        map
+    } else {
+        let mut m = map.clone();
+        for (_, from, to) in renames {
+            if let Some(v) = m.remove(*from) {
+                m.insert(to.to_string(), v);
+            }
+        }
+        renamed = m;
+        &renamed
+    };
     let keys = Keys::new(map);
     let (arch, model_type) = match reader(&model_type) {
         Some(read) => (read(&keys)?, model_type),
@@ -113,12 +257,18 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
             let arch = generic_decoder(&keys).map_err(|e| {
                 InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
             })?;
+            let moe = match &arch {
+                Architecture::Transformer(t) => t.moe.is_some(),
+                _ => false,
+            };
             warnings.push(format!(
-                "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary, no biases) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size"
+                "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size{}",
+                if moe { ", with the mixture of experts its usual MoE keys describe" } else { "" }
             ));
             (arch, model_type)
         }
     };
+    warnings.extend(keys.notes());
     warnings.extend(keys.defaulted().into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
     arch.check()?;
     Ok(Imported { arch, model_type, warnings })
@@ -130,6 +280,10 @@ fn text_family(inner: &str) -> &str {
     match inner {
         "mllama_text_model" => "llama",
         "qwen2_vl_text" | "qwen2_5_vl_text" => "qwen2",
+        "qwen3_vl_text" => "qwen3",
+        "qwen3_vl_moe_text" => "qwen3_moe",
+        "glm4v_text" => "glm4",
+        "glm4v_moe_text" => "glm4_moe",
         other => other,
     }
 }
@@ -142,7 +296,76 @@ fn generic_decoder(c: &Keys) -> Result<Architecture, InputError> {
         }
     }
     let d = Defaults { hidden: 0, layers: 0, heads: 0, kv_heads: None, ffn: 0, vocab: 0, head_dim: None, tied: false };
-    families::decoder(c, &d).map(Architecture::Transformer)
+    let mut t = families::decoder(c, &d)?;
+    // Llama's meaning of the usual bias switches, where the config sets them.
+    if let Some(serde_json::Value::Bool(b)) = c.get("attention_bias") {
+        t.attention.qkv_bias = *b;
+        t.attention.out_bias = *b;
+    }
+    if let Some(serde_json::Value::Bool(b)) = c.get("mlp_bias") {
+        t.mlp.bias = *b;
+    }
+    t.moe = generic_moe(c, &t)?;
+    Ok(Architecture::Transformer(t))
+}
+
+/// Experts from the usual MoE keys, when the config names more than one expert: routed
+/// experts (`num_local_experts` / `num_experts` / `n_routed_experts` / `moe_num_experts`)
+/// of `moe_intermediate_size` (else `intermediate_size`), top-k (`num_experts_per_tok` /
+/// `moe_k` / `moe_topk`), shared experts (`n_shared_experts` / `num_shared_experts` ×
+/// expert width, or `shared_expert_intermediate_size` / `shared_intermediate_size`), dense
+/// first blocks (`first_k_dense_replace`, `num_dense_layers`), `decoder_sparse_step`, and
+/// per-layer lists (`mlp_layer_types`, `mlp_only_layers`). Never exact by construction
+/// (router kind, norms and biases of the family are guesses): the caller marks it approximate.
+fn generic_moe(c: &Keys, t: &crate::model::arch::TransformerArch) -> Result<Option<crate::model::arch::MoePart>, InputError> {
+    use crate::model::arch::MoePart;
+    let first = |keys: &[&'static str]| keys.iter().copied().find(|k| c.get(k).and_then(serde_json::Value::as_u64).is_some());
+    if matches!(c.get("is_moe"), Some(serde_json::Value::Bool(false))) {
+        return Ok(None);
+    }
+    let Some(experts_key) = first(&["num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"]) else { return Ok(None) };
+    let experts = c.uint(experts_key, 1)?;
+    if experts < 2 {
+        return Ok(None);
+    }
+    let top_k = match first(&["num_experts_per_tok", "moe_k", "moe_topk"]) {
+        Some(key) => c.uint(key, 1)?,
+        None => return Ok(None),
+    };
+    let expert_ffn = c.uint_or("moe_intermediate_size", t.mlp.ffn)?;
+    let shared_ffn = match first(&["n_shared_experts", "num_shared_experts", "moe_num_shared_experts"]) {
+        Some(key) => c.count(key, 0)? * expert_ffn,
+        None => match first(&["shared_expert_intermediate_size", "shared_intermediate_size"]) {
+            Some(key) => c.count(key, 0)?,
+            None => 0,
+        },
+    };
+    let mut first_dense = match first(&["first_k_dense_replace", "num_dense_layers"]) {
+        Some(key) => c.count(key, 0)?.min(t.layers),
+        None => 0,
+    };
+    let mut every = match c.get("decoder_sparse_step").and_then(serde_json::Value::as_u64) {
+        Some(n) if n > 0 => n,
+        _ => 1,
+    };
+    // Per-layer lists: `mlp_layer_types` ("dense" / "sparse"), `mlp_only_layers` (dense ones).
+    let layers = t.layers as usize;
+    let sparse: Option<Vec<u64>> = match (c.strings("mlp_layer_types").ok().flatten(), c.get("mlp_only_layers")) {
+        (Some(types), _) => Some(types.iter().take(layers).enumerate().filter(|(_, ty)| !matches!(**ty, "dense" | "mlp")).map(|(i, _)| i as u64).collect()),
+        (None, Some(serde_json::Value::Array(dense))) if !dense.is_empty() => {
+            let dense: Vec<u64> = dense.iter().filter_map(serde_json::Value::as_u64).collect();
+            Some((0..t.layers).filter(|i| !dense.contains(i)).collect())
+        }
+        _ => None,
+    };
+    if let Some(sparse) = sparse {
+        if sparse.is_empty() {
+            return Ok(None);
+        }
+        // Exact when the list follows Headroom's rule; else as many MoE blocks, at the end.
+        (first_dense, every) = families::moe_layer_rule("mlp_layer_types", &sparse, t.layers).ok().flatten().unwrap_or((t.layers - sparse.len() as u64, 1));
+    }
+    Ok(Some(MoePart { experts, top_k: top_k.min(experts), expert_ffn, shared_ffn, first_dense, every, ..MoePart::default() }))
 }
 
 #[cfg(test)]
@@ -190,6 +413,27 @@ mod tests {
     fn unknown_type_without_usual_keys_is_refused() {
         let err = import_hf_config(&json!({"model_type": "brand_new", "hidden_size": 8})).unwrap_err();
         assert!(err.message.contains("not a supported model_type"), "{err}");
+    }
+
+    /// Qwen3-VL's Hub configs say `tie_word_embeddings` at the top only: the text model
+    /// inherits it, and its own setting wins where it has one.
+    #[test]
+    fn wrapper_tie_flag_reaches_the_text_model() {
+        let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000});
+        let count = |outer: Value, inner: Option<bool>| {
+            let mut t = text.clone();
+            if let Some(b) = inner {
+                t["tie_word_embeddings"] = json!(b);
+            }
+            let mut cfg = json!({"model_type": "qwen3_vl", "text_config": t});
+            if !outer.is_null() {
+                cfg["tie_word_embeddings"] = outer;
+            }
+            import_hf_config(&cfg).unwrap().arch.param_count()
+        };
+        assert_eq!(count(json!(false), None) - count(json!(true), None), 64_000.0);
+        assert_eq!(count(json!(false), Some(true)), count(json!(true), None));
+        assert_eq!(import_hf_config(&json!({"model_type": "qwen3_vl", "text_config": text})).unwrap().model_type, "qwen3");
     }
 
     #[test]

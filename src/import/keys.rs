@@ -12,11 +12,27 @@ use crate::model::arch::MAX_DIM;
 pub struct Keys<'a> {
     map: &'a Map<String, Value>,
     defaulted: RefCell<Vec<String>>,
+    notes: RefCell<Vec<String>>,
 }
 
 impl<'a> Keys<'a> {
     pub fn new(map: &'a Map<String, Value>) -> Self {
-        Keys { map, defaulted: RefCell::new(Vec::new()) }
+        Keys { map, defaulted: RefCell::new(Vec::new()), notes: RefCell::new(Vec::new()) }
+    }
+
+    /// A reader's remark for the user (what it counts only approximately), shown as a warning.
+    pub fn note(&self, message: impl Into<String>) {
+        self.notes.borrow_mut().push(message.into());
+    }
+
+    /// Every remark made by the reader, in order.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.borrow().clone()
+    }
+
+    /// The keys of a nested object (`rope_parameters`), if the config has one.
+    pub fn nested(&self, key: &str) -> Option<&'a Map<String, Value>> {
+        self.get(key).and_then(Value::as_object)
     }
 
     /// The raw value of a key (absent and `null` read the same).

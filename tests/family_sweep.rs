@@ -1,0 +1,170 @@
+//! Every decoder-only text family transformers 5.24 builds, from its default configuration
+//! (`tests/fixtures/measured/family_sweep.json`, written by `tests/measure/family_sweep.py`):
+//! Headroom's parameter count against `sum(p.numel())` of the model transformers builds.
+//!
+//! Families with a reader must match exactly. Families estimated by the generic decoder must
+//! say "approximate" and stay within the error measured when this test was written. Families
+//! Headroom cannot model (state-space / linear-attention layers, …) must be refused.
+//!
+//! `cargo test --test family_sweep -- --nocapture table` prints the whole table.
+
+use headroom::import::hf_config::import_hf_config;
+use serde_json::Value;
+
+fn fixture() -> Value {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/family_sweep.json")).expect("fixture");
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
+/// (model_type, transformers' count, Headroom's count and whether it warns "approximate", or the error)
+type Row = (String, u64, Result<(u64, bool), String>);
+
+fn rows() -> Vec<Row> {
+    let f = fixture();
+    let families = f["families"].as_object().expect("families");
+    families
+        .iter()
+        .map(|(ty, e)| {
+            let expected = e["param_count"].as_u64().expect("param_count");
+            let got = import_hf_config(&e["config"]).map(|i| (i.arch.param_count() as u64, i.warnings.iter().any(|w| w.starts_with("approximate")))).map_err(|e| e.to_string());
+            (ty.clone(), expected, got)
+        })
+        .collect()
+}
+
+/// Families estimated approximately (the generic decoder, or a reader that warns), with the
+/// absolute error of Headroom's count measured when this table was written, in percent of
+/// transformers' count (rounded to 0.001). The error must not grow past it (plus rounding).
+const APPROXIMATE: &[(&str, f64)] = &[
+    ("afmoe", 0.669),
+    ("apertus", 0.000),
+    ("apertus1p5_text", 12.829),
+    ("aria_text", 0.000),
+    ("axk1", 0.207),
+    ("axk2", 0.568),
+    ("beam", 0.469),
+    ("biogpt", 22.319),
+    ("bitnet", 0.006),
+    ("bloom", 0.001),
+    ("deepseek_v32", 0.182),
+    ("diffllama", 0.000),
+    ("doge", 0.056),
+    ("dory", 40.269),
+    ("dots3_note", 9.937),
+    ("dots3_note_text", 9.937),
+    ("flint", 0.000),
+    ("gemma4_unified_assistant", 2.357),
+    ("gemma4_unified_text", 1.144),
+    ("glm_moe_dsa", 0.143),
+    ("hrm_text", 52.144),
+    ("hy_v4", 3.104),
+    ("inkling_text", 0.116),
+    ("jais2", 25.570),
+    ("jetmoe", 17.455),
+    ("laguna", 0.012),
+    ("mimo_v2_flash", 0.235),
+    ("minimax_m3_vl_text", 0.000),
+    ("mllama", 0.001),
+    ("modernbert-decoder", 0.807),
+    ("nanochat", 25.581),
+    ("olmo", 0.003),
+    ("opt@350m", 19.045),
+    ("persimmon", 14.274),
+];
+
+/// Families Headroom refuses: state-space / linear-attention / short-convolution layers it
+/// cannot model (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
+/// per-layer input embeddings), or configs without the usual keys and no reader.
+const REFUSED_UNMODELLED: &[&str] = &[
+    "gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid", "jamba", "kimi_linear", "lfm2",
+    "lfm3", "mamba", "mamba2", "minimax", "nemotron_h", "olmo_hybrid", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next", "recurrent_gemma", "rwkv",
+    "xlstm", "zamba", "zamba2",
+];
+const REFUSED_NO_KEYS: &[&str] = &[
+    "blt", "cpmant", "ctrl", "deepseek_v4", "gpt_neox_japanese", "inkling2_loop_text", "inkling2_text", "kolibri1", "lara_mini", "longcat_flash", "openai-gpt", "solar_open",
+    "xglm", "zaya",
+];
+
+/// Every family (and variant) not listed above must be counted exactly, without an
+/// "approximate" warning: the families with a reader.
+#[test]
+fn readers_count_exactly() {
+    let mut exact = 0;
+    for (ty, expected, got) in rows() {
+        if APPROXIMATE.iter().any(|(t, _)| *t == ty) || REFUSED_UNMODELLED.contains(&ty.as_str()) || REFUSED_NO_KEYS.contains(&ty.as_str()) {
+            continue;
+        }
+        let (n, approx) = got.unwrap_or_else(|e| panic!("{ty}: refused: {e}"));
+        assert_eq!(n, expected, "{ty}: Headroom counts {n}, transformers {expected}");
+        assert!(!approx, "{ty} is exact but warns that it is approximate");
+        exact += 1;
+    }
+    // The sweep's default configs and variants of every family with a reader.
+    assert!(exact >= 115, "only {exact} exact families");
+}
+
+#[test]
+fn approximate_families_say_so_and_stay_within_their_error() {
+    let rows = rows();
+    for (ty, bound) in APPROXIMATE {
+        let (_, expected, got) = rows.iter().find(|(t, _, _)| t == ty).unwrap_or_else(|| panic!("{ty} is not in the fixture"));
+        let (n, approx) = got.clone().unwrap_or_else(|e| panic!("{ty}: refused: {e}"));
+        assert!(approx, "{ty}: no \"approximate\" warning");
+        let err = ((n as f64 - *expected as f64) / *expected as f64 * 100.0).abs();
+        assert!(err <= bound + 0.0005, "{ty}: error {err:.4}% exceeds the {bound}% measured");
+    }
+}
+
+#[test]
+fn unmodelled_families_are_refused_with_what_is_missing() {
+    let rows = rows();
+    for ty in REFUSED_UNMODELLED {
+        let (_, _, got) = rows.iter().find(|(t, _, _)| t == ty).unwrap_or_else(|| panic!("{ty} is not in the fixture"));
+        let err = got.clone().err().unwrap_or_else(|| panic!("{ty} was estimated; it must be refused"));
+        assert!(err.contains("cannot model"), "{ty}: {err}");
+    }
+    for ty in REFUSED_NO_KEYS {
+        let (_, _, got) = rows.iter().find(|(t, _, _)| t == ty).unwrap_or_else(|| panic!("{ty} is not in the fixture"));
+        let err = got.clone().err().unwrap_or_else(|| panic!("{ty} is now estimated: move it to APPROXIMATE or give it a reader"));
+        assert!(err.contains("not a supported model_type") || err.contains("cannot model"), "{ty}: {err}");
+    }
+}
+
+/// The fixture holds what the measuring script says: a family per decoder-only model_type,
+/// each with a positive count and its config's model_type.
+#[test]
+fn fixture_is_consistent() {
+    let f = fixture();
+    assert_eq!(f["transformers"], "5.24.0");
+    let families = f["families"].as_object().expect("families");
+    assert!(families.len() >= 150, "{} families", families.len());
+    for (ty, e) in families {
+        assert!(e["param_count"].as_u64().is_some_and(|n| n > 0), "{ty}");
+        let base = ty.split('@').next().unwrap_or(ty);
+        // transformers builds "gpt-sw3" from a GPT2Config.
+        let expected = if base == "gpt-sw3" { "gpt2" } else { base };
+        assert_eq!(e["config"]["model_type"], expected, "{ty}");
+    }
+}
+
+#[test]
+fn table() {
+    for (ty, expected, got) in rows() {
+        match got {
+            Ok((n, approx)) => {
+                let err = (n as f64 - expected as f64) / expected as f64 * 100.0;
+                println!(
+                    "{ty:28} {expected:>16} {n:>16} {err:>9.3}% {}",
+                    if approx {
+                        "approximate"
+                    } else if n == expected {
+                        "exact"
+                    } else {
+                        "WRONG"
+                    }
+                );
+            }
+            Err(e) => println!("{ty:28} {expected:>16} {:>16} {:>10} rejected: {}", "-", "-", e.chars().take(120).collect::<String>()),
+        }
+    }
+}
