@@ -37,101 +37,116 @@ macro_rules! dec {
 }
 
 macro_rules! families {
-    ($($ty:literal => $f:expr),* $(,)?) => {
+    (catalogue: { $($ty:literal => $f:expr),* $(,)? } more: { $($more_ty:literal => $more_f:expr),* $(,)? }) => {
         /// Every supported `model_type`, in the order of the error message.
-        pub const SUPPORTED_MODEL_TYPES: &[&str] = &[$($ty),*];
-        fn reader(model_type: &str) -> Option<Reader> {
+        pub const SUPPORTED_MODEL_TYPES: &[&str] = &[$($ty,)* $($more_ty),*];
+        /// The readers of the catalogue's families (`src/import/catalogue/`).
+        fn catalogue_reader(model_type: &str) -> Option<Reader> {
             match model_type {
                 $($ty => Some($f),)*
                 _ => None,
+            }
+        }
+        /// Every reader.
+        fn reader(model_type: &str) -> Option<Reader> {
+            match model_type {
+                $($more_ty => Some($more_f),)*
+                other => catalogue_reader(other),
             }
         }
     };
 }
 
 families! {
-    "llama" => dec!(families::llama),
-    "mistral" => dec!(families::mistral),
-    "mixtral" => dec!(families::mixtral),
-    "qwen2" => dec!(families::qwen2),
-    "qwen2_moe" => dec!(families::qwen2_moe),
-    "qwen3" => dec!(families::qwen3),
-    "qwen3_moe" => dec!(families::qwen3_moe),
-    "gemma" => dec!(families::gemma),
-    "gemma2" => dec!(families::gemma2),
-    "gemma3_text" => dec!(families::gemma3_text),
-    "phi3" => dec!(families::phi3),
-    "phi" => dec!(families::phi),
-    "deepseek_v2" => dec!(families::deepseek_v2),
-    "deepseek_v3" => dec!(families::deepseek_v3),
-    "gpt_oss" => dec!(families::gpt_oss),
-    "olmo2" => dec!(families::olmo2),
-    "granite" => dec!(families::granite),
-    "granitemoe" => dec!(families::granitemoe),
-    "falcon" => dec!(families::falcon),
-    "gpt_neox" => dec!(families::gpt_neox),
-    "starcoder2" => dec!(families::starcoder2),
-    "cohere" => dec!(families::cohere),
-    "gpt2" => dec!(families::gpt2),
-    "llama4_text" => dec!(families::llama4_text),
-    "olmoe" => dec!(families::olmoe),
-    "phimoe" => dec!(families::phimoe),
-    "glm" => dec!(families::glm),
-    "glm4" => dec!(families::glm4),
-    "glm4_moe" => dec!(families::glm4_moe),
-    "smollm3" => dec!(families::smollm3),
-    "ernie4_5" => dec!(families::ernie4_5),
-    "ernie4_5_moe" => dec!(families::ernie4_5_moe),
-    "cohere2" => dec!(families::cohere2),
-    "exaone4" => dec!(families::exaone4),
-    "hunyuan_v1_dense" => dec!(families::hunyuan_v1_dense),
-    "hunyuan_v1_moe" => dec!(families::hunyuan_v1_moe),
-    "seed_oss" => dec!(families::seed_oss),
-    "helium" => dec!(families::helium),
-    "ministral" => dec!(families::ministral),
-    "ministral3" => dec!(families::ministral3),
-    "stablelm" => dec!(families::stablelm),
-    "nemotron" => dec!(families::nemotron),
-    "arcee" => dec!(families::arcee),
-    "olmo3" => dec!(families::olmo3),
-    "dots1" => dec!(families::dots1),
-    "minimax_m2" => dec!(families::minimax_m2),
-    "gptj" => dec!(families::gptj),
-    "codegen" => dec!(families::codegen),
-    "gpt_bigcode" => dec!(families::gpt_bigcode),
-    "opt" => dec!(families::opt),
-    "bloom" => dec!(families::bloom),
-    "mpt" => dec!(families::mpt),
-    "dbrx" => dec!(families::dbrx),
-    "granitemoeshared" => dec!(families::granitemoeshared),
-    "olmo" => dec!(families::olmo),
-    "exaone" => dec!(families::exaone),
-    "internlm3" => dec!(families::internlm3),
-    "iquestcoder" => dec!(families::iquestcoder),
-    "sarvam_moe" => dec!(families::glm4_moe),
-    "sarvam_mla" => dec!(families::deepseek_v3),
-    "glm4_moe_lite" => dec!(families::glm4_moe_lite),
-    "apertus" => dec!(families::apertus),
-    "cwm" => dec!(families::cwm),
-    "vaultgemma" => dec!(families::vaultgemma),
-    "deepseek_v32" => dec!(families::deepseek_v32),
-    "gpt_neo" => dec!(families::gpt_neo),
-    "flex_olmo" => dec!(families::flex_olmo),
-    "granite_swa" => dec!(families::granite_swa),
-    "granitemoe_swa" => dec!(families::granitemoe_swa),
-    "hyperclovax" => dec!(families::hyperclovax),
-    "exaone_moe" => dec!(families::exaone_moe),
-    "hy_v3" => dec!(families::hy_v3),
-    "mellum" => dec!(families::mellum),
-    "cohere2_moe" => dec!(families::cohere2_moe),
-    "minicpm3" => dec!(families::minicpm3),
-    "youtu" => dec!(families::youtu),
-    "glm_moe_dsa" => dec!(families::glm_moe_dsa),
-    "bert" => encoders::bert,
-    "roberta" => encoders::roberta,
-    "t5" => encoders::t5,
-    "vit" => encoders::vit,
-    "resnet" => encoders::resnet,
+    // The catalogue's families: the first download reads the catalogue with these alone
+    // (`import_catalogue_config`).
+    catalogue: {
+        "llama" => dec!(families::llama),
+        "mistral" => dec!(families::mistral),
+        "mixtral" => dec!(families::mixtral),
+        "qwen2" => dec!(families::qwen2),
+        "qwen2_moe" => dec!(families::qwen2_moe),
+        "qwen3" => dec!(families::qwen3),
+        "qwen3_moe" => dec!(families::qwen3_moe),
+        "gemma" => dec!(families::gemma),
+        "gemma2" => dec!(families::gemma2),
+        "gemma3_text" => dec!(families::gemma3_text),
+        "phi3" => dec!(families::phi3),
+        "phi" => dec!(families::phi),
+        "deepseek_v2" => dec!(families::deepseek_v2),
+        "deepseek_v3" => dec!(families::deepseek_v3),
+        "gpt_oss" => dec!(families::gpt_oss),
+        "olmo2" => dec!(families::olmo2),
+        "granite" => dec!(families::granite),
+        "granitemoe" => dec!(families::granitemoe),
+        "falcon" => dec!(families::falcon),
+        "gpt_neox" => dec!(families::gpt_neox),
+        "starcoder2" => dec!(families::starcoder2),
+        "cohere" => dec!(families::cohere),
+        "gpt2" => dec!(families::gpt2),
+        "bert" => encoders::bert,
+        "roberta" => encoders::roberta,
+        "t5" => encoders::t5,
+        "vit" => encoders::vit,
+        "resnet" => encoders::resnet,
+    }
+    // The others: only a pasted config or a link's `hf=` reads them (`import_hf_config`).
+    more: {
+        "llama4_text" => dec!(families::llama4_text),
+        "olmoe" => dec!(families::olmoe),
+        "phimoe" => dec!(families::phimoe),
+        "glm" => dec!(families::glm),
+        "glm4" => dec!(families::glm4),
+        "glm4_moe" => dec!(families::glm4_moe),
+        "smollm3" => dec!(families::smollm3),
+        "ernie4_5" => dec!(families::ernie4_5),
+        "ernie4_5_moe" => dec!(families::ernie4_5_moe),
+        "cohere2" => dec!(families::cohere2),
+        "exaone4" => dec!(families::exaone4),
+        "hunyuan_v1_dense" => dec!(families::hunyuan_v1_dense),
+        "hunyuan_v1_moe" => dec!(families::hunyuan_v1_moe),
+        "seed_oss" => dec!(families::seed_oss),
+        "helium" => dec!(families::helium),
+        "ministral" => dec!(families::ministral),
+        "ministral3" => dec!(families::ministral3),
+        "stablelm" => dec!(families::stablelm),
+        "nemotron" => dec!(families::nemotron),
+        "arcee" => dec!(families::arcee),
+        "olmo3" => dec!(families::olmo3),
+        "dots1" => dec!(families::dots1),
+        "minimax_m2" => dec!(families::minimax_m2),
+        "gptj" => dec!(families::gptj),
+        "codegen" => dec!(families::codegen),
+        "gpt_bigcode" => dec!(families::gpt_bigcode),
+        "opt" => dec!(families::opt),
+        "bloom" => dec!(families::bloom),
+        "mpt" => dec!(families::mpt),
+        "dbrx" => dec!(families::dbrx),
+        "granitemoeshared" => dec!(families::granitemoeshared),
+        "olmo" => dec!(families::olmo),
+        "exaone" => dec!(families::exaone),
+        "internlm3" => dec!(families::internlm3),
+        "iquestcoder" => dec!(families::iquestcoder),
+        "sarvam_moe" => dec!(families::glm4_moe),
+        "sarvam_mla" => dec!(families::deepseek_v3),
+        "glm4_moe_lite" => dec!(families::glm4_moe_lite),
+        "apertus" => dec!(families::apertus),
+        "cwm" => dec!(families::cwm),
+        "vaultgemma" => dec!(families::vaultgemma),
+        "deepseek_v32" => dec!(families::deepseek_v32),
+        "gpt_neo" => dec!(families::gpt_neo),
+        "flex_olmo" => dec!(families::flex_olmo),
+        "granite_swa" => dec!(families::granite_swa),
+        "granitemoe_swa" => dec!(families::granitemoe_swa),
+        "hyperclovax" => dec!(families::hyperclovax),
+        "exaone_moe" => dec!(families::exaone_moe),
+        "hy_v3" => dec!(families::hy_v3),
+        "mellum" => dec!(families::mellum),
+        "cohere2_moe" => dec!(families::cohere2_moe),
+        "minicpm3" => dec!(families::minicpm3),
+        "youtu" => dec!(families::youtu),
+        "glm_moe_dsa" => dec!(families::glm_moe_dsa),
+    }
 }
 
 /// Text models inside multimodal wrappers, by the wrapper's `model_type`.
@@ -198,8 +213,28 @@ const UNMODELLED: &[(&str, &str)] = &[
     ("gemma4_text", "per-layer input embeddings, per-layer head widths (512 on global layers), shared KV layers and the MoE block beside the dense MLP"),
 ];
 
-/// Build an architecture from the content of a `config.json`.
+/// How an import reads: its families, and what it does with a `model_type` none of them is.
+#[derive(Clone, Copy)]
+struct Readers {
+    read: fn(&str) -> Option<Reader>,
+    unknown: fn(&str, &Keys) -> Result<(Architecture, String), InputError>,
+}
+
+/// Build an architecture from the content of a `config.json`: every family Headroom reads,
+/// and a marked approximation for an unknown one.
 pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
+    import(config, Readers { read: reader, unknown: approximate })
+}
+
+/// [`import_hf_config`] with the catalogue's families only: the same result for every config
+/// of `src/import/catalogue/` (tested), without the other families' readers, so the page's
+/// first download, which reads the catalogue, does not carry them (the rest come with the
+/// pasted-config and link code, `src/ui/model_picker.rs`, `src/ui/url_codec.rs`).
+pub fn import_catalogue_config(config: &Value) -> Result<Imported, InputError> {
+    import(config, Readers { read: catalogue_reader, unknown: |model_type, _| Err(InputError::new("model_type", format!("\"{model_type}\" is not a family of the catalogue"))) })
+}
+
+fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
     let map = config.as_object().ok_or_else(|| InputError::new("", "expected a JSON object (the content of config.json)"))?;
     let model_type = match map.get("model_type") {
         Some(Value::String(s)) => s.clone(),
@@ -222,7 +257,7 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         if let (Some(obj), Some(Value::Bool(tied))) = (text.as_object_mut(), map.get("tie_word_embeddings")) {
             obj.entry("tie_word_embeddings").or_insert(Value::Bool(*tied));
         }
-        let mut imported = import_hf_config(&text).map_err(|e| e.within("text_config"))?;
+        let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
         if model_type == "mllama" {
             imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());
@@ -251,20 +286,11 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
         &renamed
     };
     let keys = Keys::new(map);
-    let (arch, model_type) = match reader(&model_type) {
+    let (arch, model_type) = match (readers.read)(&model_type) {
         Some(read) => (read(&keys)?, model_type),
         None => {
-            let arch = generic_decoder(&keys).map_err(|e| {
-                InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
-            })?;
-            let moe = match &arch {
-                Architecture::Transformer(t) => t.moe.is_some(),
-                _ => false,
-            };
-            warnings.push(format!(
-                "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size{}",
-                if moe { ", with the mixture of experts its usual MoE keys describe" } else { "" }
-            ));
+            let (arch, warning) = (readers.unknown)(&model_type, &keys)?;
+            warnings.push(warning);
             (arch, model_type)
         }
     };
@@ -272,6 +298,23 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
     warnings.extend(keys.defaulted().into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
     arch.check()?;
     Ok(Imported { arch, model_type, warnings })
+}
+
+/// An unknown `model_type` as a Llama-shaped decoder (with experts where the usual MoE keys
+/// say so), and the warning that says it is approximate.
+fn approximate(model_type: &str, keys: &Keys) -> Result<(Architecture, String), InputError> {
+    let arch = generic_decoder(keys).map_err(|e| {
+        InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
+    })?;
+    let moe = match &arch {
+        Architecture::Transformer(t) => t.moe.is_some(),
+        _ => false,
+    };
+    let warning = format!(
+        "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size{}",
+        if moe { ", with the mixture of experts its usual MoE keys describe" } else { "" }
+    );
+    Ok((arch, warning))
 }
 
 /// The family a text model inside a wrapper is read as (Llama-3.2-Vision's text model is a

@@ -1,6 +1,6 @@
 //! The model catalogue: real Hugging Face `config.json` files named by their Hub id
-//! (`Qwen/Qwen3-8B`), embedded at build time (`build.rs`) and imported through the same
-//! path as a pasted config.
+//! (`Qwen/Qwen3-8B`), embedded at build time (`build.rs`) and imported by the same code as a
+//! pasted config, limited to the catalogue's families (`import_catalogue_config`).
 //!
 //! Each file carries a `_headroom` block: the Hub id, a display name, the transformers class
 //! it builds, and short aliases (the ids of earlier versions, e.g. `llama-3-8b`, which keep
@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use super::hf_config::import_catalogue_config;
+#[cfg(test)]
 use super::hf_config::import_hf_config;
 use crate::model::arch::Architecture;
 
@@ -126,7 +128,7 @@ pub fn search_presets(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
 
 fn parse_preset(entry: &CatalogueEntry) -> Option<ModelPreset> {
     let config: Value = serde_json::from_str(entry.config).ok()?;
-    let imported = import_hf_config(&config).ok()?;
+    let imported = import_catalogue_config(&config).ok()?;
     let warnings = imported.warnings.into_iter().filter(|w| !w.starts_with("config.json does not set")).collect();
     Some(ModelPreset { id: entry.id, name: entry.name, aliases: entry.aliases, arch: imported.arch, warnings })
 }
@@ -147,6 +149,22 @@ mod tests {
             .collect();
         assert!(failed.is_empty(), "{failed:?}");
         assert!(model_presets().count() >= 50, "{} presets", model_presets().count());
+    }
+
+    /// The catalogue is read with its families alone (the page's first download); that must
+    /// give what the full importer gives, architecture and warnings, for every file.
+    #[test]
+    fn the_catalogue_reads_the_same_with_its_families_alone() {
+        for e in CATALOGUE {
+            let v: Value = serde_json::from_str(e.config).expect("JSON");
+            let (alone, full) = (import_catalogue_config(&v).expect(e.id), import_hf_config(&v).expect(e.id));
+            assert_eq!(format!("{:?}", alone.arch), format!("{:?}", full.arch), "{}", e.id);
+            assert_eq!((alone.model_type, alone.warnings), (full.model_type, full.warnings), "{}", e.id);
+        }
+        // And it is a smaller reader: a family outside the catalogue is not read.
+        let olmoe = serde_json::json!({"model_type": "olmoe"});
+        assert!(import_hf_config(&olmoe).is_ok());
+        assert!(import_catalogue_config(&olmoe).unwrap_err().message.contains("not a family of the catalogue"));
     }
 
     #[test]

@@ -250,3 +250,20 @@ test('saved scenarios: save, survive a reload, open, rename, delete; a damaged e
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a family outside the catalogue (OLMoE) opens from a link and from a paste: its reader comes with the link and paste code, not the first download', async () => {
+  // Link: the codec chunk and the full importer are preloaded and read before the first chart.
+  const { page, problems, requests } = await openPlanner(env.browser, env.url + '?v=1&hf=eyJpbnRlcm1lZGlhdGVfc2l6ZSI6MTAyNCwibW9kZWxfdHlwZSI6Im9sbW9lIn0');
+  assert.match(await page.locator('#model-summary').innerText(), /6\.92 B params/);
+  // Paste: from the default page, the config reader chunk is fetched at the first paste.
+  await page.goto(env.url);
+  await waitForChart(page);
+  assert.match(await page.locator('#model-summary').innerText(), /8\.03 B params/);
+  assert.equal(requests.filter((u) => u.includes('split_config_reader')).length, 0, 'nothing fetched the config reader before a paste');
+  await page.locator('details.paste summary').click();
+  await page.locator('details.paste textarea').fill('{"model_type": "olmoe", "intermediate_size": 1024}');
+  await page.waitForFunction(() => /6\.92 B params/.test(document.getElementById('model-summary').innerText));
+  assert.ok(requests.some((u) => u.includes('split_config_reader')), 'the paste fetched the config reader');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
