@@ -213,11 +213,15 @@ const UNMODELLED: &[(&str, &str)] = &[
     ("gemma4_text", "per-layer input embeddings, per-layer head widths (512 on global layers), shared KV layers and the MoE block beside the dense MLP"),
 ];
 
-/// How an import reads: its families, and what it does with a `model_type` none of them is.
+/// What an import does with a `model_type` none of its families is: an architecture and the
+/// warning that goes with it, or the error.
+type Unknown = fn(&str, &Keys) -> Result<(Architecture, String), InputError>;
+
+/// How an import reads: its families, and what it does with any other `model_type`.
 #[derive(Clone, Copy)]
 struct Readers {
     read: fn(&str) -> Option<Reader>,
-    unknown: fn(&str, &Keys) -> Result<(Architecture, String), InputError>,
+    unknown: Unknown,
 }
 
 /// Build an architecture from the content of a `config.json`: every family Headroom reads,
