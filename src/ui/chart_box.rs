@@ -78,7 +78,7 @@ fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
 }
 
 /// True when ECharts' first stage has run (the global `echarts` exists).
-fn echarts_loaded() -> bool {
+pub(super) fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 

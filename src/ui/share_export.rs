@@ -63,7 +63,7 @@ fn js_option(option: &Value) -> Result<JsValue, String> {
 
 /// Runs `f` on a throw-away ECharts instance (`renderer` "canvas" or "svg") showing `option`.
 fn with_export_chart<T>(option: &Value, renderer: &str, f: impl FnOnce(&ExportChart) -> Result<T, String>) -> Result<T, String> {
-    if !Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false) {
+    if !super::chart_box::echarts_loaded() {
         return Err(super::chart_box::LIBRARY_MISSING.into());
     }
     let size = [("width", JsValue::from(EXPORT_WIDTH)), ("height", JsValue::from(EXPORT_HEIGHT))];
