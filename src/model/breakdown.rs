@@ -348,6 +348,10 @@ pub struct Breakdown {
     /// `step_shape`: the escalation ladder flattens a breakdown beside its own `step`.
     #[serde(default, rename = "step_shape", skip_serializing_if = "Option::is_none")]
     pub step: Option<StepShape>,
+    /// A serving engine's plan as it prints it (KV-cache tokens, blocks, concurrency); `None`
+    /// in training and for a transformers `generate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<super::serving::ServingReport>,
     pub warnings: Vec<String>,
 }
 
@@ -361,6 +365,8 @@ pub struct Totals {
     pub step_time: StepTime,
     pub spill: SpillReport,
     pub phases: PhasePeaks,
+    /// The serving engine's report, when one is chosen.
+    pub serving: Option<super::serving::ServingReport>,
 }
 
 impl Totals {

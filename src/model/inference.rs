@@ -9,9 +9,10 @@
 //! logits of the last position (transformers' `generate` keeps only those).
 
 use super::activations::{one_block_bytes, MicroBatch};
-use super::arch::{Architecture, AttentionPart, ParamTensor, Stack};
+use super::arch::{Architecture, AttentionPart, LinearKind, ParamTensor, Scope, Stack};
 use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF, INT64};
+use super::gguf::{self, GgufRole};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
@@ -32,14 +33,21 @@ fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
 
 /// Bytes per element of a weight tensor when serving: the chosen format for linear layers
 /// (see [`WeightFormat`] for each one's source), otherwise the run's dtype; without a
-/// choice, QLoRA's NF4 base keeps its linears in NF4.
-fn weight_bytes(t: &ParamTensor, training: &Training) -> f64 {
+/// choice, QLoRA's NF4 base keeps its linears in NF4. A GGUF type (llama.cpp) covers every
+/// tensor, embeddings and head included (`gguf.rs`).
+fn weight_bytes(t: &ParamTensor, training: &Training, layers: u64, tied: bool) -> f64 {
     let own = if training.precision == Precision::Fp32 { F32 } else { HALF };
     let format = match (training.serving.weights, &training.lora) {
         (Some(f), _) => f,
         (None, Some(l)) if l.base == LoraBase::Nf4 => WeightFormat::Nf4,
         (None, _) => return own,
     };
+    if let Some(bytes) = gguf::bytes_per_weight(format, gguf_role(t, tied), layers) {
+        return bytes;
+    }
+    if format == WeightFormat::Mxfp4 {
+        return if t.scope == Scope::Expert { MXFP4_BYTES } else { own };
+    }
     let Some((inputs, _)) = t.lora_dims.filter(|_| t.linear.is_some()) else {
         return own;
     };
@@ -51,11 +59,39 @@ fn weight_bytes(t: &ParamTensor, training: &Training) -> f64 {
         // Per group of 128 inputs: a 16-bit scale and a 4-bit zero point.
         WeightFormat::Int4 => Dtype::Nf4.bytes() + (HALF + Dtype::Nf4.bytes()) / INT4_GROUP,
         WeightFormat::Nf4 => nf4_bytes_per_weight(training.serving.double_quant),
+        // Handled above.
+        WeightFormat::Mxfp4 | WeightFormat::GgufQ8_0 | WeightFormat::GgufQ6K | WeightFormat::GgufQ5KM | WeightFormat::GgufQ4KM | WeightFormat::GgufQ4_0 => own,
     }
 }
 
+/// How llama.cpp's quantiser sees a tensor (`gguf::GgufRole`); a tied embedding is the head.
+fn gguf_role(t: &ParamTensor, tied: bool) -> GgufRole {
+    let kinds = t.linear.unwrap_or(&[]);
+    if t.shape().iter().filter(|&&d| d > 1).count() <= 1 {
+        GgufRole::Vector
+    } else if t.scope == Scope::Output || (tied && t.table) {
+        GgufRole::Output
+    } else if kinds.contains(&LinearKind::V) && kinds.len() == 1 || kinds.contains(&LinearKind::Down) {
+        GgufRole::MoreBitsCandidate
+    } else {
+        GgufRole::Matrix
+    }
+}
+
+/// Bytes of the weights this GPU holds when serving, in the chosen storage format.
+pub fn weights_on_gpu(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout) -> f64 {
+    let layers = arch.layers();
+    tensors.iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training, layers, layout.tied)).sum()
+}
+
+/// MXFP4: a 4-bit element per weight and one 8-bit shared scale per 32 (OCP MX v1.0 §5).
+const MXFP4_BYTES: f64 = 17.0 / 32.0;
+
 /// GPTQ / AWQ group size (`group_size=128`, the default of both).
 const INT4_GROUP: f64 = 128.0;
+
+/// How the weights term is computed, for every inference plan.
+pub const WEIGHTS_FORMULA: &str = "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation); GGUF Q8_0 34 B / 32, Q4_0 18 B / 32, Q4_K 144 B / 256, Q5_K 176 B / 256, Q6_K 210 B / 256 (head and half the attn_v / ffn_down in Q6_K for the _M types)";
 
 const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t, MLP: 4h + 3f/t gated or 2f/t, MoE: 5h + 2 experts' 3·k·f_e/E/t + int64 one-hot) + cos/sin 2·s·d, × bytes — live tensors of a no-grad forward in transformers' Llama/Mixtral code; dense cases within 1.4% of MemTracker (prefill_workspace.json)";
 
@@ -97,8 +133,7 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
         Some(KvCacheFormat::Half) => HALF,
         None => training.precision.activation_bytes() as f64,
     };
-    let weights: f64 = tensors.iter().map(|t| t.numel() * layout.copies(arch, t) * weight_bytes(t, training)).sum();
-    ledger.add(Component::Parameters, "weights", weights, "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation)", Lifetime::WholeStep);
+    ledger.add(Component::Parameters, "weights", weights_on_gpu(arch, tensors, training, layout), WEIGHTS_FORMULA, Lifetime::WholeStep);
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
         let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;

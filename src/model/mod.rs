@@ -15,6 +15,7 @@ pub mod breakdown;
 pub mod communication;
 pub mod device;
 pub mod dtype;
+pub mod gguf;
 pub mod inference;
 pub mod inputs;
 pub mod layout;
@@ -22,6 +23,7 @@ pub mod ledger;
 pub mod overhead;
 pub mod precision;
 pub mod reuse;
+pub mod serving;
 pub mod spill;
 pub mod states;
 pub mod step_time;
@@ -111,6 +113,8 @@ struct StagePlan {
     step: Option<StepShape>,
     /// Bytes of paged optimizer states (CUDA managed memory) on the GPU.
     paged: f64,
+    /// A serving engine's plan and startup report (`serving/`), when one is chosen.
+    serving: Option<serving::ServingReport>,
 }
 
 /// The training step as the forward and backward compute it: under FSDP2, the 16-bit mixed
@@ -142,6 +146,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
     let mut trainable_params = 0.0;
     let mut step = None;
     let mut paged = 0.0;
+    let mut engine = None;
     if training {
         // Each term carries its lifetime (`breakdown::Lifetime`), from which the phases follow:
         // activations and these temporaries exist only in forward/backward; the optimizer step
@@ -198,13 +203,28 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
             stages: layout.pp as u64,
         });
     } else {
-        inference::inference_memory(arch, &tensors.list, s.training, &layout, mb, sp, &mut ledger);
+        let engine_inputs = serving::EngineInputs {
+            arch,
+            tensors: &tensors.list,
+            training: s.training,
+            layout: &layout,
+            device,
+            runtime: s.runtime,
+            model_parallel: s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1)),
+        };
+        engine = serving::engine_memory(&engine_inputs, &mut ledger);
+        if engine.is_none() {
+            inference::inference_memory(arch, &tensors.list, s.training, &layout, mb, sp, &mut ledger);
+        }
+    }
+    // An engine's plan carries its own overheads (its budget is measured around them).
+    if engine.is_none() {
+        let tally = ledger.tally();
+        let dynamic = tally.sum(Component::Gradients) + tally.sum(Component::Activations) + tally.sum(Component::Temporary);
+        overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
     }
     let tally = ledger.tally();
-    let dynamic = tally.sum(Component::Gradients) + tally.sum(Component::Activations) + tally.sum(Component::Temporary);
-    overhead::overhead(device, s.parallel.world_size(), training, dynamic, s.runtime.expandable_segments, &mut ledger);
-    let tally = ledger.tally();
-    StagePlan { ledger, tally, host, activation_host, stage, trainable_params, step, paged }
+    StagePlan { ledger, tally, host, activation_host, stage, trainable_params, step, paged, serving: engine }
 }
 
 /// The six components as they stand during `phase`.
@@ -231,10 +251,15 @@ fn plan_totals(s: &Inputs, tensors: &Tensors, plan: &StagePlan) -> Totals {
     let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
     let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
     let at_peak = phases.at_peak();
-    let spill = spill::spill_report(at_peak, s.device, s.runtime, s.training, plan.paged);
+    let mut spill = spill::spill_report(at_peak, s.device, s.runtime, s.training, plan.paged);
+    if let Some(engine) = &plan.serving {
+        // An engine sizes its pools to its budget: it starts, or refuses to; it never spills.
+        spill.outcome = if engine.starts() && at_peak.total as f64 <= spill.capacity_bytes as f64 { breakdown::Outcome::Fits } else { breakdown::Outcome::OutOfMemory };
+        spill.by_component.clear();
+    }
     let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { plan.trainable_params / s.parallel.world_size() as f64 };
     let step_time = step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
-    Totals { trainable_params: to_bytes(plan.trainable_params), host_bytes: to_bytes(plan.host), stage: plan.stage, step_time, spill, phases }
+    Totals { trainable_params: to_bytes(plan.trainable_params), host_bytes: to_bytes(plan.host), stage: plan.stage, step_time, spill, phases, serving: plan.serving.clone() }
 }
 
 /// The breakdown: the totals with the named terms and the warnings.
@@ -242,7 +267,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
     let arch = s.arch;
     let mut warnings = Vec::new();
     let StagePlan { ledger, tally, step, .. } = plan;
-    let Totals { trainable_params, host_bytes, stage, step_time, spill, phases } = totals;
+    let Totals { trainable_params, host_bytes, stage, step_time, spill, phases, serving } = totals;
     let PhaseTotals { parameters, gradients, optimizer_states, activations, temporary, overhead, total } = phases.at_peak().clone();
     let capacity = spill.capacity_bytes;
     let spill_bytes = total.saturating_sub(capacity);
@@ -285,7 +310,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
         param_count: to_bytes(tensors.param_count),
         trainable_params,
         capacity,
-        fits: spill_bytes == 0,
+        fits: spill_bytes == 0 && serving.as_ref().is_none_or(|r| r.starts()),
         spill_bytes,
         host_bytes,
         gpus: s.parallel.world_size(),
@@ -296,6 +321,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
         terms,
         uncounted_transients,
         step,
+        serving,
         warnings,
     }
 }

@@ -8,7 +8,7 @@ use super::ledger::Ledger;
 
 /// CUDA context with lazy module loading (PyTorch ≥ 2, CUDA ≥ 11.7), measured on an A100:
 /// 0.47 GB (`torch.ones(1).cuda()`, pt 2.1.1; stas00/ml-engineering training/performance).
-const CUDA_CONTEXT: f64 = 0.47e9;
+pub const CUDA_CONTEXT: f64 = 0.47e9;
 
 /// cuBLAS workspace per handle: 32 MiB on Hopper and Blackwell, 4096·2 KiB + 16·8 KiB
 /// (8,519,680 B) before (PyTorch `aten/src/ATen/cuda/CublasHandlePool.cpp`).

@@ -74,6 +74,12 @@ fn weight_label(w: WeightFormat) -> &'static str {
         WeightFormat::Int8 => "int8 (LLM.int8)",
         WeightFormat::Int4 => "int4 (GPTQ / AWQ, group 128)",
         WeightFormat::Nf4 => "NF4 (bitsandbytes 4-bit)",
+        WeightFormat::Mxfp4 => "MXFP4 experts (gpt-oss)",
+        WeightFormat::GgufQ8_0 => "GGUF Q8_0 (llama.cpp)",
+        WeightFormat::GgufQ6K => "GGUF Q6_K (llama.cpp)",
+        WeightFormat::GgufQ5KM => "GGUF Q5_K_M (llama.cpp)",
+        WeightFormat::GgufQ4KM => "GGUF Q4_K_M (llama.cpp)",
+        WeightFormat::GgufQ4_0 => "GGUF Q4_0 (llama.cpp)",
     }
 }
 

@@ -1,0 +1,79 @@
+//! The paged KV cache's geometry on one GPU: bytes per token per layer, which layers keep
+//! everything and which only a window, and what one request at the full context needs.
+//! Shared by every engine (`vllm.rs`, `sglang.rs`, `tgi.rs`, `llama_cpp.rs`).
+//!
+//! Per token and layer an attention layer caches K and V of its KV heads (2·g·d elements,
+//! Pope et al. 2022 §2), split over tensor-parallel ranks by KV head; when there are fewer KV
+//! heads than ranks each rank keeps one whole head, replicated (vLLM
+//! `model_executor/layers/linear.py` `QKVParallelLinear`: `num_kv_head_replicas =
+//! divide(tp_size, total_num_kv_heads)`). Multi-head Latent Attention caches its latent and
+//! the shared rotary key (kv_lora_rank + qk_rope_dim, DeepSeek-V2 §2.1.2), the same on every
+//! rank; vLLM and SGLang store it once, not as K and V.
+
+use crate::model::arch::{Stack, TransformerArch};
+use crate::model::dtype::{Dtype, HALF};
+use crate::model::inputs::{KvCacheFormat, Training};
+use crate::model::layout::Layout;
+use crate::model::precision::Precision;
+
+/// The KV cache of one GPU, per token.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KvGeometry {
+    /// Bytes one token takes in one attention layer on this GPU.
+    pub bytes_per_token_layer: f64,
+    /// Layers on this GPU that keep every token.
+    pub full_layers: f64,
+    /// Layers on this GPU that keep only the last `window` tokens (sliding-window attention).
+    pub window_layers: f64,
+    /// The sliding window, in tokens (0: none).
+    pub window: u64,
+    /// Bytes per element of the cache.
+    pub element_bytes: f64,
+}
+
+impl KvGeometry {
+    /// Geometry of a decoder's cache on this GPU, or `None` for a model without one (an
+    /// encoder, a CNN).
+    pub fn new(t: &TransformerArch, training: &Training, layout: &Layout) -> Option<KvGeometry> {
+        if !matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder) {
+            return None;
+        }
+        let element_bytes = match training.serving.kv_cache {
+            Some(KvCacheFormat::Fp8) => Dtype::Fp8.bytes(),
+            Some(KvCacheFormat::Half) => HALF,
+            None if training.precision == Precision::Fp32 => 4.0,
+            None => HALF,
+        };
+        let a = &t.attention;
+        let elements = if a.latent.is_some() {
+            a.cached_per_token() as f64
+        } else {
+            let heads = if a.cache_all_heads { a.heads } else { a.kv_heads };
+            2.0 * (heads as f64 / layout.tp).max(1.0).ceil() * a.head_dim as f64
+        };
+        // Pipeline stages hold their share of the blocks; the window layers in proportion.
+        let share = layout.layers_on_stage / t.layers.max(1) as f64;
+        let window_layers = if a.sliding_window > 0 { a.sliding_layers as f64 * share } else { 0.0 };
+        Some(KvGeometry {
+            bytes_per_token_layer: elements * element_bytes,
+            full_layers: (layout.layers_on_stage - window_layers).max(0.0),
+            window_layers,
+            window: a.sliding_window,
+            element_bytes,
+        })
+    }
+
+    /// Bytes one token takes across every layer on this GPU, window layers included: what an
+    /// engine that does not treat windows apart (SGLang's token pool, TGI) charges per token.
+    pub fn bytes_per_token(&self) -> f64 {
+        self.bytes_per_token_layer * (self.full_layers + self.window_layers)
+    }
+
+    /// Bytes one request of `context` tokens needs when window layers keep at most
+    /// `window − 1 + chunk` tokens (vLLM `SlidingWindowSpec.max_memory_usage_bytes`: the window
+    /// plus one scheduled chunk, capped by the context).
+    pub fn request_bytes(&self, context: u64, chunk: u64) -> f64 {
+        let windowed = if self.window > 0 { (self.window - 1 + chunk).min(context) } else { context };
+        self.bytes_per_token_layer * (self.full_layers * context as f64 + self.window_layers * windowed as f64)
+    }
+}

@@ -1,0 +1,154 @@
+//! Serving engines' memory plans: how vLLM, SGLang, text-generation-inference and llama.cpp
+//! divide a GPU between the weights, a profiled activation peak, their own buffers and the KV
+//! cache, and the numbers each prints at startup (KV-cache tokens, blocks, concurrency), so a
+//! user can hold the plan against their own log.
+//!
+//! Unlike a transformers `generate` (`inference.rs`), these engines do not size memory by the
+//! batch: they reserve a share of the GPU and give what is left after the weights and the
+//! profile run to a paged KV cache; the question becomes how many sequences of a given length
+//! fit at once. Each engine's file cites the source lines it follows.
+
+mod activation;
+pub mod kv;
+mod llama_cpp;
+mod sglang;
+mod tgi;
+mod vllm;
+
+use serde::{Deserialize, Serialize};
+
+use super::arch::{Architecture, ParamTensor};
+use super::device::Device;
+use super::inputs::{Engine, Runtime, Training};
+use super::layout::Layout;
+use super::ledger::Ledger;
+
+/// What an engine does with one GPU, as it reports it at startup.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServingReport {
+    pub engine: Engine,
+    /// Tokens the KV cache holds on this GPU (vLLM "GPU KV cache size: N tokens", SGLang
+    /// "#tokens", TGI "max batch total tokens", llama.cpp cells).
+    pub kv_cache_tokens: u64,
+    /// Bytes of the KV cache on this GPU.
+    pub kv_cache_bytes: u64,
+    /// Blocks (pages) of the cache (`block_size` tokens each).
+    pub num_blocks: u64,
+    /// Tokens per block.
+    pub block_size: u64,
+    /// Requests of `max_model_len` tokens the cache holds at once (vLLM "Maximum concurrency
+    /// for N tokens per request: X×").
+    pub max_concurrency: f64,
+    /// The context each request may reach (`max_model_len`).
+    pub max_model_len: u64,
+    /// Requests the scheduler runs at once (`max_num_seqs`).
+    pub max_num_seqs: u64,
+    /// Tokens of one scheduled batch (the profiled chunk).
+    pub max_num_batched_tokens: u64,
+    /// Bytes the engine allows itself on this GPU (its fraction of the GPU).
+    pub budget_bytes: u64,
+    /// The fraction behind `budget_bytes`, as the engine's flag takes it.
+    pub memory_fraction: f64,
+    /// Bytes the engine uses outside its budget (CUDA context, CUDA graphs captured after the
+    /// cache is allocated).
+    pub outside_budget_bytes: u64,
+    /// Why the engine would refuse to start, in its own terms; `None` when it starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The startup lines the engine would print, in its own format.
+    pub log: Vec<String>,
+}
+
+impl ServingReport {
+    /// Whether the engine starts with these settings.
+    pub fn starts(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// The most the engine's process holds on this GPU: its budget plus what lies outside it.
+    pub fn ceiling(&self) -> u64 {
+        self.budget_bytes.saturating_add(self.outside_budget_bytes)
+    }
+}
+
+/// Everything an engine's plan reads.
+pub struct EngineInputs<'a> {
+    pub arch: &'a Architecture,
+    pub tensors: &'a [ParamTensor],
+    pub training: &'a Training,
+    pub layout: &'a Layout,
+    pub device: &'a Device,
+    pub runtime: &'a Runtime,
+    /// GPUs one model replica spans (tensor × pipeline parallel).
+    pub model_parallel: u64,
+}
+
+impl EngineInputs<'_> {
+    /// The context each request may reach: `max_model_len`, else the planner's sequence.
+    fn max_model_len(&self) -> u64 {
+        self.training.serving.max_model_len.unwrap_or(self.training.seq_len).max(1)
+    }
+}
+
+/// The engine's terms on this GPU (into `ledger`) and its startup report; `None` for
+/// [`Engine::Transformers`], whose memory `inference.rs` plans.
+pub fn engine_memory(inputs: &EngineInputs, ledger: &mut Ledger) -> Option<ServingReport> {
+    match inputs.training.serving.engine {
+        Engine::Transformers => None,
+        Engine::Vllm => Some(vllm::plan(inputs, ledger)),
+        Engine::Sglang => Some(sglang::plan(inputs, ledger)),
+        Engine::Tgi => Some(tgi::plan(inputs, ledger)),
+        Engine::LlamaCpp => Some(llama_cpp::plan(inputs, ledger)),
+    }
+}
+
+/// The total memory the CUDA driver reports for the GPU (`cudaMemGetInfo`, PyTorch's
+/// `total_memory`), from which vLLM and SGLang take their fractions: a few hundred MiB less
+/// than nvidia-smi's total (the device table's capacity), reserved by the driver. Known from
+/// logs and PyTorch's out-of-memory messages ("GPU 0 has a total capacity of …"); other GPUs
+/// use the device's capacity.
+pub fn cuda_total(device: &Device) -> f64 {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let reported = match device.id.as_str() {
+        // vLLM v0.11 startup logs, H100 SXM ("vLLM Empirical Memory Profiling Results").
+        "h100-sxm-80gb" => 79.18,
+        // PyTorch OOM messages: A100 80GB (OOTDiffusion #235), A100 40GB (CoSeR #10),
+        // RTX 4090 (CogVideo #36), RTX 5090 (Wan2.1 #465), T4 (Open-Sora #697).
+        "a100-80gb" => 79.25,
+        "a100-40gb" => 39.50,
+        "rtx-4090-24gb" => 23.68,
+        "rtx-5090-32gb" => 31.37,
+        "t4-16gb" => 14.75,
+        _ => return device.capacity_bytes,
+    };
+    (reported * GIB).min(device.capacity_bytes)
+}
+
+/// Bytes in GiB with two decimals, as the engines print them.
+fn gib(bytes: f64) -> String {
+    format!("{:.2}", bytes / (1u64 << 30) as f64)
+}
+
+/// An integer with thousands separators, as vLLM prints token counts (`f"{n:,}"`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_separates_like_python() {
+        assert_eq!(super::thousands(421_872), "421,872");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_000), "1,000");
+        assert_eq!(super::thousands(0), "0");
+    }
+}
