@@ -20,8 +20,8 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques, Training,
-    WeightFormat, Zero, Zero3Impl,
+    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques,
+    Training, WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
 
@@ -324,6 +324,29 @@ pub struct Decoded {
     pub warnings: Vec<String>,
 }
 
+/// The engine settings' ranges: fractions in (0, 1], counts at least 1.
+fn validate_serving(s: &Serving, errors: &mut Vec<InputError>) {
+    for (field, value) in [("training.serving.gpu_memory_utilization", s.gpu_memory_utilization), ("training.serving.mem_fraction_static", s.mem_fraction_static)] {
+        if let Some(v) = value {
+            if !(v > 0.0 && v <= 1.0) {
+                errors.push(InputError::new(field, format!("must be a fraction in (0, 1], got {}", if v.is_finite() && v.abs() < 1e6 { v.to_string() } else { format!("{v:e}") })));
+            }
+        }
+    }
+    for (field, value, max) in [
+        ("training.serving.max_model_len", s.max_model_len, LIMIT_SEQ),
+        ("training.serving.max_num_seqs", s.max_num_seqs, LIMIT_BATCH),
+        ("training.serving.max_num_batched_tokens", s.max_num_batched_tokens, LIMIT_SEQ),
+        ("training.serving.block_size", s.block_size, 65_536),
+    ] {
+        if let Some(v) = value {
+            if v == 0 || v > max {
+                errors.push(InputError::new(field, format!("must be between 1 and {max}, got {v}")));
+            }
+        }
+    }
+}
+
 impl Scenario {
     /// Parse scenario JSON. Missing fields take defaults; unknown fields are ignored with a
     /// warning; a malformed value is an error naming its field.
@@ -401,6 +424,7 @@ impl Scenario {
                 "cannot accumulate gradients: each gradient is freed by its update in backward (set grad_accum to 1)",
             ));
         }
+        validate_serving(&t.serving, &mut errors);
         let fraction = self.runtime.memory_fraction;
         if !(fraction > 0.0 && fraction <= 1.0) {
             errors.push(InputError::new("runtime.memory_fraction", format!("must be in (0, 1], got {fraction}")));
@@ -435,6 +459,15 @@ impl Scenario {
     fn validate_against(&self, arch: &Architecture, errors: &mut Vec<InputError>) {
         let t = &self.training;
         let p = &self.parallel;
+        if let (Some(len), Architecture::Transformer(x)) = (t.serving.max_model_len, arch) {
+            let positions = x.embedding.max_positions;
+            if t.mode == Mode::Inference && t.serving.engine != Engine::Transformers && positions > 0 && len > positions {
+                errors.push(InputError::new(
+                    "training.serving.max_model_len",
+                    format!("{len} tokens is longer than the model's {positions} positions (max_position_embeddings); engines refuse it"),
+                ));
+            }
+        }
         let uses_tokens = !matches!(arch, Architecture::Resnet(_)) && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
         if uses_tokens && (t.seq_len == 0 || t.seq_len > LIMIT_SEQ) {
             errors.push(InputError::new("training.seq_len", format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len)));

@@ -232,7 +232,7 @@ fn estimate_command(input: &Input, format: Format) -> Result<String, String> {
 fn escalate_command(input: &Input, gpus: Option<u64>, ladder: Option<Vec<Step>>) -> Result<String, String> {
     let (scenario, _) = input.scenario()?;
     let gpus = gpus.unwrap_or_else(|| scenario.parallel.world_size());
-    let ladder = ladder.unwrap_or_else(|| Step::default_ladder(gpus).to_vec());
+    let ladder = ladder.unwrap_or_else(|| Step::ladder_for(&scenario, gpus).to_vec());
     json(&escalate(&scenario, &ladder, gpus))
 }
 

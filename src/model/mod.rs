@@ -258,8 +258,36 @@ fn plan_totals(s: &Inputs, tensors: &Tensors, plan: &StagePlan) -> Totals {
         spill.by_component.clear();
     }
     let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { plan.trainable_params / s.parallel.world_size() as f64 };
-    let step_time = step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
-    Totals { trainable_params: to_bytes(plan.trainable_params), host_bytes: to_bytes(plan.host), stage: plan.stage, step_time, spill, phases, serving: plan.serving.clone() }
+    let mut step_time = step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
+    let mut serving = plan.serving.clone();
+    if let Some(report) = serving.as_mut() {
+        serving_speed(s, tensors, at_peak, report, &mut step_time);
+    }
+    Totals { trainable_params: to_bytes(plan.trainable_params), host_bytes: to_bytes(plan.host), stage: plan.stage, step_time, spill, phases, serving }
+}
+
+/// An engine's decode and prefill speed at the concurrency its cache allows (`serving/speed.rs`),
+/// which is also the inference step time the page shows.
+fn serving_speed(s: &Inputs, tensors: &Tensors, at_peak: &PhaseTotals, report: &mut serving::ServingReport, step_time: &mut breakdown::StepTime) {
+    let model_parallel = s.parallel.tp.max(1) as f64 * s.parallel.pp.max(1) as f64;
+    let mut context = s.training.clone();
+    context.seq_len = report.max_model_len;
+    let flops_per_token = step_time::forward_flops_per_token(s.arch, tensors, &Inputs { training: &context, ..*s }) / model_parallel;
+    let per_sequence = if report.kv_cache_tokens > 0 { report.kv_cache_bytes as f64 / report.kv_cache_tokens as f64 * report.max_model_len as f64 } else { 0.0 };
+    let inputs = serving::speed::SpeedInputs {
+        weights_bytes: at_peak.parameters as f64,
+        kv_bytes_per_sequence: per_sequence,
+        flops_per_token,
+        hbm_bandwidth: s.device.hbm_bandwidth,
+        flops_per_second: s.device.bf16_tflops * 1e12 * step_time::UTILISATION,
+        requested: s.training.micro_batch,
+    };
+    serving::speed::fill(report, &inputs);
+    if report.starts() {
+        step_time.decode_seconds_per_token = report.decode_step_seconds;
+        step_time.prefill_seconds = report.time_to_first_token_seconds;
+        step_time.seconds_with_spill = report.decode_step_seconds;
+    }
 }
 
 /// The breakdown: the totals with the named terms and the warnings.

@@ -37,6 +37,12 @@ struct Forward {
     tokens: f64,
 }
 
+/// Forward FLOPs of one token at the scenario's sequence length (a sample's over its tokens).
+pub fn forward_flops_per_token(arch: &Architecture, tensors: &Tensors, s: &Inputs) -> f64 {
+    let f = forward_flops_per_sample(arch, tensors, s);
+    f.total / f.tokens.max(1.0)
+}
+
 fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) -> Forward {
     match arch {
         Architecture::Transformer(t) => {

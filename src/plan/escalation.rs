@@ -58,10 +58,22 @@ pub enum Step {
     FusedCrossEntropy,
     ActivationOffload,
     PureBf16,
+    /// Serving (`serving_ladder.rs`): an 8-bit KV cache.
+    Fp8KvCache,
+    /// Serving: FP8 weights.
+    Fp8Weights,
+    /// Serving: 4-bit weights (AWQ / GPTQ).
+    Int4Weights,
+    /// Serving: a larger share of the GPU for the engine.
+    HigherMemoryFraction,
+    /// Serving: a shorter context per request.
+    ShorterContext,
+    /// Serving: fewer sequences at once.
+    FewerSequences,
 }
 
 impl Step {
-    pub const ALL: [Step; 19] = [
+    pub const ALL: [Step; 25] = [
         Step::MixedPrecision,
         Step::SelectiveCheckpointing,
         Step::ActivationCheckpointing,
@@ -81,6 +93,12 @@ impl Step {
         Step::FusedCrossEntropy,
         Step::ActivationOffload,
         Step::PureBf16,
+        Step::Fp8KvCache,
+        Step::Fp8Weights,
+        Step::Int4Weights,
+        Step::HigherMemoryFraction,
+        Step::ShorterContext,
+        Step::FewerSequences,
     ];
 
     /// The seed flowchart's ladder.
@@ -112,6 +130,21 @@ impl Step {
         }
     }
 
+    /// The ladder a view starts from for `s` on a budget of `gpus`: serving fixes for an
+    /// inference scenario (`serving_ladder.rs`), training ones otherwise.
+    pub fn ladder_for(s: &Scenario, gpus: u64) -> &'static [Step] {
+        if s.training.mode == crate::model::inputs::Mode::Inference {
+            &super::serving_ladder::SERVING_LADDER
+        } else {
+            Step::default_ladder(gpus)
+        }
+    }
+
+    /// Whether the step is one of the serving fixes.
+    pub fn is_serving(self) -> bool {
+        super::serving_ladder::SERVING_LADDER.contains(&self) && self != Step::TensorParallel
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Step::MixedPrecision => "Mixed precision (bf16)",
@@ -133,6 +166,12 @@ impl Step {
             Step::FusedCrossEntropy => "Fused linear cross-entropy",
             Step::ActivationOffload => "Activation offloading",
             Step::PureBf16 => "Pure bf16 (no fp32 master)",
+            Step::Fp8KvCache => "FP8 KV cache",
+            Step::Fp8Weights => "FP8 weights",
+            Step::Int4Weights => "4-bit weights (AWQ / GPTQ)",
+            Step::HigherMemoryFraction => "Larger memory fraction",
+            Step::ShorterContext => "Shorter context",
+            Step::FewerSequences => "Fewer sequences at once",
         }
     }
 }
@@ -410,6 +449,9 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         _ => None,
     };
     let note = match step {
+        Step::Fp8KvCache | Step::Fp8Weights | Step::Int4Weights | Step::HigherMemoryFraction | Step::ShorterContext | Step::FewerSequences => {
+            return super::serving_ladder::apply(step, s)
+        }
         Step::MixedPrecision => {
             if s.training.precision == Precision::Fp32 {
                 n.training.precision = Precision::Bf16Mixed;

@@ -11,6 +11,7 @@
 pub mod escalation;
 pub mod resolved;
 pub mod search;
+pub mod serving_ladder;
 
 use crate::model::breakdown::{Breakdown, Totals};
 use crate::model::inputs::Training;

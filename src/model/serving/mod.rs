@@ -12,6 +12,7 @@ mod activation;
 pub mod kv;
 mod llama_cpp;
 mod sglang;
+pub mod speed;
 mod tgi;
 mod vllm;
 
@@ -57,6 +58,16 @@ pub struct ServingReport {
     pub error: Option<String>,
     /// The startup lines the engine would print, in its own format.
     pub log: Vec<String>,
+    /// Sequences served at once: the request (`training.micro_batch`), capped by the cache.
+    pub concurrency: u64,
+    /// One decode step for all running sequences at the full context, seconds (`speed.rs`).
+    pub decode_step_seconds: f64,
+    /// Tokens per second each running sequence receives.
+    pub tokens_per_second_per_sequence: f64,
+    /// Tokens per second across the running sequences.
+    pub tokens_per_second: f64,
+    /// Prefill of a prompt of the full context, seconds.
+    pub time_to_first_token_seconds: f64,
 }
 
 impl ServingReport {
@@ -69,6 +80,11 @@ impl ServingReport {
     pub fn ceiling(&self) -> u64 {
         self.budget_bytes.saturating_add(self.outside_budget_bytes)
     }
+}
+
+/// vLLM's default `gpu_memory_utilization`.
+pub fn vllm_default_utilization() -> f64 {
+    vllm::DEFAULT_UTILIZATION
 }
 
 /// Everything an engine's plan reads.
