@@ -40,7 +40,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 38] = [
+const SCALARS: [(&str, &str); 46] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -77,6 +77,14 @@ const SCALARS: [(&str, &str); 38] = [
     ("wq", "training.serving.weights"),
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),
+    ("eng", "training.serving.engine"),
+    ("gmu", "training.serving.gpu_memory_utilization"),
+    ("mfs", "training.serving.mem_fraction_static"),
+    ("mml", "training.serving.max_model_len"),
+    ("mns", "training.serving.max_num_seqs"),
+    ("mbt", "training.serving.max_num_batched_tokens"),
+    ("eager", "training.serving.enforce_eager"),
+    ("bs", "training.serving.block_size"),
     ("fw", "framework"),
     ("xs", "runtime.expandable_segments"),
 ];

@@ -1,6 +1,8 @@
 //! `headroom check [SCENARIO|-] --measured FILE [--format json|markdown]`: a measured run
 //! beside the plan. The scenario is estimated, the measurement (memory_summary() text,
 //! nvidia-smi CSV or the JSON of `docs/measure-your-run.py`) parsed, and the comparison printed.
+//! A serving engine's startup log (vLLM, SGLang, TGI, llama.cpp) is compared with the
+//! engine's report instead (`measured/engine_log.rs`), as JSON.
 //! A bad measurement is one line naming the file and its line (exit status 2).
 
 use std::io::Read;
@@ -10,7 +12,7 @@ use clap::Args;
 
 use super::{json, Format, Input};
 use crate::estimate;
-use crate::measured::{compare, comparison_markdown, parse_measurement_bytes};
+use crate::measured::{compare, compare_engine, comparison_markdown, parse_engine_log, parse_measurement_bytes};
 
 /// The arguments of `headroom check`.
 #[derive(Args)]
@@ -37,6 +39,10 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<String, String> {
         std::fs::read(&args.measured).map_err(|e| format!("{}: {e}", args.measured.display()))?
     };
     let source = if from_stdin { "stdin".into() } else { args.measured.display().to_string() };
+    if let Some(log) = std::str::from_utf8(&bytes).ok().and_then(parse_engine_log) {
+        let (scenario, _) = args.input.scenario()?;
+        return json(&compare_engine(&log, &estimate(&scenario)));
+    }
     let measured = parse_measurement_bytes(&bytes).map_err(|e| format!("{source}: {e}"))?;
     let (scenario, warnings) = args.input.scenario()?;
     let mut breakdown = estimate(&scenario);

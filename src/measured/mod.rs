@@ -8,11 +8,14 @@
 //!   (`nvidia_smi.rs`);
 //! - the small JSON `docs/measure-your-run.py` prints (`json.rs`):
 //!   `{"max_memory_allocated": N, "max_memory_reserved": N, "used": N, "total": N}` in bytes.
+//! A serving engine's startup log is read apart (`engine_log.rs`): its numbers are the KV
+//! cache's size and the concurrency, compared with the engine's report.
 //!
 //! Pure Rust (std, serde, serde_json): no I/O, no UI; it builds for wasm32 as well. Bad input
 //! returns a `MeasureError` naming the 1-based line; nothing panics.
 
 mod compare;
+mod engine_log;
 mod json;
 mod markdown;
 mod memory_summary;
@@ -22,6 +25,7 @@ mod units;
 use serde::{Deserialize, Serialize};
 
 pub use compare::{compare, side_of, Category, Comparison, Difference, OverheadSide, Predicted};
+pub use engine_log::{compare_engine, parse as parse_engine_log, EngineComparison, EngineLog};
 pub use markdown::comparison_markdown;
 
 /// The Python snippet the page offers: put the training step in `step()`; it runs a warm-up and
