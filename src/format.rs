@@ -78,6 +78,19 @@ pub fn seconds(s: f64) -> String {
 }
 
 /// `8.03 B`, `124 M`, `25.6 M` parameters.
+/// An integer with thousands separators, as Python's `f"{n:,}"` (and so vLLM's logs) prints it.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn count(n: u64) -> String {
     let v = n as f64;
     if v >= 1e12 {
@@ -156,6 +169,14 @@ mod tests {
             assert_eq!(got.map(f64::to_bits).filter(|_| !want.is_some_and(f64::is_nan)), want.map(f64::to_bits).filter(|x| !f64::from_bits(*x).is_nan()), "{t:?}");
             assert_eq!(got.is_some_and(f64::is_nan), want.is_some_and(f64::is_nan), "{t:?}");
         }
+    }
+
+    #[test]
+    fn thousands_separates_like_python() {
+        assert_eq!(thousands(421_872), "421,872");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(0), "0");
     }
 
     #[test]

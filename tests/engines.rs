@@ -91,7 +91,7 @@ fn gqa_blocks_by_hand() {
     assert_eq!(r.kv_cache_bytes, r.num_blocks * 2 * 1024 * 1024);
     assert_eq!(r.kv_cache_tokens, r.num_blocks * 16);
     assert!((r.max_concurrency - r.num_blocks as f64 / 512.0).abs() < 1e-9);
-    assert_eq!(r.log[2], format!("GPU KV cache size: {} tokens", thousands(r.kv_cache_tokens)));
+    assert_eq!(r.log[2], format!("GPU KV cache size: {} tokens", headroom::format::thousands(r.kv_cache_tokens)));
 }
 
 /// An FP8 cache halves the bytes per token, so the same memory holds twice the blocks.
@@ -216,18 +216,6 @@ fn llama_cpp_cache_and_compute_buffer_by_hand() {
     // Q4_K_M of Llama-3.1-8B is 4.58 GiB on the Hub (bartowski's and the official GGUF: 4.92 GB).
     let weights = r.log[0].trim_start_matches("load_tensors: CUDA0 model buffer size = ").trim_end_matches(" MiB").parse::<f64>().unwrap();
     assert!(within(weights * 1024.0 * 1024.0, 4.92e9, 0.03), "{weights} MiB");
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

@@ -80,10 +80,37 @@ fn factor_range([low, high]: [f64; 2]) -> String {
     }
 }
 
+/// A serving engine's verdict: it starts and holds so many requests of the full context at
+/// once, or it refuses to start, in its own words.
+fn engine_verdict(b: &Breakdown, r: &crate::model::serving::ServingReport, units: Units) -> Verdict {
+    let engine = crate::enum_id::enum_id(&r.engine);
+    if let Some(error) = &r.error {
+        let over = b.total.saturating_sub(b.capacity.min(r.ceiling()));
+        return Verdict::OutOfMemory { over, text: format!("{engine} does not start: {error}") };
+    }
+    let headroom = b.capacity.saturating_sub(b.total);
+    let served = match (r.requested, r.concurrency) {
+        (0, _) | (_, 0) => String::new(),
+        (asked, running) if running < asked => format!(" — {running} of the {asked} sequences asked run together, the rest queue"),
+        (asked, _) => format!(" — all {asked} sequences asked run together"),
+    };
+    let text = format!(
+        "{engine} starts: its KV cache holds {} tokens, {:.1} requests of {} tokens at once{served} ({} for the cache)",
+        format::thousands(r.kv_cache_tokens),
+        r.max_concurrency,
+        format::thousands(r.max_model_len),
+        format::bytes(r.kv_cache_bytes, units)
+    );
+    Verdict::Fits { headroom, text }
+}
+
 /// The banner sentence for a plan.
 pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
     if b.capacity == 0 {
         return Verdict::Unknown { text: "No estimate: choose a model".into() };
+    }
+    if let Some(r) = &b.serving {
+        return engine_verdict(b, r, units);
     }
     let over = b.total.saturating_sub(b.capacity);
     match b.spill.outcome {

@@ -68,7 +68,7 @@ pub fn apply(step: Step, s: &Scenario) -> (Scenario, String) {
                 if s.training.serving.max_model_len.is_some() {
                     n.training.serving.max_model_len = Some(shorter);
                 }
-                format!("context {} → {} tokens", format::count(context), format::count(shorter))
+                format!("context {} → {} tokens", format::thousands(context), format::thousands(shorter))
             }
         }
         _ => return (n, String::new()),
@@ -111,5 +111,5 @@ fn higher_fraction(s: &Scenario, n: &mut Scenario) -> String {
 /// "holds 12.3 sequences of 8,192 tokens at once" for an engine that starts.
 fn concurrency(s: &Scenario) -> Option<String> {
     let r = crate::estimate(s).serving?;
-    r.starts().then(|| format!("holds {:.1} sequences of {} tokens at once", r.max_concurrency, format::count(r.max_model_len)))
+    r.starts().then(|| format!("holds {:.1} sequences of {} tokens at once", r.max_concurrency, format::thousands(r.max_model_len)))
 }

@@ -11,6 +11,7 @@ use super::memory_chart::MemoryChart;
 use super::model_picker::ModelPicker;
 use super::parallel_controls::ParallelControls;
 use super::saved_scenarios::SavedScenarios;
+use super::serving_panel::ServingPanel;
 use super::share_toolbar::ShareToolbar;
 use super::state::Planner;
 use super::tabs::{OtherViews, TabBar};
@@ -39,6 +40,7 @@ pub fn App() -> impl IntoView {
                 <VerdictBanner />
                 <UnplacedErrors />
                 <MemoryChart />
+                <ServingPanel />
                 <TimelineChart />
                 <ShareToolbar />
                 <BreakdownTable />

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::checkbox_field::CheckboxField;
+use super::engine_controls::EngineControls;
 use super::number_slider::NumberSlider;
 use super::select_field::{enum_select, SelectField};
 use super::state::Planner;
@@ -211,6 +212,7 @@ pub fn TaskControls() -> impl IntoView {
         <p class="hint" id="trainable">{trainable}</p>
     };
     let inference_view = view! {
+        <EngineControls />
         <div class="pair">
             <SelectField
                 label="Weights"

@@ -58,7 +58,9 @@ pub struct ServingReport {
     pub error: Option<String>,
     /// The startup lines the engine would print, in its own format.
     pub log: Vec<String>,
-    /// Sequences served at once: the request (`training.micro_batch`), capped by the cache.
+    /// Sequences the user asks to serve at once (`training.micro_batch`).
+    pub requested: u64,
+    /// Sequences served at once: the request, capped by the cache.
     pub concurrency: u64,
     /// One decode step for all running sequences at the full context, seconds (`speed.rs`).
     pub decode_step_seconds: f64,
@@ -143,28 +145,4 @@ pub fn cuda_total(device: &Device) -> f64 {
 /// Bytes in GiB with two decimals, as the engines print them.
 fn gib(bytes: f64) -> String {
     format!("{:.2}", bytes / (1u64 << 30) as f64)
-}
-
-/// An integer with thousands separators, as vLLM prints token counts (`f"{n:,}"`).
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_separates_like_python() {
-        assert_eq!(super::thousands(421_872), "421,872");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1_000), "1,000");
-        assert_eq!(super::thousands(0), "0");
-    }
 }

@@ -26,6 +26,7 @@ pub struct SpeedInputs {
 /// Fill the report's speed: the concurrency served (the request, capped by the cache), the
 /// decode step, tokens per second per sequence and in aggregate, time to first token.
 pub fn fill(report: &mut ServingReport, inputs: &SpeedInputs) {
+    report.requested = inputs.requested;
     if !report.starts() {
         return;
     }

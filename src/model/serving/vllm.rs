@@ -24,7 +24,8 @@
 
 use super::activation::forward_peak;
 use super::kv::KvGeometry;
-use super::{gib, thousands, EngineInputs, ServingReport};
+use super::{gib, EngineInputs, ServingReport};
+use crate::format::thousands;
 use crate::model::breakdown::{Component, Lifetime};
 use crate::model::inference::{weights_on_gpu, WEIGHTS_FORMULA};
 use crate::model::inputs::Engine;
