@@ -372,7 +372,18 @@ pub struct SpillContext {
     /// FLOPs per byte of a saved activation in the matmul that touches it: 2·d for a block
     /// of width d (on this GPU) over the activation's width; 0 where unknown.
     pub activation_flops_per_byte: f64,
+    /// Times a tiled matmul reads each element of a weight when nothing is reused from the L2
+    /// cache: once per output tile along the tokens, ⌈T / 128⌉ (`GEMM_TILE`).
+    pub weight_rereads: f64,
+    /// The same for a saved activation read by the weight-gradient matmul: ⌈d / 128⌉.
+    pub activation_rereads: f64,
 }
+
+/// Output tile side of a tiled matmul: CUTLASS's threadblock tile `GemmShape<128, 128, …>`
+/// (NVIDIA/cutlass, `media/docs/efficient_gemm.md`, "Hierarchical Structure": each threadblock
+/// loads the operand tiles it needs from global memory; "Threadblock Rasterization" only makes
+/// it *likely* that threadblocks running together share them in L2).
+pub const GEMM_TILE: f64 = 128.0;
 
 /// Seconds a spill adds per step (or per token), `[low, high]`; fills the report's `costs`,
 /// hot and cold bytes and the thrash traffic (every byte `at_peak` touches).
@@ -385,7 +396,7 @@ pub fn price(report: &mut SpillReport, at_peak: &PhaseTotals, training: &Trainin
     }
     let bw = report.link_bandwidth.max(1.0);
     let in_place = matches!(report.platform, Platform::WindowsFallback | Platform::C2c);
-    let (mut low, mut stream) = (0.0, 0.0);
+    let (mut low, mut stream, mut worst) = (0.0, 0.0, 0.0);
     for &(c, bytes) in &report.by_component {
         let ts = touches(c, training);
         if ts.iter().any(|t| t.hot) {
@@ -403,9 +414,16 @@ pub fn price(report: &mut SpillReport, at_peak: &PhaseTotals, training: &Trainin
             };
             let overlap = if in_place && t.kernel == KernelClass::Matmul { link_bytes * flops_per_byte / ctx.flops_per_second.max(1.0) } else { 0.0 };
             let seconds = link_bytes / bw;
-            let added = [(seconds - overlap).max(0.0), seconds];
+            // In place, a matmul without L2 reuse reads a spilled operand once per output tile.
+            let rereads = match t.operand {
+                Some(Operand::Weight) if in_place => ctx.weight_rereads.max(1.0),
+                Some(Operand::Activation) if in_place => ctx.activation_rereads.max(1.0),
+                _ => 1.0,
+            };
+            let added = [(seconds - overlap).max(0.0), seconds * rereads];
             low += added[0];
             stream += seconds;
+            worst += added[1];
             report.costs.push(SpillCost {
                 component: c,
                 touched_by: t.what.to_string(),
@@ -430,12 +448,14 @@ pub fn price(report: &mut SpillReport, at_peak: &PhaseTotals, training: &Trainin
     match report.platform {
         // Prefetched on a side stream: only what exceeds the compute is exposed.
         Platform::Offload => [(stream - ctx.base_seconds).max(0.0), stream],
-        // In place over NVLink-C2C: coherent, no eviction; the high end hides nothing.
-        Platform::C2c => [low, stream],
+        // In place over NVLink-C2C: coherent, no eviction; the high end hides nothing and
+        // reuses nothing.
+        Platform::C2c => [low, worst],
         // Migrated on fault (managed memory, paged states): nothing overlaps a fault.
         Platform::Managed | Platform::Linux => [stream, thrash.max(stream)],
-        // In place; the high end is VidMm paging the working set in and out (LRU thrash).
-        _ => [low, thrash.max(stream)],
+        // In place; the high end is the worse of no reuse and VidMm paging the working set
+        // in and out (LRU thrash).
+        _ => [low, thrash.max(worst)],
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::arch::{resnet_blocks, Architecture, Scope, Tensors};
 use super::breakdown::{PhaseTotals, SpillReport, StepTime};
-use super::spill::{price, SpillContext};
+use super::spill::{price, SpillContext, GEMM_TILE};
 use super::Inputs;
 use crate::model::inputs::{Checkpointing, Mode, Offload};
 
@@ -155,7 +155,8 @@ pub fn priced_step_time(s: &Inputs, tensors: &Tensors, spill: &mut SpillReport, 
 /// weight element does 2 FLOPs per token of the micro-batch on this GPU in each matmul pass
 /// (T = b·s/cp in training, the batch b per decoded token), a gradient element the same in the
 /// weight-gradient matmul, a saved activation 2·d/tp in the matmul that reads or writes it
-/// (its other dimension, the block's width on this GPU).
+/// (its other dimension, the block's width on this GPU); and how often a tiled matmul reads
+/// each of them when the L2 cache reuses nothing.
 fn spill_context(s: &Inputs, base_seconds: f64, sample_tokens: f64, flops_per_second: f64) -> SpillContext {
     let Inputs { arch, training: t, parallel: p, .. } = *s;
     let tokens = if t.mode == Mode::Inference { t.micro_batch.max(1) as f64 } else { t.micro_batch.max(1) as f64 * sample_tokens / p.cp.max(1) as f64 };
@@ -171,5 +172,7 @@ fn spill_context(s: &Inputs, base_seconds: f64, sample_tokens: f64, flops_per_se
         weight_flops_per_byte: 2.0 * tokens / weight,
         gradient_flops_per_byte: 2.0 * tokens / t.precision.stored_weight_bytes() as f64,
         activation_flops_per_byte: 2.0 * width / t.precision.activation_bytes() as f64,
+        weight_rereads: (tokens / GEMM_TILE).ceil().max(1.0),
+        activation_rereads: (width / GEMM_TILE).ceil().max(1.0),
     }
 }
