@@ -40,7 +40,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 38] = [
+const SCALARS: [(&str, &str); 39] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -79,6 +79,7 @@ const SCALARS: [(&str, &str); 38] = [
     ("dq", "training.serving.double_quant"),
     ("fw", "framework"),
     ("xs", "runtime.expandable_segments"),
+    ("hm", "runtime.host_memory_bytes"),
 ];
 
 /// Device fields that may override a preset.
