@@ -500,8 +500,14 @@ mod tests {
         s.parallel.zero = Zero::Parameters;
         s.device = DeviceSpec::preset("a100-80gb");
         s.training.lora = Some(Lora::default());
-        s.runtime =
-            crate::scenario::Runtime { platform: crate::scenario::Platform::Managed, memory_fraction: 0.45, other_processes_bytes: 1 << 30, jobs: 2, expandable_segments: true, host_memory_bytes: Some(96 << 30) };
+        s.runtime = crate::scenario::Runtime {
+            platform: crate::scenario::Platform::Managed,
+            memory_fraction: 0.45,
+            other_processes_bytes: 1 << 30,
+            jobs: 2,
+            expandable_segments: true,
+            host_memory_bytes: Some(96 << 30),
+        };
         let q = encode(&s);
         assert!(q.contains("pf=managed") && q.contains("mf=0.45") && q.contains("nj=2"), "{q}");
         let (back, errors) = decode(&q);

@@ -244,6 +244,10 @@ pub struct SpillReport {
     /// What the outcome is and why, in one sentence (names the ceiling when it is exceeded).
     #[serde(default)]
     pub message: String,
+    /// Out of memory because host memory is short (past the ceiling, or the offloaded tensors
+    /// do not fit in RAM), not because the platform does not spill.
+    #[serde(default)]
+    pub past_ceiling: bool,
     /// Spilled bytes read every micro-batch (weights, gradients, activations, buffers)…
     #[serde(default)]
     pub hot_bytes: u64,

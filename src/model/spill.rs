@@ -301,6 +301,7 @@ pub fn spill_report(at_peak: &PhaseTotals, device: &Device, runtime: &Runtime, t
     let (ram, usable) = ram_per_process(device, runtime, host);
     let (ceiling, limit) = host_ceiling(platform, device, runtime, host);
     let gpu_oom = capped || (oom_platform && !(paged_only && over <= paged));
+    let past_ceiling = host.kept > usable || (over > 0.0 && !gpu_oom && over > limit);
     let (outcome, message) = if host.kept > usable {
         let words = format!("pinned host memory: {} of system RAM after the OS", gib(usable));
         (Outcome::OutOfMemory, format!("Out of host memory: the offloaded tensors need {} of {words}", gib(host.kept)))
@@ -329,6 +330,7 @@ pub fn spill_report(at_peak: &PhaseTotals, device: &Device, runtime: &Runtime, t
         ceiling,
         host_kept_bytes: host.kept as u64,
         message,
+        past_ceiling,
         link_bandwidth: device.host_link_bandwidth.max(1.0),
         ..SpillReport::default()
     };
@@ -439,11 +441,8 @@ pub fn price(report: &mut SpillReport, at_peak: &PhaseTotals, training: &Trainin
     }
     report.traffic_bytes = report.costs.iter().map(|c| c.link_bytes).sum();
     // On Linux only a paged optimizer's managed states spill, and they thrash alone.
-    report.thrash_traffic_bytes = if report.platform == Platform::Linux {
-        report.traffic_bytes
-    } else {
-        Component::ALL.iter().map(|&c| at_peak.component(c) as f64 * traffic_factor(c, training)).sum()
-    };
+    report.thrash_traffic_bytes =
+        if report.platform == Platform::Linux { report.traffic_bytes } else { Component::ALL.iter().map(|&c| at_peak.component(c) as f64 * traffic_factor(c, training)).sum() };
     let thrash = report.thrash_traffic_bytes / report.thrash_bandwidth.max(1.0);
     match report.platform {
         // Prefetched on a side stream: only what exceeds the compute is exposed.

@@ -82,7 +82,14 @@ pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &P
 /// context it was priced with (to price the same run on other platforms). `at_peak` gives
 /// the bytes a decode step reads (weights and KV cache on this GPU); `tensors` are the
 /// architecture's.
-pub fn priced_step_time(s: &Inputs, tensors: &Tensors, spill: &mut SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> (StepTime, SpillContext) {
+pub fn priced_step_time(
+    s: &Inputs,
+    tensors: &Tensors,
+    spill: &mut SpillReport,
+    at_peak: &PhaseTotals,
+    offloaded_elements: f64,
+    offloaded_activation_bytes: f64,
+) -> (StepTime, SpillContext) {
     let Inputs { arch, training: t, parallel: p, device, .. } = *s;
     let forward = forward_flops_per_sample(arch, tensors, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
