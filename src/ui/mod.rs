@@ -34,6 +34,7 @@ mod search_panel;
 mod select_field;
 mod share_export;
 mod share_toolbar;
+mod spill_details;
 mod state;
 mod strategy;
 mod tabs;
