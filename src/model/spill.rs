@@ -51,15 +51,19 @@
 //! - Migrated (CUDA managed memory, a paged optimizer's states): a kernel that touches an
 //!   evicted page faults and waits for it to migrate; nothing overlaps the fault.
 //! - Deliberate offload prefetches whole tensors on a side stream, overlapping all compute.
+//!
 //! The low end is that. The high end is the mechanisms' worst case: VidMm and the UVM driver
-//!   evict the least recently used memory, which thrashes on a training step's cyclic working
-//!   set larger than memory, so every byte touched in a step crosses the link — for managed
-//!   memory at the page-fault-bound rate of one 64 KiB basic block (the UVM driver's migration
-//!   unit, Ganguly et al., ISCA 2019 §2) per far fault, at the slow end of the 20–50 µs Zheng
-//!   et al. measured (HPCA 2016 §2): ≈ 1.3 GB/s; in place, no kernel hides anything. One
-//!   published run sits there: Llama-3.1-8B q8_0 with 293 MB over an 8 GB card under a
-//!   `cudaMallocManaged` hook decoded at ~0.2 tok/s, i.e. ≈ 5 s per token for ≈ 8.5 GB of
-//!   weights, ≈ 1.7 GB/s (S. Lobjoit, "Fitting an LLM Into VRAM That Isn't There", 2026).
+//! evict the least recently used memory, which thrashes on a training step's cyclic working
+//! set larger than memory, so every byte touched in a step crosses the link — for managed
+//! memory at the page-fault-bound rate of one 64 KiB basic block (the UVM driver's migration
+//! unit, Ganguly et al., ISCA 2019 §2) per far fault, at the slow end of the 20–50 µs Zheng
+//! et al. measured (HPCA 2016 §2): ≈ 1.3 GB/s. In place, the worst case is also a tiled matmul
+//! that reuses nothing from its L2 cache and reads a spilled operand once per 128-wide output
+//! tile (`GEMM_TILE`), with no arithmetic hiding it. One published run sits at the managed
+//! high end: Llama-3.1-8B q8_0 with 293 MB over an 8 GB card under a `cudaMallocManaged` hook
+//! decoded at ~0.2 tok/s, i.e. ≈ 5 s per token for ≈ 8.5 GB of weights, ≈ 1.7 GB/s
+//! (S. Lobjoit, "Fitting an LLM Into VRAM That Isn't There", 2026).
+//!
 //! Hot bytes (read every micro-batch: weights, gradients, activations, buffers) and cold
 //! bytes (optimizer states, read once per step) are told apart: a cold spill costs its bytes
 //! twice per step, a hot one every micro-batch.
