@@ -103,10 +103,10 @@ fn a_consumer_card_shows_every_platform_and_why_the_spill_costs_what_it_does() {
     let plan = |json: &str| estimate(&Scenario::from_json(json).expect("decodes").scenario);
     let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 4, "seq_len": 1024}, "device": {"preset": "rtx-4090-24gb"}}"#);
     let rows = platform_outcomes(&b, Units::Gib);
-    let kinds: Vec<_> = rows.iter().map(|(k, _)| *k).collect();
-    assert_eq!(kinds, ["oom", "spills", "oom"], "{rows:?}");
-    assert!(rows[0].1.starts_with("Linux: out of memory"), "{}", rows[0].1);
-    assert!(rows[1].1.starts_with("Windows, sysmem fallback on: spills ") && rows[1].1.contains("slower per step"), "{}", rows[1].1);
+    let kinds: Vec<_> = rows.iter().map(|(k, name, _)| (*k, *name)).collect();
+    assert_eq!(kinds, [("oom", "Linux"), ("spills", "Windows, sysmem fallback on"), ("oom", "Windows, sysmem fallback off")], "{rows:?}");
+    assert_eq!(rows[0].2, "out of memory, 7.68 GiB over the GPU (torch.OutOfMemoryError)");
+    assert!(rows[1].2.starts_with("spills 7.68 GiB into shared GPU memory — ") && rows[1].2.ends_with("× slower per step"), "{}", rows[1].2);
     let why = spill_explanation(&b, Units::Gib);
     assert!(why[0].starts_with("Room for it: 32.0 GiB of shared GPU memory"), "{}", why[0]);
     assert!(why[1].contains("cold (optimizer states, read once per step): 7.68 GiB"), "{}", why[1]);

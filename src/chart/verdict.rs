@@ -129,23 +129,35 @@ fn platform_name(platform: Platform) -> &'static str {
 }
 
 /// The same run on each platform the card may run under (GeForce and workstation cards on
-/// `auto`), one line each with its verdict kind (`fits`, `spills`, `oom`); empty otherwise.
-pub fn platform_outcomes(b: &Breakdown, units: Units) -> Vec<(&'static str, String)> {
+/// `auto`), one line each: its verdict kind (`fits`, `spills`, `oom`), the platform's name and
+/// what happens there; empty otherwise.
+pub fn platform_outcomes(b: &Breakdown, units: Units) -> Vec<(&'static str, &'static str, String)> {
     let per = if b.step_time.decode_seconds_per_token > 0.0 { "per token" } else { "per step" };
+    let over = format::bytes(b.total.saturating_sub(b.capacity), units);
     b.spill
         .by_platform
         .iter()
         .map(|p| {
             let name = platform_name(p.platform);
             match p.outcome {
-                Outcome::Fits => ("fits", format!("{name}: fits")),
+                Outcome::Fits => ("fits", name, "fits".to_string()),
                 Outcome::Spills => {
-                    ("spills", format!("{name}: spills {} {} — {} slower {per}", format::bytes(p.spill_bytes, units), destination(p.platform), factor_range(p.slowdown_range)))
+                    ("spills", name, format!("spills {} into {} — {} slower {per}", format::bytes(p.spill_bytes, units), spilled_to(p.platform), factor_range(p.slowdown_range)))
                 }
-                Outcome::OutOfMemory => ("oom", format!("{name}: {}", p.message.replace("Out of memory: ", "out of memory: "))),
+                Outcome::OutOfMemory if p.message.contains("ceiling") => ("oom", name, p.message.replacen("Out of memory: ", "out of memory: ", 1)),
+                Outcome::OutOfMemory => ("oom", name, format!("out of memory, {over} over the GPU (torch.OutOfMemoryError)")),
             }
         })
         .collect()
+}
+
+/// Where a platform puts what does not fit, in a few words.
+fn spilled_to(platform: Platform) -> &'static str {
+    match platform {
+        Platform::WindowsFallback => "shared GPU memory",
+        Platform::C2c => "CPU memory over NVLink-C2C",
+        _ => "host memory",
+    }
 }
 
 /// Why a spill costs what it costs: where it goes and the ceiling there, the hot and cold

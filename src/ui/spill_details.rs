@@ -26,7 +26,7 @@ pub fn SpillDetails() -> impl IntoView {
             <div class="platform-outcomes" id="platform-outcomes">
                 <p class="platform-title">"On this card, by operating system:"</p>
                 <ul>
-                    {move || platforms.get().into_iter().map(|(kind, text)| view! { <li class=kind>{text}</li> }).collect_view()}
+                    {move || platforms.get().into_iter().map(|(kind, name, text)| view! { <li class=kind><strong>{name}</strong>": "{text}</li> }).collect_view()}
                 </ul>
             </div>
         </Show>
