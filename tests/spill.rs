@@ -260,6 +260,28 @@ fn host_memory_contract() {
     assert!(h.spill.by_platform.is_empty());
 }
 
+/// Deliberate offload keeps pinned host buffers: Llama-3-8B with ZeRO-2 and the optimizer
+/// offloaded (DeepSpeed ZeRO-Offload: fp32 master weights, gradients and Adam states on the
+/// CPU, 104.7 GiB) cannot run on a 64 GiB desktop, whatever the GPU does (60 GiB of RAM after
+/// the OS's 4 GiB); with 256 GiB it can, and what the 4090 still lacks spills into the shared
+/// GPU memory left.
+#[test]
+fn offloaded_states_need_pinned_host_memory() {
+    let at = |ram: u64| {
+        plan(&format!(
+            r#"{{"model": {{"preset": "llama-3-8b"}}, "training": {{"checkpointing": "full"}}, "parallel": {{"zero": 2, "offload": "optimizer"}},
+                "device": {{"preset": "rtx-4090-24gb"}}, "runtime": {{"host_memory_bytes": {}}}}}"#,
+            ram << 30
+        ))
+    };
+    let small = at(64);
+    assert!((small.host_bytes as f64 / GIB - 104.7).abs() < 0.1, "{}", small.host_bytes as f64 / GIB);
+    assert_eq!((small.spill.outcome, small.spill.past_ceiling), (Outcome::OutOfMemory, true));
+    assert!(small.spill.message.starts_with("Out of host memory: the offloaded tensors need 104.7 GiB of pinned host memory: 60.0 GiB"), "{}", small.spill.message);
+    let big = at(256);
+    assert_eq!(big.spill.outcome, Outcome::Spills, "{}", big.spill.message);
+}
+
 mod extremes {
     use headroom::model::breakdown::Outcome;
     use headroom::scenario::{Loss, Platform, Runtime};
