@@ -11,6 +11,7 @@ use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
 use super::state::Planner;
 use crate::enum_id::{enum_from_id, enum_id};
+use crate::model::breakdown::HostCeiling;
 use crate::scenario::Platform;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -44,7 +45,13 @@ pub fn RuntimeControls() -> impl IntoView {
             let mut text = format!("Assumed: {resolved}.");
             if spill.host_ceiling_bytes > 0 {
                 let units = planner.units.get();
-                text.push_str(&format!(" Room in host memory: {}.", crate::format::bytes(spill.host_ceiling_bytes, units)));
+                let room = match spill.ceiling {
+                    HostCeiling::SharedGpuMemory => "shared GPU memory (half of the RAM)",
+                    HostCeiling::PinnedMemory => "pinned host memory",
+                    HostCeiling::GraceMemory => "the Grace CPU's memory",
+                    HostCeiling::HostMemory | HostCeiling::None => "host memory",
+                };
+                text.push_str(&format!(" Room in {room}: {}.", crate::format::bytes(spill.host_ceiling_bytes, units)));
             }
             if let Some(f) = spill.recommended_memory_fraction {
                 text.push_str(&format!(" Give each job its share with torch.cuda.set_per_process_memory_fraction({f:.2})."));

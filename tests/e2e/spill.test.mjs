@@ -38,7 +38,7 @@ test('a GeForce card shows Linux and Windows side by side, and why the spill cos
   assert.match(why, /cold \(optimizer states, read once per step\): 7\.68 GiB/);
   assert.match(why, /Optimizer states 7\.68 GiB: optimizer states read and written by the update — 15\.4 GiB per step over the link at 32 GB\/s \(memory-bound: nothing hides it\): \+516 ms/);
   assert.match(await page.locator('#host-memory').getAttribute('placeholder'), /^64 \(usual for this GPU\)/);
-  assert.match(await page.locator('#platform-advice').innerText(), /Room in host memory: 32\.0 GiB/);
+  assert.match(await page.locator('#platform-advice').innerText(), /Room in shared GPU memory \(half of the RAM\): 32\.0 GiB/);
   for (const [scheme, width] of [['light', 1440], ['dark', 1440], ['light', 390], ['dark', 390]]) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.setViewportSize({ width, height: width === 390 ? 900 : 1100 });
