@@ -425,6 +425,12 @@ impl Scenario {
             ));
         }
         validate_serving(&t.serving, &mut errors);
+        if let Some(ram) = self.runtime.host_memory_bytes {
+            // 1 GiB to 64 TiB: below, no OS runs; above, no single machine exists.
+            if !((1u64 << 30)..=(64u64 << 40)).contains(&ram) {
+                errors.push(InputError::new("runtime.host_memory_bytes", format!("system RAM must be between 1 GiB and 64 TiB (in bytes), got {ram}")));
+            }
+        }
         let fraction = self.runtime.memory_fraction;
         if !(fraction > 0.0 && fraction <= 1.0) {
             errors.push(InputError::new("runtime.memory_fraction", format!("must be in (0, 1], got {fraction}")));

@@ -40,7 +40,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 46] = [
+const SCALARS: [(&str, &str); 47] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -87,6 +87,7 @@ const SCALARS: [(&str, &str); 46] = [
     ("bs", "training.serving.block_size"),
     ("fw", "framework"),
     ("xs", "runtime.expandable_segments"),
+    ("hm", "runtime.host_memory_bytes"),
 ];
 
 /// Device fields that may override a preset.
@@ -507,8 +508,14 @@ mod tests {
         s.parallel.zero = Zero::Parameters;
         s.device = DeviceSpec::preset("a100-80gb");
         s.training.lora = Some(Lora::default());
-        s.runtime =
-            crate::scenario::Runtime { platform: crate::scenario::Platform::Managed, memory_fraction: 0.45, other_processes_bytes: 1 << 30, jobs: 2, expandable_segments: true };
+        s.runtime = crate::scenario::Runtime {
+            platform: crate::scenario::Platform::Managed,
+            memory_fraction: 0.45,
+            other_processes_bytes: 1 << 30,
+            jobs: 2,
+            expandable_segments: true,
+            host_memory_bytes: Some(96 << 30),
+        };
         let q = encode(&s);
         assert!(q.contains("pf=managed") && q.contains("mf=0.45") && q.contains("nj=2"), "{q}");
         let (back, errors) = decode(&q);

@@ -19,6 +19,27 @@ fn estimate_prints_breakdown_json() {
     assert_eq!(v["fits"], false);
 }
 
+/// `--host-memory GIB` sets `runtime.host_memory_bytes`: Llama-3.2-1B at micro-batch 8 on a
+/// 4090 spills 106 GiB under the Windows fallback, past the 32 GiB of shared GPU memory a
+/// 64 GiB desktop has, within the 128 GiB of a 256 GiB one; 0 GiB is refused, naming the flag.
+#[test]
+fn host_memory_flag_moves_the_ceiling() {
+    let scenario = r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 8}, "device": {"preset": "rtx-4090-24gb"}}"#;
+    let outcome = |ram: &str| {
+        let (code, out, err) = run(&["estimate", "-", "--host-memory", ram], scenario);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+        (v["spill"]["outcome"].as_str().unwrap().to_string(), v["spill"]["message"].as_str().unwrap().to_string())
+    };
+    let (small, message) = outcome("64");
+    assert_eq!(small, "out-of-memory");
+    assert!(message.contains("shared GPU memory") && message.contains("32.0 GiB of 64.0 GiB"), "{message}");
+    assert_eq!(outcome("256").0, "spills");
+    let (code, _, err) = run(&["estimate", "-", "--host-memory", "0"], scenario);
+    assert_ne!(code, 0);
+    assert!(err.contains("--host-memory"), "{err}");
+}
+
 #[test]
 fn estimate_reads_a_file_and_prints_markdown() {
     let path = std::env::temp_dir().join(format!("headroom-cli-{}.json", std::process::id()));

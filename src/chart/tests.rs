@@ -95,6 +95,30 @@ fn verdicts_read_as_sentences() {
     assert_eq!(verdict(&Breakdown::default(), Units::Gib).kind(), "unknown");
 }
 
+/// A GeForce card on `auto`: Linux and the fallback off stop, the fallback spills; the
+/// explanation names the ceiling, the cold bytes, the link and why nothing hides the update.
+/// Past the ceiling the banner names it.
+#[test]
+fn a_consumer_card_shows_every_platform_and_why_the_spill_costs_what_it_does() {
+    let plan = |json: &str| estimate(&Scenario::from_json(json).expect("decodes").scenario);
+    let b = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"micro_batch": 4, "seq_len": 1024}, "device": {"preset": "rtx-4090-24gb"}}"#);
+    let rows = platform_outcomes(&b, Units::Gib);
+    let kinds: Vec<_> = rows.iter().map(|(k, name, _)| (*k, *name)).collect();
+    assert_eq!(kinds, [("oom", "Linux"), ("spills", "Windows, sysmem fallback on"), ("oom", "Windows, sysmem fallback off")], "{rows:?}");
+    assert_eq!(rows[0].2, "out of memory, 7.68 GiB over the GPU (torch.OutOfMemoryError)");
+    assert!(rows[1].2.starts_with("spills 7.68 GiB into shared GPU memory — ") && rows[1].2.ends_with("× slower per step"), "{}", rows[1].2);
+    let why = spill_explanation(&b, Units::Gib);
+    assert!(why[0].starts_with("Room for it: 32.0 GiB of shared GPU memory"), "{}", why[0]);
+    assert!(why[1].contains("cold (optimizer states, read once per step): 7.68 GiB"), "{}", why[1]);
+    assert!(why.iter().any(|l| l.starts_with("Optimizer states 7.68 GiB") && l.contains("32 GB/s") && l.contains("memory-bound: nothing hides it")), "{why:?}");
+    assert!(why.last().unwrap().contains("VidMm"), "{why:?}");
+    let data_centre = plan(r#"{"model": {"preset": "llama-3.2-1b"}, "device": {"preset": "h100-sxm-80gb"}}"#);
+    assert!(platform_outcomes(&data_centre, Units::Gib).is_empty());
+    let past = verdict(&plan(r#"{"model": {"preset": "llama-3-8b"}, "device": {"preset": "rtx-4090-24gb"}}"#), Units::Gib);
+    assert_eq!(past.kind(), "oom");
+    assert!(past.text().contains("past the ceiling of shared GPU memory"), "{}", past.text());
+}
+
 #[test]
 fn nice_axis_maxima() {
     assert_eq!(nice_max(0.0), 1.0);

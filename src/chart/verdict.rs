@@ -1,10 +1,13 @@
 //! The one-line verdict that sits above the chart: fits with some headroom, spills (where,
-//! what, and the slowdown range), or runs out of memory — in words that name the mechanism.
+//! what, and the slowdown range), or runs out of memory — in words that name the mechanism
+//! (and the host-memory ceiling, when that is what stops it); the same run on each platform
+//! a GeForce or workstation card may run under ([`platform_outcomes`]); and why a spill costs
+//! what it costs ([`spill_explanation`]).
 //!
 //! Pure text from a [`Breakdown`]; the page only picks a colour for each [`Verdict`] kind.
 
 use crate::format::{self, Units};
-use crate::model::breakdown::{Breakdown, Outcome};
+use crate::model::breakdown::{Breakdown, HostCeiling, KernelClass, Outcome};
 use crate::model::inputs::Platform;
 
 /// Whether a plan fits, and the sentence that says so.
@@ -125,6 +128,7 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
             let text = format!("Spills {} {} — {} slower {per} ({})", format::bytes(over, units), destination(b.spill.platform), factor_range(slowdown), what.join(", "));
             Verdict::Spills { spill: over, slowdown, text }
         }
+        Outcome::OutOfMemory if b.spill.past_ceiling => Verdict::OutOfMemory { over, text: b.spill.message.clone() },
         Outcome::OutOfMemory => {
             let why = match b.spill.platform {
                 _ if b.spill.capped => "capped by the per-process memory fraction",
@@ -136,4 +140,106 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
             Verdict::OutOfMemory { over, text }
         }
     }
+}
+
+/// A platform's name, as the side-by-side list shows it.
+fn platform_name(platform: Platform) -> &'static str {
+    match platform {
+        Platform::Linux => "Linux",
+        Platform::WindowsFallback => "Windows, sysmem fallback on",
+        Platform::WindowsNoFallback => "Windows, sysmem fallback off",
+        Platform::Managed => "CUDA managed memory",
+        Platform::Offload => "deliberate offload",
+        Platform::C2c => "NVLink-C2C",
+        Platform::Auto => "auto",
+    }
+}
+
+/// The same run on each platform the card may run under (GeForce and workstation cards on
+/// `auto`), one line each: its verdict kind (`fits`, `spills`, `oom`), the platform's name and
+/// what happens there; empty otherwise.
+pub fn platform_outcomes(b: &Breakdown, units: Units) -> Vec<(&'static str, &'static str, String)> {
+    let per = if b.step_time.decode_seconds_per_token > 0.0 { "per token" } else { "per step" };
+    let over = format::bytes(b.total.saturating_sub(b.capacity), units);
+    b.spill
+        .by_platform
+        .iter()
+        .map(|p| {
+            let name = platform_name(p.platform);
+            match p.outcome {
+                Outcome::Fits => ("fits", name, "fits".to_string()),
+                Outcome::Spills => {
+                    ("spills", name, format!("spills {} into {} — {} slower {per}", format::bytes(p.spill_bytes, units), spilled_to(p.platform), factor_range(p.slowdown_range)))
+                }
+                Outcome::OutOfMemory if p.message.contains("ceiling") => ("oom", name, p.message.replacen("Out of memory: ", "out of memory: ", 1)),
+                Outcome::OutOfMemory => ("oom", name, format!("out of memory, {over} over the GPU (torch.OutOfMemoryError)")),
+            }
+        })
+        .collect()
+}
+
+/// Where a platform puts what does not fit, in a few words.
+fn spilled_to(platform: Platform) -> &'static str {
+    match platform {
+        Platform::WindowsFallback => "shared GPU memory",
+        Platform::C2c => "CPU memory over NVLink-C2C",
+        _ => "host memory",
+    }
+}
+
+/// Why a spill costs what it costs: where it goes and the ceiling there, the hot and cold
+/// bytes, then per component and kernel the bytes over the link per step, the link's
+/// bandwidth, what the kernels' arithmetic hides and what stalls, and the time added; last,
+/// what the two ends of the range assume. Empty unless the plan spills.
+pub fn spill_explanation(b: &Breakdown, units: Units) -> Vec<String> {
+    let s = &b.spill;
+    if s.outcome != Outcome::Spills {
+        return Vec::new();
+    }
+    let gb_s = s.link_bandwidth / 1e9;
+    let per = if b.step_time.decode_seconds_per_token > 0.0 { "token" } else { "step" };
+    let ceiling = match s.ceiling {
+        HostCeiling::SharedGpuMemory => "shared GPU memory (half of the system RAM)",
+        HostCeiling::HostMemory => "host memory (the RAM less the OS's share)",
+        HostCeiling::PinnedMemory => "pinned host memory",
+        HostCeiling::GraceMemory => "the Grace CPU's memory",
+        HostCeiling::None => "host memory",
+    };
+    let mut lines =
+        vec![format!("Room for it: {} of {ceiling}, {} of system RAM for this GPU.", format::bytes(s.host_ceiling_bytes, units), format::bytes(s.host_memory_bytes, units))];
+    if s.hot_bytes + s.cold_bytes > 0 {
+        lines.push(format!(
+            "Hot (read every micro-batch): {}; cold (optimizer states, read once per step): {}.",
+            format::bytes(s.hot_bytes, units),
+            format::bytes(s.cold_bytes, units)
+        ));
+    }
+    for c in &s.costs {
+        let how = match c.kernel {
+            KernelClass::Matmul if c.overlap_seconds > 0.0 => format!("matmuls hide up to {} behind their arithmetic", format::seconds(c.overlap_seconds)),
+            KernelClass::Matmul => "each access waits for the link".to_string(),
+            KernelClass::MemoryBound => "memory-bound: nothing hides it".to_string(),
+        };
+        let [low, high] = c.added_seconds;
+        let added = if (high - low).abs() <= 0.05 * high.max(1e-12) { format::seconds(low) } else { format!("{}–{}", format::seconds(low), format::seconds(high)) };
+        lines.push(format!(
+            "{} {}: {} — {} per {per} over the link at {gb_s:.0} GB/s ({how}): +{added}.",
+            c.component.label(),
+            format::bytes(c.spilled_bytes, units),
+            c.touched_by,
+            format::bytes(c.link_bytes.min(u64::MAX as f64) as u64, units),
+        ));
+    }
+    let base = if b.step_time.decode_seconds_per_token > 0.0 { b.step_time.decode_seconds_per_token } else { b.step_time.seconds };
+    let [low, high] = b.step_time.slowdown_range;
+    let ends = match s.platform {
+        Platform::WindowsFallback => "low end: read in place over PCIe, matmuls overlapping; high end: VidMm paging every byte the step touches in and out (or, in place, matmuls re-reading a spilled operand for each 128-wide output tile)",
+        Platform::Managed => "low end: pages migrated at the link's bandwidth; high end: thrashing at one 64 KiB fault per 50 µs",
+        Platform::Linux => "low end: the update's prefetches stream the paged states; high end: migrated on fault",
+        Platform::Offload => "low end: prefetches overlap the compute; high end: they do not",
+        Platform::C2c => "low end: read in place over NVLink-C2C, matmuls overlapping; high end: nothing reused or hidden",
+        _ => "",
+    };
+    lines.push(format!("The {per}: {} in GPU memory, {}–{} with the spill ({ends}).", format::seconds(base), format::seconds(base * low), format::seconds(base * high)));
+    lines
 }

@@ -111,6 +111,9 @@ struct Input {
     /// Scenario JSON file; `-` or nothing reads stdin.
     #[arg(value_name = "FILE")]
     input: Option<PathBuf>,
+    /// System RAM of the machine in GiB (sets `runtime.host_memory_bytes`) [default: the scenario's, or the GPU class's usual machine].
+    #[arg(long, value_name = "GIB", value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    host_memory: Option<u64>,
 }
 
 impl Input {
@@ -128,7 +131,10 @@ impl Input {
                 text
             }
         };
-        let decoded = Scenario::from_json(&text).map_err(|e| e.to_string())?;
+        let mut decoded = Scenario::from_json(&text).map_err(|e| e.to_string())?;
+        if let Some(gib) = self.host_memory {
+            decoded.scenario.runtime.host_memory_bytes = Some(gib << 30);
+        }
         if let Some(first) = decoded.scenario.validate().into_iter().next() {
             return Err(first.to_string());
         }

@@ -229,6 +229,98 @@ pub struct SpillReport {
     pub recommended_memory_fraction: Option<f64>,
     /// Out of memory because the per-process fraction caps the allocator.
     pub capped: bool,
+    /// System RAM this GPU's process can count on: the machine's, shared by the GPUs on it.
+    #[serde(default)]
+    pub host_memory_bytes: u64,
+    /// The most the platform lets this process place in host memory (spilled, offloaded,
+    /// pinned), and what that limit is (`spill::host_ceiling`).
+    #[serde(default)]
+    pub host_ceiling_bytes: u64,
+    #[serde(default)]
+    pub ceiling: HostCeiling,
+    /// Bytes the process keeps in host memory on purpose (CPU offload, offloaded activations).
+    #[serde(default)]
+    pub host_kept_bytes: u64,
+    /// What the outcome is and why, in one sentence (names the ceiling when it is exceeded).
+    #[serde(default)]
+    pub message: String,
+    /// Out of memory because host memory is short (past the ceiling, or the offloaded tensors
+    /// do not fit in RAM), not because the platform does not spill.
+    #[serde(default)]
+    pub past_ceiling: bool,
+    /// Spilled bytes read every micro-batch (weights, gradients, activations, buffers)…
+    #[serde(default)]
+    pub hot_bytes: u64,
+    /// …and read once per step (optimizer states).
+    #[serde(default)]
+    pub cold_bytes: u64,
+    /// The price of the spill, per component and kernel class that touches it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<SpillCost>,
+    /// The same run on each platform the card may run under (GeForce and workstation cards
+    /// on `auto`: Linux, Windows with the sysmem fallback on and off), empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_platform: Vec<PlatformOutcome>,
+}
+
+/// The limit on host memory that applies to a platform (`spill::host_ceiling`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostCeiling {
+    /// Nothing is placed in host memory beyond what is offloaded on purpose.
+    #[default]
+    None,
+    /// Windows' shared GPU memory: half of the system RAM (WDDM).
+    SharedGpuMemory,
+    /// System RAM less the operating system's share and what the process keeps there.
+    HostMemory,
+    /// Page-locked (pinned) host memory for deliberate offload.
+    PinnedMemory,
+    /// The Grace CPU's memory on an NVLink-C2C superchip.
+    GraceMemory,
+}
+
+/// How a kernel reaches spilled bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelClass {
+    /// A matmul operand or output: its arithmetic can hide a slow operand (roofline).
+    Matmul,
+    /// Elementwise, norm, cast, softmax, optimizer update: time is bytes over bandwidth.
+    MemoryBound,
+}
+
+/// One line of a spill's price: one component's spilled bytes as one kernel class touches them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpillCost {
+    pub component: Component,
+    /// The kernels, in words ("weights read by the forward and backward matmuls").
+    pub touched_by: String,
+    pub kernel: KernelClass,
+    /// Read every micro-batch (hot) or once per step (cold).
+    pub hot: bool,
+    /// This component's spilled bytes.
+    pub spilled_bytes: u64,
+    /// Times these kernels pass over each spilled byte per step (per token in inference).
+    pub passes: f64,
+    /// Bytes over the host link per step: `spilled_bytes × passes`.
+    pub link_bytes: f64,
+    /// Compute time of these kernels on the spilled bytes, which can hide the link time when
+    /// the mechanism reads the bytes in place, seconds.
+    pub overlap_seconds: f64,
+    /// Seconds added per step: `[low, high]` (`spill::price`).
+    pub added_seconds: [f64; 2],
+}
+
+/// The outcome of the same run under one platform.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlatformOutcome {
+    pub platform: crate::model::inputs::Platform,
+    pub outcome: Outcome,
+    pub spill_bytes: u64,
+    /// `[low, high]` slowdown of the step (or token); `[1, 1]` unless it spills.
+    pub slowdown_range: [f64; 2],
+    pub message: String,
 }
 
 /// Both phases of a training step; the breakdown's components are those of `peak_phase`.

@@ -383,11 +383,16 @@ pub struct Runtime {
     pub jobs: u64,
     /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: no fragmentation counted.
     pub expandable_segments: bool,
+    /// System RAM of the machine (the node), bytes; `None`: the device class's usual machine
+    /// (`spill::default_host_memory`). It bounds what can spill or be offloaded to the host
+    /// (`spill::host_ceiling`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<u64>,
 }
 
 impl Default for Runtime {
     fn default() -> Self {
-        Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1, expandable_segments: false }
+        Runtime { platform: Platform::Auto, memory_fraction: 1.0, other_processes_bytes: 0, jobs: 1, expandable_segments: false, host_memory_bytes: None }
     }
 }
 

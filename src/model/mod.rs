@@ -251,14 +251,20 @@ fn plan_totals(s: &Inputs, tensors: &Tensors, plan: &StagePlan) -> Totals {
     let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
     let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
     let at_peak = phases.at_peak();
-    let mut spill = spill::spill_report(at_peak, s.device, s.runtime, s.training, plan.paged);
+    // The machine's RAM is shared by the GPUs of a node in use and the jobs on each GPU.
+    let on_node = s.parallel.world_size().clamp(1, s.device.gpus_per_node.max(1));
+    let host = spill::HostUse { processes: on_node.saturating_mul(s.runtime.jobs.max(1)), kept: plan.host };
+    let mut spill = spill::spill_report(at_peak, s.device, s.runtime, s.training, plan.paged, host);
     if let Some(engine) = &plan.serving {
         // An engine sizes its pools to its budget: it starts, or refuses to; it never spills.
         spill.outcome = if engine.starts() && at_peak.total as f64 <= spill.capacity_bytes as f64 { breakdown::Outcome::Fits } else { breakdown::Outcome::OutOfMemory };
         spill.by_component.clear();
     }
     let offloaded = if s.parallel.offload == crate::model::inputs::Offload::None { 0.0 } else { plan.trainable_params / s.parallel.world_size() as f64 };
-    let mut step_time = step_time::step_time(s, tensors, &spill, at_peak, offloaded, plan.activation_host);
+    let (mut step_time, ctx) = step_time::priced_step_time(s, tensors, &mut spill, at_peak, offloaded, plan.activation_host);
+    if plan.serving.is_none() {
+        spill.by_platform = spill::other_platforms(at_peak, s.device, s.runtime, s.training, plan.paged, host, &ctx);
+    }
     let mut serving = plan.serving.clone();
     if let Some(report) = serving.as_mut() {
         serving_speed(s, tensors, at_peak, report, &mut step_time);

@@ -8,13 +8,13 @@
 //! are not checkpointed: Narayanan et al. 2021, Appendix eq. (3), counts the logit layer 3
 //! times), selective recomputation one more forward of the attention core (Korthikanti et al.
 //! 2022 §4.2: QKᵀ, softmax, dropout and AV are what it drops and redoes). Pipeline bubble: (p − 1)/(m·v) of the
-//! ideal time (Narayanan et al. 2021, §2.2). Spill: each spilled byte crosses the host link
-//! once each way per step, at the link's per-direction bandwidth (memory-formulas.md §A9:
-//! "bandwidth ≈ PCIe").
+//! ideal time (Narayanan et al. 2021, §2.2). Spill: priced by `spill::price` from the kernels
+//! that touch the spilled bytes and the FLOPs they do per byte (`SpillContext`), at the link's
+//! per-direction bandwidth (memory-formulas.md §A9: "bandwidth ≈ PCIe").
 
 use super::arch::{resnet_blocks, Architecture, Scope, Tensors};
 use super::breakdown::{PhaseTotals, SpillReport, StepTime};
-use super::spill::spill_seconds;
+use super::spill::{price, SpillContext, GEMM_TILE};
 use super::Inputs;
 use crate::model::inputs::{Checkpointing, Mode, Offload};
 
@@ -78,11 +78,24 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
     }
 }
 
+/// [`priced_step_time`] without keeping the spill's costs.
+pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
+    priced_step_time(s, tensors, &mut spill.clone(), at_peak, offloaded_elements, offloaded_activation_bytes).0
+}
+
 /// Step time (training) or prefill and per-token decode time (inference), with what the
-/// spill in `spill` adds (`spill.rs`: a range from streaming to thrashing). `at_peak` gives
+/// spill in `spill` adds (`spill::price`, which also fills the spill's costs), and the
+/// context it was priced with (to price the same run on other platforms). `at_peak` gives
 /// the bytes a decode step reads (weights and KV cache on this GPU); `tensors` are the
 /// architecture's.
-pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &PhaseTotals, offloaded_elements: f64, offloaded_activation_bytes: f64) -> StepTime {
+pub fn priced_step_time(
+    s: &Inputs,
+    tensors: &Tensors,
+    spill: &mut SpillReport,
+    at_peak: &PhaseTotals,
+    offloaded_elements: f64,
+    offloaded_activation_bytes: f64,
+) -> (StepTime, SpillContext) {
     let Inputs { arch, training: t, parallel: p, device, .. } = *s;
     let forward = forward_flops_per_sample(arch, tensors, s);
     let samples = t.micro_batch.max(1) as f64 * t.grad_accum.max(1) as f64;
@@ -128,7 +141,8 @@ pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &P
     };
     // Spill slows the training step, or in inference each decoded token.
     let base = if t.mode == Mode::Inference { decode } else { seconds };
-    let [low, high] = spill_seconds(spill, base);
+    let ctx = spill_context(s, base, forward.tokens, peak * UTILISATION);
+    let [low, high] = price(spill, at_peak, t, &ctx);
     let ratio = |extra: f64| {
         if base > 0.0 {
             (base + extra) / base
@@ -136,7 +150,7 @@ pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &P
             1.0
         }
     };
-    StepTime {
+    let time = StepTime {
         seconds,
         seconds_with_spill: base + low,
         slowdown: ratio(low),
@@ -146,5 +160,32 @@ pub fn step_time(s: &Inputs, tensors: &Tensors, spill: &SpillReport, at_peak: &P
         flops_per_gpu,
         utilisation: UTILISATION,
         tokens_per_second: if seconds > 0.0 { global_tokens / seconds } else { 0.0 },
+    };
+    (time, ctx)
+}
+
+/// The FLOPs the kernels touching spilled bytes do per byte (`spill::SpillContext`): a
+/// weight element does 2 FLOPs per token of the micro-batch on this GPU in each matmul pass
+/// (T = b·s/cp in training, the batch b per decoded token), a gradient element the same in the
+/// weight-gradient matmul, a saved activation 2·d/tp in the matmul that reads or writes it
+/// (its other dimension, the block's width on this GPU); and how often a tiled matmul reads
+/// each of them when the L2 cache reuses nothing.
+fn spill_context(s: &Inputs, base_seconds: f64, sample_tokens: f64, flops_per_second: f64) -> SpillContext {
+    let Inputs { arch, training: t, parallel: p, .. } = *s;
+    let tokens = if t.mode == Mode::Inference { t.micro_batch.max(1) as f64 } else { t.micro_batch.max(1) as f64 * sample_tokens / p.cp.max(1) as f64 };
+    let width = match arch {
+        Architecture::Transformer(tr) => tr.hidden as f64 / p.tp.max(1) as f64,
+        // Convolutions: not priced as matmuls (their saved tensors count as memory-bound).
+        Architecture::Resnet(_) => 0.0,
+    };
+    let weight = t.precision.matmul_weight_bytes() as f64;
+    SpillContext {
+        base_seconds,
+        flops_per_second,
+        weight_flops_per_byte: 2.0 * tokens / weight,
+        gradient_flops_per_byte: 2.0 * tokens / t.precision.stored_weight_bytes() as f64,
+        activation_flops_per_byte: 2.0 * width / t.precision.activation_bytes() as f64,
+        weight_rereads: (tokens / GEMM_TILE).ceil().max(1.0),
+        activation_rereads: (width / GEMM_TILE).ceil().max(1.0),
     }
 }

@@ -36,6 +36,7 @@ mod select_field;
 mod serving_panel;
 mod share_export;
 mod share_toolbar;
+mod spill_details;
 mod state;
 mod strategy;
 mod tabs;

@@ -11,6 +11,7 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::after_paint::AfterPaint;
 use super::lazy_view::Chunked;
+use super::spill_details::SpillDetails;
 use super::state::Planner;
 use super::workspace::{select_tab, Tab, Workspace};
 use crate::chart::flow::plan_summary;
@@ -120,6 +121,7 @@ pub fn VerdictBanner() -> impl IntoView {
             <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
             <p class="details">{details}</p>
         </div>
+        <SpillDetails />
         <Show when=move || fix.with(Option::is_some)
             fallback=move || needed.get().then(|| view! {
                 <p class="fix pending" id="cheapest-fix">

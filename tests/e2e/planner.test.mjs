@@ -196,8 +196,13 @@ test('the model search finds catalogue models by Hub id or name, by keyboard', a
 
 test('the verdict names what happens beyond memory: Windows spill, Linux OOM, C2C, a shared GPU', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url);
-  // A GeForce card is assumed to be on Windows with the sysmem fallback: it spills, as a range.
+  // A GeForce card is assumed to be on Windows with the sysmem fallback: 131.5 GiB would
+  // spill, past the 32 GiB of shared GPU memory a 64 GiB desktop has; with 512 GiB of RAM
+  // it spills, as a range.
   await page.locator('#device').selectOption('rtx-4090-24gb');
+  await page.waitForFunction(() => document.getElementById('verdict').classList.contains('oom'));
+  assert.match(await page.locator('#verdict .headline').innerText(), /past the ceiling of shared GPU memory/);
+  await setValue(page, '#host-memory', 512);
   await page.waitForFunction(() => document.getElementById('verdict').classList.contains('spills'));
   const windows = await page.locator('#verdict .headline').innerText();
   assert.match(windows, /^Spills .+ into shared GPU memory \(Windows sysmem fallback\) — [\d.]+–[\d.]+× slower per step \(optimizer states/);
@@ -209,6 +214,7 @@ test('the verdict names what happens beyond memory: Windows spill, Linux OOM, C2
   await page.waitForFunction(() => /pf=linux/.test(location.search));
   // A data-centre GPU is assumed to be Linux.
   await page.locator('#platform').selectOption('auto');
+  await setValue(page, '#host-memory', '');
   await page.locator('#device').selectOption('h100-sxm-80gb');
   await page.waitForFunction(() => document.getElementById('verdict').classList.contains('oom'));
   assert.match(await page.locator('#verdict .headline').innerText(), /torch\.OutOfMemoryError/);
