@@ -84,15 +84,15 @@ pub fn OtherViews() -> impl IntoView {
     move || match ws.tab.get() {
         Tab::Planner => ().into_any(),
         Tab::Strategy => view! {
-            <main class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
+            <div class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
                 {lazy_view(&STRATEGY, strategy_view)}
-            </main>
+            </div>
         }
         .into_any(),
         Tab::Compare => view! {
-            <main class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
+            <div class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
                 {lazy_view(&COMPARE, compare_view)}
-            </main>
+            </div>
         }
         .into_any(),
     }
