@@ -28,11 +28,14 @@ use super::workspace::{select_tab, Tab, Workspace};
 fn skip_to_controls(ev: leptos::ev::MouseEvent, ws: Workspace) {
     ev.prevent_default();
     select_tab(ws, Tab::Planner);
-    if let Some(el) = document().get_element_by_id("model") {
-        if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
-            let _ = el.focus();
+    // After the frame that shows the Planner (a hidden panel's input takes no focus).
+    request_animation_frame(|| {
+        if let Some(el) = document().get_element_by_id("model") {
+            if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
+                let _ = el.focus();
+            }
         }
-    }
+    });
 }
 
 /// The whole page.

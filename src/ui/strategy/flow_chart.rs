@@ -20,16 +20,18 @@ fn visible_text(title: &str, lines: &[String], badge: Option<&str>) -> String {
     std::iter::once(title).chain(lines.iter().map(String::as_str)).chain(badge).collect::<Vec<_>>().join(" ")
 }
 
-/// Text rows inside a box: a bold title, then lines.
+/// Text rows inside a box: a bold title, then lines. Each row ends with a space, which SVG
+/// does not draw, so the box's text content reads as words ("8B 156 GiB", not "8B156 GiB"),
+/// as its name does.
 fn text_rows(node: &FlowNode, title: String, lines: Vec<String>) -> impl IntoView {
     let x = node.x + 14.0;
     let y = node.y + 23.0;
     view! {
-        <text class="node-title" x=x y=y>{title}</text>
+        <text class="node-title" x=x y=y>{format!("{title} ")}</text>
         {lines
             .into_iter()
             .enumerate()
-            .map(|(i, l)| view! { <text class="node-line" x=x y=y + 18.0 + i as f64 * LINE_HEIGHT>{l}</text> })
+            .map(|(i, l)| view! { <text class="node-line" x=x y=y + 18.0 + i as f64 * LINE_HEIGHT>{format!("{l} ")}</text> })
             .collect_view()}
     }
 }
