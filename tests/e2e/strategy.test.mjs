@@ -171,13 +171,13 @@ test('play advances the highlight one step at a time and the bar shrinks with it
 test('editing the ladder re-runs the escalation and changes the path', async () => {
   const { page, problems } = await openStrategy();
   const f = Number(await firstFit(page));
-  const fitName = await page.locator(`[data-node="step-${f}"] .node-title`).textContent();
+  const fitName = (await page.locator(`[data-node="step-${f}"] .node-title`).textContent()).trim();
   // Untick the step where it first fits: the path now fits later (or not at all).
   const rung = page.locator('#ladder li').nth(f - 1);
   assert.match(await rung.innerText(), new RegExp(fitName.replace(/[()/]/g, '.')));
   await rung.locator('input[type="checkbox"]').uncheck();
   await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 4);
-  assert.notEqual(await page.locator(`[data-node="step-${f}"] .node-title`).textContent(), fitName);
+  assert.notEqual((await page.locator(`[data-node="step-${f}"] .node-title`).textContent()).trim(), fitName);
   // Add QLoRA and move it to the top: it fits at once.
   await page.locator('#add-step').selectOption('qlora');
   await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 5);
