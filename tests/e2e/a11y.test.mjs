@@ -211,6 +211,9 @@ for (const size of ['desktop', 'phone']) {
       assert.ok(box.y >= -1 && box.y < 5, `verdict at y=${box.y}`);
       assert.ok(await page.locator('#last-valid').isVisible());
       await page.screenshot({ path: join(ARTIFACTS, `a11y-refused-paste-sticky-${w}-${colorScheme}.png`) });
+      // The marked, stuck verdict and the messages keep the page at zero violations.
+      const violations = await axe(page);
+      assert.equal(violations.length, 0, describe(violations));
       // A valid paste clears the mark.
       await page.locator('#hf-config').fill(JSON.stringify({ model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024 }));
       await page.locator('#last-valid').waitFor({ state: 'detached' });
