@@ -150,29 +150,33 @@ test('sliders say their value, not their position', async () => {
   await page.close();
 });
 
-test('focus is visible on every control the keyboard reaches', async () => {
-  const page = await openView('planner', 'light');
-  await page.evaluate(() => document.activeElement?.blur());
-  const unseen = [];
-  const seen = new Set();
-  for (let i = 0; i < 60; i++) {
-    await page.keyboard.press('Tab');
-    const info = await page.evaluate(() => {
-      const el = document.activeElement;
-      if (!el || el === document.body) return null;
-      const s = getComputedStyle(el);
-      const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
-      const shadow = s.boxShadow && s.boxShadow !== 'none';
-      return { name: `${el.tagName.toLowerCase()}#${el.id || ''}.${[...el.classList].join('.')}`, visible: outline || shadow };
-    });
-    if (!info || seen.has(info.name)) continue;
-    seen.add(info.name);
-    if (!info.visible) unseen.push(info.name);
-  }
-  assert.ok(seen.size >= 20, `only ${seen.size} stops`);
-  assert.deepEqual(unseen, []);
-  await page.close();
-});
+for (const [view, least] of [['planner', 20], ['strategy', 8], ['compare', 8]]) {
+  test(`focus is visible on every control the keyboard reaches (${view})`, async () => {
+    const page = await openView(view, 'light');
+    if (view === 'planner') await page.evaluate(() => document.activeElement?.blur());
+    const unseen = [];
+    const seen = new Set();
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press('Tab');
+      const info = await page.evaluate(() => {
+        const el = document.activeElement;
+        if (!el || el === document.body) return null;
+        const s = getComputedStyle(el);
+        const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
+        const shadow = s.boxShadow && s.boxShadow !== 'none';
+        const name = `${el.tagName.toLowerCase()}#${el.id || ''}.${[...el.classList].join('.')}[${el.getAttribute('data-node') || el.getAttribute('aria-label') || ''}]`;
+        return { name, visible: outline || shadow };
+      });
+      if (!info || seen.has(info.name)) continue;
+      seen.add(info.name);
+      if (!info.visible) unseen.push(info.name);
+      if (info.name.includes('[step-2]')) await page.locator('#flowchart').screenshot({ path: join(ARTIFACTS, 'a11y-focus-flowchart-node.png') });
+    }
+    assert.ok(seen.size >= least, `only ${seen.size} stops: ${[...seen].join(', ')}`);
+    assert.deepEqual(unseen, []);
+    await page.close();
+  });
+}
 
 /** Pastes a config that is refused, on a page at `size` in `colorScheme`. */
 async function refusedPaste(size, colorScheme) {
