@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use headroom::model::breakdown::{Phase, PhaseTotals};
+use headroom::model::breakdown::{Lifetime, Phase, PhaseTotals, Span};
 use headroom::model::timeline::{timeline, Event, Point, Timeline, MAX_POINTS};
 use headroom::scenario::{Attention, Checkpointing, Loss, ModelSpec, Optimizer, Parallel, PpSchedule, Zero};
 use headroom::{estimate, Breakdown, Scenario};
@@ -28,18 +28,28 @@ fn scenario(case: &Value) -> Scenario {
 /// the techniques).
 const FIXTURES: [&str; 5] = ["activations.json", "activations_parts.json", "peaks.json", "optimizer_states.json", "techniques.json"];
 
-/// Why a timeline disagrees with its breakdown, if it does.
+/// Why a timeline disagrees with its breakdown, if it does. Backward makes the gradients as it
+/// frees the saved tensors; the breakdown's forward/backward phase is backward's start, before
+/// the first gradient. So, the gradients made so far set aside, no forward/backward point holds
+/// more than that phase and one holds exactly as much; with them, the end of backward may hold
+/// more (the timeline's peak is then the higher of it and the breakdown's total).
 fn disagreement(b: &Breakdown, t: &Timeline) -> Option<String> {
-    let phase = |p| t.phase_peak(p).map(|x| x.bytes.clone());
+    let fb = &b.phases.forward_backward;
+    let without_made = |p: &Point| p.bytes.total - p.bytes.gradients.saturating_sub(fb.gradients);
+    let phase_points = || t.points.iter().filter(|p| p.event.phase() == Phase::ForwardBackward);
+    let held = phase_points().map(without_made).max();
+    let highest = phase_points().map(|p| p.bytes.total).max().unwrap_or(0);
     let labels: HashSet<&str> = t.points.iter().map(|p| p.label.as_str()).collect();
     if t.points.is_empty() || t.points.len() > MAX_POINTS {
         Some(format!("{} points", t.points.len()))
-    } else if t.peak().map(|p| p.bytes.total) != Some(b.total) {
-        Some(format!("peak {:?} vs total {}", t.peak().map(|p| p.bytes.total), b.total))
-    } else if phase(Phase::ForwardBackward).as_ref() != Some(&b.phases.forward_backward) {
-        Some(format!("forward/backward {:?} vs {:?}", phase(Phase::ForwardBackward), b.phases.forward_backward))
-    } else if phase(Phase::OptimizerStep).as_ref() != Some(&b.phases.optimizer_step) {
-        Some(format!("optimizer step {:?} vs {:?}", phase(Phase::OptimizerStep), b.phases.optimizer_step))
+    } else if held != Some(fb.total) {
+        Some(format!("forward/backward without the gradients made {held:?} vs {fb:?}"))
+    } else if phase_points().any(|p| p.bytes.gradients != fb.gradients && p.event != Event::Backward) {
+        Some("gradients made outside backward".into())
+    } else if t.phase_peak(Phase::OptimizerStep).map(|x| &x.bytes) != Some(&b.phases.optimizer_step) {
+        Some(format!("optimizer step {:?} vs {:?}", t.phase_peak(Phase::OptimizerStep), b.phases.optimizer_step))
+    } else if t.peak().map(|p| p.bytes.total) != Some(b.total.max(highest)) {
+        Some(format!("peak {:?} vs total {} and forward/backward {highest}", t.peak().map(|p| p.bytes.total), b.total))
     } else if labels.len() != t.points.len() {
         Some("repeated labels".into())
     } else {
@@ -79,8 +89,10 @@ fn highest(t: &Timeline, events: &[Event]) -> f64 {
 /// steps of `backward:optimizer_step`). Known limits, printed and kept out of the 3%:
 /// - `-forloop`: torch's CPU per-parameter AdamW builds no foreach intermediate (the model
 ///   assumes the CUDA default), so the measured optimizer step is lower;
-/// - ResNet's backward peak comes late in backward, when its gradients already exist; the
-///   timeline, like the breakdown, counts gradients at the optimizer step.
+///
+/// ResNet's backward peak comes late in backward, when its gradients already exist: the
+/// timeline draws them as backward makes them, so it is compared too (−19.6% before they were
+/// drawn, +2.6% now).
 #[test]
 fn phase_peaks_within_three_percent_of_memtracker() {
     let mut failures = Vec::new();
@@ -100,8 +112,7 @@ fn phase_peaks_within_three_percent_of_memtracker() {
             let pct = |e: Option<f64>| e.map_or("—".to_string(), |e| format!("{:+.2}%", e * 100.0));
             println!("{name:<44} {:>8} {:>8} {:>8}", pct(forward), pct(backward), pct(optimizer));
             let forloop = name.ends_with("-forloop");
-            let resnet = name.starts_with("resnet");
-            for (what, e, known) in [("forward", forward, false), ("backward", backward, resnet), ("optimizer", optimizer, forloop)] {
+            for (what, e, known) in [("forward", forward, false), ("backward", backward, false), ("optimizer", optimizer, forloop)] {
                 if let Some(e) = e.filter(|_| !known) {
                     compared += 1;
                     if e.abs() > 0.03 {
@@ -185,10 +196,64 @@ fn one_micro_batch_rises_through_forward_and_falls_through_backward() {
     assert_eq!(point(&t, "loss").bytes.temporary, before + logits);
     assert_eq!(point(&t, "loss backward").bytes.temporary, before + buffers);
     assert_eq!(point(&t, "loss backward").bytes, b.phases.forward_backward);
-    // No gradient exists in forward and backward; they are all there at the step.
-    assert!(t.points.iter().filter(|p| p.event != Event::OptimizerStep).all(|p| p.bytes.gradients == 0));
+    // No gradient exists in forward; they appear in the blocks' backward and are all there
+    // at the step.
+    assert!(t.points.iter().take_while(|p| p.label != "backward L16").all(|p| p.bytes.gradients == 0));
+    assert!(point(&t, "backward L16").bytes.gradients > 0);
     assert_eq!(point(&t, "optimizer step").bytes.gradients, b.phases.optimizer_step.gradients);
     assert!(b.phases.optimizer_step.gradients > 0);
+}
+
+/// One GPU, full fine-tuning (issue 20): the gradients the optimizer step holds are made in
+/// backward, so they grow block by block as the saved tensors shrink, never fall back to 0,
+/// and are complete at the end of backward; the breakdown's own gradients (at the optimizer
+/// step) are the timeline's at the last backward point.
+#[test]
+fn gradients_grow_through_backward_and_never_vanish() {
+    for json in [r#"{}"#, r#"{"training": {"micro_batch": 4, "seq_len": 2048}}"#, r#"{"model": {"preset": "llama-3.2-1b"}, "training": {"seq_len": 2048}}"#] {
+        let b = estimate(&named(json));
+        let t = timeline(&b);
+        let backward: Vec<&Point> = t.points.iter().filter(|p| p.event == Event::Backward && p.label.starts_with("backward L")).collect();
+        let grads: Vec<u64> = backward.iter().map(|p| p.bytes.gradients).collect();
+        assert!(grads.windows(2).all(|w| w[0] <= w[1]), "{json}: {grads:?}");
+        assert!(grads[1..].iter().all(|&g| g > 0), "{json}: gradients vanish in backward: {grads:?}");
+        // The last point is the higher end of block 1's backward: all gradients made, or all
+        // but block 1's while its saved tensors are still alive.
+        let last = backward.last().expect("backward points");
+        assert_eq!(last.label, "backward L1");
+        let all = b.phases.optimizer_step.gradients;
+        let layers = b.step.expect("a training step").layers;
+        assert!(last.bytes.gradients == all || last.bytes.gradients.abs_diff(all - all / layers) <= 1, "{json}: {} of {all}", last.bytes.gradients);
+        let activations: Vec<u64> = backward.iter().map(|p| p.bytes.activations).collect();
+        assert!(activations.windows(2).all(|w| w[0] >= w[1]), "{json}: {activations:?}");
+    }
+}
+
+/// When the gradients outweigh the saved tensors they replace (full checkpointing keeps
+/// little), the end of backward holds more than backward's start, which the breakdown's
+/// forward/backward phase counts: the timeline's last backward point is every gradient made,
+/// the blocks' saved tensors freed, the per-block moment, and the phase's other terms; still
+/// below the optimizer step with AdamW's intermediates, so the peak stays the breakdown's.
+#[test]
+fn the_end_of_backward_holds_every_gradient() {
+    let b = estimate(&named(r#"{"training": {"seq_len": 2048, "checkpointing": "full"}}"#));
+    let t = timeline(&b);
+    let end = point(&t, "backward L1");
+    let fb = &b.phases.forward_backward;
+    assert_eq!(fb.gradients, 0);
+    assert_eq!(end.bytes.gradients, b.phases.optimizer_step.gradients);
+    assert!(end.bytes.total > fb.total, "{} vs {}", end.bytes.total, fb.total);
+    let saved_blocks: u64 = b.terms.iter().filter(|t| t.lifetime == Lifetime::Saved(Span::Blocks)).map(|t| t.bytes).sum();
+    assert!(saved_blocks > 0);
+    let recompute = b.terms.iter().chain(&b.uncounted_transients).find(|t| t.name == "recompute buffer").map_or(0, |t| t.bytes);
+    let counted_moment: u64 = b.terms.iter().filter(|t| matches!(t.lifetime, Lifetime::Transient(_))).map(|t| t.bytes).sum();
+    let output: u64 = b.terms.iter().filter(|t| t.lifetime == Lifetime::Saved(Span::Output)).map(|t| t.bytes).sum();
+    // The phase, less the blocks' and the output's saved tensors and its moment, plus the
+    // recompute buffer of block 1 and every gradient; whole bytes, one rounding per term.
+    let expected = fb.total - saved_blocks - output - counted_moment + recompute + end.bytes.gradients;
+    assert!(end.bytes.total.abs_diff(expected) <= 2, "{} vs {expected}", end.bytes.total);
+    assert_eq!(t.peak().map(|p| p.bytes.total), Some(b.total));
+    assert_eq!(b.total, b.phases.optimizer_step.total);
 }
 
 /// Gradient accumulation: each micro-batch frees its saved tensors before the next starts;

@@ -42,7 +42,7 @@ pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units) -> Chart
         .animation_duration_update(250)
         .background_color(Color::Value("transparent".into()))
         .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
-        .tooltip(Tooltip::new().trigger(Trigger::Axis))
+        .tooltip(Tooltip::new().trigger(Trigger::Axis).formatter(Formatter::String(tooltip(unit))))
         .grid(Grid::new().left(16).right(24).top(56).bottom(16).contain_label(true))
         .x_axis(Axis::new().type_(AxisType::Category).boundary_gap(BoundaryGap::CategoryAxis(false)).data(labels).axis_label(AxisLabel::new().font_size(10)))
         .y_axis(
@@ -72,6 +72,14 @@ pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units) -> Chart
         chart = chart.series(line);
     }
     chart
+}
+
+/// The axis tooltip: the point's moment, then each component with its unit ("Gradients:
+/// 29.91 GiB"), in the series' order (ECharts' string template: `{b0}` the category, `{aN}`
+/// and `{cN}` the N-th series' name and value).
+fn tooltip(unit: &str) -> String {
+    let rows: Vec<String> = (0..Component::ALL.len()).map(|i| format!("{{a{i}}}: {{c{i}}} {unit}")).collect();
+    format!("{{b0}}<br/>{}", rows.join("<br/>"))
 }
 
 /// The dashed horizontal line at the capacity.
@@ -179,6 +187,22 @@ mod tests {
         assert_eq!(axis.len(), t.points.len());
         assert_eq!(axis[0], "forward L1");
         assert_eq!(axis.last().and_then(Value::as_str), Some("optimizer step"));
+    }
+
+    /// The tooltip names every component with its value and unit, in the series' order.
+    #[test]
+    fn the_tooltip_carries_units() {
+        for units in [Units::Gib, Units::Gb] {
+            let (_, _, v) = chart(&Scenario::default(), units);
+            let text = v["tooltip"]["formatter"].as_str().expect("a template");
+            assert_eq!(v["tooltip"]["trigger"], "axis");
+            let rows: Vec<&str> = text.split("<br/>").collect();
+            assert_eq!(rows[0], "{b0}");
+            assert_eq!(rows.len(), 7);
+            for (i, row) in rows[1..].iter().enumerate() {
+                assert_eq!(*row, format!("{{a{i}}}: {{c{i}}} {}", units.label()));
+            }
+        }
     }
 
     /// The capacity is a horizontal line; the peak is a vertical line at the highest point,

@@ -23,12 +23,25 @@
 //!   and the per-block ones (recompute, softmax backward, reload, fused update) in every
 //!   block group's backward, the largest of them;
 //! - whole-step and forward-backward terms are there throughout forward and backward;
-//!   gradients made in backward and the optimizer's intermediates are counted at the
-//!   optimizer step, as in the breakdown.
+//! - gradients made in backward ([`Lifetime::MadeInBackward`]) appear as backward reaches
+//!   their parameters (autograd's `AccumulateGrad` node of each parameter runs when backward
+//!   reaches it: `torch/csrc/autograd/functions/accumulate_grad.h`): none before the blocks'
+//!   backward, all of them after it, in proportion to the blocks done in between, and they
+//!   stay for the optimizer step. The head's gradients (made just before the blocks') and the
+//!   embeddings' (just after) are drawn with the blocks': an approximation, which puts the
+//!   embeddings' gradients beside the last block's transient (within 3% of MemTracker's
+//!   backward peak on `peaks.json` and `techniques.json`, +2.7% at most, tiny checkpointed
+//!   models whose embeddings are a third of the weights). A block group's backward point is the higher of its
+//!   two ends (its saved tensors not yet freed, or its gradients made: both change block by
+//!   block), so the last group's is the end of backward when that holds the most.
+//! - the optimizer's intermediates are counted at the optimizer step, as in the breakdown.
 //!
-//! So the timeline's forward/backward peak is `Breakdown::phases.forward_backward` and its last
-//! point is `phases.optimizer_step`, to the byte: each point is the phase's totals less what is
-//! not alive at it, plus the uncounted transient of its moment.
+//! So the timeline's last point is `phases.optimizer_step`, and its forward/backward peak is
+//! `Breakdown::phases.forward_backward` (backward's start, before the first gradient, as the
+//! small measured models peak: `tests/fixtures/measured/peaks.json`) or, where the gradients
+//! outweigh the saved tensors they replace, the end of backward, higher, with every gradient
+//! made: each point is the phase's totals less what is not alive at it, plus the uncounted
+//! transient of its moment and the gradients made so far.
 
 use super::breakdown::{Breakdown, Component, Lifetime, Moment, Phase, PhaseTotals, Span, StepShape, Term};
 use super::ledger::to_bytes;
@@ -159,6 +172,9 @@ struct Parts<'a> {
     /// Saved tensors the phase does not count (the output span, when the counted moment is
     /// in the blocks' backward, by which time they are freed): added where they are alive.
     saved_uncounted: [Bytes; 3],
+    /// Gradients made in backward (all of them, once backward is done); the forward/backward
+    /// phase does not count them.
+    made: Bytes,
     /// Transients: moment, component index, bytes, whether the phase counts it.
     transients: Vec<(Moment, usize, f64, bool)>,
     /// The per-block moment drawn in the blocks' backward (the largest).
@@ -172,19 +188,22 @@ struct Parts<'a> {
 }
 
 /// What is alive at one point: whole micro-batches held besides this one, the fraction of
-/// this one's saved tensors per span, and the moment.
+/// this one's saved tensors per span, the fraction of the gradients made in backward, and the
+/// moment.
 struct State {
     held: f64,
     own: [f64; 3],
+    made: f64,
     moment: Option<Moment>,
 }
 
 impl<'a> Parts<'a> {
     fn new(b: &'a Breakdown, shape: &'a StepShape) -> Self {
         let index = |c: Component| Component::ALL.iter().position(|&x| x == c).unwrap_or(0);
-        let (mut saved, mut saved_uncounted) = ([[0.0; 6]; 3], [[0.0; 6]; 3]);
+        let (mut saved, mut saved_uncounted, mut made) = ([[0.0; 6]; 3], [[0.0; 6]; 3], [0.0; 6]);
         let mut transients = Vec::new();
         let mut add = |t: &Term, counted: bool| match t.lifetime {
+            Lifetime::MadeInBackward => made[index(t.component)] += t.bytes as f64,
             Lifetime::Saved(span) => {
                 let into = if counted { &mut saved } else { &mut saved_uncounted };
                 into[SPANS.iter().position(|&s| s == span).unwrap_or(0)][index(t.component)] += t.bytes as f64;
@@ -204,6 +223,7 @@ impl<'a> Parts<'a> {
             base: &b.phases.forward_backward,
             saved,
             saved_uncounted,
+            made,
             block_moment: counted_block.or(largest_block),
             keep_output: counted_block.is_some() && output_counted,
             loss_forward: output || has(Moment::LossForward),
@@ -223,6 +243,7 @@ impl<'a> Parts<'a> {
             let alive = |span: usize| (s.held + s.own[span]) / count;
             let mut missing: f64 = (0..3).map(|span| self.saved[span][i] * (1.0 - alive(span))).sum();
             let mut extra: f64 = (0..3).map(|span| self.saved_uncounted[span][i] * alive(span)).sum();
+            extra += self.made[i] * s.made;
             for &(m, _, bytes, counted) in self.transients.iter().filter(|t| t.1 == i) {
                 let here = Some(m) == s.moment;
                 if counted && !here {
@@ -274,22 +295,27 @@ impl<'a> Parts<'a> {
         if op.forward {
             for g in 0..groups {
                 let (a, b) = (bound(g) + 1, bound(g + 1));
-                push(format!("forward{}", self.layers(a, b)), Event::Forward, State { held, own: [1.0, fraction(b), 0.0], moment: None });
+                push(format!("forward{}", self.layers(a, b)), Event::Forward, State { held, own: [1.0, fraction(b), 0.0], made: 0.0, moment: None });
             }
             if self.loss_forward {
-                push("loss".into(), Event::Loss, State { held, own: [1.0; 3], moment: Some(Moment::LossForward) });
+                push("loss".into(), Event::Loss, State { held, own: [1.0; 3], made: 0.0, moment: Some(Moment::LossForward) });
             }
         } else {
             if self.loss_backward {
-                push("loss backward".into(), Event::Backward, State { held, own: [1.0; 3], moment: Some(Moment::LossBackward) });
+                push("loss backward".into(), Event::Backward, State { held, own: [1.0; 3], made: 0.0, moment: Some(Moment::LossBackward) });
             }
             if self.head_backward {
-                push("head backward".into(), Event::Backward, State { held, own: [1.0; 3], moment: Some(Moment::HeadBackward) });
+                push("head backward".into(), Event::Backward, State { held, own: [1.0; 3], made: 0.0, moment: Some(Moment::HeadBackward) });
             }
             for g in (0..groups).rev() {
                 let (a, b) = (bound(g) + 1, bound(g + 1));
                 let output = if g + 1 == groups && self.keep_output { 1.0 } else { 0.0 };
-                push(format!("backward{}", self.layers(b, a)), Event::Backward, State { held, own: [1.0, fraction(b), output], moment: self.block_moment });
+                // The group's start (its saved tensors alive, the gradients of the blocks above
+                // made) or its end (those freed, its own gradients made): the higher.
+                let start = State { held, own: [1.0, fraction(b), output], made: 1.0 - fraction(b), moment: self.block_moment };
+                let end = State { held, own: [1.0, fraction(a - 1), output], made: 1.0 - fraction(a - 1), moment: self.block_moment };
+                let state = if self.bytes(&end).total > self.bytes(&start).total { end } else { start };
+                push(format!("backward{}", self.layers(b, a)), Event::Backward, state);
             }
         }
     }

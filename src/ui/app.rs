@@ -1,6 +1,8 @@
 //! `App`: the planner page layout, results beside (or, on a phone, above) the controls.
 //!
-//! Creates the shared [`Planner`] state from the scenario in the address bar.
+//! Creates the shared [`Planner`] state from the scenario in the address bar. The page's one
+//! `main` landmark holds the views' tab panels; a "Skip to controls" link, the first stop of
+//! the keyboard, opens the Planner and puts the focus in the model search.
 
 use leptos::prelude::*;
 
@@ -21,7 +23,21 @@ use super::training_controls::TrainingControls;
 use super::unplaced_errors::UnplacedErrors;
 use super::url_sync::UrlNoticeBanner;
 use super::verdict_banner::VerdictBanner;
-use super::workspace::{Tab, Workspace};
+use super::workspace::{select_tab, Tab, Workspace};
+
+/// The skip link's action: the Planner's controls, the focus in the model search.
+fn skip_to_controls(ev: leptos::ev::MouseEvent, ws: Workspace) {
+    ev.prevent_default();
+    select_tab(ws, Tab::Planner);
+    // After the frame that shows the Planner (a hidden panel's input takes no focus).
+    request_animation_frame(|| {
+        if let Some(el) = document().get_element_by_id("model") {
+            if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
+                let _ = el.focus();
+            }
+        }
+    });
+}
 
 /// The whole page.
 #[component]
@@ -29,12 +45,14 @@ pub fn App() -> impl IntoView {
     Planner::provide_from_url();
     let ws = Workspace::provide();
     view! {
+        <a class="skip-link" href="#controls" on:click=move |ev| skip_to_controls(ev, ws)>"Skip to controls"</a>
         <header class="topbar">
             <h1>"Headroom"</h1>
             <p class="tagline">"Will it fit on my GPUs? Per-GPU training memory, computed in your browser."</p>
         </header>
         <TabBar />
-        <main class="planner" id="panel-planner" role="tabpanel" aria-labelledby="tab-planner" hidden=move || ws.tab.get() != Tab::Planner>
+        <main id="main">
+        <div class="planner" id="panel-planner" role="tabpanel" aria-labelledby="tab-planner" hidden=move || ws.tab.get() != Tab::Planner>
             <section class="results" aria-label="Result">
                 <UrlNoticeBanner />
                 <VerdictBanner />
@@ -46,7 +64,7 @@ pub fn App() -> impl IntoView {
                 <BreakdownTable />
                 <MeasuredPanel />
             </section>
-            <form class="controls" aria-label="Scenario" on:submit=|ev| ev.prevent_default()>
+            <form class="controls" id="controls" aria-label="Scenario" on:submit=|ev| ev.prevent_default()>
                 <ModelPicker />
                 <TaskControls />
                 <TrainingControls />
@@ -54,7 +72,8 @@ pub fn App() -> impl IntoView {
                 <DevicePicker />
                 <SavedScenarios />
             </form>
-        </main>
+        </div>
         <OtherViews />
+        </main>
     }
 }

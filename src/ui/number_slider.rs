@@ -2,7 +2,8 @@
 //!
 //! Wide ranges use a base-2 logarithmic slider (positions are powers of two); the number
 //! box accepts any whole number, which is stored as typed even when it is out of range, so
-//! validation can say what is wrong without losing the value.
+//! validation can say what is wrong without losing the value. The slider tells assistive
+//! technology the value (`aria-valuetext`: micro-batch "4"), not its position on a log scale.
 
 use leptos::prelude::*;
 
@@ -67,6 +68,7 @@ pub fn NumberSlider(
                     type="range"
                     id=range_id
                     aria-label=move || format!("{} slider", label.get())
+                    aria-valuetext=move || value.get().to_string()
                     min=range_min
                     max=range_max
                     step="1"

@@ -30,7 +30,8 @@ fn compare_view() -> Result<Build, SplitLoaderError> {
 }
 static COMPARE: Chunked<Build> = Chunked::new();
 
-/// The tab bar: buttons with `role="tab"`, arrow keys / Home / End move between them.
+/// The tab bar: buttons with `role="tab"`, arrow keys / Home / End move between them; the
+/// tab list sits in a navigation landmark (a `nav` given the tablist role would be none).
 #[component]
 pub fn TabBar() -> impl IntoView {
     let ws = Workspace::get();
@@ -50,7 +51,8 @@ pub fn TabBar() -> impl IntoView {
         focus_tab(Tab::ALL[next]);
     };
     view! {
-        <nav class="tabs" role="tablist" aria-label="Views" on:keydown=on_key>
+        <nav class="tabs-nav" aria-label="Views">
+        <div class="tabs" role="tablist" aria-label="Views" on:keydown=on_key>
             {Tab::ALL
                 .iter()
                 .map(|&tab| {
@@ -71,6 +73,7 @@ pub fn TabBar() -> impl IntoView {
                     }
                 })
                 .collect_view()}
+        </div>
         </nav>
     }
 }
@@ -84,15 +87,15 @@ pub fn OtherViews() -> impl IntoView {
     move || match ws.tab.get() {
         Tab::Planner => ().into_any(),
         Tab::Strategy => view! {
-            <main class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
+            <div class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
                 {lazy_view(&STRATEGY, strategy_view)}
-            </main>
+            </div>
         }
         .into_any(),
         Tab::Compare => view! {
-            <main class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
+            <div class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
                 {lazy_view(&COMPARE, compare_view)}
-            </main>
+            </div>
         }
         .into_any(),
     }

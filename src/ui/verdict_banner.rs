@@ -3,6 +3,10 @@
 //! it, the cheapest fix when it does not fit (the default ladder's plan for the same GPU
 //! count, with a way to the Strategy view), and the model's warnings.
 //!
+//! The verdict sticks to the top of the window while the controls are edited, compact there
+//! (the headline only: `stuck`); while the input is refused (an invalid field, a pasted
+//! config that could not be read) it is marked as the last valid plan, not the answer.
+//!
 //! The cheapest fix runs the escalation ladder, whose code is the `fix` WASM chunk (shared
 //! with the Strategy view's), fetched once the first chart has been painted.
 
@@ -42,6 +46,28 @@ fn load_cheapest_fix() -> Result<FixFn, SplitLoaderError> {
 }
 static FIX: Chunked<FixFn> = Chunked::new();
 
+/// The verdict's element and whether it is stuck to the top of the window (its top at the
+/// window's, where `position: sticky` holds it), updated on scroll and resize.
+fn sticky_state() -> (NodeRef<leptos::html::Div>, RwSignal<bool>) {
+    let node = NodeRef::<leptos::html::Div>::new();
+    let stuck = RwSignal::new(false);
+    let update = move || {
+        if let Some(el) = node.get_untracked() {
+            let top = el.get_bounding_client_rect().top();
+            // Only while the page is scrolled: at the top the verdict is where it belongs.
+            let scrolled = window().scroll_y().unwrap_or(0.0) > 0.0;
+            stuck.set(scrolled && top <= 1.0);
+        }
+    };
+    let scroll = window_event_listener(leptos::ev::scroll, move |_| update());
+    let resize = window_event_listener(leptos::ev::resize, move |_| update());
+    on_cleanup(move || {
+        scroll.remove();
+        resize.remove();
+    });
+    (node, stuck)
+}
+
 /// The banner above the chart.
 #[component]
 pub fn VerdictBanner() -> impl IntoView {
@@ -51,6 +77,8 @@ pub fn VerdictBanner() -> impl IntoView {
         planner.plan.with(|p| verdict(&p.breakdown, units))
     });
     let stale = Memo::new(move |_| planner.plan.with(|p| p.stale));
+    let outdated = Memo::new(move |_| stale.get() || planner.rejected_paste.with(Option::is_some));
+    let stuck = sticky_state();
     let details = move || {
         let batch = planner.valid.with(|s| s.training.micro_batch.max(1));
         planner.plan.with(|p| {
@@ -117,7 +145,16 @@ pub fn VerdictBanner() -> impl IntoView {
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
     let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
     view! {
-        <div id="verdict" class=move || format!("verdict {}", verdict.with(|v| v.kind())) role="status" aria-live="polite">
+        <div
+            id="verdict"
+            node_ref=stuck.0
+            class=move || format!("verdict {}{}{}", verdict.with(|v| v.kind()), if outdated.get() { " outdated" } else { "" }, if stuck.1.get() { " stuck" } else { "" })
+            role="status"
+            aria-live="polite"
+        >
+            <Show when=move || outdated.get()>
+                <p class="last-valid" id="last-valid">"Last valid plan — not your current input"</p>
+            </Show>
             <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
             <p class="details">{details}</p>
         </div>

@@ -49,7 +49,7 @@ const globalBatch = (page) => {
 const current = (page) => page.locator('.playback').getAttribute('data-current').then(Number);
 const firstFit = (page) => page.locator('#flowchart').getAttribute('data-first-fit');
 /** The visible text lines of a flowchart node (SVG has no innerText). */
-const nodeText = (page, id) => page.locator(`[data-node="${id}"]`).evaluate((g) => [...g.querySelectorAll('text')].map((t) => t.textContent).join('\n'));
+const nodeText = (page, id) => page.locator(`[data-node="${id}"]`).evaluate((g) => [...g.querySelectorAll('text')].map((t) => t.textContent.trim()).join('\n'));
 const nodeState = (page, id) => page.locator(`[data-node="${id}"]`).getAttribute('data-state');
 /** Sum of the strategy bar's six stacked values. */
 const barTotal = (page) =>
@@ -171,13 +171,13 @@ test('play advances the highlight one step at a time and the bar shrinks with it
 test('editing the ladder re-runs the escalation and changes the path', async () => {
   const { page, problems } = await openStrategy();
   const f = Number(await firstFit(page));
-  const fitName = await page.locator(`[data-node="step-${f}"] .node-title`).textContent();
+  const fitName = (await page.locator(`[data-node="step-${f}"] .node-title`).textContent()).trim();
   // Untick the step where it first fits: the path now fits later (or not at all).
   const rung = page.locator('#ladder li').nth(f - 1);
   assert.match(await rung.innerText(), new RegExp(fitName.replace(/[()/]/g, '.')));
   await rung.locator('input[type="checkbox"]').uncheck();
   await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 4);
-  assert.notEqual(await page.locator(`[data-node="step-${f}"] .node-title`).textContent(), fitName);
+  assert.notEqual((await page.locator(`[data-node="step-${f}"] .node-title`).textContent()).trim(), fitName);
   // Add QLoRA and move it to the top: it fits at once.
   await page.locator('#add-step').selectOption('qlora');
   await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 5);
@@ -187,7 +187,7 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
     await up.click();
   }
   assert.equal(await page.locator('#ladder li').first().getAttribute('data-step'), 'qlora');
-  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title').textContent === 'QLoRA');
+  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title').textContent.trim() === 'QLoRA');
   assert.equal(await firstFit(page), '1');
   assert.equal(await nodeState(page, 'step-2'), 'off');
   await page.screenshot({ path: join(ARTIFACTS, 'strategy-edited-ladder.png'), fullPage: true });
@@ -196,7 +196,7 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
   await page.locator('#ladder-reset').click();
   await setValue(page, '#ladder-gpus', 1);
   await page.waitForFunction(() => document.querySelector('#ladder li')?.dataset.step === 'fused-cross-entropy');
-  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title')?.textContent === 'Fused linear cross-entropy');
+  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title')?.textContent.trim() === 'Fused linear cross-entropy');
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -255,7 +255,7 @@ test('Strategy on a 1-GPU scenario never suggests more GPUs than the budget', as
   assert.notEqual(await firstFit(page), 'none');
   assert.match(await nodeText(page, 'launch'), /Launch on 1 GPU/);
   assert.match(await page.locator('#flow-plan').innerText(), /on 1 GPU/);
-  const all = await page.locator('#flowchart').evaluate((svg) => [...svg.querySelectorAll('text')].map((t) => t.textContent).join('\n'));
+  const all = await page.locator('#flowchart').evaluate((svg) => [...svg.querySelectorAll('text')].map((t) => t.textContent.trim()).join('\n'));
   assert.doesNotMatch(all, /\b([2-9]|\d\d+) GPUs/, 'no step lays out more than one GPU');
   await page.locator('#find-layouts').click();
   await page.waitForFunction(() => document.getElementById('search-summary').textContent.length > 0, null, { timeout: 30000 });

@@ -3,6 +3,9 @@
 //! this component only maps them to elements and classes, and the classes follow the
 //! animation's current step (CSS does the highlighting and the motion). Steps the plan
 //! drops are marked "not needed". Clicking a step shows it.
+//!
+//! The drawing is a named group, not an image, since its step boxes are buttons; each
+//! button's name starts with the text it shows (title, lines, badge), then says what it does.
 
 use leptos::prelude::*;
 
@@ -12,16 +15,23 @@ use crate::format;
 use crate::plan::escalation::Escalation;
 use crate::ui::state::Planner;
 
-/// Text rows inside a box: a bold title, then lines.
+/// The text a box shows, as one line: its title, its lines and its badge.
+fn visible_text(title: &str, lines: &[String], badge: Option<&str>) -> String {
+    std::iter::once(title).chain(lines.iter().map(String::as_str)).chain(badge).collect::<Vec<_>>().join(" ")
+}
+
+/// Text rows inside a box: a bold title, then lines. Each row ends with a space, which SVG
+/// does not draw, so the box's text content reads as words ("8B 156 GiB", not "8B156 GiB"),
+/// as its name does.
 fn text_rows(node: &FlowNode, title: String, lines: Vec<String>) -> impl IntoView {
     let x = node.x + 14.0;
     let y = node.y + 23.0;
     view! {
-        <text class="node-title" x=x y=y>{title}</text>
+        <text class="node-title" x=x y=y>{format!("{title} ")}</text>
         {lines
             .into_iter()
             .enumerate()
-            .map(|(i, l)| view! { <text class="node-line" x=x y=y + 18.0 + i as f64 * LINE_HEIGHT>{l}</text> })
+            .map(|(i, l)| view! { <text class="node-line" x=x y=y + 18.0 + i as f64 * LINE_HEIGHT>{format!("{l} ")}</text> })
             .collect_view()}
     }
 }
@@ -84,7 +94,8 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
                 }
             });
             let kind = if node.kind == NodeKind::Start { "start" } else { "action" };
-            let aria = format!("Show step {k}: {title}");
+            let badge_text = if fits_here { Some("fits here") } else { dropped.then_some("not needed") };
+            let aria = format!("{}: show step {k}", visible_text(&title, &lines, badge_text));
             view! {
                 <g
                     class=move || format!("node {kind} {}{}{}{}", state.get().class(), if applied { "" } else { " skipped" }, if fits_here { " fits-here" } else { "" }, if dropped { " dropped" } else { "" })
@@ -119,7 +130,7 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
         NodeKind::Launch if e.plan.is_some() => {
             // The launch is the plan: choosing it shows the plan in the bar and caption.
             let (title, lines) = launch_text(e, units);
-            let aria = format!("Show the plan: {title}");
+            let aria = format!("{}: show the plan", visible_text(&title, &lines, None));
             let stop = first_fit.unwrap_or(last);
             let show_plan = move || {
                 anim.show_step(stop);
@@ -192,7 +203,7 @@ pub fn FlowChart(anim: Animation, #[prop(into)] shape: Signal<Shape>) -> impl In
                         viewBox=format!("0 0 {} {}", layout.width, layout.height)
                         width=layout.width
                         height=layout.height
-                        role="img"
+                        role="group"
                         aria-label=summary
                         data-first-fit=e.first_fit.map(|f| f.to_string()).unwrap_or_else(|| "none".into())
                     >
