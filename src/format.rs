@@ -77,6 +77,19 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// `131,072`: an integer with thousands separated by commas.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `8.03 B`, `124 M`, `25.6 M` parameters.
 pub fn count(n: u64) -> String {
     let v = n as f64;

@@ -17,9 +17,11 @@ use charming::element::{Color, TextStyle};
 use serde_json::{json, Value};
 
 use crate::chart::{memory_chart, verdict};
-use crate::format::{bytes, count, Units};
+use crate::format::{bytes, count, thousands, Units};
 use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
 use crate::model::breakdown::{Breakdown, Component, Phase};
+use crate::plan::changes::changes_text;
+use crate::plan::limits::{Extent, Limits, MAX_GPUS};
 use crate::scenario::{Mode, Scenario};
 
 /// What a plan is, in words: enough to tell one export or embed from another.
@@ -144,6 +146,65 @@ fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
     }
     for w in &b.warnings {
         out.push_str(&format!("\n> {w}"));
+    }
+    out
+}
+
+/// One limit for people: what it is (`Largest micro-batch`) and its answer (`16 · 1.23 GiB
+/// left per GPU`), or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitLine {
+    pub label: String,
+    pub answer: String,
+    /// The value a "use this" sets, when there is one.
+    pub value: Option<u64>,
+}
+
+/// The three limits of `s` in words: the largest micro-batch, the longest sequence (or the
+/// largest image side), the fewest GPUs of its type with the plan the ladder would use there
+/// and each change that plan makes to `s`.
+pub fn limit_lines(s: &Scenario, l: &Limits, units: Units) -> [LimitLine; 3] {
+    let left = |bytes_left: u64| format!("{} left per GPU", bytes(bytes_left, units));
+    let inference = s.training.mode == Mode::Inference;
+    let micro = LimitLine {
+        label: if inference { "Largest batch (concurrent sequences)" } else { "Largest micro-batch" }.into(),
+        answer: match l.max_micro_batch {
+            Some(m) => format!("{} · {}", thousands(m.value), left(m.memory_left)),
+            None => format!("none fits: one {} is already over", if l.extent == Extent::ImageSide { "image" } else { "sequence" }),
+        },
+        value: l.max_micro_batch.map(|m| m.value),
+    };
+    let (label, unit, none) = match l.extent {
+        Extent::Tokens => (if inference { "Longest context" } else { "Longest sequence" }, "tokens", "none fits, even at the shortest"),
+        Extent::ImageSide => ("Largest image side", "px", "none fits, even at the smallest"),
+    };
+    let extent = LimitLine {
+        label: label.into(),
+        answer: match l.max_extent {
+            Some(n) => format!("{} {unit} · {}", thousands(n.value), left(n.memory_left)),
+            None => none.into(),
+        },
+        value: l.max_extent.map(|n| n.value),
+    };
+    let gpus = LimitLine {
+        label: format!("Fewest {}", device_name(&s.device)),
+        answer: match &l.min_gpus {
+            Some((g, plan)) => {
+                let steps = if plan.kept.is_empty() { "as entered".to_string() } else { plan.kept.iter().map(|k| k.label()).collect::<Vec<_>>().join(" + ") };
+                format!("{} · {steps} ({}) · {}", thousands(g.value), changes_text(s, &plan.result.scenario), left(g.memory_left))
+            }
+            None => format!("none up to {} GPUs fits this run", thousands(MAX_GPUS)),
+        },
+        value: l.min_gpus.as_ref().map(|(g, _)| g.value),
+    };
+    [micro, extent, gpus]
+}
+
+/// The limits as a Markdown list under a heading line.
+pub fn limits_markdown(s: &Scenario, l: &Limits, units: Units) -> String {
+    let mut out = String::from("**Limits** (everything else as entered; the fewest GPUs keep the model, precision and optimizer):\n\n");
+    for line in limit_lines(s, l, units) {
+        out.push_str(&format!("- {}: {}\n", line.label, line.answer));
     }
     out
 }
