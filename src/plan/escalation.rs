@@ -421,16 +421,24 @@ fn double_until_fits(s: &Scenario, current: u64, allowed: impl Fn(u64) -> bool, 
 /// accumulation"). Only divisors of the replica's share keep it exactly; when none fits,
 /// the smallest (1), which saves the most for the steps after it.
 fn smaller_micro_batch(s: &Scenario, n: &mut Scenario) -> String {
+    /// Candidates below the micro-batch looked at: more than any micro-batch accepted.
+    const MICRO_SCAN: u64 = 1 << 21;
     let (micro, accum) = (s.training.micro_batch.max(1), s.training.grad_accum.max(1));
     if micro == 1 {
         return "micro-batch already 1".into();
     }
     let share = micro.saturating_mul(accum);
-    let mut tried = s.clone();
-    let fitting = (1..micro).rev().filter(|d| share.is_multiple_of(*d)).find(|&d| {
+    // The divisors below the micro-batch, smallest first (at most `MICRO_SCAN` looked at, so
+    // absurd unvalidated sizes answer at once); memory grows with the micro-batch, so the
+    // ones that fit are a prefix, and bisection finds its end.
+    let divisors: Vec<u64> = std::iter::once(1).chain((micro.saturating_sub(MICRO_SCAN).max(2)..micro).filter(|d| share.is_multiple_of(*d))).collect();
+    let fits_at = |d: u64| {
+        let mut tried = s.clone();
         split_global_batch(&mut tried.training, share, 1, d);
         estimate(&tried).fits
-    });
+    };
+    let fitting_count = divisors.partition_point(|&d| fits_at(d));
+    let fitting = fitting_count.checked_sub(1).map(|i| divisors[i]);
     split_global_batch(&mut n.training, share, 1, fitting.unwrap_or(1));
     let changes = super::changes::changes_text(s, n);
     if fitting.is_some() {
