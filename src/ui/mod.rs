@@ -20,6 +20,7 @@ mod device_picker;
 mod embed_view;
 mod field_error;
 mod lazy_view;
+mod limits_panel;
 mod measured_panel;
 mod memory_chart;
 mod model_picker;
