@@ -19,6 +19,7 @@ mod compare_table;
 mod device_picker;
 mod embed_view;
 mod field_error;
+mod hub_fetch;
 mod lazy_view;
 mod limits_panel;
 mod measured_panel;
