@@ -105,8 +105,8 @@ test('the open view travels in the link and survives a reload', async () => {
 test('the flowchart renders the default ladder, marks the first fit and greys what follows', async () => {
   const { page, problems } = await openStrategy();
   // Start + five steps: six boxes, six checks, launch, monitor, no-fit.
-  assert.equal(await page.locator('#flowchart .node.action').count(), 5);
-  assert.equal(await page.locator('#flowchart .node.check').count(), 6);
+  assert.equal(await page.locator('#flowchart .node.action').count(), 6);
+  assert.equal(await page.locator('#flowchart .node.check').count(), 7);
   assert.equal(await page.locator('#flowchart [data-node="launch"]').count(), 1);
   assert.equal(await page.locator('#flowchart [data-node="monitor"]').count(), 1);
   const ff = await firstFit(page);
@@ -116,7 +116,7 @@ test('the flowchart renders the default ladder, marks the first fit and greys wh
   assert.equal(await page.locator('#ladder-gpus').inputValue(), '8', "the budget is the planner's dp × tp × pp × cp");
   assert.equal(await page.locator('#flowchart .fits-here').count(), 1);
   assert.equal(await page.locator('#flowchart .fits-here').getAttribute('data-node'), `step-${f}`);
-  for (let k = f + 1; k <= 5; k++) assert.equal(await nodeState(page, `step-${k}`), 'off');
+  for (let k = f + 1; k <= 6; k++) assert.equal(await nodeState(page, `step-${k}`), 'off');
   assert.equal(await nodeState(page, 'launch'), 'visited');
   assert.equal(await nodeState(page, 'nofit'), 'off');
   // The start box names the model and shows its per-GPU total; later boxes the change and cost.
@@ -124,7 +124,9 @@ test('the flowchart renders the default ladder, marks the first fit and greys wh
   assert.match(await nodeText(page, 'step-1'), /already bf16 mixed \(AMP\)/);
   // Full checkpointing recomputes the blocks, not the embedding and head: +31% for Llama-3-8B
   // at 4096 tokens (derived in src/plan/escalation.rs).
-  assert.match(await nodeText(page, 'step-2'), /−.*recompute \+31%/s);
+  // One sequence per GPU: no smaller micro-batch to trade for accumulation.
+  assert.match(await nodeText(page, 'step-2'), /micro-batch already 1/);
+  assert.match(await nodeText(page, 'step-3'), /−.*recompute \+31%/s);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -139,10 +141,10 @@ test('play advances the highlight one step at a time and the bar shrinks with it
   const startTotal = await barTotal(page);
   await page.locator('#flow-play').click();
   assert.equal(await page.locator('.playback').getAttribute('data-playing'), 'true');
-  await page.waitForFunction(() => document.querySelector('.playback').dataset.current === '2', null, { timeout: 5000 });
-  assert.equal(await nodeState(page, 'step-2'), 'current');
-  assert.equal(await nodeState(page, 'step-1'), 'visited');
-  assert.equal(await page.locator('[data-edge="edge-no-1"]').getAttribute('data-state'), 'visited');
+  await page.waitForFunction(() => document.querySelector('.playback').dataset.current === '3', null, { timeout: 5000 });
+  assert.equal(await nodeState(page, 'step-3'), 'current');
+  assert.equal(await nodeState(page, 'step-2'), 'visited');
+  assert.equal(await page.locator('[data-edge="edge-no-2"]').getAttribute('data-state'), 'visited');
   await page.waitForTimeout(450);
   assert.ok((await barTotal(page)) < startTotal, 'checkpointing shrank the bar');
   await page.screenshot({ path: join(ARTIFACTS, 'strategy-mid-animation.png'), fullPage: true });
@@ -176,7 +178,7 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
   const rung = page.locator('#ladder li').nth(f - 1);
   assert.match(await rung.innerText(), new RegExp(fitName.replace(/[()/]/g, '.')));
   await rung.locator('input[type="checkbox"]').uncheck();
-  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 4);
+  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 5);
   assert.notEqual(await page.locator(`[data-node="step-${f}"] .node-title`).textContent(), fitName);
   // Add QLoRA and move it to the top: it fits at once.
   await page.locator('#add-step').selectOption('qlora');
@@ -195,8 +197,8 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
   // can be sharded there).
   await page.locator('#ladder-reset').click();
   await setValue(page, '#ladder-gpus', 1);
-  await page.waitForFunction(() => document.querySelector('#ladder li')?.dataset.step === 'fused-cross-entropy');
-  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title')?.textContent === 'Fused linear cross-entropy');
+  await page.waitForFunction(() => document.querySelector('#ladder li')?.dataset.step === 'smaller-micro-batch');
+  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title')?.textContent === 'Smaller micro-batch');
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -278,9 +280,9 @@ test('Strategy on a 1-GPU scenario never suggests more GPUs than the budget', as
 test('the plan drops the steps the first fit does not need and Apply opens the planner at its top', async () => {
   const { page, problems } = await openStrategy();
   // ZeRO-2 fits; checkpointing, applied before it, is not needed any more.
-  assert.equal(await firstFit(page), '3');
-  assert.match(await page.locator('[data-node="step-2"]').getAttribute('class'), /\bdropped\b/);
-  assert.match(await nodeText(page, 'step-2'), /not needed/);
+  assert.equal(await firstFit(page), '4');
+  assert.match(await page.locator('[data-node="step-3"]').getAttribute('class'), /\bdropped\b/);
+  assert.match(await nodeText(page, 'step-3'), /not needed/);
   const plan = await page.locator('#flow-plan').innerText();
   assert.match(plan, /Plan: ZeRO-2 on 8 GPUs/);
   assert.match(plan, /765 ms per step/);
