@@ -424,6 +424,9 @@ fn smaller_micro_batch(s: &Scenario, n: &mut Scenario) -> String {
     /// Candidates below the micro-batch looked at: more than any micro-batch accepted.
     const MICRO_SCAN: u64 = 1 << 21;
     let (micro, accum) = (s.training.micro_batch.max(1), s.training.grad_accum.max(1));
+    if s.training.mode == crate::scenario::Mode::Inference {
+        return "inference accumulates nothing: fewer concurrent sequences is a serving step".into();
+    }
     if micro == 1 {
         return "micro-batch already 1".into();
     }
@@ -813,6 +816,11 @@ mod tests {
             let expect = (1..=largest).rev().find(|d| micro % d == 0).expect("1 divides");
             assert_eq!(t.micro_batch, expect, "{micro}");
         }
+        // Inference has no accumulation to trade for: the step changes nothing there.
+        s.training.mode = crate::scenario::Mode::Inference;
+        let (same, note) = apply(Step::SmallerMicroBatch, &s, 1);
+        assert_eq!(same, s);
+        assert!(note.starts_with("inference accumulates nothing"), "{note}");
     }
 
     /// Where the first fit needs what came before it, the plan is the first fit: at 4096
