@@ -243,8 +243,12 @@ pub fn limit_lines(s: &Scenario, l: &Limits, units: Units) -> [LimitLine; 3] {
         label: format!("Fewest {}", device_name(&s.device)),
         answer: match &l.min_gpus {
             Some((g, plan)) => {
-                let steps = if plan.kept.is_empty() { "as entered".to_string() } else { plan.kept.iter().map(|k| k.label()).collect::<Vec<_>>().join(" + ") };
-                format!("{} · {steps} ({}) · {}", thousands(g.value), changes_text(s, &plan.result.scenario), left(g.memory_left))
+                if plan.kept.is_empty() && *s == plan.result.scenario {
+                    format!("{} · as entered · {}", thousands(g.value), left(g.memory_left))
+                } else {
+                    let steps = if plan.kept.is_empty() { "laid out".to_string() } else { plan.kept.iter().map(|k| k.label()).collect::<Vec<_>>().join(" + ") };
+                    format!("{} · {steps} ({}) · {}", thousands(g.value), changes_text(s, &plan.result.scenario), left(g.memory_left))
+                }
             }
             None => format!("none up to {} GPUs fits this run", thousands(MAX_GPUS)),
         },

@@ -81,7 +81,7 @@ pub fn HubFetch(id: Signal<Option<String>>, on_config: Callback<String>, on_fail
     view! {
         <Show when=move || id.with(Option::is_some)>
             <p class="hub-fetch">
-                <button type="button" id="hub-fetch" class="secondary" on:click=fetch disabled=move || busy.get()>
+                <button type="button" id="hub-fetch" on:click=fetch disabled=move || busy.get()>
                     "Fetch config.json from the Hugging Face Hub"
                 </button>
                 <span class="hint">{move || id.get().map(|id| format!(" for {id} (reads {})", config_url(&id))).unwrap_or_default()}</span>

@@ -36,12 +36,16 @@ fn work_out(s: &Scenario, units: Units) -> Worked {
         f(&mut n);
         n
     };
-    let micro = l.max_micro_batch.map(|m| with(&|n| n.training.micro_batch = m.value));
-    let extent = l.max_extent.map(|e| match l.extent {
-        Extent::Tokens => with(&|n| n.training.seq_len = e.value),
-        Extent::ImageSide => with(&|n| n.training.image_size = Some(e.value)),
-    });
-    let gpus = l.min_gpus.as_ref().map(|(_, plan)| plan.result.scenario.clone());
+    // No "Use this" where the limit is what is entered already.
+    let micro = l.max_micro_batch.map(|m| with(&|n| n.training.micro_batch = m.value)).filter(|n| n != s);
+    let extent = l
+        .max_extent
+        .map(|e| match l.extent {
+            Extent::Tokens => with(&|n| n.training.seq_len = e.value),
+            Extent::ImageSide => with(&|n| n.training.image_size = Some(e.value)),
+        })
+        .filter(|n| n != s);
+    let gpus = l.min_gpus.as_ref().map(|(_, plan)| plan.result.scenario.clone()).filter(|n| n != s);
     Worked { lines: limit_lines(s, &l, units), uses: [micro, extent, gpus] }
 }
 

@@ -128,16 +128,14 @@ pub fn ModelPicker() -> impl IntoView {
             Err(message) => paste_error.set(Some(message)),
         }
     };
-    let decode_pasted = move || {
-        match READER.get() {
-            Some(decode) => apply(decode),
-            None => leptos::task::spawn_local(async move {
-                match READER.load(config_reader).await {
-                    Ok(decode) => apply(decode),
-                    Err(_) => paste_error.set(Some("the config reader could not be loaded (are you offline?)".into())),
-                }
-            }),
-        }
+    let decode_pasted = move || match READER.get() {
+        Some(decode) => apply(decode),
+        None => leptos::task::spawn_local(async move {
+            match READER.load(config_reader).await {
+                Ok(decode) => apply(decode),
+                Err(_) => paste_error.set(Some("the config reader could not be loaded (are you offline?)".into())),
+            }
+        }),
     };
     let on_paste = move |ev: leptos::ev::Event| {
         pasted.set_value(event_target_value(&ev));
