@@ -182,8 +182,8 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
   assert.notEqual(await page.locator(`[data-node="step-${f}"] .node-title`).textContent(), fitName);
   // Add QLoRA and move it to the top: it fits at once.
   await page.locator('#add-step').selectOption('qlora');
-  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 5);
-  for (let i = 0; i < 5; i++) {
+  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 6);
+  for (let i = 0; i < 6; i++) {
     const up = page.locator('#rung-qlora-up');
     if (await up.isDisabled()) break;
     await up.click();
@@ -293,7 +293,7 @@ test('the plan drops the steps the first fit does not need and Apply opens the p
   await page.locator('[data-node="launch"]').click();
   assert.match(await page.locator('#step-caption').innerText(), /^The plan on 8 GPUs: 65\.2 GiB per GPU, 765 ms per step, fits$/);
   await page.locator('#flow-back').click();
-  assert.match(await page.locator('#step-caption').innerText(), /^Step 2 of 5/);
+  assert.match(await page.locator('#step-caption').innerText(), /^Step 3 of 6/);
   // Apply from far down the page: the planner opens at its top with view=planner in the link.
   await page.evaluate(() => window.scrollTo(0, 700));
   assert.match(page.url(), /view=strategy/);
@@ -415,7 +415,7 @@ test('the GPU budget and the edited ladder travel in the link; a bad ladder step
   await setValue(page, '#ladder-gpus', 16);
   await page.waitForFunction(() => /[?&]gpus=16(&|$)/.test(location.search));
   await page.locator('#rung-zero2').uncheck();
-  await page.waitForFunction(() => /[?&]ladder=mixed-precision,activation-checkpointing,-zero2,zero3,pipeline-parallel(&|$)/.test(location.search));
+  await page.waitForFunction(() => /[?&]ladder=mixed-precision,smaller-micro-batch,activation-checkpointing,-zero2,zero3,pipeline-parallel(&|$)/.test(location.search));
   const ladder = await page.locator('#ladder').innerText();
   // A reload (or the link, opened elsewhere) shows the same budget, ladder and plan.
   await page.reload();
