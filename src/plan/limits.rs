@@ -215,14 +215,15 @@ pub fn setup_keeping_ladder(gpus: u64) -> Vec<Step> {
 /// Whether the ladder for `gpus` fits anywhere on `s` laid out on them: the start, or after
 /// one of its steps (the test `escalate` uses for its first fit, without working out the
 /// plan).
-fn ladder_fits(s: &Scenario, gpus: u64) -> bool {
+fn ladder_fits(resolved: &Resolved, s: &Scenario, gpus: u64) -> bool {
+    let fits = |v: &Scenario| resolved.totals(v).is_some_and(|t| t.fits());
     let mut current = laid_out(s, gpus);
-    if crate::estimate(&current).fits {
+    if fits(&current) {
         return true;
     }
     for step in setup_keeping_ladder(gpus) {
         current = apply(step, &current, gpus).0;
-        if crate::estimate(&current).fits {
+        if fits(&current) {
             return true;
         }
     }
@@ -232,12 +233,13 @@ fn ladder_fits(s: &Scenario, gpus: u64) -> bool {
 /// The fewest GPUs (of [`gpu_counts`]) on which the ladder fits, with its plan there.
 fn min_gpus(s: &Scenario) -> Option<(Limit, Box<Plan>)> {
     s.model.architecture()?;
+    let resolved = Resolved::new(s);
     let counts: Vec<u64> = gpu_counts().collect();
     // Doubling over the counts' indices (1, 2, 4, 8, then 16, 24, 40, 72, … GPUs) until one
     // fits, then bisection between the last that did not and it.
     let (mut lo, mut i) = (0usize, 0usize);
     let mut hi = loop {
-        if ladder_fits(s, counts[i]) {
+        if ladder_fits(&resolved, s, counts[i]) {
             break i;
         }
         lo = i + 1;
@@ -248,7 +250,7 @@ fn min_gpus(s: &Scenario) -> Option<(Limit, Box<Plan>)> {
     };
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if ladder_fits(s, counts[mid]) {
+        if ladder_fits(&resolved, s, counts[mid]) {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -386,7 +388,8 @@ mod tests {
                 assert_eq!(l.memory_left, headroom(&plan.result.breakdown));
                 l.value
             });
-            let brute = gpu_counts().take_while(|&n| n <= 256).find(|&n| ladder_fits(&s, n));
+            let resolved = Resolved::new(&s);
+            let brute = gpu_counts().take_while(|&n| n <= 256).find(|&n| ladder_fits(&resolved, &s, n));
             assert_eq!(found.filter(|&n| n <= 256), brute, "{}", s.model.label());
             println!("{}: fewest GPUs {:?}", s.model.label(), found);
         }
@@ -399,7 +402,7 @@ mod tests {
         s.training.seq_len = 1_048_576;
         let l = min_gpus(&s);
         assert!(l.is_none(), "{:?}", l.map(|l| l.0));
-        assert!(!ladder_fits(&s, MAX_GPUS));
+        assert!(!ladder_fits(&Resolved::new(&s), &s, MAX_GPUS));
     }
 
     #[test]
