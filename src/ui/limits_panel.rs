@@ -5,15 +5,16 @@
 //! changed, while the planner still holds its result.
 //!
 //! The limits are [`crate::plan::limits::limits`] in words ([`crate::report::limit_lines`]);
-//! they share the `fix` WASM chunk with the cheapest fix (both run the escalation ladder)
-//! and are worked out after the frame showing the new chart has been painted, the newest
-//! scenario winning, so neither the first chart nor a dragged slider waits for them.
+//! the card's list, its search and its buttons are the `fix` WASM chunk, shared with the
+//! cheapest fix (both run the escalation ladder), fetched once the first chart has been
+//! painted; they are worked out after the frame showing each new chart has been painted, the
+//! newest scenario winning, so neither the first chart nor a dragged slider waits for them.
 
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::after_paint::AfterPaint;
-use super::lazy_view::Chunked;
+use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::state::Planner;
 use super::workspace::{apply_to_planner, Workspace};
 use crate::format::Units;
@@ -49,44 +50,40 @@ fn work_out(s: &Scenario, units: Units) -> Worked {
     Worked { lines: limit_lines(s, &l, units), uses: [micro, extent, gpus] }
 }
 
-/// [`work_out`]'s signature.
-type WorkFn = fn(&Scenario, Units) -> Worked;
-
-/// [`work_out`], in the `fix` chunk.
+/// The list's builder, in the `fix` chunk (with the limits' search and the ladder).
 #[wasm_split(fix, wasm_split_path = ::leptos::wasm_split, fallible)]
-fn load_limits() -> Result<WorkFn, SplitLoaderError> {
-    Ok(work_out)
+fn limits_body() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <LimitsBody /> }.into_any())
 }
-static LIMITS: Chunked<WorkFn> = Chunked::new();
+static BODY: Chunked<Build> = Chunked::new();
 
-/// The limits card under the verdict.
+/// What the card says until its chunk has arrived.
+fn placeholder() -> AnyView {
+    view! { <p class="hint">"Working them out…"</p> }.into_any()
+}
+
+/// The limits card under the chart.
 #[component]
 pub fn LimitsPanel() -> impl IntoView {
+    view! {
+        <section class="limits" id="limits" aria-labelledby="limits-heading">
+            <h2 id="limits-heading">"Limits on this setup"</h2>
+            {lazy_view_or(&BODY, limits_body, placeholder)}
+        </section>
+    }
+}
+
+/// The three limits with their "Use this", worked out after each new plan has been painted.
+#[component]
+fn LimitsBody() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
     let worked = RwSignal::new(None::<Worked>);
-    let failed = RwSignal::new(false);
-    let loaded = RwSignal::new(LIMITS.get().is_some());
     let after_paint = AfterPaint::new();
     Effect::new(move |_| {
         let units = planner.units.get();
         let scenario = planner.valid.get();
-        if let (true, Some(work)) = (loaded.get(), LIMITS.get()) {
-            after_paint.schedule(move || worked.set(Some(work(&scenario, units))));
-        } else {
-            after_paint.schedule(move || {
-                leptos::task::spawn_local(async move {
-                    match LIMITS.load(load_limits).await {
-                        Ok(_) => {
-                            let _ = loaded.try_set(true);
-                        }
-                        Err(_) => {
-                            let _ = failed.try_set(true);
-                        }
-                    }
-                })
-            });
-        }
+        after_paint.schedule(move || worked.set(Some(work_out(&scenario, units))));
     });
     let ids = ["limit-micro-batch", "limit-extent", "limit-gpus"];
     let rows = move || {
@@ -120,16 +117,10 @@ pub fn LimitsPanel() -> impl IntoView {
         })
     };
     view! {
-        <section class="limits" id="limits" aria-labelledby="limits-heading">
-            <h2 id="limits-heading">"Limits on this setup"</h2>
-            <Show
-                when=move || worked.with(Option::is_some)
-                fallback=move || view! { <p class="hint">{move || if failed.get() { "Could not be loaded (are you offline?)" } else { "Working them out…" }}</p> }
-            >
-                <ul class="limit-list">{rows}</ul>
-                <p class="hint">"Everything else as entered; the fewest GPUs keep the model, precision and optimizer."</p>
-            </Show>
-        </section>
+        <Show when=move || worked.with(Option::is_some) fallback=placeholder>
+            <ul class="limit-list">{rows}</ul>
+            <p class="hint">"Everything else as entered; the fewest GPUs keep the model, precision and optimizer."</p>
+        </Show>
     }
 }
 
