@@ -77,8 +77,8 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
-/// `8.03 B`, `124 M`, `25.6 M` parameters.
-/// An integer with thousands separators, as Python's `f"{n:,}"` (and so vLLM's logs) prints it.
+/// `131,072`: an integer with thousands separated by commas, as Python's `f"{n:,}"` (and so
+/// vLLM's logs) prints it.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
@@ -90,6 +90,8 @@ pub fn thousands(n: u64) -> String {
     }
     out
 }
+
+/// `8.03 B`, `124 M`, `25.6 M` parameters.
 
 pub fn count(n: u64) -> String {
     let v = n as f64;

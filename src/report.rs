@@ -16,10 +16,14 @@ use charming::element::font_settings::FontWeight;
 use charming::element::{Color, TextStyle};
 use serde_json::{json, Value};
 
+use crate::chart::flow::{plan_summary, PlanSummary};
 use crate::chart::{memory_chart, verdict};
-use crate::format::{bytes, count, Units};
+use crate::format::{bytes, count, thousands, Units};
 use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
 use crate::model::breakdown::{Breakdown, Component, Phase};
+use crate::plan::changes::changes_text;
+use crate::plan::escalation::{escalate, Step};
+use crate::plan::limits::{Extent, Limits, MAX_GPUS};
 use crate::scenario::{Mode, Scenario};
 
 /// What a plan is, in words: enough to tell one export or embed from another.
@@ -39,6 +43,8 @@ pub struct Summary {
     pub outcome: &'static str,
     /// `62.1 of 80.0 GiB`: the per-GPU peak against the capacity.
     pub usage: String,
+    /// `micro-batch 4 × 2,048 tokens`: what one GPU processes at once.
+    pub batch: String,
 }
 
 impl Summary {
@@ -52,6 +58,7 @@ impl Summary {
             precision: precision_label(s.training.precision).to_string(),
             outcome,
             usage: usage(b.total, b.capacity, units),
+            batch: batch_label(s),
         }
     }
 
@@ -77,6 +84,54 @@ impl Summary {
     /// `dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP)`
     pub fn setup(&self) -> String {
         format!("{} · {}", self.layout, self.precision)
+    }
+}
+
+/// `micro-batch 4 × 2,048 tokens`, `batch 8 × 4,096 tokens` (inference), `micro-batch 32 ×
+/// 224 px images` (vision models).
+pub fn batch_label(s: &Scenario) -> String {
+    let t = &s.training;
+    let word = if t.mode == Mode::Inference { "batch" } else { "micro-batch" };
+    let image = s.model.architecture().map_or(0, |a| a.default_image_size());
+    if image > 0 {
+        format!("{word} {} × {} px images", thousands(t.micro_batch), thousands(t.image_size.unwrap_or(image)))
+    } else {
+        format!("{word} {} × {} tokens", thousands(t.micro_batch), thousands(t.seq_len))
+    }
+}
+
+/// Where sizes are in decimal GB and the GPU is named in GB ("A100 80GB"), a sentence saying
+/// that the name's figure is binary, so "A100 80GB" beside "85.9 GB" does not read as a
+/// contradiction: NVIDIA's "80GB" parts hold 80 GiB (nvidia-smi reports the A100 80GB's
+/// 81,920 MiB, `src/model/device.rs`), which is 85.9 GB.
+pub fn units_note(s: &Scenario, units: Units) -> Option<String> {
+    if units != Units::Gb {
+        return None;
+    }
+    let name = device_name(&s.device);
+    let figure = name.split(|c: char| c.is_whitespace() || c == '(' || c == ',').find_map(|w| w.strip_suffix("GB").and_then(|n| n.parse::<u64>().ok()))?;
+    Some(format!("Sizes in GB (10⁹ bytes). The “{figure}GB” in “{name}” is binary: {figure} GiB = {}.", bytes(figure << 30, Units::Gb)))
+}
+
+/// The Planner's cheapest fix where the run does not fit (the plan of the ladder a view
+/// starts from, on the scenario's own GPUs): its summary, with each change it makes.
+/// `None` where the run fits or nothing was estimated.
+pub fn cheapest_fix(s: &Scenario, b: &Breakdown, units: Units) -> Option<PlanSummary> {
+    if b.fits || b.capacity == 0 {
+        return None;
+    }
+    let gpus = s.parallel.world_size().max(1);
+    Some(plan_summary(&escalate(s, Step::ladder_for(s, gpus), gpus), units))
+}
+
+/// The cheapest fix in one line: `Cheapest fix: ZeRO-2 on 8 GPUs — micro-batch 4 → 1, …;
+/// 765 ms per step · …`, or what to change when nothing on these GPUs fits.
+pub fn fix_line(fix: &PlanSummary) -> String {
+    let headline = fix.headline.strip_prefix("Plan: ").unwrap_or(&fix.headline);
+    if fix.fits {
+        format!("Cheapest fix: {headline} — {}; {}", fix.changes, fix.lines.first().cloned().unwrap_or_default())
+    } else {
+        format!("No fix on these GPUs: {headline} — {}", fix.lines.join(" "))
     }
 }
 
@@ -143,9 +198,102 @@ fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
         ));
     }
     for w in &b.warnings {
-        out.push_str(&format!("\n> {w}"));
+        out.push_str(&format!("\n> {}", in_units(w, u)));
     }
     out
+}
+
+/// One limit for people: what it is (`Largest micro-batch`) and its answer (`16 · 1.23 GiB
+/// left per GPU`), or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitLine {
+    pub label: String,
+    pub answer: String,
+    /// The value a "use this" sets, when there is one.
+    pub value: Option<u64>,
+}
+
+/// The three limits of `s` in words: the largest micro-batch, the longest sequence (or the
+/// largest image side), the fewest GPUs of its type with the plan the ladder would use there
+/// and each change that plan makes to `s`.
+pub fn limit_lines(s: &Scenario, l: &Limits, units: Units) -> [LimitLine; 3] {
+    let left = |bytes_left: u64| format!("{} left per GPU", bytes(bytes_left, units));
+    let inference = s.training.mode == Mode::Inference;
+    let micro = LimitLine {
+        label: if inference { "Largest batch (concurrent sequences)" } else { "Largest micro-batch" }.into(),
+        answer: match l.max_micro_batch {
+            Some(m) => format!("{} · {}", thousands(m.value), left(m.memory_left)),
+            None => format!("none fits: one {} is already over", if l.extent == Extent::ImageSide { "image" } else { "sequence" }),
+        },
+        value: l.max_micro_batch.map(|m| m.value),
+    };
+    let (label, unit, none) = match l.extent {
+        Extent::Tokens => (if inference { "Longest context" } else { "Longest sequence" }, "tokens", "none fits, even at the shortest"),
+        Extent::ImageSide => ("Largest image side", "px", "none fits, even at the smallest"),
+    };
+    let extent = LimitLine {
+        label: label.into(),
+        answer: match l.max_extent {
+            Some(n) => format!("{} {unit} · {}", thousands(n.value), left(n.memory_left)),
+            None => none.into(),
+        },
+        value: l.max_extent.map(|n| n.value),
+    };
+    let gpus = LimitLine {
+        label: format!("Fewest {}", device_name(&s.device)),
+        answer: match &l.min_gpus {
+            Some((g, plan)) => {
+                if plan.kept.is_empty() && *s == plan.result.scenario {
+                    format!("{} · as entered · {}", thousands(g.value), left(g.memory_left))
+                } else {
+                    let steps = if plan.kept.is_empty() { "laid out".to_string() } else { plan.kept.iter().map(|k| k.label()).collect::<Vec<_>>().join(" + ") };
+                    format!("{} · {steps} ({}) · {}", thousands(g.value), changes_text(s, &plan.result.scenario), left(g.memory_left))
+                }
+            }
+            None => format!("none up to {} GPUs fits this run", thousands(MAX_GPUS)),
+        },
+        value: l.min_gpus.as_ref().map(|(g, _)| g.value),
+    };
+    [micro, extent, gpus]
+}
+
+/// The limits as a Markdown list under a heading line.
+pub fn limits_markdown(s: &Scenario, l: &Limits, units: Units) -> String {
+    let mut out = String::from("**Limits** (everything else as entered; the fewest GPUs keep the model, precision and optimizer):\n\n");
+    for line in limit_lines(s, l, units) {
+        out.push_str(&format!("- {}: {}\n", line.label, line.answer));
+    }
+    out
+}
+
+/// `text` with every binary size it states ("160.1 GiB", "512 MiB": the model's warnings
+/// are written in binary units) restated in `units`, so an export in GB says GB throughout.
+pub fn in_units(text: &str, units: Units) -> String {
+    if units == Units::Gib {
+        return text.to_string();
+    }
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let scale = words.get(i + 1).and_then(|unit| {
+            let bare = unit.trim_end_matches(|c: char| c.is_ascii_punctuation());
+            ["KiB", "MiB", "GiB", "TiB"].iter().position(|u| *u == bare).map(|k| (1u64 << (10 * (k + 1))) as f64)
+        });
+        match (words[i].parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0), scale) {
+            (Some(n), Some(scale)) => {
+                let unit = words[i + 1];
+                let tail = &unit[unit.trim_end_matches(|c: char| c.is_ascii_punctuation()).len()..];
+                out.push(format!("{}{tail}", bytes((n * scale) as u64, units)));
+                i += 2;
+            }
+            _ => {
+                out.push(words[i].to_string());
+                i += 1;
+            }
+        }
+    }
+    out.join(" ")
 }
 
 /// The line that says where an export came from: `Scenario: <link> · exported 2026-12-03`
@@ -170,18 +318,49 @@ fn short_link(link: &str, max: usize) -> String {
     }
 }
 
-/// The Markdown export: a heading with the model, GPUs and outcome, the breakdown table (in
-/// `units`, under its line with the layout and precision), and the link to the scenario with
-/// the date.
+/// The Markdown export: a heading with the model, GPUs and outcome, the verdict, the
+/// cheapest fix with each change it makes (where the run does not fit), the breakdown table
+/// (in `units`, under its line with the layout and precision), the limits, a note where GB
+/// and the GPU's name differ, and the link to the scenario with the date. One unit system
+/// throughout: `units`.
 pub fn export_markdown(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> String {
     let summary = Summary::new(s, b, units);
-    format!("## {}: {}\n\n{}\n\n{}\n", summary.title(), summary.outcome, markdown_table(s, b, units).trim_end(), provenance(link, date, true))
+    let mut out = format!("## {}: {}\n\n**Verdict:** {}\n\n", summary.title(), summary.outcome, verdict(b, units).text());
+    if let Some(fix) = cheapest_fix(s, b, units) {
+        let line = fix_line(&fix);
+        let (head, rest) = line.split_once(": ").unwrap_or((&line, ""));
+        out.push_str(&format!("**{head}:** {rest}\n\n"));
+    }
+    out.push_str(markdown_table(s, b, units).trim_end());
+    out.push_str("\n\n");
+    if b.capacity > 0 {
+        out.push_str(&limits_markdown(s, &crate::plan::limits::limits(s), units));
+        out.push('\n');
+    }
+    if let Some(note) = units_note(s, units) {
+        out.push_str(&format!("{note}\n\n"));
+    }
+    out.push_str(&provenance(link, date, true));
+    out.push('\n');
+    out
 }
 
-/// The JSON export: `{"scenario", "summary", "breakdown", "link", "date"}`. `scenario` is the
-/// input exactly as the page and the CLI read it (`headroom estimate` takes it back).
+/// The JSON export: `{"scenario", "summary", "verdict", "cheapest_fix", "limits",
+/// "breakdown", "units", "units_note", "link", "date"}`. `scenario` is the input exactly as
+/// the page and the CLI read it (`headroom estimate` takes it back); `limits` is the
+/// estimate's contract (`plan::limits`); `cheapest_fix` is `null` where the run fits.
 pub fn export_json(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> Value {
     let summary = Summary::new(s, b, units);
+    let fix = cheapest_fix(s, b, units).map(|f| {
+        json!({
+            "fits": f.fits,
+            "headline": f.headline,
+            "changes": f.changes,
+            "details": f.lines,
+            "text": fix_line(&f),
+        })
+    });
+    let limits = (b.capacity > 0).then(|| crate::plan::limits::limits(s).to_json());
     json!({
         "scenario": s,
         "summary": {
@@ -189,12 +368,18 @@ pub fn export_json(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: 
             "model": summary.model,
             "gpu": summary.gpu,
             "gpus": summary.gpus,
+            "batch": summary.batch,
             "layout": summary.layout,
             "precision": summary.precision,
             "outcome": summary.outcome,
             "usage_per_gpu": summary.usage,
         },
+        "verdict": verdict(b, units).text(),
+        "cheapest_fix": fix,
+        "limits": limits,
         "breakdown": b,
+        "units": units.label(),
+        "units_note": units_note(s, units),
         "link": link,
         "date": date,
     })
@@ -204,15 +389,17 @@ pub fn export_json(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: 
 pub const EXPORT_TITLE_HEIGHT: u32 = 72;
 
 /// The chart option of the PNG and SVG exports: the planner's chart ([`memory_chart`]), not
-/// animated, on white, under a title naming the model and GPUs and a subtitle with the
-/// setup, the verdict, the link and the date. The legend and the plot move down by
+/// animated, on white, under a title naming the model, the GPUs and the batch × sequence
+/// and a subtitle with the setup (layout and precision), the verdict, the GB/GiB note where
+/// the units differ from the GPU's name, the link and the date. The legend and the plot move down by
 /// [`EXPORT_TITLE_HEIGHT`] to make room.
 pub fn export_chart(s: &Scenario, b: &Breakdown, units: Units, link: &str, date: &str) -> Value {
     let summary = Summary::new(s, b, units);
     let ink = || Color::Value("#1f2328".into());
+    let note = units_note(s, units).map(|n| format!("\n{n}")).unwrap_or_default();
     let title = Title::new()
-        .text(summary.title())
-        .subtext(format!("{} · {}\n{}", summary.setup(), summary.verdict(), provenance(link, date, false)))
+        .text(format!("{} · {}", summary.title(), summary.batch))
+        .subtext(format!("{} · {}{note}\n{}", summary.setup(), summary.verdict(), provenance(link, date, false)))
         .left(16)
         .top(8)
         .item_gap(6)
@@ -329,7 +516,7 @@ mod tests {
         let option = export_chart(&s, &b, Units::Gib, &long, "2026-12-03");
         let title = &option["title"];
         let title = if title.is_array() { &title[0] } else { title };
-        assert_eq!(title["text"], "Llama 3 8B · 8 × H100 SXM 80GB");
+        assert_eq!(title["text"], "Llama 3 8B · 8 × H100 SXM 80GB · micro-batch 1 × 4,096 tokens");
         let sub = title["subtext"].as_str().expect("subtext");
         assert!(sub.starts_with("dp 8 · tp 1 · pp 1 · ZeRO-3 · bf16 mixed (AMP) · fits ("), "{sub}");
         assert!(sub.ends_with("… · 2026-12-03") && sub.contains(LINK) && sub.len() < 300, "{sub}");
@@ -343,5 +530,53 @@ mod tests {
             assert_eq!(top(&option, key), top(&plain, key) + EXPORT_TITLE_HEIGHT as f64, "{key}");
         }
         assert_eq!(option["series"], plain["series"]);
+    }
+
+    /// Issue 20's study case: micro-batch 4 × 2048 on 8 × A100 does not fit; the exports
+    /// carry the verdict, the cheapest fix with every change it makes (the batch trade
+    /// included), the limits and the link, in one unit system; in GB, the GPU's "80GB" is
+    /// explained.
+    #[test]
+    fn exports_carry_the_fix_its_changes_and_the_limits() {
+        let mut s = Scenario::default();
+        s.training.seq_len = 2048;
+        s.training.micro_batch = 4;
+        s.parallel.dp = 8;
+        s.device = crate::scenario::DeviceSpec::preset("a100-80gb");
+        let b = crate::estimate(&s);
+        assert!(!b.fits);
+        let md = export_markdown(&s, &b, Units::Gib, LINK, "2026-12-03");
+        for needle in [
+            "**Verdict:** Out of memory",
+            "**Cheapest fix:** Smaller micro-batch + ZeRO-2 on 8 GPUs — micro-batch 4 → 1, accumulation 1 → 4, global batch kept at 32, ZeRO off → 2; ",
+            "**Limits**",
+            "- Largest micro-batch: none fits",
+            "- Fewest A100 80GB SXM: ",
+            &format!("(<{LINK}>)"),
+        ] {
+            assert!(md.contains(needle), "{needle} missing from\n{md}");
+        }
+        assert!(!md.contains(" GB") && !md.contains("units differ"), "GiB throughout:\n{md}");
+        let gb = export_markdown(&s, &b, Units::Gb, LINK, "2026-12-03");
+        let (body, note) = gb.split_once("Sizes in GB").expect("the note");
+        assert!(!body.contains(" GiB") && !body.contains(" MiB") && !note.contains(" MiB"), "GB throughout:\n{gb}");
+        assert_eq!(in_units("peaks at 160.1 GiB, and 512 MiB.", Units::Gb), "peaks at 172 GB, and 537 MB.");
+        assert!(gb.contains("Sizes in GB (10⁹ bytes). The “80GB” in “A100 80GB SXM” is binary: 80 GiB = 85.9 GB."), "{gb}");
+        let v = export_json(&s, &b, Units::Gb, LINK, "2026-12-03");
+        assert_eq!(v["cheapest_fix"]["changes"], "micro-batch 4 → 1, accumulation 1 → 4, global batch kept at 32, ZeRO off → 2");
+        assert!(v["verdict"].as_str().is_some_and(|t| t.starts_with("Out of memory")), "{}", v["verdict"]);
+        assert!(v["limits"]["max_micro_batch"].is_null() && v["limits"]["min_gpus"].is_u64(), "{}", v["limits"]);
+        assert_eq!(v["units"], "GB");
+        assert_eq!(v["summary"]["batch"], "micro-batch 4 × 2,048 tokens");
+        // Where it fits there is no fix, and the limits are numbers.
+        let [(fits, bf), _] = plans();
+        let v = export_json(&fits, &bf, Units::Gib, LINK, "2026-12-03");
+        assert!(v["cheapest_fix"].is_null() && v["limits"]["max_micro_batch"].is_u64() && v["units_note"].is_null());
+        // The image's title carries model, GPUs, batch × sequence; its subtitle precision and verdict.
+        let option = export_chart(&s, &b, Units::Gb, LINK, "2026-12-03");
+        let title = if option["title"].is_array() { &option["title"][0] } else { &option["title"] };
+        assert_eq!(title["text"], "Llama 3 8B · 8 × A100 80GB SXM · micro-batch 4 × 2,048 tokens");
+        let sub = title["subtext"].as_str().expect("subtext");
+        assert!(sub.contains("bf16 mixed (AMP) · out of memory (") && sub.contains("80 GiB = 85.9 GB"), "{sub}");
     }
 }

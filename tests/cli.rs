@@ -82,7 +82,7 @@ fn escalate_prints_steps_with_breakdown_fields_and_costs() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let steps = v["steps"].as_array().expect("steps");
-    assert_eq!(steps.len(), 6);
+    assert_eq!(steps.len(), 7);
     for s in steps {
         for key in ["name", "total", "activations", "fits", "costs"] {
             assert!(s.get(key).is_some(), "step missing {key}: {s}");
@@ -216,4 +216,59 @@ fn completions_for_each_shell() {
             assert!(out.contains(word), "{shell} lacks {word}");
         }
     }
+}
+
+/// The estimate's JSON carries `limits` (issue 20's contract), and the limits hold when fed
+/// back: the estimate at the largest micro-batch fits and one more does not; the longest
+/// sequence likewise; a vision model answers with `max_image_size` instead.
+#[test]
+fn estimate_json_has_limits_that_hold_when_fed_back() {
+    let scenario = r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024}, "device": {"preset": "rtx-4090-24gb"}}"#;
+    let (code, out, err) = run(&["estimate", "-"], scenario);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let limits = &v["limits"];
+    for key in ["max_micro_batch", "max_seq_len", "min_gpus"] {
+        assert!(limits[key].is_u64(), "{key}: {limits}");
+    }
+    assert!(limits.get("max_image_size").is_none());
+    assert_eq!(limits["min_gpus"], 1);
+    let fits = |training: &str| {
+        let input = format!(r#"{{"model": {{"preset": "gpt2"}}, "training": {training}, "device": {{"preset": "rtx-4090-24gb"}}}}"#);
+        let (_, out, _) = run(&["estimate", "-"], &input);
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON")["fits"].as_bool().expect("fits")
+    };
+    let m = limits["max_micro_batch"].as_u64().expect("a number");
+    assert!(fits(&format!(r#"{{"seq_len": 1024, "micro_batch": {m}}}"#)));
+    assert!(!fits(&format!(r#"{{"seq_len": 1024, "micro_batch": {}}}"#, m + 1)));
+    let n = limits["max_seq_len"].as_u64().expect("a number");
+    assert!(fits(&format!(r#"{{"seq_len": {n}}}"#)));
+    assert!(!fits(&format!(r#"{{"seq_len": {}}}"#, n + 1)));
+
+    let (_, out, _) = run(&["estimate", "-"], r#"{"model": {"preset": "vit-base-16"}, "device": {"preset": "t4-16gb"}}"#);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert!(v["limits"]["max_image_size"].is_u64() && v["limits"].get("max_seq_len").is_none(), "{}", v["limits"]);
+    // Nothing fits up to 4,096 GPUs: null.
+    let (_, out, _) = run(&["estimate", "-"], r#"{"model": {"preset": "meta-llama/Llama-3.1-405B"}, "training": {"seq_len": 1048576}, "device": {"preset": "t4-16gb"}}"#);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert!(v["limits"]["min_gpus"].is_null(), "{}", v["limits"]);
+    assert!(v["limits"]["max_micro_batch"].is_null());
+}
+
+/// The Markdown estimate lists the limits, one unit system throughout.
+#[test]
+fn estimate_markdown_lists_the_limits() {
+    let (code, out, _) = run(
+        &["estimate", "--format", "markdown", "-"],
+        r#"{"model": {"preset": "gpt2"}, "training": {"seq_len": 1024, "micro_batch": 64}, "device": {"preset": "rtx-4090-24gb"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("**Limits**")
+            && out.contains("- Largest micro-batch: ")
+            && out.contains("- Longest sequence: ")
+            && out.contains("- Fewest GeForce RTX 4090: 1 · Smaller micro-batch (micro-batch 64 → "),
+        "{out}"
+    );
+    assert!(!out.contains(" GB") && out.contains(" GiB"), "{out}");
 }

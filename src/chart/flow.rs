@@ -517,18 +517,22 @@ pub struct PlanSummary {
     pub headline: String,
     /// Step time and memory, what was dropped, communication, batch.
     pub lines: Vec<String>,
+    /// Each setting the plan changes from the scenario as entered ("micro-batch 4 → 1,
+    /// accumulation 1 → 4, global batch kept at 32, ZeRO off → 2"); empty without a plan.
+    pub changes: String,
     /// Whether there is a plan to apply.
     pub fits: bool,
 }
 
 /// What to launch and why: the plan's steps, GPUs, step time and memory; each dropped step
 /// with the time it saves; the communication and what of it overlaps compute; the global
-/// batch. Without a plan, what to change.
+/// batch; and each setting it changes. Without a plan, what to change.
 pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
     let Some(plan) = &e.plan else {
         return PlanSummary {
             headline: format!("Nothing in this ladder fits on {}", gpus_text(e.gpus)),
             lines: vec!["Raise the GPU budget, pick a bigger device, or add steps (8-bit optimizer, CPU offload, LoRA).".into()],
+            changes: String::new(),
             fits: false,
         };
     };
@@ -571,7 +575,8 @@ pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
     }
     batch.push('.');
     lines.push(batch);
-    PlanSummary { headline, lines, fits: true }
+    let changes = e.steps.first().map(|start| crate::plan::changes::changes_text(&start.scenario, &r.scenario)).unwrap_or_default();
+    PlanSummary { headline, lines, changes, fits: true }
 }
 
 #[cfg(test)]
@@ -702,16 +707,19 @@ mod tests {
             assert!(mixed.lines[0].contains("unchanged"));
             // Checkpointing shrinks the total and recomputes the blocks' forward: 31% of Llama-3-8B's
             // step at 4096 tokens (its embedding and head run once; escalation.rs derives it).
-            let ckpt = action_text(&e.steps[2], Some(&e.steps[1]), Units::Gib, shape);
+            // The micro-batch is already 1: nothing to trade for accumulation.
+            let micro = action_text(&e.steps[2], Some(&e.steps[1]), Units::Gib, shape);
+            assert!(micro.lines.iter().any(|l| l.contains("micro-batch already 1")), "{:?}", micro.lines);
+            let ckpt = action_text(&e.steps[3], Some(&e.steps[2]), Units::Gib, shape);
             assert!(ckpt.lines[0].contains("(−"), "{:?}", ckpt.lines);
             assert!(ckpt.lines[1].contains("recompute +31%"), "{:?}", ckpt.lines);
             // ZeRO-2 on 8 GPUs: its gradient traffic hides behind backward.
-            let zero = action_text(&e.steps[3], Some(&e.steps[2]), Units::Gib, shape);
+            let zero = action_text(&e.steps[4], Some(&e.steps[3]), Units::Gib, shape);
             assert!(zero.lines.iter().any(|l| l.contains("overlapped")), "{:?}", zero.lines);
             // The pipeline's few stage-boundary bytes take less than a millisecond.
-            let pp = action_text(&e.steps[5], Some(&e.steps[4]), Units::Gib, shape);
+            let pp = action_text(&e.steps[6], Some(&e.steps[5]), Units::Gib, shape);
             assert!(pp.lines.iter().any(|l| l.contains("<1 ms + ")), "{:?}", pp.lines);
-            for t in [start, mixed, ckpt, zero, pp] {
+            for t in [start, mixed, micro, ckpt, zero, pp] {
                 assert!(t.lines.len() <= MAX_LINES, "{shape:?}: {:?}", t.lines);
                 assert!(t.lines.iter().all(|l| l.chars().count() <= shape.wrap() + 4), "{shape:?}: {:?}", t.lines);
             }
@@ -741,7 +749,15 @@ mod tests {
         let mut s = llama3_8b_on_8_a100();
         s.training.micro_batch = 4;
         let p = plan_summary(&escalate(&s, &Step::DEFAULT_LADDER, 8), Units::Gib);
+        assert_eq!(p.headline, "Plan: Smaller micro-batch + ZeRO-2 on 8 GPUs");
+        assert_eq!(p.lines.last().unwrap(), "Global batch 32 sequences: micro-batch 1 × accumulation 4 × dp 8.");
+        assert_eq!(p.changes, "micro-batch 4 → 1, accumulation 1 → 4, global batch kept at 32, ZeRO off → 2");
+        // Without the micro-batch step in the ladder, the plan still trades the micro-batch
+        // (as the search would) and says so.
+        let ladder = [Step::ActivationCheckpointing, Step::Zero2];
+        let p = plan_summary(&escalate(&s, &ladder, 8), Units::Gib);
         assert_eq!(p.lines.last().unwrap(), "Global batch 32 sequences: micro-batch 1 × accumulation 4 × dp 8 (micro-batch 4 → 1 to fit without the dropped steps).");
+        assert_eq!(p.changes, "micro-batch 4 → 1, accumulation 1 → 4, global batch kept at 32, ZeRO off → 2");
     }
 
     /// One GPU: nothing distributed fits, and the ends name the budget instead of 8 GPUs.

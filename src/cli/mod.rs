@@ -1,7 +1,9 @@
 //! The native command line, parsed by clap (derive); `headroom COMMAND --help` describes each
 //! command.
 //!
-//! - `headroom estimate [FILE|-] [--format json|markdown]`: Scenario JSON in, Breakdown out.
+//! - `headroom estimate [FILE|-] [--format json|markdown]`: Scenario JSON in, Breakdown out,
+//!   with the scenario's `limits` (largest micro-batch, longest sequence or largest image
+//!   side, fewest GPUs: `plan::limits`).
 //! - `headroom escalate [FILE|-] [--gpus N] [--ladder step,step,…]`: the escalation ladder.
 //! - `headroom search [FILE|-] --gpus N [--top K]`: ranked layouts that fit.
 //! - `headroom url [FILE|-] [--base URL]`: the planner URL of a scenario.
@@ -43,7 +45,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Scenario JSON in, per-GPU Breakdown out.
+    /// Scenario JSON in, per-GPU Breakdown out, with the scenario's limits (`limits`: the
+    /// largest micro-batch, the longest sequence or largest image side, the fewest GPUs).
     Estimate {
         #[command(flatten)]
         input: Input,
@@ -57,7 +60,7 @@ enum Command {
         /// GPUs available to the ladder's parallel steps [default: the scenario's world size].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=LIMIT_WORLD))]
         gpus: Option<u64>,
-        /// Steps to try, in order, separated by commas [default: mixed-precision,activation-checkpointing,zero2,zero3,pipeline-parallel].
+        /// Steps to try, in order, separated by commas [default: the Strategy view's ladder for the budget: mixed-precision,smaller-micro-batch,activation-checkpointing,zero2,zero3,pipeline-parallel; on one GPU the single-GPU ladder].
         #[arg(long, value_name = "STEP,…", value_delimiter = ',', value_parser = StepParser)]
         ladder: Option<Vec<Step>>,
     },
@@ -229,9 +232,18 @@ fn estimate_command(input: &Input, format: Format) -> Result<String, String> {
     let (scenario, warnings) = input.scenario()?;
     let mut breakdown = estimate(&scenario);
     breakdown.warnings.splice(0..0, warnings);
+    let limits = crate::plan::limits::limits(&scenario);
     match format {
-        Format::Markdown => Ok(crate::report::breakdown_markdown(&scenario, &breakdown)),
-        Format::Json => json(&breakdown),
+        Format::Markdown => {
+            Ok(format!("{}\n\n{}", crate::report::breakdown_markdown(&scenario, &breakdown), crate::report::limits_markdown(&scenario, &limits, crate::format::Units::Gib)))
+        }
+        Format::Json => {
+            let mut value = serde_json::to_value(&breakdown).map_err(|e| e.to_string())?;
+            if let Some(object) = value.as_object_mut() {
+                object.insert("limits".into(), limits.to_json());
+            }
+            json(&value)
+        }
     }
 }
 

@@ -7,5 +7,6 @@
 mod encoders;
 mod families;
 pub mod hf_config;
+pub mod hub;
 mod keys;
 pub mod presets;

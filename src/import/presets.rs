@@ -98,9 +98,26 @@ pub fn model_names() -> impl Iterator<Item = (&'static str, &'static str)> {
 
 /// Presets matching a typed query, best first, at most `limit`: every word of the query must
 /// appear in the Hub id, an alias or the name (case-insensitive); an exact id or alias comes
-/// first, then ids that start with the query, then the catalogue order. Only the matches
-/// returned are parsed.
+/// first, then ids that start with the query, then the catalogue order. A query that matches
+/// nothing and ends in an instruct suffix (`-Instruct`, `-it`, `-chat`) is tried without it.
+/// Only the matches returned are parsed.
 pub fn search_presets(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
+    let found = search_exact(query, limit);
+    if !found.is_empty() {
+        return found;
+    }
+    // An instruct or chat id not in the catalogue: its base model has the same architecture
+    // (the fine-tuned weights have the base's shapes), so its memory is the same.
+    let q = query.trim();
+    let lower = q.to_ascii_lowercase();
+    INSTRUCT_SUFFIXES.iter().find(|suffix| lower.ends_with(*suffix)).map_or(found, |suffix| search_exact(&q[..q.len() - suffix.len()], limit))
+}
+
+/// Suffixes of instruction-tuned and chat checkpoints' ids (`-Instruct`, Gemma's `-it`, …).
+const INSTRUCT_SUFFIXES: [&str; 4] = ["-instruct", "-it", "-chat", "-hf"];
+
+/// [`search_presets`] without the instruct fallback.
+fn search_exact(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
     let q = query.trim().to_ascii_lowercase();
     let words: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == '/').filter(|w| !w.is_empty()).collect();
     let mut hits: Vec<(u8, usize)> = CATALOGUE
@@ -186,6 +203,69 @@ mod tests {
         assert!(search_presets("gemma", 50).len() >= 6);
         assert!(search_presets("no such model", 5).is_empty());
         assert_eq!(search_presets("", 8).len(), 8);
+    }
+
+    /// The instruct, chat and distilled checkpoints added for issue 20 (their configs typed
+    /// from the published files; transformers was not run on them here): where one shares its
+    /// base model's architecture, its parameter count equals the base's, which
+    /// `tests/fixtures/measured/param_counts.json` measured with transformers; the others
+    /// are within the stated tolerance of the total their model cards publish.
+    #[test]
+    fn chat_checkpoints_match_their_bases_or_published_totals() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/param_counts.json")).expect("fixture");
+        let fixture: Value = serde_json::from_str(&text).expect("JSON");
+        let measured = |id: &str| {
+            fixture["cases"].as_array().expect("cases").iter().find(|c| c["preset"] == id).and_then(|c| c["param_count"].as_f64()).unwrap_or_else(|| panic!("{id} not measured"))
+        };
+        let count = |id: &str| model_preset(id).unwrap_or_else(|| panic!("{id} missing")).arch.param_count();
+        for (id, base) in [
+            ("meta-llama/Llama-3.3-70B-Instruct", "meta-llama/Llama-3.1-70B"),
+            ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "meta-llama/Llama-3.1-70B"),
+            ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "meta-llama/Llama-3.1-8B"),
+            ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B"),
+            ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "Qwen/Qwen2.5-7B"),
+            ("Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-72B"),
+            ("google/gemma-3-1b-it", "google/gemma-3-1b-pt"),
+            ("google/gemma-3-12b-it", "google/gemma-3-12b-pt"),
+        ] {
+            assert_eq!(count(id), measured(base), "{id} vs {base}");
+        }
+        // Published totals (model cards): Qwen2.5 14B "14.7B"; Qwen2.5 32B (and its R1
+        // distill) "32.8B" as the Hub's safetensors metadata gives it (its card's "32.5B"
+        // is 0.8% lower than any count of its config); Qwen3 4B "4.0B", Qwen3 14B "14.8B", Mistral Small 3 "24B" (23.6B on the
+        // Hub); Gemma 3 4B and 27B (4.3B and 27.4B on the Hub) less their ≈ 0.42B SigLIP
+        // vision tower and projector, which the text model does not build.
+        for (id, published, tolerance) in [
+            ("Qwen/Qwen2.5-14B-Instruct", 14.7e9, 0.005),
+            ("Qwen/Qwen2.5-32B-Instruct", 32.8e9, 0.005),
+            ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", 32.8e9, 0.005),
+            ("Qwen/Qwen3-4B", 4.0e9, 0.01),
+            ("Qwen/Qwen3-14B", 14.8e9, 0.005),
+            ("mistralai/Mistral-Small-24B-Instruct-2501", 23.6e9, 0.005),
+            ("google/gemma-3-4b-it", 4.3e9 - 0.42e9, 0.01),
+            ("google/gemma-3-27b-it", 27.4e9 - 0.42e9, 0.01),
+        ] {
+            let n = count(id);
+            assert!((n - published).abs() / published <= tolerance, "{id}: {n} vs {published}");
+            println!("{id:<48} {n:>16.0} published {published:.3e}");
+        }
+    }
+
+    /// Issue 20: "Qwen/Qwen2.5-7B-Instruct" and Llama 3.3 70B are found by id, by name and by
+    /// their words; an instruct id not in the catalogue finds its base model.
+    #[test]
+    fn instruct_ids_are_found() {
+        let first = |q: &str| search_presets(q, 5).first().map(|p| p.id);
+        assert_eq!(first("Qwen/Qwen2.5-7B-Instruct"), Some("Qwen/Qwen2.5-7B-Instruct"));
+        assert_eq!(first("qwen2.5 7b instruct"), Some("Qwen/Qwen2.5-7B-Instruct"));
+        assert_eq!(first("Llama 3.3 70B"), Some("meta-llama/Llama-3.3-70B-Instruct"));
+        assert_eq!(first("meta-llama/Llama-3.3-70B-Instruct"), Some("meta-llama/Llama-3.3-70B-Instruct"));
+        assert_eq!(first("gemma-3-27b-it"), Some("google/gemma-3-27b-it"));
+        assert_eq!(first("r1 distill llama 8b"), Some("deepseek-ai/DeepSeek-R1-Distill-Llama-8B"));
+        // Not in the catalogue: the same architecture without the suffix.
+        assert_eq!(first("Qwen/Qwen3-8B-Instruct"), Some("Qwen/Qwen3-8B"));
+        assert_eq!(first("meta-llama/Llama-3.1-8B-Instruct"), Some("meta-llama/Llama-3.1-8B"));
+        assert_eq!(first("google/gemma-2-9b-it"), Some("google/gemma-2-9b"));
     }
 
     #[test]

@@ -11,10 +11,12 @@
 //! needed: ZeRO-2 alone can fit where checkpointing alone did not, and checkpointing costs
 //! a third more compute. [`Escalation::plan`] is the fewest steps that still fit: the
 //! applied steps before the first fit are dropped one at a time, costliest in step time
-//! first, as long as the run still fits with the safety margin and gets faster (a step
+//! first, as long as the run still fits with the safety margin and is no slower (a step
 //! whose removal changes nothing is dropped too). Like the search, a run without a step
 //! may take a smaller micro-batch and more accumulation to fit, the global batch kept, so
-//! the plan and the search's best agree where both apply.
+//! the plan and the search's best agree where both apply; where the ladder has its own
+//! smaller-micro-batch step, that trade is the step's and the plan keeps it, so the plan
+//! names every change it makes.
 //!
 //! The distributed steps lay the job out on the GPU budget they are given, never more; the
 //! global batch (micro-batch × accumulation × dp) is kept whenever the new data-parallel
@@ -102,15 +104,20 @@ impl Step {
     ];
 
     /// The seed flowchart's ladder.
-    pub const DEFAULT_LADDER: [Step; 5] = [Step::MixedPrecision, Step::ActivationCheckpointing, Step::Zero2, Step::Zero3, Step::PipelineParallel];
+    /// A smaller micro-batch with more accumulation comes first among the memory steps: it
+    /// keeps the global batch and costs no recomputation or communication, so where it
+    /// suffices nothing more invasive is needed.
+    pub const DEFAULT_LADDER: [Step; 6] = [Step::MixedPrecision, Step::SmallerMicroBatch, Step::ActivationCheckpointing, Step::Zero2, Step::Zero3, Step::PipelineParallel];
 
     /// The ladder for one GPU, where nothing can be sharded: the frameworks' single-device
-    /// techniques, cheapest in step time first — the loss without full logits (Liger), block
+    /// techniques, cheapest in step time first — a smaller micro-batch with more
+    /// accumulation (the global batch kept), the loss without full logits (Liger), block
     /// recomputation, bf16 weights and states (torchtune `dtype: bf16`), 8-bit states
     /// (bitsandbytes), the optimizer step fused into backward (torchtune `optimizer_in_bwd`),
     /// activations and then optimizer states moved to host memory (torchtune
     /// `enable_activation_offloading`, DeepSpeed ZeRO-Offload).
-    pub const SINGLE_GPU_LADDER: [Step; 8] = [
+    pub const SINGLE_GPU_LADDER: [Step; 9] = [
+        Step::SmallerMicroBatch,
         Step::FusedCrossEntropy,
         Step::ActivationCheckpointing,
         Step::PureBf16,
@@ -277,9 +284,10 @@ fn replay(start: &Scenario, steps: &[Step], gpus: u64) -> Scenario {
 
 /// The first fit's steps less those it does not need: each applied step before the first
 /// fit, costliest in step time first, is dropped when the run without it is the same run,
-/// or fits with `margin` and is faster (beyond [`super::SAME_TIME`]). A run without the
-/// step that does not fit at its micro-batch is tried, as the search would, at the largest
-/// micro-batch that fits with the global batch kept (more accumulation steps).
+/// or fits with `margin` and is no slower (by more than [`super::SAME_TIME`]). A run
+/// without the step that does not fit at its micro-batch is tried, as the search would, at
+/// the largest micro-batch that fits with the global batch kept (more accumulation steps);
+/// the smaller-micro-batch step is not dropped for that trade, which is its own.
 fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gpus: u64, margin: f64) -> Plan {
     // Indices into `steps` of the steps that changed something, up to the first fit.
     let mut kept: Vec<usize> = (1..=first_fit).filter(|&k| steps[k].applied && steps[k].step.is_some()).collect();
@@ -293,8 +301,12 @@ fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gp
         let scenario = replay(start, &ladder(&trial), gpus);
         let drop = scenario == best.scenario
             || match fitting(scenario, margin) {
-                Some(c) if c.scenario == best.scenario => true,
-                Some(c) if faster(c.costs.step_seconds, best.costs.step_seconds) => {
+                // The same run only because the micro-batch was traded for accumulation: that
+                // trade is the micro-batch step's own, which then stays in the plan.
+                Some(c) if c.scenario == best.scenario => steps[k].step != Some(Step::SmallerMicroBatch),
+                // Fits and is not slower: fewer steps (a smaller micro-batch that is no
+                // longer needed costs nothing to drop, and changes less).
+                Some(c) if !faster(best.costs.step_seconds, c.costs.step_seconds) => {
                     best = c;
                     true
                 }
@@ -313,7 +325,7 @@ fn minimal_plan(start: &Scenario, steps: &[EscalationStep], first_fit: usize, gp
     best.note = match (kept.is_empty(), dropped.is_empty()) {
         (true, _) => "fits as entered".into(),
         (false, true) => format!("{}: every step up to the first fit is needed", names(&kept)),
-        (false, false) => format!("{} without {}: fits and is faster", names(&kept), names(&dropped)),
+        (false, false) => format!("{} without {}: fits and is no slower", names(&kept), names(&dropped)),
     };
     let (was, now) = (&steps[first_fit].scenario.training, &best.scenario.training);
     if was.micro_batch != now.micro_batch {
@@ -439,6 +451,43 @@ fn double_until_fits(s: &Scenario, current: u64, allowed: impl Fn(u64) -> bool, 
         }
     }
     chosen
+}
+
+/// The micro-batch step: the largest smaller micro-batch that fits, accumulation making up
+/// the rest so micro-batch × accumulation (and the global batch) is kept: what accelerate's
+/// `find_executable_batch_size` finds by trial, with `gradient_accumulation_steps` raised to
+/// match (HF "Efficient training on a single GPU", "Batch size choice" and "Gradient
+/// accumulation"). Only divisors of the replica's share keep it exactly; when none fits,
+/// the smallest (1), which saves the most for the steps after it.
+fn smaller_micro_batch(s: &Scenario, n: &mut Scenario) -> String {
+    /// Candidates below the micro-batch looked at: more than any micro-batch accepted.
+    const MICRO_SCAN: u64 = 1 << 21;
+    let (micro, accum) = (s.training.micro_batch.max(1), s.training.grad_accum.max(1));
+    if s.training.mode == crate::scenario::Mode::Inference {
+        return "inference accumulates nothing: fewer concurrent sequences is a serving step".into();
+    }
+    if micro == 1 {
+        return "micro-batch already 1".into();
+    }
+    let share = micro.saturating_mul(accum);
+    // The divisors below the micro-batch, smallest first (at most `MICRO_SCAN` looked at, so
+    // absurd unvalidated sizes answer at once); memory grows with the micro-batch, so the
+    // ones that fit are a prefix, and bisection finds its end.
+    let divisors: Vec<u64> = std::iter::once(1).chain((micro.saturating_sub(MICRO_SCAN).max(2)..micro).filter(|d| share.is_multiple_of(*d))).collect();
+    let fits_at = |d: u64| {
+        let mut tried = s.clone();
+        split_global_batch(&mut tried.training, share, 1, d);
+        estimate(&tried).fits
+    };
+    let fitting_count = divisors.partition_point(|&d| fits_at(d));
+    let fitting = fitting_count.checked_sub(1).map(|i| divisors[i]);
+    split_global_batch(&mut n.training, share, 1, fitting.unwrap_or(1));
+    let changes = super::changes::changes_text(s, n);
+    if fitting.is_some() {
+        changes
+    } else {
+        format!("{changes}: not enough alone")
+    }
 }
 
 /// The scenario after `step`, and a sentence saying what changed or why nothing did.
@@ -607,15 +656,7 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
                 "offload already on".into()
             }
         }
-        Step::SmallerMicroBatch => {
-            if s.training.micro_batch > 1 {
-                n.training.grad_accum = s.training.grad_accum.saturating_mul(s.training.micro_batch);
-                n.training.micro_batch = 1;
-                format!("micro-batch 1 × {} accumulation steps: same global batch", n.training.grad_accum)
-            } else {
-                "micro-batch already 1".into()
-            }
-        }
+        Step::SmallerMicroBatch => smaller_micro_batch(s, &mut n),
         Step::FlashAttention => {
             if s.training.attention == Attention::Eager {
                 n.training.attention = Attention::Flash;
@@ -675,7 +716,7 @@ mod tests {
     #[test]
     fn default_ladder_on_llama3_8b_with_eight_gpus() {
         let e = escalate(&Scenario::default(), &Step::DEFAULT_LADDER, 8);
-        assert_eq!(e.steps.len(), 6);
+        assert_eq!(e.steps.len(), 7);
         assert!(!e.steps[0].fits(), "the default scenario does not fit on one GPU");
         let first = e.first_fit.expect("fits somewhere on 8 × 80 GB");
         assert!(e.steps[..first].iter().all(|s| !s.fits()));
@@ -754,8 +795,8 @@ mod tests {
     #[test]
     fn the_plan_drops_checkpointing_once_zero2_fits() {
         let e = escalate(&llama3_8b_on_8_a100(), &Step::DEFAULT_LADDER, 8);
-        assert_eq!(e.first_fit, Some(3));
-        let at_fit = &e.steps[3];
+        assert_eq!(e.first_fit, Some(4));
+        let at_fit = &e.steps[4];
         assert_eq!(at_fit.scenario.training.checkpointing, Checkpointing::Full);
         let plan = e.plan.expect("a plan where something fits");
         assert_eq!(plan.kept, vec![Step::Zero2]);
@@ -772,23 +813,56 @@ mod tests {
         assert!(r.note.contains("without Activation checkpointing"), "{}", r.note);
     }
 
-    /// Four sequences per micro-batch: without checkpointing ZeRO-2 fits only at micro-batch
-    /// 1, so the plan takes micro-batch 1 × 4 accumulation steps (global batch 32 kept) and
-    /// is still a quarter faster than checkpointing.
+    /// Four sequences per micro-batch (issue 20's case): no micro-batch fits alone, so the
+    /// micro-batch step takes 1 × 4 accumulation steps (global batch 32 kept) and says so;
+    /// ZeRO-2 then fits, and the plan keeps both and drops checkpointing, still a quarter
+    /// faster. The micro-batch trade is a step of the plan, not a silent change.
     #[test]
     fn the_plan_may_trade_micro_batch_for_accumulation() {
         let mut s = llama3_8b_on_8_a100();
         s.training.micro_batch = 4;
         let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
-        assert_eq!(e.first_fit, Some(3));
+        assert_eq!(e.steps[2].note, "micro-batch 4 → 1, accumulation 1 → 4, global batch kept at 32: not enough alone");
+        assert_eq!(e.first_fit, Some(4));
         let plan = e.plan.expect("plan");
+        assert_eq!(plan.kept, vec![Step::SmallerMicroBatch, Step::Zero2]);
         assert_eq!(plan.dropped, vec![Step::ActivationCheckpointing]);
         let t = &plan.result.scenario.training;
         assert_eq!((t.micro_batch, t.grad_accum, plan.result.scenario.parallel.dp), (1, 4, 8));
         assert_eq!(crate::plan::global_batch(&plan.result.scenario), 32);
         assert!(fits_with_margin(&plan.result.breakdown, DEFAULT_MARGIN));
-        assert!(faster(plan.result.costs.step_seconds, e.steps[3].costs.step_seconds));
-        assert!(plan.result.note.ends_with("micro-batch 4 → 1 with 4 accumulation steps, the same global batch"), "{}", plan.result.note);
+        assert!(faster(plan.result.costs.step_seconds, e.steps[4].costs.step_seconds));
+        assert_eq!(plan.result.note, "Smaller micro-batch, ZeRO-2 without Activation checkpointing: fits and is no slower");
+        assert_eq!(crate::plan::changes::changes_text(&s, &plan.result.scenario), "micro-batch 4 → 1, accumulation 1 → 4, global batch kept at 32, ZeRO off → 2");
+    }
+
+    /// Issue 20's one-GPU case: a micro-batch one past the largest that fits gets a fix, the
+    /// smaller micro-batch alone (nothing more invasive), the global batch kept; and where a
+    /// divisor of it fits, the largest such divisor rather than 1.
+    #[test]
+    fn one_past_the_largest_micro_batch_gets_the_micro_batch_step() {
+        let mut s = Scenario { model: crate::scenario::ModelSpec::Preset("gpt2".into()), device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"), ..Scenario::default() };
+        s.training.seq_len = 1024;
+        let largest = crate::plan::limits::limits(&s).max_micro_batch.expect("gpt2 fits").value;
+        assert!(largest >= 4, "{largest}");
+        for micro in [largest + 1, 2 * largest] {
+            s.training.micro_batch = micro;
+            assert!(!estimate(&s).fits);
+            let e = escalate(&s, Step::default_ladder(1), 1);
+            assert_eq!(e.first_fit, Some(1), "{micro}: {}", e.steps[1].note);
+            let plan = e.plan.expect("a fix");
+            assert_eq!(plan.kept, vec![Step::SmallerMicroBatch]);
+            let t = &plan.result.scenario.training;
+            assert_eq!(t.micro_batch * t.grad_accum, micro, "global batch kept");
+            // The largest divisor of the batch that fits.
+            let expect = (1..=largest).rev().find(|d| micro % d == 0).expect("1 divides");
+            assert_eq!(t.micro_batch, expect, "{micro}");
+        }
+        // Inference has no accumulation to trade for: the step changes nothing there.
+        s.training.mode = crate::scenario::Mode::Inference;
+        let (same, note) = apply(Step::SmallerMicroBatch, &s, 1);
+        assert_eq!(same, s);
+        assert!(note.starts_with("inference accumulates nothing"), "{note}");
     }
 
     /// Where the first fit needs what came before it, the plan is the first fit: at 4096
@@ -798,12 +872,12 @@ mod tests {
         let mut s = llama3_8b_on_8_a100();
         s.training.seq_len = 4096;
         let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
-        assert_eq!(e.first_fit, Some(3));
+        assert_eq!(e.first_fit, Some(4));
         let plan = e.plan.expect("plan");
         assert!(!fits_with_margin(&escalate(&s, &[Step::Zero2], 8).steps[1].breakdown, DEFAULT_MARGIN));
         assert_eq!(plan.kept, vec![Step::ActivationCheckpointing, Step::Zero2]);
         assert!(plan.dropped.is_empty(), "{:?}", plan.dropped);
-        assert_eq!(plan.result.scenario, e.steps[3].scenario);
+        assert_eq!(plan.result.scenario, e.steps[4].scenario);
         assert!(plan.result.note.contains("every step up to the first fit is needed"), "{}", plan.result.note);
     }
 
@@ -814,11 +888,11 @@ mod tests {
         let mut s = llama3_8b_on_8_a100();
         s.training.seq_len = 16_384;
         let e = escalate(&s, &Step::DEFAULT_LADDER, 8);
-        assert_eq!(e.first_fit, Some(4), "{:?}", e.steps.iter().map(|s| (s.name.clone(), s.fits())).collect::<Vec<_>>());
+        assert_eq!(e.first_fit, Some(5), "{:?}", e.steps.iter().map(|s| (s.name.clone(), s.fits())).collect::<Vec<_>>());
         let plan = e.plan.expect("plan");
         assert_eq!(plan.kept, vec![Step::ActivationCheckpointing, Step::Zero3]);
         assert_eq!(plan.dropped, vec![Step::Zero2]);
-        assert_eq!(plan.result.scenario, e.steps[4].scenario);
+        assert_eq!(plan.result.scenario, e.steps[5].scenario);
         // Nothing to drop when the scenario fits as entered; no plan when nothing fits.
         let none = escalate(&llama3_8b_on_8_a100(), &[], 8);
         assert_eq!(none.first_fit, None);
@@ -848,11 +922,11 @@ mod tests {
         }
         let one = Scenario { device: crate::scenario::DeviceSpec::preset("rtx-4090-24gb"), ..Scenario::default() };
         let e = escalate(&one, &Step::DEFAULT_LADDER, 1);
-        for k in [3, 4] {
+        for k in [4, 5] {
             assert!(!e.steps[k].applied);
             assert!(e.steps[k].note.starts_with("needs more than one data-parallel GPU: the budget is 1 GPU"), "{}", e.steps[k].note);
         }
-        assert!(e.steps[5].note.starts_with("no room"), "{}", e.steps[5].note);
+        assert!(e.steps[6].note.starts_with("no room"), "{}", e.steps[6].note);
     }
 
     /// The distributed steps keep micro-batch × accumulation × dp, or say why not.

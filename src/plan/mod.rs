@@ -8,7 +8,9 @@
 //! What both share lives here: the global batch and how a data-parallel degree splits it,
 //! the safety margin a recommended plan leaves free, and when two step times count as equal.
 
+pub mod changes;
 pub mod escalation;
+pub mod limits;
 pub mod resolved;
 pub mod search;
 pub mod serving_ladder;

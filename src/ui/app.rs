@@ -8,6 +8,7 @@ use leptos::prelude::*;
 
 use super::breakdown_table::BreakdownTable;
 use super::device_picker::DevicePicker;
+use super::limits_panel::{AppliedNotice, LimitsPanel};
 use super::measured_panel::MeasuredPanel;
 use super::memory_chart::MemoryChart;
 use super::model_picker::ModelPicker;
@@ -56,8 +57,10 @@ pub fn App() -> impl IntoView {
             <section class="results" aria-label="Result">
                 <UrlNoticeBanner />
                 <VerdictBanner />
+                <AppliedNotice />
                 <UnplacedErrors />
                 <MemoryChart />
+                <LimitsPanel />
                 <ServingPanel />
                 <TimelineChart />
                 <ShareToolbar />

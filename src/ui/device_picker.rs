@@ -104,6 +104,8 @@ fn Picker() -> impl IntoView {
     let selected = planner.slice(|s| s.device.preset.clone().unwrap_or_else(|| "custom".into()));
     let custom = planner.slice(|s| s.device.preset.is_none());
     let per_node = planner.slice(|s| s.device.gpus_per_node.unwrap_or(DEFAULT_GPUS_PER_NODE));
+    // In GB, a GPU named in GB ("A100 80GB") beside its capacity in decimal GB (85.9 GB).
+    let units_note = move || planner.valid.with(|s| crate::report::units_note(s, planner.units.get()));
     let choose = move |id: String| {
         planner.set(|s| {
             if id == "custom" {
@@ -135,6 +137,7 @@ fn Picker() -> impl IntoView {
                     <option value="custom" prop:selected=move || custom.get()>"Custom device…"</option>
                 </select>
                 <FieldError field="device" />
+                <p class="hint" id="units-note" hidden=move || units_note().is_none()>{move || units_note().unwrap_or_default()}</p>
             </div>
             <Show when=move || custom.get()>
                 <div class="pair" id="custom-device">

@@ -8,14 +8,19 @@
 //! text box and a notice says the plan shown is still the previous model's. That decoder,
 //! with every family Headroom reads, is the `config_reader` WASM chunk, fetched at the first
 //! paste: the catalogue's own models need only their families, which the first download has.
+//! A typed Hub id that is not in the catalogue can be fetched from the Hub on request
+//! (`hub_fetch.rs`), through the same decoder; a failed fetch opens the paste.
 
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use serde_json::Value;
+use wasm_bindgen::JsCast;
 
 use super::field_error::FieldError;
+use super::hub_fetch::HubFetch;
 use super::lazy_view::Chunked;
 use super::state::Planner;
+use crate::import::hub::hub_id;
 use crate::import::presets::{model_preset, search_presets};
 use crate::scenario::ModelSpec;
 
@@ -65,6 +70,10 @@ pub fn ModelPicker() -> impl IntoView {
     let summary = planner.slice(|s| s.model.architecture().map(|a| a.summary()).unwrap_or_default());
     // The text being typed; `None` shows the current model's name.
     let query = RwSignal::new(None::<String>);
+    // The last text typed (kept after the box closes): a Hub id not in the catalogue can be
+    // fetched.
+    let typed = RwSignal::new(String::new());
+    let hub_candidate = Signal::derive(move || typed.with(|t| hub_id(t)).filter(|id| model_preset(id).is_none()));
     let open = RwSignal::new(false);
     let active = RwSignal::new(0usize);
     let matches = Memo::new(move |_| matches_for(&query.get().unwrap_or_default()));
@@ -119,18 +128,32 @@ pub fn ModelPicker() -> impl IntoView {
             Err(message) => paste_error.set(Some(message)),
         }
     };
+    let decode_pasted = move || match READER.get() {
+        Some(decode) => apply(decode),
+        None => leptos::task::spawn_local(async move {
+            match READER.load(config_reader).await {
+                Ok(decode) => apply(decode),
+                Err(_) => paste_error.set(Some("the config reader could not be loaded (are you offline?)".into())),
+            }
+        }),
+    };
     let on_paste = move |ev: leptos::ev::Event| {
         pasted.set_value(event_target_value(&ev));
-        match READER.get() {
-            Some(decode) => apply(decode),
-            None => leptos::task::spawn_local(async move {
-                match READER.load(config_reader).await {
-                    Ok(decode) => apply(decode),
-                    Err(_) => paste_error.set(Some("the config reader could not be loaded (are you offline?)".into())),
-                }
-            }),
-        }
+        decode_pasted();
     };
+    // A config fetched from the Hub is read as if pasted, and shown in the paste box.
+    let on_hub_config = Callback::new(move |text: String| {
+        if let Some(area) = document().get_element_by_id("hf-config").and_then(|e| e.dyn_into::<web_sys::HtmlTextAreaElement>().ok()) {
+            area.set_value(&text);
+        }
+        pasted.set_value(text);
+        decode_pasted();
+    });
+    let open_paste = Callback::new(move |()| {
+        if let Some(details) = document().get_element_by_id("paste-details") {
+            let _ = details.set_attribute("open", "");
+        }
+    });
     let option_id = |i: usize| format!("model-option-{i}");
     // Focusing or clicking the box while it shows the current model selects its text, so
     // typing replaces the name instead of appending to it.
@@ -163,7 +186,9 @@ pub fn ModelPicker() -> impl IntoView {
                     on:focus=on_focus
                     on:click=on_click
                     on:input=move |ev| {
-                        query.set(Some(event_target_value(&ev)));
+                        let text = event_target_value(&ev);
+                        typed.set(text.clone());
+                        query.set(Some(text));
                         active.set(0);
                         open.set(true);
                     }
@@ -174,7 +199,7 @@ pub fn ModelPicker() -> impl IntoView {
                     {move || {
                         let list = matches.get();
                         if list.is_empty() {
-                            return view! { <li class="model-empty" role="presentation">"No model matches; paste its config.json below"</li> }.into_any();
+                            return view! { <li class="model-empty" role="presentation">"No model matches: fetch its config.json from the Hub, or paste it below"</li> }.into_any();
                         }
                         list.into_iter()
                             .enumerate()
@@ -201,9 +226,10 @@ pub fn ModelPicker() -> impl IntoView {
                     }}
                 </ul>
                 <p id="model-summary" class="hint">{move || summary.get()}</p>
+                <HubFetch id=hub_candidate on_config=on_hub_config on_failure=open_paste />
                 <FieldError field="model" />
             </div>
-            <details class="control paste">
+            <details class="control paste" id="paste-details">
                 <summary>"Paste a Hugging Face config.json"</summary>
                 <label for="hf-config" class="visually-hidden">"config.json content"</label>
                 <textarea

@@ -1,12 +1,13 @@
-//! `SearchPanel`: the automatic planner. A GPU count (the planner's dp × tp × pp × cp until
-//! edited), a safety margin and "Find layouts" run the layout search on the planner's
+//! `SearchPanel`: the automatic planner. A GPU count (the Strategy budget, shared with the
+//! flowchart: the planner's dp × tp × pp × cp until edited), a safety margin and "Find layouts" run the layout search on the planner's
 //! scenario in slices of about [`SLICE_MS`] with a zero-delay timer between them, so the
 //! page stays responsive; a progress bar appears when the search has taken longer than
 //! [`PROGRESS_AFTER_MS`]. (Slices by time, not by layout count: browsers hold a chain of
 //! zero-delay timers to 4 ms each, which cost more than the search itself when every 50
 //! layouts waited for one.) The summary says how many layouts were tried and how many fit; the
 //! ten best are listed (fastest first, equal times by memory left), each with an "Apply"
-//! button that writes its scenario into the planner and shows the Planner tab at its top.
+//! button that writes its scenario into the planner (saying what it changes) and shows the
+//! Planner tab at its top.
 //!
 //! The search itself is [`crate::plan::search::SearchRun`] (same results as
 //! `plan::search::search`).
@@ -18,7 +19,7 @@ use gloo::timers::callback::Timeout;
 use leptos::prelude::*;
 
 use super::state::Planner;
-use super::workspace::{show_planner_at_top, SearchOutcome, Workspace, MAX_GPUS};
+use super::workspace::{apply_to_planner, show_planner_at_top, SearchOutcome, Workspace, MAX_GPUS};
 use crate::enum_id::enum_id;
 use crate::format;
 use crate::plan::search::{Candidate, SearchRun};
@@ -68,7 +69,7 @@ fn result_row(rank: usize, c: Candidate, planner: Planner, ws: Workspace) -> imp
     let t = c.scenario.training.clone();
     let scenario = c.scenario.clone();
     let apply = move |_| {
-        planner.scenario.set(scenario.clone());
+        apply_to_planner(ws, planner, &format!("layout {} of the automatic planner", rank + 1), scenario.clone());
         show_planner_at_top(ws);
     };
     view! {
@@ -101,7 +102,7 @@ pub fn SearchPanel() -> impl IntoView {
         }
         let generation = ws.search.generation.get_value().wrapping_add(1);
         ws.search.generation.set_value(generation);
-        let gpus = ws.search.gpus.get_untracked();
+        let gpus = ws.strategy.gpus.get_untracked();
         let margin = ws.search.margin.get_untracked();
         let run = Rc::new(RefCell::new(planner.scenario.with_untracked(|s| SearchRun::new(s, gpus, margin, TOP))));
         ws.search.running.set(true);
@@ -142,11 +143,11 @@ pub fn SearchPanel() -> impl IntoView {
                         id="search-gpus"
                         min="1"
                         max=MAX_GPUS.to_string()
-                        prop:value=move || ws.search.gpus.get().to_string()
+                        prop:value=move || ws.strategy.gpus.get().to_string()
                         on:change=move |ev| {
                             if let Some(n) = crate::format::parse_f64(event_target_value(&ev).trim()) {
                                 if n.is_finite() {
-                                    ws.search.gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
+                                    ws.strategy.gpus.set((n.round().max(1.0) as u64).min(MAX_GPUS));
                                 }
                             }
                         }

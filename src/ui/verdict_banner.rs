@@ -26,12 +26,13 @@ use crate::model::breakdown::Outcome;
 use crate::plan::escalation::{escalate, Step};
 use crate::scenario::Scenario;
 
-/// Whether the default ladder's plan fits on the scenario's own GPUs, its headline and its
-/// first line (or, without a plan, what to change).
+/// Whether the default ladder's plan fits on the scenario's own GPUs, its headline, and
+/// each change it makes with its first line (or, without a plan, what to change).
 fn cheapest_fix(s: &Scenario, units: Units) -> (bool, String, String) {
     let gpus = s.parallel.world_size().max(1);
-    let summary = plan_summary(&escalate(s, Step::default_ladder(gpus), gpus), units);
-    let detail = if summary.fits { summary.lines.first().cloned().unwrap_or_default() } else { summary.lines.join(" ") };
+    let summary = plan_summary(&escalate(s, Step::ladder_for(s, gpus), gpus), units);
+    // A plan names each change it makes (the batch above all), then its time and memory.
+    let detail = if summary.fits { format!("{}; {}", summary.changes, summary.lines.first().cloned().unwrap_or_default()) } else { summary.lines.join(" ") };
     let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
     (summary.fits, headline, detail)
 }

@@ -1,8 +1,10 @@
 //! The page's view state ([`Workspace`]): the open tab, and one state per view — the
 //! Strategy ladder and budget ([`StrategyState`]), the automatic planner ([`SearchState`]),
-//! the Compare columns ([`CompareState`]) — kept while a view is hidden, with the GPU
-//! budgets following the planner's world size; choosing a tab ([`select_tab`]) and the way
-//! back to the planner after an Apply ([`show_planner_at_top`]).
+//! the Compare columns ([`CompareState`]) — kept while a view is hidden, with the one GPU
+//! budget of the flowchart and the search following the planner's world size; choosing a
+//! tab ([`select_tab`]), writing a plan into the planner with the changes it makes
+//! ([`apply_to_planner`]) and the way back to the planner after an Apply
+//! ([`show_planner_at_top`]).
 //!
 //! No view is imported here: views read this state from context, and `tabs.rs` mounts them.
 
@@ -99,11 +101,10 @@ pub struct StrategyState {
     pub gpus: RwSignal<u64>,
 }
 
-/// The automatic planner's budget, margin, result and progress.
+/// The automatic planner's margin, result and progress; its GPUs are the Strategy budget
+/// ([`StrategyState::gpus`]), one input for the flowchart and the search.
 #[derive(Clone, Copy)]
 pub struct SearchState {
-    /// GPUs for the automatic planner, following the planner's world size the same way.
-    pub gpus: RwSignal<u64>,
     /// Share of each GPU's capacity the search's layouts and the ladder's plan leave free.
     pub margin: RwSignal<f64>,
     pub outcome: RwSignal<Option<SearchOutcome>>,
@@ -134,6 +135,9 @@ pub struct Workspace {
     pub strategy: StrategyState,
     pub search: SearchState,
     pub compare: CompareState,
+    /// The last scenario written into the planner by an Apply or a "use this", with what it
+    /// changed in words; shown on the Planner while the planner holds that scenario.
+    pub applied: RwSignal<Option<(Scenario, String)>>,
 }
 
 impl Workspace {
@@ -146,7 +150,6 @@ impl Workspace {
             tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
             strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget) },
             search: SearchState {
-                gpus: RwSignal::new(world.get_untracked()),
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
                 outcome: RwSignal::new(None),
                 progress: RwSignal::new(None),
@@ -154,13 +157,13 @@ impl Workspace {
                 generation: StoredValue::new(0),
             },
             compare: CompareState { columns: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), owner: StoredValue::new(Owner::current()), table_gpus: RwSignal::new(8) },
+            applied: RwSignal::new(None),
         };
         // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
         Effect::new(move |seen: Option<()>| {
             let gpus = world.get();
             if seen.is_some() {
                 ws.strategy.gpus.set(gpus);
-                ws.search.gpus.set(gpus);
             }
         });
         // The ladder follows its budget (one GPU or several) while it is a default one.
@@ -315,6 +318,14 @@ pub fn select_tab(ws: Workspace, tab: Tab) {
             let _ = window().dispatch_event(&ev);
         }
     }
+}
+
+/// Writes `next` into the planner as `what` ("layout 1 of the automatic planner"), keeping
+/// each change it makes ([`crate::plan::changes::changes_text`]) for the Planner to show.
+pub fn apply_to_planner(ws: Workspace, planner: Planner, what: &str, next: Scenario) {
+    let changes = planner.scenario.with_untracked(|before| crate::plan::changes::changes_text(before, &next));
+    ws.applied.set(Some((next.clone(), format!("{what}: {changes}"))));
+    planner.scenario.set(next);
 }
 
 /// After an "Apply": the Planner tab, `view=planner` in the link (named, so the link says

@@ -168,7 +168,7 @@ test('exports download the chart (PNG, SVG) and the breakdown (Markdown, JSON), 
   const json = await grab('#export-json');
   assert.equal(json.name, 'headroom-gpt2.json');
   const parsed = JSON.parse(json.body.toString());
-  assert.deepEqual(Object.keys(parsed).sort(), ['breakdown', 'date', 'link', 'scenario', 'summary']);
+  assert.deepEqual(Object.keys(parsed).sort(), ['breakdown', 'cheapest_fix', 'date', 'limits', 'link', 'scenario', 'summary', 'units', 'units_note', 'verdict']);
   assert.ok(Number(parsed.breakdown.total) > 0 && 'capacity' in parsed.breakdown);
   assert.equal(parsed.scenario.model.preset, 'gpt2');
   assert.equal(parsed.scenario.parallel.dp, 4);

@@ -105,8 +105,8 @@ test('the open view travels in the link and survives a reload', async () => {
 test('the flowchart renders the default ladder, marks the first fit and greys what follows', async () => {
   const { page, problems } = await openStrategy();
   // Start + five steps: six boxes, six checks, launch, monitor, no-fit.
-  assert.equal(await page.locator('#flowchart .node.action').count(), 5);
-  assert.equal(await page.locator('#flowchart .node.check').count(), 6);
+  assert.equal(await page.locator('#flowchart .node.action').count(), 6);
+  assert.equal(await page.locator('#flowchart .node.check').count(), 7);
   assert.equal(await page.locator('#flowchart [data-node="launch"]').count(), 1);
   assert.equal(await page.locator('#flowchart [data-node="monitor"]').count(), 1);
   const ff = await firstFit(page);
@@ -116,7 +116,7 @@ test('the flowchart renders the default ladder, marks the first fit and greys wh
   assert.equal(await page.locator('#ladder-gpus').inputValue(), '8', "the budget is the planner's dp × tp × pp × cp");
   assert.equal(await page.locator('#flowchart .fits-here').count(), 1);
   assert.equal(await page.locator('#flowchart .fits-here').getAttribute('data-node'), `step-${f}`);
-  for (let k = f + 1; k <= 5; k++) assert.equal(await nodeState(page, `step-${k}`), 'off');
+  for (let k = f + 1; k <= 6; k++) assert.equal(await nodeState(page, `step-${k}`), 'off');
   assert.equal(await nodeState(page, 'launch'), 'visited');
   assert.equal(await nodeState(page, 'nofit'), 'off');
   // The start box names the model and shows its per-GPU total; later boxes the change and cost.
@@ -124,7 +124,9 @@ test('the flowchart renders the default ladder, marks the first fit and greys wh
   assert.match(await nodeText(page, 'step-1'), /already bf16 mixed \(AMP\)/);
   // Full checkpointing recomputes the blocks, not the embedding and head: +31% for Llama-3-8B
   // at 4096 tokens (derived in src/plan/escalation.rs).
-  assert.match(await nodeText(page, 'step-2'), /−.*recompute \+31%/s);
+  // One sequence per GPU: no smaller micro-batch to trade for accumulation.
+  assert.match(await nodeText(page, 'step-2'), /micro-batch already 1/);
+  assert.match(await nodeText(page, 'step-3'), /−.*recompute \+31%/s);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -139,10 +141,10 @@ test('play advances the highlight one step at a time and the bar shrinks with it
   const startTotal = await barTotal(page);
   await page.locator('#flow-play').click();
   assert.equal(await page.locator('.playback').getAttribute('data-playing'), 'true');
-  await page.waitForFunction(() => document.querySelector('.playback').dataset.current === '2', null, { timeout: 5000 });
-  assert.equal(await nodeState(page, 'step-2'), 'current');
-  assert.equal(await nodeState(page, 'step-1'), 'visited');
-  assert.equal(await page.locator('[data-edge="edge-no-1"]').getAttribute('data-state'), 'visited');
+  await page.waitForFunction(() => document.querySelector('.playback').dataset.current === '3', null, { timeout: 5000 });
+  assert.equal(await nodeState(page, 'step-3'), 'current');
+  assert.equal(await nodeState(page, 'step-2'), 'visited');
+  assert.equal(await page.locator('[data-edge="edge-no-2"]').getAttribute('data-state'), 'visited');
   await page.waitForTimeout(450);
   assert.ok((await barTotal(page)) < startTotal, 'checkpointing shrank the bar');
   await page.screenshot({ path: join(ARTIFACTS, 'strategy-mid-animation.png'), fullPage: true });
@@ -176,12 +178,12 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
   const rung = page.locator('#ladder li').nth(f - 1);
   assert.match(await rung.innerText(), new RegExp(fitName.replace(/[()/]/g, '.')));
   await rung.locator('input[type="checkbox"]').uncheck();
-  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 4);
+  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 5);
   assert.notEqual((await page.locator(`[data-node="step-${f}"] .node-title`).textContent()).trim(), fitName);
   // Add QLoRA and move it to the top: it fits at once.
   await page.locator('#add-step').selectOption('qlora');
-  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 5);
-  for (let i = 0; i < 5; i++) {
+  await page.waitForFunction(() => document.querySelectorAll('#flowchart .node.action').length === 6);
+  for (let i = 0; i < 6; i++) {
     const up = page.locator('#rung-qlora-up');
     if (await up.isDisabled()) break;
     await up.click();
@@ -195,8 +197,8 @@ test('editing the ladder re-runs the escalation and changes the path', async () 
   // can be sharded there).
   await page.locator('#ladder-reset').click();
   await setValue(page, '#ladder-gpus', 1);
-  await page.waitForFunction(() => document.querySelector('#ladder li')?.dataset.step === 'fused-cross-entropy');
-  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title')?.textContent.trim() === 'Fused linear cross-entropy');
+  await page.waitForFunction(() => document.querySelector('#ladder li')?.dataset.step === 'smaller-micro-batch');
+  await page.waitForFunction(() => document.querySelector('[data-node="step-1"] .node-title')?.textContent.trim() === 'Smaller micro-batch');
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -278,9 +280,9 @@ test('Strategy on a 1-GPU scenario never suggests more GPUs than the budget', as
 test('the plan drops the steps the first fit does not need and Apply opens the planner at its top', async () => {
   const { page, problems } = await openStrategy();
   // ZeRO-2 fits; checkpointing, applied before it, is not needed any more.
-  assert.equal(await firstFit(page), '3');
-  assert.match(await page.locator('[data-node="step-2"]').getAttribute('class'), /\bdropped\b/);
-  assert.match(await nodeText(page, 'step-2'), /not needed/);
+  assert.equal(await firstFit(page), '4');
+  assert.match(await page.locator('[data-node="step-3"]').getAttribute('class'), /\bdropped\b/);
+  assert.match(await nodeText(page, 'step-3'), /not needed/);
   const plan = await page.locator('#flow-plan').innerText();
   assert.match(plan, /Plan: ZeRO-2 on 8 GPUs/);
   assert.match(plan, /765 ms per step/);
@@ -291,7 +293,7 @@ test('the plan drops the steps the first fit does not need and Apply opens the p
   await page.locator('[data-node="launch"]').click();
   assert.match(await page.locator('#step-caption').innerText(), /^The plan on 8 GPUs: 65\.2 GiB per GPU, 765 ms per step, fits$/);
   await page.locator('#flow-back').click();
-  assert.match(await page.locator('#step-caption').innerText(), /^Step 2 of 5/);
+  assert.match(await page.locator('#step-caption').innerText(), /^Step 3 of 6/);
   // Apply from far down the page: the planner opens at its top with view=planner in the link.
   await page.evaluate(() => window.scrollTo(0, 700));
   assert.match(page.url(), /view=strategy/);
@@ -413,7 +415,7 @@ test('the GPU budget and the edited ladder travel in the link; a bad ladder step
   await setValue(page, '#ladder-gpus', 16);
   await page.waitForFunction(() => /[?&]gpus=16(&|$)/.test(location.search));
   await page.locator('#rung-zero2').uncheck();
-  await page.waitForFunction(() => /[?&]ladder=mixed-precision,activation-checkpointing,-zero2,zero3,pipeline-parallel(&|$)/.test(location.search));
+  await page.waitForFunction(() => /[?&]ladder=mixed-precision,smaller-micro-batch,activation-checkpointing,-zero2,zero3,pipeline-parallel(&|$)/.test(location.search));
   const ladder = await page.locator('#ladder').innerText();
   // A reload (or the link, opened elsewhere) shows the same budget, ladder and plan.
   await page.reload();

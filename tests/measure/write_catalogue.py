@@ -1195,13 +1195,140 @@ NEW = [
     # (a pasted config imports with an "approximate" warning instead).
 ]
 
+
+# --------------------------------------------------------------------------------------
+# Instruct, chat and distilled checkpoints people search for by their own ids (issue 20).
+# Typed from the published config.json values of each repository; where an instruct
+# repository shares its base model's architecture, the base helper is reused and only
+# the keys that differ in the published file (eos_token_id, max_position_embeddings,
+# rms_norm_eps, rope_theta, sliding_window) are set. None of those keys changes a
+# parameter count or a memory term; the architecture keys are the base model's, whose
+# counts tests/fixtures/measured/param_counts.json already checks (src/import/presets.rs
+# checks each of these against its base, or against the published total).
+# --------------------------------------------------------------------------------------
+
+def with_keys(cfg, **keys):
+    d = copy.deepcopy(cfg)
+    d.update(keys)
+    return d
+
+
+def gemma3_it(text, vision=True):
+    d = {
+        "architectures": ["Gemma3ForConditionalGeneration"],
+        "boi_token_index": 255999,
+        "eoi_token_index": 256000,
+        "eos_token_id": [1, 106],
+        "image_token_index": 262144,
+        "initializer_range": 0.02,
+        "mm_tokens_per_image": 256,
+        "model_type": "gemma3",
+        "text_config": text,
+        "torch_dtype": "bfloat16",
+        "vision_config": {
+            "hidden_size": 1152,
+            "image_size": 896,
+            "intermediate_size": 4304,
+            "model_type": "siglip_vision_model",
+            "num_attention_heads": 16,
+            "num_hidden_layers": 27,
+            "patch_size": 14,
+            "vision_use_head": False,
+        },
+    }
+    return d
+
+
+QWEN25_INSTRUCT = {"eos_token_id": 151645, "max_position_embeddings": 32768, "sliding_window": 131072, "rms_norm_eps": 1e-06}
+LLAMA_INSTRUCT_EOS = [128001, 128008, 128009]
+
+CHAT = [
+    # ---- Llama 3.3 ----
+    ("meta-llama/Llama-3.3-70B-Instruct", "Llama 3.3 70B Instruct", "LlamaForCausalLM", ["llama-3.3-70b-instruct", "llama-3.3-70b"],
+     with_keys(llama31(8192, 80, 64, 28672), eos_token_id=LLAMA_INSTRUCT_EOS)),
+    # ---- Qwen2.5 Instruct ----
+    ("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5 7B Instruct", "Qwen2ForCausalLM", ["qwen2.5-7b-instruct"],
+     with_keys(qwen25(3584, 28, 28, 4, 18944, 152064, False, 32768, 131072, 1e-06), **QWEN25_INSTRUCT)),
+    ("Qwen/Qwen2.5-14B-Instruct", "Qwen2.5 14B Instruct", "Qwen2ForCausalLM", ["qwen2.5-14b-instruct"],
+     with_keys(qwen25(5120, 48, 40, 8, 13824, 152064, False, 32768, 131072, 1e-06), **QWEN25_INSTRUCT)),
+    ("Qwen/Qwen2.5-32B-Instruct", "Qwen2.5 32B Instruct", "Qwen2ForCausalLM", ["qwen2.5-32b-instruct"],
+     with_keys(qwen25(5120, 64, 40, 8, 27648, 152064, False, 32768, 131072, 1e-06), **QWEN25_INSTRUCT)),
+    ("Qwen/Qwen2.5-72B-Instruct", "Qwen2.5 72B Instruct", "Qwen2ForCausalLM", ["qwen2.5-72b-instruct"],
+     with_keys(qwen25(8192, 80, 64, 8, 29568, 152064, False, 32768, 131072, 1e-06), **QWEN25_INSTRUCT)),
+    # ---- Qwen3 (one checkpoint per size for chat, thinking and non-thinking) ----
+    ("Qwen/Qwen3-4B", "Qwen3 4B", "Qwen3ForCausalLM", ["qwen3-4b"], qwen3(2560, 36, 32, 8, 9728, True)),
+    ("Qwen/Qwen3-14B", "Qwen3 14B", "Qwen3ForCausalLM", ["qwen3-14b"], qwen3(5120, 40, 40, 8, 17408, False)),
+    # ---- Gemma 3 instruction-tuned (text model built) ----
+    ("google/gemma-3-1b-it", "Gemma 3 1B Instruct", "Gemma3ForCausalLM", ["gemma-3-1b-it"], None),
+    ("google/gemma-3-4b-it", "Gemma 3 4B Instruct (text)", "Gemma3ForCausalLM", ["gemma-3-4b-it", "gemma-3-4b"], gemma3_it({
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "model_type": "gemma3_text",
+        "num_attention_heads": 8,
+        "num_hidden_layers": 34,
+        "num_key_value_heads": 4,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+    })),
+    ("google/gemma-3-12b-it", "Gemma 3 12B Instruct (text)", "Gemma3ForCausalLM", ["gemma-3-12b-it"], None),
+    ("google/gemma-3-27b-it", "Gemma 3 27B Instruct (text)", "Gemma3ForCausalLM", ["gemma-3-27b-it", "gemma-3-27b"], gemma3_it({
+        "head_dim": 128,
+        "hidden_size": 5376,
+        "intermediate_size": 21504,
+        "model_type": "gemma3_text",
+        "num_attention_heads": 32,
+        "num_hidden_layers": 62,
+        "num_key_value_heads": 16,
+        "query_pre_attn_scalar": 168,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+    })),
+    # ---- Mistral Small 3 ----
+    ("mistralai/Mistral-Small-24B-Instruct-2501", "Mistral Small 3 24B Instruct", "MistralForCausalLM", ["mistral-small-24b-instruct", "mistral-small-3"], {
+        "architectures": ["MistralForCausalLM"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+        "head_dim": 128,
+        "hidden_act": "silu",
+        "hidden_size": 5120,
+        "initializer_range": 0.02,
+        "intermediate_size": 32768,
+        "max_position_embeddings": 32768,
+        "model_type": "mistral",
+        "num_attention_heads": 32,
+        "num_hidden_layers": 40,
+        "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 100000000.0,
+        "sliding_window": None,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "use_cache": True,
+        "vocab_size": 131072,
+    }),
+    # ---- DeepSeek-R1 distills (Qwen2.5-Math-7B, Qwen2.5-32B, Llama 3.1 8B, Llama 3.3 70B bases) ----
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "DeepSeek-R1 Distill Qwen 7B", "Qwen2ForCausalLM", ["deepseek-r1-distill-qwen-7b"],
+     with_keys(qwen25(3584, 28, 28, 4, 18944, 152064, False, 131072, 4096, 1e-06), bos_token_id=151646, eos_token_id=151643, rope_theta=10000)),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "DeepSeek-R1 Distill Qwen 32B", "Qwen2ForCausalLM", ["deepseek-r1-distill-qwen-32b"],
+     with_keys(qwen25(5120, 64, 40, 8, 27648, 152064, False, 131072, 131072, 1e-05), bos_token_id=151646, eos_token_id=151643)),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "DeepSeek-R1 Distill Llama 8B", "LlamaForCausalLM", ["deepseek-r1-distill-llama-8b"],
+     llama31(4096, 32, 32, 14336)),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "DeepSeek-R1 Distill Llama 70B", "LlamaForCausalLM", ["deepseek-r1-distill-llama-70b"],
+     llama31(8192, 80, 64, 28672)),
+]
+
 TEXT_ONLY_TYPES = {"gemma3", "mllama"}
 
 
 def entries():
     out = []
-    for hub_id, name, cls, aliases, cfg in LEGACY + NEW:
-        d = copy.deepcopy(cfg)
+    by_id = {e[0]: e[4] for e in LEGACY + NEW}
+    # The instruction-tuned Gemma 3 1B and 12B publish the same config.json as their
+    # pretrained checkpoints.
+    same_as = {"google/gemma-3-1b-it": "google/gemma-3-1b-pt", "google/gemma-3-12b-it": "google/gemma-3-12b-pt"}
+    for hub_id, name, cls, aliases, cfg in LEGACY + NEW + CHAT:
+        d = copy.deepcopy(cfg if cfg is not None else by_id[same_as[hub_id]])
         meta = {"id": hub_id, "name": name, "hf_class": cls, "aliases": aliases}
         if d["model_type"] in TEXT_ONLY_TYPES:
             assert "text_config" in d, hub_id
