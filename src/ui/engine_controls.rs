@@ -46,11 +46,12 @@ pub fn EngineControls() -> impl IntoView {
     };
     view! {
         {select}
-        <Show when=move || !matches!(engine.get(), Engine::Transformers)>
+        // Hidden rather than removed: a focused box removed mid-edit would fire its change
+        // event after its owner is gone.
+        <div hidden=move || matches!(engine.get(), Engine::Transformers)>
             <p class="hint">"Flags as the engine names them; an empty box keeps its default."</p>
             <div class="pair">
-                <Show when=move || matches!(engine.get(), Engine::Vllm | Engine::Sglang | Engine::Tgi)>
-                    <div class="engine-fraction" title=fraction_label>
+                <div class="engine-fraction" title=fraction_label hidden=move || !matches!(engine.get(), Engine::Vllm | Engine::Sglang | Engine::Tgi)>
                         <NumberField
                             label="Memory fraction"
                             id="engine-fraction"
@@ -65,8 +66,7 @@ pub fn EngineControls() -> impl IntoView {
                                 }
                             })
                         />
-                    </div>
-                </Show>
+                </div>
                 <NumberField
                     label="Context per request (max_model_len)"
                     id="engine-max-model-len"
@@ -106,6 +106,6 @@ pub fn EngineControls() -> impl IntoView {
                 <CheckboxField label="No CUDA graphs (--enforce-eager)" id="engine-eager" field="training.serving.enforce_eager"
                     value=eager on_change=move |on| planner.set(|s| s.training.serving.enforce_eager = on) />
             </div>
-        </Show>
+        </div>
     }
 }
