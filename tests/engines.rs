@@ -225,3 +225,15 @@ fn mode_inference_is_needed_for_an_engine() {
     s.training.mode = Mode::Inference;
     assert!(headroom::estimate(&s).serving.is_some());
 }
+
+/// Under an engine the largest batch is the sequences its cache holds at once at the full
+/// context (the engine starts whatever the batch): ⌊max_concurrency⌋.
+#[test]
+fn limits_under_an_engine_are_its_concurrency() {
+    let s = scenario(
+        r#"{"model":{"preset":"meta-llama/Llama-3.1-70B"},"training":{"mode":"inference","micro_batch":4,"seq_len":8192,"serving":{"engine":"vllm","weights":"fp8"}},"parallel":{"tp":2},"device":{"preset":"h100-sxm-80gb"}}"#,
+    );
+    let concurrency = report(&s).max_concurrency;
+    let limits = headroom::plan::limits::limits(&s);
+    assert_eq!(limits.max_micro_batch.unwrap().value, concurrency.floor() as u64);
+}

@@ -86,7 +86,7 @@ fn factor_range([low, high]: [f64; 2]) -> String {
 /// A serving engine's verdict: it starts and holds so many requests of the full context at
 /// once, or it refuses to start, in its own words.
 fn engine_verdict(b: &Breakdown, r: &crate::model::serving::ServingReport, units: Units) -> Verdict {
-    let engine = crate::enum_id::enum_id(&r.engine);
+    let engine = r.engine.name();
     if let Some(error) = &r.error {
         let over = b.total.saturating_sub(b.capacity.min(r.ceiling()));
         return Verdict::OutOfMemory { over, text: format!("{engine} does not start: {error}") };

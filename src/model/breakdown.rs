@@ -474,7 +474,7 @@ impl Totals {
 
     /// [`Breakdown::fits`].
     pub fn fits(&self) -> bool {
-        self.total() <= self.capacity()
+        self.total() <= self.capacity() && self.serving.as_ref().is_none_or(|r| r.starts())
     }
 }
 

@@ -525,6 +525,17 @@ pub enum Engine {
 
 impl Engine {
     pub const ALL: [Engine; 5] = [Engine::Transformers, Engine::Vllm, Engine::Sglang, Engine::Tgi, Engine::LlamaCpp];
+
+    /// The engine's name as its project writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Transformers => "transformers",
+            Engine::Vllm => "vLLM",
+            Engine::Sglang => "SGLang",
+            Engine::Tgi => "TGI",
+            Engine::LlamaCpp => "llama.cpp",
+        }
+    }
 }
 
 /// Element type of the inference KV cache.

@@ -144,7 +144,10 @@ pub fn limits(s: &Scenario) -> Limits {
 fn largest(step: u64, max: u64, totals: impl Fn(u64) -> Option<Totals>) -> Option<Limit> {
     let step = step.max(1);
     let top = max / step;
-    let fit = |k: u64| totals(k * step).filter(Totals::fits).map(|t| Limit { value: k * step, memory_left: t.capacity().saturating_sub(t.total()) });
+    // A serving engine starts whatever the batch; the batch fits when the cache holds every
+    // sequence asked at the full context at once.
+    let serves_all = |t: &Totals| t.serving.as_ref().is_none_or(|r| r.requested as f64 <= r.max_concurrency);
+    let fit = |k: u64| totals(k * step).filter(Totals::fits).filter(serves_all).map(|t| Limit { value: k * step, memory_left: t.capacity().saturating_sub(t.total()) });
     let mut best = fit(1)?;
     // Multiples k·step: `lo` fits, `hi` does not (or lies past the top).
     let (mut lo, mut hi) = (1u64, top.saturating_add(1));

@@ -49,7 +49,7 @@ pub fn EngineControls() -> impl IntoView {
         // Hidden rather than removed: a focused box removed mid-edit would fire its change
         // event after its owner is gone.
         <div hidden=move || matches!(engine.get(), Engine::Transformers)>
-            <p class="hint">"Flags as the engine names them; an empty box keeps its default."</p>
+            <p class="hint">"--gpu-memory-utilization (SGLang: --mem-fraction-static), --max-model-len, --max-num-seqs, --max-num-batched-tokens, --block-size, --enforce-eager; each box shows the value the engine runs with."</p>
             <div class="pair">
                 <div class="engine-fraction" title=fraction_label hidden=move || !matches!(engine.get(), Engine::Vllm | Engine::Sglang | Engine::Tgi)>
                         <NumberField
@@ -68,7 +68,7 @@ pub fn EngineControls() -> impl IntoView {
                         />
                 </div>
                 <NumberField
-                    label="Context per request (max_model_len)"
+                    label="Context per request"
                     id="engine-max-model-len"
                     field="training.serving.max_model_len"
                     step="1"
@@ -78,7 +78,7 @@ pub fn EngineControls() -> impl IntoView {
             </div>
             <div class="pair">
                 <NumberField
-                    label="Scheduled sequences (max_num_seqs)"
+                    label="Sequences scheduled"
                     id="engine-max-num-seqs"
                     field="training.serving.max_num_seqs"
                     step="1"
@@ -86,7 +86,7 @@ pub fn EngineControls() -> impl IntoView {
                     on_change=move |v: f64| planner.set(|s| s.training.serving.max_num_seqs = Some(v.round().max(1.0) as u64))
                 />
                 <NumberField
-                    label="Prefill chunk (max_num_batched_tokens)"
+                    label="Prefill chunk (tokens)"
                     id="engine-batched-tokens"
                     field="training.serving.max_num_batched_tokens"
                     step="1"
@@ -96,14 +96,14 @@ pub fn EngineControls() -> impl IntoView {
             </div>
             <div class="pair">
                 <NumberField
-                    label="Tokens per block (block_size)"
+                    label="Block size (tokens)"
                     id="engine-block-size"
                     field="training.serving.block_size"
                     step="1"
                     value=Signal::derive(move || report(|r| r.block_size as f64))
                     on_change=move |v: f64| planner.set(|s| s.training.serving.block_size = Some(v.round().max(1.0) as u64))
                 />
-                <CheckboxField label="No CUDA graphs (--enforce-eager)" id="engine-eager" field="training.serving.enforce_eager"
+                <CheckboxField label="No CUDA graphs (eager)" id="engine-eager" field="training.serving.enforce_eager"
                     value=eager on_change=move |on| planner.set(|s| s.training.serving.enforce_eager = on) />
             </div>
         </div>

@@ -6,7 +6,6 @@
 use leptos::prelude::*;
 
 use super::state::Planner;
-use crate::enum_id::enum_id;
 use crate::format;
 
 /// The engine's report beside the chart.
@@ -17,7 +16,7 @@ pub fn ServingPanel() -> impl IntoView {
     let requested = planner.slice(|s| s.training.micro_batch);
     move || {
         report.get().map(|r| {
-            let engine = enum_id(&r.engine);
+            let engine = r.engine.name();
             let units = planner.units.get();
             let asked = requested.get();
             let rows = [

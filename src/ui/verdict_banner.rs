@@ -84,6 +84,8 @@ pub fn VerdictBanner() -> impl IntoView {
         let batch = planner.valid.with(|s| s.training.micro_batch.max(1));
         planner.plan.with(|p| {
             let b = &p.breakdown;
+            // An engine serves the sequences its cache holds at once, not the whole batch.
+            let batch = b.serving.as_ref().filter(|r| r.concurrency > 0).map_or(batch, |r| r.concurrency);
             let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
             let st = &b.step_time;
             let mut line = if st.decode_seconds_per_token > 0.0 {

@@ -26,7 +26,7 @@ test('vLLM starts for 70B FP8 on 2 × H100 and says how many requests fit at onc
   const { page, problems } = await openPlanner(env.browser, env.url + SEVENTY_B, { viewport: { width: 1440, height: 1100 } });
   await page.waitForSelector('.serving-panel');
   const verdict = await page.locator('#verdict').innerText();
-  assert.match(verdict, /vllm starts: its KV cache holds [\d,]+ tokens/);
+  assert.match(verdict, /vLLM starts: its KV cache holds [\d,]+ tokens/);
   assert.match(verdict, /of the 32 sequences asked run together/);
   const panel = await page.locator('.serving-panel').textContent();
   assert.match(panel, /GPU KV cache size: [\d,]+ tokens/);
@@ -46,7 +46,7 @@ test('choosing an engine and a flag on the page keeps them in the link', async (
   const { page, problems } = await openPlanner(env.browser, env.url + L4, { viewport: { width: 1440, height: 1100 } });
   await page.waitForSelector('.serving-panel');
   await page.locator('#engine').selectOption('sglang');
-  await page.waitForFunction(() => /sglang at startup/.test(document.querySelector('.serving-panel h2')?.textContent ?? ''));
+  await page.waitForFunction(() => /SGLang at startup/.test(document.querySelector('.serving-panel h2')?.textContent ?? ''));
   await page.locator('#engine-max-model-len').fill('4096');
   await page.locator('#engine-max-model-len').dispatchEvent('change');
   await page.waitForFunction(() => location.search.includes('eng=sglang') && location.search.includes('mml=4096'));
