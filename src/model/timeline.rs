@@ -129,11 +129,12 @@ pub fn timeline(b: &Breakdown) -> Timeline {
     let schedule = Schedule::new(shape.micro_batches, shape.in_flight);
     let detailed = schedule.detailed();
     // Besides the block groups: the collapsed runs, the optimizer step, and per forward the
-    // loss, per backward the loss and head backward.
+    // loss, per backward the loss, head backward and backward's start (drawn apart when the
+    // first group's end is higher).
     let runs = detailed.windows(2).filter(|w| w[1] > w[0] + 1).count();
     let forwards = detailed.iter().filter(|&&k| schedule.op(k).forward).count();
     let backwards = detailed.len() - forwards;
-    let fixed = runs + 1 + forwards * usize::from(parts.loss_forward) + backwards * (usize::from(parts.loss_backward) + usize::from(parts.head_backward));
+    let fixed = runs + 1 + forwards * usize::from(parts.loss_forward) + backwards * (usize::from(parts.loss_backward) + usize::from(parts.head_backward) + 1);
     let groups = (MAX_POINTS.saturating_sub(fixed) / detailed.len()).max(1) as u64;
 
     let mut points = Vec::new();
@@ -314,7 +315,17 @@ impl<'a> Parts<'a> {
                 // made) or its end (those freed, its own gradients made): the higher.
                 let start = State { held, own: [1.0, fraction(b), output], made: 1.0 - fraction(b), moment: self.block_moment };
                 let end = State { held, own: [1.0, fraction(a - 1), output], made: 1.0 - fraction(a - 1), moment: self.block_moment };
-                let state = if self.bytes(&end).total > self.bytes(&start).total { end } else { start };
+                let state = if self.bytes(&end).total > self.bytes(&start).total {
+                    // Backward's start, before the first gradient, is the breakdown's
+                    // forward/backward moment: drawn on its own when the first group's end
+                    // replaces it.
+                    if g + 1 == groups {
+                        push("backward begins".into(), Event::Backward, State { made: 0.0, ..start });
+                    }
+                    end
+                } else {
+                    start
+                };
                 push(format!("backward{}", self.layers(b, a)), Event::Backward, state);
             }
         }
