@@ -91,8 +91,17 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// `8.03 B`, `124 M`, `25.6 M` parameters.
+/// A real number short enough for a one-line message: as typed for everyday magnitudes,
+/// in exponent notation (`1e-300`, `1e308`) otherwise, so no value prints hundreds of digits.
+pub fn short_real(v: f64) -> String {
+    if v == 0.0 || (v.is_finite() && (1e-4..1e6).contains(&v.abs())) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
 
+/// `8.03 B`, `124 M`, `25.6 M` parameters.
 pub fn count(n: u64) -> String {
     let v = n as f64;
     if v >= 1e12 {
@@ -171,6 +180,16 @@ mod tests {
             assert_eq!(got.map(f64::to_bits).filter(|_| !want.is_some_and(f64::is_nan)), want.map(f64::to_bits).filter(|x| !f64::from_bits(*x).is_nan()), "{t:?}");
             assert_eq!(got.is_some_and(f64::is_nan), want.is_some_and(f64::is_nan), "{t:?}");
         }
+    }
+
+    #[test]
+    fn short_real_never_prints_hundreds_of_digits() {
+        assert_eq!(short_real(0.93), "0.93");
+        assert_eq!(short_real(1.5), "1.5");
+        assert_eq!(short_real(0.0), "0");
+        assert_eq!(short_real(1e-300), "1e-300");
+        assert_eq!(short_real(1e308), "1e308");
+        assert_eq!(short_real(f64::NAN), "NaN");
     }
 
     #[test]

@@ -329,7 +329,7 @@ fn validate_serving(s: &Serving, errors: &mut Vec<InputError>) {
     for (field, value) in [("training.serving.gpu_memory_utilization", s.gpu_memory_utilization), ("training.serving.mem_fraction_static", s.mem_fraction_static)] {
         if let Some(v) = value {
             if !(v > 0.0 && v <= 1.0) {
-                errors.push(InputError::new(field, format!("must be a fraction in (0, 1], got {}", if v.is_finite() && v.abs() < 1e6 { v.to_string() } else { format!("{v:e}") })));
+                errors.push(InputError::new(field, format!("must be a fraction in (0, 1], got {}", crate::format::short_real(v))));
             }
         }
     }

@@ -11,6 +11,7 @@
 //!   32.00, gpt-oss-20b (MXFP4 experts) 50.28.
 //! - SGLang, Qwen3-235B-A22B-FP8 on 4 × H100 with `--mem-fraction-static 0.93`:
 //!   "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB" (vllm-project/vllm #21348).
+//!
 //! Not reproduced, and why: vLLM's log in the same issue (178,880 tokens) ran with the
 //! LMCache connector, which allocates its own GPU buffers; vLLM PR #12569's 1,381 blocks
 //! (Llama-3.1-70B w8a8, V1 in January 2025) came from a V1 engine whose profile run did not

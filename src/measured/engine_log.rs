@@ -12,6 +12,7 @@
 //! - TGI: "Setting max batch total tokens to N";
 //! - llama.cpp: "llama_kv_cache: size = X MiB (N cells, …", "CUDA0 model buffer size = X MiB",
 //!   "CUDA0 compute buffer size = X MiB".
+//!
 //! GB in these logs is 2³⁰ bytes (both engines divide by 1 << 30).
 
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,7 @@
 //!   (`nvidia_smi.rs`);
 //! - the small JSON `docs/measure-your-run.py` prints (`json.rs`):
 //!   `{"max_memory_allocated": N, "max_memory_reserved": N, "used": N, "total": N}` in bytes.
+//!
 //! A serving engine's startup log is read apart (`engine_log.rs`): its numbers are the KV
 //! cache's size and the concurrency, compared with the engine's report.
 //!

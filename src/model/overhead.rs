@@ -33,7 +33,7 @@ fn cublaslt_workspace(device: &Device) -> f64 {
 
 /// NCCL communicator set-up on 2 GPUs: NVML used memory went from 0.55 GB to 2.00 GB at
 /// the first barrier (ml-engineering `torch-dist-mem-usage.py`).
-const NCCL_INIT: f64 = 1.45e9;
+pub const NCCL_INIT: f64 = 1.45e9;
 
 /// Share of dynamic allocations lost to the caching allocator's rounding and fragmentation:
 /// Megatron-LM adds 5% to activations (`theoretical_memory_usage.py`); measured gaps are larger

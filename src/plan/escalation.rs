@@ -147,11 +147,6 @@ impl Step {
         }
     }
 
-    /// Whether the step is one of the serving fixes.
-    pub fn is_serving(self) -> bool {
-        super::serving_ladder::SERVING_LADDER.contains(&self) && self != Step::TensorParallel
-    }
-
     pub fn label(self) -> &'static str {
         match self {
             Step::MixedPrecision => "Mixed precision (bf16)",

@@ -83,7 +83,7 @@ fn higher_fraction(s: &Scenario, n: &mut Scenario) -> String {
     let serving = &mut n.training.serving;
     match serving.engine {
         Engine::Vllm => {
-            let now = serving.gpu_memory_utilization.unwrap_or(crate::model::serving::vllm_default_utilization());
+            let now = serving.gpu_memory_utilization.unwrap_or(crate::model::serving::VLLM_DEFAULT_UTILIZATION);
             if now >= MAX_FRACTION {
                 format!("--gpu-memory-utilization is already {now}")
             } else {

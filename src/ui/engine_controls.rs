@@ -9,7 +9,8 @@ use super::checkbox_field::CheckboxField;
 use super::number_field::NumberField;
 use super::select_field::enum_select;
 use super::state::Planner;
-use crate::model::inputs::Engine;
+use crate::model::inputs::{Engine, Serving};
+use crate::model::serving::ServingReport;
 
 /// The engines, as the select names them.
 fn engine_label(e: Engine) -> &'static str {
@@ -22,13 +23,21 @@ fn engine_label(e: Engine) -> &'static str {
     }
 }
 
+/// A box for one of the engine's counts (tokens, sequences): shows the value the engine runs
+/// with (from the plan's report, its default where unset), stores a whole number ≥ 1.
+fn count_field(planner: Planner, label: &'static str, id: &'static str, field: &'static str, get: fn(&ServingReport) -> u64, set: fn(&mut Serving, u64)) -> impl IntoView {
+    let value = Signal::derive(move || planner.plan.with(|p| p.breakdown.serving.as_ref().map_or(0.0, |r| get(r) as f64)));
+    view! {
+        <NumberField label=label id=id field=field step="1" value=value
+            on_change=move |v: f64| planner.set(|s| set(&mut s.training.serving, v.round().max(1.0) as u64)) />
+    }
+}
+
 /// The engine select and, for an engine with its own plan, its settings.
 #[component]
 pub fn EngineControls() -> impl IntoView {
     let planner = Planner::get();
     let engine = planner.slice(|s| s.training.serving.engine);
-    // The values the engine runs with (its defaults where unset), from the plan.
-    let report = move |f: fn(&crate::model::serving::ServingReport) -> f64| planner.plan.with(|p| p.breakdown.serving.as_ref().map_or(0.0, f));
     let eager = planner.slice(|s| s.training.serving.enforce_eager);
     let select = enum_select(
         planner,
@@ -57,7 +66,7 @@ pub fn EngineControls() -> impl IntoView {
                             id="engine-fraction"
                             field="training.serving.gpu_memory_utilization"
                             step="0.01"
-                            value=Signal::derive(move || report(|r| r.memory_fraction))
+                            value=Signal::derive(move || planner.plan.with(|p| p.breakdown.serving.as_ref().map_or(0.0, |r| r.memory_fraction)))
                             on_change=move |v: f64| planner.set(|s| {
                                 if s.training.serving.engine == Engine::Sglang {
                                     s.training.serving.mem_fraction_static = Some(v);
@@ -67,42 +76,14 @@ pub fn EngineControls() -> impl IntoView {
                             })
                         />
                 </div>
-                <NumberField
-                    label="Context per request"
-                    id="engine-max-model-len"
-                    field="training.serving.max_model_len"
-                    step="1"
-                    value=Signal::derive(move || report(|r| r.max_model_len as f64))
-                    on_change=move |v: f64| planner.set(|s| s.training.serving.max_model_len = Some(v.round().max(1.0) as u64))
-                />
+                {count_field(planner, "Context per request", "engine-max-model-len", "training.serving.max_model_len", |r| r.max_model_len, |s, v| s.max_model_len = Some(v))}
             </div>
             <div class="pair">
-                <NumberField
-                    label="Sequences scheduled"
-                    id="engine-max-num-seqs"
-                    field="training.serving.max_num_seqs"
-                    step="1"
-                    value=Signal::derive(move || report(|r| r.max_num_seqs as f64))
-                    on_change=move |v: f64| planner.set(|s| s.training.serving.max_num_seqs = Some(v.round().max(1.0) as u64))
-                />
-                <NumberField
-                    label="Prefill chunk (tokens)"
-                    id="engine-batched-tokens"
-                    field="training.serving.max_num_batched_tokens"
-                    step="1"
-                    value=Signal::derive(move || report(|r| r.max_num_batched_tokens as f64))
-                    on_change=move |v: f64| planner.set(|s| s.training.serving.max_num_batched_tokens = Some(v.round().max(1.0) as u64))
-                />
+                {count_field(planner, "Sequences scheduled", "engine-max-num-seqs", "training.serving.max_num_seqs", |r| r.max_num_seqs, |s, v| s.max_num_seqs = Some(v))}
+                {count_field(planner, "Prefill chunk (tokens)", "engine-batched-tokens", "training.serving.max_num_batched_tokens", |r| r.max_num_batched_tokens, |s, v| s.max_num_batched_tokens = Some(v))}
             </div>
             <div class="pair">
-                <NumberField
-                    label="Block size (tokens)"
-                    id="engine-block-size"
-                    field="training.serving.block_size"
-                    step="1"
-                    value=Signal::derive(move || report(|r| r.block_size as f64))
-                    on_change=move |v: f64| planner.set(|s| s.training.serving.block_size = Some(v.round().max(1.0) as u64))
-                />
+                {count_field(planner, "Block size (tokens)", "engine-block-size", "training.serving.block_size", |r| r.block_size, |s, v| s.block_size = Some(v))}
                 <CheckboxField label="No CUDA graphs (eager)" id="engine-eager" field="training.serving.enforce_eager"
                     value=eager on_change=move |on| planner.set(|s| s.training.serving.enforce_eager = on) />
             </div>

@@ -9,14 +9,14 @@
 //!   biggest live tensor is the fp32 logits of the micro-batch (`n_ubatch × n_vocab × 4`,
 //!   `llama-graph.cpp` output) or the block's fp32 intermediates, with flash attention (the
 //!   CUDA default) so no `n_ctx × n_ubatch` score matrix.
+//!
 //! Here `max_model_len` is each sequence's context and `max_num_seqs` the parallel slots
 //! (`llama-server -np`), so `n_ctx = max_model_len × slots`.
 
 use super::activation::forward_elements_per_token;
 use super::kv::KvGeometry;
-use super::{EngineInputs, ServingReport};
+use super::{add_weights, EngineInputs, ServingReport};
 use crate::model::breakdown::{Component, Lifetime};
-use crate::model::inference::{weights_on_gpu, WEIGHTS_FORMULA};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
 use crate::model::overhead::CUDA_CONTEXT;
@@ -46,8 +46,7 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
         budget_bytes: super::cuda_total(inputs.device) as u64,
         ..ServingReport::default()
     };
-    let weights = weights_on_gpu(inputs.arch, inputs.tensors, inputs.training, inputs.layout);
-    ledger.add(Component::Parameters, "weights (model buffer)", weights, WEIGHTS_FORMULA, Lifetime::WholeStep);
+    let weights = add_weights(inputs, "weights (model buffer)", ledger);
     ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB (ml-engineering)", Lifetime::WholeStep);
     report.log.push(format!("load_tensors: CUDA0 model buffer size = {:.2} MiB", weights / MIB));
     let Some(t) = inputs.arch.transformer() else { return report };

@@ -19,10 +19,13 @@ mod vllm;
 use serde::{Deserialize, Serialize};
 
 use super::arch::{Architecture, ParamTensor};
+use super::breakdown::{Component, Lifetime};
 use super::device::Device;
+use super::inference::{weights_on_gpu, WEIGHTS_FORMULA};
 use super::inputs::{Engine, Runtime, Training};
 use super::layout::Layout;
 use super::ledger::Ledger;
+use super::overhead::{CUDA_CONTEXT, NCCL_INIT};
 
 /// What an engine does with one GPU, as it reports it at startup.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -85,9 +88,7 @@ impl ServingReport {
 }
 
 /// vLLM's default `gpu_memory_utilization`.
-pub fn vllm_default_utilization() -> f64 {
-    vllm::DEFAULT_UTILIZATION
-}
+pub use vllm::DEFAULT_UTILIZATION as VLLM_DEFAULT_UTILIZATION;
 
 /// Everything an engine's plan reads.
 pub struct EngineInputs<'a> {
@@ -140,6 +141,26 @@ pub fn cuda_total(device: &Device) -> f64 {
         _ => return device.capacity_bytes,
     };
     (reported * GIB).min(device.capacity_bytes)
+}
+
+/// The weights on this GPU, as every engine loads them (`inference::weights_on_gpu`), into
+/// `ledger` under `name`; returns their bytes.
+fn add_weights(inputs: &EngineInputs, name: &'static str, ledger: &mut Ledger) -> f64 {
+    let weights = weights_on_gpu(inputs.arch, inputs.tensors, inputs.training, inputs.layout);
+    ledger.add(Component::Parameters, name, weights, WEIGHTS_FORMULA, Lifetime::WholeStep);
+    weights
+}
+
+/// The CUDA context and, across tensor- or pipeline-parallel ranks, the NCCL communicators
+/// (`overhead.rs`'s measurements), which exist before an engine measures its free memory;
+/// returns the communicators' bytes.
+fn add_process_overhead(inputs: &EngineInputs, ledger: &mut Ledger) -> f64 {
+    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB (ml-engineering)", Lifetime::WholeStep);
+    if inputs.model_parallel <= 1 {
+        return 0.0;
+    }
+    ledger.add(Component::Overhead, "NCCL communicators", NCCL_INIT, "+1.45 GB at the first collective (ml-engineering torch-dist-mem-usage.py)", Lifetime::WholeStep);
+    NCCL_INIT
 }
 
 /// Bytes in GiB with two decimals, as the engines print them.

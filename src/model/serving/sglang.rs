@@ -14,20 +14,14 @@
 //!   "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB" (GB = 2³⁰ bytes).
 
 use super::kv::KvGeometry;
-use super::{EngineInputs, ServingReport};
+use super::{add_process_overhead, add_weights, EngineInputs, ServingReport};
 use crate::model::breakdown::{Component, Lifetime};
-use crate::model::inference::{weights_on_gpu, WEIGHTS_FORMULA};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
 use crate::model::overhead::CUDA_CONTEXT;
 
 const MIB: f64 = 1024.0 * 1024.0;
 const GIB: f64 = MIB * 1024.0;
-
-/// NCCL communicators of a tensor-parallel group, allocated before SGLang measures the free
-/// memory: 1.45 GB at the first collective on 2 GPUs (ml-engineering
-/// `torch-dist-mem-usage.py`, as `overhead.rs`).
-const NCCL_INIT: f64 = 1.45e9;
 
 /// (chunked_prefill_size, decode CUDA-graph max batch) by the GPU's memory in MiB and TP
 /// (`handle_gpu_memory_settings`).
@@ -79,13 +73,9 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
         memory_fraction: fraction,
         ..ServingReport::default()
     };
-    let weights = weights_on_gpu(inputs.arch, inputs.tensors, inputs.training, inputs.layout);
-    ledger.add(Component::Parameters, "weights", weights, WEIGHTS_FORMULA, Lifetime::WholeStep);
-    let nccl = if inputs.model_parallel > 1 { NCCL_INIT } else { 0.0 };
-    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB (ml-engineering)", Lifetime::WholeStep);
-    if nccl > 0.0 {
-        ledger.add(Component::Overhead, "NCCL communicators", nccl, "+1.45 GB at the first collective (ml-engineering torch-dist-mem-usage.py)", Lifetime::WholeStep);
-    }
+    let weights = add_weights(inputs, "weights", ledger);
+    // The communicators exist before SGLang measures the free memory.
+    let nccl = add_process_overhead(inputs, ledger);
     let before_load = (total - CUDA_CONTEXT - nccl - inputs.runtime.other_processes_bytes as f64).max(0.0);
     let slack = before_load * (1.0 - fraction);
     ledger.add(
@@ -105,7 +95,8 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     if rest <= 0.0 {
         let minimum = 1.0 - (before_load - weights) / before_load;
         report.error = Some(format!(
-            "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={fraction}. Raise --mem-fraction-static above {:.3}.",
+            "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={}. Raise --mem-fraction-static above {:.3}.",
+            crate::format::short_real(fraction),
             (minimum * 1000.0).ceil() / 1000.0
         ));
         ledger.add(Component::Activations, "KV cache (one request at the context, needed to start)", cell * max_model_len as f64, "cell size × context", Lifetime::WholeStep);

@@ -11,9 +11,8 @@
 
 use super::activation::forward_peak;
 use super::kv::KvGeometry;
-use super::{EngineInputs, ServingReport};
+use super::{add_process_overhead, add_weights, EngineInputs, ServingReport};
 use crate::model::breakdown::{Component, Lifetime};
-use crate::model::inference::{weights_on_gpu, WEIGHTS_FORMULA};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
 use crate::model::overhead::CUDA_CONTEXT;
@@ -23,9 +22,6 @@ const WIGGLE_ROOM: f64 = 0.90;
 
 /// `--max-batch-prefill-tokens`' default (`launcher/src/main.rs`).
 const DEFAULT_PREFILL_TOKENS: u64 = 4096;
-
-/// NCCL communicators with tensor parallelism (as `overhead.rs`).
-const NCCL_INIT: f64 = 1.45e9;
 
 /// TGI's plan for one GPU.
 pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
@@ -45,13 +41,8 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
         budget_bytes: (total * fraction) as u64,
         ..ServingReport::default()
     };
-    let weights = weights_on_gpu(inputs.arch, inputs.tensors, inputs.training, inputs.layout);
-    ledger.add(Component::Parameters, "weights", weights, WEIGHTS_FORMULA, Lifetime::WholeStep);
-    let nccl = if inputs.model_parallel > 1 { NCCL_INIT } else { 0.0 };
-    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB (ml-engineering)", Lifetime::WholeStep);
-    if nccl > 0.0 {
-        ledger.add(Component::Overhead, "NCCL communicators", nccl, "+1.45 GB at the first collective (ml-engineering)", Lifetime::WholeStep);
-    }
+    let weights = add_weights(inputs, "weights", ledger);
+    let nccl = add_process_overhead(inputs, ledger);
     let Some(t) = inputs.arch.transformer() else { return report };
     let activation_bytes = inputs.training.precision.activation_bytes() as f64;
     let warmup = forward_peak(t, inputs.layout.tp, prefill, activation_bytes);

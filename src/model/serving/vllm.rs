@@ -19,15 +19,15 @@
 //!   profiles the graphs first and takes them from the KV cache,
 //!   `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`; the printed sizes here follow the earlier,
 //!   widely logged behaviour.)
+//!
 //! Defaults for `max_num_batched_tokens` and `max_num_seqs` follow `vllm serve` on the GPU
 //! (`engine/arg_utils.py` `get_batch_defaults`).
 
 use super::activation::forward_peak;
 use super::kv::KvGeometry;
-use super::{gib, EngineInputs, ServingReport};
+use super::{add_weights, gib, EngineInputs, ServingReport};
 use crate::format::thousands;
 use crate::model::breakdown::{Component, Lifetime};
-use crate::model::inference::{weights_on_gpu, WEIGHTS_FORMULA};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
 use crate::model::overhead::CUDA_CONTEXT;
@@ -98,8 +98,7 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
         ..ServingReport::default()
     };
 
-    let weights = weights_on_gpu(inputs.arch, inputs.tensors, inputs.training, inputs.layout);
-    ledger.add(Component::Parameters, "weights", weights, WEIGHTS_FORMULA, Lifetime::WholeStep);
+    let weights = add_weights(inputs, "weights", ledger);
 
     let t = inputs.arch.transformer();
     let activation_bytes = inputs.training.precision.activation_bytes() as f64;
