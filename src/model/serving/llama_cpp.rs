@@ -15,7 +15,7 @@
 
 use super::activation::forward_elements_per_token;
 use super::kv::KvGeometry;
-use super::{add_weights, EngineInputs, ServingReport};
+use super::shared::{add_weights, EngineInputs, ServingReport};
 use crate::model::breakdown::{Component, Lifetime};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
@@ -43,7 +43,7 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
         max_num_seqs: slots,
         max_num_batched_tokens: ubatch,
         memory_fraction: 1.0,
-        budget_bytes: super::cuda_total(inputs.device) as u64,
+        budget_bytes: super::shared::cuda_total(inputs.device) as u64,
         ..ServingReport::default()
     };
     let weights = add_weights(inputs, "weights (model buffer)", ledger);

@@ -12,102 +12,17 @@ mod activation;
 pub mod kv;
 mod llama_cpp;
 mod sglang;
+mod shared;
 pub mod speed;
 mod tgi;
 mod vllm;
 
-use serde::{Deserialize, Serialize};
-
-use super::arch::{Architecture, ParamTensor};
-use super::breakdown::{Component, Lifetime};
-use super::device::Device;
-use super::inference::{weights_on_gpu, WEIGHTS_FORMULA};
-use super::inputs::{Engine, Runtime, Training};
-use super::layout::Layout;
+use super::inputs::Engine;
 use super::ledger::Ledger;
-use super::overhead::{CUDA_CONTEXT, NCCL_INIT};
-
-/// What an engine does with one GPU, as it reports it at startup.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServingReport {
-    pub engine: Engine,
-    /// Tokens the KV cache holds on this GPU (vLLM "GPU KV cache size: N tokens", SGLang
-    /// "#tokens", TGI "max batch total tokens", llama.cpp cells).
-    pub kv_cache_tokens: u64,
-    /// Bytes of the KV cache on this GPU.
-    pub kv_cache_bytes: u64,
-    /// Blocks (pages) of the cache (`block_size` tokens each).
-    pub num_blocks: u64,
-    /// Tokens per block.
-    pub block_size: u64,
-    /// Requests of `max_model_len` tokens the cache holds at once (vLLM "Maximum concurrency
-    /// for N tokens per request: X×").
-    pub max_concurrency: f64,
-    /// The context each request may reach (`max_model_len`).
-    pub max_model_len: u64,
-    /// Requests the scheduler runs at once (`max_num_seqs`).
-    pub max_num_seqs: u64,
-    /// Tokens of one scheduled batch (the profiled chunk).
-    pub max_num_batched_tokens: u64,
-    /// Bytes the engine allows itself on this GPU (its fraction of the GPU).
-    pub budget_bytes: u64,
-    /// The fraction behind `budget_bytes`, as the engine's flag takes it.
-    pub memory_fraction: f64,
-    /// Bytes the engine uses outside its budget (CUDA context, CUDA graphs captured after the
-    /// cache is allocated).
-    pub outside_budget_bytes: u64,
-    /// Why the engine would refuse to start, in its own terms; `None` when it starts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The startup lines the engine would print, in its own format.
-    pub log: Vec<String>,
-    /// Sequences the user asks to serve at once (`training.micro_batch`).
-    pub requested: u64,
-    /// Sequences served at once: the request, capped by the cache.
-    pub concurrency: u64,
-    /// One decode step for all running sequences at the full context, seconds (`speed.rs`).
-    pub decode_step_seconds: f64,
-    /// Tokens per second each running sequence receives.
-    pub tokens_per_second_per_sequence: f64,
-    /// Tokens per second across the running sequences.
-    pub tokens_per_second: f64,
-    /// Prefill of a prompt of the full context, seconds.
-    pub time_to_first_token_seconds: f64,
-}
-
-impl ServingReport {
-    /// Whether the engine starts with these settings.
-    pub fn starts(&self) -> bool {
-        self.error.is_none()
-    }
-
-    /// The most the engine's process holds on this GPU: its budget plus what lies outside it.
-    pub fn ceiling(&self) -> u64 {
-        self.budget_bytes.saturating_add(self.outside_budget_bytes)
-    }
-}
+pub use shared::{cuda_total, EngineInputs, ServingReport};
 
 /// vLLM's default `gpu_memory_utilization`.
 pub use vllm::DEFAULT_UTILIZATION as VLLM_DEFAULT_UTILIZATION;
-
-/// Everything an engine's plan reads.
-pub struct EngineInputs<'a> {
-    pub arch: &'a Architecture,
-    pub tensors: &'a [ParamTensor],
-    pub training: &'a Training,
-    pub layout: &'a Layout,
-    pub device: &'a Device,
-    pub runtime: &'a Runtime,
-    /// GPUs one model replica spans (tensor × pipeline parallel).
-    pub model_parallel: u64,
-}
-
-impl EngineInputs<'_> {
-    /// The context each request may reach: `max_model_len`, else the planner's sequence.
-    fn max_model_len(&self) -> u64 {
-        self.training.serving.max_model_len.unwrap_or(self.training.seq_len).max(1)
-    }
-}
 
 /// The engine's terms on this GPU (into `ledger`) and its startup report; `None` for
 /// [`Engine::Transformers`], whose memory `inference.rs` plans.
@@ -119,51 +34,4 @@ pub fn engine_memory(inputs: &EngineInputs, ledger: &mut Ledger) -> Option<Servi
         Engine::Tgi => Some(tgi::plan(inputs, ledger)),
         Engine::LlamaCpp => Some(llama_cpp::plan(inputs, ledger)),
     }
-}
-
-/// The total memory the CUDA driver reports for the GPU (`cudaMemGetInfo`, PyTorch's
-/// `total_memory`), from which vLLM and SGLang take their fractions: a few hundred MiB less
-/// than nvidia-smi's total (the device table's capacity), reserved by the driver. Known from
-/// logs and PyTorch's out-of-memory messages ("GPU 0 has a total capacity of …"); other GPUs
-/// use the device's capacity.
-pub fn cuda_total(device: &Device) -> f64 {
-    const GIB: f64 = (1u64 << 30) as f64;
-    let reported = match device.id.as_str() {
-        // vLLM v0.11 startup logs, H100 SXM ("vLLM Empirical Memory Profiling Results").
-        "h100-sxm-80gb" => 79.18,
-        // PyTorch OOM messages: A100 80GB (OOTDiffusion #235), A100 40GB (CoSeR #10),
-        // RTX 4090 (CogVideo #36), RTX 5090 (Wan2.1 #465), T4 (Open-Sora #697).
-        "a100-80gb" => 79.25,
-        "a100-40gb" => 39.50,
-        "rtx-4090-24gb" => 23.68,
-        "rtx-5090-32gb" => 31.37,
-        "t4-16gb" => 14.75,
-        _ => return device.capacity_bytes,
-    };
-    (reported * GIB).min(device.capacity_bytes)
-}
-
-/// The weights on this GPU, as every engine loads them (`inference::weights_on_gpu`), into
-/// `ledger` under `name`; returns their bytes.
-fn add_weights(inputs: &EngineInputs, name: &'static str, ledger: &mut Ledger) -> f64 {
-    let weights = weights_on_gpu(inputs.arch, inputs.tensors, inputs.training, inputs.layout);
-    ledger.add(Component::Parameters, name, weights, WEIGHTS_FORMULA, Lifetime::WholeStep);
-    weights
-}
-
-/// The CUDA context and, across tensor- or pipeline-parallel ranks, the NCCL communicators
-/// (`overhead.rs`'s measurements), which exist before an engine measures its free memory;
-/// returns the communicators' bytes.
-fn add_process_overhead(inputs: &EngineInputs, ledger: &mut Ledger) -> f64 {
-    ledger.add(Component::Overhead, "CUDA context", CUDA_CONTEXT, "0.47 GB (ml-engineering)", Lifetime::WholeStep);
-    if inputs.model_parallel <= 1 {
-        return 0.0;
-    }
-    ledger.add(Component::Overhead, "NCCL communicators", NCCL_INIT, "+1.45 GB at the first collective (ml-engineering torch-dist-mem-usage.py)", Lifetime::WholeStep);
-    NCCL_INIT
-}
-
-/// Bytes in GiB with two decimals, as the engines print them.
-fn gib(bytes: f64) -> String {
-    format!("{:.2}", bytes / (1u64 << 30) as f64)
 }

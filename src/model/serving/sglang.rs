@@ -14,7 +14,7 @@
 //!   "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB" (GB = 2³⁰ bytes).
 
 use super::kv::KvGeometry;
-use super::{add_process_overhead, add_weights, EngineInputs, ServingReport};
+use super::shared::{add_process_overhead, add_weights, EngineInputs, ServingReport};
 use crate::model::breakdown::{Component, Lifetime};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
@@ -56,7 +56,7 @@ pub fn default_mem_fraction(gpu_bytes: f64, tp: u64, pp: u64, chunked_prefill: u
 /// SGLang's plan for one GPU.
 pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     let s = &inputs.training.serving;
-    let total = super::cuda_total(inputs.device);
+    let total = super::shared::cuda_total(inputs.device);
     let tp = inputs.layout.tp.max(1.0) as u64;
     let pp = inputs.layout.pp.max(1.0) as u64;
     let (chunk_default, graph_batch) = defaults(total / MIB, tp);

@@ -6,7 +6,7 @@
 //! utilisation as the step time (`step_time.rs`). Sequences are taken at the full context,
 //! the slowest point of a generation.
 
-use super::ServingReport;
+use super::shared::ServingReport;
 
 /// What the speed of one GPU's share of the engine depends on.
 pub struct SpeedInputs {

@@ -11,7 +11,7 @@
 
 use super::activation::forward_peak;
 use super::kv::KvGeometry;
-use super::{add_process_overhead, add_weights, EngineInputs, ServingReport};
+use super::shared::{add_process_overhead, add_weights, EngineInputs, ServingReport};
 use crate::model::breakdown::{Component, Lifetime};
 use crate::model::inputs::Engine;
 use crate::model::ledger::Ledger;
@@ -26,7 +26,7 @@ const DEFAULT_PREFILL_TOKENS: u64 = 4096;
 /// TGI's plan for one GPU.
 pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     let s = &inputs.training.serving;
-    let total = super::cuda_total(inputs.device);
+    let total = super::shared::cuda_total(inputs.device);
     let fraction = s.gpu_memory_utilization.unwrap_or(1.0);
     let prefill = s.max_num_batched_tokens.unwrap_or(DEFAULT_PREFILL_TOKENS).max(1);
     let block = s.block_size.unwrap_or(1).max(1);

@@ -25,7 +25,7 @@
 
 use super::activation::forward_peak;
 use super::kv::KvGeometry;
-use super::{add_weights, gib, EngineInputs, ServingReport};
+use super::shared::{add_weights, gib, EngineInputs, ServingReport};
 use crate::format::thousands;
 use crate::model::breakdown::{Component, Lifetime};
 use crate::model::inputs::Engine;
@@ -64,7 +64,7 @@ const MAX_GRAPH_BATCH: u64 = 512;
 
 /// `vllm serve`'s batch defaults on this GPU: (max_num_batched_tokens, max_num_seqs).
 fn batch_defaults(inputs: &EngineInputs) -> (u64, u64) {
-    let memory = super::cuda_total(inputs.device);
+    let memory = super::shared::cuda_total(inputs.device);
     let a100 = inputs.device.id.contains("a100");
     if memory >= 160.0 * GIB {
         (16384, 1024)
@@ -85,7 +85,7 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     let max_num_seqs = if s.max_num_seqs.is_some() { max_num_seqs } else { max_num_seqs.min(max_num_batched_tokens) };
     let block_size = s.block_size.unwrap_or(DEFAULT_BLOCK_SIZE).max(1);
     let utilization = s.gpu_memory_utilization.unwrap_or(DEFAULT_UTILIZATION);
-    let total = super::cuda_total(inputs.device);
+    let total = super::shared::cuda_total(inputs.device);
     let requested = total * utilization;
     let mut report = ServingReport {
         engine: Engine::Vllm,
