@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::safe_text::{clip, escape_controls};
+
 /// An input that could not be used, with the dotted path of the offending field
 /// (`training.micro_batch`, `model.hf_config.hidden_size`) and a message a user can act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,12 +27,20 @@ impl InputError {
     }
 }
 
+/// At most this many characters of a message are shown; the field path is always shown whole
+/// up to [`FIELD_CHARS`].
+const MESSAGE_CHARS: usize = 600;
+const FIELD_CHARS: usize = 200;
+
+/// One line, however the input was written: control and bidirectional formatting characters
+/// escaped, the message cut at [`MESSAGE_CHARS`] ([`crate::safe_text`]).
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = escape_controls(&clip(&self.message, MESSAGE_CHARS));
         if self.field.is_empty() {
-            write!(f, "{}", self.message)
+            write!(f, "{message}")
         } else {
-            write!(f, "{}: {}", self.field, self.message)
+            write!(f, "{}: {message}", escape_controls(&clip(&self.field, FIELD_CHARS)))
         }
     }
 }

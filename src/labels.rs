@@ -80,9 +80,11 @@ pub fn fine_tuning_label(lora: Option<&Lora>) -> String {
 
 /// The model's display name (`Llama 3 8B`); for a pasted or custom model, its
 /// [`ModelSpec::label`]; an unknown preset id as written.
+/// User text in it (an unknown id) is clipped and its control characters escaped
+/// ([`crate::safe_text::quoted`]), so a title in Markdown or a terminal stays one short line.
 pub fn model_name(model: &ModelSpec) -> String {
     match model {
-        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| id.clone(), |p| p.name.to_string()),
+        ModelSpec::Preset(id) => model_preset(id).map_or_else(|| crate::safe_text::quoted(id), |p| p.name.to_string()),
         other => other.label(),
     }
 }

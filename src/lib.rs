@@ -11,6 +11,7 @@ pub mod enum_id;
 pub mod error;
 pub mod format;
 pub mod import;
+pub mod input_limits;
 pub mod json_shape;
 pub mod labels;
 pub mod measured;
@@ -18,6 +19,7 @@ pub mod model;
 pub mod plan;
 pub mod profiles;
 pub mod report;
+pub mod safe_text;
 pub mod scenario;
 pub mod url;
 

@@ -132,7 +132,7 @@ impl ModelSpec {
             ModelSpec::Arch(_) => "custom architecture".into(),
             ModelSpec::HfConfig { raw, arch, .. } => {
                 let family = raw.get("model_type").and_then(Value::as_str).unwrap_or("custom");
-                format!("{family} {} (config.json)", crate::format::count(arch.param_count() as u64))
+                format!("{} {} (config.json)", crate::safe_text::quoted(family), crate::format::count(arch.param_count() as u64))
             }
         }
     }
@@ -164,7 +164,11 @@ impl<'de> Deserialize<'de> for ModelSpec {
             (Some(id), None, None) => {
                 if model_preset(&id).is_none() {
                     let known: Vec<_> = model_preset_ids().collect();
-                    return Err(de::Error::custom(format!("unknown model preset \"{id}\"; known: {}", known.join(", "))));
+                    return Err(de::Error::custom(format!(
+                        "unknown model preset \"{}\" ({} presets are known: `headroom presets` lists them)",
+                        crate::safe_text::quoted(&id),
+                        known.len()
+                    )));
                 }
                 Ok(ModelSpec::Preset(id))
             }
@@ -240,7 +244,7 @@ impl DeviceSpec {
     /// The device with overrides applied, or the reason it cannot be built.
     pub fn resolve(&self) -> Result<Device, InputError> {
         let mut device = match &self.preset {
-            Some(id) => device_preset(id).ok_or_else(|| InputError::new("device.preset", format!("unknown device \"{id}\"")))?,
+            Some(id) => device_preset(id).ok_or_else(|| InputError::new("device.preset", format!("unknown device \"{}\"", crate::safe_text::quoted(id))))?,
             None => {
                 let missing = [
                     ("capacity_bytes", self.capacity_bytes),
@@ -351,6 +355,7 @@ impl Scenario {
     /// Parse scenario JSON. Missing fields take defaults; unknown fields are ignored with a
     /// warning; a malformed value is an error naming its field.
     pub fn from_json(text: &str) -> Result<Decoded, InputError> {
+        crate::input_limits::check_size("", "a scenario", text.len(), crate::input_limits::SCENARIO_BYTES)?;
         // serde reads a struct from a JSON array too (fields in order): only an object is a scenario.
         if !text.trim_start().starts_with('{') {
             return Err(InputError::new("", "a scenario is a JSON object ({\"model\": …, \"training\": …}); this is not one"));
@@ -405,14 +410,14 @@ impl Scenario {
             range("training.image_size", size, 65_536);
         }
         if !(0.0..1.0).contains(&t.dropout) {
-            errors.push(InputError::new("training.dropout", format!("must be a probability in [0, 1), got {}", t.dropout)));
+            errors.push(InputError::new("training.dropout", format!("must be a probability in [0, 1), got {}", crate::format::short_real(t.dropout))));
         }
         if let Some(lora) = &t.lora {
             if lora.rank == 0 || lora.rank > 65_536 {
                 errors.push(InputError::new("training.lora.rank", format!("must be between 1 and 65536, got {}", lora.rank)));
             }
             if !(0.0..1.0).contains(&lora.dropout) {
-                errors.push(InputError::new("training.lora.dropout", format!("must be a probability in [0, 1), got {}", lora.dropout)));
+                errors.push(InputError::new("training.lora.dropout", format!("must be a probability in [0, 1), got {}", crate::format::short_real(lora.dropout))));
             }
             if lora.targets.is_empty() {
                 errors.push(InputError::new("training.lora.targets", "choose at least one layer to adapt"));
@@ -456,7 +461,7 @@ impl Scenario {
             errors.push(InputError::new("parallel.ep", format!("expert parallelism ({}) runs inside data parallelism ({})", p.ep, p.dp)));
         }
         match self.model.architecture() {
-            None => errors.push(InputError::new("model.preset", format!("unknown model preset \"{}\"", self.model.label()))),
+            None => errors.push(InputError::new("model.preset", format!("unknown model preset \"{}\"", crate::safe_text::quoted(&self.model.label())))),
             Some(arch) => self.validate_against(&arch, &mut errors),
         }
         errors

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::enum_id::{enum_from_id, enum_id};
 use crate::error::InputError;
 use crate::import::presets::model_preset;
+use crate::input_limits::{summarise, LINK_CHARS, LINK_PARAMS};
 use crate::json_shape::from_object_value;
 use crate::model::arch::Architecture;
 use crate::plan::escalation::Step;
@@ -134,6 +135,21 @@ pub fn encode(s: &Scenario) -> String {
     pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect::<Vec<_>>().join("&")
 }
 
+/// Why a link made by [`encode`] could not be read back whole, if it could not: a value
+/// longer than one parameter may be (a pasted config.json of over about 48 KiB), or a link
+/// longer than [`LINK_CHARS`].
+pub fn unreadable_link(query: &str) -> Option<InputError> {
+    if let Some(part) = query.split('&').find(|p| p.len() > MAX_VALUE_LEN) {
+        let key = part.split('=').next().unwrap_or("");
+        return Some(InputError::new(
+            format!("url.{}", short(key)),
+            format!("this value is {} characters long, more than the {MAX_VALUE_LEN} a link carries; share the scenario JSON instead", part.len()),
+        ));
+    }
+    (query.len() > LINK_CHARS)
+        .then(|| InputError::new("url", format!("the link would be {} characters long, more than the {LINK_CHARS} a link carries; share the scenario JSON instead", query.len())))
+}
+
 /// Whether a query (without `?`) holds anything but page keys ([`PAGE_KEYS`]), i.e.
 /// whether [`decode`] can read more from it than the default scenario. Keys are compared as
 /// written: a percent-encoded page key counts as a scenario key, and is then decoded (and
@@ -146,20 +162,26 @@ pub fn carries_scenario(query: &str) -> bool {
 /// A scenario from a query string (with or without `?`, or a whole URL), and the problems
 /// found on the way. Unknown keys, bad values and a newer version are reported; everything
 /// readable is kept.
+///
+/// The work is bounded whatever the link: past [`LINK_CHARS`] characters or [`LINK_PARAMS`]
+/// parameters the rest is left out with one message, and many problems are summed up in one
+/// ([`summarise`]).
 pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
     let query = query.split_once('?').map(|(_, q)| q).unwrap_or(query);
     let query = query.split('#').next().unwrap_or("");
     let mut s = Scenario::default();
     let mut errors = Vec::new();
+    let query = bounded_query(query, &mut errors);
     let mut json = serde_json::to_value(&s).unwrap_or(Value::Null);
     let mut device = DeviceSpec::default();
     let mut model: Option<ModelSpec> = None;
-    for part in query.split('&').filter(|p| !p.is_empty()) {
+    let mut parts = query.split('&').filter(|p| !p.is_empty());
+    for part in parts.by_ref().take(LINK_PARAMS) {
         let (key, raw) = part.split_once('=').unwrap_or((part, ""));
         let key = percent_decode(key);
         let value = percent_decode(raw);
         if value.len() > MAX_VALUE_LEN {
-            errors.push(InputError::new(format!("url.{key}"), format!("value of {} characters is too long", value.len())));
+            errors.push(InputError::new(format!("url.{}", short(&key)), format!("value of {} characters is too long", value.len())));
             continue;
         }
         match key.as_str() {
@@ -212,9 +234,14 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                         Err(e) => errors.push(InputError::new(format!("url.{k}"), format!("{path}: {}", strip_position(&e.to_string())))),
                     }
                 }
-                None => errors.push(InputError::new(format!("url.{}", short(k)), "unknown parameter ignored")),
+                None => errors.push(InputError::new(format!("url.{}", short(k)), UNKNOWN_PARAMETER)),
             },
         }
+    }
+    let mut errors = summarise(errors, "url");
+    let left_out = parts.count();
+    if left_out > 0 {
+        errors.push(InputError::new("url", format!("the link has {} parameters; the first {LINK_PARAMS} were read and the rest left out", LINK_PARAMS + left_out)));
     }
     if let Ok(decoded) = serde_json::from_value::<Scenario>(json) {
         s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
@@ -265,8 +292,25 @@ pub fn decode_compare(query: &str, max: usize) -> (Vec<Scenario>, Vec<InputError
     (columns, errors)
 }
 
+/// The message of a parameter the planner does not know, which is left out.
+pub const UNKNOWN_PARAMETER: &str = "unknown parameter ignored";
+
 /// Longest single parameter value accepted (a pasted config.json, base64url).
 const MAX_VALUE_LEN: usize = 64 * 1024;
+
+/// The query cut to [`LINK_CHARS`] at a parameter boundary, with a message when it was cut.
+fn bounded_query<'q>(query: &'q str, errors: &mut Vec<InputError>) -> &'q str {
+    if query.len() <= LINK_CHARS {
+        return query;
+    }
+    let mut end = LINK_CHARS;
+    while !query.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = query[..end].rfind('&').unwrap_or(0);
+    errors.push(InputError::new("url", format!("the link is {} characters long; only its first {LINK_CHARS} were read", query.len())));
+    &query[..cut]
+}
 
 fn short(s: &str) -> String {
     let cut: String = s.chars().take(40).collect();

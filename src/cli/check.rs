@@ -5,13 +5,13 @@
 //! engine's report instead (`measured/engine_log.rs`), as JSON.
 //! A bad measurement is one line naming the file and its line (exit status 2).
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{json, Format, Input};
+use super::{json, read_bounded, Format, Input};
 use crate::estimate;
+use crate::input_limits::MEASURED_BYTES;
 use crate::measured::{compare, compare_engine, comparison_markdown, parse_engine_log, parse_measurement_bytes};
 
 /// The arguments of `headroom check`.
@@ -31,13 +31,7 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<String, String> {
     if from_stdin && args.input.is_stdin() {
         return Err("--measured - reads stdin, so the scenario must come from a file".into());
     }
-    let bytes = if from_stdin {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("reading stdin: {e}"))?;
-        bytes
-    } else {
-        std::fs::read(&args.measured).map_err(|e| format!("{}: {e}", args.measured.display()))?
-    };
+    let bytes = read_bounded((!from_stdin).then_some(args.measured.as_path()), MEASURED_BYTES, "a measurement")?;
     let source = if from_stdin { "stdin".into() } else { args.measured.display().to_string() };
     if let Some(log) = std::str::from_utf8(&bytes).ok().and_then(parse_engine_log) {
         let (scenario, _) = args.input.scenario()?;

@@ -29,9 +29,11 @@ mod check;
 
 use crate::estimate;
 use crate::import::presets::model_presets;
+use crate::input_limits::{check_size, CONFIG_BYTES, SCENARIO_BYTES};
 use crate::model::device::devices;
 use crate::plan::escalation::{escalate, Step};
 use crate::plan::search::search;
+use crate::safe_text::escape_controls;
 use crate::scenario::{Scenario, LIMIT_WORLD};
 
 /// GPU memory planner for deep-learning training: a scenario (model, training, parallel
@@ -114,6 +116,10 @@ struct Input {
     /// Scenario JSON file; `-` or nothing reads stdin.
     #[arg(value_name = "FILE")]
     input: Option<PathBuf>,
+    /// FILE is a Hugging Face config.json rather than a scenario: plan that model with the
+    /// default training settings.
+    #[arg(long)]
+    hf_config: bool,
     /// System RAM of the machine in GiB (sets `runtime.host_memory_bytes`) [default: the scenario's, or the GPU class's usual machine].
     #[arg(long, value_name = "GIB", value_parser = clap::value_parser!(u64).range(1..=65_536))]
     host_memory: Option<u64>,
@@ -126,15 +132,24 @@ impl Input {
 
     /// The scenario, validated; decoding warnings are returned for the output.
     fn scenario(&self) -> Result<(Scenario, Vec<String>), String> {
-        let text = match self.input.as_deref() {
-            Some(p) if !self.is_stdin() => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
-            _ => {
-                let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading stdin: {e}"))?;
-                text
+        let path = self.input.as_deref().filter(|_| !self.is_stdin());
+        let (max, what) = if self.hf_config { (CONFIG_BYTES, "a config.json") } else { (SCENARIO_BYTES, "a scenario") };
+        let bytes = read_bounded(path, max, what)?;
+        let source = path.map_or_else(|| "stdin".to_string(), |p| p.display().to_string());
+        let text = String::from_utf8(bytes).map_err(|_| format!("{source}: not UTF-8 text"))?;
+        let mut decoded = if self.hf_config {
+            let raw: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{source}: not JSON: {e}"))?;
+            let model = crate::scenario::ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())?;
+            crate::scenario::Decoded { scenario: Scenario { model, ..Scenario::default() }, warnings: Vec::new() }
+        } else {
+            if looks_like_hf_config(&text) {
+                let file = path.map_or_else(|| "-".to_string(), |p| p.display().to_string());
+                return Err(format!(
+                    "{source} is a Hugging Face config.json (it has a model_type), not a scenario: run `headroom estimate --hf-config {file}` to plan it with the default training settings, or put it in a scenario as {{\"model\": {{\"hf_config\": …}}}}"
+                ));
             }
+            Scenario::from_json(&text).map_err(|e| e.to_string())?
         };
-        let mut decoded = Scenario::from_json(&text).map_err(|e| e.to_string())?;
         if let Some(gib) = self.host_memory {
             decoded.scenario.runtime.host_memory_bytes = Some(gib << 30);
         }
@@ -143,6 +158,41 @@ impl Input {
         }
         Ok((decoded.scenario, decoded.warnings))
     }
+}
+
+/// The bytes of a file (or stdin for `None`), refused before reading past `max` bytes: a
+/// file by its size, stdin by reading at most one byte more than the limit
+/// ([`crate::input_limits`]).
+pub(crate) fn read_bounded(path: Option<&std::path::Path>, max: usize, what: &str) -> Result<Vec<u8>, String> {
+    let source = path.map_or_else(|| "stdin".to_string(), |p| p.display().to_string());
+    let reader: Box<dyn Read> = match path {
+        Some(p) => {
+            let file = std::fs::File::open(p).map_err(|e| format!("{source}: {e}"))?;
+            if let Ok(meta) = file.metadata() {
+                if meta.is_file() {
+                    check_size(&source, what, usize::try_from(meta.len()).unwrap_or(usize::MAX), max).map_err(|e| e.to_string())?;
+                }
+            }
+            Box::new(file)
+        }
+        None => Box::new(std::io::stdin()),
+    };
+    let mut bytes = Vec::new();
+    reader.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| format!("{source}: {e}"))?;
+    if bytes.len() > max {
+        return Err(format!("{source}: {what} of more than {max} bytes is larger than Headroom reads; nothing was read from it"));
+    }
+    Ok(bytes)
+}
+
+/// Whether a JSON text is a bare Hugging Face `config.json` (a top-level `model_type` or
+/// `architectures`, and none of a scenario's sections).
+fn looks_like_hf_config(text: &str) -> bool {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    let scenario_keys = ["model", "training", "parallel", "device", "runtime", "version", "framework"];
+    (map.contains_key("model_type") || map.contains_key("architectures")) && !scenario_keys.iter().any(|k| map.contains_key(*k))
 }
 
 /// Ladder steps by their JSON names (`zero3`, `activation-checkpointing`, …), each with its label.
@@ -205,7 +255,7 @@ where
             _ => 0,
         },
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", escape_controls(&message));
             2
         }
     }
@@ -264,13 +314,24 @@ const DEFAULT_BASE: &str = "http://127.0.0.1:8080/";
 
 fn url_command(input: &Input, base: &str) -> Result<String, String> {
     let (scenario, _) = input.scenario()?;
-    Ok(format!("{base}?{}", crate::url::encode(&scenario)))
+    let query = crate::url::encode(&scenario);
+    if let Some(problem) = crate::url::unreadable_link(&query) {
+        return Err(problem.to_string());
+    }
+    Ok(format!("{base}?{query}"))
 }
 
+/// The scenario of a link. Parameters the planner does not know (a tracker's `utm_source`, a
+/// key from a newer planner) are left out with a warning on stderr, as the page does; a value
+/// that cannot be read is an error.
 fn decode_command(url: &str) -> Result<String, String> {
     let (scenario, errors) = crate::url::decode(url);
+    let (warnings, errors): (Vec<_>, Vec<_>) = errors.into_iter().partition(|e| e.message == crate::url::UNKNOWN_PARAMETER);
     if let Some(first) = errors.first() {
         return Err(first.to_string());
+    }
+    for w in warnings {
+        eprintln!("warning: {w}");
     }
     Ok(scenario.to_json())
 }

@@ -25,7 +25,8 @@ fn bert_like_block(c: &Keys, stack: Stack, placement: Placement) -> Result<Trans
         norm: NormPart { kind: NormKind::Layernorm, placement },
         mlp: MlpPart {
             ffn: c.uint("intermediate_size", 3072)?,
-            activation: activation(&act_name).ok_or_else(|| InputError::new("hidden_act", format!("\"{act_name}\" is not an activation Headroom knows")))?,
+            activation: activation(&act_name)
+                .ok_or_else(|| InputError::new("hidden_act", format!("\"{}\" is not an activation Headroom knows", crate::safe_text::quoted(&act_name))))?,
             gated: false,
             fused_gate_up: false,
             bias: true,
@@ -85,7 +86,8 @@ pub fn t5(c: &Keys) -> Result<Architecture, InputError> {
         Some(a) => (true, if a == "gelu" { "gelu_new" } else { a }),
         None => (false, proj.as_str()),
     };
-    let activation = activation(act_name).ok_or_else(|| InputError::new("feed_forward_proj", format!("\"{proj}\" is not relu, gelu or gated-gelu")))?;
+    let activation =
+        activation(act_name).ok_or_else(|| InputError::new("feed_forward_proj", format!("\"{}\" is not relu, gelu or gated-gelu", crate::safe_text::quoted(&proj))))?;
     Ok(Architecture::Transformer(TransformerArch {
         stack: Stack::EncoderDecoder,
         hidden: h,
@@ -122,7 +124,7 @@ pub fn resnet(c: &Keys) -> Result<Architecture, InputError> {
     let bottleneck = match layer_type.as_str() {
         "bottleneck" => true,
         "basic" => false,
-        other => return Err(InputError::new("layer_type", format!("\"{other}\" is not \"basic\" or \"bottleneck\""))),
+        other => return Err(InputError::new("layer_type", format!("\"{}\" is not \"basic\" or \"bottleneck\"", crate::safe_text::quoted(other)))),
     };
     Ok(Architecture::Resnet(ResNetArch {
         stem_width: c.uint("embedding_size", 64)?,

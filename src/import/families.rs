@@ -79,7 +79,8 @@ pub fn activation(name: &str) -> Option<Activation> {
 
 fn act(c: &Keys, key: &str, default: &str) -> Result<Activation, InputError> {
     let name = c.text(key, default)?;
-    activation(&name).ok_or_else(|| InputError::new(key, format!("\"{name}\" is not an activation Headroom knows (silu, gelu, gelu_pytorch_tanh, gelu_new, relu)")))
+    activation(&name)
+        .ok_or_else(|| InputError::new(key, format!("\"{}\" is not an activation Headroom knows (silu, gelu, gelu_pytorch_tanh, gelu_new, relu)", crate::safe_text::quoted(&name))))
 }
 
 /// Sliding-window layers: those marked `sliding_attention` in `layer_types`, else every
@@ -525,9 +526,9 @@ fn act_or_relu2(c: &Keys, key: &str, default: &str) -> Result<Activation, InputE
             c.note(format!("{key} \"relu2\" (squared ReLU) is modelled as ReLU for activation memory; parameters are exact"));
             Ok(Activation::Relu)
         }
-        other => {
-            activation(other).ok_or_else(|| InputError::new(key, format!("\"{other}\" is not an activation Headroom knows (silu, gelu, gelu_pytorch_tanh, gelu_new, relu, relu2)")))
-        }
+        other => activation(other).ok_or_else(|| {
+            InputError::new(key, format!("\"{}\" is not an activation Headroom knows (silu, gelu, gelu_pytorch_tanh, gelu_new, relu, relu2)", crate::safe_text::quoted(other)))
+        }),
     }
 }
 
@@ -1167,7 +1168,7 @@ pub fn apertus(c: &Keys) -> Result<TransformerArch, InputError> {
         c.note(format!("approximate: xIELU's 2 learned scalars per block ({} parameters) are not counted, and its activation memory is modelled as SiLU's", 2 * t.layers));
         Activation::Silu
     } else {
-        activation(&name).ok_or_else(|| InputError::new("hidden_act", format!("\"{name}\" is not an activation Headroom knows")))?
+        activation(&name).ok_or_else(|| InputError::new("hidden_act", format!("\"{}\" is not an activation Headroom knows", crate::safe_text::quoted(&name))))?
     };
     t.mlp = MlpPart { ffn: t.mlp.ffn, activation, gated: false, fused_gate_up: false, bias: false };
     Ok(t)

@@ -235,7 +235,13 @@ pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
 /// first download, which reads the catalogue, does not carry them (the rest come with the
 /// pasted-config and link code, `src/ui/model_picker.rs`, `src/ui/url_codec.rs`).
 pub fn import_catalogue_config(config: &Value) -> Result<Imported, InputError> {
-    import(config, Readers { read: catalogue_reader, unknown: |model_type, _| Err(InputError::new("model_type", format!("\"{model_type}\" is not a family of the catalogue"))) })
+    import(
+        config,
+        Readers {
+            read: catalogue_reader,
+            unknown: |model_type, _| Err(InputError::new("model_type", format!("\"{}\" is not a family of the catalogue", crate::safe_text::quoted(model_type)))),
+        },
+    )
 }
 
 fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
@@ -271,7 +277,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
     if let Some((_, missing)) = UNMODELLED.iter().find(|(ty, _)| *ty == model_type) {
         return Err(InputError::new(
             "model_type",
-            format!("\"{model_type}\" is not supported: Headroom cannot model its {missing}; a Llama-shaped estimate would be wrong, so none is given"),
+            format!(
+                "\"{}\" is not supported: Headroom cannot model its {missing}; a Llama-shaped estimate would be wrong, so none is given",
+                crate::safe_text::quoted(&model_type)
+            ),
         ));
     }
     // transformers' `attribute_map` spellings, as the family's configuration class reads them.
@@ -308,7 +317,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
 /// say so), and the warning that says it is approximate.
 fn approximate(model_type: &str, keys: &Keys) -> Result<(Architecture, String), InputError> {
     let arch = generic_decoder(keys).map_err(|e| {
-        InputError::new(e.field.clone(), format!("{}; \"{model_type}\" is not a supported model_type (supported: {})", e.message, SUPPORTED_MODEL_TYPES.join(", ")))
+        InputError::new(
+            e.field.clone(),
+            format!("{}; \"{}\" is not a supported model_type (supported: {})", e.message, crate::safe_text::quoted(model_type), SUPPORTED_MODEL_TYPES.join(", ")),
+        )
     })?;
     let moe = match &arch {
         Architecture::Transformer(t) => t.moe.is_some(),
