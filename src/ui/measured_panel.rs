@@ -10,9 +10,11 @@
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
+use super::bounded_text::textarea_text;
 use super::lazy_view::{lazy_view, Build, Chunked};
 use super::state::Planner;
 use crate::format;
+use crate::input_limits::MEASURED_BYTES;
 use crate::measured::{compare, parse_measurement, Comparison, PYTHON_SNIPPET};
 
 /// The panel's body builder, in the `measured` chunk.
@@ -39,13 +41,14 @@ pub fn MeasuredPanel() -> impl IntoView {
 #[component]
 fn MeasuredBody() -> impl IntoView {
     let planner = Planner::get();
-    let text = RwSignal::new(String::new());
+    // The pasted text, or the message refusing a paste past the limit.
+    let text = RwSignal::new(Ok::<String, String>(String::new()));
     let result = Memo::new(move |_| {
-        let t = text.get();
-        if t.trim().is_empty() {
-            return None;
-        }
-        Some(parse_measurement(&t).map(|m| planner.plan.with(|p| compare(&m, &p.breakdown))).map_err(|e| e.to_string()))
+        text.with(|t| match t {
+            Err(message) => Some(Err(message.clone())),
+            Ok(t) if t.trim().is_empty() => None,
+            Ok(t) => Some(parse_measurement(t).map(|m| planner.plan.with(|p| compare(&m, &p.breakdown))).map_err(|e| e.to_string())),
+        })
     });
     let rows = move |c: &Comparison| {
         let units = planner.units.get();
@@ -70,7 +73,7 @@ fn MeasuredBody() -> impl IntoView {
             "Paste the output of torch.cuda.memory_summary(), of nvidia-smi --query-gpu=memory.used,memory.total --format=csv, or the JSON the snippet below prints."
         </p>
         <label for="measured-input" class="visually-hidden">"Measured run"</label>
-        <textarea id="measured-input" rows="6" spellcheck="false" aria-describedby="measured-error" on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+        <textarea id="measured-input" rows="6" spellcheck="false" aria-describedby="measured-error" on:input=move |ev| text.set(textarea_text(&ev, "measured run", "a measurement", MEASURED_BYTES))></textarea>
         {move || match result.get() {
             None => ().into_any(),
             Some(Err(message)) => view! { <p id="measured-error" class="field-error" role="alert">{message}</p> }.into_any(),

@@ -9,6 +9,7 @@
 
 mod after_paint;
 mod app;
+mod bounded_text;
 mod breakdown_table;
 mod chart_box;
 mod checkbox_field;

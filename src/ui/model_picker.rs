@@ -16,12 +16,14 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 
+use super::bounded_text::textarea_text;
 use super::field_error::FieldError;
 use super::hub_fetch::HubFetch;
 use super::lazy_view::Chunked;
 use super::state::Planner;
 use crate::import::hub::hub_id;
 use crate::import::presets::{model_preset, search_presets};
+use crate::input_limits::{check_size, CONFIG_BYTES};
 use crate::scenario::ModelSpec;
 
 /// Matches listed under the search box.
@@ -32,6 +34,7 @@ type Decode = fn(&str) -> Result<ModelSpec, String>;
 
 /// Decodes pasted text into a model, or a message naming the bad field.
 fn decode_config(text: &str) -> Result<ModelSpec, String> {
+    check_size("config.json", "a config", text.len(), CONFIG_BYTES).map_err(|e| e.to_string())?;
     let raw: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())
 }
@@ -137,9 +140,16 @@ pub fn ModelPicker() -> impl IntoView {
             }
         }),
     };
-    let on_paste = move |ev: leptos::ev::Event| {
-        pasted.set_value(event_target_value(&ev));
-        decode_pasted();
+    // A paste past the limit is refused before its text is read; the plan keeps the model.
+    let on_paste = move |ev: leptos::ev::Event| match textarea_text(&ev, "config.json", "a config", CONFIG_BYTES) {
+        Ok(text) => {
+            pasted.set_value(text);
+            decode_pasted();
+        }
+        Err(message) => {
+            pasted.set_value(String::new());
+            paste_error.set(Some(message));
+        }
     };
     // A config fetched from the Hub is read as if pasted, and shown in the paste box.
     let on_hub_config = Callback::new(move |text: String| {

@@ -3,7 +3,9 @@
 //!
 //! Each scenario sits under its own key, `headroom.saved.<id>`, as JSON `{name, query}`
 //! where `query` is the URL codec's query string: an entry that cannot be read is reported
-//! and skipped, and the others stay usable. Names are shown as text, never as HTML.
+//! and skipped, and the others stay usable. Names are shown as text, never as HTML, cleaned
+//! by the same rule whether typed or read back ([`crate::safe_text::clean_name`]), and an
+//! entry is bounded in size at save and at load ([`crate::input_limits::SAVED_CHARS`]).
 //!
 //! The panel's body (storage, the list, the link codec it saves with) is the `saved` WASM
 //! chunk, fetched once the first chart has been painted ([`super::lazy_view`]).
@@ -15,12 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::state::Planner;
 use super::url_sync::UrlNotice;
+use crate::input_limits::{check_size, SAVED_CHARS};
+use crate::safe_text::{clean_name, quoted, NAME_CHARS};
 use crate::url;
+use wasm_bindgen::JsCast;
 
 /// Key prefix of every saved scenario.
 const PREFIX: &str = "headroom.saved.";
-/// Longest name kept.
-const MAX_NAME: usize = 120;
 
 /// One stored scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,25 +63,29 @@ fn list() -> (Vec<Entry>, Vec<String>) {
         let Some(id) = key.strip_prefix(PREFIX) else {
             continue;
         };
+        // Its length is asked of the browser before its text is copied in: an entry past the
+        // limit (written by hand, or by another page of this origin) is skipped, not read.
+        let length = js_sys::Reflect::get(&store, &key.as_str().into()).ok().and_then(|v| v.dyn_into::<js_sys::JsString>().ok()).map_or(0, |v| v.length() as usize);
+        if let Err(e) = check_size("saved scenario", "an entry", length, SAVED_CHARS) {
+            problems.push(format!("The saved entry \"{}\" was skipped: {}.", quoted(&key), e.message));
+            continue;
+        }
         let text = store.get_item(&key).ok().flatten().unwrap_or_default();
         match serde_json::from_str::<Saved>(&text) {
-            Ok(saved) => entries.push(Entry { id: id.to_string(), saved }),
-            Err(e) => problems.push(format!("The saved entry \"{}\" is damaged ({e}) and was skipped.", short(&key))),
+            Ok(saved) => entries.push(Entry { id: id.to_string(), saved: Saved { name: display_name(&saved.name), query: saved.query } }),
+            Err(e) => problems.push(format!("The saved entry \"{}\" is damaged ({}) and was skipped.", quoted(&key), quoted(&e.to_string()))),
         }
     }
     entries.sort_by(|a, b| a.id.cmp(&b.id));
     (entries, problems)
 }
 
-fn short(text: &str) -> String {
-    if text.chars().count() > 60 {
-        format!("{}…", text.chars().take(60).collect::<String>())
-    } else {
-        text.to_string()
-    }
-}
-
+/// Stores an entry; a scenario whose link would not read back whole (a pasted config past
+/// what a link carries) is refused here rather than at the next load.
 fn write(id: &str, saved: &Saved) -> Result<(), String> {
+    if let Some(problem) = url::unreadable_link(&saved.query) {
+        return Err(problem.message);
+    }
     let text = serde_json::to_string(saved).map_err(|e| e.to_string())?;
     storage()?.set_item(&format!("{PREFIX}{id}"), &text).map_err(|_| "the browser refused to store it (storage full or blocked)".to_string())
 }
@@ -90,8 +97,10 @@ fn new_id() -> String {
     format!("{now:013}-{salt:06}")
 }
 
-fn clean_name(name: &str) -> String {
-    let name: String = name.trim().chars().filter(|c| !c.is_control()).take(MAX_NAME).collect();
+/// A name, typed or read back from storage, cleaned by the one rule ([`clean_name`]); an
+/// empty one is "Untitled scenario".
+fn display_name(name: &str) -> String {
+    let name = clean_name(name);
     if name.is_empty() {
         "Untitled scenario".into()
     } else {
@@ -132,7 +141,7 @@ fn SavedBody() -> impl IntoView {
     let changed = window_event_listener(leptos::ev::storage, move |_| version.update(|v| *v += 1));
     on_cleanup(move || changed.remove());
     let save = move || {
-        let saved = Saved { name: clean_name(&name.get_untracked()), query: planner.scenario.with_untracked(url::encode) };
+        let saved = Saved { name: display_name(&name.get_untracked()), query: planner.scenario.with_untracked(url::encode) };
         match write(&new_id(), &saved) {
             Ok(()) => {
                 status.set(format!("Saved \"{}\".", saved.name));
@@ -152,7 +161,7 @@ fn SavedBody() -> impl IntoView {
         status.set(if count == 0 { format!("Opened \"{}\".", entry.saved.name) } else { format!("Opened \"{}\" with {count} problem(s), listed above.", entry.saved.name) });
     };
     let rename = move |entry: Entry, new_name: String| {
-        let saved = Saved { name: clean_name(&new_name), query: entry.saved.query.clone() };
+        let saved = Saved { name: display_name(&new_name), query: entry.saved.query.clone() };
         match write(&entry.id, &saved) {
             Ok(()) => status.set(format!("Renamed to \"{}\".", saved.name)),
             Err(e) => status.set(format!("Not renamed: {e}.")),
@@ -175,7 +184,7 @@ fn SavedBody() -> impl IntoView {
                     let label = format!("Name of saved scenario {}", entry.saved.name);
                     view! {
                         <li class="saved" data-id=entry.id.clone()>
-                            <input class="saved-name" type="text" maxlength=MAX_NAME aria-label=label prop:value=entry.saved.name.clone()
+                            <input class="saved-name" type="text" dir="auto" maxlength=NAME_CHARS aria-label=label prop:value=entry.saved.name.clone()
                                 on:change=move |ev| rename(e1.clone(), event_target_value(&ev)) />
                             <button type="button" class="saved-open" on:click=move |_| open(e2.clone())>"Open"</button>
                             <button type="button" class="saved-delete" on:click=move |_| delete(e3.clone())>"Delete"</button>
@@ -189,7 +198,7 @@ fn SavedBody() -> impl IntoView {
     view! {
         <div class="save-row">
             <label for="save-name" class="visually-hidden">"Name for this scenario"</label>
-            <input id="save-name" type="text" maxlength=MAX_NAME placeholder="Name this scenario" prop:value=move || name.get()
+            <input id="save-name" type="text" dir="auto" maxlength=NAME_CHARS placeholder="Name this scenario" prop:value=move || name.get()
                 on:input=move |ev| name.set(event_target_value(&ev))
                 on:keydown=move |ev| if ev.key() == "Enter" { ev.prevent_default(); save(); } />
             <button type="button" id="save-scenario" on:click=move |_| save()>"Save"</button>
@@ -197,6 +206,6 @@ fn SavedBody() -> impl IntoView {
         <ul id="saved-problems" class="saved-problems" role="alert" hidden=move || listing.with(|(_, p)| p.is_empty())>{problems}</ul>
         <ul id="saved-list" class="saved-list">{rows}</ul>
         <p class="hint" hidden=move || listing.with(|(e, _)| !e.is_empty())>"Scenarios you save stay in this browser."</p>
-        <p id="saved-status" class="hint" role="status" aria-live="polite">{move || status.get()}</p>
+        <p id="saved-status" class="hint" dir="auto" role="status" aria-live="polite">{move || status.get()}</p>
     }
 }

@@ -38,7 +38,9 @@ function gzipOnce(file, mtimeMs, body) {
 /** Starts a server for `root` on `host:port` (port 0: a free one); resolves to {server, url}. */
 export async function serve(root, { port = 0, host = '127.0.0.1', gzip = true } = {}) {
   const base = resolve(root);
-  const server = createServer(async (req, res) => {
+  // Links up to the 2 MB Chromium accepts are served (Node's default header limit is 16 KiB),
+  // so the page's own limits on huge links can be tested (tests/e2e/hostile.test.mjs).
+  const server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, async (req, res) => {
     try {
       const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       let file = normalize(join(base, path));
