@@ -23,7 +23,7 @@ use super::timeline_chart::TimelineChart;
 use super::training_controls::TrainingControls;
 use super::unplaced_errors::UnplacedErrors;
 use super::url_sync::UrlNoticeBanner;
-use super::verdict_banner::VerdictBanner;
+use super::verdict_banner::{CheapestFix, VerdictBanner};
 use super::workspace::{select_tab, Tab, Workspace};
 
 /// The skip link's action: the Planner's controls, the focus in the model search.
@@ -60,6 +60,7 @@ pub fn App() -> impl IntoView {
                 <AppliedNotice />
                 <UnplacedErrors />
                 <MemoryChart />
+                <CheapestFix />
                 <LimitsPanel />
                 <ServingPanel />
                 <TimelineChart />

@@ -42,6 +42,7 @@ mod share_toolbar;
 mod spill_details;
 mod state;
 mod strategy;
+mod stylesheet;
 mod tabs;
 mod task_controls;
 mod timeline_chart;

@@ -14,6 +14,7 @@ use super::compare::CompareView;
 use super::lazy_view::{lazy_view, Build, Chunked};
 use super::state::Planner;
 use super::strategy::StrategyView;
+use super::stylesheet;
 use super::workspace::{focus_tab, select_tab, Tab, Workspace};
 
 /// The Strategy view's builder, in the `strategy` chunk.
@@ -84,19 +85,25 @@ pub fn OtherViews() -> impl IntoView {
     let ws = Workspace::get();
     // Touch the planner context so a missing provider fails here, loudly, in development.
     let _ = Planner::get();
-    move || match ws.tab.get() {
-        Tab::Planner => ().into_any(),
-        Tab::Strategy => view! {
-            <div class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
-                {lazy_view(&STRATEGY, strategy_view)}
-            </div>
+    move || {
+        let tab = ws.tab.get();
+        if tab != Tab::Planner {
+            stylesheet::load(&stylesheet::VIEW_SHEETS);
         }
-        .into_any(),
-        Tab::Compare => view! {
-            <div class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
-                {lazy_view(&COMPARE, compare_view)}
-            </div>
+        match tab {
+            Tab::Planner => ().into_any(),
+            Tab::Strategy => view! {
+                <div class="view strategy-view" id="panel-strategy" role="tabpanel" aria-labelledby="tab-strategy">
+                    {lazy_view(&STRATEGY, strategy_view)}
+                </div>
+            }
+            .into_any(),
+            Tab::Compare => view! {
+                <div class="view compare-view" id="panel-compare" role="tabpanel" aria-labelledby="tab-compare">
+                    {lazy_view(&COMPARE, compare_view)}
+                </div>
+            }
+            .into_any(),
         }
-        .into_any(),
     }
 }

@@ -1,7 +1,8 @@
 //! `VerdictBanner`: fits, spills (where, and how much slower) or out of memory, in one
 //! sentence, with the model size, GPU count and step (or prefill and per-token) time under
-//! it, the cheapest fix when it does not fit (the default ladder's plan for the same GPU
-//! count, with a way to the Strategy view), and the model's warnings.
+//! it, and the model's warnings; `CheapestFix`, under the chart, the cheapest fix when it
+//! does not fit (the default ladder's plan for the same GPU count, with a way to the
+//! Strategy view).
 //!
 //! The verdict sticks to the top of the window while the controls are edited, compact there
 //! (the headline only: `stuck`); while the input is refused (an invalid field, a pasted
@@ -111,6 +112,38 @@ pub fn VerdictBanner() -> impl IntoView {
             line
         })
     };
+    let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
+    view! {
+        <div
+            id="verdict"
+            node_ref=stuck.0
+            class=move || format!("verdict {}{}{}", verdict.with(|v| v.kind()), if outdated.get() { " outdated" } else { "" }, if stuck.1.get() { " stuck" } else { "" })
+            role="status"
+            aria-live="polite"
+        >
+            <Show when=move || outdated.get()>
+                <p class="last-valid" id="last-valid">"Last valid plan — not your current input"</p>
+            </Show>
+            <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
+            <p class="details">{details}</p>
+        </div>
+        <SpillDetails />
+        <Show when=move || stale.get()>
+            <p class="stale" role="alert">"Some settings are invalid (see the messages by the controls): the chart shows the last valid plan."</p>
+        </Show>
+        <Show when=move || planner.rejected_paste.with(Option::is_some)>
+            <p class="stale" id="paste-rejected" role="alert">"The pasted config.json could not be read (see the message under it): the chart shows the last valid plan, for the previous model."</p>
+        </Show>
+        <ul class="warnings">{warnings}</ul>
+    }
+}
+
+/// The cheapest fix, under the chart: the plan of the ladder a view would start from on these
+/// GPUs, with a way to the Strategy view. Below the chart rather than above it, so its
+/// arrival after the first paint moves nothing already drawn (no layout shift over the chart).
+#[component]
+pub fn CheapestFix() -> impl IntoView {
+    let planner = Planner::get();
     // The cheapest fix: the plan of the ladder a view would start from on these GPUs. It is
     // worked out once the frame showing the new chart has been painted, so neither the first
     // chart nor a dragged slider waits for the ladder; a newer change supersedes a pending
@@ -146,42 +179,26 @@ pub fn VerdictBanner() -> impl IntoView {
         }
     });
     let open_strategy = move |_| select_tab(Workspace::get(), Tab::Strategy);
-    let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
     view! {
-        <div
-            id="verdict"
-            node_ref=stuck.0
-            class=move || format!("verdict {}{}{}", verdict.with(|v| v.kind()), if outdated.get() { " outdated" } else { "" }, if stuck.1.get() { " stuck" } else { "" })
-            role="status"
-            aria-live="polite"
-        >
-            <Show when=move || outdated.get()>
-                <p class="last-valid" id="last-valid">"Last valid plan — not your current input"</p>
-            </Show>
-            <p class="headline">{move || verdict.with(|v| v.text().to_string())}</p>
-            <p class="details">{details}</p>
-        </div>
-        <SpillDetails />
-        <Show when=move || fix.with(Option::is_some)
-            fallback=move || needed.get().then(|| view! {
-                <p class="fix pending" id="cheapest-fix">
-                    <strong>"Cheapest fix: "</strong>
-                    {move || if failed.get() { "could not be loaded (are you offline?)" } else { "working it out…" }}
-                </p>
-            })>
-            <p class="fix" id="cheapest-fix">
-                <strong>{move || fix.with(|f| if f.as_ref().is_some_and(|(fits, _, _)| *fits) { "Cheapest fix: " } else { "No fix on these GPUs: " })}</strong>
-                {move || fix.with(|f| f.as_ref().map(|(_, headline, detail)| format!("{headline} — {detail}")).unwrap_or_default())}
-                " "
-                <button type="button" class="link-button" on:click=open_strategy>"Open the ladder"</button>
+        // One line that fills in: it holds its place from the first paint ("working it
+        // out…") and its text is replaced when the plan arrives, so the line is drawn once.
+        <Show when=move || needed.get() || fix.with(Option::is_some)>
+            <p class=move || if fix.with(Option::is_some) { "fix" } else { "fix pending" } id="cheapest-fix">
+                {move || match fix.get() {
+                    Some((fits, headline, detail)) => view! {
+                        <strong>{if fits { "Cheapest fix: " } else { "No fix on these GPUs: " }}</strong>
+                        {format!("{headline} — {detail}")}
+                        " "
+                        <button type="button" class="link-button" on:click=open_strategy>"Open the ladder"</button>
+                    }
+                    .into_any(),
+                    None => view! {
+                        <strong>"Cheapest fix: "</strong>
+                        {move || if failed.get() { "could not be loaded (are you offline?)" } else { "working it out…" }}
+                    }
+                    .into_any(),
+                }}
             </p>
         </Show>
-        <Show when=move || stale.get()>
-            <p class="stale" role="alert">"Some settings are invalid (see the messages by the controls): the chart shows the last valid plan."</p>
-        </Show>
-        <Show when=move || planner.rejected_paste.with(Option::is_some)>
-            <p class="stale" id="paste-rejected" role="alert">"The pasted config.json could not be read (see the message under it): the chart shows the last valid plan, for the previous model."</p>
-        </Show>
-        <ul class="warnings">{warnings}</ul>
     }
 }
