@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for a bounded time (default 60 s each) and prints libFuzzer's figures:
-#   ./scripts/fuzz.sh [SECONDS] [TARGET…]   (targets: url_decode url_plan hf_config scenario_json measured)
+#   ./scripts/fuzz.sh [SECONDS] [TARGET…]   (targets: url_decode url_plan hf_config scenario_json measured link_limits saved_scenario pasted_config)
 # FUZZ_RUNS=N stops a target after N executions instead (SECONDS stays the upper bound).
 # Built without AddressSanitizer (`-s none`): the crate has no unsafe code, and ASan's
 # allocator made the JSON-heavy decoders about 8× slower; overflow checks and debug
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(url_decode url_plan hf_config scenario_json measured)
+[ ${#targets[@]} -gt 0 ] || targets=(url_decode url_plan hf_config scenario_json measured link_limits saved_scenario pasted_config)
 runs=()
 [ -z "${FUZZ_RUNS:-}" ] || runs=(-runs="$FUZZ_RUNS")
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked

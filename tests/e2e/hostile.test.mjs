@@ -109,16 +109,17 @@ test('a 50 MB paste is refused before it is read; the WASM memory does not grow;
   const { page, errors } = await newPage();
   await page.goto(env.url + '?v=1&m=gpt2');
   await waitForChart(page);
-  await page.locator('#paste-details summary').click();
   const before = await wasmMemoryMiB(page);
-  const t0 = Date.now();
+  // Set while the paste box is closed: Chromium's own layout of 50 MB of text in an open
+  // text box takes tens of seconds on this machine, and is not what is tested here.
   await page.locator('#hf-config').evaluate((el) => {
     el.value = '{"model_type": "llama", "pad": "' + 'x'.repeat(50 * 2 ** 20) + '"}';
-    el.dispatchEvent(new Event('input', { bubbles: true }));
   });
-  await page.locator('#hf-config-error').waitFor({ state: 'visible' });
+  const t0 = Date.now();
+  await page.locator('#hf-config').evaluate((el) => el.dispatchEvent(new Event('input', { bubbles: true })));
+  await page.waitForFunction(() => /larger than/.test(document.getElementById('hf-config-error').textContent));
   console.log(`50 MB paste refused after ${Date.now() - t0} ms`);
-  assert.match(await page.locator('#hf-config-error').innerText(), /config\.json: a config of 50 MiB is larger than the 1 MiB Headroom reads/);
+  assert.match(await page.locator('#hf-config-error').textContent(), /config\.json: a config of 50 MiB is larger than the 1 MiB Headroom reads/);
   const grown = (await wasmMemoryMiB(page)) - before;
   assert.ok(grown < 8, `WASM memory grew by ${grown} MiB`);
   assert.equal(await modelKey(page), 'openai-community/gpt2');

@@ -1,0 +1,24 @@
+//! Fuzz the link decoder's bounds: a link made of the input repeated up to 256 times (so it
+//! can pass the parameter count and, with long inputs, the length limit; at most 600 KB in
+//! all) decodes with a bounded list of problems, each one line of bounded length, and never
+//! panics.
+#![no_main]
+
+use headroom::input_limits::PROBLEMS_LISTED;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&repeat, rest)) = data.split_first() else { return };
+    let unit = String::from_utf8_lossy(rest);
+    let times = (usize::from(repeat) + 1).min(600_000 / unit.len().max(1)).max(1);
+    let query = unit.repeat(times);
+    let (_scenario, errors) = headroom::url::decode(&query);
+    // The listed problems, the summary, the link-length and the parameter-count messages, and
+    // the device check after them.
+    assert!(errors.len() <= PROBLEMS_LISTED + 3, "{} problems", errors.len());
+    for e in &errors {
+        let line = e.to_string();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(line.chars().count() < 1000, "{} characters", line.chars().count());
+    }
+});
