@@ -7,7 +7,7 @@
 // Fails the build when anything inline is left, so the CSP can never silently break the page.
 //
 // It also moves the `<link rel="preload">` / `<link rel="modulepreload">` tags Trunk appends at
-// the end of <head> up to the first stylesheet, so the WASM and its JS glue are requested with
+// the end of <head> up to the first style, so the WASM and its JS glue are requested with
 // the HTML's first requests rather than after every other tag of <head> has been read.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -34,9 +34,12 @@ writeFileSync(join(dir, name), code);
 html = html.replace(inline, `<script type="module" async src="./${name}"></script>`);
 const preloads = html.match(/<link rel="(?:module)?preload"[^>]*>/g) ?? [];
 for (const link of preloads) html = html.replace(link, '');
-const firstStylesheet = html.indexOf('<link rel="stylesheet"');
-if (preloads.length && firstStylesheet >= 0) {
-  html = `${html.slice(0, firstStylesheet)}${preloads.join('\n    ')}\n    ${html.slice(firstStylesheet)}`;
+// Before the first style (an inlined <style> or a stylesheet link), or else the end of <head>:
+// a preload is never dropped.
+const styles = [html.indexOf('<style'), html.indexOf('<link rel="stylesheet"'), html.indexOf('</head>')].filter((i) => i >= 0);
+const firstStyle = Math.min(...styles);
+if (preloads.length) {
+  html = `${html.slice(0, firstStyle)}${preloads.join('\n    ')}\n    ${html.slice(firstStyle)}`;
 }
 const left = html.match(/<script(?![^>]*\bsrc=)[^>]*>\s*\S/);
 if (left) {
