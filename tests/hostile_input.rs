@@ -139,3 +139,15 @@ fn url_refuses_a_link_that_would_not_read_back() {
     assert_eq!(code, 2, "{}", &out[..out.len().min(200)]);
     assert!(err.contains("share the scenario JSON instead"), "{err}");
 }
+
+/// A pasted config's `model_type` with an escape sequence and a right-to-left override
+/// reaches the Markdown title escaped, on one line.
+#[test]
+fn markdown_titles_carry_no_control_characters() {
+    let scenario = r#"{"model": {"hf_config": {"model_type": "\u202e\u001b[2Jevil\nline", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000}}}"#;
+    let (code, out, err) = run(&["estimate", "-", "--format", "markdown"], scenario);
+    assert_eq!(code, 0, "{err}");
+    let title = out.lines().next().unwrap_or_default();
+    assert!(title.contains("\\u{202e}\\u{1b}[2Jevil\\u{a}line"), "{title}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{202e}'), "{out}");
+}

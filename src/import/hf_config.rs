@@ -327,7 +327,8 @@ fn approximate(model_type: &str, keys: &Keys) -> Result<(Architecture, String), 
         _ => false,
     };
     let warning = format!(
-        "approximate: \"{model_type}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size{}",
+        "approximate: \"{}\" is not a family Headroom knows; estimated as a Llama-shaped decoder (RMSNorm, SwiGLU, rotary) from hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size{}",
+        crate::safe_text::quoted(model_type),
         if moe { ", with the mixture of experts its usual MoE keys describe" } else { "" }
     );
     Ok((arch, warning))
