@@ -36,11 +36,14 @@ const FIELD_CHARS: usize = 200;
 /// escaped, the message cut at [`MESSAGE_CHARS`] ([`crate::safe_text`]).
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = escape_controls(&clip(&self.message, MESSAGE_CHARS));
+        // Clipped before escaping (a huge message is never copied whole) and after it (an
+        // escape is up to 8 characters).
+        let shown = |text: &str, max: usize| clip(&escape_controls(&clip(text, max)), max);
+        let message = shown(&self.message, MESSAGE_CHARS);
         if self.field.is_empty() {
             write!(f, "{message}")
         } else {
-            write!(f, "{}: {message}", escape_controls(&clip(&self.field, FIELD_CHARS)))
+            write!(f, "{}: {message}", shown(&self.field, FIELD_CHARS))
         }
     }
 }
