@@ -20,7 +20,7 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques,
+    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques,
     Training, WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
@@ -307,6 +307,7 @@ impl Scenario {
         self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
+        self.training.optimizer_impl = d.optimizer_impl;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
         }

@@ -40,12 +40,13 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 47] = [
+const SCALARS: [(&str, &str); 48] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
     ("p", "training.precision"),
     ("o", "training.optimizer"),
+    ("oi", "training.optimizer_impl"),
     ("ck", "training.checkpointing"),
     ("at", "training.attention"),
     ("do", "training.dropout"),

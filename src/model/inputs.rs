@@ -53,6 +53,31 @@ impl Optimizer {
     }
 }
 
+/// How torch's Adam / AdamW runs its update, which decides the optimizer step's own transient
+/// memory (`states::optimizer_step_intermediates`; measured in
+/// `tests/fixtures/measured/optimizer_impl.json`, torch 2.15 `torch/optim/adam.py`). Other
+/// optimizers (SGD, Lion, Adafactor, bitsandbytes' 8-bit and paged kernels) keep their own
+/// update and ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum OptimizerImpl {
+    /// `foreach=True`, torch's default on CUDA (`optimizer.py` `_default_to_fused_or_foreach`
+    /// with `use_fused=False`): `_multi_tensor_adam` makes `_foreach_sqrt(exp_avg_sqs)`, one
+    /// tensor per parameter of the (device, dtype) group, alive together.
+    #[default]
+    Foreach,
+    /// `foreach=False` (`_single_tensor_adam`): `(exp_avg_sq.sqrt() / bias_correction2_sqrt)`,
+    /// two tensors of one parameter at a time.
+    ForLoop,
+    /// `fused=True` (`torch._fused_adamw_`), DeepSpeed's `FusedAdam` and the Apex / Transformer
+    /// Engine `FusedAdam` Megatron-Core steps with: in place, nothing parameter-sized.
+    Fused,
+}
+
+impl OptimizerImpl {
+    pub const ALL: [OptimizerImpl; 3] = [OptimizerImpl::Foreach, OptimizerImpl::ForLoop, OptimizerImpl::Fused];
+}
+
 /// Activation checkpointing (recomputation) policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -162,6 +187,8 @@ pub struct Training {
     pub grad_accum: u64,
     pub precision: Precision,
     pub optimizer: Optimizer,
+    /// Adam / AdamW's implementation: foreach (torch's CUDA default), for-loop or fused.
+    pub optimizer_impl: OptimizerImpl,
     pub checkpointing: Checkpointing,
     pub attention: Attention,
     /// Dropout probability applied everywhere the model has dropout.
@@ -185,6 +212,7 @@ impl Default for Training {
             grad_accum: 1,
             precision: Default::default(),
             optimizer: Optimizer::Adamw,
+            optimizer_impl: OptimizerImpl::Foreach,
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
             dropout: 0.0,

@@ -27,7 +27,7 @@ use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
-use crate::model::inputs::{LoraBase, Offload, Optimizer, Training, Zero};
+use crate::model::inputs::{LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
@@ -388,19 +388,49 @@ fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> 
     training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
 }
 
-/// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)
-/// builds a parameter-sized tensor list (`_foreach_sqrt` of the second moments), measured as
-/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`; under FSDP2 torch's
-/// AdamW runs on the local shards, so the list is shard-sized (`fsdp.json`). DeepSpeed's fused
-/// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
+/// Intermediates `optimizer.step()` allocates, by Adam / AdamW's implementation
+/// ([`OptimizerImpl`]), in the states' dtype (torch 2.15 `torch/optim/adam.py`; measured on the
+/// CPU with the allocator's events in `tests/fixtures/measured/optimizer_impl.json`, and as the
+/// optimizer-phase peak in `peaks.json`):
+/// - foreach: `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` (`_multi_tensor_adam`,
+///   lines 761–770), a tensor per parameter, all alive until the group's `addcdiv_`: the
+///   trainable elements × state bytes (one group: every parameter of one device and dtype);
+/// - for-loop: `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`
+///   (`_single_tensor_adam`, line 545): the square root and the quotient of one parameter, so
+///   twice the largest trainable tensor (the previous parameter's `denom`, still held by the
+///   loop variable, can add a third where equal-sized tensors follow each other: +3.1 % on the
+///   small-vocabulary case of the fixture, which the model does not count);
+/// - fused: `torch._fused_adamw_` updates in place (`_fused_adam`, line 878): nothing.
+///
+/// Under FSDP2 torch's AdamW runs on the local shards, so each list is shard-sized (`fsdp.json`).
+/// DeepSpeed's optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run
+/// on the CPU.
 pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, layout: &Layout, offload: Offload) -> f64 {
-    let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
-    if foreach_adam && offload == Offload::None && layout.fsdp2() {
-        summary.trainable_local / layout.zero_shards() * training.precision.optimizer_state_bytes() as f64
-    } else if foreach_adam && layout.zero == Zero::Off && offload == Offload::None {
-        summary.trainable_local * training.precision.optimizer_state_bytes() as f64
+    let adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
+    let shards = if layout.fsdp2() {
+        layout.zero_shards()
+    } else if layout.zero == Zero::Off {
+        1.0
     } else {
-        0.0
+        return 0.0;
+    };
+    if !adam || offload != Offload::None {
+        return 0.0;
+    }
+    let state = training.precision.optimizer_state_bytes() as f64;
+    match training.optimizer_impl {
+        OptimizerImpl::Foreach => summary.trainable_local / shards * state,
+        OptimizerImpl::ForLoop => 2.0 * summary.largest_trainable_local / shards * state,
+        OptimizerImpl::Fused => 0.0,
+    }
+}
+
+/// The formula of [`optimizer_step_intermediates`] for the implementation chosen.
+pub fn optimizer_step_formula(training: &Training) -> &'static str {
+    match training.optimizer_impl {
+        OptimizerImpl::Foreach => "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step(): trainable elements × state bytes — torch/optim/adam.py _multi_tensor_adam; measured in optimizer_impl.json and peaks.json",
+        OptimizerImpl::ForLoop => "for-loop Adam/AdamW makes sqrt(exp_avg_sq) / bias_correction of one parameter at a time: 2 × largest trainable tensor × state bytes — torch/optim/adam.py _single_tensor_adam; measured in optimizer_impl.json",
+        OptimizerImpl::Fused => "fused Adam/AdamW (torch fused=True, DeepSpeed FusedAdam, Apex/TE FusedAdam) updates in place: nothing parameter-sized — measured in optimizer_impl.json",
     }
 }
 

@@ -10,7 +10,7 @@ use super::dtype::{F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
-use crate::model::inputs::{Attention, Checkpointing, Loss, Offload, Optimizer, Training, Zero};
+use crate::model::inputs::{Attention, Checkpointing, Loss, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
 /// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
@@ -171,14 +171,22 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         // PyTorch tutorial "How to save memory by fusing the optimizer step into the backward
         // pass" (register_post_accumulate_grad_hook); torchtune `optimizer_in_bwd`: each
         // gradient is freed right after its own update, so one tensor's gradient and its
-        // update's foreach intermediate are alive at a time, during backward.
-        let foreach = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
-        let per_element = i.states.grad_bytes + if foreach { t.precision.optimizer_state_bytes() as f64 } else { 0.0 };
+        // update's intermediates are alive at a time, during backward: an optimizer per
+        // parameter, so foreach's list is that one tensor's square root, for-loop's its square
+        // root and quotient, fused's nothing (`states::optimizer_step_intermediates`).
+        let adam = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
+        let intermediates = match t.optimizer_impl {
+            _ if !adam => 0.0,
+            OptimizerImpl::Foreach => 1.0,
+            OptimizerImpl::ForLoop => 2.0,
+            OptimizerImpl::Fused => 0.0,
+        };
+        let per_element = i.states.grad_bytes + intermediates * t.precision.optimizer_state_bytes() as f64;
         transients.push((
             Moment::ParameterUpdate,
             "one parameter's gradient and update (optimizer step in backward)",
             i.states.largest_trainable_local * per_element,
-            "largest trainable tensor × (gradient bytes + one foreach intermediate): freed by its post-accumulate hook right after its update",
+            "largest trainable tensor × (gradient bytes + its update's intermediates: foreach 1, for-loop 2, fused 0 × state bytes): freed by its post-accumulate hook right after its update",
         ));
     }
     match t.checkpointing {

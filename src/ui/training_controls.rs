@@ -1,5 +1,5 @@
 //! `TrainingControls`: micro-batch, gradient accumulation, sequence length (or image
-//! resolution for vision models), precision, optimizer, activation checkpointing, attention
+//! resolution for vision models), precision, optimizer and its implementation, activation checkpointing, attention
 //! kernel, loss and memory techniques, and the framework profile that sets several at once. In inference only the batch, context length,
 //! precision and attention kernel stay: the rest does not exist when serving.
 
@@ -12,9 +12,13 @@ use super::state::Planner;
 use crate::labels::{optimizer_label, precision_label, CHECKPOINTING};
 use crate::model::precision::Precision;
 use crate::profiles::Framework;
-use crate::scenario::{Attention, Loss, Mode, Optimizer};
+use crate::scenario::{Attention, Loss, Mode, Optimizer, OptimizerImpl};
 
 const LOSS: [(Loss, &str); 3] = [(Loss::Standard, "standard (fp32 logits)"), (Loss::Chunked, "chunked cross-entropy"), (Loss::FusedLinear, "fused linear CE (Liger)")];
+
+/// Adam / AdamW's implementation, as torch names its switches.
+const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] =
+    [(OptimizerImpl::Foreach, "foreach (PyTorch default)"), (OptimizerImpl::ForLoop, "for-loop (foreach=False)"), (OptimizerImpl::Fused, "fused (fused=True)")];
 
 const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
@@ -31,6 +35,8 @@ pub fn TrainingControls() -> impl IntoView {
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
+    // Only torch's Adam / AdamW have the three implementations.
+    let adam = planner.slice(|s| matches!(s.training.optimizer, Optimizer::Adam | Optimizer::Adamw));
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
     let liger = planner.slice(|s| s.training.techniques.liger_kernels);
     let compile = planner.slice(|s| s.training.techniques.compile);
@@ -112,6 +118,15 @@ pub fn TrainingControls() -> impl IntoView {
                     Optimizer::ALL.iter().map(|&o| (o, optimizer_label(o))).collect(),
                     |s| s.training.optimizer,
                     |s, v| s.training.optimizer = v,
+                )}</div>
+                <div class="pair-item" hidden=move || inference.get() || !adam.get()>{enum_select(
+                    planner,
+                    "Optimizer implementation",
+                    "optimizer-impl",
+                    "training.optimizer_impl",
+                    OPTIMIZER_IMPL.to_vec(),
+                    |s| s.training.optimizer_impl,
+                    |s, v| s.training.optimizer_impl = v,
                 )}</div>
                 <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
