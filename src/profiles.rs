@@ -82,6 +82,8 @@ impl Framework {
             // `_get_adamw_torch` turns into `torch.optim.AdamW(fused=True)`
             // (`trainer_optimizer.py`, lines 202–209).
             optimizer_impl: OptimizerImpl::Fused,
+            // PEFT's `autocast_adapter_dtype=True` (`Lora::fp32_adapters`).
+            fp32_adapters: true,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -104,11 +106,20 @@ impl Framework {
             // (bf16 parameters and optimizer states, no fp32 master),
             // `loss: CEWithChunkedOutputLoss` (8 chunks), `enable_activation_checkpointing: True`,
             // `optimizer_in_bwd: True`, `enable_activation_offloading: False`. Its QLoRA builds
-            // the model in that dtype and casts nothing to fp32 (`Lora::fp32_unquantised`).
+            // the model in that dtype and casts nothing to fp32 (`Lora::fp32_unquantised`), its
+            // LoRA adapters included (`Lora::fp32_adapters`).
             // Its recipe configs build `torch.optim.AdamW` with `fused: True`
             // (`recipes/configs/llama3_1/8B_lora_single_device.yaml`, `8B_full.yaml`).
             Framework::Torchtune => {
-                Defaults { precision: Precision::Bf16, loss: Loss::Chunked, checkpointing: Checkpointing::Full, optimizer_in_backward: true, qlora_fp32_unquantised: false, ..base }
+                Defaults {
+                    precision: Precision::Bf16,
+                    loss: Loss::Chunked,
+                    checkpointing: Checkpointing::Full,
+                    optimizer_in_backward: true,
+                    qlora_fp32_unquantised: false,
+                    fp32_adapters: false,
+                    ..base
+                }
             }
             // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
             // `lm_head_chunk_size=128` with `chunked_cross_entropy` (`litgpt/utils.py`).
@@ -116,7 +127,9 @@ impl Framework {
             // `instantiate_torch_optimizer(optimizer, model.parameters())` with no `fused`
             // (`litgpt/utils.py`), so `torch.optim.AdamW` takes torch's foreach default on CUDA
             // (only `pretrain.py` passes `fused=fabric.device.type == "cuda"`).
-            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::Chunked, optimizer_impl: OptimizerImpl::Foreach, ..base },
+            // Its adapters are built with the model under `fabric.init_module()` in the run's
+            // dtype (`Lora::fp32_adapters`).
+            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::Chunked, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, ..base },
             // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
             // `[optimizer] implementation` defaults to "fused" (`torchtitan/config/job_config.py`,
@@ -155,6 +168,8 @@ pub struct Defaults {
     pub qlora_fp32_unquantised: bool,
     /// Adam / AdamW's implementation (`Training::optimizer_impl`).
     pub optimizer_impl: OptimizerImpl,
+    /// LoRA adapters in fp32 on a 16-bit base (`Lora::fp32_adapters`): PEFT's.
+    pub fp32_adapters: bool,
 }
 
 #[cfg(test)]

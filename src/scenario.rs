@@ -310,6 +310,7 @@ impl Scenario {
         self.training.optimizer_impl = d.optimizer_impl;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
+            lora.fp32_adapters = d.fp32_adapters;
         }
         if let Some(z) = d.zero {
             self.parallel.zero = z;
@@ -402,12 +403,13 @@ impl Scenario {
     }
 
     /// Pretty JSON of the scenario. Every switch a profile sets is written, even where serde
-    /// leaves it out at its default (`lora.fp32_unquantised`), so reading it back with
+    /// leaves it out at its default (`lora.fp32_unquantised`, `lora.fp32_adapters`), so reading it back with
     /// [`Scenario::from_json`] keeps it over the profile's.
     pub fn to_json(&self) -> String {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let (Some(lora), Some(Value::Object(slot))) = (&self.training.lora, v.pointer_mut("/training/lora")) {
             slot.insert("fp32_unquantised".into(), Value::Bool(lora.fp32_unquantised));
+            slot.insert("fp32_adapters".into(), Value::Bool(lora.fp32_adapters));
         }
         serde_json::to_string_pretty(&v).unwrap_or_default()
     }

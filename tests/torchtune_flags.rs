@@ -16,7 +16,8 @@
 //! - `3B_{lora,qlora}_single_device.yaml` lines 20–25: `lora_attn_modules: [q_proj, v_proj,
 //!   output_proj]`, `apply_lora_to_mlp: True`, `lora_rank: 64`, output projection not adapted;
 //!   `qlora_llama3_2_3b` makes every linear of the blocks NF4 (`FrozenNF4Linear` for k_proj and
-//!   the unadapted ones; torchao `to_nf4`).
+//!   the unadapted ones; torchao `to_nf4`). The adapters are built in bf16 with the model and
+//!   stay bf16 (`"fp32_adapters": false`; PEFT would upcast them, `lora_dtypes.rs`).
 //! - `CEWithChunkedOutputLoss` defaults to 8 chunks (`modules/loss/ce_chunked_output_loss.py`);
 //!   before the "+ Chunked Cross Entropy" row the loss is the plain `torch.nn.CrossEntropyLoss`
 //!   on `self.output(h).float()` (`modules/transformer.py` line 937).
@@ -152,7 +153,7 @@ const ROWS: [Row; 10] = [
         name: "LoRA",
         line: 128,
         published_gib: 8.5,
-        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "bf16"}}"#,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "bf16", "fp32_adapters": false}}"#,
         check: Check::EagerUpperBound,
     },
     // 9.1 GiB, +97 %: as LoRA, on 2.1 GiB of NF4 weights. torchtune's QLoRA keeps the
@@ -161,7 +162,7 @@ const ROWS: [Row; 10] = [
         name: "QLoRA",
         line: 129,
         published_gib: 4.6,
-        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "nf4", "fp32_unquantised": false}}"#,
+        training: r#"{"micro_batch": 2, "seq_len": 4096, "grad_accum": 1, "precision": "bf16", "attention": "sdpa", "optimizer": "adamw", "checkpointing": "full", "techniques": {"loss": "chunked", "loss_chunks": 8, "activation_offload": true}, "lora": {"rank": 64, "targets": ["q", "v", "o", "gate", "up", "down"], "base": "nf4", "fp32_unquantised": false, "fp32_adapters": false}}"#,
         check: Check::EagerUpperBound,
     },
 ];

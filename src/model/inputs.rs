@@ -149,6 +149,18 @@ pub struct Lora {
     /// links made before it encode as they did.
     #[serde(skip_serializing_if = "is_true")]
     pub fp32_unquantised: bool,
+    /// The adapters' weights (and so their gradients and optimizer states) in fp32 on a 16-bit
+    /// base. PEFT's `get_peft_model(..., autocast_adapter_dtype=True)` (the default) upcasts
+    /// float16/bfloat16 adapters to float32 (`peft/tuners/tuners_utils.py`,
+    /// `cast_adapter_dtype`, lines 2705–2745 in PEFT 0.21.2), and `lora.Linear` casts each input
+    /// to their dtype; torchtune builds its `LoRALinear`s under `set_default_dtype(self._dtype)`
+    /// and LitGPT under `fabric.init_module()` with `bf16-true`, so theirs stay in the model
+    /// dtype and read the input as it is: `false`. Measured with PEFT both ways in
+    /// `lora_dtypes.json`. Matters in a pure 16-bit run only (under autocast every trained
+    /// weight is fp32 already). Left out of the JSON when true (the default), so links made
+    /// before it encode as they did.
+    #[serde(skip_serializing_if = "is_true")]
+    pub fp32_adapters: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -161,7 +173,7 @@ fn is_true(x: &bool) -> bool {
 
 impl Default for Lora {
     fn default() -> Self {
-        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true }
+        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true, fp32_adapters: true }
     }
 }
 

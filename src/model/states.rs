@@ -111,6 +111,22 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
     }
 }
 
+/// Whether the LoRA adapters are fp32 on a pure 16-bit base ([`crate::model::inputs::Lora::fp32_adapters`]:
+/// PEFT's `autocast_adapter_dtype=True`; measured in `lora_dtypes.json`): their weights,
+/// gradients and AdamW states then take 4 B per element, not the run's 2.
+pub fn adapters_in_fp32(training: &Training) -> bool {
+    training.precision == Precision::Bf16 && training.lora.as_ref().is_some_and(|l| l.fp32_adapters)
+}
+
+/// Per-element storage of the LoRA adapters: the run's, or fp32 ([`adapters_in_fp32`]).
+fn adapter_budget(training: &Training, run: Budget) -> Budget {
+    if adapters_in_fp32(training) {
+        Budget { weight: F32, grad: F32, master: 0.0, state: F32 }
+    } else {
+        run
+    }
+}
+
 /// Whether the output projection's weight is trained, and so gets a gradient: not under LoRA
 /// (no adapter targets the head; its base weight is frozen), nor when it is tied to frozen
 /// input embeddings. A frozen weight gets none, and its matmul keeps no input for it: the
@@ -226,6 +242,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
     let lora = training.lora.as_ref();
+    let ab = adapter_budget(training, b);
     for t in tensors {
         let copies = layout.copies(arch, t);
         let n = t.numel() * copies;
@@ -285,7 +302,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                 let a = per_copy * copies;
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
-                adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
+                adapter_states += optimizer_state_bytes(training.optimizer, &adapter, ab.state) * copies;
                 // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
                 paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
@@ -298,9 +315,9 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
             }
         }
     }
-    weights += adapters * b.weight;
-    grads += adapters * b.grad;
-    master += adapters * b.master;
+    weights += adapters * ab.weight;
+    grads += adapters * ab.grad;
+    master += adapters * ab.master;
     states += adapter_states;
 
     // ZeRO sharding over the data-parallel group (dense shard count; experts are already
@@ -417,7 +434,7 @@ pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training
     if !adam || offload != Offload::None {
         return 0.0;
     }
-    let state = training.precision.optimizer_state_bytes() as f64;
+    let state = if adapters_in_fp32(training) { F32 } else { training.precision.optimizer_state_bytes() as f64 };
     match training.optimizer_impl {
         OptimizerImpl::Foreach => summary.trainable_local / shards * state,
         OptimizerImpl::ForLoop => 2.0 * summary.largest_trainable_local / shards * state,

@@ -76,7 +76,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         head_trainable: crate::model::states::output_weight_trainable(t.embedding.tied, training),
         liger: training.techniques.liger_kernels,
         frozen_norms: training.lora.is_some(),
-        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, targets: l.targets.clone() }),
+        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, fp32: l.fp32_adapters, targets: l.targets.clone() }),
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
