@@ -84,6 +84,12 @@ impl Framework {
             optimizer_impl: OptimizerImpl::Fused,
             // PEFT's `autocast_adapter_dtype=True` (`Lora::fp32_adapters`).
             fp32_adapters: true,
+            // Plain DDP keeps its default `gradient_as_bucket_view=False`: accelerate's
+            // `DistributedDataParallelKwargs` (accelerate 1.16.0 `utils/dataclasses.py`, line
+            // 169), which the transformers `Trainer` does not set, and Lightning's
+            // `DDPStrategy` (no DDP kwargs of its own). The other profiles shard (FSDP2,
+            // ZeRO, Megatron's distributed optimizer), where the setting does not apply.
+            gradient_as_bucket_view: false,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -110,17 +116,15 @@ impl Framework {
             // LoRA adapters included (`Lora::fp32_adapters`).
             // Its recipe configs build `torch.optim.AdamW` with `fused: True`
             // (`recipes/configs/llama3_1/8B_lora_single_device.yaml`, `8B_full.yaml`).
-            Framework::Torchtune => {
-                Defaults {
-                    precision: Precision::Bf16,
-                    loss: Loss::Chunked,
-                    checkpointing: Checkpointing::Full,
-                    optimizer_in_backward: true,
-                    qlora_fp32_unquantised: false,
-                    fp32_adapters: false,
-                    ..base
-                }
-            }
+            Framework::Torchtune => Defaults {
+                precision: Precision::Bf16,
+                loss: Loss::Chunked,
+                checkpointing: Checkpointing::Full,
+                optimizer_in_backward: true,
+                qlora_fp32_unquantised: false,
+                fp32_adapters: false,
+                ..base
+            },
             // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
             // `lm_head_chunk_size=128` with `chunked_cross_entropy` (`litgpt/utils.py`).
             // `finetune/full.py` and `finetune/lora.py` call
@@ -170,6 +174,8 @@ pub struct Defaults {
     pub optimizer_impl: OptimizerImpl,
     /// LoRA adapters in fp32 on a 16-bit base (`Lora::fp32_adapters`): PEFT's.
     pub fp32_adapters: bool,
+    /// DDP's `gradient_as_bucket_view` (`Parallel::gradient_as_bucket_view`).
+    pub gradient_as_bucket_view: bool,
 }
 
 #[cfg(test)]

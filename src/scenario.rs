@@ -20,8 +20,8 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques,
-    Training, WeightFormat, Zero, Zero3Impl,
+    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime, Serving,
+    Techniques, Training, WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
 
@@ -308,6 +308,7 @@ impl Scenario {
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
         self.training.optimizer_impl = d.optimizer_impl;
+        self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
             lora.fp32_adapters = d.fp32_adapters;

@@ -40,7 +40,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 48] = [
+const SCALARS: [(&str, &str); 49] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -64,6 +64,7 @@ const SCALARS: [(&str, &str); 48] = [
     ("z3", "parallel.zero3_impl"),
     ("rsh", "parallel.fsdp_reshard_after_forward"),
     ("fsd", "parallel.full_state_dict_on_save"),
+    ("gbv", "parallel.gradient_as_bucket_view"),
     ("vs", "parallel.virtual_stages"),
     ("pf", "runtime.platform"),
     ("mf", "runtime.memory_fraction"),

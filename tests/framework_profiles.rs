@@ -7,7 +7,7 @@
 mod common;
 use common::run;
 use headroom::profiles::Framework;
-use headroom::scenario::{Checkpointing, Loss, Lora, LoraBase};
+use headroom::scenario::{Checkpointing, Lora, LoraBase, Loss};
 use headroom::{estimate, Scenario};
 use serde_json::Value;
 

@@ -288,6 +288,13 @@ pub struct Parallel {
     /// A full (unsharded) state dict is gathered on the GPU when a checkpoint is saved (FSDP
     /// `FULL_STATE_DICT` with `offload_to_cpu=False`; DCP `full_state_dict=True, cpu_offload=False`).
     pub full_state_dict_on_save: bool,
+    /// `DistributedDataParallel(gradient_as_bucket_view=…)` (data parallelism without ZeRO):
+    /// `false` (DDP's default, and accelerate's `DistributedDataParallelKwargs`, which the
+    /// transformers `Trainer` and Lightning keep) gives every parameter its own `.grad` beside the
+    /// reducer's flat buckets, which live as long as the model; `true` makes each `.grad` a view
+    /// into its bucket, one allocation (torch `nn/parallel/distributed.py`; measured in
+    /// `ddp_buckets.json`).
+    pub gradient_as_bucket_view: bool,
 }
 
 /// The implementation of ZeRO stage 3.
@@ -317,6 +324,7 @@ impl Default for Parallel {
             zero3_impl: Zero3Impl::Fsdp2,
             fsdp_reshard_after_forward: true,
             full_state_dict_on_save: false,
+            gradient_as_bucket_view: false,
         }
     }
 }

@@ -392,9 +392,12 @@ pub fn add_states(bytes: &StateBytes, training: &Training, layout: &Layout, offl
 }
 
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
-/// into them, DDP keeps its buckets (over the data- and context-parallel ranks), ZeRO and
-/// offload keep partitions. Otherwise `zero_grad(set_to_none=True)` frees them before the next
-/// forward (PyTorch ≥ 2.0 default). FSDP2 keeps no partition of its own: each block's
+/// into them, DDP with `gradient_as_bucket_view=True` makes them views of its buckets (which
+/// live as long as the model), ZeRO and offload keep partitions. Otherwise
+/// `zero_grad(set_to_none=True)` frees them before the next forward (PyTorch ≥ 2.0 default) —
+/// DDP's default included: its own buckets stay (`temporary.rs`, "DDP gradient buckets"), the
+/// `.grad`s go (measured in `ddp_buckets.json`: one parameter size alive before the forward,
+/// two after backward). FSDP2 keeps no partition of its own: each block's
 /// reduce-scatter output becomes the sharded parameter's `.grad` in its post-backward
 /// (`_fsdp_collectives.py` `foreach_reduce`), which `zero_grad` frees — measured in `fsdp.json`
 /// (no sharded gradient in the forward phase without accumulation).
@@ -402,7 +405,7 @@ fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> 
     if layout.fsdp2() {
         return training.grad_accum > 1 || offload != Offload::None;
     }
-    training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
+    training.grad_accum > 1 || (layout.ddp() && layout.bucket_view) || layout.zero > Zero::Off || offload != Offload::None
 }
 
 /// Intermediates `optimizer.step()` allocates, by Adam / AdamW's implementation

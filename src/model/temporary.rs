@@ -210,13 +210,18 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     }
 
     let data_parallel = layout.dp * layout.cp > 1.0;
-    if data_parallel && layout.zero == Zero::Off {
+    if layout.ddp() && !layout.bucket_view {
+        // The reducer's flat buckets (`Reducer::initialize_buckets`, torch
+        // `csrc/distributed/c10d/reducer.cpp`) are allocated when DDP wraps the model and kept
+        // for its life; backward copies each gradient in, all-reduces, and copies back into
+        // `.grad`. Measured in `ddp_buckets.json`: the parameter size alive from construction,
+        // before the forward as after the optimizer step.
         ledger.add(
             Component::Temporary,
             "DDP gradient buckets",
             i.gradient_bytes,
-            "DistributedDataParallel copies gradients into its all-reduce buckets (gradient_as_bucket_view=False): as large as the gradients (PyTorch PR #41954: ~1 GB on a 1 GB model)",
-            Lifetime::ForwardBackward,
+            "DistributedDataParallel's flat all-reduce buckets (gradient_as_bucket_view=False), as large as the gradients and alive for the model's life — torch reducer.cpp initialize_buckets, PyTorch PR #41954; measured in ddp_buckets.json",
+            Lifetime::WholeStep,
         );
     }
     if data_parallel && matches!(layout.zero, Zero::Optimizer | Zero::Gradients) && !zero3 {
