@@ -18,7 +18,7 @@ const LOSS: [(Loss, &str); 3] = [(Loss::Standard, "standard (fp32 logits)"), (Lo
 
 /// Adam / AdamW's implementation, as torch names its switches.
 const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] =
-    [(OptimizerImpl::Foreach, "foreach (PyTorch default)"), (OptimizerImpl::ForLoop, "for-loop (foreach=False)"), (OptimizerImpl::Fused, "fused (fused=True)")];
+    [(OptimizerImpl::Foreach, "foreach (default)"), (OptimizerImpl::ForLoop, "for-loop"), (OptimizerImpl::Fused, "fused")];
 
 const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
