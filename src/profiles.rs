@@ -133,7 +133,8 @@ impl Framework {
             // (only `pretrain.py` passes `fused=fabric.device.type == "cuda"`).
             // Its adapters are built with the model under `fabric.init_module()` in the run's
             // dtype (`Lora::fp32_adapters`).
-            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::Chunked, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, ..base },
+            // The loss runs on the chunks as they are, in bf16 (`Loss::ChunkedNoUpcast`).
+            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::ChunkedNoUpcast, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, ..base },
             // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
             // `[optimizer] implementation` defaults to "fused" (`torchtitan/config/job_config.py`,

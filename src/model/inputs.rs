@@ -457,6 +457,12 @@ pub enum Loss {
     /// Output projection and cross-entropy fused, never materialising the logits (Liger
     /// `LigerFusedLinearCrossEntropyLoss`, Apple's Cut Cross-Entropy).
     FusedLinear,
+    /// Logits in chunks of tokens and cross-entropy on each chunk in the logits' own dtype, no
+    /// fp32 upcast: LitGPT's `model(input_ids, lm_head_chunk_size=128)` then
+    /// `chunked_cross_entropy` (`litgpt/utils.py`, `F.cross_entropy` on each chunk as it is),
+    /// whose `log_softmax` saves a 16-bit output in a pure 16-bit run (measured in
+    /// `litgpt_lora.json`); under autocast `log_softmax` runs in fp32 all the same.
+    ChunkedNoUpcast,
 }
 
 /// Framework techniques that change memory (issue: the frameworks' memory techniques).

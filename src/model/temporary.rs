@@ -108,6 +108,24 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
                 ),
             ]
         }
+        Loss::ChunkedNoUpcast => {
+            // LitGPT: the chunked case above with the cross-entropy in the logits' dtype (fp32
+            // under autocast, whose log_softmax runs in fp32): no upcast copy, and one chunk's
+            // two gradient buffers in that dtype. Derived from the chunked case measured in
+            // techniques.json with LitGPT's dtype (its saved tensors: litgpt_lora.json).
+            let n = t.techniques.loss_chunks.max(1) as f64;
+            let ce = if t.precision.is_mixed() { F32 } else { x };
+            vec![
+                (Moment::LossForward, "chunked logits (end of forward)", x * logits, "every chunk's logits kept in the model's output list; cross-entropy on each chunk as it is (LitGPT lm_head_chunk_size, chunked_cross_entropy)"),
+                (Moment::LossBackward, "loss gradient buffers (one chunk)", 2.0 * ce * logits / n, "one chunk's two gradient buffers in the cross-entropy's dtype: 2·ce·s·b·v / chunks"),
+                (
+                    Moment::HeadBackward,
+                    "chunk logit gradients and output-weight gradient buffers",
+                    x * logits + 3.0 * v * h / tp * weight_grad_bytes - ce * logits,
+                    "all chunks' logit gradients (x·s·b·v) wait for the output projection's backward while three v·h weight-gradient buffers are summed; the saved log-softmax (ce·s·b·v) is freed by then",
+                ),
+            ]
+        }
         Loss::FusedLinear => {
             let chunk = (tokens / (v / h.max(1.0)).ceil()).ceil().max(1.0).log2().ceil().exp2().min(tokens.max(1.0));
             vec![(

@@ -14,11 +14,15 @@ use crate::model::precision::Precision;
 use crate::profiles::Framework;
 use crate::scenario::{Attention, Loss, Mode, Optimizer, OptimizerImpl};
 
-const LOSS: [(Loss, &str); 3] = [(Loss::Standard, "standard (fp32 logits)"), (Loss::Chunked, "chunked cross-entropy"), (Loss::FusedLinear, "fused linear CE (Liger)")];
+const LOSS: [(Loss, &str); 4] = [
+    (Loss::Standard, "standard (fp32 logits)"),
+    (Loss::Chunked, "chunked cross-entropy"),
+    (Loss::ChunkedNoUpcast, "chunked CE, no upcast (LitGPT)"),
+    (Loss::FusedLinear, "fused linear CE (Liger)"),
+];
 
 /// Adam / AdamW's implementation, as torch names its switches.
-const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] =
-    [(OptimizerImpl::Foreach, "foreach (default)"), (OptimizerImpl::ForLoop, "for-loop"), (OptimizerImpl::Fused, "fused")];
+const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] = [(OptimizerImpl::Foreach, "foreach (default)"), (OptimizerImpl::ForLoop, "for-loop"), (OptimizerImpl::Fused, "fused")];
 
 const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 

@@ -225,8 +225,14 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
             // transformers' ForCausalLMLoss upcasts logits to fp32 and log_softmax saves its
             // output; torchtune's chunked loss upcasts chunk by chunk, and every chunk's
             // log-softmax is saved all the same.
-            // Plus the int64 target per token.
-            push(out, "fp32 log-softmax of the logits", F32 * tok * v + INT64 * tok, Split::Tensor, place);
+            // Plus the int64 target per token. LitGPT's chunked cross-entropy runs on the logits
+            // as they are: a 16-bit log-softmax in a pure 16-bit run (`litgpt_lora.json`).
+            if c.loss == Loss::ChunkedNoUpcast {
+                let bytes = if c.mixed { F32 } else { c.x };
+                push(out, "log-softmax of the logits (chunked, no upcast)", bytes * tok * v + INT64 * tok, Split::Tensor, place);
+            } else {
+                push(out, "fp32 log-softmax of the logits", F32 * tok * v + INT64 * tok, Split::Tensor, place);
+            }
         }
         Stack::EncoderDecoder => {
             // T5: both stacks' final norms; the encoder output, read by every decoder block's
