@@ -15,7 +15,7 @@ fn fixture() -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).expect("fixture is JSON")
 }
 
-fn case<'a>(f: &'a Value, fp32: bool) -> &'a Value {
+fn case(f: &Value, fp32: bool) -> &Value {
     f["cases"].as_array().expect("cases").iter().find(|c| c["precision"] == "bf16" && c["autocast_adapter_dtype"] == fp32).expect("bf16 case")
 }
 
