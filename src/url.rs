@@ -40,7 +40,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 49] = [
+const SCALARS: [(&str, &str); 50] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -76,6 +76,7 @@ const SCALARS: [(&str, &str); 49] = [
     ("aof", "training.techniques.activation_offload"),
     ("lig", "training.techniques.liger_kernels"),
     ("cmpl", "training.techniques.compile"),
+    ("cmpl_loss", "training.techniques.compile_loss"),
     ("wq", "training.serving.weights"),
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),

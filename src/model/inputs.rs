@@ -487,11 +487,18 @@ pub struct Techniques {
     /// and torchtitan compile them: the partitioner recomputes elementwise intermediates in
     /// backward instead of saving them (`activations/compile.rs`).
     pub compile: bool,
+    /// With `compile`: whether the loss is inside the compiled region (torchtitan; torchtune's
+    /// `compile_loss` where its return value is used). `false`: only the blocks are compiled and
+    /// the loss runs eager, as torchtune's full single-device recipe does (it drops
+    /// `compile_loss`'s return value, `recipes/full_finetune_single_device.py`), and as
+    /// `model.model.layers[i].compile()` leaves it: the eager loss terms with the compiled
+    /// blocks' (each measured in `compile.json`).
+    pub compile_loss: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false, compile_loss: true }
     }
 }
 

@@ -66,7 +66,7 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
     let logits = tokens * v / tp;
-    let compiled = t.techniques.compile && arch.stack == Stack::Decoder;
+    let compiled = t.techniques.compile && t.techniques.compile_loss && arch.stack == Stack::Decoder;
     match t.techniques.loss {
         Loss::Standard if compiled => vec![(
             Moment::LossBackward,

@@ -44,6 +44,7 @@ pub fn TrainingControls() -> impl IntoView {
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
     let liger = planner.slice(|s| s.training.techniques.liger_kernels);
     let compile = planner.slice(|s| s.training.techniques.compile);
+    let compile_loss = planner.slice(|s| s.training.techniques.compile_loss);
     view! {
         <fieldset class="group">
             <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
@@ -170,6 +171,10 @@ pub fn TrainingControls() -> impl IntoView {
                     value=liger on_change=move |on| planner.set(|s| s.training.techniques.liger_kernels = on) />
                 <CheckboxField label="torch.compile (blocks and loss)" id="torch-compile" field="training.techniques.compile"
                     value=compile on_change=move |on| planner.set(|s| s.training.techniques.compile = on) />
+                <div hidden=move || !compile.get()>
+                    <CheckboxField label="Loss inside the compiled region" id="compile-loss" field="training.techniques.compile_loss"
+                        value=compile_loss on_change=move |on| planner.set(|s| s.training.techniques.compile_loss = on) />
+                </div>
             </div>
             </div>
         </fieldset>

@@ -83,7 +83,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     input_terms(t, training, &c, &mut out);
     output_terms(t, &c, &mut out);
     if training.techniques.compile {
-        super::compile::apply(t, &c, &mut out);
+        super::compile::apply(t, &c, training.techniques.compile_loss, &mut out);
     }
     (out, c.r * c.tokens * t.hidden as f64)
 }
