@@ -1,7 +1,8 @@
 // The switches of issue 28 as a user meets them on the Planner: Adam's implementation (foreach,
 // for-loop, fused) and what the framework profiles choose; the LoRA adapters' dtype (PEFT's
 // fp32 adapters against torchtune's and LitGPT's 16-bit ones); DDP's gradient_as_bucket_view.
-// Each changes the plan, travels in the link, and disappears where it does not apply.
+// torch.compile's region (the loss inside it or not). Each changes the plan, travels in the
+// link, and disappears where it does not apply.
 // Screenshots of the training, parallel and LoRA controls at 1440 and 390 px, light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,6 +89,24 @@ test('DDP gradient_as_bucket_view: one allocation for gradients and buckets', as
   // ZeRO shards instead: the setting no longer applies.
   await page.selectOption('#zero', '1');
   assert.equal(await box.isVisible(), false);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('torch.compile: the loss inside the compiled region or eager', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  await page.selectOption('#optimizer-impl', 'fused'); // the forward/backward phase is then the peak
+  assert.equal(await page.locator('#compile-loss').isVisible(), false);
+  await page.locator('#torch-compile').check();
+  assert.equal(await page.locator('#compile-loss').isChecked(), true);
+  const compiled = await total(page);
+  await page.locator('#compile-loss').uncheck();
+  // The eager loss saves the fp32 log-softmax (4 B per logit, not the compiled loss's 2 B of
+  // bf16 logits) and starts backward with two fp32 logit gradients (8 B, not 2 B): 8 B × 4096
+  // × 128,256 = 3.9 GiB more at the peak.
+  const eagerLoss = await total(page);
+  assert.ok(eagerLoss - compiled > 3.5 && eagerLoss - compiled < 4.5, `${compiled} → ${eagerLoss}`);
+  await page.waitForFunction(() => location.search.includes('cmpl_loss=false'));
   assert.deepEqual(problems, []);
   await page.close();
 });
