@@ -11,7 +11,8 @@ probabilities, not a router's) is recorded with its dtype: fp32 where the family
 in the model's dtype (Falcon, GPT-2, …). Families whose forward fails under fake tensors are listed
 with the error.
 
-Writes tests/fixtures/measured/eager_softmax.json.
+Writes tests/fixtures/measured/eager_softmax.json (with name substrings as arguments: measures the
+matching families only and updates their entries, keeping the others).
 Run: /work/venv/bin/python tests/measure/eager_softmax.py
 """
 import json, os, sys, traceback, warnings
@@ -77,6 +78,15 @@ def main():
         except Exception as e:  # noqa
             errors[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             print(f"{name:32} ERROR {errors[name]}", flush=True)
+    if only and os.path.exists(OUT):
+        # A partial run updates the families it measured and keeps the others.
+        old = json.load(open(OUT))
+        for name in results:
+            old["errors"].pop(name, None)
+        for name in errors:
+            old["softmax_dtypes"].pop(name, None)
+        results = {**old["softmax_dtypes"], **results}
+        errors = {**old["errors"], **errors}
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "precision": "bf16 (pure)",
            "attention": "eager", "tokens": S, "softmax_dtypes": results, "errors": errors}
     with open(OUT, "w") as f:
