@@ -90,6 +90,7 @@ impl Framework {
             // `DDPStrategy` (no DDP kwargs of its own). The other profiles shard (FSDP2,
             // ZeRO, Megatron's distributed optimizer), where the setting does not apply.
             gradient_as_bucket_view: false,
+            fp32_gradients: false,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -146,7 +147,8 @@ impl Framework {
             // the optimizer is Transformer Engine's (or Apex's) `FusedAdam`
             // (`megatron/core/optimizer/__init__.py`: `from transformer_engine.pytorch.optimizers
             // import FusedAdam as Adam`), fused.
-            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), ..base },
+            // Its gradient buffer is fp32 under `--bf16` (`Training::fp32_gradients`).
+            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), fp32_gradients: true, ..base },
             // The HF Trainer DeepSpeed integration's `ds_config_zero2.json` example: stage 2,
             // `bf16.enabled: auto`; an `"AdamW"` optimizer block becomes DeepSpeed's `FusedAdam`
             // without offload (`deepspeed/runtime/engine.py`, `_configure_basic_optimizer`).
@@ -177,6 +179,8 @@ pub struct Defaults {
     pub fp32_adapters: bool,
     /// DDP's `gradient_as_bucket_view` (`Parallel::gradient_as_bucket_view`).
     pub gradient_as_bucket_view: bool,
+    /// Gradients in fp32 in a 16-bit run (`Training::fp32_gradients`): Megatron-Core's.
+    pub fp32_gradients: bool,
 }
 
 #[cfg(test)]

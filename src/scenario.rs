@@ -309,6 +309,7 @@ impl Scenario {
         self.training.techniques.liger_kernels = d.liger_kernels;
         self.training.optimizer_impl = d.optimizer_impl;
         self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
+        self.training.fp32_gradients = d.fp32_gradients;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
             lora.fp32_adapters = d.fp32_adapters;

@@ -40,13 +40,14 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 50] = [
+const SCALARS: [(&str, &str); 51] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
     ("p", "training.precision"),
     ("o", "training.optimizer"),
     ("oi", "training.optimizer_impl"),
+    ("g32", "training.fp32_gradients"),
     ("ck", "training.checkpointing"),
     ("at", "training.attention"),
     ("do", "training.dropout"),

@@ -90,3 +90,25 @@ fn the_cli_applies_the_profile() {
         assert_ne!(v["total"].as_u64(), Some(estimate(&custom).total), "{f:?}: the profile changed nothing");
     }
 }
+
+/// Megatron-Core under `--bf16` accumulates and reduces gradients in an fp32 buffer
+/// (`training.fp32_gradients`, set by its profile): 4 B per gradient beside 2 B weights, on
+/// Llama-3-8B with the distributed optimizer over 8 GPUs; the link carries the switch (`g32=`).
+#[test]
+fn megatron_core_keeps_fp32_gradients() {
+    let s = decode(r#"{"model": {"preset": "llama-3-8b"}, "parallel": {"dp": 8}, "framework": "megatron-core"}"#);
+    assert!(s.training.fp32_gradients);
+    let b = estimate(&s);
+    let params = 8_030_261_248u64;
+    assert_eq!(b.phases.optimizer_step.gradients, 4 * params);
+    assert_eq!(b.phases.optimizer_step.parameters, 2 * params);
+    let mut half = s.clone();
+    half.training.fp32_gradients = false;
+    assert_eq!(estimate(&half).phases.optimizer_step.gradients, 2 * params);
+    let q = headroom::url::encode(&s);
+    assert!(q.contains("g32=true"), "{q}");
+    assert!(headroom::url::decode(&q).0.training.fp32_gradients);
+    for f in Framework::ALL.into_iter().filter(|f| *f != Framework::MegatronCore) {
+        assert!(!on_the_page(f).training.fp32_gradients, "{f:?}");
+    }
+}

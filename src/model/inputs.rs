@@ -201,6 +201,12 @@ pub struct Training {
     pub optimizer: Optimizer,
     /// Adam / AdamW's implementation: foreach (torch's CUDA default), for-loop or fused.
     pub optimizer_impl: OptimizerImpl,
+    /// Gradients accumulated and reduced in fp32 in a 16-bit run: Megatron-Core's contiguous
+    /// gradient buffer under `--bf16` (`megatron/training/arguments.py`: unless
+    /// `--grad-reduce-in-bf16`, `accumulate_allreduce_grads_in_fp32 = True`, "accumulate and
+    /// all-reduce gradients in fp32 for bfloat16 data type"; `param_and_grad_buffer.py` then
+    /// makes the buffer `torch.float`): 4 B per gradient instead of 2.
+    pub fp32_gradients: bool,
     pub checkpointing: Checkpointing,
     pub attention: Attention,
     /// Dropout probability applied everywhere the model has dropout.
@@ -225,6 +231,7 @@ impl Default for Training {
             precision: Default::default(),
             optimizer: Optimizer::Adamw,
             optimizer_impl: OptimizerImpl::Foreach,
+            fp32_gradients: false,
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
             dropout: 0.0,

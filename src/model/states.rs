@@ -49,7 +49,18 @@ struct Budget {
     state: f64,
 }
 
-fn budget(precision: Precision, layout: &Layout) -> Budget {
+/// The run's per-element bytes; `fp32_gradients` ([`Training::fp32_gradients`]) makes a 16-bit
+/// run's gradients fp32.
+fn budget(precision: Precision, layout: &Layout, fp32_gradients: bool) -> Budget {
+    let b = run_budget(precision, layout);
+    if fp32_gradients {
+        Budget { grad: F32, ..b }
+    } else {
+        b
+    }
+}
+
+fn run_budget(precision: Precision, layout: &Layout) -> Budget {
     match precision {
         Precision::Fp32 => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
         Precision::Bf16 => Budget { weight: HALF, grad: HALF, master: 0.0, state: HALF },
@@ -232,7 +243,7 @@ pub struct StateBytes {
 /// [`add_states`]'.
 pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, offload: Offload) -> StateBytes {
     let precision = training.precision;
-    let b = budget(precision, layout);
+    let b = budget(precision, layout, training.fp32_gradients);
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;

@@ -39,6 +39,7 @@ pub fn TrainingControls() -> impl IntoView {
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
+    let fp32_gradients = planner.slice(|s| s.training.fp32_gradients);
     // Only torch's Adam / AdamW have the three implementations.
     let adam = planner.slice(|s| matches!(s.training.optimizer, Optimizer::Adam | Optimizer::Adamw));
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
@@ -164,6 +165,8 @@ pub fn TrainingControls() -> impl IntoView {
             <div hidden=move || inference.get()>
             <CheckboxField label="Optimizer step in backward" id="optimizer-in-backward" field="training.techniques.optimizer_in_backward"
                 value=in_backward on_change=move |on| planner.set(|s| s.training.techniques.optimizer_in_backward = on) />
+            <CheckboxField label="Gradients in fp32 (Megatron)" id="fp32-gradients" field="training.fp32_gradients"
+                value=fp32_gradients on_change=move |on| planner.set(|s| s.training.fp32_gradients = on) />
             <CheckboxField label="Offload activations to host" id="activation-offload" field="training.techniques.activation_offload"
                 value=offload on_change=move |on| planner.set(|s| s.training.techniques.activation_offload = on) />
             <div hidden=move || !transformer.get()>
