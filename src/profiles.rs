@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::inputs::{Attention, Checkpointing, Loss, Zero};
+use crate::model::inputs::{Attention, Checkpointing, Loss, OptimizerImpl, Zero};
 use crate::model::precision::Precision;
 
 /// A training framework whose defaults a scenario starts from.
@@ -77,6 +77,20 @@ impl Framework {
             liger_kernels: false,
             zero: None,
             qlora_fp32_unquantised: true,
+            // transformers 5 `TrainingArguments.optim` defaults to "adamw_torch_fused" with
+            // torch ≥ 2.8 (`training_args.py`, lines 805–815 in 5.25.0), which
+            // `_get_adamw_torch` turns into `torch.optim.AdamW(fused=True)`
+            // (`trainer_optimizer.py`, lines 202–209).
+            optimizer_impl: OptimizerImpl::Fused,
+            // PEFT's `autocast_adapter_dtype=True` (`Lora::fp32_adapters`).
+            fp32_adapters: true,
+            // Plain DDP keeps its default `gradient_as_bucket_view=False`: accelerate's
+            // `DistributedDataParallelKwargs` (accelerate 1.16.0 `utils/dataclasses.py`, line
+            // 169), which the transformers `Trainer` does not set, and Lightning's
+            // `DDPStrategy` (no DDP kwargs of its own). The other profiles shard (FSDP2,
+            // ZeRO, Megatron's distributed optimizer), where the setting does not apply.
+            gradient_as_bucket_view: false,
+            fp32_gradients: false,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -99,22 +113,45 @@ impl Framework {
             // (bf16 parameters and optimizer states, no fp32 master),
             // `loss: CEWithChunkedOutputLoss` (8 chunks), `enable_activation_checkpointing: True`,
             // `optimizer_in_bwd: True`, `enable_activation_offloading: False`. Its QLoRA builds
-            // the model in that dtype and casts nothing to fp32 (`Lora::fp32_unquantised`).
-            Framework::Torchtune => {
-                Defaults { precision: Precision::Bf16, loss: Loss::Chunked, checkpointing: Checkpointing::Full, optimizer_in_backward: true, qlora_fp32_unquantised: false, ..base }
-            }
+            // the model in that dtype and casts nothing to fp32 (`Lora::fp32_unquantised`), its
+            // LoRA adapters included (`Lora::fp32_adapters`).
+            // Its recipe configs build `torch.optim.AdamW` with `fused: True`
+            // (`recipes/configs/llama3_1/8B_lora_single_device.yaml`, `8B_full.yaml`).
+            Framework::Torchtune => Defaults {
+                precision: Precision::Bf16,
+                loss: Loss::Chunked,
+                checkpointing: Checkpointing::Full,
+                optimizer_in_backward: true,
+                qlora_fp32_unquantised: false,
+                fp32_adapters: false,
+                ..base
+            },
             // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
             // `lm_head_chunk_size=128` with `chunked_cross_entropy` (`litgpt/utils.py`).
-            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::Chunked, ..base },
+            // `finetune/full.py` and `finetune/lora.py` call
+            // `instantiate_torch_optimizer(optimizer, model.parameters())` with no `fused`
+            // (`litgpt/utils.py`), so `torch.optim.AdamW` takes torch's foreach default on CUDA
+            // (only `pretrain.py` passes `fused=fabric.device.type == "cuda"`).
+            // Its adapters are built with the model under `fabric.init_module()` in the run's
+            // dtype (`Lora::fp32_adapters`).
+            // The loss runs on the chunks as they are, in bf16 (`Loss::ChunkedNoUpcast`).
+            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::ChunkedNoUpcast, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, ..base },
             // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
+            // `[optimizer] implementation` defaults to "fused" (`torchtitan/config/job_config.py`,
+            // `Optimizer.implementation: Literal["for-loop", "foreach", "fused"] = "fused"`).
             Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), ..base },
             // Megatron-Core GPT examples: `--bf16` with fp32 main parameters and gradients,
             // `--use-distributed-optimizer` (optimizer states sharded over data parallel:
-            // ZeRO-1), Transformer Engine's fused (flash) attention, no recomputation by default.
-            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), ..base },
+            // ZeRO-1), Transformer Engine's fused (flash) attention, no recomputation by default;
+            // the optimizer is Transformer Engine's (or Apex's) `FusedAdam`
+            // (`megatron/core/optimizer/__init__.py`: `from transformer_engine.pytorch.optimizers
+            // import FusedAdam as Adam`), fused.
+            // Its gradient buffer is fp32 under `--bf16` (`Training::fp32_gradients`).
+            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), fp32_gradients: true, ..base },
             // The HF Trainer DeepSpeed integration's `ds_config_zero2.json` example: stage 2,
-            // `bf16.enabled: auto`.
+            // `bf16.enabled: auto`; an `"AdamW"` optimizer block becomes DeepSpeed's `FusedAdam`
+            // without offload (`deepspeed/runtime/engine.py`, `_configure_basic_optimizer`).
             Framework::Deepspeed => Defaults { zero: Some(Zero::Gradients), ..base },
         })
     }
@@ -136,6 +173,14 @@ pub struct Defaults {
     /// QLoRA's unquantised weights in fp32 (`Lora::fp32_unquantised`): PEFT's
     /// `prepare_model_for_kbit_training`, which every profile but torchtune's goes through.
     pub qlora_fp32_unquantised: bool,
+    /// Adam / AdamW's implementation (`Training::optimizer_impl`).
+    pub optimizer_impl: OptimizerImpl,
+    /// LoRA adapters in fp32 on a 16-bit base (`Lora::fp32_adapters`): PEFT's.
+    pub fp32_adapters: bool,
+    /// DDP's `gradient_as_bucket_view` (`Parallel::gradient_as_bucket_view`).
+    pub gradient_as_bucket_view: bool,
+    /// Gradients in fp32 in a 16-bit run (`Training::fp32_gradients`): Megatron-Core's.
+    pub fp32_gradients: bool,
 }
 
 #[cfg(test)]

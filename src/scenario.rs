@@ -20,8 +20,8 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, Parallel, Platform, PpSchedule, Runtime, Serving, Techniques,
-    Training, WeightFormat, Zero, Zero3Impl,
+    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime, Serving,
+    Techniques, Training, WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
 
@@ -311,8 +311,12 @@ impl Scenario {
         self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
+        self.training.optimizer_impl = d.optimizer_impl;
+        self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
+        self.training.fp32_gradients = d.fp32_gradients;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
+            lora.fp32_adapters = d.fp32_adapters;
         }
         if let Some(z) = d.zero {
             self.parallel.zero = z;
@@ -373,6 +377,7 @@ impl Scenario {
         json.end().map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
         let input: Value = serde_json::from_str(text).map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
         crate::json_shape::objects_where_expected(&input, &scenario)?;
+        let scenario = scenario.with_profile_under(&input)?;
         let mut warnings: Vec<String> = ignored.into_iter().map(|p| format!("unknown field `{p}` ignored")).collect();
         if scenario.version > SCENARIO_VERSION {
             warnings.push(format!("scenario version {} is newer than this planner ({SCENARIO_VERSION}); read as version {SCENARIO_VERSION}", scenario.version));
@@ -380,9 +385,40 @@ impl Scenario {
         Ok(Decoded { scenario, warnings })
     }
 
-    /// Pretty JSON of the scenario.
+    /// The framework profile applied under the fields the JSON gives: a scenario naming
+    /// `"framework": "torchtune"` gets the switches choosing torchtune on the page sets
+    /// ([`Scenario::apply_framework`]), and every field written in `input` keeps its written
+    /// value (the explicit field wins). A scenario written by [`Scenario::to_json`] holds every
+    /// field, so it reads back unchanged.
+    fn with_profile_under(self, input: &Value) -> Result<Scenario, InputError> {
+        if self.framework == Framework::Custom {
+            return Ok(self);
+        }
+        let mut profiled = self.clone();
+        profiled.apply_framework(self.framework);
+        let mut merged = serde_json::to_value(&profiled).map_err(|e| InputError::new("", e.to_string()))?;
+        overlay(&mut merged, input);
+        if let Value::Object(map) = &mut merged {
+            // The model and the device were read already; the profile sets neither.
+            map.remove("model");
+            map.remove("device");
+        }
+        let mut back: Scenario = serde_json::from_value(merged).map_err(|e| InputError::new("", strip_position(&e.to_string())))?;
+        back.model = self.model;
+        back.device = self.device;
+        Ok(back)
+    }
+
+    /// Pretty JSON of the scenario. Every switch a profile sets is written, even where serde
+    /// leaves it out at its default (`lora.fp32_unquantised`, `lora.fp32_adapters`), so reading it back with
+    /// [`Scenario::from_json`] keeps it over the profile's.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let (Some(lora), Some(Value::Object(slot))) = (&self.training.lora, v.pointer_mut("/training/lora")) {
+            slot.insert("fp32_unquantised".into(), Value::Bool(lora.fp32_unquantised));
+            slot.insert("fp32_adapters".into(), Value::Bool(lora.fp32_adapters));
+        }
+        serde_json::to_string_pretty(&v).unwrap_or_default()
     }
 
     /// Field-by-field problems: values out of range and parallel layouts that do not divide
@@ -523,6 +559,23 @@ pub const LIMIT_SEQ: u64 = 100_000_000;
 pub const LIMIT_DEGREE: u64 = 1_000_000;
 /// Largest job accepted.
 pub const LIMIT_WORLD: u64 = 10_000_000;
+
+/// Writes every leaf of `explicit` over `base`, descending into objects present in both.
+fn overlay(base: &mut Value, explicit: &Value) {
+    match (base, explicit) {
+        (Value::Object(b), Value::Object(e)) => {
+            for (k, v) in e {
+                match b.get_mut(k) {
+                    Some(slot) if slot.is_object() && v.is_object() => overlay(slot, v),
+                    _ => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (b, e) => *b = e.clone(),
+    }
+}
 
 /// serde_json appends " at line 1 column 42"; the field path already says where.
 fn strip_position(message: &str) -> String {

@@ -41,12 +41,14 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 47] = [
+const SCALARS: [(&str, &str); 51] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
     ("p", "training.precision"),
     ("o", "training.optimizer"),
+    ("oi", "training.optimizer_impl"),
+    ("g32", "training.fp32_gradients"),
     ("ck", "training.checkpointing"),
     ("at", "training.attention"),
     ("do", "training.dropout"),
@@ -64,6 +66,7 @@ const SCALARS: [(&str, &str); 47] = [
     ("z3", "parallel.zero3_impl"),
     ("rsh", "parallel.fsdp_reshard_after_forward"),
     ("fsd", "parallel.full_state_dict_on_save"),
+    ("gbv", "parallel.gradient_as_bucket_view"),
     ("vs", "parallel.virtual_stages"),
     ("pf", "runtime.platform"),
     ("mf", "runtime.memory_fraction"),
@@ -75,6 +78,7 @@ const SCALARS: [(&str, &str); 47] = [
     ("aof", "training.techniques.activation_offload"),
     ("lig", "training.techniques.liger_kernels"),
     ("cmpl", "training.techniques.compile"),
+    ("cmpl_loss", "training.techniques.compile_loss"),
     ("wq", "training.serving.weights"),
     ("kvq", "training.serving.kv_cache"),
     ("dq", "training.serving.double_quant"),

@@ -309,6 +309,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
     };
     warnings.extend(keys.notes());
     warnings.extend(keys.defaulted().into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
+    let mut arch = arch;
+    if let Architecture::Transformer(t) = &mut arch {
+        t.attention.eager_softmax_fp32 = super::eager_softmax::eager_softmax_fp32(&model_type);
+    }
     arch.check()?;
     Ok(Imported { arch, model_type, warnings })
 }

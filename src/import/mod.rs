@@ -4,6 +4,7 @@
 //!
 //! Kept out of `src/model/`, which takes resolved architectures only.
 
+mod eager_softmax;
 mod encoders;
 mod families;
 pub mod hf_config;

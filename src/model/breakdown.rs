@@ -53,15 +53,15 @@ pub enum Phase {
 #[serde(rename_all = "snake_case")]
 pub enum Lifetime {
     /// Allocated before the step and kept after it: weights, optimizer states, gradients that
-    /// persist (accumulation, DDP, ZeRO, offload), the CUDA context and workspaces; in
-    /// inference, everything.
+    /// persist (accumulation, DDP's bucket views, ZeRO, offload), DDP's buckets, the CUDA
+    /// context and workspaces; in inference, everything.
     #[default]
     WholeStep,
     /// Saved for backward by each micro-batch in flight: made in forward as it runs through
     /// the [`Span`], freed in backward as it runs back.
     Saved(Span),
     /// From the first forward to the end of the last backward: autocast's weight copies, the
-    /// DDP and ZeRO buckets, ZeRO-3's gathered weights.
+    /// ZeRO buckets, ZeRO-3's gathered weights.
     ForwardBackward,
     /// One moment of forward or backward. Moments follow each other, so a phase counts only
     /// the moment whose transients are the largest (`Ledger`); the others are the breakdown's

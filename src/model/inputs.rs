@@ -53,6 +53,31 @@ impl Optimizer {
     }
 }
 
+/// How torch's Adam / AdamW runs its update, which decides the optimizer step's own transient
+/// memory (`states::optimizer_step_intermediates`; measured in
+/// `tests/fixtures/measured/optimizer_impl.json`, torch 2.15 `torch/optim/adam.py`). Other
+/// optimizers (SGD, Lion, Adafactor, bitsandbytes' 8-bit and paged kernels) keep their own
+/// update and ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum OptimizerImpl {
+    /// `foreach=True`, torch's default on CUDA (`optimizer.py` `_default_to_fused_or_foreach`
+    /// with `use_fused=False`): `_multi_tensor_adam` makes `_foreach_sqrt(exp_avg_sqs)`, one
+    /// tensor per parameter of the (device, dtype) group, alive together.
+    #[default]
+    Foreach,
+    /// `foreach=False` (`_single_tensor_adam`): `(exp_avg_sq.sqrt() / bias_correction2_sqrt)`,
+    /// two tensors of one parameter at a time.
+    ForLoop,
+    /// `fused=True` (`torch._fused_adamw_`), DeepSpeed's `FusedAdam` and the Apex / Transformer
+    /// Engine `FusedAdam` Megatron-Core steps with: in place, nothing parameter-sized.
+    Fused,
+}
+
+impl OptimizerImpl {
+    pub const ALL: [OptimizerImpl; 3] = [OptimizerImpl::Foreach, OptimizerImpl::ForLoop, OptimizerImpl::Fused];
+}
+
 /// Activation checkpointing (recomputation) policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -124,6 +149,18 @@ pub struct Lora {
     /// links made before it encode as they did.
     #[serde(skip_serializing_if = "is_true")]
     pub fp32_unquantised: bool,
+    /// The adapters' weights (and so their gradients and optimizer states) in fp32 on a 16-bit
+    /// base. PEFT's `get_peft_model(..., autocast_adapter_dtype=True)` (the default) upcasts
+    /// float16/bfloat16 adapters to float32 (`peft/tuners/tuners_utils.py`,
+    /// `cast_adapter_dtype`, lines 2705–2745 in PEFT 0.21.2), and `lora.Linear` casts each input
+    /// to their dtype; torchtune builds its `LoRALinear`s under `set_default_dtype(self._dtype)`
+    /// and LitGPT under `fabric.init_module()` with `bf16-true`, so theirs stay in the model
+    /// dtype and read the input as it is: `false`. Measured with PEFT both ways in
+    /// `lora_dtypes.json`. Matters in a pure 16-bit run only (under autocast every trained
+    /// weight is fp32 already). Left out of the JSON when true (the default), so links made
+    /// before it encode as they did.
+    #[serde(skip_serializing_if = "is_true")]
+    pub fp32_adapters: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -136,7 +173,7 @@ fn is_true(x: &bool) -> bool {
 
 impl Default for Lora {
     fn default() -> Self {
-        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true }
+        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true, fp32_adapters: true }
     }
 }
 
@@ -162,6 +199,14 @@ pub struct Training {
     pub grad_accum: u64,
     pub precision: Precision,
     pub optimizer: Optimizer,
+    /// Adam / AdamW's implementation: foreach (torch's CUDA default), for-loop or fused.
+    pub optimizer_impl: OptimizerImpl,
+    /// Gradients accumulated and reduced in fp32 in a 16-bit run: Megatron-Core's contiguous
+    /// gradient buffer under `--bf16` (`megatron/training/arguments.py`: unless
+    /// `--grad-reduce-in-bf16`, `accumulate_allreduce_grads_in_fp32 = True`, "accumulate and
+    /// all-reduce gradients in fp32 for bfloat16 data type"; `param_and_grad_buffer.py` then
+    /// makes the buffer `torch.float`): 4 B per gradient instead of 2.
+    pub fp32_gradients: bool,
     pub checkpointing: Checkpointing,
     pub attention: Attention,
     /// Dropout probability applied everywhere the model has dropout.
@@ -185,6 +230,8 @@ impl Default for Training {
             grad_accum: 1,
             precision: Default::default(),
             optimizer: Optimizer::Adamw,
+            optimizer_impl: OptimizerImpl::Foreach,
+            fp32_gradients: false,
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
             dropout: 0.0,
@@ -248,6 +295,13 @@ pub struct Parallel {
     /// A full (unsharded) state dict is gathered on the GPU when a checkpoint is saved (FSDP
     /// `FULL_STATE_DICT` with `offload_to_cpu=False`; DCP `full_state_dict=True, cpu_offload=False`).
     pub full_state_dict_on_save: bool,
+    /// `DistributedDataParallel(gradient_as_bucket_view=…)` (data parallelism without ZeRO):
+    /// `false` (DDP's default, and accelerate's `DistributedDataParallelKwargs`, which the
+    /// transformers `Trainer` and Lightning keep) gives every parameter its own `.grad` beside the
+    /// reducer's flat buckets, which live as long as the model; `true` makes each `.grad` a view
+    /// into its bucket, one allocation (torch `nn/parallel/distributed.py`; measured in
+    /// `ddp_buckets.json`).
+    pub gradient_as_bucket_view: bool,
 }
 
 /// The implementation of ZeRO stage 3.
@@ -277,6 +331,7 @@ impl Default for Parallel {
             zero3_impl: Zero3Impl::Fsdp2,
             fsdp_reshard_after_forward: true,
             full_state_dict_on_save: false,
+            gradient_as_bucket_view: false,
         }
     }
 }
@@ -409,6 +464,12 @@ pub enum Loss {
     /// Output projection and cross-entropy fused, never materialising the logits (Liger
     /// `LigerFusedLinearCrossEntropyLoss`, Apple's Cut Cross-Entropy).
     FusedLinear,
+    /// Logits in chunks of tokens and cross-entropy on each chunk in the logits' own dtype, no
+    /// fp32 upcast: LitGPT's `model(input_ids, lm_head_chunk_size=128)` then
+    /// `chunked_cross_entropy` (`litgpt/utils.py`, `F.cross_entropy` on each chunk as it is),
+    /// whose `log_softmax` saves a 16-bit output in a pure 16-bit run (measured in
+    /// `litgpt_lora.json`); under autocast `log_softmax` runs in fp32 all the same.
+    ChunkedNoUpcast,
 }
 
 /// Framework techniques that change memory (issue: the frameworks' memory techniques).
@@ -433,11 +494,18 @@ pub struct Techniques {
     /// and torchtitan compile them: the partitioner recomputes elementwise intermediates in
     /// backward instead of saving them (`activations/compile.rs`).
     pub compile: bool,
+    /// With `compile`: whether the loss is inside the compiled region (torchtitan; torchtune's
+    /// `compile_loss` where its return value is used). `false`: only the blocks are compiled and
+    /// the loss runs eager, as torchtune's full single-device recipe does (it drops
+    /// `compile_loss`'s return value, `recipes/full_finetune_single_device.py`), and as
+    /// `model.model.layers[i].compile()` leaves it: the eager loss terms with the compiled
+    /// blocks' (each measured in `compile.json`).
+    pub compile_loss: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false }
+        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false, compile_loss: true }
     }
 }
 

@@ -32,9 +32,17 @@ pub struct Layout {
     pub zero3_impl: Zero3Impl,
     /// FSDP2's `reshard_after_forward` for the blocks.
     pub reshard_after_forward: bool,
+    /// DDP's `gradient_as_bucket_view` (`Parallel::gradient_as_bucket_view`).
+    pub bucket_view: bool,
 }
 
 impl Layout {
+    /// Plain data parallelism (`DistributedDataParallel`): gradients all-reduced over the data-
+    /// and context-parallel ranks, no ZeRO.
+    pub fn ddp(&self) -> bool {
+        self.dp * self.cp > 1.0 && self.zero == Zero::Off
+    }
+
     /// The layout for `stage` (clamped to the pipeline).
     pub fn new(arch: &Architecture, p: &Parallel, stage: u64) -> Self {
         let pp = p.pp.max(1).min(arch.layers());
@@ -55,6 +63,7 @@ impl Layout {
             tied,
             zero3_impl: p.zero3_impl,
             reshard_after_forward: p.fsdp_reshard_after_forward,
+            bucket_view: p.gradient_as_bucket_view,
         }
     }
 

@@ -187,7 +187,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
                 Component::Temporary,
                 "optimizer step intermediates",
                 states::optimizer_step_intermediates(&summary, s.training, &layout, s.parallel.offload),
-                "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step() — measured in peaks.json",
+                states::optimizer_step_formula(s.training),
                 Lifetime::OptimizerStep,
             );
         }

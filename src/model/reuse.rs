@@ -1,6 +1,6 @@
 //! What consecutive estimates of one architecture can share: the model states of a pipeline
 //! stage (`states::state_bytes`, a pass over every parameter tensor) depend on the stage's
-//! layout, the offload and the precision, optimizer, freezing and LoRA of the step, not on
+//! layout, the offload and the precision, optimizer, gradient dtype, freezing and LoRA of the step, not on
 //! the micro-batch, the accumulation or the checkpointing — which is what a layout search
 //! varies most. The last few are kept and handed back when asked for again with equal
 //! inputs, so they are the same bytes as computed afresh.
@@ -24,11 +24,20 @@ struct StatesKey {
     optimizer: Optimizer,
     frozen: Frozen,
     lora: Option<Lora>,
+    fp32_gradients: bool,
 }
 
 impl StatesKey {
     fn new(training: &Training, layout: &Layout, offload: Offload) -> StatesKey {
-        StatesKey { layout: *layout, offload, precision: training.precision, optimizer: training.optimizer, frozen: training.frozen.clone(), lora: training.lora.clone() }
+        StatesKey {
+            layout: *layout,
+            offload,
+            precision: training.precision,
+            optimizer: training.optimizer,
+            frozen: training.frozen.clone(),
+            lora: training.lora.clone(),
+            fp32_gradients: training.fp32_gradients,
+        }
     }
 
     /// Equal to `StatesKey::new(training, layout, offload)`, without building it.
@@ -39,6 +48,7 @@ impl StatesKey {
             && self.optimizer == training.optimizer
             && self.frozen == training.frozen
             && self.lora == training.lora
+            && self.fp32_gradients == training.fp32_gradients
     }
 }
 

@@ -27,7 +27,7 @@ use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
-use crate::model::inputs::{LoraBase, Offload, Optimizer, Training, Zero};
+use crate::model::inputs::{LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
@@ -49,7 +49,18 @@ struct Budget {
     state: f64,
 }
 
-fn budget(precision: Precision, layout: &Layout) -> Budget {
+/// The run's per-element bytes; `fp32_gradients` ([`Training::fp32_gradients`]) makes a 16-bit
+/// run's gradients fp32.
+fn budget(precision: Precision, layout: &Layout, fp32_gradients: bool) -> Budget {
+    let b = run_budget(precision, layout);
+    if fp32_gradients {
+        Budget { grad: F32, ..b }
+    } else {
+        b
+    }
+}
+
+fn run_budget(precision: Precision, layout: &Layout) -> Budget {
     match precision {
         Precision::Fp32 => Budget { weight: F32, grad: F32, master: 0.0, state: F32 },
         Precision::Bf16 => Budget { weight: HALF, grad: HALF, master: 0.0, state: HALF },
@@ -108,6 +119,22 @@ fn optimizer_state_bytes(opt: Optimizer, t: &ParamTensor, state: f64) -> f64 {
             [.., rows, cols] if *rows > 0 && *cols > 0 => (n / *cols as f64 + n / *rows as f64) * state,
             _ => n * state,
         },
+    }
+}
+
+/// Whether the LoRA adapters are fp32 on a pure 16-bit base ([`crate::model::inputs::Lora::fp32_adapters`]:
+/// PEFT's `autocast_adapter_dtype=True`; measured in `lora_dtypes.json`): their weights,
+/// gradients and AdamW states then take 4 B per element, not the run's 2.
+pub fn adapters_in_fp32(training: &Training) -> bool {
+    training.precision == Precision::Bf16 && training.lora.as_ref().is_some_and(|l| l.fp32_adapters)
+}
+
+/// Per-element storage of the LoRA adapters: the run's, or fp32 ([`adapters_in_fp32`]).
+fn adapter_budget(training: &Training, run: Budget) -> Budget {
+    if adapters_in_fp32(training) {
+        Budget { weight: F32, grad: F32, master: 0.0, state: F32 }
+    } else {
+        run
     }
 }
 
@@ -216,7 +243,7 @@ pub struct StateBytes {
 /// [`add_states`]'.
 pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, offload: Offload) -> StateBytes {
     let precision = training.precision;
-    let b = budget(precision, layout);
+    let b = budget(precision, layout, training.fp32_gradients);
     let layers = arch.layers() as f64;
     let frozen_fraction = (training.frozen.layers as f64 / layers).min(1.0);
     let zero = layout.zero;
@@ -226,6 +253,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
     let lora = training.lora.as_ref();
+    let ab = adapter_budget(training, b);
     for t in tensors {
         let copies = layout.copies(arch, t);
         let n = t.numel() * copies;
@@ -285,7 +313,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                 let a = per_copy * copies;
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
-                adapter_states += optimizer_state_bytes(training.optimizer, &adapter, b.state) * copies;
+                adapter_states += optimizer_state_bytes(training.optimizer, &adapter, ab.state) * copies;
                 // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
                 paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(t.scope);
@@ -298,9 +326,9 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
             }
         }
     }
-    weights += adapters * b.weight;
-    grads += adapters * b.grad;
-    master += adapters * b.master;
+    weights += adapters * ab.weight;
+    grads += adapters * ab.grad;
+    master += adapters * ab.master;
     states += adapter_states;
 
     // ZeRO sharding over the data-parallel group (dense shard count; experts are already
@@ -375,9 +403,12 @@ pub fn add_states(bytes: &StateBytes, training: &Training, layout: &Layout, offl
 }
 
 /// Whether gradients stay allocated through forward and backward: micro-batches accumulate
-/// into them, DDP keeps its buckets (over the data- and context-parallel ranks), ZeRO and
-/// offload keep partitions. Otherwise `zero_grad(set_to_none=True)` frees them before the next
-/// forward (PyTorch ≥ 2.0 default). FSDP2 keeps no partition of its own: each block's
+/// into them, DDP with `gradient_as_bucket_view=True` makes them views of its buckets (which
+/// live as long as the model), ZeRO and offload keep partitions. Otherwise
+/// `zero_grad(set_to_none=True)` frees them before the next forward (PyTorch ≥ 2.0 default) —
+/// DDP's default included: its own buckets stay (`temporary.rs`, "DDP gradient buckets"), the
+/// `.grad`s go (measured in `ddp_buckets.json`: one parameter size alive before the forward,
+/// two after backward). FSDP2 keeps no partition of its own: each block's
 /// reduce-scatter output becomes the sharded parameter's `.grad` in its post-backward
 /// (`_fsdp_collectives.py` `foreach_reduce`), which `zero_grad` frees — measured in `fsdp.json`
 /// (no sharded gradient in the forward phase without accumulation).
@@ -385,22 +416,52 @@ fn gradients_persist(training: &Training, layout: &Layout, offload: Offload) -> 
     if layout.fsdp2() {
         return training.grad_accum > 1 || offload != Offload::None;
     }
-    training.grad_accum > 1 || layout.dp * layout.cp > 1.0 || layout.zero > Zero::Off || offload != Offload::None
+    training.grad_accum > 1 || (layout.ddp() && layout.bucket_view) || layout.zero > Zero::Off || offload != Offload::None
 }
 
-/// Intermediates `optimizer.step()` allocates: torch's foreach Adam/AdamW (the CUDA default)
-/// builds a parameter-sized tensor list (`_foreach_sqrt` of the second moments), measured as
-/// the optimizer-phase peak in `tests/fixtures/measured/peaks.json`; under FSDP2 torch's
-/// AdamW runs on the local shards, so the list is shard-sized (`fsdp.json`). DeepSpeed's fused
-/// optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run on the CPU.
+/// Intermediates `optimizer.step()` allocates, by Adam / AdamW's implementation
+/// ([`OptimizerImpl`]), in the states' dtype (torch 2.15 `torch/optim/adam.py`; measured on the
+/// CPU with the allocator's events in `tests/fixtures/measured/optimizer_impl.json`, and as the
+/// optimizer-phase peak in `peaks.json`):
+/// - foreach: `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` (`_multi_tensor_adam`,
+///   lines 761–770), a tensor per parameter, all alive until the group's `addcdiv_`: the
+///   trainable elements × state bytes (one group: every parameter of one device and dtype);
+/// - for-loop: `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`
+///   (`_single_tensor_adam`, line 545): the square root and the quotient of one parameter, so
+///   twice the largest trainable tensor (the previous parameter's `denom`, still held by the
+///   loop variable, can add a third where equal-sized tensors follow each other: +3.1 % on the
+///   small-vocabulary case of the fixture, which the model does not count);
+/// - fused: `torch._fused_adamw_` updates in place (`_fused_adam`, line 878): nothing.
+///
+/// Under FSDP2 torch's AdamW runs on the local shards, so each list is shard-sized (`fsdp.json`).
+/// DeepSpeed's optimizers (ZeRO) and bitsandbytes' kernels update in place; offloaded steps run
+/// on the CPU.
 pub fn optimizer_step_intermediates(summary: &StatesSummary, training: &Training, layout: &Layout, offload: Offload) -> f64 {
-    let foreach_adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
-    if foreach_adam && offload == Offload::None && layout.fsdp2() {
-        summary.trainable_local / layout.zero_shards() * training.precision.optimizer_state_bytes() as f64
-    } else if foreach_adam && layout.zero == Zero::Off && offload == Offload::None {
-        summary.trainable_local * training.precision.optimizer_state_bytes() as f64
+    let adam = matches!(training.optimizer, Optimizer::Adam | Optimizer::Adamw);
+    let shards = if layout.fsdp2() {
+        layout.zero_shards()
+    } else if layout.zero == Zero::Off {
+        1.0
     } else {
-        0.0
+        return 0.0;
+    };
+    if !adam || offload != Offload::None {
+        return 0.0;
+    }
+    let state = if adapters_in_fp32(training) { F32 } else { training.precision.optimizer_state_bytes() as f64 };
+    match training.optimizer_impl {
+        OptimizerImpl::Foreach => summary.trainable_local / shards * state,
+        OptimizerImpl::ForLoop => 2.0 * summary.largest_trainable_local / shards * state,
+        OptimizerImpl::Fused => 0.0,
+    }
+}
+
+/// The formula of [`optimizer_step_intermediates`] for the implementation chosen.
+pub fn optimizer_step_formula(training: &Training) -> &'static str {
+    match training.optimizer_impl {
+        OptimizerImpl::Foreach => "foreach Adam/AdamW builds a parameter-sized list (_foreach_sqrt of the second moments) during optimizer.step(): trainable elements × state bytes — torch/optim/adam.py _multi_tensor_adam; measured in optimizer_impl.json and peaks.json",
+        OptimizerImpl::ForLoop => "for-loop Adam/AdamW makes sqrt(exp_avg_sq) / bias_correction of one parameter at a time: 2 × largest trainable tensor × state bytes — torch/optim/adam.py _single_tensor_adam; measured in optimizer_impl.json",
+        OptimizerImpl::Fused => "fused Adam/AdamW (torch fused=True, DeepSpeed FusedAdam, Apex/TE FusedAdam) updates in place: nothing parameter-sized — measured in optimizer_impl.json",
     }
 }
 

@@ -10,7 +10,7 @@ use super::dtype::{F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
-use crate::model::inputs::{Attention, Checkpointing, Loss, Offload, Optimizer, Training, Zero};
+use crate::model::inputs::{Attention, Checkpointing, Loss, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// DeepSpeed's default `reduce_bucket_size` and `allgather_bucket_size`: 5e8 elements each
 /// (DeepSpeed `runtime/zero/config.py`; printed as 500000000 in DeepSpeed's config dump).
@@ -66,7 +66,7 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
     let logits = tokens * v / tp;
-    let compiled = t.techniques.compile && arch.stack == Stack::Decoder;
+    let compiled = t.techniques.compile && t.techniques.compile_loss && arch.stack == Stack::Decoder;
     match t.techniques.loss {
         Loss::Standard if compiled => vec![(
             Moment::LossBackward,
@@ -105,6 +105,24 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
                     "chunk logit gradients and output-weight gradient buffers",
                     x * logits + 3.0 * v * h / tp * weight_grad_bytes - F32 * logits,
                     "all chunks' logit gradients wait for the output projection's backward (x·s·b·v) while three v·h weight-gradient buffers are summed; the fp32 log-softmax (4·s·b·v) is freed by then — measured in techniques.json",
+                ),
+            ]
+        }
+        Loss::ChunkedNoUpcast => {
+            // LitGPT: the chunked case above with the cross-entropy in the logits' dtype (fp32
+            // under autocast, whose log_softmax runs in fp32): no upcast copy, and one chunk's
+            // two gradient buffers in that dtype. Derived from the chunked case measured in
+            // techniques.json with LitGPT's dtype (its saved tensors: litgpt_lora.json).
+            let n = t.techniques.loss_chunks.max(1) as f64;
+            let ce = if t.precision.is_mixed() { F32 } else { x };
+            vec![
+                (Moment::LossForward, "chunked logits (end of forward)", x * logits, "every chunk's logits kept in the model's output list; cross-entropy on each chunk as it is (LitGPT lm_head_chunk_size, chunked_cross_entropy)"),
+                (Moment::LossBackward, "loss gradient buffers (one chunk)", 2.0 * ce * logits / n, "one chunk's two gradient buffers in the cross-entropy's dtype: 2·ce·s·b·v / chunks"),
+                (
+                    Moment::HeadBackward,
+                    "chunk logit gradients and output-weight gradient buffers",
+                    x * logits + 3.0 * v * h / tp * weight_grad_bytes - ce * logits,
+                    "all chunks' logit gradients (x·s·b·v) wait for the output projection's backward while three v·h weight-gradient buffers are summed; the saved log-softmax (ce·s·b·v) is freed by then",
                 ),
             ]
         }
@@ -171,14 +189,22 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
         // PyTorch tutorial "How to save memory by fusing the optimizer step into the backward
         // pass" (register_post_accumulate_grad_hook); torchtune `optimizer_in_bwd`: each
         // gradient is freed right after its own update, so one tensor's gradient and its
-        // update's foreach intermediate are alive at a time, during backward.
-        let foreach = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
-        let per_element = i.states.grad_bytes + if foreach { t.precision.optimizer_state_bytes() as f64 } else { 0.0 };
+        // update's intermediates are alive at a time, during backward: an optimizer per
+        // parameter, so foreach's list is that one tensor's square root, for-loop's its square
+        // root and quotient, fused's nothing (`states::optimizer_step_intermediates`).
+        let adam = matches!(t.optimizer, Optimizer::Adam | Optimizer::Adamw);
+        let intermediates = match t.optimizer_impl {
+            _ if !adam => 0.0,
+            OptimizerImpl::Foreach => 1.0,
+            OptimizerImpl::ForLoop => 2.0,
+            OptimizerImpl::Fused => 0.0,
+        };
+        let per_element = i.states.grad_bytes + intermediates * t.precision.optimizer_state_bytes() as f64;
         transients.push((
             Moment::ParameterUpdate,
             "one parameter's gradient and update (optimizer step in backward)",
             i.states.largest_trainable_local * per_element,
-            "largest trainable tensor × (gradient bytes + one foreach intermediate): freed by its post-accumulate hook right after its update",
+            "largest trainable tensor × (gradient bytes + its update's intermediates: foreach 1, for-loop 2, fused 0 × state bytes): freed by its post-accumulate hook right after its update",
         ));
     }
     match t.checkpointing {
@@ -202,13 +228,18 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     }
 
     let data_parallel = layout.dp * layout.cp > 1.0;
-    if data_parallel && layout.zero == Zero::Off {
+    if layout.ddp() && !layout.bucket_view {
+        // The reducer's flat buckets (`Reducer::initialize_buckets`, torch
+        // `csrc/distributed/c10d/reducer.cpp`) are allocated when DDP wraps the model and kept
+        // for its life; backward copies each gradient in, all-reduces, and copies back into
+        // `.grad`. Measured in `ddp_buckets.json`: the parameter size alive from construction,
+        // before the forward as after the optimizer step.
         ledger.add(
             Component::Temporary,
             "DDP gradient buckets",
             i.gradient_bytes,
-            "DistributedDataParallel copies gradients into its all-reduce buckets (gradient_as_bucket_view=False): as large as the gradients (PyTorch PR #41954: ~1 GB on a 1 GB model)",
-            Lifetime::ForwardBackward,
+            "DistributedDataParallel's flat all-reduce buckets (gradient_as_bucket_view=False), as large as the gradients and alive for the model's life — torch reducer.cpp initialize_buckets, PyTorch PR #41954; measured in ddp_buckets.json",
+            Lifetime::WholeStep,
         );
     }
     if data_parallel && matches!(layout.zero, Zero::Optimizer | Zero::Gradients) && !zero3 {

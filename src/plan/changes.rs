@@ -93,6 +93,7 @@ fn loss(l: Loss) -> &'static str {
         Loss::Standard => "standard",
         Loss::Chunked => "chunked",
         Loss::FusedLinear => "fused linear",
+        Loss::ChunkedNoUpcast => "chunked, no upcast",
     }
 }
 

@@ -623,7 +623,8 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
         }
         Step::ChunkedCrossEntropy | Step::FusedCrossEntropy => {
             let want = if step == Step::ChunkedCrossEntropy { Loss::Chunked } else { Loss::FusedLinear };
-            if s.training.techniques.loss == want || s.training.techniques.loss == Loss::FusedLinear {
+            let loss = s.training.techniques.loss;
+            if loss == want || loss == Loss::FusedLinear || (want == Loss::Chunked && loss == Loss::ChunkedNoUpcast) {
                 "the loss already avoids the full fp32 logits".into()
             } else {
                 n.training.techniques.loss = want;

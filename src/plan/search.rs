@@ -175,7 +175,11 @@ pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
 }
 
 /// What one estimate says about one micro-batch of a layout: whether it fits with the
-/// margin, and its bytes against the bytes the margin allows (to guess the next probe).
+/// margin, and its bytes against the bytes the margin allows (to guess the next probe). The
+/// bytes are the forward/backward phase's, the one that grows with the micro-batch: the
+/// optimizer step's does not, so where it is the peak a line through the peaks is flat and
+/// guesses nothing (it either fits at every micro-batch or at none; the phase that grows
+/// decides the boundary).
 #[derive(Clone, Copy, Debug)]
 struct Point {
     micro_batch: u64,
@@ -189,7 +193,12 @@ impl Point {
     /// fits nothing).
     fn new(micro_batch: u64, t: Option<&Totals>, margin: f64) -> Point {
         match t {
-            Some(t) => Point { micro_batch, fits: totals_fit_with_margin(t, margin), total: t.total() as f64, allowed: t.capacity() as f64 * (1.0 - clamp_margin(margin)) },
+            Some(t) => Point {
+                micro_batch,
+                fits: totals_fit_with_margin(t, margin),
+                total: t.phases.forward_backward.total as f64,
+                allowed: t.capacity() as f64 * (1.0 - clamp_margin(margin)),
+            },
             None => Point { micro_batch, fits: false, total: 0.0, allowed: 0.0 },
         }
     }

@@ -1,6 +1,7 @@
 //! `ParallelControls`: data, tensor, pipeline, sequence, context and expert parallelism,
 //! the ZeRO stage and CPU offload (with ZeRO-3: FSDP2 or DeepSpeed, resharding after forward,
-//! a full state dict on save), with the GPU count they add up to.
+//! a full state dict on save; with plain DDP: `gradient_as_bucket_view`), with the GPU count
+//! they add up to.
 //!
 //! It is below the fold on load (under the chart on a phone, under the first control
 //! groups on a laptop), so its code is in the `below_fold` WASM chunk, fetched once the
@@ -53,6 +54,9 @@ fn Controls() -> impl IntoView {
     let fsdp2 = planner.slice(|s| s.parallel.zero3_impl == Zero3Impl::Fsdp2);
     let reshard = planner.slice(|s| s.parallel.fsdp_reshard_after_forward);
     let full_state = planner.slice(|s| s.parallel.full_state_dict_on_save);
+    // Plain DDP (data or context parallel, no ZeRO) in training: its bucket setting.
+    let ddp = planner.slice(|s| s.parallel.dp.saturating_mul(s.parallel.cp) > 1 && s.parallel.zero == Zero::Off && s.training.mode != crate::scenario::Mode::Inference);
+    let bucket_view = planner.slice(|s| s.parallel.gradient_as_bucket_view);
     let layout = planner.slice(|s| (s.parallel.dp, s.parallel.tp, s.parallel.pp, s.parallel.cp, s.parallel.world_size()));
     let gpu_count = move || {
         let (dp, tp, pp, cp, n) = layout.get();
@@ -100,6 +104,10 @@ fn Controls() -> impl IntoView {
                         }
                     }
                 />
+            </div>
+            <div hidden=move || !ddp.get()>
+                <CheckboxField label="DDP gradient_as_bucket_view" id="gradient-as-bucket-view" field="parallel.gradient_as_bucket_view"
+                    value=bucket_view on_change=move |on| planner.set(|s| s.parallel.gradient_as_bucket_view = on) />
             </div>
             <div hidden=move || !stage3.get()>
                 {enum_select(

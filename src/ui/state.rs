@@ -41,7 +41,7 @@ pub struct Planner {
 }
 
 /// Fields that have a control of their own; errors on other fields are listed above the chart.
-pub const PLACED_FIELDS: [&str; 20] = [
+pub const PLACED_FIELDS: [&str; 21] = [
     "model",
     "training.micro_batch",
     "training.grad_accum",
@@ -62,6 +62,7 @@ pub const PLACED_FIELDS: [&str; 20] = [
     "runtime.other_processes_bytes",
     "training.techniques.loss",
     "training.techniques.optimizer_in_backward",
+    "training.optimizer_impl",
 ];
 
 /// True when an error on `error_field` belongs next to the control for `field`: the same

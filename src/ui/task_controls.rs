@@ -47,7 +47,9 @@ impl FineTuning {
         // A new adapter config follows the framework profile's QLoRA casting (torchtune keeps
         // the unquantised weights in the training dtype, PEFT casts them to fp32).
         let fp32_unquantised = s.framework.defaults().is_none_or(|d| d.qlora_fp32_unquantised);
-        let previous = s.training.lora.clone().unwrap_or(Lora { fp32_unquantised, ..Lora::default() });
+        // And its adapters' dtype (PEFT's fp32 adapters, torchtune's and LitGPT's 16-bit ones).
+        let fp32_adapters = s.framework.defaults().is_none_or(|d| d.fp32_adapters);
+        let previous = s.training.lora.clone().unwrap_or(Lora { fp32_unquantised, fp32_adapters, ..Lora::default() });
         s.training.lora = Some(Lora { base, ..previous });
     }
 }
@@ -115,6 +117,7 @@ pub fn TaskControls() -> impl IntoView {
     let targets = planner.slice(|s| s.training.lora.as_ref().map_or("all", |l| targets_id(&l.targets)).to_string());
     let lora_dq = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.double_quant));
     let lora_fp32 = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.fp32_unquantised));
+    let adapters_fp32 = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.fp32_adapters));
     let frozen = planner.slice(|s| s.training.frozen.layers);
     let dropout = planner.slice(|s| s.training.lora.as_ref().map_or(0.0, |l| l.dropout));
     let weights = planner.slice(effective_weights);
@@ -179,6 +182,8 @@ pub fn TaskControls() -> impl IntoView {
                 value=rank
                 on_change=move |v| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.rank = v })
             />
+            <CheckboxField label="Adapters in fp32 (PEFT)" id="lora-fp32-adapters" field="training.lora.fp32_adapters"
+                value=adapters_fp32 on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.fp32_adapters = on }) />
             <SelectField
                 label="LoRA dropout"
                 id="lora-dropout"

@@ -1,5 +1,5 @@
 //! `TrainingControls`: micro-batch, gradient accumulation, sequence length (or image
-//! resolution for vision models), precision, optimizer, activation checkpointing, attention
+//! resolution for vision models), precision, optimizer and its implementation, activation checkpointing, attention
 //! kernel, loss and memory techniques, and the framework profile that sets several at once. In inference only the batch, context length,
 //! precision and attention kernel stay: the rest does not exist when serving.
 
@@ -12,9 +12,17 @@ use super::state::Planner;
 use crate::labels::{optimizer_label, precision_label, CHECKPOINTING};
 use crate::model::precision::Precision;
 use crate::profiles::Framework;
-use crate::scenario::{Attention, Loss, Mode, Optimizer};
+use crate::scenario::{Attention, Loss, Mode, Optimizer, OptimizerImpl};
 
-const LOSS: [(Loss, &str); 3] = [(Loss::Standard, "standard (fp32 logits)"), (Loss::Chunked, "chunked cross-entropy"), (Loss::FusedLinear, "fused linear CE (Liger)")];
+const LOSS: [(Loss, &str); 4] = [
+    (Loss::Standard, "standard (fp32 logits)"),
+    (Loss::Chunked, "chunked cross-entropy"),
+    (Loss::ChunkedNoUpcast, "chunked CE, no upcast (LitGPT)"),
+    (Loss::FusedLinear, "fused linear CE (Liger)"),
+];
+
+/// Adam / AdamW's implementation, as torch names its switches.
+const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] = [(OptimizerImpl::Foreach, "foreach (default)"), (OptimizerImpl::ForLoop, "for-loop"), (OptimizerImpl::Fused, "fused")];
 
 const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
@@ -31,9 +39,13 @@ pub fn TrainingControls() -> impl IntoView {
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
+    let fp32_gradients = planner.slice(|s| s.training.fp32_gradients);
+    // Only torch's Adam / AdamW have the three implementations.
+    let adam = planner.slice(|s| matches!(s.training.optimizer, Optimizer::Adam | Optimizer::Adamw));
     let offload = planner.slice(|s| s.training.techniques.activation_offload);
     let liger = planner.slice(|s| s.training.techniques.liger_kernels);
     let compile = planner.slice(|s| s.training.techniques.compile);
+    let compile_loss = planner.slice(|s| s.training.techniques.compile_loss);
     view! {
         <fieldset class="group">
             <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
@@ -113,6 +125,15 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.optimizer,
                     |s, v| s.training.optimizer = v,
                 )}</div>
+                <div class="pair-item" hidden=move || inference.get() || !adam.get()>{enum_select(
+                    planner,
+                    "Optimizer implementation",
+                    "optimizer-impl",
+                    "training.optimizer_impl",
+                    OPTIMIZER_IMPL.to_vec(),
+                    |s| s.training.optimizer_impl,
+                    |s, v| s.training.optimizer_impl = v,
+                )}</div>
                 <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
                     "Activation checkpointing",
@@ -144,6 +165,8 @@ pub fn TrainingControls() -> impl IntoView {
             <div hidden=move || inference.get()>
             <CheckboxField label="Optimizer step in backward" id="optimizer-in-backward" field="training.techniques.optimizer_in_backward"
                 value=in_backward on_change=move |on| planner.set(|s| s.training.techniques.optimizer_in_backward = on) />
+            <CheckboxField label="Gradients in fp32 (Megatron)" id="fp32-gradients" field="training.fp32_gradients"
+                value=fp32_gradients on_change=move |on| planner.set(|s| s.training.fp32_gradients = on) />
             <CheckboxField label="Offload activations to host" id="activation-offload" field="training.techniques.activation_offload"
                 value=offload on_change=move |on| planner.set(|s| s.training.techniques.activation_offload = on) />
             <div hidden=move || !transformer.get()>
@@ -151,6 +174,10 @@ pub fn TrainingControls() -> impl IntoView {
                     value=liger on_change=move |on| planner.set(|s| s.training.techniques.liger_kernels = on) />
                 <CheckboxField label="torch.compile (blocks and loss)" id="torch-compile" field="training.techniques.compile"
                     value=compile on_change=move |on| planner.set(|s| s.training.techniques.compile = on) />
+                <div hidden=move || !compile.get()>
+                    <CheckboxField label="Loss inside the compiled region" id="compile-loss" field="training.techniques.compile_loss"
+                        value=compile_loss on_change=move |on| planner.set(|s| s.training.techniques.compile_loss = on) />
+                </div>
             </div>
             </div>
         </fieldset>

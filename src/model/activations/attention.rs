@@ -200,11 +200,14 @@ fn eager_core(t: &TransformerArch, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f6
         // gpt-oss: the softmax over the keys and the sink column stays in the model dtype; the
         // row max subtracted first saves its int64 indices.
         let with_sink = c.b * heads * c.s * (c.s_full + 1.0);
-        push_core(out, "attention softmax with sinks", c.x * with_sink + INT64 * c.b * heads * c.s, place);
+        let softmax = if a.eager_softmax_in_fp32(rotary) { F32 } else { c.x };
+        push_core(out, "attention softmax with sinks", softmax * with_sink + INT64 * c.b * heads * c.s, place);
         return;
     }
-    // Softmax runs in fp32 under autocast and in the Llama-family eager attention.
-    let softmax_bytes = if rotary || c.mixed { F32 } else { c.x };
+    // Softmax runs in fp32 under autocast and where the family's eager code asks for it: the
+    // Llama family's (rotary) by default, each family as measured where it differs
+    // (`AttentionPart::eager_softmax_fp32`).
+    let softmax_bytes = if c.mixed || a.eager_softmax_in_fp32(rotary) { F32 } else { c.x };
     let probs = if c.dropout {
         BOOL + c.x
     } else if softmax_bytes != c.x {

@@ -76,8 +76,9 @@ fn mlp_kept(mlp: &MlpPart, c: &Ctx) -> f64 {
     }
 }
 
-/// Rewrite the eager terms of one micro-batch as the compiled blocks and loss keep them.
-pub(super) fn apply(t: &TransformerArch, c: &Ctx, terms: &mut [ActTerm]) {
+/// Rewrite the eager terms of one micro-batch as the compiled blocks (and, with `loss`, the
+/// compiled loss) keep them.
+pub(super) fn apply(t: &TransformerArch, c: &Ctx, loss: bool, terms: &mut [ActTerm]) {
     let h = t.hidden as f64;
     let tok = c.tokens;
     let kind = t.norm.kind;
@@ -108,7 +109,7 @@ pub(super) fn apply(t: &TransformerArch, c: &Ctx, terms: &mut [ActTerm]) {
                 term.bytes = if t.norm.placement == Placement::ParallelShared { 0.0 } else { HALF * tok * h }
             }
             (Place::Block(_), "MLP intermediates") => term.bytes = mlp_kept(&t.mlp, c) * tok * t.mlp.ffn as f64,
-            (Place::Output, "fp32 log-softmax of the logits") if t.stack == Stack::Decoder => {
+            (Place::Output, "fp32 log-softmax of the logits") if loss && t.stack == Stack::Decoder => {
                 term.name = "logits kept by the compiled loss";
                 term.bytes = c.x * tok * t.vocab as f64 + INT64 * tok + 2.0 * F32 * tok;
             }

@@ -15,6 +15,9 @@
 //!   bool mask of the input, and `lora_A` saves the dropped copy (fp32, or its 16-bit autocast
 //!   copy) instead of the shared input. 0 is `nn.Identity`.
 //! - `lora_B` saves `lora_A`'s output: r values per token (fp32; 16-bit under autocast).
+//! - Adapters kept in the model's 16-bit dtype (`autocast_adapter_dtype=False`; torchtune's and
+//!   LitGPT's, `Lora::fp32_adapters`) read the input as it is, shared as in an fp32 run, and
+//!   `lora_B` saves a 16-bit `lora_A` output (`lora_dtypes.json`).
 //!
 //! Measured with PEFT on a tiny Llama (`tests/fixtures/measured/lora.json`,
 //! `tests/measure/lora.py`; fake CUDA tensors for the bool masks). Not modelled: the first
@@ -29,6 +32,9 @@ use crate::model::dtype::{BOOL, F32, HALF};
 pub struct LoraCtx {
     pub rank: f64,
     pub dropout: bool,
+    /// The adapters' weights in fp32 (PEFT's `autocast_adapter_dtype`, `Lora::fp32_adapters`);
+    /// otherwise in the run's dtype (torchtune, LitGPT).
+    pub fp32: bool,
     pub targets: Vec<LinearKind>,
 }
 
@@ -51,19 +57,33 @@ pub fn adapter_inputs(c: &Ctx, l: &LoraCtx, width: f64, n: f64, saved: bool) -> 
         return 0.0;
     }
     let elements = c.tokens * width;
-    let fp32_run = !c.mixed && c.x == F32;
-    if fp32_run && !l.dropout {
+    // Without autocast, an adapter in the input's own dtype (an fp32 run, or 16-bit adapters on
+    // a 16-bit base) reads the input as it is: no copy.
+    let same_dtype = !c.mixed && (c.x == F32 || !l.fp32);
+    if same_dtype && !l.dropout {
         // The input itself, shared by the linears that read it.
-        return if saved { 0.0 } else { F32 * elements };
+        return if saved { 0.0 } else { c.x * elements };
     }
-    // Each adapter's own copy (fp32, or 16-bit under autocast), and a bool mask with dropout.
-    let copy = if c.mixed { HALF } else { F32 };
+    // Each adapter's own copy (fp32, 16-bit under autocast or for 16-bit adapters), and a bool
+    // mask with dropout.
+    let copy = adapter_dtype_bytes(c, l);
     let mask = if l.dropout { BOOL } else { 0.0 };
     n * (copy + mask) * elements
 }
 
 /// `lora_A`'s outputs, saved by `lora_B`: r per token per adapted module.
 pub fn adapter_intermediates(c: &Ctx, l: &LoraCtx, modules: f64) -> f64 {
-    let bytes = if c.mixed { HALF } else { F32 };
-    modules * bytes * c.tokens * l.rank
+    modules * adapter_dtype_bytes(c, l) * c.tokens * l.rank
+}
+
+/// Bytes of an element the adapters compute in: 16-bit under autocast, fp32 for PEFT's fp32
+/// adapters, else the run's activation dtype.
+fn adapter_dtype_bytes(c: &Ctx, l: &LoraCtx) -> f64 {
+    if c.mixed {
+        HALF
+    } else if l.fp32 {
+        F32
+    } else {
+        c.x
+    }
 }

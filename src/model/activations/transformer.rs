@@ -76,14 +76,14 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         head_trainable: crate::model::states::output_weight_trainable(t.embedding.tied, training),
         liger: training.techniques.liger_kernels,
         frozen_norms: training.lora.is_some(),
-        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, targets: l.targets.clone() }),
+        lora: training.lora.as_ref().map(|l| LoraCtx { rank: l.rank as f64, dropout: l.dropout > 0.0, fp32: l.fp32_adapters, targets: l.targets.clone() }),
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
     input_terms(t, training, &c, &mut out);
     output_terms(t, &c, &mut out);
     if training.techniques.compile {
-        super::compile::apply(t, &c, &mut out);
+        super::compile::apply(t, &c, training.techniques.compile_loss, &mut out);
     }
     (out, c.r * c.tokens * t.hidden as f64)
 }
@@ -225,8 +225,14 @@ fn output_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
             // transformers' ForCausalLMLoss upcasts logits to fp32 and log_softmax saves its
             // output; torchtune's chunked loss upcasts chunk by chunk, and every chunk's
             // log-softmax is saved all the same.
-            // Plus the int64 target per token.
-            push(out, "fp32 log-softmax of the logits", F32 * tok * v + INT64 * tok, Split::Tensor, place);
+            // Plus the int64 target per token. LitGPT's chunked cross-entropy runs on the logits
+            // as they are: a 16-bit log-softmax in a pure 16-bit run (`litgpt_lora.json`).
+            if c.loss == Loss::ChunkedNoUpcast {
+                let bytes = if c.mixed { F32 } else { c.x };
+                push(out, "log-softmax of the logits (chunked, no upcast)", bytes * tok * v + INT64 * tok, Split::Tensor, place);
+            } else {
+                push(out, "fp32 log-softmax of the logits", F32 * tok * v + INT64 * tok, Split::Tensor, place);
+            }
         }
         Stack::EncoderDecoder => {
             // T5: both stacks' final norms; the encoder output, read by every decoder block's

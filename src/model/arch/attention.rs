@@ -98,6 +98,13 @@ pub struct AttentionPart {
     /// The implementation always passes an attention mask (Falcon: `allow_is_causal_skip=False`),
     /// so SDPA never runs the flash kernel.
     pub always_masked: bool,
+    /// Whether the family's eager attention computes (and saves) its softmax in fp32 in a pure
+    /// 16-bit run, as measured per family in `tests/fixtures/measured/eager_softmax.json`
+    /// (`import::eager_softmax`); `None`: the rule that holds for most families, fp32 with rotary
+    /// positions (Llama's `eager_attention_forward`: `softmax(..., dtype=torch.float32)`), the
+    /// model dtype without (GPT-2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eager_softmax_fp32: Option<bool>,
 }
 
 impl Default for AttentionPart {
@@ -121,11 +128,20 @@ impl Default for AttentionPart {
             cache_all_heads: false,
             rotary_cat: false,
             always_masked: false,
+            eager_softmax_fp32: None,
         }
     }
 }
 
 impl AttentionPart {
+    /// Whether eager attention keeps its softmax in fp32 in a pure 16-bit run, where `rotary`
+    /// says whether this attention applies rotary positions: the family's measured answer
+    /// ([`AttentionPart::eager_softmax_fp32`]), else fp32 with rotary positions and no learned
+    /// sinks (gpt-oss's sink softmax runs in the logits' dtype).
+    pub fn eager_softmax_in_fp32(&self, rotary: bool) -> bool {
+        self.eager_softmax_fp32.unwrap_or(rotary && !self.sinks)
+    }
+
     pub(super) fn check(&self) -> Result<(), InputError> {
         check_dim("heads", self.heads)?;
         check_dim("kv_heads", self.kv_heads)?;
