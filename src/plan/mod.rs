@@ -12,6 +12,7 @@ pub mod changes;
 pub mod escalation;
 pub mod limits;
 pub mod prices;
+pub mod rent;
 pub mod resolved;
 pub mod run;
 pub mod search;
