@@ -76,8 +76,9 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
         "MULTI_GPU"
     };
     let mut y = String::from("# accelerate config, from Headroom's plan\ncompute_environment: LOCAL_MACHINE\n");
-    y.push_str(&format!("distributed_type: {distributed}\n"));
-    y.push_str(&format!("mixed_precision: {mixed}\n"));
+    // Quoted: YAML 1.1 reads a bare `no` / `NO` as the boolean false (accelerate writes them quoted).
+    y.push_str(&format!("distributed_type: '{distributed}'\n"));
+    y.push_str(&format!("mixed_precision: '{mixed}'\n"));
     y.push_str(&format!("num_machines: {nodes}\nnum_processes: {world}\nmachine_rank: 0\nmain_training_function: main\nuse_cpu: false\n"));
     if deepspeed {
         let offload_optimizer = if p.offload == Offload::None { "none" } else { "cpu" };

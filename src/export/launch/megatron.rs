@@ -13,6 +13,9 @@
 //! | `--recompute-activations` / `--recompute-granularity full --recompute-method uniform --recompute-num-layers 1` | `training.checkpointing` selective / full |
 //! | `--optimizer adam` / `sgd` | `training.optimizer` (Megatron's adam decouples weight decay: AdamW) |
 //!
+//! With tensor or context parallelism on GPUs before Blackwell the command sets
+//! `CUDA_DEVICE_MAX_CONNECTIONS=1`, which `validate_args` requires.
+//!
 //! Refused: ZeRO 2–3 and offloading (Megatron-FSDP's flags are not written here), pure bf16
 //! (Megatron keeps fp32 main weights), LoRA, optimizers other than AdamW and SGD, the
 //! interleaved schedule without an even split of the layers, and attention parts
@@ -132,5 +135,9 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
 pub fn config(s: &Scenario) -> Result<String, InputError> {
     let v = args(s)?;
     let (world, nodes) = machines(s);
-    Ok(super::command(&format!("torchrun --nnodes {nodes} --nproc_per_node {} pretrain_gpt.py", world.div_ceil(nodes)), &v))
+    // validate_args asserts this with tensor or context parallelism before Blackwell: one
+    // hardware queue keeps the communication kernels in issue order behind the compute.
+    let device = s.device.resolve_or_default().0;
+    let env = if (s.parallel.tp > 1 || s.parallel.cp > 1) && device.compute_major < 10 { "CUDA_DEVICE_MAX_CONNECTIONS=1 " } else { "" };
+    Ok(super::command(&format!("{env}torchrun --nnodes {nodes} --nproc_per_node {} pretrain_gpt.py", world.div_ceil(nodes)), &v))
 }
