@@ -142,7 +142,7 @@ pub fn row(base: &Scenario, device: &str, gpus: u64, prices: &PriceBook) -> Rent
             format!("tp {} × {} replicas", s.parallel.tp, s.parallel.dp)
         } else {
             format!(
-                "{} · micro-batch {} × {} · {} checkpointing",
+                "{} · micro-batch {} × {} · checkpointing {}",
                 layout_label(&s.parallel),
                 s.training.micro_batch,
                 s.training.grad_accum,
