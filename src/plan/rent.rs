@@ -106,14 +106,16 @@ pub fn counts(budget: u64) -> Vec<u64> {
 /// Every catalogue GPU × count up to `budget`, sorted by cost (rows without a cost after,
 /// by hours; rows that fit nothing last), the cheapest and fastest marked.
 pub fn rent(base: &Scenario, budget: u64, prices: &PriceBook) -> Vec<RentRow> {
-    let mut rows = Vec::new();
-    for device in devices().into_iter().filter(|d| !d.mig) {
-        for gpus in counts(budget) {
-            rows.push(row(base, &device.id, gpus, prices));
-        }
-    }
+    let mut rows: Vec<RentRow> = cells(budget).iter().map(|(device, gpus)| row(base, device, *gpus, prices)).collect();
     rank(&mut rows);
     rows
+}
+
+/// The (GPU, count) pairs of the table: every whole catalogue GPU at every count of
+/// [`counts`]; the page fills them a few at a time, then ranks them with [`rank`].
+pub fn cells(budget: u64) -> Vec<(String, u64)> {
+    let counts = counts(budget);
+    devices().into_iter().filter(|d| !d.mig).flat_map(|d| counts.iter().map(move |&n| (d.id.clone(), n))).collect()
 }
 
 /// The fastest plan of `base` on `gpus` × `device`, priced.
@@ -196,7 +198,7 @@ fn serving_plan(on: &Scenario, gpus: u64) -> Option<Scenario> {
 
 /// Sorts by cost (no cost: after, by hours; not fitting: last, by device and count) and
 /// marks the cheapest and the fastest.
-fn rank(rows: &mut [RentRow]) {
+pub fn rank(rows: &mut [RentRow]) {
     let key = |r: &RentRow| (!r.fits, r.cost.is_none(), r.cost.unwrap_or(0.0), r.hours.unwrap_or(f64::INFINITY));
     rows.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
