@@ -43,9 +43,10 @@ pub fn RunPanel() -> impl IntoView {
             planner.scenario.update(|s| s.run.epochs = x);
         }
     };
-    let set_price = move |ev: leptos::ev::Event| match typed(&event_target_value(&ev)) {
-        Ok(p) => planner.scenario.update(|s| s.run.price_per_gpu_hour = p),
-        Err(()) => {}
+    let set_price = move |ev: leptos::ev::Event| {
+        if let Ok(p) = typed(&event_target_value(&ev)) {
+            planner.scenario.update(|s| s.run.price_per_gpu_hour = p);
+        }
     };
     let set_pricing = move |ev: leptos::ev::Event| {
         let spot = event_target_value(&ev) == "spot";

@@ -93,7 +93,7 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
     v.push(flag("--pipeline-model-parallel-size", p.pp.max(1)));
     if p.pp > 1 && p.pp_schedule == PpSchedule::Interleaved && p.virtual_stages > 1 {
         let stages = p.pp * p.virtual_stages;
-        refuse(m.layers % stages != 0, T, "parallel.virtual_stages", &format!("splits {} layers evenly over pp × virtual stages ({stages})", m.layers))?;
+        refuse(!m.layers.is_multiple_of(stages), T, "parallel.virtual_stages", &format!("splits {} layers evenly over pp × virtual stages ({stages})", m.layers))?;
         v.push(flag("--num-layers-per-virtual-pipeline-stage", m.layers / stages));
     }
     refuse(p.pp > 1 && p.pp_schedule == PpSchedule::Gpipe, T, "parallel.pp_schedule", "schedules 1F1B or interleaved 1F1B, not GPipe")?;

@@ -70,7 +70,7 @@ fn accelerate_yaml_and_trl_arguments() {
 
 #[test]
 fn torchtune_recipe_config_and_overrides() {
-    let (recipe, config, o) = torchtune::plan(&fixture("lora-7b")).unwrap();
+    let torchtune::Plan { recipe, config, overrides: o } = torchtune::plan(&fixture("lora-7b")).unwrap();
     assert_eq!((recipe.as_str(), config.as_str()), ("lora_finetune_distributed", "llama2/7B_lora"));
     let get = |k: &str| o.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str()).unwrap();
     assert_eq!(get("batch_size"), "4");

@@ -95,7 +95,7 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
         };
         o.push_str(&format!("pipeline_parallel_schedule = \"{schedule}\"\npipeline_parallel_microbatch_size = {}\n", t.micro_batch));
         let stages = p.pp * v;
-        refuse(layers % stages != 0, T, "parallel.virtual_stages", &format!("splits {layers} layers evenly: pp × virtual stages ({stages}) must divide them"))?;
+        refuse(!layers.is_multiple_of(stages), T, "parallel.virtual_stages", &format!("splits {layers} layers evenly: pp × virtual stages ({stages}) must divide them"))?;
         o.push_str(&format!("pipeline_parallel_layers_per_stage = {}\n", layers / stages));
     }
     o.push_str(&format!("\n[activation_checkpoint]\nmode = \"{}\"\n", if t.checkpointing == Checkpointing::Full { "full" } else { "none" }));

@@ -64,8 +64,16 @@ const CONFIGS: &[&str] = &[
 /// Configs with a `tensor_parallel_plan` (the recipe refuses `tensor_parallel_dim > 1` without one).
 const TENSOR_PARALLEL: &[&str] = &["llama3/70B_full", "llama3_1/70B_full"];
 
-/// The recipe, its config and the overrides, in order.
-pub fn plan(s: &Scenario) -> Result<(String, String, Vec<(String, String)>), InputError> {
+/// A torchtune launch: the recipe, its packaged config, and the `key=value` overrides in order
+/// (an empty value removes the key: `~key`).
+pub struct Plan {
+    pub recipe: String,
+    pub config: String,
+    pub overrides: Vec<(String, String)>,
+}
+
+/// The recipe, its config and the overrides.
+pub fn plan(s: &Scenario) -> Result<Plan, InputError> {
     let (t, p) = (&s.training, &s.parallel);
     let (world, _) = machines(s);
     refuse(p.pp > 1, T, "parallel.pp", "recipes have no pipeline parallelism")?;
@@ -149,7 +157,7 @@ pub fn plan(s: &Scenario) -> Result<(String, String, Vec<(String, String)>), Inp
         set("model.apply_lora_to_mlp", py_bool(mlp == 3));
         set("model.lora_dropout", l.dropout.to_string());
     }
-    Ok((recipe.to_string(), config, o))
+    Ok(Plan { recipe: recipe.to_string(), config, overrides: o })
 }
 
 fn py_bool(b: bool) -> String {
@@ -157,7 +165,7 @@ fn py_bool(b: bool) -> String {
 }
 
 pub fn config(s: &Scenario) -> Result<String, InputError> {
-    let (recipe, config, overrides) = plan(s)?;
+    let Plan { recipe, config, overrides } = plan(s)?;
     let (world, nodes) = machines(s);
     let mut head = String::from("tune run");
     if world > 1 {
