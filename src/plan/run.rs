@@ -113,13 +113,17 @@ fn training_steps(s: &Scenario, b: &Breakdown, total: f64) -> (u64, u64, f64, f6
     let step_seconds = c.step_seconds + spill;
     let mut notes = vec![
         format!("compute at {:.0} % of the GPU's dense BF16 peak (model FLOPs utilisation)", UTILISATION * 100.0),
-        format!("{:.2} s of communication per step on the critical path; {:.2} s hidden behind backward", c.communication_seconds, c.overlapped_seconds),
+        format!(
+            "{} of communication per step on the critical path; {} hidden behind backward",
+            crate::format::seconds(c.communication_seconds),
+            crate::format::seconds(c.overlapped_seconds)
+        ),
     ];
     if c.bubble_fraction > 0.0 {
         notes.push(format!("pipeline bubble {:.0} % of the step", c.bubble_fraction * 100.0));
     }
     if spill > 0.0 {
-        notes.push(format!("{spill:.2} s per step moving spilled memory over the host link"));
+        notes.push(format!("{} per step moving spilled memory over the host link", crate::format::seconds(spill)));
     }
     notes.push("no data loading, evaluation, checkpoint writes or restarts".into());
     (steps, global, tokens_per_step, step_seconds, notes)

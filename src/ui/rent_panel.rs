@@ -21,7 +21,8 @@ use crate::scenario::Scenario;
 /// Milliseconds of work between two yields to the browser.
 const SLICE_MS: f64 = 12.0;
 
-/// One pass of the table being filled.
+/// One pass of the table being filled. (Columns: the numbers first, the layout last, so a
+/// phone shows the cost without scrolling.)
 struct Fill {
     base: Scenario,
     cells: Vec<(String, u64)>,
@@ -79,11 +80,11 @@ fn rent_row(i: usize, r: RentRow, planner: Planner, ws: Workspace) -> impl IntoV
         <tr class="rent-row" class:unfit=!r.fits data-device=r.device.clone() data-gpus=r.gpus.to_string() data-rank=i.to_string()>
             <td>{name}{(!badge.is_empty()).then(|| view! { <span class="badge">{badge}</span> })}</td>
             <td class="num">{r.gpus}</td>
-            <td>{r.layout.clone().unwrap_or_else(|| "does not fit".into())}</td>
             <td class="num">{r.hours.map(format::hours).unwrap_or_else(|| "—".into())}</td>
             <td class="num">{r.price.as_ref().map(|p| format::usd(p.per_gpu_hour)).unwrap_or_else(|| "—".into())}</td>
-            <td class="num">{r.cost.map(format::usd).unwrap_or_else(|| "—".into())}</td>
+            <td class="num cost">{r.cost.map(format::usd).unwrap_or_else(|| "—".into())}</td>
             <td>{r.fits.then(|| view! { <button type="button" class="apply" on:click=open aria-label=format!("Open {label} in the planner")>"Open"</button> })}</td>
+            <td class="layout">{r.layout.clone().unwrap_or_else(|| "does not fit".into())}</td>
         </tr>
     }
 }
@@ -168,11 +169,11 @@ pub fn RentPanel() -> impl IntoView {
                             <tr>
                                 <th>"GPU"</th>
                                 <th class="num">"GPUs"</th>
-                                <th>"Layout"</th>
                                 <th class="num">"Hours"</th>
                                 <th class="num">"$/GPU-hour"</th>
                                 <th class="num">"Cost"</th>
                                 <th><span class="visually-hidden">"Open"</span></th>
+                                <th>"Layout"</th>
                             </tr>
                         </thead>
                         <tbody>{shown}</tbody>

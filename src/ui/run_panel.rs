@@ -86,12 +86,12 @@ pub fn RunPanel() -> impl IntoView {
             <div class="run-controls">
                 <div class="control">
                     <label for="run-tokens">{data_label}</label>
-                    <input id="run-tokens" type="text" inputmode="numeric" prop:value=move || tokens.get().to_string() on:change=set_tokens />
+                    <input id="run-tokens" type="number" min="1" step="any" prop:value=move || tokens.get().to_string() on:change=set_tokens />
                     <FieldError field="run.dataset_tokens" />
                 </div>
                 <div class="control">
                     <label for="run-epochs">"Epochs"</label>
-                    <input id="run-epochs" type="text" inputmode="decimal" prop:value=move || epochs.get().to_string() on:change=set_epochs />
+                    <input id="run-epochs" type="number" min="0" step="any" prop:value=move || epochs.get().to_string() on:change=set_epochs />
                     <FieldError field="run.epochs" />
                 </div>
                 <div class="control select">
@@ -103,7 +103,7 @@ pub fn RunPanel() -> impl IntoView {
                 </div>
                 <div class="control">
                     <label for="run-price">"Price per GPU-hour (USD)"</label>
-                    <input id="run-price" type="text" inputmode="decimal" placeholder=example prop:value=move || price.get().map(|p| p.to_string()).unwrap_or_default() on:change=set_price />
+                    <input id="run-price" type="number" min="0" step="any" placeholder=example prop:value=move || price.get().map(|p| p.to_string()).unwrap_or_default() on:change=set_price />
                     <FieldError field="run.price_per_gpu_hour" />
                 </div>
             </div>

@@ -56,7 +56,7 @@ for (const [width, colorScheme] of [[1440, 'light'], [1440, 'dark'], [390, 'ligh
     const rows = page.locator('#rent-results tr.rent-row');
     // The first row is the cheapest; costs never fall down the table among fitting rows.
     assert.match(await rows.first().innerText(), /cheapest/);
-    const costs = await page.$$eval('#rent-results tr.rent-row:not(.unfit) td:nth-child(6)', (cells) => cells.map((c) => Number(c.textContent.replace(/[^0-9.]/g, ''))).filter((x) => x > 0));
+    const costs = await page.$$eval('#rent-results tr.rent-row:not(.unfit) td.cost', (cells) => cells.map((c) => Number(c.textContent.replace(/[^0-9.]/g, ''))).filter((x) => x > 0));
     assert.ok(costs.length > 3, `${costs.length} priced rows`);
     for (let i = 1; i < costs.length; i++) assert.ok(costs[i] >= costs[i - 1] - 0.01, `row ${i}: ${costs[i - 1]} then ${costs[i]}`);
     assert.equal(await page.locator('#rent-results .badge', { hasText: 'fastest' }).count(), 1);
