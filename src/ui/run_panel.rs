@@ -61,7 +61,12 @@ pub fn RunPanel() -> impl IntoView {
                 .map_or("no example price for this GPU".to_string(), |p| format!("example {}", format::usd(p.per_gpu_hour)))
         })
     };
-    let data_label = move || if serving.get() { "Tokens to generate" } else { "Dataset tokens (per epoch)" };
+    let images = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
+    let data_label = move || match (serving.get(), images.get()) {
+        (true, _) => "Tokens to generate",
+        (false, true) => "Dataset images (per epoch)",
+        (false, false) => "Dataset tokens (per epoch)",
+    };
     let line = |label: &'static str, value: String| view! { <tr><th scope="row">{label}</th><td class="num">{value}</td></tr> };
     let results = move || {
         let r = run.get();
