@@ -79,3 +79,24 @@ for (const [width, colorScheme] of [[1440, 'light'], [1440, 'dark'], [390, 'ligh
     await page.close();
   });
 }
+
+/** 70B full fine-tune, bf16-mixed, ZeRO-3 on 32 H100s (tests/fixtures/launch/full-70b.json). */
+const FULL_70B = '?v=1&m=meta-llama%2FMeta-Llama-3-70B&b=1&s=4096&ga=8&ck=full&dp=32&z=3&tok=2000000000';
+
+test('what to rent for a 70B full fine-tune up to 64 GPUs stays responsive and says how long it took', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url + FULL_70B, { viewport: { width: 1440, height: 900 } });
+  await page.locator('#tab-strategy').click();
+  await setValue(page, '#rent-budget', '64');
+  await page.locator('#find-rent').click();
+  // The page answers while the table fills (slices of ~12 ms between timers).
+  const ping = await page.evaluate(() => new Promise((ok) => { const t = performance.now(); setTimeout(() => ok(performance.now() - t), 0); }));
+  assert.ok(ping < 500, `a timer waited ${ping} ms`);
+  await page.locator('#rent-results tr.rent-row').first().waitFor({ timeout: 120000 });
+  const summary = await page.locator('#rent-summary').innerText();
+  console.log(`70B full fine-tune, budget 64: ${summary}`);
+  assert.match(summary, /of 210 GPU × count pairs fit/);
+  // No single GPU holds 70B with AdamW states.
+  assert.equal(await page.locator('#rent-results tr.rent-row:not(.unfit)[data-gpus="1"]').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
