@@ -81,7 +81,7 @@ fn rent_row(i: usize, r: RentRow, planner: Planner, ws: Workspace) -> impl IntoV
             <td>{name}{(!badge.is_empty()).then(|| view! { <span class="badge">{badge}</span> })}</td>
             <td class="num">{r.gpus}</td>
             <td class="num">{r.hours.map(format::hours).unwrap_or_else(|| "—".into())}</td>
-            <td class="num">{r.price.as_ref().map(|p| format::usd(p.per_gpu_hour)).unwrap_or_else(|| "—".into())}</td>
+            <td class="num price">{r.price.as_ref().map(|p| format::usd(p.per_gpu_hour)).unwrap_or_else(|| "—".into())}</td>
             <td class="num cost">{r.cost.map(format::usd).unwrap_or_else(|| "—".into())}</td>
             <td>{r.fits.then(|| view! { <button type="button" class="apply" on:click=open aria-label=format!("Open {label} in the planner")>"Open"</button> })}</td>
             <td class="layout">{r.layout.clone().unwrap_or_else(|| "does not fit".into())}</td>
@@ -170,7 +170,7 @@ pub fn RentPanel() -> impl IntoView {
                                 <th>"GPU"</th>
                                 <th class="num">"GPUs"</th>
                                 <th class="num">"Hours"</th>
-                                <th class="num">"$/GPU-hour"</th>
+                                <th class="num price">"$/GPU-hour"</th>
                                 <th class="num">"Cost"</th>
                                 <th><span class="visually-hidden">"Open"</span></th>
                                 <th>"Layout"</th>

@@ -6,9 +6,17 @@
 // Run with `node --test tests/e2e/launch.test.mjs` after `trunk build --release`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, openPlanner, setValue, start } from './browser.mjs';
+import { ARTIFACTS, ROOT, openPlanner, setValue, start } from './browser.mjs';
+
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/** axe-core's violations on the page as it is (as a11y.test.mjs runs it). */
+async function axeViolations(page) {
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE);
+  return page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`));
+}
 
 let env;
 before(async () => {
@@ -40,6 +48,7 @@ test('the whole run: steps, hours and cost on the Planner, the price kept in the
   const dollars = (t) => Number(t.replace(/[^0-9.]/g, ''));
   assert.ok(Math.abs(dollars(after) / dollars(before) - 2) < 0.01, `${before} → ${after}`);
   await page.locator('#run-panel').screenshot({ path: join(ARTIFACTS, 'run-panel.png') });
+  assert.deepEqual(await axeViolations(page), []);
   await setValue(page, '#run-epochs', '-1');
   assert.match(await page.locator('[data-field="run.epochs"]').innerText(), /run\.epochs|must be/);
   assert.deepEqual(problems, []);
@@ -66,6 +75,7 @@ for (const [width, colorScheme] of [[1440, 'light'], [1440, 'dark'], [390, 'ligh
     await page.locator('section.rent').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(ARTIFACTS, shot), fullPage: false });
     await page.locator('section.launch').screenshot({ path: join(ARTIFACTS, `launch-${width}-${colorScheme}.png`) });
+    assert.deepEqual(await axeViolations(page), [], 'the filled table and the launch file');
     await page.locator('#launch-target').selectOption('deepspeed');
     assert.match(await page.locator('#launch-refused').innerText(), /^training\.lora: DeepSpeed/);
     if (width === 1440 && colorScheme === 'light') {
