@@ -97,6 +97,13 @@ fn rent_cli_prints_rows_sorted_by_cost_with_the_contract_keys() {
     }
     let costs: Vec<f64> = rows.iter().filter_map(|r| r["cost"].as_f64()).collect();
     assert!(costs.windows(2).all(|w| w[0] <= w[1]));
+    // --sort time: fastest first, the same rows.
+    let (_, out, _) = run(&["rent", &path, "--tokens", "1000000", "--budget-gpus", "4", "--sort", "time"], "");
+    let by_time: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(by_time.len(), rows.len());
+    assert_eq!(by_time[0]["fastest"], true);
+    let hours: Vec<f64> = by_time.iter().filter_map(|r| r["hours"].as_f64()).collect();
+    assert!(hours.windows(2).all(|w| w[0] <= w[1]));
     // A prices file replaces the examples, and names a bad entry.
     let prices = std::env::temp_dir().join("headroom-prices-test.json");
     std::fs::write(&prices, r#"{"rtx-4090-24gb": 0.0001}"#).unwrap();

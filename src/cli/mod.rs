@@ -11,8 +11,9 @@
 //! - `headroom presets`: model and device ids.
 //! - `headroom check [FILE|-] --measured FILE [--format json|markdown]`: a measured run beside
 //!   the plan (`check.rs`).
-//! - `headroom rent [FILE|-] --tokens N --budget-gpus K [--prices FILE]`: every catalogue GPU ×
-//!   count up to K, laid out, timed and priced, as JSON rows sorted by cost (`plan::rent`).
+//! - `headroom rent [FILE|-] --tokens N --budget-gpus K [--prices FILE] [--sort cost|time]`:
+//!   every catalogue GPU × count up to K, laid out, timed and priced, as JSON rows sorted by
+//!   cost (or by hours) (`plan::rent`).
 //! - `headroom launch [FILE|-] --for TARGET`: the launch configuration of the plan for one
 //!   framework (`export::launch`).
 //! - `headroom completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell.
@@ -112,6 +113,9 @@ enum Command {
         /// devices not in it keep the catalogue's example price.
         #[arg(long, value_name = "FILE")]
         prices: Option<PathBuf>,
+        /// Order of the rows: cheapest first, or fastest first.
+        #[arg(long, value_enum, default_value_t)]
+        sort: RentOrder,
     },
     /// The launch configuration of the plan for one framework, printed as that framework reads it.
     Launch {
@@ -126,6 +130,14 @@ enum Command {
         #[arg(value_enum)]
         shell: Shell,
     },
+}
+
+/// Order of `rent`'s rows.
+#[derive(Clone, Copy, Default, ValueEnum)]
+enum RentOrder {
+    #[default]
+    Cost,
+    Time,
 }
 
 /// Output format of `estimate` and `check`.
@@ -260,7 +272,7 @@ fn dispatch(command: Command) -> Result<String, String> {
         Command::Decode { url } => decode_command(&url),
         Command::Presets => Ok(list_presets()),
         Command::Check(args) => check::check_command(&args),
-        Command::Rent { input, tokens, budget_gpus, prices } => rent_command(&input, tokens, budget_gpus, prices.as_deref()),
+        Command::Rent { input, tokens, budget_gpus, prices, sort } => rent_command(&input, tokens, budget_gpus, prices.as_deref(), sort),
         Command::Launch { input, target } => launch_command(&input, target),
         Command::Completions { shell } => Ok(completions(shell)),
     }
@@ -301,7 +313,7 @@ fn search_command(input: &Input, gpus: u64, top: u64) -> Result<String, String> 
     json(&search(&scenario, gpus, top as usize))
 }
 
-fn rent_command(input: &Input, tokens: Option<u64>, budget: u64, prices: Option<&std::path::Path>) -> Result<String, String> {
+fn rent_command(input: &Input, tokens: Option<u64>, budget: u64, prices: Option<&std::path::Path>, sort: RentOrder) -> Result<String, String> {
     let (mut scenario, _) = input.scenario()?;
     if let Some(n) = tokens {
         scenario.run.dataset_tokens = n;
@@ -313,7 +325,11 @@ fn rent_command(input: &Input, tokens: Option<u64>, budget: u64, prices: Option<
         }
         None => Default::default(),
     };
-    json(&crate::plan::rent::rent(&scenario, budget, &book))
+    let mut rows = crate::plan::rent::rent(&scenario, budget, &book);
+    if let RentOrder::Time = sort {
+        crate::plan::rent::by_time(&mut rows);
+    }
+    json(&rows)
 }
 
 fn launch_command(input: &Input, target: crate::export::launch::Target) -> Result<String, String> {

@@ -213,6 +213,17 @@ pub fn rank(rows: &mut [RentRow]) {
     }
 }
 
+/// The same rows fastest first (rows that fit nothing last), for "ranked by time"; the
+/// cheapest and fastest marks stay where [`rank`] put them.
+pub fn by_time(rows: &mut [RentRow]) {
+    rows.sort_by(|a, b| {
+        (!a.fits)
+            .cmp(&!b.fits)
+            .then(a.hours.unwrap_or(f64::INFINITY).total_cmp(&b.hours.unwrap_or(f64::INFINITY)))
+            .then(a.cost.unwrap_or(f64::INFINITY).total_cmp(&b.cost.unwrap_or(f64::INFINITY)))
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,5 +268,9 @@ mod tests {
         assert_eq!(order, ["cheap", "dear", "unpriced", "none"]);
         assert!(rows[0].cheapest && !rows[1].cheapest);
         assert!(rows[2].fastest && !rows[1].fastest);
+        by_time(&mut rows);
+        let order: Vec<_> = rows.iter().map(|r| r.device.as_str()).collect();
+        assert_eq!(order, ["unpriced", "dear", "cheap", "none"]);
+        assert!(rows[0].fastest && rows[2].cheapest);
     }
 }

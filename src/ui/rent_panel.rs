@@ -1,8 +1,8 @@
 //! `RentPanel`: "What to rent" on the Strategy tab. For the planner's model, task and run, every
 //! catalogue GPU at every count up to a budget is laid out by the layout search and priced
 //! (`plan::rent`), a few cells per slice of about [`SLICE_MS`] between zero-delay timers so the
-//! page stays responsive; then the rows are ranked by cost, the cheapest and the fastest
-//! marked, and each fitting row has "Open" to take its plan to the Planner.
+//! page stays responsive; then the rows are ranked by cost (or by time), the cheapest and the
+//! fastest marked, and each fitting row has "Open" to take its plan to the Planner.
 //!
 //! Reads the plan module's rows; computes nothing itself.
 
@@ -15,7 +15,7 @@ use leptos::prelude::*;
 use super::state::Planner;
 use super::workspace::{apply_to_planner, show_planner_at_top, Workspace, MAX_GPUS};
 use crate::format;
-use crate::plan::rent::{cells, rank, row, PriceBook, RentRow};
+use crate::plan::rent::{by_time, cells, rank, row, PriceBook, RentRow};
 use crate::scenario::Scenario;
 
 /// Milliseconds of work between two yields to the browser.
@@ -116,16 +116,19 @@ pub fn RentPanel() -> impl IntoView {
     });
     let fitting = move || ws.rent.rows.with(|rows| rows.iter().filter(|r| r.fits).count());
     let shown = move || {
-        ws.rent.rows.with(|rows| {
-            // Every fitting row, then the first few that do not fit (the rest say the same).
-            let unfit = rows.iter().filter(|r| !r.fits).take(5);
-            rows.iter().filter(|r| r.fits).chain(unfit).cloned().enumerate().map(|(i, r)| rent_row(i, r, planner, ws)).collect_view()
-        })
+        let mut rows = ws.rent.rows.get();
+        if ws.rent.by_time.get() {
+            by_time(&mut rows);
+        }
+        // Every fitting row, then the first few that do not fit (the rest say the same).
+        let unfit = rows.iter().filter(|r| !r.fits).take(5).cloned().collect::<Vec<_>>();
+        rows.into_iter().filter(|r| r.fits).chain(unfit).enumerate().map(|(i, r)| rent_row(i, r, planner, ws)).collect_view()
     };
     let summary = move || {
         ws.rent.millis.get().map(|ms| {
             let total = ws.rent.rows.with(Vec::len);
-            format!("{} of {total} GPU × count pairs fit ({ms:.0} ms). Cheapest first; prices are examples unless you set yours on the Planner.", fitting())
+            let order = if ws.rent.by_time.get() { "Fastest first" } else { "Cheapest first" };
+            format!("{} of {total} GPU × count pairs fit ({ms:.0} ms). {order}; prices are examples unless you set yours on the Planner.", fitting())
         })
     };
     view! {
@@ -153,6 +156,13 @@ pub fn RentPanel() -> impl IntoView {
                 <button type="button" id="find-rent" class="primary" on:click=find disabled=move || running() || invalid()>
                     {move || if running() { "Pricing…" } else { "Find what to rent" }}
                 </button>
+                <label class="inline-number" for="rent-order">
+                    "Rank by"
+                    <select id="rent-order" on:change=move |ev| ws.rent.by_time.set(event_target_value(&ev) == "time")>
+                        <option value="cost" selected=move || !ws.rent.by_time.get()>"Cost"</option>
+                        <option value="time" selected=move || ws.rent.by_time.get()>"Time"</option>
+                    </select>
+                </label>
                 <Show when=running>
                     <progress
                         id="rent-progress"

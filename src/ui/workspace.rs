@@ -128,6 +128,8 @@ pub struct RentState {
     pub generation: StoredValue<u32>,
     /// Milliseconds the last complete table took.
     pub millis: RwSignal<Option<f64>>,
+    /// Fastest first instead of cheapest first.
+    pub by_time: RwSignal<bool>,
 }
 
 /// The Compare view's columns and its strategy table's GPU count.
@@ -178,6 +180,7 @@ impl Workspace {
                 progress: RwSignal::new(None),
                 generation: StoredValue::new(0),
                 millis: RwSignal::new(None),
+                by_time: RwSignal::new(false),
             },
             compare: CompareState { columns: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), owner: StoredValue::new(Owner::current()), table_gpus: RwSignal::new(8) },
             applied: RwSignal::new(None),

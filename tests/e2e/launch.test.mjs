@@ -69,6 +69,11 @@ for (const [width, colorScheme] of [[1440, 'light'], [1440, 'dark'], [390, 'ligh
     assert.ok(costs.length > 3, `${costs.length} priced rows`);
     for (let i = 1; i < costs.length; i++) assert.ok(costs[i] >= costs[i - 1] - 0.01, `row ${i}: ${costs[i - 1]} then ${costs[i]}`);
     assert.equal(await page.locator('#rent-results .badge', { hasText: 'fastest' }).count(), 1);
+    // Ranked by time: the fastest row comes first, hours never fall down the table.
+    await page.locator('#rent-order').selectOption('time');
+    assert.match(await rows.first().innerText(), /fastest/);
+    await page.locator('#rent-order').selectOption('cost');
+    assert.match(await rows.first().innerText(), /cheapest/);
     await page.locator('#launch-target').selectOption('torchtune');
     assert.match(await page.locator('#launch-config').innerText(), /tune run --nproc_per_node 2 lora_finetune_distributed/);
     const shot = `rent-and-launch-${width}-${colorScheme}.png`;
