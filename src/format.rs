@@ -77,6 +77,43 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// Wall-clock hours of a run: `45 min`, `7.2 h`, `3.4 days` (over 48 h).
+pub fn hours(h: f64) -> String {
+    if !h.is_finite() {
+        "—".into()
+    } else if h < 1.0 {
+        format!("{:.0} min", h * 60.0)
+    } else if h < 48.0 {
+        format!("{h:.1} h")
+    } else {
+        format!("{:.1} days", h / 24.0)
+    }
+}
+
+/// US dollars: `$0.42`, `$12.30`, `$1,234`.
+pub fn usd(x: f64) -> String {
+    if !x.is_finite() {
+        "—".into()
+    } else if x < 100.0 {
+        format!("${x:.2}")
+    } else {
+        format!("${}", thousands(x.round() as u64))
+    }
+}
+
+/// Energy: `850 Wh`, `12.3 kWh`, `4.5 MWh`.
+pub fn energy_kwh(kwh: f64) -> String {
+    if !kwh.is_finite() {
+        "—".into()
+    } else if kwh < 1.0 {
+        format!("{:.0} Wh", kwh * 1000.0)
+    } else if kwh < 1000.0 {
+        format!("{kwh:.1} kWh")
+    } else {
+        format!("{:.1} MWh", kwh / 1000.0)
+    }
+}
+
 /// `131,072`: an integer with thousands separated by commas, as Python's `f"{n:,}"` (and so
 /// vLLM's logs) prints it.
 pub fn thousands(n: u64) -> String {
@@ -167,6 +204,17 @@ pub fn parse_f64(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_units_read_as_people_say_them() {
+        assert_eq!(hours(0.75), "45 min");
+        assert_eq!(hours(7.21), "7.2 h");
+        assert_eq!(hours(81.6), "3.4 days");
+        assert_eq!(usd(0.423), "$0.42");
+        assert_eq!(usd(1234.4), "$1,234");
+        assert_eq!(energy_kwh(0.85), "850 Wh");
+        assert_eq!(energy_kwh(4500.0), "4.5 MWh");
+    }
 
     /// `parse_f64` takes exactly what `str::parse::<f64>` takes, with the same value.
     #[test]

@@ -61,6 +61,9 @@ pub struct Scenario {
     /// The framework profile the switches started from (`crate::plan::profiles`).
     #[serde(skip_serializing_if = "is_custom")]
     pub framework: Framework,
+    /// The whole run the step belongs to: its data, epochs and price (`crate::plan::run`).
+    #[serde(skip_serializing_if = "RunSpec::is_default")]
+    pub run: RunSpec,
 }
 
 fn is_custom(f: &Framework) -> bool {
@@ -79,9 +82,53 @@ impl Default for Scenario {
             device: DeviceSpec::default(),
             runtime: Runtime::default(),
             framework: Framework::Custom,
+            run: RunSpec::default(),
         }
     }
 }
+
+/// The run a step belongs to: how much data, how many passes over it, and what a GPU-hour
+/// costs. `crate::plan::run` turns it into steps, hours, GPU-hours, energy and cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSpec {
+    /// Tokens in one epoch of the dataset (training); tokens to generate (inference). For
+    /// vision models without tokens, images: one image is one sample.
+    pub dataset_tokens: u64,
+    /// Passes over the dataset (fractions allowed).
+    pub epochs: f64,
+    /// Price of one GPU-hour of the scenario's device; `None`: the catalogue's example
+    /// figure for [`RunSpec::pricing`] (`crate::plan::prices`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_gpu_hour: Option<f64>,
+    /// Which example price applies when no price is given.
+    pub pricing: Pricing,
+}
+
+impl Default for RunSpec {
+    /// One billion tokens, one epoch, the example on-demand price.
+    fn default() -> Self {
+        RunSpec { dataset_tokens: 1_000_000_000, epochs: 1.0, price_per_gpu_hour: None, pricing: Pricing::OnDemand }
+    }
+}
+
+impl RunSpec {
+    fn is_default(&self) -> bool {
+        *self == RunSpec::default()
+    }
+}
+
+/// On-demand or interruptible (spot) capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pricing {
+    #[default]
+    OnDemand,
+    Spot,
+}
+
+/// Largest dataset accepted, in tokens: 10¹⁵, a thousand times today's largest pre-training runs.
+pub const LIMIT_DATASET_TOKENS: u64 = 1_000_000_000_000_000;
 
 /// The model: a preset id, our own architecture fields, or a pasted `config.json`.
 #[derive(Clone, Debug, PartialEq)]
@@ -332,6 +379,21 @@ pub struct Decoded {
     pub warnings: Vec<String>,
 }
 
+/// The run's data, epochs and price: in range, finite.
+fn validate_run(r: &RunSpec, errors: &mut Vec<InputError>) {
+    if r.dataset_tokens == 0 || r.dataset_tokens > LIMIT_DATASET_TOKENS {
+        errors.push(InputError::new("run.dataset_tokens", format!("must be between 1 and {LIMIT_DATASET_TOKENS}, got {}", r.dataset_tokens)));
+    }
+    if !(r.epochs.is_finite() && r.epochs > 0.0 && r.epochs <= 1e6) {
+        errors.push(InputError::new("run.epochs", format!("must be a number in (0, 1000000], got {}", crate::format::short_real(r.epochs))));
+    }
+    if let Some(price) = r.price_per_gpu_hour {
+        if !(price.is_finite() && (0.0..=1e6).contains(&price)) {
+            errors.push(InputError::new("run.price_per_gpu_hour", format!("must be a price between 0 and 1000000 per GPU-hour, got {}", crate::format::short_real(price))));
+        }
+    }
+}
+
 /// The engine settings' ranges: fractions in (0, 1], counts at least 1.
 fn validate_serving(s: &Serving, errors: &mut Vec<InputError>) {
     for (field, value) in [("training.serving.gpu_memory_utilization", s.gpu_memory_utilization), ("training.serving.mem_fraction_static", s.mem_fraction_static)] {
@@ -466,6 +528,7 @@ impl Scenario {
             ));
         }
         validate_serving(&t.serving, &mut errors);
+        validate_run(&self.run, &mut errors);
         if let Some(ram) = self.runtime.host_memory_bytes {
             // 1 GiB to 64 TiB: below, no OS runs; above, no single machine exists.
             if !((1u64 << 30)..=(64u64 << 40)).contains(&ram) {

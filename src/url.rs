@@ -41,7 +41,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 51] = [
+const SCALARS: [(&str, &str); 55] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -93,6 +93,10 @@ const SCALARS: [(&str, &str); 51] = [
     ("fw", "framework"),
     ("xs", "runtime.expandable_segments"),
     ("hm", "runtime.host_memory_bytes"),
+    ("tok", "run.dataset_tokens"),
+    ("epo", "run.epochs"),
+    ("usd", "run.price_per_gpu_hour"),
+    ("pr", "run.pricing"),
 ];
 
 /// Device fields that may override a preset.
@@ -102,7 +106,9 @@ const DEVICE: [(&str, &str); 6] =
 /// The query string (without `?`) for a scenario.
 pub fn encode(s: &Scenario) -> String {
     let json = serde_json::to_value(s).unwrap_or(Value::Null);
-    let default = serde_json::to_value(Scenario::default()).unwrap_or(Value::Null);
+    let mut default = serde_json::to_value(Scenario::default()).unwrap_or(Value::Null);
+    // Sections left out of the JSON while they are their default are compared field by field.
+    set(&mut default, "run", serde_json::to_value(crate::scenario::RunSpec::default()).unwrap_or(Value::Null));
     let mut pairs: Vec<(String, String)> = vec![("v".into(), SCENARIO_VERSION.to_string())];
     match &s.model {
         // The id as given: a Hub id, or an old short id from an earlier link.
@@ -252,6 +258,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         s.parallel = decoded.parallel;
         s.runtime = decoded.runtime;
         s.framework = decoded.framework;
+        s.run = decoded.run;
     }
     if let Some(m) = model {
         s.model = m;
@@ -337,6 +344,10 @@ fn set(v: &mut Value, path: &str, value: Value) {
     let mut cur = v;
     let keys: Vec<&str> = path.split('.').collect();
     for k in &keys[..keys.len() - 1] {
+        // A section serialised only when it differs from its default (`run`) starts empty.
+        if let Some(obj) = cur.as_object_mut() {
+            obj.entry(k.to_string()).or_insert_with(|| Value::Object(Default::default()));
+        }
         cur = match cur.get_mut(*k) {
             Some(next) => next,
             None => return,
@@ -569,6 +580,22 @@ mod tests {
         let (back, errors) = decode(&q);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(back, s, "{q}");
+    }
+
+    #[test]
+    fn the_run_and_its_price_round_trip() {
+        let mut s = Scenario::default();
+        s.run.epochs = 3.0;
+        s.run.price_per_gpu_hour = Some(2.5);
+        s.run.pricing = crate::scenario::Pricing::Spot;
+        let q = encode(&s);
+        assert!(q.contains("epo=3") && q.contains("usd=2.5") && q.contains("pr=spot") && !q.contains("tok="), "{q}");
+        let (back, errors) = decode(&q);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(back, s, "{q}");
+        let (_, errors) = decode("v=1&epo=abc&tok=-1");
+        let fields: Vec<_> = errors.iter().map(|e| e.to_string()).collect();
+        assert!(fields.iter().any(|e| e.contains("url.epo")) && fields.iter().any(|e| e.contains("url.tok")), "{fields:?}");
     }
 
     #[test]

@@ -137,6 +137,8 @@ fn every_command_has_help() {
         ("presets", &[]),
         ("check", &["[FILE]", "--measured", "--format"]),
         ("completions", &["<SHELL>", "bash", "zsh", "fish"]),
+        ("rent", &["[FILE]", "--tokens", "--budget-gpus", "--prices"]),
+        ("launch", &["[FILE]", "--for", "torchtune", "megatron", "sglang"]),
     ] {
         for args in [vec![command, "--help"], vec![command, "-h"], vec!["help", command]] {
             let (code, out, err) = run(&args, "");

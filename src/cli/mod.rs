@@ -11,6 +11,11 @@
 //! - `headroom presets`: model and device ids.
 //! - `headroom check [FILE|-] --measured FILE [--format json|markdown]`: a measured run beside
 //!   the plan (`check.rs`).
+//! - `headroom rent [FILE|-] --tokens N --budget-gpus K [--prices FILE] [--sort cost|time]`:
+//!   every catalogue GPU × count up to K, laid out, timed and priced, as JSON rows sorted by
+//!   cost (or by hours) (`plan::rent`).
+//! - `headroom launch [FILE|-] --for TARGET`: the launch configuration of the plan for one
+//!   framework (`export::launch`).
 //! - `headroom completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell.
 //!
 //! Input is read from a file, or stdin for `-` or no argument. A bad option is clap's error
@@ -94,11 +99,47 @@ enum Command {
     Presets,
     /// A measured run (memory_summary() text, nvidia-smi CSV or JSON) beside the plan.
     Check(check::CheckArgs),
+    /// Every catalogue GPU × count up to a budget, each laid out by the search, with the run's
+    /// hours and cost: JSON rows {device, gpus, layout, hours, cost, fits}, cheapest first.
+    Rent {
+        #[command(flatten)]
+        input: Input,
+        /// Tokens in one epoch of the dataset (images for vision models; tokens to generate
+        /// when serving) [default: the scenario's `run.dataset_tokens`].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::scenario::LIMIT_DATASET_TOKENS))]
+        tokens: Option<u64>,
+        /// Most GPUs to rent: counts tried are the powers of two up to K, and K.
+        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=1024))]
+        budget_gpus: u64,
+        /// JSON object of prices per GPU-hour by device id, e.g. {"h100-sxm-80gb": 2.1};
+        /// devices not in it keep the catalogue's example price.
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
+        /// Order of the rows: cheapest first, or fastest first.
+        #[arg(long, value_enum, default_value_t)]
+        sort: RentOrder,
+    },
+    /// The launch configuration of the plan for one framework, printed as that framework reads it.
+    Launch {
+        #[command(flatten)]
+        input: Input,
+        /// The framework to launch with.
+        #[arg(long = "for", value_name = "TARGET", value_enum)]
+        target: crate::export::launch::Target,
+    },
     /// A shell completion script, printed to stdout (e.g. `headroom completions bash > /etc/bash_completion.d/headroom`).
     Completions {
         #[arg(value_enum)]
         shell: Shell,
     },
+}
+
+/// Order of `rent`'s rows.
+#[derive(Clone, Copy, Default, ValueEnum)]
+enum RentOrder {
+    #[default]
+    Cost,
+    Time,
 }
 
 /// Output format of `estimate` and `check`.
@@ -207,6 +248,17 @@ impl ValueEnum for Step {
     }
 }
 
+/// Launch targets by their ids (`--for torchtune`), each with what it writes.
+impl ValueEnum for crate::export::launch::Target {
+    fn value_variants<'a>() -> &'a [Self] {
+        &crate::export::launch::Target::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.id()).help(self.label()))
+    }
+}
+
 /// A ladder step, with spaces around it ignored (`--ladder "zero2, zero3"`).
 #[derive(Clone)]
 struct StepParser;
@@ -270,6 +322,8 @@ fn dispatch(command: Command) -> Result<String, String> {
         Command::Decode { url } => decode_command(&url),
         Command::Presets => Ok(list_presets()),
         Command::Check(args) => check::check_command(&args),
+        Command::Rent { input, tokens, budget_gpus, prices, sort } => rent_command(&input, tokens, budget_gpus, prices.as_deref(), sort),
+        Command::Launch { input, target } => launch_command(&input, target),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }
@@ -307,6 +361,30 @@ fn escalate_command(input: &Input, gpus: Option<u64>, ladder: Option<Vec<Step>>)
 fn search_command(input: &Input, gpus: u64, top: u64) -> Result<String, String> {
     let (scenario, _) = input.scenario()?;
     json(&search(&scenario, gpus, top as usize))
+}
+
+fn rent_command(input: &Input, tokens: Option<u64>, budget: u64, prices: Option<&std::path::Path>, sort: RentOrder) -> Result<String, String> {
+    let (mut scenario, _) = input.scenario()?;
+    if let Some(n) = tokens {
+        scenario.run.dataset_tokens = n;
+    }
+    let book = match prices {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            crate::plan::rent::PriceBook::from_json(&text).map_err(|e| e.to_string())?
+        }
+        None => Default::default(),
+    };
+    let mut rows = crate::plan::rent::rent(&scenario, budget, &book);
+    if let RentOrder::Time = sort {
+        crate::plan::rent::by_time(&mut rows);
+    }
+    json(&rows)
+}
+
+fn launch_command(input: &Input, target: crate::export::launch::Target) -> Result<String, String> {
+    let (scenario, _) = input.scenario()?;
+    crate::export::launch::launch(&scenario, target).map_err(|e| e.to_string())
 }
 
 /// Where `./scripts/serve.sh` serves the planner.

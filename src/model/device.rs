@@ -42,6 +42,10 @@ pub struct Device {
     /// Network bandwidth per GPU per direction between nodes, bytes/s.
     #[serde(default = "default_network_bandwidth")]
     pub network_bandwidth: f64,
+    /// Thermal design power (board power limit), watts: the most the GPU draws, so a run's
+    /// energy at TDP is an upper bound for the GPUs alone (sources in the comment after `struct Gpu`). 0 when unknown.
+    #[serde(default)]
+    pub tdp_w: f64,
 }
 
 /// Eight GPUs per node, as in NVIDIA's DGX/HGX H100 and B200 systems and AMD's MI300X
@@ -82,8 +86,28 @@ struct Gpu {
     major: u32,
     /// MIG profiles: (suffix, compute sevenths, memory eighths).
     mig: &'static [(&'static str, u32, u32)],
+    /// Thermal design power, watts (sources in the comment after `struct Gpu`).
+    tdp_w: f64,
     class: DeviceClass,
 }
+
+// Where each GPU's thermal design power comes from (the board power the vendor's datasheet
+// gives; "from memory — verify" where the datasheet was not read for this table):
+// - H100 PCIe 350 W: NVIDIA H100 PCIe product brief PB-11133-001 v02 (Nov 2022), "maximum
+//   thermal design power (TDP) level of 350 W". H100 SXM "up to 700 W (configurable)", A100
+//   SXM 400 W and H100 SXM 700 W: NVIDIA H100/A100 datasheets as tabulated by
+//   pricegpu.pages.dev "H100 vs A100 cloud pricing" (2026); L40S 350 W, A100 400 W: the same
+//   figures in cyfuture.ai's H100/A100/L40S rental guide (2026). H100 NVL 400 W: One Stop
+//   Systems' blog ("the H100 NVL, increasing power density to 400W").
+// - From the vendors' datasheets, from memory — verify: H200 SXM 700 W, B200 (HGX) 1,000 W,
+//   A100 PCIe 80GB 300 W, L4 72 W, T4 70 W, V100 SXM2 300 W, H20 400 W, A30 165 W, A40 300 W,
+//   L40 300 W, RTX A6000 300 W, RTX 6000 Ada 300 W, MI300X 750 W, MI325X 1,000 W, MI250X
+//   560 W per OAM module (280 W per GCD, the device PyTorch sees), GH200 up to 1,000 W for the
+//   whole module (Grace CPU and its memory included); A10G 300 W is the power limit
+//   `nvidia-smi` shows on AWS g5 instances (the PCIe A10 card is 150 W); GeForce cards at
+//   their total board power (RTX 3060 170, 3090 350, 4060 Ti 16GB 165, 4070 Ti 285, 4080 320,
+//   4090 450, 5090 575 W).
+// - A MIG slice is charged its compute share (sevenths) of the board's TDP.
 
 const A100_MIG_80: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("2g.20gb", 2, 2), ("3g.40gb", 3, 4), ("4g.40gb", 4, 4), ("7g.80gb", 7, 8)];
 const A100_MIG_40: &[(&str, u32, u32)] = &[("1g.5gb", 1, 1), ("2g.10gb", 2, 2), ("3g.20gb", 3, 4), ("4g.20gb", 4, 4), ("7g.40gb", 7, 8)];
@@ -97,19 +121,19 @@ const H100_MIG: &[(&str, u32, u32)] = &[("1g.10gb", 1, 1), ("1g.20gb", 1, 2), ("
 /// in §A8.
 #[rustfmt::skip] // a table: one GPU per line
 const GPUS: &[Gpu] = &[
-    Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG, class: DeviceClass::Datacenter },
-    Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 178.35 * GIB, hbm_gbs: 7672.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80, class: DeviceClass::Datacenter },
+    Gpu { id: "h100-sxm-80gb", name: "H100 SXM 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 3350.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: H100_MIG, tdp_w: 700.0, class: DeviceClass::Datacenter },
+    Gpu { id: "h100-pcie-80gb", name: "H100 PCIe 80GB", capacity_bytes: 81559.0 * MIB, hbm_gbs: 2000.0, host_gbs: 64.0, tflops: 756.0, link_gbs: 300.0, major: 9, mig: &[], tdp_w: 350.0, class: DeviceClass::Datacenter },
+    Gpu { id: "h200-141gb", name: "H200 141GB", capacity_bytes: 143771.0 * MIB, hbm_gbs: 4800.0, host_gbs: 64.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], tdp_w: 700.0, class: DeviceClass::Datacenter },
+    Gpu { id: "b200-192gb", name: "B200 192GB", capacity_bytes: 178.35 * GIB, hbm_gbs: 7672.0, host_gbs: 64.0, tflops: 2250.0, link_gbs: 900.0, major: 10, mig: &[], tdp_w: 1000.0, class: DeviceClass::Datacenter },
+    Gpu { id: "a100-80gb", name: "A100 80GB SXM", capacity_bytes: 81920.0 * MIB, hbm_gbs: 2039.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_80, tdp_w: 400.0, class: DeviceClass::Datacenter },
     // A100 PCIe 80GB: the SXM part's memory at 1,935 GB/s, PCIe Gen4, NVLink bridge 600 GB/s (A100 datasheet).
-    Gpu { id: "a100-pcie-80gb", name: "A100 80GB PCIe", capacity_bytes: 81920.0 * MIB, hbm_gbs: 1935.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40, class: DeviceClass::Datacenter },
-    Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "l4-24gb", name: "L4 24GB", capacity_bytes: 23034.0 * MIB, hbm_gbs: 300.0, host_gbs: 32.0, tflops: 121.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a10g-24gb", name: "A10G 24GB", capacity_bytes: 23028.0 * MIB, hbm_gbs: 600.0, host_gbs: 32.0, tflops: 70.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "t4-16gb", name: "T4 16GB", capacity_bytes: 15360.0 * MIB, hbm_gbs: 320.0, host_gbs: 16.0, tflops: 65.0, link_gbs: 16.0, major: 7, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "v100-32gb", name: "V100 SXM2 32GB", capacity_bytes: 32768.0 * MIB, hbm_gbs: 900.0, host_gbs: 16.0, tflops: 125.0, link_gbs: 150.0, major: 7, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "a100-pcie-80gb", name: "A100 80GB PCIe", capacity_bytes: 81920.0 * MIB, hbm_gbs: 1935.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: &[], tdp_w: 300.0, class: DeviceClass::Datacenter },
+    Gpu { id: "a100-40gb", name: "A100 40GB SXM", capacity_bytes: 40960.0 * MIB, hbm_gbs: 1555.0, host_gbs: 32.0, tflops: 312.0, link_gbs: 300.0, major: 8, mig: A100_MIG_40, tdp_w: 400.0, class: DeviceClass::Datacenter },
+    Gpu { id: "l40s-48gb", name: "L40S 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 362.05, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 350.0, class: DeviceClass::Datacenter },
+    Gpu { id: "l4-24gb", name: "L4 24GB", capacity_bytes: 23034.0 * MIB, hbm_gbs: 300.0, host_gbs: 32.0, tflops: 121.0, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 72.0, class: DeviceClass::Datacenter },
+    Gpu { id: "a10g-24gb", name: "A10G 24GB", capacity_bytes: 23028.0 * MIB, hbm_gbs: 600.0, host_gbs: 32.0, tflops: 70.0, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 300.0, class: DeviceClass::Datacenter },
+    Gpu { id: "t4-16gb", name: "T4 16GB", capacity_bytes: 15360.0 * MIB, hbm_gbs: 320.0, host_gbs: 16.0, tflops: 65.0, link_gbs: 16.0, major: 7, mig: &[], tdp_w: 70.0, class: DeviceClass::Datacenter },
+    Gpu { id: "v100-32gb", name: "V100 SXM2 32GB", capacity_bytes: 32768.0 * MIB, hbm_gbs: 900.0, host_gbs: 16.0, tflops: 125.0, link_gbs: 150.0, major: 7, mig: &[], tdp_w: 300.0, class: DeviceClass::Datacenter },
     // Added for issue 11, from the vendors' datasheets (capacities are the marketing figure in
     // MiB unless a driver total is known; bf16 is dense tensor throughput with FP32 accumulate;
     // from memory — verify): NVIDIA A30 (24 GB, 933 GB/s, 165 TFLOPS, NVLink bridge 200 GB/s),
@@ -118,32 +142,32 @@ const GPUS: &[Gpu] = &[
     // NVLink 900 GB/s); AMD MI325X (256 GB, 6 TB/s, 1,307 — the MI300X's compute), MI250X as
     // PyTorch sees it: one of its two GCDs, 64 GB, 1.6 TB/s, 191.5 TFLOPS, Infinity Fabric
     // 100 GB/s to its peers.
-    Gpu { id: "h100-nvl-94gb", name: "H100 NVL 94GB", capacity_bytes: 95830.0 * MIB, hbm_gbs: 3900.0, host_gbs: 64.0, tflops: 835.0, link_gbs: 300.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "h20-96gb", name: "H20 96GB", capacity_bytes: 97871.0 * MIB, hbm_gbs: 4000.0, host_gbs: 64.0, tflops: 148.0, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a30-24gb", name: "A30 24GB", capacity_bytes: 24576.0 * MIB, hbm_gbs: 933.0, host_gbs: 32.0, tflops: 165.0, link_gbs: 100.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "a40-48gb", name: "A40 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 696.0, host_gbs: 32.0, tflops: 149.7, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "l40-48gb", name: "L40 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 181.0, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "mi250x-gcd-64gb", name: "Instinct MI250X (one GCD, 64GB)", capacity_bytes: 64.0 * GIB, hbm_gbs: 1638.0, host_gbs: 32.0, tflops: 191.5, link_gbs: 100.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
-    Gpu { id: "mi325x-256gb", name: "Instinct MI325X", capacity_bytes: 256.0 * GIB, hbm_gbs: 6000.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "h100-nvl-94gb", name: "H100 NVL 94GB", capacity_bytes: 95830.0 * MIB, hbm_gbs: 3900.0, host_gbs: 64.0, tflops: 835.0, link_gbs: 300.0, major: 9, mig: &[], tdp_w: 400.0, class: DeviceClass::Datacenter },
+    Gpu { id: "h20-96gb", name: "H20 96GB", capacity_bytes: 97871.0 * MIB, hbm_gbs: 4000.0, host_gbs: 64.0, tflops: 148.0, link_gbs: 450.0, major: 9, mig: &[], tdp_w: 400.0, class: DeviceClass::Datacenter },
+    Gpu { id: "a30-24gb", name: "A30 24GB", capacity_bytes: 24576.0 * MIB, hbm_gbs: 933.0, host_gbs: 32.0, tflops: 165.0, link_gbs: 100.0, major: 8, mig: &[], tdp_w: 165.0, class: DeviceClass::Datacenter },
+    Gpu { id: "a40-48gb", name: "A40 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 696.0, host_gbs: 32.0, tflops: 149.7, link_gbs: 56.25, major: 8, mig: &[], tdp_w: 300.0, class: DeviceClass::Datacenter },
+    Gpu { id: "l40-48gb", name: "L40 48GB", capacity_bytes: 46068.0 * MIB, hbm_gbs: 864.0, host_gbs: 32.0, tflops: 181.0, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 300.0, class: DeviceClass::Datacenter },
+    Gpu { id: "mi250x-gcd-64gb", name: "Instinct MI250X (one GCD, 64GB)", capacity_bytes: 64.0 * GIB, hbm_gbs: 1638.0, host_gbs: 32.0, tflops: 191.5, link_gbs: 100.0, major: 0, mig: &[], tdp_w: 280.0, class: DeviceClass::Datacenter },
+    Gpu { id: "mi325x-256gb", name: "Instinct MI325X", capacity_bytes: 256.0 * GIB, hbm_gbs: 6000.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], tdp_w: 1000.0, class: DeviceClass::Datacenter },
     // Workstation cards (RTX A6000 48 GB, 768 GB/s, 154.8 TFLOPS, NVLink bridge 112.5 GB/s;
     // RTX 6000 Ada 48 GB, 960 GB/s, 364.2 TFLOPS, no NVLink) and GeForce cards (Ada and
     // Ampere whitepapers: GeForce tensor cores run FP16/BF16 with FP32 accumulate at half
     // rate, 2× the FP32 shader TFLOPS: 4080 97.5, 4070 Ti 80.2, 4060 Ti 44.2, 3060 25.4;
     // the 4060 Ti has a PCIe 4.0 ×8 link).
-    Gpu { id: "rtx-a6000-48gb", name: "RTX A6000 48GB", capacity_bytes: 49140.0 * MIB, hbm_gbs: 768.0, host_gbs: 32.0, tflops: 154.8, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-6000-ada-48gb", name: "RTX 6000 Ada 48GB", capacity_bytes: 49140.0 * MIB, hbm_gbs: 960.0, host_gbs: 32.0, tflops: 364.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4080-16gb", name: "GeForce RTX 4080", capacity_bytes: 16376.0 * MIB, hbm_gbs: 716.8, host_gbs: 32.0, tflops: 97.5, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4070-ti-12gb", name: "GeForce RTX 4070 Ti", capacity_bytes: 12282.0 * MIB, hbm_gbs: 504.2, host_gbs: 32.0, tflops: 80.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4060-ti-16gb", name: "GeForce RTX 4060 Ti 16GB", capacity_bytes: 16380.0 * MIB, hbm_gbs: 288.0, host_gbs: 16.0, tflops: 44.2, link_gbs: 16.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-3060-12gb", name: "GeForce RTX 3060 12GB", capacity_bytes: 12288.0 * MIB, hbm_gbs: 360.0, host_gbs: 32.0, tflops: 25.4, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-5090-32gb", name: "GeForce RTX 5090", capacity_bytes: 32607.0 * MIB, hbm_gbs: 1792.0, host_gbs: 64.0, tflops: 209.5, link_gbs: 64.0, major: 12, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-4090-24gb", name: "GeForce RTX 4090", capacity_bytes: 24564.0 * MIB, hbm_gbs: 1008.0, host_gbs: 32.0, tflops: 165.2, link_gbs: 32.0, major: 8, mig: &[], class: DeviceClass::Consumer },
-    Gpu { id: "rtx-3090-24gb", name: "GeForce RTX 3090", capacity_bytes: 24576.0 * MIB, hbm_gbs: 936.0, host_gbs: 32.0, tflops: 71.0, link_gbs: 56.25, major: 8, mig: &[], class: DeviceClass::Consumer },
+    Gpu { id: "rtx-a6000-48gb", name: "RTX A6000 48GB", capacity_bytes: 49140.0 * MIB, hbm_gbs: 768.0, host_gbs: 32.0, tflops: 154.8, link_gbs: 56.25, major: 8, mig: &[], tdp_w: 300.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-6000-ada-48gb", name: "RTX 6000 Ada 48GB", capacity_bytes: 49140.0 * MIB, hbm_gbs: 960.0, host_gbs: 32.0, tflops: 364.2, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 300.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-4080-16gb", name: "GeForce RTX 4080", capacity_bytes: 16376.0 * MIB, hbm_gbs: 716.8, host_gbs: 32.0, tflops: 97.5, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 320.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-4070-ti-12gb", name: "GeForce RTX 4070 Ti", capacity_bytes: 12282.0 * MIB, hbm_gbs: 504.2, host_gbs: 32.0, tflops: 80.2, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 285.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-4060-ti-16gb", name: "GeForce RTX 4060 Ti 16GB", capacity_bytes: 16380.0 * MIB, hbm_gbs: 288.0, host_gbs: 16.0, tflops: 44.2, link_gbs: 16.0, major: 8, mig: &[], tdp_w: 165.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-3060-12gb", name: "GeForce RTX 3060 12GB", capacity_bytes: 12288.0 * MIB, hbm_gbs: 360.0, host_gbs: 32.0, tflops: 25.4, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 170.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-5090-32gb", name: "GeForce RTX 5090", capacity_bytes: 32607.0 * MIB, hbm_gbs: 1792.0, host_gbs: 64.0, tflops: 209.5, link_gbs: 64.0, major: 12, mig: &[], tdp_w: 575.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-4090-24gb", name: "GeForce RTX 4090", capacity_bytes: 24564.0 * MIB, hbm_gbs: 1008.0, host_gbs: 32.0, tflops: 165.2, link_gbs: 32.0, major: 8, mig: &[], tdp_w: 450.0, class: DeviceClass::Consumer },
+    Gpu { id: "rtx-3090-24gb", name: "GeForce RTX 3090", capacity_bytes: 24576.0 * MIB, hbm_gbs: 936.0, host_gbs: 32.0, tflops: 71.0, link_gbs: 56.25, major: 8, mig: &[], tdp_w: 350.0, class: DeviceClass::Consumer },
     // GH200 (96 GB HBM3): the host link is NVLink-C2C, 900 GB/s total, 450 per direction
     // (NVIDIA Grace Hopper Superchip Architecture whitepaper, 2023; HBM3 4 TB/s, 989 dense BF16).
     // Capacity is the product figure, not a driver total — verify.
-    Gpu { id: "gh200-96gb", name: "GH200 96GB", capacity_bytes: 96.0 * GIB, hbm_gbs: 4000.0, host_gbs: 450.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], class: DeviceClass::Superchip },
-    Gpu { id: "mi300x-192gb", name: "Instinct MI300X", capacity_bytes: 192.0 * GIB, hbm_gbs: 5300.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], class: DeviceClass::Datacenter },
+    Gpu { id: "gh200-96gb", name: "GH200 96GB", capacity_bytes: 96.0 * GIB, hbm_gbs: 4000.0, host_gbs: 450.0, tflops: 989.4, link_gbs: 450.0, major: 9, mig: &[], tdp_w: 1000.0, class: DeviceClass::Superchip },
+    Gpu { id: "mi300x-192gb", name: "Instinct MI300X", capacity_bytes: 192.0 * GIB, hbm_gbs: 5300.0, host_gbs: 64.0, tflops: 1307.4, link_gbs: 448.0, major: 0, mig: &[], tdp_w: 750.0, class: DeviceClass::Datacenter },
 ];
 
 fn full_device(g: &Gpu) -> Device {
@@ -160,6 +184,7 @@ fn full_device(g: &Gpu) -> Device {
         class: g.class,
         gpus_per_node: DEFAULT_GPUS_PER_NODE,
         network_bandwidth: DEFAULT_NETWORK_BANDWIDTH,
+        tdp_w: g.tdp_w,
     }
 }
 
@@ -180,6 +205,7 @@ fn mig_slice(g: &Gpu, suffix: &str, compute: u32, memory: u32) -> Device {
         // A MIG instance has no NVLink or peer access: other GPUs are reached over PCIe.
         interconnect_bandwidth: g.host_gbs * GB,
         mig: true,
+        tdp_w: g.tdp_w * compute as f64 / 7.0,
         ..full_device(g)
     }
 }
@@ -200,6 +226,7 @@ impl Device {
             class: DeviceClass::Datacenter,
             gpus_per_node: DEFAULT_GPUS_PER_NODE,
             network_bandwidth: DEFAULT_NETWORK_BANDWIDTH,
+            tdp_w: 0.0,
         }
     }
 }
@@ -257,6 +284,15 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), all.len(), "duplicate device ids");
+    }
+
+    #[test]
+    fn every_full_gpu_has_a_tdp() {
+        for d in devices() {
+            assert!(d.tdp_w >= 70.0 && d.tdp_w <= 1000.0 || d.mig, "{} TDP {}", d.id, d.tdp_w);
+        }
+        assert_eq!(device_preset("h100-pcie-80gb").unwrap().tdp_w, 350.0);
+        assert_eq!(device_preset("a100-80gb-mig-3g.40gb").unwrap().tdp_w, 400.0 * 3.0 / 7.0);
     }
 
     #[test]

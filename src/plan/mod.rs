@@ -11,7 +11,10 @@
 pub mod changes;
 pub mod escalation;
 pub mod limits;
+pub mod prices;
+pub mod rent;
 pub mod resolved;
+pub mod run;
 pub mod search;
 pub mod serving_ladder;
 

@@ -13,6 +13,7 @@ use super::measured_panel::MeasuredPanel;
 use super::memory_chart::MemoryChart;
 use super::model_picker::ModelPicker;
 use super::parallel_controls::ParallelControls;
+use super::run_panel::RunPanel;
 use super::saved_scenarios::SavedScenarios;
 use super::serving_panel::ServingPanel;
 use super::share_toolbar::ShareToolbar;
@@ -66,6 +67,7 @@ pub fn App() -> impl IntoView {
                 <TimelineChart />
                 <ShareToolbar />
                 <BreakdownTable />
+                <RunPanel />
                 <MeasuredPanel />
             </section>
             <form class="controls" id="controls" aria-label="Scenario" on:submit=|ev| ev.prevent_default()>

@@ -38,10 +38,12 @@ pub struct Planner {
     pub units: RwSignal<Units>,
     /// Why the last pasted config.json was rejected: the plan shown is still the previous model's.
     pub rejected_paste: RwSignal<Option<String>>,
+    /// The whole run of the plan shown: steps, hours, GPU-hours, energy, cost (`plan::run`).
+    pub run: Memo<crate::plan::run::RunEstimate>,
 }
 
 /// Fields that have a control of their own; errors on other fields are listed above the chart.
-pub const PLACED_FIELDS: [&str; 21] = [
+pub const PLACED_FIELDS: [&str; 24] = [
     "model",
     "training.micro_batch",
     "training.grad_accum",
@@ -63,6 +65,9 @@ pub const PLACED_FIELDS: [&str; 21] = [
     "training.techniques.loss",
     "training.techniques.optimizer_in_backward",
     "training.optimizer_impl",
+    "run.dataset_tokens",
+    "run.epochs",
+    "run.price_per_gpu_hour",
 ];
 
 /// True when an error on `error_field` belongs next to the control for `field`: the same
@@ -79,7 +84,8 @@ impl Planner {
         let errors = Memo::new(move |_| scenario.with(Scenario::validate));
         let valid = Memo::new(move |previous: Option<&Scenario>| if errors.with(Vec::is_empty) { scenario.get() } else { previous.cloned().unwrap_or_default() });
         let plan = Memo::new(move |_| Plan { breakdown: valid.with(crate::estimate), stale: !errors.with(Vec::is_empty) });
-        let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib), rejected_paste: RwSignal::new(None) };
+        let run = Memo::new(move |_| valid.with(|s| plan.with(|p| crate::plan::run::run_estimate(s, &p.breakdown))));
+        let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib), rejected_paste: RwSignal::new(None), run };
         provide_context(planner);
         planner
     }

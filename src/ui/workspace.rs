@@ -115,6 +115,23 @@ pub struct SearchState {
     pub generation: StoredValue<u32>,
 }
 
+/// The "What to rent" table of the Strategy view.
+#[derive(Clone, Copy)]
+pub struct RentState {
+    /// Most GPUs to rent.
+    pub budget: RwSignal<u64>,
+    /// The rows found so far (ranked once all are in).
+    pub rows: RwSignal<Vec<crate::plan::rent::RentRow>>,
+    /// `(rows done, rows)` while the table is being filled.
+    pub progress: RwSignal<Option<(usize, usize)>>,
+    /// Bumped by every new run; a running one stops when it no longer matches.
+    pub generation: StoredValue<u32>,
+    /// Milliseconds the last complete table took.
+    pub millis: RwSignal<Option<f64>>,
+    /// Fastest first instead of cheapest first.
+    pub by_time: RwSignal<bool>,
+}
+
 /// The Compare view's columns and its strategy table's GPU count.
 #[derive(Clone, Copy)]
 pub struct CompareState {
@@ -134,6 +151,7 @@ pub struct Workspace {
     pub tab: RwSignal<Tab>,
     pub strategy: StrategyState,
     pub search: SearchState,
+    pub rent: RentState,
     pub compare: CompareState,
     /// The last scenario written into the planner by an Apply or a "use this", with what it
     /// changed in words; shown on the Planner while the planner holds that scenario.
@@ -155,6 +173,14 @@ impl Workspace {
                 progress: RwSignal::new(None),
                 running: RwSignal::new(false),
                 generation: StoredValue::new(0),
+            },
+            rent: RentState {
+                budget: RwSignal::new(8),
+                rows: RwSignal::new(Vec::new()),
+                progress: RwSignal::new(None),
+                generation: StoredValue::new(0),
+                millis: RwSignal::new(None),
+                by_time: RwSignal::new(false),
             },
             compare: CompareState { columns: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), owner: StoredValue::new(Owner::current()), table_gpus: RwSignal::new(8) },
             applied: RwSignal::new(None),

@@ -20,6 +20,8 @@ use self::plan_summary::PlanSummary;
 use self::playback::Playback;
 use self::step_caption::StepCaption;
 use super::chart_box::ChartBox;
+use super::launch_panel::LaunchPanel;
+use super::rent_panel::RentPanel;
 use super::search_panel::SearchPanel;
 use super::state::Planner;
 use super::url_sync::UrlNoticeBanner;
@@ -135,5 +137,7 @@ pub fn StrategyView() -> impl IntoView {
             </aside>
         </div>
         <SearchPanel />
+        <RentPanel />
+        <LaunchPanel />
     }
 }
