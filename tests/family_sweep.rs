@@ -72,13 +72,12 @@ const APPROXIMATE: &[(&str, f64)] = &[
     ("persimmon", 14.274),
 ];
 
-/// Families Headroom refuses: state-space / linear-attention / short-convolution layers it
-/// cannot model (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
+/// Families Headroom refuses: recurrent / linear-attention layers it cannot model (Mamba,
+/// Mamba-2, Gated DeltaNet and short-convolution hybrids have readers, `import/hybrids.rs`) (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
 /// per-layer input embeddings), or configs without the usual keys and no reader.
 const REFUSED_UNMODELLED: &[&str] = &[
-    "gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid", "jamba", "kimi_linear", "lfm2",
-    "lfm3", "mamba", "mamba2", "minimax", "nemotron_h", "olmo_hybrid", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next", "recurrent_gemma", "rwkv",
-    "xlstm", "zamba", "zamba2",
+    "gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "kimi_linear", "lfm3", "minimax", "olmo_hybrid", "recurrent_gemma", "rwkv", "xlstm",
+    "zamba", "zamba2",
 ];
 const REFUSED_NO_KEYS: &[&str] = &[
     "blt", "cpmant", "ctrl", "deepseek_v4", "gpt_neox_japanese", "inkling2_loop_text", "inkling2_text", "kolibri1", "lara_mini", "longcat_flash", "openai-gpt", "solar_open",

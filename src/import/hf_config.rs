@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::encoders;
 use super::families::{self, Defaults};
+use super::hybrids;
 use super::keys::Keys;
 use crate::error::InputError;
 use crate::model::arch::Architecture;
@@ -146,6 +147,18 @@ families! {
         "minicpm3" => dec!(families::minicpm3),
         "youtu" => dec!(families::youtu),
         "glm_moe_dsa" => dec!(families::glm_moe_dsa),
+        "mamba" => dec!(hybrids::mamba),
+        "falcon_mamba" => dec!(hybrids::mamba),
+        "mamba2" => dec!(hybrids::mamba2),
+        "jamba" => dec!(hybrids::jamba),
+        "qwen3_next" => dec!(hybrids::qwen3_next),
+        "qwen3_5_text" => dec!(hybrids::qwen3_5_text),
+        "qwen3_5_moe_text" => dec!(hybrids::qwen3_5_moe_text),
+        "nemotron_h" => dec!(hybrids::nemotron_h),
+        "bamba" => dec!(hybrids::bamba),
+        "granitemoehybrid" => dec!(hybrids::granitemoehybrid),
+        "falcon_h1" => dec!(hybrids::falcon_h1),
+        "lfm2" => dec!(hybrids::lfm2),
     }
 }
 
@@ -184,24 +197,12 @@ const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
 /// state-space layers keep a per-sequence state instead of (or beside) a KV cache, with
 /// parameters and activations of shapes Headroom has no part for.
 const UNMODELLED: &[(&str, &str)] = &[
-    ("mamba", "Mamba state-space layers (selective scan, conv state)"),
-    ("mamba2", "Mamba-2 state-space layers (SSD, conv state)"),
-    ("falcon_mamba", "Mamba state-space layers (selective scan, conv state)"),
-    ("jamba", "Mamba layers interleaved with attention and MoE"),
-    ("bamba", "Mamba-2 layers interleaved with attention"),
-    ("falcon_h1", "parallel Mamba-2 and attention heads in each layer"),
     ("zamba", "Mamba layers with a shared attention block"),
     ("zamba2", "Mamba-2 layers with shared attention blocks and LoRA adapters"),
-    ("nemotron_h", "Mamba-2 layers interleaved with attention and MLP layers"),
-    ("granitemoehybrid", "Mamba-2 layers interleaved with attention"),
-    ("qwen3_next", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
-    ("qwen3_5_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
-    ("qwen3_5_moe_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
     ("olmo_hybrid", "Gated DeltaNet linear-attention layers (recurrent state)"),
     ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
     ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
     ("minimax", "lightning (linear) attention layers (recurrent state)"),
-    ("lfm2", "short-convolution layers (conv state)"),
     ("lfm2_moe", "short-convolution layers (conv state)"),
     ("lfm3", "short-convolution layers (conv state)"),
     ("recurrent_gemma", "RG-LRU recurrent layers"),

@@ -8,5 +8,6 @@ mod encoders;
 mod families;
 pub mod hf_config;
 pub mod hub;
+mod hybrids;
 mod keys;
 pub mod presets;

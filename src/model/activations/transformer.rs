@@ -12,6 +12,7 @@
 
 use super::attention::attention_terms;
 use super::lora::{adapter_intermediates, LoraCtx};
+use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
 use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
@@ -106,7 +107,10 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
         push(out, "attention norm", norm, Split::Sequence, layer);
     }
-    attention_terms(t, training, c, Scope::Layer, out);
+    attention_terms(t, training, c, t.attention_scope(), out);
+    if let Some(hy) = &t.hybrid {
+        mixer_terms(t, &hy.mixer, c, out);
+    }
     match placement {
         Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),
         Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm, Split::Sequence, layer),
@@ -117,7 +121,10 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         push(out, "cross-attention norm", norm, Split::Sequence, cross);
         attention_terms(t, training, c, Scope::Cross, out);
     }
+    let one_sublayer = t.hybrid.as_ref().is_some_and(|hy| hy.one_sublayer);
     match placement {
+        // Mamba, Nemotron-H: the block's one norm is before its one sublayer, counted above.
+        _ if one_sublayer => {}
         Placement::Pre | Placement::Sandwich => push(out, "MLP norm", norm, Split::Sequence, layer),
         // Both norms read the block input, saved once by the first: the second adds its statistics.
         Placement::ParallelTwo => push(out, "MLP norm", norm - c.r * c.tokens * h, Split::Sequence, layer),

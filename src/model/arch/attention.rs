@@ -98,6 +98,10 @@ pub struct AttentionPart {
     /// The implementation always passes an attention mask (Falcon: `allow_is_causal_skip=False`),
     /// so SDPA never runs the flash kernel.
     pub always_masked: bool,
+    /// A sigmoid gate on the attention output, projected by `q_proj` beside the queries
+    /// (Qwen3-Next / Qwen3.5 `attn_output_gate`: `q_proj` is a·d·2 wide,
+    /// `modeling_qwen3_next.py` `Qwen3NextAttention`).
+    pub output_gate: bool,
 }
 
 impl Default for AttentionPart {
@@ -121,6 +125,7 @@ impl Default for AttentionPart {
             cache_all_heads: false,
             rotary_cat: false,
             always_masked: false,
+            output_gate: false,
         }
     }
 }
@@ -262,7 +267,8 @@ impl AttentionPart {
                 out.push(ParamTensor::vector("qkv_proj.bias", width, scope, Sharded));
             }
         } else {
-            out.push(ParamTensor::linear("q_proj", Q, a * d, h, scope));
+            let gate = if self.output_gate { 2 } else { 1 };
+            out.push(ParamTensor::linear("q_proj", Q, gate * a * d, h, scope));
             out.push(ParamTensor::linear("k_proj", K, g * d, h, scope));
             out.push(ParamTensor::linear("v_proj", V, g * d, h, scope));
             if self.qkv_bias {

@@ -15,6 +15,7 @@
 //! or parallelism: it only says which tensors exist, their shapes, and how they may be split.
 
 pub mod attention;
+pub mod mixer;
 pub mod mlp;
 pub mod norm;
 pub mod resnet;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 
 pub use attention::{AttentionPart, LatentAttention, QkNorm};
+pub use mixer::{HybridPart, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
@@ -57,6 +59,12 @@ pub enum Scope {
     Expert,
     /// Once in every decoder block of an encoder-decoder (cross-attention).
     Cross,
+    /// Once in every block with attention, in a hybrid stack (`mixer.rs`; a stack without
+    /// other mixers keeps its attention in `Layer`).
+    Attention,
+    /// Once in every block with a non-attention token mixer (Mamba, Mamba-2, Gated
+    /// DeltaNet, short conv).
+    Mixer,
     /// After the last block (final norm, LM head, classifier): last stage.
     Output,
 }
@@ -268,7 +276,10 @@ impl Architecture {
                 if let Some(m) = &t.moe {
                     parts.push(format!("{} active · MoE {}×top-{}", crate::format::count(self.active_param_count() as u64), m.experts, m.top_k));
                 }
-                parts.push(t.attention.label().into());
+                match &t.hybrid {
+                    Some(hy) => parts.push(format!("{} {} + {} attention layers", hy.mixer_layers, hy.mixer.label(), hy.attention_layers)),
+                    None => parts.push(t.attention.label().into()),
+                }
                 parts.push(format!("{} layers · h {}", t.layers, t.hidden));
                 parts.join(" · ")
             }
