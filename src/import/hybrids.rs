@@ -268,7 +268,7 @@ pub fn qwen3_5_moe_text(c: &Keys) -> Result<TransformerArch, InputError> {
 
 /// `NemotronHConfig` (`modeling_nemotron_h.py`): each block is one norm and one of Mamba-2,
 /// attention (no positions), a squared-ReLU MLP or a mixture of squared-ReLU experts with
-/// a shared expert and DeepSeek-V3's sigmoid router; the list is `layers_block_type` (or
+/// a shared expert and DeepSeek-V3's sigmoid router (attention without biases); the list is `layers_block_type` (or
 /// the Hub's older `hybrid_override_pattern`: M, *, -, E).
 pub fn nemotron_h(c: &Keys) -> Result<TransformerArch, InputError> {
     let kinds: Vec<Block> = match c.get("hybrid_override_pattern").and_then(serde_json::Value::as_str) {
@@ -316,9 +316,7 @@ pub fn nemotron_h(c: &Keys) -> Result<TransformerArch, InputError> {
         use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     };
-    let bias = c.flag("attention_bias", false)?;
-    t.attention.qkv_bias = bias;
-    t.attention.out_bias = bias;
+    // `NemotronHAttention` builds q/k/v/o with `bias=False` whatever `attention_bias` says.
     let moe_layers = count(&kinds, Block::Moe);
     if moe_layers > 0 {
         let expert_ffn = c.uint("moe_intermediate_size", 7688)?;

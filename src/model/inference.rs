@@ -20,6 +20,23 @@ use crate::model::inputs::{KvCacheFormat, LoraBase, Training, WeightFormat};
 
 const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep their last window − 1 tokens; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2) — checked against transformers' caches in kv_cache.json";
 
+/// The breakdown term of the recurrent and conv states of a hybrid or state-space model,
+/// beside the KV cache.
+pub const STATE_TERM: &str = "recurrent and conv state";
+
+const STATE_FORMULA: &str = "per sequence and mixer block: conv state (channels × kernel width) in the model dtype + recurrent state (Mamba d_inner·N, Mamba-2 H·P·N, Gated DeltaNet Hv·dk·dv) in fp32, ÷ t (channels and heads split by TP); constant in the sequence length — transformers' LinearAttentionLayer (cache_utils.py), equal to its cache objects in hybrid_states.json";
+
+/// Bytes of one sequence's conv and recurrent states in one mixer block on this GPU, as
+/// transformers' `LinearAttentionLayer` holds them (`cache_utils.py`: `torch.zeros(…,
+/// dtype=conv_states.dtype)` for the conv state, `zeros_like(recurrent_states)` for the
+/// scan's final state): the conv state in the model dtype (`model_bytes`), the recurrent
+/// state in fp32 whatever the model dtype (the scans accumulate and return it in fp32;
+/// measured for fp32 and bf16 models in `hybrid_states.json`); split over tensor-parallel
+/// ranks by channel and head.
+pub fn mixer_state_bytes(mixer: &crate::model::arch::Mixer, hidden: u64, model_bytes: f64, tp: f64) -> f64 {
+    (mixer.conv_state(hidden) as f64 * model_bytes + mixer.recurrent_state() as f64 * F32) / tp.max(1.0)
+}
+
 /// Elements cached per token per block on this GPU: MLA's latent is shared by all heads
 /// (TP does not split it); K and V are split over the KV heads.
 fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
@@ -144,7 +161,17 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
             ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
             ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
         } else {
-            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
+            // A hybrid caches K and V in its attention blocks only.
+            let attention_blocks = layout.layers_on_stage * t.attention_layers() as f64 / t.layers.max(1) as f64;
+            if attention_blocks > 0.0 {
+                ledger.add(Component::Activations, "KV cache", per_token * attention_blocks * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
+            }
+            if let Some(hy) = &t.hybrid {
+                let mixer_blocks = layout.layers_on_stage * hy.mixer_layers as f64 / t.layers.max(1) as f64;
+                let model_bytes = training.precision.activation_bytes() as f64;
+                let state = mixer_state_bytes(&hy.mixer, t.hidden, model_bytes, layout.tp) * batch * mixer_blocks;
+                ledger.add(Component::Activations, STATE_TERM, state, STATE_FORMULA, Lifetime::WholeStep);
+            }
         }
         if layout.last {
             ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v", Lifetime::WholeStep);

@@ -323,6 +323,21 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(phases.optimizer_step.total)),
         });
     }
+    if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
+        if s.training.mode == Mode::Train {
+            warnings.push(format!(
+                "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (hybrid_activations.json)",
+                hy.mixer.label()
+            ));
+        } else if s.training.serving.engine != crate::model::inputs::Engine::Transformers {
+            warnings.push(format!(
+                "the engine's pool for the recurrent and conv states of the {} {} layers is not modelled: its KV-cache numbers count the {} attention layers only",
+                hy.mixer_layers,
+                hy.mixer.label(),
+                hy.attention_layers
+            ));
+        }
+    }
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {

@@ -26,9 +26,9 @@
 //!
 //! The conv state's width is the whole kernel, as transformers 5.25 keeps it
 //! (`cache_utils.py` `LinearAttentionLayer.lazy_initialization`: `(*conv_states.shape[:-1],
-//! conv_kernel_size)`; vLLM keeps `d_conv − 1`, see `serving/`). Bytes per element are the
-//! caller's: both states are held in the model's dtype by transformers' caches
-//! (`tests/fixtures/measured/hybrid_states.json`).
+//! conv_kernel_size)`; vLLM keeps `d_conv − 1`). Bytes per element are the caller's
+//! (`inference.rs`: transformers holds the conv state in the model dtype and the recurrent
+//! state in fp32, `tests/fixtures/measured/hybrid_states.json`).
 
 use serde::{Deserialize, Serialize};
 
