@@ -158,7 +158,7 @@ pub fn qwen2(c: &Keys) -> Result<TransformerArch, InputError> {
 }
 
 /// MoE keys shared by the Qwen MoE families: `decoder_sparse_step`, `mlp_only_layers`.
-pub(super) fn qwen_moe(c: &Keys, experts_default: u64, top_k: u64, expert_ffn: u64) -> Result<MoePart, InputError> {
+fn qwen_moe(c: &Keys, experts_default: u64, top_k: u64, expert_ffn: u64) -> Result<MoePart, InputError> {
     let experts = if c.has("num_experts") { c.uint("num_experts", experts_default)? } else { c.uint("num_local_experts", experts_default)? };
     if let Some(serde_json::Value::Array(list)) = c.get("mlp_only_layers") {
         if !list.is_empty() {

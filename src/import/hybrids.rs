@@ -8,7 +8,7 @@
 //! `modeling_*.py`. Each family's count is checked against transformers' own in
 //! `tests/family_sweep.rs` and `tests/hybrids.rs`.
 
-use super::families::{self, act, qwen_moe, rope_fraction, Defaults};
+use super::families::{self, act, rope_fraction, Defaults};
 use super::keys::Keys;
 use crate::error::InputError;
 use crate::model::arch::{AttentionPart, EmbeddingPart, HybridPart, Mixer, MlpPart, MoePart, NormKind, NormPart, QkNorm, Router, Stack, TransformerArch};
@@ -224,21 +224,45 @@ fn qwen_gated_deltanet(c: &Keys, d: &Defaults) -> Result<TransformerArch, InputE
     Ok(t)
 }
 
-/// `Qwen3NextConfig`: 512 experts top-10 of width 512 and a gated shared expert in every
-/// block (`decoder_sparse_step`, `mlp_only_layers` as in Qwen2-MoE).
-pub fn qwen3_next(c: &Keys) -> Result<TransformerArch, InputError> {
-    let d = Defaults { hidden: 2048, layers: 48, heads: 16, kv_heads: Some(2), ffn: 5632, vocab: 151936, head_dim: Some(256), tied: false };
-    let mut t = qwen_gated_deltanet(c, &d)?;
-    let mut moe = qwen_moe(c, 512, 10, 512)?;
-    moe.shared_ffn = c.count("shared_expert_intermediate_size", 512)?;
-    moe.shared_gate = moe.shared_ffn > 0;
-    moe.router = if c.flag("norm_topk_prob", true)? { Router::SoftmaxNormalized } else { Router::SoftmaxRaw };
-    let moe_layers = moe.moe_blocks(t.layers);
+/// The experts of Qwen3-Next and Qwen3.5-MoE: routed experts (`num_experts`,
+/// `num_experts_per_tok`, `moe_intermediate_size`) in every `decoder_sparse_step`-th block,
+/// a shared expert with a sigmoid gate (`shared_expert_intermediate_size`), top-k weights
+/// renormalised unless `norm_topk_prob` is false (Qwen3-Next's default is true; Qwen3.5-MoE
+/// always renormalises). A list of dense layers (`mlp_only_layers`) is refused.
+fn qwen_next_moe(c: &Keys, t: &mut TransformerArch, experts: u64, top_k: u64, norm_key: bool) -> Result<(), InputError> {
+    if let Some(serde_json::Value::Array(list)) = c.get("mlp_only_layers") {
+        if !list.is_empty() {
+            return Err(InputError::new("mlp_only_layers", "a list of dense layers is not supported yet (only decoder_sparse_step)"));
+        }
+    }
+    let shared_ffn = c.count("shared_expert_intermediate_size", 512)?;
+    let normalized = !norm_key || c.flag("norm_topk_prob", true)?;
+    let moe = MoePart {
+        experts: c.uint("num_experts", experts)?,
+        top_k: c.uint("num_experts_per_tok", top_k)?,
+        expert_ffn: c.uint("moe_intermediate_size", 512)?,
+        shared_ffn,
+        shared_gate: shared_ffn > 0,
+        every: c.uint_or("decoder_sparse_step", 1)?,
+        router: if normalized { Router::SoftmaxNormalized } else { Router::SoftmaxRaw },
+        ..MoePart::default()
+    };
+    let layers = t.layers;
+    let moe_layers = moe.moe_blocks(layers);
     t.moe = Some(moe);
     if let Some(hy) = t.hybrid.as_mut() {
         hy.moe_layers = moe_layers;
-        hy.dense_layers = t.layers - moe_layers;
+        hy.dense_layers = layers - moe_layers;
     }
+    Ok(())
+}
+
+/// `Qwen3NextConfig` (its defaults are Qwen3-Next-80B-A3B's): 512 experts top-10 of width
+/// 512 and a gated shared expert in every block.
+pub fn qwen3_next(c: &Keys) -> Result<TransformerArch, InputError> {
+    let d = Defaults { hidden: 2048, layers: 48, heads: 16, kv_heads: Some(2), ffn: 5632, vocab: 151936, head_dim: Some(256), tied: false };
+    let mut t = qwen_gated_deltanet(c, &d)?;
+    qwen_next_moe(c, &mut t, 512, 10, true)?;
     Ok(t)
 }
 
@@ -252,17 +276,7 @@ pub fn qwen3_5_text(c: &Keys) -> Result<TransformerArch, InputError> {
 pub fn qwen3_5_moe_text(c: &Keys) -> Result<TransformerArch, InputError> {
     let d = Defaults { hidden: 2048, layers: 40, heads: 16, kv_heads: Some(2), ffn: 512, vocab: 248320, head_dim: Some(256), tied: false };
     let mut t = qwen_gated_deltanet(c, &d)?;
-    let mut moe = qwen_moe(c, 256, 8, 512)?;
-    moe.shared_ffn = c.count("shared_expert_intermediate_size", 512)?;
-    moe.shared_gate = moe.shared_ffn > 0;
-    moe.router = Router::SoftmaxNormalized;
-    let layers = t.layers;
-    let moe_layers = moe.moe_blocks(layers);
-    t.moe = Some(moe);
-    if let Some(hy) = t.hybrid.as_mut() {
-        hy.moe_layers = moe_layers;
-        hy.dense_layers = layers - moe_layers;
-    }
+    qwen_next_moe(c, &mut t, 256, 8, false)?;
     Ok(t)
 }
 

@@ -110,7 +110,7 @@ const INT4_GROUP: f64 = 128.0;
 /// How the weights term is computed, for every inference plan.
 pub const WEIGHTS_FORMULA: &str = "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation); GGUF Q8_0 34 B / 32, Q4_0 18 B / 32, Q4_K 144 B / 256, Q5_K 176 B / 256, Q6_K 210 B / 256 (head and half the attn_v / ffn_down in Q6_K for the _M types)";
 
-const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t, MLP: 4h + 3f/t gated or 2f/t, MoE: 5h + 2 experts' 3·k·f_e/E/t + int64 one-hot) + cos/sin 2·s·d, × bytes — live tensors of a no-grad forward in transformers' Llama/Mixtral code; dense cases within 1.4% of MemTracker (prefill_workspace.json)";
+const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t, MLP: 4h + 3f/t gated or 2f/t, MoE: 5h + 2 experts' 3·k·f_e/E/t + int64 one-hot) + cos/sin 2·s·d, × bytes — live tensors of a no-grad forward in transformers' Llama/Mixtral code; dense cases within 1.4% of MemTracker (prefill_workspace.json); a hybrid's mixer: 4h + its in_proj, conv, scan and norm outputs (from its forward's order of operations, not measured)";
 
 /// Elements per token alive at once in one block's prefill under `torch.no_grad()`, on one
 /// GPU, the larger of the block's two halves — from the order of operations in transformers'
@@ -134,14 +134,35 @@ fn prefill_elements_per_token(t: &crate::model::arch::TransformerArch, tp: f64, 
     let a = &t.attention;
     let attention = 4.0 * whole + (2.0 * a.q_width() as f64 + 2.0 * a.k_width() as f64 + a.v_width() as f64 + a.out_width() as f64) / tp;
     let mlp_width = |f: f64| if t.mlp.gated { 3.0 * f } else { 2.0 * f };
-    let has_dense = t.moe.as_ref().is_none_or(|m| m.moe_blocks(t.layers) < t.layers);
+    let has_dense = t.blocks(crate::model::arch::Scope::DenseMlp) > 0;
     let dense = if has_dense { 4.0 * whole + mlp_width(t.mlp.ffn as f64) / tp } else { 0.0 };
     let moe = t.moe.as_ref().map_or(0.0, |m| {
         let per_expert = m.expert_ffn as f64 * m.top_k as f64 / m.experts.max(1) as f64;
         let one_hot = m.top_k as f64 * (m.experts + 1) as f64 * INT64 / activation_bytes;
         5.0 * whole + one_hot + 2.0 * mlp_width(per_expert).max(mlp_width(m.shared_ffn as f64)) / tp
     });
-    attention.max(dense).max(moe)
+    let attention = if t.attention_layers() > 0 { attention } else { 0.0 };
+    let mixer = t.hybrid.as_ref().map_or(0.0, |hy| 4.0 * whole + mixer_prefill_width(&hy.mixer, t.hidden) / tp);
+    attention.max(dense).max(moe).max(mixer)
+}
+
+/// Elements per token a mixer's prefill holds at once, from the order of operations in its
+/// forward (not measured): the input projection's output, the conv's output, the scan's
+/// output and the gated norm's output (Mamba: 2·d + d + d + d; Mamba-2: the in_proj width +
+/// the conv channels + 2·d; Gated DeltaNet: q, k, v, z + the conv output + 2·V; short
+/// conv: 3h + h + h + h).
+fn mixer_prefill_width(mixer: &crate::model::arch::Mixer, hidden: u64) -> f64 {
+    use crate::model::arch::Mixer;
+    let conv = mixer.conv_channels(hidden) as f64;
+    match *mixer {
+        Mixer::Mamba { inner, .. } => 5.0 * inner as f64,
+        Mixer::Mamba2 { inner, heads, groups, state, .. } => (2 * inner + 2 * groups * state + heads) as f64 + conv + 2.0 * inner as f64,
+        Mixer::GatedDeltaNet { value_heads, value_dim, .. } => {
+            let v = (value_heads * value_dim) as f64;
+            conv + v + conv + 2.0 * v
+        }
+        Mixer::ShortConv { .. } => 6.0 * hidden as f64,
+    }
 }
 
 pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
