@@ -89,7 +89,7 @@ pub struct TransformerArch {
     pub vision: VisionPart,
     /// Hybrid and state-space stacks: the non-attention mixer and which blocks hold what
     /// (`mixer.rs`); `None` for a stack of attention blocks.
-    pub hybrid: Option<HybridPart>,
+    pub hybrid: Option<Box<HybridPart>>,
     /// `config.use_cache`: transformers builds a KV cache in every forward, training
     /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
     pub use_cache: bool,
