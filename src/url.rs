@@ -187,7 +187,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
             "fz" => {
                 let (digits, emb) = value.strip_suffix('e').map(|d| (d, true)).unwrap_or((value.as_str(), false));
                 match digits.parse::<u64>() {
-                    Ok(layers) => s.training.frozen = Frozen { layers, embeddings: emb },
+                    Ok(layers) => s.training.frozen = Frozen { layers, embeddings: emb, ..Frozen::default() },
                     Err(_) => errors.push(InputError::new("url.fz", format!("\"{}\" is not a layer count", short(&value)))),
                 }
             }

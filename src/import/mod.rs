@@ -11,3 +11,4 @@ pub mod hub;
 mod hybrids;
 mod keys;
 pub mod presets;
+mod vlm;

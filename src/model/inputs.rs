@@ -148,6 +148,8 @@ pub struct Frozen {
     pub embeddings: bool,
     /// Freeze this many blocks from the bottom.
     pub layers: u64,
+    /// Freeze a vision-language model's vision tower (its projector stays trained).
+    pub vision_tower: bool,
 }
 
 /// What one optimizer step does.

@@ -69,6 +69,13 @@ impl Layout {
                     0.0
                 }
             }
+            Scope::Tower => {
+                if self.first {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
             Scope::Layer => self.layers_on_stage,
             // Blocks of this kind on the stage, in proportion (multiplied first: exact counts
             // with a single stage).

@@ -296,6 +296,21 @@ fn serving_speed(s: &Inputs, tensors: &Tensors, at_peak: &PhaseTotals, report: &
     }
 }
 
+/// A vision-language model's parameter count split into its tower, projector and language
+/// model (`arch/tower.rs`); `None` without a tower.
+fn part_counts(arch: &Architecture, tensors: &Tensors) -> Option<breakdown::PartCounts> {
+    arch.transformer()?.tower.as_ref()?;
+    let (mut tower, mut projector) = (0.0, 0.0);
+    for t in tensors.list.iter().filter(|t| t.scope == arch::Scope::Tower) {
+        if arch::tower::is_projector(t) {
+            projector += t.numel();
+        } else {
+            tower += t.numel();
+        }
+    }
+    Some(breakdown::PartCounts { vision_tower: to_bytes(tower), projector: to_bytes(projector), language_model: to_bytes(tensors.param_count - tower - projector) })
+}
+
 /// The breakdown: the totals with the named terms and the warnings.
 fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Breakdown {
     let arch = s.arch;
@@ -357,6 +372,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
         overhead,
         total,
         param_count: to_bytes(tensors.param_count),
+        param_count_by_part: part_counts(arch, tensors),
         trainable_params,
         capacity,
         fits: spill_bytes == 0 && serving.as_ref().is_none_or(|r| r.starts()),

@@ -20,6 +20,7 @@ pub mod mlp;
 pub mod norm;
 pub mod resnet;
 pub mod tensors;
+pub mod tower;
 pub mod transformer;
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,7 @@ pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
 pub use tensors::Tensors;
+pub use tower::{TowerKind, VisionTower};
 pub use transformer::{vit_patches, EmbeddingPart, Stack, TransformerArch, VisionPart};
 
 /// A model: a transformer stack (decoder, encoder, encoder-decoder or vision) or a ResNet.
@@ -68,6 +70,9 @@ pub enum Scope {
     /// Once in every block with a non-attention token mixer (Mamba, Mamba-2, Gated
     /// DeltaNet, short conv).
     Mixer,
+    /// A vision-language model's vision tower and projector (`tower.rs`), before the
+    /// language model's first block: first stage.
+    Tower,
     /// After the last block (final norm, LM head, classifier): last stage.
     Output,
 }
@@ -75,7 +80,7 @@ pub enum Scope {
 impl Scope {
     /// Whether the tensor repeats with the blocks (as opposed to the model's edges).
     pub fn in_blocks(self) -> bool {
-        !matches!(self, Scope::Input | Scope::Output)
+        !matches!(self, Scope::Input | Scope::Output | Scope::Tower)
     }
 }
 

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, AttentionPart, HybridPart, MlpPart, MoePart, NormPart, ParamTensor, Scope, TpSplit};
+use super::{check_dim, AttentionPart, HybridPart, MlpPart, MoePart, NormPart, ParamTensor, Scope, TpSplit, VisionTower};
 use crate::error::InputError;
 
 /// Which way a transformer stack is used.
@@ -90,6 +90,9 @@ pub struct TransformerArch {
     /// Hybrid and state-space stacks: the non-attention mixer and which blocks hold what
     /// (`mixer.rs`); `None` for a stack of attention blocks.
     pub hybrid: Option<Box<HybridPart>>,
+    /// A vision-language model's vision tower and projector (`tower.rs`); this stack is then
+    /// its language model.
+    pub tower: Option<Box<VisionTower>>,
     /// `config.use_cache`: transformers builds a KV cache in every forward, training
     /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
     pub use_cache: bool,
@@ -111,6 +114,7 @@ impl Default for TransformerArch {
             moe: None,
             vision: VisionPart::default(),
             hybrid: None,
+            tower: None,
             use_cache: true,
         }
     }
@@ -127,6 +131,9 @@ impl TransformerArch {
         }
         if let Some(hy) = &self.hybrid {
             hy.check(self.layers)?;
+        }
+        if let Some(tower) = &self.tower {
+            tower.check()?;
         }
         match self.stack {
             Stack::Vision => {
@@ -155,7 +162,7 @@ impl TransformerArch {
         let l = self.layers.max(1);
         if let Some(hy) = &self.hybrid {
             return match scope {
-                Scope::Input | Scope::Output => 1,
+                Scope::Input | Scope::Output | Scope::Tower => 1,
                 Scope::Layer => l,
                 Scope::Attention => hy.attention_layers.min(l),
                 Scope::Mixer => hy.mixer_layers.min(l),
@@ -168,7 +175,7 @@ impl TransformerArch {
         match scope {
             Scope::Attention => l,
             Scope::Mixer => 0,
-            Scope::Input | Scope::Output => 1,
+            Scope::Input | Scope::Output | Scope::Tower => 1,
             Scope::Layer => l,
             Scope::DenseMlp => l - moe,
             Scope::MoeLayer | Scope::Expert => moe,
@@ -201,6 +208,9 @@ impl TransformerArch {
             moe.param_tensors(&self.mlp, self.hidden, &mut out);
         }
         self.output_tensors(&mut out);
+        if let Some(tower) = &self.tower {
+            tower.param_tensors(&mut out);
+        }
         out
     }
 
