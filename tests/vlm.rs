@@ -1,0 +1,46 @@
+//! Vision-language models against transformers (`tests/measure/vlm.py`,
+//! `tests/fixtures/measured/vlm_params.json`): the whole model's parameter count and its split
+//! into `vision_tower`, `projector` and `language_model` equal what transformers builds, for
+//! the Hub configs of Qwen2.5-VL-7B-Instruct (flat), Gemma 3 4B and LLaVA-1.5-7B and each
+//! family's default config.
+
+use headroom::{estimate, Scenario};
+use serde_json::{json, Value};
+
+fn fixture() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_params.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
+}
+
+fn breakdown(config: &Value) -> headroom::Breakdown {
+    let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": config}, "training": {"micro_batch": 1, "seq_len": 512, "precision": "bf16-mixed"}})).expect("scenario");
+    estimate(&s)
+}
+
+#[test]
+fn parts_equal_transformers() {
+    let f = fixture();
+    let cases = f["cases"].as_object().expect("cases");
+    assert_eq!(cases.len(), 6);
+    for (name, case) in cases {
+        let b = breakdown(&case["config"]);
+        assert_eq!(b.param_count, case["param_count"].as_u64().unwrap(), "{name}: param_count");
+        let parts = b.param_count_by_part.unwrap_or_else(|| panic!("{name}: no param_count_by_part"));
+        let want = &case["param_count_by_part"];
+        assert_eq!(parts.vision_tower, want["vision_tower"].as_u64().unwrap(), "{name}: vision_tower");
+        assert_eq!(parts.projector, want["projector"].as_u64().unwrap(), "{name}: projector");
+        assert_eq!(parts.language_model, want["language_model"].as_u64().unwrap(), "{name}: language_model");
+    }
+}
+
+/// The JSON output names the parts as the contract says; a text model has none.
+#[test]
+fn breakdown_json_names_the_parts() {
+    let f = fixture();
+    let b = serde_json::to_value(breakdown(&f["cases"]["gemma3@4b-it"]["config"])).unwrap();
+    for key in ["vision_tower", "projector", "language_model"] {
+        assert!(b["param_count_by_part"][key].as_u64().is_some_and(|n| n > 0), "{key}");
+    }
+    let text = serde_json::to_value(estimate(&Scenario::default())).unwrap();
+    assert!(text.get("param_count_by_part").is_none());
+}
