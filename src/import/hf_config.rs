@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use super::encoders;
 use super::families::{self, Defaults};
 use super::hybrids;
-use super::vlm;
 use super::keys::Keys;
+use super::vlm;
 use crate::error::InputError;
 use crate::model::arch::Architecture;
 
@@ -287,7 +287,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             imported.arch.check()?;
             imported.warnings.insert(
                 0,
-                format!("\"{model_type}\" is a vision-language model: its vision tower and projector are counted beside its text model ({}); see param_count_by_part", imported.model_type),
+                format!(
+                    "\"{model_type}\" is a vision-language model: its vision tower and projector are counted beside its text model ({}); see param_count_by_part",
+                    imported.model_type
+                ),
             );
             return Ok(imported);
         }

@@ -173,7 +173,9 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
     };
     ledger.add(Component::Parameters, "weights", weights_on_gpu(arch, tensors, training, layout), WEIGHTS_FORMULA, Lifetime::WholeStep);
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
-        let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
+        // A vision-language model caches its image tokens too.
+        let tokens = t.sample_tokens(training.seq_len, training.image_size, training.visual());
+        let (batch, seq) = (training.micro_batch.max(1) as f64, tokens as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;
         if t.stack == Stack::EncoderDecoder {
             // T5: each decoder block caches its self-attention K/V and the cross-attention K/V
@@ -201,7 +203,7 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
     let workspace = match arch.transformer() {
         Some(t) => {
             let x = training.precision.activation_bytes() as f64;
-            let seq = t.sample_tokens(training.seq_len, training.image_size) as f64 / layout.cp;
+            let seq = t.sample_tokens(training.seq_len, training.image_size, training.visual()) as f64 / layout.cp;
             let per_token = prefill_elements_per_token(t, layout.tp, sp, x);
             // The rotary cos and sin, (1, s, head_dim) each, shared by the batch.
             let rotary = if t.rotary() { 2.0 * seq * t.attention.head_dim as f64 } else { 0.0 };

@@ -338,6 +338,16 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(phases.optimizer_step.total)),
         });
     }
+    if let Some(tower) = arch.transformer().and_then(|t| t.tower.as_ref()) {
+        let visual = s.training.visual();
+        let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
+        let (patches, tokens) = tower.tokens(w, h, visual.frames);
+        let assumed = if visual.resolution.is_none() { " (training.resolution not set: the tower's default)" } else { "" };
+        warnings.push(format!(
+            "vision input: {} image(s) per sample of {w} × {h} px{assumed}, each {patches} patches in the vision tower and {tokens} tokens in the language model, after the text's training.seq_len",
+            visual.images
+        ));
+    }
     if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
         if s.training.mode == Mode::Train {
             warnings.push(format!(

@@ -46,7 +46,7 @@ pub fn forward_flops_per_token(arch: &Architecture, tensors: &Tensors, s: &Input
 fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) -> Forward {
     match arch {
         Architecture::Transformer(t) => {
-            let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
+            let seq = t.sample_tokens(s.training.seq_len, s.training.image_size, s.training.visual()) as f64;
             let params = |scope: Scope| -> f64 { tensors.list.iter().filter(|p| p.scope == scope).map(|p| p.numel()).sum() };
             let head = if t.embedding.tied { (t.vocab * t.hidden) as f64 } else { 0.0 };
             let n = tensors.active_param_count - params(Scope::Input) + head;

@@ -22,6 +22,7 @@ mod mixer;
 mod mlp;
 mod norm;
 pub mod resnet;
+mod tower;
 pub mod transformer;
 
 use super::arch::{Architecture, Scope};

@@ -57,7 +57,7 @@ pub struct Ctx {
 pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>, f64) {
     let precision = training.precision;
     let b = training.micro_batch.max(1) as f64;
-    let s_full = t.sample_tokens(training.seq_len, training.image_size) as f64;
+    let s_full = t.sample_tokens(training.seq_len, training.image_size, training.visual()) as f64;
     let s = s_full / cp.max(1.0);
     let fp32_unquantised = training.lora.as_ref().is_some_and(|l| l.base == LoraBase::Nf4 && l.fp32_unquantised);
     let c = Ctx {
@@ -82,6 +82,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
     input_terms(t, training, &c, &mut out);
+    if let Some(tower) = &t.tower {
+        super::tower::tower_terms(tower, training, &c, &mut out);
+    }
     output_terms(t, &c, &mut out);
     if training.techniques.compile {
         super::compile::apply(t, &c, &mut out);
@@ -99,7 +102,7 @@ pub(super) fn push_core(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, 
 }
 
 /// One block: norms where the placement puts them, attention, cross-attention (T5), MLP.
-fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
+pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
     let h = t.hidden as f64;
     let layer = Place::Block(Scope::Layer);
     let norm = residual_norm(t.norm.kind, c, h);

@@ -71,6 +71,21 @@ pub struct VisionTower {
     pub text_hidden: u64,
 }
 
+/// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
+/// `training.frames`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Visual {
+    /// `[width, height]` in pixels; `None`: the tower's default ([`VisionTower::default_size`]).
+    pub resolution: Option<(u64, u64)>,
+    pub images: u64,
+    /// Frames per visual input (1: a still image).
+    pub frames: u64,
+}
+
+/// The image side assumed for Qwen2.5-VL when `training.resolution` is not set (it takes
+/// any size): 448 px, 16 × 28, 256 tokens per image.
+pub const QWEN_DEFAULT_SIDE: u64 = 448;
+
 /// Qwen2.5-VL's processor limits: `min_pixels` 56·56 and `max_pixels` 28·28·1280, the
 /// defaults of transformers' `Qwen2VLImageProcessor` (`image_processing_qwen2_vl.py`),
 /// which is what `smart_resize` uses unless the processor is built with other limits.
@@ -143,6 +158,21 @@ impl VisionTower {
                 (patches + 1, patches)
             }
         }
+    }
+
+    /// `(width, height)` used when `training.resolution` is not set.
+    pub fn default_size(&self) -> (u64, u64) {
+        match self.kind {
+            TowerKind::Qwen25Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
+            _ => (self.image_size, self.image_size),
+        }
+    }
+
+    /// Patches the tower reads and language-model tokens it produces for one sample.
+    pub fn sample_tokens(&self, visual: Visual) -> (u64, u64) {
+        let (w, h) = visual.resolution.unwrap_or_else(|| self.default_size());
+        let (patches, tokens) = self.tokens(w, h, visual.frames);
+        (patches * visual.images, tokens * visual.images)
     }
 
     /// The image side a tower resizes every image to (SigLIP, CLIP), or `None` when it

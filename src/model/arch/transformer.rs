@@ -285,11 +285,12 @@ impl TransformerArch {
         }
     }
 
-    /// Tokens (or patches + [CLS]) of one sample at this sequence length / image side.
-    pub fn sample_tokens(&self, seq_len: u64, image_size: Option<u64>) -> u64 {
+    /// Tokens (or patches + [CLS]) of one sample at this sequence length / image side; a
+    /// vision-language model's language model reads the text and the image tokens.
+    pub fn sample_tokens(&self, seq_len: u64, image_size: Option<u64>, visual: super::tower::Visual) -> u64 {
         match self.stack {
             Stack::Vision => vit_patches(image_size.unwrap_or(self.vision.image_size).max(1), self.vision.patch) + 1,
-            _ => seq_len.max(1),
+            _ => seq_len.max(1) + self.tower.as_ref().map_or(0, |tower| tower.sample_tokens(visual).1),
         }
     }
 
