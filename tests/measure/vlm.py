@@ -15,6 +15,8 @@ Qwen/Qwen2.5-VL-7B-Instruct (flat, as published), google/gemma-3-4b-it (the cata
 copy, src/import/catalogue/google--gemma-3-4b-it.json) and llava-hf/llava-1.5-7b-hf (as
 published: the text_config lists only the keys that differ from LlamaConfig's defaults).
 Run: /work/venv/bin/python tests/measure/vlm.py
+(and VLM_ACTIVATIONS=1 /work/venv/bin/python tests/measure/vlm.py for vlm_activations.json,
+described below).
 """
 import json
 import os
@@ -102,5 +104,100 @@ def main():
         f.write("\n")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and not os.environ.get("VLM_ACTIVATIONS"):
     main()
+
+
+# ---------------------------------------------------------------------------------------
+# Saved activations of tiny VLMs (tests/fixtures/measured/vlm_activations.json): fp32 on
+# CPU, train mode, one sample with one image, the tower trained or frozen
+# (requires_grad_(False) on the tower, as frozen.vision_tower). Bytes saved for backward
+# (common.SavedTensorRecorder, once per storage) by modules under the tower, the projector,
+# and the whole model; SDPA as transformers picks it on CPU (named in "attention").
+# ---------------------------------------------------------------------------------------
+TINY_TEXT = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "intermediate_size": 128, "vocab_size": 512}
+
+TINY_VLM = {
+    "qwen2_5_vl": {"model_type": "qwen2_5_vl", "image_token_id": 500, "video_token_id": 501, "vision_start_token_id": 502,
+                   "text_config": {**TINY_TEXT, "model_type": "qwen2_5_vl_text", "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]}},
+                   "vision_config": {"depth": 2, "hidden_size": 64, "intermediate_size": 96, "num_heads": 4, "out_hidden_size": 64,
+                                     "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56,
+                                     "fullatt_block_indexes": [1]}},
+    "gemma3": {"model_type": "gemma3", "image_token_index": 500, "mm_tokens_per_image": 4, "boi_token_index": 501, "eoi_token_index": 502,
+               "text_config": {**TINY_TEXT, "model_type": "gemma3_text", "head_dim": 16},
+               "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                 "image_size": 64, "patch_size": 16, "vision_use_head": False}},
+    "llava": {"model_type": "llava", "image_token_index": 500, "vision_feature_layer": -2,
+              "text_config": {**TINY_TEXT, "model_type": "llama"},
+              "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                "image_size": 32, "patch_size": 8}},
+}
+
+
+def vlm_inputs(name, cfg, text_tokens=32):
+    torch.manual_seed(0)
+    if name == "qwen2_5_vl":
+        side = 112  # 8 × 8 patches of 14 px, 16 tokens after the 2 × 2 merger
+        grid = torch.tensor([[1, side // 14, side // 14]])
+        patches = int(grid.prod())
+        pixel_values = torch.randn(patches, 3 * 2 * 14 * 14)
+        image_tokens = patches // 4
+        extra = {"pixel_values": pixel_values, "image_grid_thw": grid}
+        resolution = [side, side]
+    elif name == "gemma3":
+        image_tokens = cfg["mm_tokens_per_image"]
+        extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
+        resolution = [64, 64]
+    else:
+        image_tokens = (32 // 8) ** 2
+        extra = {"pixel_values": torch.randn(1, 3, 32, 32)}
+        resolution = [32, 32]
+    image_id = cfg.get("image_token_id", cfg.get("image_token_index"))
+    ids = torch.cat([torch.full((1, image_tokens), image_id), torch.randint(0, 400, (1, text_tokens))], dim=1)
+    if name == "gemma3":
+        extra["token_type_ids"] = (ids == image_id).long()
+    return ids, extra, resolution, image_tokens
+
+
+def vlm_activations():
+    from common import ModuleStack, SavedTensorRecorder
+    out = {}
+    for name, cfg in TINY_VLM.items():
+        for frozen in (False, True):
+            config = AutoConfig.for_model(cfg["model_type"]).__class__.from_dict(cfg)
+            torch.manual_seed(0)
+            m = AutoModelForImageTextToText.from_config(config)
+            m.train()
+            inner = m.model
+            tower = inner.visual.blocks if hasattr(inner, "visual") else inner.vision_tower
+            if frozen:
+                (inner.visual if hasattr(inner, "visual") else inner.vision_tower).requires_grad_(False)
+                if hasattr(inner, "visual"):
+                    inner.visual.merger.requires_grad_(True)
+            ids, extra, resolution, image_tokens = vlm_inputs(name, cfg)
+            stack = ModuleStack(m)
+            rec = SavedTensorRecorder(m, stack)
+            with rec.hooks():
+                loss = m(input_ids=ids, labels=ids, **extra).loss
+            def part(pred):
+                return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
+            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod
+            is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod) and not is_projector(mod)
+            total, _, _ = rec.totals()
+            key = f"{name}@{'frozen' if frozen else 'trained'}"
+            out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens,
+                        "precision": "fp32", "frozen_tower": frozen,
+                        "attention": str(getattr(config.vision_config, "_attn_implementation", None)),
+                        "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total}
+            print(key, out[key]["tower_saved_bytes"], out[key]["projector_saved_bytes"], total)
+            loss.backward()
+            stack.remove()
+    path = os.path.join(ROOT, "tests", "fixtures", "measured", "vlm_activations.json")
+    with open(path, "w") as f:
+        json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "cases": out}, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__" and os.environ.get("VLM_ACTIVATIONS"):
+    vlm_activations()
