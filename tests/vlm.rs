@@ -81,3 +81,29 @@ fn tower_activations_against_cpu_measurement() {
         }
     }
 }
+
+/// The visual inputs survive the link: `res=WxH`, `ipi`, `fr`, and the frozen tower in `fz`.
+#[test]
+fn visual_inputs_round_trip_through_the_link() {
+    let mut s = Scenario::default();
+    s.training.resolution = Some([1024, 768]);
+    s.training.images_per_sample = Some(3);
+    s.training.frames = Some(16);
+    s.training.frozen.vision_tower = true;
+    let query = headroom::url::encode(&s);
+    assert!(query.contains("res=1024x768") && query.contains("ipi=3") && query.contains("fr=16") && query.contains("fz=0v"), "{query}");
+    let (back, errors) = headroom::url::decode(&query);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(back, s);
+    let (_, errors) = headroom::url::decode("v=1&res=big");
+    assert_eq!(errors[0].field, "url.res");
+}
+
+/// Bad visual inputs name their field.
+#[test]
+fn bad_visual_inputs_name_their_field() {
+    let s: Scenario = serde_json::from_value(json!({"training": {"resolution": [0, 512], "images_per_sample": 0}})).expect("scenario");
+    let errors = s.validate();
+    assert!(errors.iter().any(|e| e.field == "training.resolution"), "{errors:?}");
+    assert!(errors.iter().any(|e| e.field == "training.images_per_sample"), "{errors:?}");
+}
