@@ -229,7 +229,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         }
     }
     if let Ok(decoded) = serde_json::from_value::<Scenario>(json) {
-        s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
+        s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), resolution: s.training.resolution, ..decoded.training };
         s.parallel = decoded.parallel;
         s.runtime = decoded.runtime;
         s.framework = decoded.framework;
