@@ -29,6 +29,8 @@ async function shots(page, name) {
   for (const [scheme, width] of [['light', 1440], ['dark', 1440], ['light', 390], ['dark', 390]]) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.setViewportSize({ width, height: 1100 });
+    // Let the charts finish their transition.
+    await page.waitForTimeout(1200);
     await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}-${scheme}.png`), fullPage: width === 390 });
   }
 }

@@ -289,6 +289,10 @@ impl Architecture {
                     None => parts.push(t.attention.label().into()),
                 }
                 parts.push(format!("{} layers · h {}", t.layers, t.hidden));
+                if let Some(tower) = &t.tower {
+                    let tower_params: f64 = self.param_tensors().iter().filter(|p| p.scope == Scope::Tower).map(|p| p.numel()).sum();
+                    parts.push(format!("vision tower + projector {} ({} blocks)", crate::format::count(tower_params as u64), tower.layers));
+                }
                 parts.join(" · ")
             }
             Architecture::Resnet(r) => {
