@@ -111,3 +111,29 @@ fn zamba_is_still_refused_with_what_is_missing() {
     let err = headroom::import::hf_config::import_hf_config(&json!({"model_type": "zamba2", "hidden_size": 64})).unwrap_err();
     assert!(err.message.contains("cannot model") && err.message.contains("shared attention"), "{err}");
 }
+
+/// vLLM's hybrid block pool (`serving/vllm.rs` `hybrid_layout`): a Qwen3.5-shaped model
+/// (16 key and 32 value heads of 128 in its Gated DeltaNet, 2 KV heads of 256) in bf16 has
+/// a 2,048-byte attention token per layer and a 1,097,728-byte state (3 × 8192 × 2 +
+/// 32 × 128 × 128 × 2), so vLLM raises the attention block to 16 × ⌈1,097,728 / 32,768⌉ =
+/// 544 tokens and says so at startup — the arithmetic of `_align_hybrid_block_size`, as a
+/// published walk-through of it gives for the bf16 state (544 tokens, 1,114,112-byte page).
+/// Each request then holds its attention blocks and one block per group of 8 GDN layers.
+#[test]
+fn vllm_raises_the_attention_block_to_hold_a_state() {
+    let config = json!({"model_type": "qwen3_5_text", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "intermediate_size": 12288, "vocab_size": 248320, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4});
+    let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": config}, "training": {"mode": "inference", "precision": "bf16", "seq_len": 8192, "micro_batch": 8,
+        "serving": {"engine": "vllm", "max_model_len": 8192}}}))
+    .expect("scenario");
+    let b = estimate(&s);
+    let report = b.serving.expect("vLLM report");
+    assert_eq!(report.block_size, 544);
+    assert!(report.log.iter().any(|l| l.contains("Setting attention block size to 544 tokens")), "{:?}", report.log);
+    // 8 attention layers and 24 GDN layers: groups of 8, one attention group and three mamba
+    // groups; a block id is one 1,114,112-byte page in each of 8 tensors.
+    let blocks_per_request = 8192u64.div_ceil(544) + 3;
+    assert_eq!(report.kv_cache_bytes, report.num_blocks * 1_114_112 * 8);
+    assert!((report.max_concurrency - report.num_blocks as f64 / blocks_per_request as f64).abs() < 1e-9, "{}", report.max_concurrency);
+    assert!(!b.warnings.iter().any(|w| w.contains("is not modelled")), "{:?}", b.warnings);
+}
