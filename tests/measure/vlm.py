@@ -5,9 +5,9 @@ No network, nothing downloaded: each model is built on torch.device("meta") from
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
 Gemma3ForConditionalGeneration, LlavaForConditionalGeneration).
 
-Parts: vision_tower = the tower module's parameters (model.visual without its merger for
-Qwen2.5-VL, model.vision_tower otherwise); projector = Qwen2.5-VL's model.visual.merger or
-model.multi_modal_projector; language_model = everything else (embeddings, blocks, final
+Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
+Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
+(and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector; language_model = everything else (embeddings, blocks, final
 norm, LM head). param_count = sum(p.numel()) of the whole model (tied weights once).
 
 Configs: each family's configuration-class default, and the Hub config.json of
@@ -73,6 +73,8 @@ def count(config):
     inner = m.model
     if hasattr(inner, "visual"):
         projector = sum(p.numel() for p in inner.visual.merger.parameters())
+        if hasattr(inner.visual, "deepstack_merger_list"):
+            projector += sum(p.numel() for p in inner.visual.deepstack_merger_list.parameters())
         tower = sum(p.numel() for p in inner.visual.parameters()) - projector
     else:
         projector = sum(p.numel() for p in inner.multi_modal_projector.parameters())
@@ -90,6 +92,7 @@ def main():
     cases = {
         "qwen2_5_vl@7b-instruct": QWEN25_VL_7B,
         "qwen2_5_vl@default": default("qwen2_5_vl"),
+        "qwen3_vl@default": default("qwen3_vl"),
         "gemma3@4b-it": gemma3_4b(),
         "gemma3@default": default("gemma3"),
         "llava@1.5-7b": LLAVA_15_7B,
@@ -124,6 +127,11 @@ TINY_VLM = {
                    "vision_config": {"depth": 2, "hidden_size": 64, "intermediate_size": 96, "num_heads": 4, "out_hidden_size": 64,
                                      "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56,
                                      "fullatt_block_indexes": [1]}},
+    "qwen3_vl": {"model_type": "qwen3_vl", "image_token_id": 500, "video_token_id": 501, "vision_start_token_id": 502,
+                 "text_config": {**TINY_TEXT, "model_type": "qwen3_vl_text", "head_dim": 16, "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 10000.0}},
+                 "vision_config": {"depth": 3, "hidden_size": 64, "intermediate_size": 96, "num_heads": 4, "out_hidden_size": 64,
+                                   "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 64,
+                                   "deepstack_visual_indexes": [0, 1]}},
     "gemma3": {"model_type": "gemma3", "image_token_index": 500, "mm_tokens_per_image": 4, "boi_token_index": 501, "eoi_token_index": 502,
                "text_config": {**TINY_TEXT, "model_type": "gemma3_text", "head_dim": 16},
                "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -137,11 +145,12 @@ TINY_VLM = {
 
 def vlm_inputs(name, cfg, text_tokens=32):
     torch.manual_seed(0)
-    if name == "qwen2_5_vl":
-        side = 112  # 8 × 8 patches of 14 px, 16 tokens after the 2 × 2 merger
-        grid = torch.tensor([[1, side // 14, side // 14]])
+    if name in ("qwen2_5_vl", "qwen3_vl"):
+        p = 14 if name == "qwen2_5_vl" else 16
+        side = 8 * p  # 8 × 8 patches, 16 tokens after the 2 × 2 merger
+        grid = torch.tensor([[1, side // p, side // p]])
         patches = int(grid.prod())
-        pixel_values = torch.randn(patches, 3 * 2 * 14 * 14)
+        pixel_values = torch.randn(patches, 3 * 2 * p * p)
         image_tokens = patches // 4
         extra = {"pixel_values": pixel_values, "image_grid_thw": grid}
         resolution = [side, side]
@@ -157,6 +166,8 @@ def vlm_inputs(name, cfg, text_tokens=32):
     ids = torch.cat([torch.full((1, image_tokens), image_id), torch.randint(0, 400, (1, text_tokens))], dim=1)
     if name == "gemma3":
         extra["token_type_ids"] = (ids == image_id).long()
+    if name == "qwen3_vl":
+        extra["mm_token_type_ids"] = (ids == image_id).long()
     return ids, extra, resolution, image_tokens
 
 
@@ -170,11 +181,12 @@ def vlm_activations():
             m = AutoModelForImageTextToText.from_config(config)
             m.train()
             inner = m.model
-            tower = inner.visual.blocks if hasattr(inner, "visual") else inner.vision_tower
             if frozen:
                 (inner.visual if hasattr(inner, "visual") else inner.vision_tower).requires_grad_(False)
                 if hasattr(inner, "visual"):
                     inner.visual.merger.requires_grad_(True)
+                    if hasattr(inner.visual, "deepstack_merger_list"):
+                        inner.visual.deepstack_merger_list.requires_grad_(True)
             ids, extra, resolution, image_tokens = vlm_inputs(name, cfg)
             stack = ModuleStack(m)
             rec = SavedTensorRecorder(m, stack)
@@ -182,7 +194,7 @@ def vlm_activations():
                 loss = m(input_ids=ids, labels=ids, **extra).loss
             def part(pred):
                 return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
-            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod
+            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod  # deepstack_merger_list too
             is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod) and not is_projector(mod)
             total, _, _ = rec.totals()
             key = f"{name}@{'frozen' if frozen else 'trained'}"

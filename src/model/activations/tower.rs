@@ -21,7 +21,10 @@ use crate::model::inputs::Training;
 /// The tower's blocks as a text transformer's: `layers` encoder blocks of its width.
 fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
     let (h, heads) = (tower.hidden, tower.heads.max(1));
-    let qwen = tower.kind == TowerKind::Qwen25Vl;
+    // Qwen2.5-VL: RMSNorm and a gated SiLU MLP; Qwen3-VL: LayerNorm and a GELU MLP; both a
+    // fused qkv with rotary positions. SigLIP and CLIP: LayerNorm, GELU, separate q/k/v.
+    let qwen = matches!(tower.kind, TowerKind::Qwen25Vl | TowerKind::Qwen3Vl);
+    let qwen25 = tower.kind == TowerKind::Qwen25Vl;
     TransformerArch {
         stack: Stack::Encoder,
         hidden: h,
@@ -37,8 +40,8 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
             rotary_dim: if qwen { h / heads } else { 0 },
             ..AttentionPart::default()
         },
-        norm: NormPart { kind: if qwen { NormKind::Rmsnorm } else { NormKind::Layernorm }, ..NormPart::default() },
-        mlp: MlpPart { ffn: tower.ffn, activation: if qwen { Activation::Silu } else { Activation::GeluTanh }, gated: qwen, fused_gate_up: false, bias: true },
+        norm: NormPart { kind: if qwen25 { NormKind::Rmsnorm } else { NormKind::Layernorm }, ..NormPart::default() },
+        mlp: MlpPart { ffn: tower.ffn, activation: if qwen25 { Activation::Silu } else { Activation::GeluTanh }, gated: qwen25, fused_gate_up: false, bias: true },
         use_cache: false,
         ..TransformerArch::default()
     }
@@ -68,7 +71,7 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         push(out, "vision tower blocks", per_block * tower.layers as f64, Split::Sequence, Place::Input);
         let edges = match tower.kind {
             // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
-            TowerKind::Qwen25Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
             // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
             TowerKind::Siglip => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
             // CLIP's `post_layernorm` runs on the pooled class token only.
@@ -98,6 +101,17 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         TowerKind::Qwen25Vl => {
             let merged = h * (tower.merge * tower.merge) as f64;
             b * norm(NormKind::Rmsnorm, patches) + 3.0 * x * b * tokens * merged
+        }
+        // `Qwen3VLVisionPatchMerger`: the merger's LayerNorm over the patches, then like
+        // Qwen2.5-VL's; each DeepStack merger a LayerNorm over the shuffled 4h-wide tokens and
+        // the same three inputs. A LayerNorm with a trained weight keeps its input and
+        // statistics whether or not its input needs a gradient.
+        TowerKind::Qwen3Vl => {
+            let merged = h * (tower.merge * tower.merge) as f64;
+            let mlp = 3.0 * x * b * tokens * merged;
+            let merger = b * norm_saved(NormKind::Layernorm, patches, h, x) + mlp;
+            let deepstack = tower.deepstack as f64 * (b * norm_saved(NormKind::Layernorm, tokens, merged, x) + mlp);
+            merger + deepstack
         }
         // `Gemma3MultiModalProjector`: the average pool's input (when the tower is trained),
         // the `mm_soft_emb_norm` over the pooled tokens, the matmul's input.

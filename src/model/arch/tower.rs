@@ -7,6 +7,11 @@
 //!   pre-norm blocks with a fused `qkv` and `proj` (biases) and a gated MLP with biases; its
 //!   projector `Qwen2_5_VLPatchMerger` merges 2×2 patches: RMSNorm(h), Linear(4h → 4h),
 //!   GELU, Linear(4h → text width), with biases.
+//! - Qwen3-VL's ViT (`modeling_qwen3_vl.py` `Qwen3VLVisionModel`): a Conv3d patch embedding
+//!   with bias, a learned position table (`num_position_embeddings`, interpolated to the
+//!   grid), LayerNorm blocks with a fused `qkv` and a GELU MLP (`linear_fc1`/`linear_fc2`), a
+//!   2×2 merger (LayerNorm over each patch, then like Qwen2.5-VL's) and one DeepStack merger
+//!   per `deepstack_visual_indexes` entry (LayerNorm over the merged 4h, then the same MLP).
 //! - SigLIP (`modeling_siglip.py` `SiglipVisionModel`, Gemma 3, PaliGemma): a patch conv with
 //!   bias, learned positions, LayerNorm pre-norm blocks with q/k/v/out projections and a
 //!   GELU MLP (biases everywhere), a post LayerNorm and, when `vision_use_head`, an
@@ -35,6 +40,9 @@ use crate::error::InputError;
 pub enum TowerKind {
     /// Qwen2.5-VL's windowed ViT with its 2×2 patch merger.
     Qwen25Vl,
+    /// Qwen3-VL's ViT: learned positions, LayerNorm blocks with a GELU MLP, a 2×2 merger and
+    /// DeepStack mergers that feed intermediate layers' features to the language model.
+    Qwen3Vl,
     /// SigLIP with Gemma 3's pooled projector.
     Siglip,
     /// CLIP with LLaVA's two-layer projector.
@@ -69,6 +77,12 @@ pub struct VisionTower {
     pub head: bool,
     /// Width of the language model the projector writes into.
     pub text_hidden: u64,
+    /// Qwen3-VL's learned position table (`num_position_embeddings`).
+    #[serde(default)]
+    pub positions: u64,
+    /// Qwen3-VL's DeepStack mergers (`deepstack_visual_indexes`), one per listed layer.
+    #[serde(default)]
+    pub deepstack: u64,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -130,7 +144,7 @@ impl VisionTower {
         check_dim("vision_config.in_channels", self.channels)?;
         check_dim("vision_config.temporal_patch_size", self.temporal_patch)?;
         check_dim("vision_config.spatial_merge_size", self.merge)?;
-        if self.kind != TowerKind::Qwen25Vl {
+        if self.fixed_size().is_some() {
             check_dim("vision_config.image_size", self.image_size)?;
         }
         Ok(())
@@ -140,7 +154,7 @@ impl VisionTower {
     /// video), and the language-model tokens they become.
     pub fn tokens(&self, width: u64, height: u64, frames: u64) -> (u64, u64) {
         match self.kind {
-            TowerKind::Qwen25Vl => {
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => {
                 let (h, w) = smart_resize(height, width, self.patch * self.merge, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS);
                 // An image is one temporal patch (the frame repeated); a video groups frames.
                 let t = frames.max(1).div_ceil(self.temporal_patch.max(1));
@@ -163,7 +177,7 @@ impl VisionTower {
     /// `(width, height)` used when `training.resolution` is not set.
     pub fn default_size(&self) -> (u64, u64) {
         match self.kind {
-            TowerKind::Qwen25Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
             _ => (self.image_size, self.image_size),
         }
     }
@@ -179,7 +193,7 @@ impl VisionTower {
     /// takes the image's own size (Qwen2.5-VL).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => None,
             _ => Some(self.image_size),
         }
     }
@@ -220,6 +234,33 @@ impl VisionTower {
                 out.push(v("projector.mlp.0.bias", merged));
                 out.push(m("projector.mlp.2", self.text_hidden, merged));
                 out.push(v("projector.mlp.2.bias", self.text_hidden));
+            }
+            TowerKind::Qwen3Vl => {
+                out.push(ParamTensor::new("vision.patch_embed", &[h, c * self.temporal_patch, p, p], s, Replicated));
+                out.push(v("vision.patch_embed.bias", h));
+                out.push(m("vision.pos_embed", self.positions, h));
+                per_layer(out, &|out| {
+                    out.push(v("vision.norm1", 2 * h));
+                    out.push(v("vision.norm2", 2 * h));
+                    out.push(m("vision.attn.qkv", 3 * h, h));
+                    out.push(v("vision.attn.qkv.bias", 3 * h));
+                    out.push(m("vision.attn.proj", h, h));
+                    out.push(v("vision.attn.proj.bias", h));
+                    out.push(m("vision.mlp.linear_fc1", f, h));
+                    out.push(v("vision.mlp.linear_fc1.bias", f));
+                    out.push(m("vision.mlp.linear_fc2", h, f));
+                    out.push(v("vision.mlp.linear_fc2.bias", h));
+                });
+                let merged = h * self.merge * self.merge;
+                // The merger normalises each patch before the 2×2 shuffle; the DeepStack mergers
+                // normalise the shuffled, 4h-wide tokens (`use_postshuffle_norm`).
+                for norm in std::iter::once(h).chain(std::iter::repeat_n(merged, self.deepstack as usize)) {
+                    out.push(v("projector.norm", 2 * norm));
+                    out.push(m("projector.linear_fc1", merged, merged));
+                    out.push(v("projector.linear_fc1.bias", merged));
+                    out.push(m("projector.linear_fc2", self.text_hidden, merged));
+                    out.push(v("projector.linear_fc2.bias", self.text_hidden));
+                }
             }
             TowerKind::Siglip | TowerKind::Clip => {
                 let patches = (self.image_size / p).pow(2);
