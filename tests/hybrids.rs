@@ -137,3 +137,15 @@ fn vllm_raises_the_attention_block_to_hold_a_state() {
     assert!((report.max_concurrency - report.num_blocks as f64 / blocks_per_request as f64).abs() < 1e-9, "{}", report.max_concurrency);
     assert!(!b.warnings.iter().any(|w| w.contains("is not modelled")), "{:?}", b.warnings);
 }
+
+/// A pure state-space model under vLLM: no attention, so no KV-cache geometry; the warning
+/// says the state pool is not modelled rather than leaving it out silently.
+#[test]
+fn vllm_without_attention_says_the_state_pool_is_not_modelled() {
+    let f = fixture("hybrid_states.json");
+    let config = &f["cases"]["mamba2@bfloat16"]["config"];
+    let s: Scenario =
+        serde_json::from_value(json!({"model": {"hf_config": config}, "training": {"mode": "inference", "precision": "bf16", "serving": {"engine": "vllm"}}})).expect("scenario");
+    let b = estimate(&s);
+    assert!(b.warnings.iter().any(|w| w.contains("is not modelled")), "{:?}", b.warnings);
+}

@@ -354,7 +354,13 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
                 "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (hybrid_activations.json)",
                 hy.mixer.label()
             ));
-        } else if !matches!(s.training.serving.engine, crate::model::inputs::Engine::Transformers | crate::model::inputs::Engine::Vllm) {
+        } else if match s.training.serving.engine {
+            crate::model::inputs::Engine::Transformers => false,
+            // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is
+            // attention to pair the states with; a pure state-space model's pool is not.
+            crate::model::inputs::Engine::Vllm => hy.attention_layers == 0,
+            _ => true,
+        } {
             warnings.push(format!(
                 "the engine's pool for the recurrent and conv states of the {} {} layers is not modelled: its KV-cache numbers count the {} attention layers only",
                 hy.mixer_layers,
