@@ -3,8 +3,11 @@
 //! Each supported `model_type` maps to one function (`families.rs` for decoders,
 //! `encoders.rs` for encoders, T5, ViT and ResNet). Missing keys take the defaults of the
 //! matching transformers configuration class, and each defaulted key becomes a warning.
-//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL, Llama-4,
-//! Mistral-3) import their text model and say the vision tower is not counted. An unknown
+//! Multimodal wrappers with a `text_config` import their text model; Qwen2.5-VL (flat Hub
+//! configs too), Qwen3-VL, Gemma 3 and LLaVA with a `vision_config` add their vision tower
+//! and projector (`vlm.rs`), the others (Llama-3.2-Vision, Qwen2-VL, Llama-4, Mistral-3, …)
+//! say the vision tower is not counted. State-space and hybrid families are read by
+//! `hybrids.rs`. An unknown
 //! `model_type` with the usual keys is estimated as a Llama-shaped decoder (with experts when
 //! the usual MoE keys are there), marked approximate; families with recurrent or state-space
 //! layers (`UNMODELLED`) are refused instead. `tests/family_sweep.rs` checks every family
