@@ -4,7 +4,7 @@
 //! `encoders.rs` for encoders, T5, ViT and ResNet). Missing keys take the defaults of the
 //! matching transformers configuration class, and each defaulted key becomes a warning.
 //! Multimodal wrappers with a `text_config` import their text model; Qwen2.5-VL (flat Hub
-//! configs too), Qwen3-VL, Gemma 3 and LLaVA with a `vision_config` add their vision tower
+//! configs too), Qwen3-VL, Gemma 3, PaliGemma and LLaVA with a `vision_config` add their vision tower
 //! and projector (`vlm.rs`), the others (Llama-3.2-Vision, Qwen2-VL, Llama-4, Mistral-3, …)
 //! say the vision tower is not counted. State-space and hybrid families are read by
 //! `hybrids.rs`. An unknown

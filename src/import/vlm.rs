@@ -1,5 +1,5 @@
 //! Vision-language wrappers: the `vision_config` (and the wrapper's projector keys) of a
-//! Qwen2.5-VL, Qwen3-VL, Gemma 3 or LLaVA config → a [`VisionTower`] beside the language model that
+//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma or LLaVA config → a [`VisionTower`] beside the language model that
 //! `hf_config.rs` reads from the text part. Defaults are those of transformers 5.25's
 //! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`) and the
 //! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`);
@@ -13,7 +13,7 @@ use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "llava")
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava")
 }
 
 /// The tower and projector of `config` (a `model_type` for which [`has_tower`] holds),
@@ -81,6 +81,25 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
             tokens_per_image: top.uint("mm_tokens_per_image", 256)?,
             head: c.flag("vision_use_head", true).map_err(within)?,
             text_hidden,
+            positions: 0,
+            deepstack: 0,
+        },
+        // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
+        // own default tower, used when there is no `vision_config`, is not read here).
+        "paligemma" => VisionTower {
+            kind: TowerKind::PaliGemma,
+            hidden: c.uint("hidden_size", 768).map_err(within)?,
+            layers: c.uint("num_hidden_layers", 12).map_err(within)?,
+            heads: c.uint("num_attention_heads", 12).map_err(within)?,
+            ffn: c.uint("intermediate_size", 3072).map_err(within)?,
+            patch: c.uint("patch_size", 16).map_err(within)?,
+            channels: c.uint("num_channels", 3).map_err(within)?,
+            image_size: c.uint("image_size", 224).map_err(within)?,
+            temporal_patch: 1,
+            merge: 1,
+            tokens_per_image: 0,
+            head: c.flag("vision_use_head", true).map_err(within)?,
+            text_hidden: top.uint("projection_dim", text_hidden)?,
             positions: 0,
             deepstack: 0,
         },

@@ -3,7 +3,7 @@
 
 No network, nothing downloaded: each model is built on torch.device("meta") from its config
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
-Gemma3ForConditionalGeneration, LlavaForConditionalGeneration).
+Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration).
 
 Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
 Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
@@ -95,6 +95,7 @@ def main():
         "qwen3_vl@default": default("qwen3_vl"),
         "gemma3@4b-it": gemma3_4b(),
         "gemma3@default": default("gemma3"),
+        "paligemma@default": default("paligemma"),
         "llava@1.5-7b": LLAVA_15_7B,
         "llava@default": default("llava"),
     }
@@ -136,6 +137,10 @@ TINY_VLM = {
                "text_config": {**TINY_TEXT, "model_type": "gemma3_text", "head_dim": 16},
                "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
                                  "image_size": 64, "patch_size": 16, "vision_use_head": False}},
+    "paligemma": {"model_type": "paligemma", "image_token_index": 500, "projection_dim": 64, "hidden_size": 64,
+                  "text_config": {**TINY_TEXT, "model_type": "gemma", "head_dim": 16},
+                  "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                    "image_size": 64, "patch_size": 16, "vision_use_head": False, "projection_dim": 64}},
     "llava": {"model_type": "llava", "image_token_index": 500, "vision_feature_layer": -2,
               "text_config": {**TINY_TEXT, "model_type": "llama"},
               "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -154,6 +159,10 @@ def vlm_inputs(name, cfg, text_tokens=32):
         image_tokens = patches // 4
         extra = {"pixel_values": pixel_values, "image_grid_thw": grid}
         resolution = [side, side]
+    elif name == "paligemma":
+        image_tokens = (64 // 16) ** 2
+        extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
+        resolution = [64, 64]
     elif name == "gemma3":
         image_tokens = cfg["mm_tokens_per_image"]
         extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
@@ -164,7 +173,7 @@ def vlm_inputs(name, cfg, text_tokens=32):
         resolution = [32, 32]
     image_id = cfg.get("image_token_id", cfg.get("image_token_index"))
     ids = torch.cat([torch.full((1, image_tokens), image_id), torch.randint(0, 400, (1, text_tokens))], dim=1)
-    if name == "gemma3":
+    if name in ("gemma3", "paligemma"):
         extra["token_type_ids"] = (ids == image_id).long()
     if name == "qwen3_vl":
         extra["mm_token_type_ids"] = (ids == image_id).long()

@@ -73,7 +73,7 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
             // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
-            TowerKind::Siglip => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+            TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
             // CLIP's `post_layernorm` runs on the pooled class token only.
             TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
         };
@@ -119,6 +119,9 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             let pool = if frozen { 0.0 } else { x * b * patches * h };
             pool + b * norm(NormKind::GemmaRmsnorm, tokens) + x * b * tokens * h
         }
+        // `PaliGemmaMultiModalProjector`: the linear's input, the post-norm's output (its
+        // weight is trained either way).
+        TowerKind::PaliGemma => x * b * patches * h,
         // `LlavaMultiModalProjector`: linear_1's input (the selected layer's output, which a
         // trained tower already keeps), the GELU's input and linear_2's input, text-wide.
         TowerKind::Clip => {

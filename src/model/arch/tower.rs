@@ -18,6 +18,8 @@
 //!   attention-pooling head; Gemma 3's projector (`modeling_gemma3.py`
 //!   `Gemma3MultiModalProjector`) average-pools to `mm_tokens_per_image` tokens, RMSNorms
 //!   them (`mm_soft_emb_norm`) and multiplies by `mm_input_projection_weight` (no bias).
+//! - PaliGemma (`modeling_paligemma.py` `PaliGemmaMultiModalProjector`): SigLIP and one
+//!   Linear(vision → `projection_dim`) with bias; every patch is a language-model token.
 //! - CLIP (`modeling_clip.py` `CLIPVisionModel`, LLaVA): a class embedding, a patch conv
 //!   without bias, positions for the patches and the class token, a LayerNorm before the
 //!   blocks (`pre_layrnorm`), SigLIP's block, a post LayerNorm; LLaVA's projector
@@ -45,6 +47,8 @@ pub enum TowerKind {
     Qwen3Vl,
     /// SigLIP with Gemma 3's pooled projector.
     Siglip,
+    /// SigLIP with PaliGemma's one linear projector (bias), every patch a token.
+    PaliGemma,
     /// CLIP with LLaVA's two-layer projector.
     Clip,
 }
@@ -165,6 +169,10 @@ impl VisionTower {
                 let patches = (self.image_size / self.patch).pow(2);
                 (patches, self.tokens_per_image.min(patches).max(1))
             }
+            TowerKind::PaliGemma => {
+                let patches = (self.image_size / self.patch).pow(2);
+                (patches, patches)
+            }
             // CLIP reads the patches and a class token; LLaVA's "default" feature selection
             // drops the class token.
             TowerKind::Clip => {
@@ -262,7 +270,7 @@ impl VisionTower {
                     out.push(v("projector.linear_fc2.bias", self.text_hidden));
                 }
             }
-            TowerKind::Siglip | TowerKind::Clip => {
+            TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
                     out.push(v("vision.class_embedding", h));
@@ -302,6 +310,9 @@ impl VisionTower {
                 if self.kind == TowerKind::Siglip {
                     out.push(m("projector.mm_input_projection_weight", h, self.text_hidden));
                     out.push(v("projector.mm_soft_emb_norm", h));
+                } else if self.kind == TowerKind::PaliGemma {
+                    out.push(m("projector.linear", self.text_hidden, h));
+                    out.push(v("projector.linear.bias", self.text_hidden));
                 } else {
                     let t = self.text_hidden;
                     out.push(m("projector.linear_1", t, h));
