@@ -53,6 +53,19 @@ test('Qwen2.5-VL LoRA at 1024 px: the image size sits beside the sequence length
   await page.close();
 });
 
+test('axe-core: no violation on the VLM plan with its image controls, light and dark', async () => {
+  const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, problems } = await openPlanner(env.browser, env.url + QWEN_VL, { colorScheme, viewport: { width: 1440, height: 900 } });
+    await page.waitForSelector('#vlm-image-size');
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`));
+    assert.deepEqual(violations, [], colorScheme);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+});
+
 test('a text model has no image-size control', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=meta-llama%2FLlama-3.1-8B', { viewport: { width: 1440, height: 1100 } });
   await page.waitForSelector('#memory-chart canvas');
