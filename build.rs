@@ -24,6 +24,13 @@ fn main() {
         let text = fs::read_to_string(path).expect("read catalogue file");
         let mut config: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let meta = config.as_object_mut().and_then(|o| o.remove("_headroom")).unwrap_or(Value::Null);
+        // A multimodal wrapper listed for its text model only (`text_only`): without its
+        // `vision_config` the importer builds the text model alone, as its `hf_class` does.
+        if meta.get("text_only").and_then(Value::as_bool) == Some(true) {
+            if let Some(o) = config.as_object_mut() {
+                o.remove("vision_config");
+            }
+        }
         let field = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
         let id = field("id").unwrap_or_else(|| stem.replace("--", "/"));
         let name = field("name").unwrap_or_else(|| id.clone());

@@ -507,6 +507,16 @@ impl Scenario {
         if let Some(size) = t.image_size {
             range("training.image_size", size, 65_536);
         }
+        if let Some([w, h]) = t.resolution {
+            range("training.resolution", w, 65_536);
+            range("training.resolution", h, 65_536);
+        }
+        if let Some(n) = t.images_per_sample {
+            range("training.images_per_sample", n, 1024);
+        }
+        if let Some(n) = t.frames {
+            range("training.frames", n, 4096);
+        }
         if !(0.0..1.0).contains(&t.dropout) {
             errors.push(InputError::new("training.dropout", format!("must be a probability in [0, 1), got {}", crate::format::short_real(t.dropout))));
         }

@@ -41,7 +41,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 55] = [
+const SCALARS: [(&str, &str); 57] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -97,6 +97,8 @@ const SCALARS: [(&str, &str); 55] = [
     ("epo", "run.epochs"),
     ("usd", "run.price_per_gpu_hour"),
     ("pr", "run.pricing"),
+    ("ipi", "training.images_per_sample"),
+    ("fr", "training.frames"),
 ];
 
 /// Device fields that may override a preset.
@@ -126,7 +128,12 @@ pub fn encode(s: &Scenario) -> String {
         pairs.push(("lora".into(), base64url_encode(serde_json::to_string(lora).unwrap_or_default().as_bytes())));
     }
     if s.training.frozen != Frozen::default() {
-        pairs.push(("fz".into(), format!("{}{}", s.training.frozen.layers, if s.training.frozen.embeddings { "e" } else { "" })));
+        let f = &s.training.frozen;
+        pairs.push(("fz".into(), format!("{}{}{}", f.layers, if f.embeddings { "e" } else { "" }, if f.vision_tower { "v" } else { "" })));
+    }
+    // A vision-language model's image size: `res=1024x768` (width × height).
+    if let Some([w, h]) = s.training.resolution {
+        pairs.push(("res".into(), format!("{w}x{h}")));
     }
     match &s.device.preset {
         Some(id) if id != "h100-sxm-80gb" => pairs.push(("d".into(), id.clone())),
@@ -217,12 +224,17 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Err(e) => errors.push(e.within("url.lora")),
             },
             "fz" => {
-                let (digits, emb) = value.strip_suffix('e').map(|d| (d, true)).unwrap_or((value.as_str(), false));
+                let (rest, tower) = value.strip_suffix('v').map(|d| (d, true)).unwrap_or((value.as_str(), false));
+                let (digits, emb) = rest.strip_suffix('e').map(|d| (d, true)).unwrap_or((rest, false));
                 match digits.parse::<u64>() {
-                    Ok(layers) => s.training.frozen = Frozen { layers, embeddings: emb },
+                    Ok(layers) => s.training.frozen = Frozen { layers, embeddings: emb, vision_tower: tower },
                     Err(_) => errors.push(InputError::new("url.fz", format!("\"{}\" is not a layer count", short(&value)))),
                 }
             }
+            "res" => match value.split_once('x').map(|(w, h)| (w.parse::<u64>(), h.parse::<u64>())) {
+                Some((Ok(w), Ok(h))) => s.training.resolution = Some([w, h]),
+                _ => errors.push(InputError::new("url.res", format!("\"{}\" is not WIDTHxHEIGHT in pixels", short(&value)))),
+            },
             "d" if value == "custom" => device.preset = None,
             "d" => device.preset = Some(value),
             "gpn" => match value.parse::<u64>() {
@@ -254,7 +266,7 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
         errors.push(InputError::new("url", format!("the link has {} parameters; the first {LINK_PARAMS} were read and the rest left out", LINK_PARAMS + left_out)));
     }
     if let Ok(decoded) = serde_json::from_value::<Scenario>(json) {
-        s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), ..decoded.training };
+        s.training = crate::scenario::Training { lora: s.training.lora.clone(), frozen: s.training.frozen.clone(), resolution: s.training.resolution, ..decoded.training };
         s.parallel = decoded.parallel;
         s.runtime = decoded.runtime;
         s.framework = decoded.framework;

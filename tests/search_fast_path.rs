@@ -67,7 +67,7 @@ fn random_scenario(rng: &mut Rng) -> Scenario {
         });
     }
     if rng.chance(10) {
-        t.frozen = Frozen { embeddings: rng.chance(50), layers: rng.pick(&[1, 4]) };
+        t.frozen = Frozen { embeddings: rng.chance(50), layers: rng.pick(&[1, 4]), ..Frozen::default() };
     }
     if rng.chance(10) {
         t.mode = Mode::Inference;

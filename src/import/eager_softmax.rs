@@ -6,7 +6,7 @@
 //! attention probabilities of eager attention depend on it.
 
 /// `(model_type, softmax in fp32)`: the measured exceptions to the rotary rule.
-const MEASURED: [(&str, bool); 10] = [
+const MEASURED: [(&str, bool); 11] = [
     // `softmax(attn_weights, dim=-1)` in the model dtype, rotary or not.
     ("biogpt", false),
     ("llama4", false),
@@ -17,6 +17,9 @@ const MEASURED: [(&str, bool); 10] = [
     ("gpt_bigcode", true),
     ("mpt", true),
     ("opt", true),
+    // No positions at all (its Mamba layers order the sequence), the softmax measured in fp32
+    // (read since the hybrids landed; refused before, so not checked until then).
+    ("jamba", true),
     // Learned sinks as a sigmoid of the logsumexp, the softmax in fp32 (gpt-oss's stays in
     // the model dtype).
     ("granite_swa", true),

@@ -73,11 +73,12 @@ pub fn activation(name: &str) -> Option<Activation> {
         "gelu_pytorch_tanh" => Activation::GeluTanh,
         "gelu_new" | "gelu_fast" | "gelu_accurate" => Activation::GeluNew,
         "relu" => Activation::Relu,
+        "relu2" => Activation::Relu2,
         _ => return None,
     })
 }
 
-fn act(c: &Keys, key: &str, default: &str) -> Result<Activation, InputError> {
+pub(super) fn act(c: &Keys, key: &str, default: &str) -> Result<Activation, InputError> {
     let name = c.text(key, default)?;
     activation(&name)
         .ok_or_else(|| InputError::new(key, format!("\"{}\" is not an activation Headroom knows (silu, gelu, gelu_pytorch_tanh, gelu_new, relu)", crate::safe_text::quoted(&name))))
@@ -495,7 +496,7 @@ pub fn gpt2(c: &Keys) -> Result<TransformerArch, InputError> {
 
 /// The rotary fraction of transformers 5's `rope_parameters.partial_rotary_factor`, else the
 /// top-level `partial_rotary_factor` of older config.json files, else `fraction`.
-fn rope_fraction(c: &Keys, head_dim: u64, fraction: f64) -> Result<u64, InputError> {
+pub(super) fn rope_fraction(c: &Keys, head_dim: u64, fraction: f64) -> Result<u64, InputError> {
     if let Some(f) = c.nested("rope_parameters").and_then(|r| r.get("partial_rotary_factor")).and_then(serde_json::Value::as_f64) {
         if (0.0..=1.0).contains(&f) {
             return Ok(((head_dim as f64 * f) as u64).max(1));

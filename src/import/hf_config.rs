@@ -3,18 +3,23 @@
 //! Each supported `model_type` maps to one function (`families.rs` for decoders,
 //! `encoders.rs` for encoders, T5, ViT and ResNet). Missing keys take the defaults of the
 //! matching transformers configuration class, and each defaulted key becomes a warning.
-//! Multimodal wrappers with a `text_config` (Gemma-3, Llama-3.2-Vision, Qwen2-VL, Llama-4,
-//! Mistral-3) import their text model and say the vision tower is not counted. An unknown
+//! Multimodal wrappers with a `text_config` import their text model; Qwen2.5-VL (flat Hub
+//! configs too), Qwen3-VL, Gemma 3, PaliGemma and LLaVA with a `vision_config` add their vision tower
+//! and projector (`vlm.rs`), the others (Llama-3.2-Vision, Qwen2-VL, Llama-4, Mistral-3, …)
+//! say the vision tower is not counted. State-space and hybrid families are read by
+//! `hybrids.rs`. An unknown
 //! `model_type` with the usual keys is estimated as a Llama-shaped decoder (with experts when
 //! the usual MoE keys are there), marked approximate; families with recurrent or state-space
 //! layers (`UNMODELLED`) are refused instead. `tests/family_sweep.rs` checks every family
 //! against transformers' own count (`tests/fixtures/measured/family_sweep.json`).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::encoders;
 use super::families::{self, Defaults};
+use super::hybrids;
 use super::keys::Keys;
+use super::vlm;
 use crate::error::InputError;
 use crate::model::arch::Architecture;
 
@@ -146,6 +151,18 @@ families! {
         "minicpm3" => dec!(families::minicpm3),
         "youtu" => dec!(families::youtu),
         "glm_moe_dsa" => dec!(families::glm_moe_dsa),
+        "mamba" => dec!(hybrids::mamba),
+        "falcon_mamba" => dec!(hybrids::mamba),
+        "mamba2" => dec!(hybrids::mamba2),
+        "jamba" => dec!(hybrids::jamba),
+        "qwen3_next" => dec!(hybrids::qwen3_next),
+        "qwen3_5_text" => dec!(hybrids::qwen3_5_text),
+        "qwen3_5_moe_text" => dec!(hybrids::qwen3_5_moe_text),
+        "nemotron_h" => dec!(hybrids::nemotron_h),
+        "bamba" => dec!(hybrids::bamba),
+        "granitemoehybrid" => dec!(hybrids::granitemoehybrid),
+        "falcon_h1" => dec!(hybrids::falcon_h1),
+        "lfm2" => dec!(hybrids::lfm2),
     }
 }
 
@@ -184,24 +201,12 @@ const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
 /// state-space layers keep a per-sequence state instead of (or beside) a KV cache, with
 /// parameters and activations of shapes Headroom has no part for.
 const UNMODELLED: &[(&str, &str)] = &[
-    ("mamba", "Mamba state-space layers (selective scan, conv state)"),
-    ("mamba2", "Mamba-2 state-space layers (SSD, conv state)"),
-    ("falcon_mamba", "Mamba state-space layers (selective scan, conv state)"),
-    ("jamba", "Mamba layers interleaved with attention and MoE"),
-    ("bamba", "Mamba-2 layers interleaved with attention"),
-    ("falcon_h1", "parallel Mamba-2 and attention heads in each layer"),
     ("zamba", "Mamba layers with a shared attention block"),
     ("zamba2", "Mamba-2 layers with shared attention blocks and LoRA adapters"),
-    ("nemotron_h", "Mamba-2 layers interleaved with attention and MLP layers"),
-    ("granitemoehybrid", "Mamba-2 layers interleaved with attention"),
-    ("qwen3_next", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
-    ("qwen3_5_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
-    ("qwen3_5_moe_text", "Gated DeltaNet linear-attention layers (recurrent state) interleaved with gated attention"),
     ("olmo_hybrid", "Gated DeltaNet linear-attention layers (recurrent state)"),
     ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
     ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
     ("minimax", "lightning (linear) attention layers (recurrent state)"),
-    ("lfm2", "short-convolution layers (conv state)"),
     ("lfm2_moe", "short-convolution layers (conv state)"),
     ("lfm3", "short-convolution layers (conv state)"),
     ("recurrent_gemma", "RG-LRU recurrent layers"),
@@ -252,6 +257,20 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         None => return Err(InputError::new("model_type", format!("missing; supported: {}", SUPPORTED_MODEL_TYPES.join(", ")))),
     };
     let mut warnings = Vec::new();
+    // Qwen2.5-VL's Hub configs are flat: the language model's keys at the top beside
+    // `vision_config` (transformers 5 moves them into `text_config` when it loads them).
+    if model_type == "qwen2_5_vl" && !map.contains_key("text_config") {
+        let mut text = map.clone();
+        let vision = text.remove("vision_config");
+        let mut wrapper = Map::new();
+        wrapper.insert("model_type".into(), Value::String(model_type.clone()));
+        if let Some(v) = vision {
+            wrapper.insert("vision_config".into(), v);
+        }
+        text.remove("model_type");
+        wrapper.insert("text_config".into(), Value::Object(text));
+        return import(&Value::Object(wrapper), readers);
+    }
     if let Some(text) = map.get("text_config").filter(|v| v.is_object()) {
         let inner_type = text
             .get("model_type")
@@ -268,6 +287,22 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             obj.entry("tie_word_embeddings").or_insert(Value::Bool(*tied));
         }
         let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
+        if vlm::has_tower(&model_type) && map.get("vision_config").is_some_and(Value::is_object) {
+            if let Architecture::Transformer(t) = &mut imported.arch {
+                let (tower, defaulted) = vlm::tower(&model_type, map, t.hidden)?;
+                t.tower = Some(Box::new(tower));
+                imported.warnings.extend(defaulted.into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
+            }
+            imported.arch.check()?;
+            imported.warnings.insert(
+                0,
+                format!(
+                    "\"{model_type}\" is a vision-language model: its vision tower and projector are counted beside its text model ({}); see param_count_by_part",
+                    imported.model_type
+                ),
+            );
+            return Ok(imported);
+        }
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
         if model_type == "mllama" {
             imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());
@@ -500,11 +535,18 @@ mod tests {
         assert_eq!(import_hf_config(&json!({"model_type": "qwen3_vl", "text_config": text})).unwrap().model_type, "qwen3");
     }
 
+    /// Without a `vision_config` only the text model is built, and the warning says so; with
+    /// one, the tower is counted beside it.
     #[test]
     fn multimodal_wrapper_imports_its_text_model() {
         let cfg = json!({"model_type": "gemma3", "text_config": {"hidden_size": 3840, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 15360, "head_dim": 256}});
         let i = import_hf_config(&cfg).unwrap();
         assert_eq!(i.model_type, "gemma3_text");
         assert!(i.warnings[0].contains("the vision tower is not"), "{:?}", i.warnings);
+        let mut with_tower = cfg.clone();
+        with_tower["vision_config"] = json!({"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304, "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": false});
+        let v = import_hf_config(&with_tower).unwrap();
+        assert!(v.warnings[0].contains("vision tower and projector are counted"), "{:?}", v.warnings);
+        assert!(v.arch.param_count() > i.arch.param_count() + 4.0e8);
     }
 }

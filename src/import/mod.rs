@@ -9,5 +9,7 @@ mod encoders;
 mod families;
 pub mod hf_config;
 pub mod hub;
+mod hybrids;
 mod keys;
 pub mod presets;
+mod vlm;

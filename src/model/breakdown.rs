@@ -391,6 +391,14 @@ pub struct StepTime {
     pub tokens_per_second: f64,
 }
 
+/// A vision-language model's parameters by part; the three add up to `param_count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PartCounts {
+    pub vision_tower: u64,
+    pub projector: u64,
+    pub language_model: u64,
+}
+
 /// Per-GPU memory of a scenario, in bytes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct Breakdown {
@@ -408,6 +416,10 @@ pub struct Breakdown {
     pub total: u64,
     /// Parameters of the whole model.
     pub param_count: u64,
+    /// A vision-language model's parameters by part (`vision_tower`, `projector`,
+    /// `language_model`); absent for other models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_count_by_part: Option<PartCounts>,
     /// Parameters that receive gradients.
     pub trainable_params: u64,
     /// Device memory available to the process (after sharing and a per-process cap).

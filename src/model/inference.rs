@@ -20,6 +20,23 @@ use crate::model::inputs::{KvCacheFormat, LoraBase, Training, WeightFormat};
 
 const KV_FORMULA: &str = "2 × L × g × d × bytes per token (Pope et al. 2022 §2; KV heads, not query heads), split by TP over KV heads; sliding-window layers keep their last window − 1 tokens; MLA caches its latent, (kv_lora_rank + rope dim) × L × bytes (DeepSeek-V2 §2.1.2) — checked against transformers' caches in kv_cache.json";
 
+/// The breakdown term of the recurrent and conv states of a hybrid or state-space model,
+/// beside the KV cache.
+pub const STATE_TERM: &str = "recurrent and conv state";
+
+const STATE_FORMULA: &str = "per sequence and mixer block: conv state (channels × kernel width) in the model dtype + recurrent state (Mamba d_inner·N, Mamba-2 H·P·N, Gated DeltaNet Hv·dk·dv) in fp32, ÷ t (channels and heads split by TP); constant in the sequence length — transformers' LinearAttentionLayer (cache_utils.py), equal to its cache objects in hybrid_states.json";
+
+/// Bytes of one sequence's conv and recurrent states in one mixer block on this GPU, as
+/// transformers' `LinearAttentionLayer` holds them (`cache_utils.py`: `torch.zeros(…,
+/// dtype=conv_states.dtype)` for the conv state, `zeros_like(recurrent_states)` for the
+/// scan's final state): the conv state in the model dtype (`model_bytes`), the recurrent
+/// state in fp32 whatever the model dtype (the scans accumulate and return it in fp32;
+/// measured for fp32 and bf16 models in `hybrid_states.json`); split over tensor-parallel
+/// ranks by channel and head.
+pub fn mixer_state_bytes(mixer: &crate::model::arch::Mixer, hidden: u64, model_bytes: f64, tp: f64) -> f64 {
+    (mixer.conv_state(hidden) as f64 * model_bytes + mixer.recurrent_state() as f64 * F32) / tp.max(1.0)
+}
+
 /// Elements cached per token per block on this GPU: MLA's latent is shared by all heads
 /// (TP does not split it); K and V are split over the KV heads.
 fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
@@ -93,7 +110,7 @@ const INT4_GROUP: f64 = 128.0;
 /// How the weights term is computed, for every inference plan.
 pub const WEIGHTS_FORMULA: &str = "elements on this GPU × bytes per element: 2 B (4 B in fp32); linears in FP8 1 B, int8 1 B + fp32 row scale, int4 0.5 B + (2 B scale + 0.5 B zero) per 128, NF4 0.5 B + absmax (≈0.516 B with double quantisation); GGUF Q8_0 34 B / 32, Q4_0 18 B / 32, Q4_K 144 B / 256, Q5_K 176 B / 256, Q6_K 210 B / 256 (head and half the attn_v / ffn_down in Q6_K for the _M types)";
 
-const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t, MLP: 4h + 3f/t gated or 2f/t, MoE: 5h + 2 experts' 3·k·f_e/E/t + int64 one-hot) + cos/sin 2·s·d, × bytes — live tensors of a no-grad forward in transformers' Llama/Mixtral code; dense cases within 1.4% of MemTracker (prefill_workspace.json)";
+const PREFILL_FORMULA: &str = "tokens × max(attention: 4h + (2q + 2k + v + o)/t, MLP: 4h + 3f/t gated or 2f/t, MoE: 5h + 2 experts' 3·k·f_e/E/t + int64 one-hot) + cos/sin 2·s·d, × bytes — live tensors of a no-grad forward in transformers' Llama/Mixtral code; dense cases within 1.4% of MemTracker (prefill_workspace.json); a hybrid's mixer: 4h + its in_proj, conv, scan and norm outputs (from its forward's order of operations, not measured)";
 
 /// Elements per token alive at once in one block's prefill under `torch.no_grad()`, on one
 /// GPU, the larger of the block's two halves — from the order of operations in transformers'
@@ -117,14 +134,35 @@ fn prefill_elements_per_token(t: &crate::model::arch::TransformerArch, tp: f64, 
     let a = &t.attention;
     let attention = 4.0 * whole + (2.0 * a.q_width() as f64 + 2.0 * a.k_width() as f64 + a.v_width() as f64 + a.out_width() as f64) / tp;
     let mlp_width = |f: f64| if t.mlp.gated { 3.0 * f } else { 2.0 * f };
-    let has_dense = t.moe.as_ref().is_none_or(|m| m.moe_blocks(t.layers) < t.layers);
+    let has_dense = t.blocks(crate::model::arch::Scope::DenseMlp) > 0;
     let dense = if has_dense { 4.0 * whole + mlp_width(t.mlp.ffn as f64) / tp } else { 0.0 };
     let moe = t.moe.as_ref().map_or(0.0, |m| {
         let per_expert = m.expert_ffn as f64 * m.top_k as f64 / m.experts.max(1) as f64;
         let one_hot = m.top_k as f64 * (m.experts + 1) as f64 * INT64 / activation_bytes;
         5.0 * whole + one_hot + 2.0 * mlp_width(per_expert).max(mlp_width(m.shared_ffn as f64)) / tp
     });
-    attention.max(dense).max(moe)
+    let attention = if t.attention_layers() > 0 { attention } else { 0.0 };
+    let mixer = t.hybrid.as_ref().map_or(0.0, |hy| 4.0 * whole + mixer_prefill_width(&hy.mixer, t.hidden) / tp);
+    attention.max(dense).max(moe).max(mixer)
+}
+
+/// Elements per token a mixer's prefill holds at once, from the order of operations in its
+/// forward (not measured): the input projection's output, the conv's output, the scan's
+/// output and the gated norm's output (Mamba: 2·d + d + d + d; Mamba-2: the in_proj width +
+/// the conv channels + 2·d; Gated DeltaNet: q, k, v, z + the conv output + 2·V; short
+/// conv: 3h + h + h + h).
+fn mixer_prefill_width(mixer: &crate::model::arch::Mixer, hidden: u64) -> f64 {
+    use crate::model::arch::Mixer;
+    let conv = mixer.conv_channels(hidden) as f64;
+    match *mixer {
+        Mixer::Mamba { inner, .. } => 5.0 * inner as f64,
+        Mixer::Mamba2 { inner, heads, groups, state, .. } => (2 * inner + 2 * groups * state + heads) as f64 + conv + 2.0 * inner as f64,
+        Mixer::GatedDeltaNet { value_heads, value_dim, .. } => {
+            let v = (value_heads * value_dim) as f64;
+            conv + v + conv + 2.0 * v
+        }
+        Mixer::ShortConv { .. } => 6.0 * hidden as f64,
+    }
 }
 
 pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
@@ -135,7 +173,9 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
     };
     ledger.add(Component::Parameters, "weights", weights_on_gpu(arch, tensors, training, layout), WEIGHTS_FORMULA, Lifetime::WholeStep);
     if let Some(t) = arch.transformer().filter(|t| matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder)) {
-        let (batch, seq) = (training.micro_batch.max(1) as f64, training.seq_len.max(1) as f64 / layout.cp);
+        // A vision-language model caches its image tokens too.
+        let tokens = t.sample_tokens(training.seq_len, training.image_size, training.visual());
+        let (batch, seq) = (training.micro_batch.max(1) as f64, tokens as f64 / layout.cp);
         let per_token = cached_per_token(&t.attention, layout) * batch * x;
         if t.stack == Stack::EncoderDecoder {
             // T5: each decoder block caches its self-attention K/V and the cross-attention K/V
@@ -144,7 +184,17 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
             ledger.add(Component::Activations, "KV cache (decoder self-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
             ledger.add(Component::Activations, "KV cache (cross-attention)", per_token * decoder_blocks * seq, KV_FORMULA, Lifetime::WholeStep);
         } else {
-            ledger.add(Component::Activations, "KV cache", per_token * layout.layers_on_stage * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
+            // A hybrid caches K and V in its attention blocks only.
+            let attention_blocks = layout.layers_on_stage * t.attention_layers() as f64 / t.layers.max(1) as f64;
+            if attention_blocks > 0.0 {
+                ledger.add(Component::Activations, "KV cache", per_token * attention_blocks * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
+            }
+            if let Some(hy) = &t.hybrid {
+                let mixer_blocks = layout.layers_on_stage * hy.mixer_layers as f64 / t.layers.max(1) as f64;
+                let model_bytes = training.precision.activation_bytes() as f64;
+                let state = mixer_state_bytes(&hy.mixer, t.hidden, model_bytes, layout.tp) * batch * mixer_blocks;
+                ledger.add(Component::Activations, STATE_TERM, state, STATE_FORMULA, Lifetime::WholeStep);
+            }
         }
         if layout.last {
             ledger.add(Component::Temporary, "last-position logits", F32 * batch * t.vocab as f64, "fp32 b × v", Lifetime::WholeStep);
@@ -153,7 +203,7 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
     let workspace = match arch.transformer() {
         Some(t) => {
             let x = training.precision.activation_bytes() as f64;
-            let seq = t.sample_tokens(training.seq_len, training.image_size) as f64 / layout.cp;
+            let seq = t.sample_tokens(training.seq_len, training.image_size, training.visual()) as f64 / layout.cp;
             let per_token = prefill_elements_per_token(t, layout.tp, sp, x);
             // The rotary cos and sin, (1, s, head_dim) each, shared by the batch.
             let rotary = if t.rotary() { 2.0 * seq * t.attention.head_dim as f64 } else { 0.0 };

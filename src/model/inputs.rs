@@ -185,6 +185,8 @@ pub struct Frozen {
     pub embeddings: bool,
     /// Freeze this many blocks from the bottom.
     pub layers: u64,
+    /// Freeze a vision-language model's vision tower (its projector stays trained).
+    pub vision_tower: bool,
 }
 
 /// What one optimizer step does.
@@ -213,6 +215,13 @@ pub struct Training {
     pub dropout: f64,
     /// Input resolution for vision models (default: the model's own).
     pub image_size: Option<u64>,
+    /// Image size `[width, height]` in pixels for a vision-language model (default: the
+    /// tower's own size, or 448 × 448 for Qwen2.5-VL, which takes any size).
+    pub resolution: Option<[u64; 2]>,
+    /// Images in each sample of a vision-language model (default 1).
+    pub images_per_sample: Option<u64>,
+    /// Video frames per visual input (default: none, a still image).
+    pub frames: Option<u64>,
     pub mode: Mode,
     pub frozen: Frozen,
     pub lora: Option<Lora>,
@@ -220,6 +229,13 @@ pub struct Training {
     pub techniques: Techniques,
     /// How inference stores the weights and the KV cache.
     pub serving: Serving,
+}
+
+impl Training {
+    /// The visual input of one sample, for a vision-language model.
+    pub fn visual(&self) -> crate::model::arch::tower::Visual {
+        crate::model::arch::tower::Visual { resolution: self.resolution.map(|[w, h]| (w, h)), images: self.images_per_sample.unwrap_or(1), frames: self.frames.unwrap_or(1) }
+    }
 }
 
 impl Default for Training {
@@ -236,6 +252,9 @@ impl Default for Training {
             attention: Attention::Sdpa,
             dropout: 0.0,
             image_size: None,
+            resolution: None,
+            images_per_sample: None,
+            frames: None,
             mode: Mode::Train,
             frozen: Frozen::default(),
             lora: None,

@@ -78,10 +78,17 @@ impl Layout {
                     0.0
                 }
             }
+            Scope::Tower => {
+                if self.first {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
             Scope::Layer => self.layers_on_stage,
             // Blocks of this kind on the stage, in proportion (multiplied first: exact counts
             // with a single stage).
-            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64,
+            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross | Scope::Attention | Scope::Mixer => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64,
             Scope::Expert => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64 * arch.experts() as f64 / self.ep,
             Scope::Output => {
                 if self.last {

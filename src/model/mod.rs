@@ -296,6 +296,21 @@ fn serving_speed(s: &Inputs, tensors: &Tensors, at_peak: &PhaseTotals, report: &
     }
 }
 
+/// A vision-language model's parameter count split into its tower, projector and language
+/// model (`arch/tower.rs`); `None` without a tower.
+fn part_counts(arch: &Architecture, tensors: &Tensors) -> Option<breakdown::PartCounts> {
+    arch.transformer()?.tower.as_ref()?;
+    let (mut tower, mut projector) = (0.0, 0.0);
+    for t in tensors.list.iter().filter(|t| t.scope == arch::Scope::Tower) {
+        if arch::tower::is_projector(t) {
+            projector += t.numel();
+        } else {
+            tower += t.numel();
+        }
+    }
+    Some(breakdown::PartCounts { vision_tower: to_bytes(tower), projector: to_bytes(projector), language_model: to_bytes(tensors.param_count - tower - projector) })
+}
+
 /// The breakdown: the totals with the named terms and the warnings.
 fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Breakdown {
     let arch = s.arch;
@@ -323,6 +338,37 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(phases.optimizer_step.total)),
         });
     }
+    if let Some(tower) = arch.transformer().and_then(|t| t.tower.as_ref()) {
+        let visual = s.training.visual();
+        let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
+        let (patches, tokens) = tower.tokens(w, h, visual.frames);
+        let assumed = if visual.resolution.is_none() { " (training.resolution not set: the tower's default)" } else { "" };
+        warnings.push(format!(
+            "vision input: {} image(s) per sample of {w} × {h} px{assumed}, each {patches} patches in the vision tower and {tokens} tokens in the language model, after the text's training.seq_len",
+            visual.images
+        ));
+    }
+    if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
+        if s.training.mode == Mode::Train {
+            warnings.push(format!(
+                "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (hybrid_activations.json)",
+                hy.mixer.label()
+            ));
+        } else if match s.training.serving.engine {
+            crate::model::inputs::Engine::Transformers => false,
+            // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is
+            // attention to pair the states with; a pure state-space model's pool is not.
+            crate::model::inputs::Engine::Vllm => hy.attention_layers == 0,
+            _ => true,
+        } {
+            warnings.push(format!(
+                "the engine's pool for the recurrent and conv states of the {} {} layers is not modelled: its KV-cache numbers count the {} attention layers only",
+                hy.mixer_layers,
+                hy.mixer.label(),
+                hy.attention_layers
+            ));
+        }
+    }
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
@@ -342,6 +388,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
         overhead,
         total,
         param_count: to_bytes(tensors.param_count),
+        param_count_by_part: part_counts(arch, tensors),
         trainable_params,
         capacity,
         fits: spill_bytes == 0 && serving.as_ref().is_none_or(|r| r.starts()),

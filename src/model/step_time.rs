@@ -46,13 +46,14 @@ pub fn forward_flops_per_token(arch: &Architecture, tensors: &Tensors, s: &Input
 fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) -> Forward {
     match arch {
         Architecture::Transformer(t) => {
-            let seq = t.sample_tokens(s.training.seq_len, s.training.image_size) as f64;
+            let seq = t.sample_tokens(s.training.seq_len, s.training.image_size, s.training.visual()) as f64;
             let params = |scope: Scope| -> f64 { tensors.list.iter().filter(|p| p.scope == scope).map(|p| p.numel()).sum() };
             let head = if t.embedding.tied { (t.vocab * t.hidden) as f64 } else { 0.0 };
             let n = tensors.active_param_count - params(Scope::Input) + head;
             let edge = params(Scope::Output) + head;
-            // Per token: each block's query attends to its keys (a window in sliding layers).
-            let attention = t.layers as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
+            // Per token: each attention block's query attends to its keys (a window in sliding
+            // layers); a hybrid's other mixers are linear in the sequence, their matmuls in n.
+            let attention = t.attention_layers() as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
             Forward { total: (2.0 * n + attention) * seq, blocks: (2.0 * (n - edge) + attention) * seq, attention: attention * seq, tokens: seq }
         }
         Architecture::Resnet(r) => {

@@ -1,5 +1,6 @@
 //! `TrainingControls`: micro-batch, gradient accumulation, sequence length (or image
-//! resolution for vision models), precision, optimizer and its implementation, activation checkpointing, attention
+//! resolution for vision models; a vision-language model's image size, images per sample
+//! and frozen tower beside its text length), precision, optimizer and its implementation, activation checkpointing, attention
 //! kernel, loss and memory techniques, and the framework profile that sets several at once. In inference only the batch, context length,
 //! precision and attention kernel stay: the rest does not exist when serving.
 
@@ -38,6 +39,12 @@ pub fn TrainingControls() -> impl IntoView {
     let transformer = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some()));
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
+    // A vision-language model: the language model's text length and, beside it, the images.
+    let tower = |s: &crate::scenario::Scenario| s.model.architecture().and_then(|a| a.transformer().and_then(|t| t.tower.as_ref().map(|tw| tw.default_size().0)));
+    let vlm = planner.slice(move |s| tower(s).is_some());
+    let vlm_side = planner.slice(move |s| s.training.resolution.map(|[w, _]| w).or_else(|| tower(s)).unwrap_or(448));
+    let images = planner.slice(|s| s.training.images_per_sample.unwrap_or(1));
+    let frozen_tower = planner.slice(|s| s.training.frozen.vision_tower);
     let in_backward = planner.slice(|s| s.training.techniques.optimizer_in_backward);
     let fp32_gradients = planner.slice(|s| s.training.fp32_gradients);
     // Only torch's Adam / AdamW have the three implementations.
@@ -93,6 +100,32 @@ pub fn TrainingControls() -> impl IntoView {
                 value=seq_len
                 on_change=move |v| planner.set(|s| s.training.seq_len = v)
             />
+            </div>
+            <div hidden=move || !vlm.get()>
+            <NumberSlider
+                label="Image size (pixels per side)"
+                id="vlm-image-size"
+                field="training.resolution"
+                min=56
+                max=4096
+                log2=true
+                value=vlm_side
+                on_change=move |v| planner.set(|s| s.training.resolution = Some([v, v]))
+            />
+            <NumberSlider
+                label="Images per sample"
+                id="images-per-sample"
+                field="training.images_per_sample"
+                min=1
+                max=64
+                log2=true
+                value=images
+                on_change=move |v| planner.set(|s| s.training.images_per_sample = Some(v))
+            />
+            <div hidden=move || inference.get()>
+                <CheckboxField label="Freeze the vision tower" id="freeze-vision-tower" field="training.frozen.vision_tower"
+                    value=frozen_tower on_change=move |on| planner.set(|s| s.training.frozen.vision_tower = on) />
+            </div>
             </div>
             <div hidden=move || !vision.get()>
             <NumberSlider

@@ -79,7 +79,7 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
     projection_inputs(a, c, h, place, out);
     qk_norms(t, c, place, out);
 
-    let rotary = t.rotary() && scope == Scope::Layer;
+    let rotary = t.rotary() && scope != Scope::Cross;
     // Without the training-time KV cache, a fused projection's v stays a view of the whole
     // fused output (with the cache, k and v are the cache's own copies).
     let cache = t.use_cache && training.checkpointing == Checkpointing::None;

@@ -18,9 +18,11 @@
 mod attention;
 mod compile;
 mod lora;
+mod mixer;
 mod mlp;
 mod norm;
 pub mod resnet;
+mod tower;
 pub mod transformer;
 
 use super::arch::{Architecture, Scope};
@@ -68,11 +70,11 @@ pub struct MicroBatch {
     /// Bytes one block keeps under full checkpointing (its input), before TP/SP division.
     pub checkpoint_per_block: f64,
     /// Fraction of the blocks holding each block scope (dense vs MoE blocks, T5's decoder).
-    shares: [f64; 4],
+    shares: [f64; 6],
 }
 
 /// Block scopes in the order of `MicroBatch::shares`.
-const BLOCK_SCOPES: [Scope; 4] = [Scope::Layer, Scope::DenseMlp, Scope::MoeLayer, Scope::Cross];
+const BLOCK_SCOPES: [Scope; 6] = [Scope::Layer, Scope::DenseMlp, Scope::MoeLayer, Scope::Cross, Scope::Attention, Scope::Mixer];
 
 impl MicroBatch {
     /// Fraction of the blocks that hold a term of this scope.
@@ -123,7 +125,9 @@ pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual
 
 /// Bytes of the largest block's saved tensors for one micro-batch on this GPU (used for the
 /// recompute buffer of full checkpointing and for inference workspaces): the common terms,
-/// the larger of a dense and an MoE feed-forward, and cross-attention where there is one.
+/// the larger of a dense and an MoE feed-forward, cross-attention where there is one, and in a
+/// hybrid stack the larger of attention and the other mixer (both in Falcon-H1's parallel
+/// blocks, where every block has both).
 pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
     let sum = |scope: Scope| -> f64 {
         if mb.share(scope) == 0.0 {
@@ -131,7 +135,9 @@ pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
         }
         mb.terms.iter().filter(|t| t.place == Place::Block(scope)).map(|t| divided(t, layout, sp)).sum()
     };
-    sum(Scope::Layer) + sum(Scope::DenseMlp).max(sum(Scope::MoeLayer)) + sum(Scope::Cross)
+    let mixers =
+        if mb.share(Scope::Attention) == 1.0 && mb.share(Scope::Mixer) == 1.0 { sum(Scope::Attention) + sum(Scope::Mixer) } else { sum(Scope::Attention).max(sum(Scope::Mixer)) };
+    sum(Scope::Layer) + sum(Scope::DenseMlp).max(sum(Scope::MoeLayer)) + sum(Scope::Cross) + mixers
 }
 
 fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {

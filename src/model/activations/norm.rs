@@ -59,7 +59,7 @@ pub fn norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f6
 
 /// The part of [`norm_saved`] kept only for the weight's gradient: the normalised tensor the
 /// weight multiplies (gone when the weight is frozen).
-fn weight_operand(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f64 {
+pub(super) fn weight_operand(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f64 {
     match kind {
         NormKind::Layernorm => 0.0,
         NormKind::Rmsnorm | NormKind::T5Layernorm => input_bytes * rows * width,

@@ -12,6 +12,7 @@
 
 use super::attention::attention_terms;
 use super::lora::{adapter_intermediates, LoraCtx};
+use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
 use super::norm::{linear_inputs, residual_norm};
 use super::{ActTerm, Place, Split};
@@ -56,7 +57,7 @@ pub struct Ctx {
 pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>, f64) {
     let precision = training.precision;
     let b = training.micro_batch.max(1) as f64;
-    let s_full = t.sample_tokens(training.seq_len, training.image_size) as f64;
+    let s_full = t.sample_tokens(training.seq_len, training.image_size, training.visual()) as f64;
     let s = s_full / cp.max(1.0);
     let fp32_unquantised = training.lora.as_ref().is_some_and(|l| l.base == LoraBase::Nf4 && l.fp32_unquantised);
     let c = Ctx {
@@ -81,6 +82,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
     input_terms(t, training, &c, &mut out);
+    if let Some(tower) = &t.tower {
+        super::tower::tower_terms(tower, training, &c, &mut out);
+    }
     output_terms(t, &c, &mut out);
     if training.techniques.compile {
         super::compile::apply(t, &c, training.techniques.compile_loss, &mut out);
@@ -98,7 +102,7 @@ pub(super) fn push_core(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, 
 }
 
 /// One block: norms where the placement puts them, attention, cross-attention (T5), MLP.
-fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
+pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
     let h = t.hidden as f64;
     let layer = Place::Block(Scope::Layer);
     let norm = residual_norm(t.norm.kind, c, h);
@@ -106,7 +110,10 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
     if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
         push(out, "attention norm", norm, Split::Sequence, layer);
     }
-    attention_terms(t, training, c, Scope::Layer, out);
+    attention_terms(t, training, c, t.attention_scope(), out);
+    if let Some(hy) = &t.hybrid {
+        mixer_terms(t, &hy.mixer, c, out);
+    }
     match placement {
         Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),
         Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm, Split::Sequence, layer),
@@ -117,7 +124,10 @@ fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
         push(out, "cross-attention norm", norm, Split::Sequence, cross);
         attention_terms(t, training, c, Scope::Cross, out);
     }
+    let one_sublayer = t.hybrid.as_ref().is_some_and(|hy| hy.one_sublayer);
     match placement {
+        // Mamba, Nemotron-H: the block's one norm is before its one sublayer, counted above.
+        _ if one_sublayer => {}
         Placement::Pre | Placement::Sandwich => push(out, "MLP norm", norm, Split::Sequence, layer),
         // Both norms read the block input, saved once by the first: the second adds its statistics.
         Placement::ParallelTwo => push(out, "MLP norm", norm - c.r * c.tokens * h, Split::Sequence, layer),

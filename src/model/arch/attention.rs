@@ -105,6 +105,10 @@ pub struct AttentionPart {
     /// model dtype without (GPT-2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eager_softmax_fp32: Option<bool>,
+    /// A sigmoid gate on the attention output, projected by `q_proj` beside the queries
+    /// (Qwen3-Next / Qwen3.5 `attn_output_gate`: `q_proj` is a·d·2 wide,
+    /// `modeling_qwen3_next.py` `Qwen3NextAttention`).
+    pub output_gate: bool,
 }
 
 impl Default for AttentionPart {
@@ -129,6 +133,7 @@ impl Default for AttentionPart {
             rotary_cat: false,
             always_masked: false,
             eager_softmax_fp32: None,
+            output_gate: false,
         }
     }
 }
@@ -278,7 +283,8 @@ impl AttentionPart {
                 out.push(ParamTensor::vector("qkv_proj.bias", width, scope, Sharded));
             }
         } else {
-            out.push(ParamTensor::linear("q_proj", Q, a * d, h, scope));
+            let gate = if self.output_gate { 2 } else { 1 };
+            out.push(ParamTensor::linear("q_proj", Q, gate * a * d, h, scope));
             out.push(ParamTensor::linear("k_proj", K, g * d, h, scope));
             out.push(ParamTensor::linear("v_proj", V, g * d, h, scope));
             if self.qkv_bias {

@@ -34,6 +34,9 @@ pub enum Activation {
     GeluNew,
     /// ReLU (T5).
     Relu,
+    /// Squared ReLU (`relu2`, Nemotron-H: `torch.square(relu(x))`, transformers
+    /// `activations.py` `ReLUSquaredActivation`), not gated.
+    Relu2,
     /// gpt-oss's clamped SwiGLU (`gate.clamp(max=limit)`, `up.clamp(-limit, limit)`,
     /// `gate·sigmoid(α·gate)·(up + 1)`), gated.
     SwigluClamped,

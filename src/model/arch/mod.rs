@@ -15,10 +15,12 @@
 //! or parallelism: it only says which tensors exist, their shapes, and how they may be split.
 
 pub mod attention;
+pub mod mixer;
 pub mod mlp;
 pub mod norm;
 pub mod resnet;
 pub mod tensors;
+pub mod tower;
 pub mod transformer;
 
 use serde::{Deserialize, Serialize};
@@ -26,15 +28,20 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 
 pub use attention::{AttentionPart, LatentAttention, QkNorm};
+pub use mixer::{HybridPart, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
 pub use tensors::Tensors;
+pub use tower::{TowerKind, VisionTower};
 pub use transformer::{vit_patches, EmbeddingPart, Stack, TransformerArch, VisionPart};
 
 /// A model: a transformer stack (decoder, encoder, encoder-decoder or vision) or a ResNet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "kebab-case")]
+// One architecture per estimate (and per layout search), never a collection of them: the
+// transformer's size beside a ResNet's costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Architecture {
     Transformer(TransformerArch),
     Resnet(ResNetArch),
@@ -57,6 +64,15 @@ pub enum Scope {
     Expert,
     /// Once in every decoder block of an encoder-decoder (cross-attention).
     Cross,
+    /// Once in every block with attention, in a hybrid stack (`mixer.rs`; a stack without
+    /// other mixers keeps its attention in `Layer`).
+    Attention,
+    /// Once in every block with a non-attention token mixer (Mamba, Mamba-2, Gated
+    /// DeltaNet, short conv).
+    Mixer,
+    /// A vision-language model's vision tower and projector (`tower.rs`), before the
+    /// language model's first block: first stage.
+    Tower,
     /// After the last block (final norm, LM head, classifier): last stage.
     Output,
 }
@@ -64,7 +80,7 @@ pub enum Scope {
 impl Scope {
     /// Whether the tensor repeats with the blocks (as opposed to the model's edges).
     pub fn in_blocks(self) -> bool {
-        !matches!(self, Scope::Input | Scope::Output)
+        !matches!(self, Scope::Input | Scope::Output | Scope::Tower)
     }
 }
 
@@ -268,8 +284,15 @@ impl Architecture {
                 if let Some(m) = &t.moe {
                     parts.push(format!("{} active · MoE {}×top-{}", crate::format::count(self.active_param_count() as u64), m.experts, m.top_k));
                 }
-                parts.push(t.attention.label().into());
+                match &t.hybrid {
+                    Some(hy) => parts.push(format!("{} {} + {} attention layers", hy.mixer_layers, hy.mixer.label(), hy.attention_layers)),
+                    None => parts.push(t.attention.label().into()),
+                }
                 parts.push(format!("{} layers · h {}", t.layers, t.hidden));
+                if let Some(tower) = &t.tower {
+                    let tower_params: f64 = self.param_tensors().iter().filter(|p| p.scope == Scope::Tower).map(|p| p.numel()).sum();
+                    parts.push(format!("vision tower + projector {} ({} blocks)", crate::format::count(tower_params as u64), tower.layers));
+                }
                 parts.join(" · ")
             }
             Architecture::Resnet(r) => {

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, AttentionPart, MlpPart, MoePart, NormPart, ParamTensor, Scope, TpSplit};
+use super::{check_dim, AttentionPart, HybridPart, MlpPart, MoePart, NormPart, ParamTensor, Scope, TpSplit, VisionTower};
 use crate::error::InputError;
 
 /// Which way a transformer stack is used.
@@ -87,6 +87,12 @@ pub struct TransformerArch {
     pub mlp: MlpPart,
     pub moe: Option<MoePart>,
     pub vision: VisionPart,
+    /// Hybrid and state-space stacks: the non-attention mixer and which blocks hold what
+    /// (`mixer.rs`); `None` for a stack of attention blocks.
+    pub hybrid: Option<Box<HybridPart>>,
+    /// A vision-language model's vision tower and projector (`tower.rs`); this stack is then
+    /// its language model.
+    pub tower: Option<Box<VisionTower>>,
     /// `config.use_cache`: transformers builds a KV cache in every forward, training
     /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
     pub use_cache: bool,
@@ -107,6 +113,8 @@ impl Default for TransformerArch {
             mlp: MlpPart::default(),
             moe: None,
             vision: VisionPart::default(),
+            hybrid: None,
+            tower: None,
             use_cache: true,
         }
     }
@@ -120,6 +128,12 @@ impl TransformerArch {
         self.mlp.check()?;
         if let Some(moe) = &self.moe {
             moe.check()?;
+        }
+        if let Some(hy) = &self.hybrid {
+            hy.check(self.layers)?;
+        }
+        if let Some(tower) = &self.tower {
+            tower.check()?;
         }
         match self.stack {
             Stack::Vision => {
@@ -146,9 +160,22 @@ impl TransformerArch {
     /// Blocks that hold a tensor of this scope (1 for the edges).
     pub fn blocks(&self, scope: Scope) -> u64 {
         let l = self.layers.max(1);
+        if let Some(hy) = &self.hybrid {
+            return match scope {
+                Scope::Input | Scope::Output | Scope::Tower => 1,
+                Scope::Layer => l,
+                Scope::Attention => hy.attention_layers.min(l),
+                Scope::Mixer => hy.mixer_layers.min(l),
+                Scope::DenseMlp => hy.dense_layers.min(l),
+                Scope::MoeLayer | Scope::Expert if self.moe.is_some() => hy.moe_layers.min(l),
+                Scope::MoeLayer | Scope::Expert | Scope::Cross => 0,
+            };
+        }
         let moe = self.moe.as_ref().map_or(0, |m| m.moe_blocks(l));
         match scope {
-            Scope::Input | Scope::Output => 1,
+            Scope::Attention => l,
+            Scope::Mixer => 0,
+            Scope::Input | Scope::Output | Scope::Tower => 1,
             Scope::Layer => l,
             Scope::DenseMlp => l - moe,
             Scope::MoeLayer | Scope::Expert => moe,
@@ -164,8 +191,14 @@ impl TransformerArch {
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         let mut out = Vec::with_capacity(48);
         self.input_tensors(&mut out);
-        self.norm.block_tensors(self.hidden, &mut out);
-        self.attention.param_tensors(self.hidden, Scope::Layer, &mut out);
+        match &self.hybrid {
+            Some(hy) if hy.one_sublayer => self.norm.push("norm", self.hidden, Scope::Layer, &mut out),
+            _ => self.norm.block_tensors(self.hidden, &mut out),
+        }
+        self.attention.param_tensors(self.hidden, self.attention_scope(), &mut out);
+        if let Some(hy) = &self.hybrid {
+            hy.mixer.param_tensors(self.hidden, &mut out);
+        }
         if self.stack == Stack::EncoderDecoder {
             self.attention.param_tensors(self.hidden, Scope::Cross, &mut out);
             self.norm.push("cross_attention_norm", self.hidden, Scope::Cross, &mut out);
@@ -175,6 +208,9 @@ impl TransformerArch {
             moe.param_tensors(&self.mlp, self.hidden, &mut out);
         }
         self.output_tensors(&mut out);
+        if let Some(tower) = &self.tower {
+            tower.param_tensors(&mut out);
+        }
         out
     }
 
@@ -249,12 +285,28 @@ impl TransformerArch {
         }
     }
 
-    /// Tokens (or patches + [CLS]) of one sample at this sequence length / image side.
-    pub fn sample_tokens(&self, seq_len: u64, image_size: Option<u64>) -> u64 {
+    /// Tokens (or patches + [CLS]) of one sample at this sequence length / image side; a
+    /// vision-language model's language model reads the text and the image tokens.
+    pub fn sample_tokens(&self, seq_len: u64, image_size: Option<u64>, visual: super::tower::Visual) -> u64 {
         match self.stack {
             Stack::Vision => vit_patches(image_size.unwrap_or(self.vision.image_size).max(1), self.vision.patch) + 1,
-            _ => seq_len.max(1),
+            _ => seq_len.max(1) + self.tower.as_ref().map_or(0, |tower| tower.sample_tokens(visual).1),
         }
+    }
+
+    /// The scope of the attention's tensors and saved activations: every block, or in a
+    /// hybrid stack the blocks with attention.
+    pub fn attention_scope(&self) -> Scope {
+        if self.hybrid.is_some() {
+            Scope::Attention
+        } else {
+            Scope::Layer
+        }
+    }
+
+    /// Blocks with attention (all of them unless the stack is hybrid).
+    pub fn attention_layers(&self) -> u64 {
+        self.blocks(Scope::Attention)
     }
 
     /// Whether the model uses rotary position embeddings.

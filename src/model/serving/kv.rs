@@ -33,9 +33,9 @@ pub struct KvGeometry {
 
 impl KvGeometry {
     /// Geometry of a decoder's cache on this GPU, or `None` for a model without one (an
-    /// encoder, a CNN).
+    /// encoder, a CNN, a state-space model without attention blocks).
     pub fn new(t: &TransformerArch, training: &Training, layout: &Layout) -> Option<KvGeometry> {
-        if !matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder) {
+        if !matches!(t.stack, Stack::Decoder | Stack::EncoderDecoder) || t.attention_layers() == 0 {
             return None;
         }
         let element_bytes = match training.serving.kv_cache {
@@ -51,12 +51,14 @@ impl KvGeometry {
             let heads = if a.cache_all_heads { a.heads } else { a.kv_heads };
             2.0 * (heads as f64 / layout.tp).max(1.0).ceil() * a.head_dim as f64
         };
-        // Pipeline stages hold their share of the blocks; the window layers in proportion.
+        // Pipeline stages hold their share of the blocks; the window layers in proportion. A
+        // hybrid caches K and V in its attention blocks only.
         let share = layout.layers_on_stage / t.layers.max(1) as f64;
         let window_layers = if a.sliding_window > 0 { a.sliding_layers as f64 * share } else { 0.0 };
+        let attention_layers = t.attention_layers() as f64 * share;
         Some(KvGeometry {
             bytes_per_token_layer: elements * element_bytes,
-            full_layers: (layout.layers_on_stage - window_layers).max(0.0),
+            full_layers: (attention_layers - window_layers).max(0.0),
             window_layers,
             window: a.sliding_window,
             element_bytes,

@@ -144,8 +144,19 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     let Some(geometry) = t.and_then(|t| KvGeometry::new(t, inputs.training, inputs.layout)) else {
         return report;
     };
-    let request = geometry.request_bytes(max_model_len, max_num_batched_tokens);
-    let (bytes_per_block, blocks_per_request) = block_layout(&geometry, block_size, max_model_len, max_num_batched_tokens);
+    let hybrid = t.and_then(|t| t.hybrid.as_ref().filter(|hy| hy.mixer_layers > 0).map(|hy| (t, hy)));
+    let (request, bytes_per_block, blocks_per_request) = match hybrid {
+        Some((t, hy)) => {
+            let h = hybrid_layout(&geometry, t, hy, inputs, block_size, max_model_len);
+            report.block_size = h.block_size;
+            report.log.push(format!("Setting attention block size to {} tokens to ensure that attention page size is >= mamba page size.", h.block_size));
+            (h.bytes_per_block * h.blocks_per_request, h.bytes_per_block, h.blocks_per_request)
+        }
+        None => {
+            let (bytes_per_block, blocks_per_request) = block_layout(&geometry, block_size, max_model_len, max_num_batched_tokens);
+            (geometry.request_bytes(max_model_len, max_num_batched_tokens), bytes_per_block, blocks_per_request)
+        }
+    };
     if free_at_start < requested {
         report.error = Some(format!(
             "Free memory on device ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
@@ -193,6 +204,57 @@ pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     report.log.push(format!("GPU KV cache size: {} tokens", thousands(tokens)));
     report.log.push(format!("Maximum concurrency for {} tokens per request: {:.2}x", thousands(max_model_len), max_concurrency));
     report
+}
+
+/// The block pool of a hybrid model (attention beside Mamba / Gated DeltaNet / short-conv
+/// layers) on this GPU.
+pub struct HybridLayout {
+    /// The attention block size vLLM forces so one attention page holds a mamba state.
+    pub block_size: u64,
+    /// Bytes of one block id: one page in each of the `group_size` tensors.
+    pub bytes_per_block: f64,
+    /// Blocks one request at the full context takes: ⌈context / block_size⌉ in each attention
+    /// group, one (its state) in each mamba group.
+    pub blocks_per_request: f64,
+}
+
+/// vLLM's hybrid KV cache (`vllm/platforms/interface.py` `_align_hybrid_block_size`; v1
+/// `kv_cache_utils.py` `_get_kv_cache_groups_uniform_page_size`, `get_num_blocks`):
+/// - a mamba layer's page is its state per sequence: the conv state, channels × (d_conv − 1)
+///   (vLLM keeps one token fewer than transformers), and the recurrent state, both in the model
+///   dtype (`mamba_ssm_cache_dtype: auto`), split by TP;
+/// - the attention block size becomes `align × ⌈mamba page / (align × attention bytes per
+///   token)⌉` with `align = max(16, block_size)` (FlashAttention's kernel block sizes are
+///   multiples of 16), and the mamba page is padded to the attention page;
+/// - layers are grouped by kind into groups of the smaller kind's size (at most 1.25× it is
+///   one group); each of `group_size` tensors holds one page per block id, so a block id costs
+///   `page × group_size` and `num_blocks = available // (page × group_size)`;
+/// - a request holds ⌈context / block_size⌉ blocks in each attention group and one block in
+///   each mamba group (no prefix caching of states, `mamba_cache_mode` none).
+pub fn hybrid_layout(
+    g: &KvGeometry,
+    t: &crate::model::arch::TransformerArch,
+    hy: &crate::model::arch::HybridPart,
+    inputs: &EngineInputs,
+    block_size: u64,
+    context: u64,
+) -> HybridLayout {
+    let tp = inputs.layout.tp.max(1.0);
+    let model_bytes = inputs.training.precision.activation_bytes() as f64;
+    let mixer = &hy.mixer;
+    let conv = (mixer.conv_channels(t.hidden) * mixer.conv_width().saturating_sub(1)) as f64;
+    let mamba_page = (conv + mixer.recurrent_state() as f64) * model_bytes / tp;
+    let attn_token = g.bytes_per_token_layer.max(1.0);
+    let align = block_size.max(16);
+    let attn_block = align * (mamba_page / (align as f64 * attn_token)).ceil().max(1.0) as u64;
+    let page = attn_block as f64 * attn_token;
+    let share = inputs.layout.layers_on_stage / t.layers.max(1) as f64;
+    let attention = (hy.attention_layers as f64 * share).round().max(1.0);
+    let mamba = (hy.mixer_layers as f64 * share).round().max(1.0);
+    let (small, large) = (attention.min(mamba), attention.max(mamba));
+    let group_size = if large <= 1.25 * small { large } else { small };
+    let (attention_groups, mamba_groups) = ((attention / group_size).ceil(), (mamba / group_size).ceil());
+    HybridLayout { block_size: attn_block, bytes_per_block: page * group_size, blocks_per_request: attention_groups * context.div_ceil(attn_block) as f64 + mamba_groups }
 }
 
 /// Bytes of one block across the layers that share the block pool, and blocks one request at

@@ -1,0 +1,133 @@
+//! Vision-language wrappers: the `vision_config` (and the wrapper's projector keys) of a
+//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma or LLaVA config → a [`VisionTower`] beside the language model that
+//! `hf_config.rs` reads from the text part. Defaults are those of transformers 5.25's
+//! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`) and the
+//! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`);
+//! counts are checked against transformers in `tests/fixtures/measured/vlm_params.json`.
+
+use serde_json::{Map, Value};
+
+use super::keys::Keys;
+use crate::error::InputError;
+use crate::model::arch::{TowerKind, VisionTower};
+
+/// Wrappers whose tower Headroom builds.
+pub fn has_tower(model_type: &str) -> bool {
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava")
+}
+
+/// The tower and projector of `config` (a `model_type` for which [`has_tower`] holds),
+/// writing into a language model of width `text_hidden`, and the `vision_config` keys that
+/// took their defaults.
+pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) -> Result<(VisionTower, Vec<String>), InputError> {
+    let empty = Map::new();
+    let vision = config.get("vision_config").and_then(Value::as_object).unwrap_or(&empty);
+    let c = Keys::new(vision);
+    let top = Keys::new(config);
+    let within = |e: InputError| e.within("vision_config");
+    let tower = match model_type {
+        "qwen2_5_vl" => {
+            let channels = if c.has("in_chans") { c.uint("in_chans", 3) } else { c.uint("in_channels", 3) }.map_err(within)?;
+            VisionTower {
+                kind: TowerKind::Qwen25Vl,
+                hidden: c.uint("hidden_size", 3584).map_err(within)?,
+                layers: c.uint("depth", 32).map_err(within)?,
+                heads: c.uint("num_heads", 16).map_err(within)?,
+                ffn: c.uint("intermediate_size", 3420).map_err(within)?,
+                patch: c.uint("patch_size", 14).map_err(within)?,
+                channels,
+                image_size: 0,
+                temporal_patch: c.uint("temporal_patch_size", 2).map_err(within)?,
+                merge: c.uint("spatial_merge_size", 2).map_err(within)?,
+                tokens_per_image: 0,
+                head: false,
+                text_hidden: c.uint("out_hidden_size", text_hidden).map_err(within)?,
+                positions: 0,
+                deepstack: 0,
+            }
+        }
+        "qwen3_vl" | "qwen3_vl_moe" => VisionTower {
+            kind: TowerKind::Qwen3Vl,
+            hidden: c.uint("hidden_size", 1152).map_err(within)?,
+            layers: c.uint("depth", 27).map_err(within)?,
+            heads: c.uint("num_heads", 16).map_err(within)?,
+            ffn: c.uint("intermediate_size", 4304).map_err(within)?,
+            patch: c.uint("patch_size", 16).map_err(within)?,
+            channels: c.uint("in_channels", 3).map_err(within)?,
+            image_size: 0,
+            temporal_patch: c.uint("temporal_patch_size", 2).map_err(within)?,
+            merge: c.uint("spatial_merge_size", 2).map_err(within)?,
+            tokens_per_image: 0,
+            head: false,
+            text_hidden: c.uint("out_hidden_size", text_hidden).map_err(within)?,
+            positions: c.uint("num_position_embeddings", 2304).map_err(within)?,
+            deepstack: match vision.get("deepstack_visual_indexes") {
+                Some(Value::Array(list)) => list.len() as u64,
+                Some(v) if !v.is_null() => return Err(InputError::new("vision_config.deepstack_visual_indexes", format!("must be a list of layer indices, got {v}"))),
+                _ => 3,
+            },
+        },
+        "gemma3" => VisionTower {
+            kind: TowerKind::Siglip,
+            hidden: c.uint("hidden_size", 768).map_err(within)?,
+            layers: c.uint("num_hidden_layers", 12).map_err(within)?,
+            heads: c.uint("num_attention_heads", 12).map_err(within)?,
+            ffn: c.uint("intermediate_size", 3072).map_err(within)?,
+            patch: c.uint("patch_size", 16).map_err(within)?,
+            channels: c.uint("num_channels", 3).map_err(within)?,
+            image_size: c.uint("image_size", 224).map_err(within)?,
+            temporal_patch: 1,
+            merge: 1,
+            tokens_per_image: top.uint("mm_tokens_per_image", 256)?,
+            head: c.flag("vision_use_head", true).map_err(within)?,
+            text_hidden,
+            positions: 0,
+            deepstack: 0,
+        },
+        // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
+        // own default tower, used when there is no `vision_config`, is not read here).
+        "paligemma" => VisionTower {
+            kind: TowerKind::PaliGemma,
+            hidden: c.uint("hidden_size", 768).map_err(within)?,
+            layers: c.uint("num_hidden_layers", 12).map_err(within)?,
+            heads: c.uint("num_attention_heads", 12).map_err(within)?,
+            ffn: c.uint("intermediate_size", 3072).map_err(within)?,
+            patch: c.uint("patch_size", 16).map_err(within)?,
+            channels: c.uint("num_channels", 3).map_err(within)?,
+            image_size: c.uint("image_size", 224).map_err(within)?,
+            temporal_patch: 1,
+            merge: 1,
+            tokens_per_image: 0,
+            head: c.flag("vision_use_head", true).map_err(within)?,
+            text_hidden: top.uint("projection_dim", text_hidden)?,
+            positions: 0,
+            deepstack: 0,
+        },
+        "llava" => {
+            if !top.flag("multi_modal_projector_bias", true)? {
+                return Err(InputError::new("multi_modal_projector_bias", "a projector without biases is not supported yet"));
+            }
+            VisionTower {
+                kind: TowerKind::Clip,
+                hidden: c.uint("hidden_size", 1024).map_err(within)?,
+                layers: c.uint("num_hidden_layers", 24).map_err(within)?,
+                heads: c.uint("num_attention_heads", 16).map_err(within)?,
+                ffn: c.uint("intermediate_size", 4096).map_err(within)?,
+                patch: c.uint("patch_size", 14).map_err(within)?,
+                channels: c.uint("num_channels", 3).map_err(within)?,
+                image_size: c.uint("image_size", 336).map_err(within)?,
+                temporal_patch: 1,
+                merge: 1,
+                tokens_per_image: 0,
+                head: false,
+                text_hidden,
+                positions: 0,
+                deepstack: 0,
+            }
+        }
+        other => return Err(InputError::new("model_type", format!("\"{other}\" has no vision tower reader"))),
+    };
+    let mut defaulted: Vec<String> = c.defaulted().into_iter().map(|d| format!("vision_config.{d}")).collect();
+    defaulted.extend(top.defaulted());
+    Ok((tower, defaulted))
+}

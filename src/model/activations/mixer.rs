@@ -1,0 +1,90 @@
+//! What a non-attention mixer (`arch/mixer.rs`) saves for backward, per block and
+//! micro-batch, on the CUDA path transformers takes when the fused kernels are installed
+//! (`mamba_ssm`, `causal_conv1d`, `fla`). Derived from those kernels' `save_for_backward`
+//! calls, cited per mixer; the torch fallbacks transformers runs without them (and on CPU)
+//! save more, measured in `tests/fixtures/measured/hybrid_activations.json` and compared in
+//! `tests/hybrids.rs`.
+//!
+//! Every mixer also keeps its input projection's input (the block norm's output; one
+//! 16-bit copy per projection under autocast, none when the projection is frozen under
+//! LoRA, which does not target mixers here).
+
+use super::norm::linear_inputs;
+use super::transformer::{push, Ctx};
+use super::{Place, Split};
+use crate::model::arch::{Mixer, Scope, TransformerArch};
+use crate::model::dtype::F32;
+
+/// The tokens per scan chunk whose fp32 intermediates `selective_scan_cuda.fwd` keeps
+/// (`csrc/selective_scan/selective_scan.cpp`: `n_chunks = (seqlen + 2048 - 1) / 2048`, `x`
+/// of `batch × dim × n_chunks × dstate·2`, fp32).
+const SCAN_CHUNK: f64 = 2048.0;
+
+/// Chunk length of `fla`'s gated delta rule (`chunk_gated_delta_rule_fwd`: `chunk_size=64`),
+/// the last dimension of the WY matrix `A` it saves.
+const FLA_CHUNK: f64 = 64.0;
+
+/// The mixer's saved tensors for one block and micro-batch, in `Scope::Mixer` blocks.
+pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<super::ActTerm>) {
+    let place = Place::Block(Scope::Mixer);
+    let h = t.hidden as f64;
+    let (tok, x) = (c.tokens, c.x);
+    // The input projections read the block norm's output (frozen under LoRA: none).
+    let projections = match mixer {
+        Mixer::GatedDeltaNet { .. } => 2.0,
+        _ => 1.0,
+    };
+    if c.lora.is_none() {
+        push(out, "mixer input projection inputs", linear_inputs(c, h, projections), Split::Sequence, place);
+    }
+    let bytes = match *mixer {
+        // `MambaInnerFn.forward` (state-spaces/mamba `mamba_ssm/ops/selective_scan_interface.py`,
+        // checkpoint_lvl 1: conv1d_out and delta are recomputed in backward) saves xz (2·d),
+        // x_dbl (R + 2N), contiguous copies of B and C (N each), the scan output `out` (d) and
+        // the fp32 scan intermediates; out_z, the out_proj input, is recomputed.
+        Mixer::Mamba { inner, state, dt_rank, dt_norms: false, .. } => {
+            let (d, n, r) = (inner as f64, state as f64, dt_rank as f64);
+            x * tok * (2.0 * d + r + 2.0 * n + 2.0 * n + d) + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
+        }
+        // Jamba (`modeling_jamba.py` `JambaMambaMixer.cuda_kernels_forward`) cannot use the
+        // fused function (its Δ, B, C norms sit inside): `causal_conv1d_fn` keeps x (a view of
+        // the in_proj output, 2·d), `x_proj` its input (the conv output, d), the three RMSNorms
+        // their inputs and fp32 statistics (R, N, N), `dt_proj` its input (R),
+        // `selective_scan_fn` (`SelectiveScanFn`) Δ (d), B and C (N each), z (a view), the
+        // intermediates and its output (d), and `out_proj` the gated output (d).
+        Mixer::Mamba { inner, state, dt_rank, dt_norms: true, .. } => {
+            let (d, n, r) = (inner as f64, state as f64, dt_rank as f64);
+            x * tok * (2.0 * d + d + (r + 2.0 * n) + r + d + 2.0 * n + d + d) + F32 * tok * 3.0 + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
+        }
+        // `MambaSplitConv1dScanCombinedFn.forward` (state-spaces/mamba
+        // `mamba_ssm/ops/triton/ssd_combined.py`) saves zxbcdt, the whole in_proj output
+        // (2·d + 2·G·N + H), out_x, the scan output before the gated norm (d), and the norm's
+        // fp32 rstd per group; the norm output and out_proj's product are recomputed.
+        Mixer::Mamba2 { inner, heads, groups, state, gated_norm, .. } => {
+            let (d, g, n) = (inner as f64, groups as f64, state as f64);
+            let rstd = if gated_norm { F32 * tok * g } else { 0.0 };
+            x * tok * (2.0 * d + 2.0 * g * n + heads as f64 + d) + rstd
+        }
+        // Qwen3-Next / Qwen3.5 (`modeling_qwen3_next.py` `Qwen3NextGatedDeltaNet.forward`) with
+        // `causal_conv1d_fn` (`CausalConv1dFn` saves its input, q·k·v: 2K + V), `fla`'s
+        // `ChunkGatedDeltaRuleFunction` (fla-org/flash-linear-attention
+        // `fla/ops/gated_delta_rule/chunk.py`: the l2-normalised q and k (K each) with their
+        // fp32 rstd per head, v made contiguous by `input_guard` (V), the fp32 cumulated gate g
+        // and β per value head, and the WY matrix A, 64 per token and value head in the input
+        // dtype), the gate's fp32 softplus input and product (2 per value head), fla's
+        // `FusedRMSNormGated` (its input V, the gate z V, fp32 rstd per value head) and
+        // `out_proj`'s input (V). K = Hk·dk, V = Hv·dv.
+        Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, .. } => {
+            let (k, v, hk, hv) = ((key_heads * key_dim) as f64, (value_heads * value_dim) as f64, key_heads as f64, value_heads as f64);
+            let conv_input = 2.0 * k + v;
+            let kernel = 2.0 * k + v + hv + FLA_CHUNK * hv;
+            let norm = 3.0 * v;
+            x * tok * (conv_input + kernel + norm) + F32 * tok * (2.0 * hk + hv + 2.0 * hv + hv)
+        }
+        // LFM2 (`modeling_lfm2.py` `Lfm2ShortConv.forward`): `B * x` keeps both (views of the
+        // in_proj output, 3h), the conv keeps its input B·x (h), `C * conv` the conv output
+        // (h), and `out_proj` the contiguous product (h).
+        Mixer::ShortConv { .. } => x * tok * (3.0 * h + h + h + h),
+    };
+    push(out, "mixer saved tensors (fused CUDA kernels)", bytes, Split::Tensor, place);
+}

@@ -1,0 +1,133 @@
+//! What a vision-language model's vision tower and projector save for backward, per
+//! micro-batch (`arch/tower.rs`).
+//!
+//! A trained tower's blocks save what the same block of a text transformer saves
+//! (`transformer.rs`'s block assembled from `attention.rs`, `mlp.rs`, norms) at the tower's
+//! width, over its patches: each image is one sequence of patches, so attention runs within
+//! an image (Qwen2.5-VL's windows change which keys a patch sees, not what SDPA's flash or
+//! memory-efficient kernels save: q, k, v, the output and the logsumexp). Its patch
+//! embedding keeps the pixels (a Conv3d/Conv2d input). A frozen tower (`frozen.vision_tower`,
+//! or LoRA, which adapts no tower module here) reads inputs that need no gradient, so
+//! autograd saves nothing in it; a trained projector still keeps its inputs. Checked on tiny
+//! towers on CPU in `tests/fixtures/measured/vlm_activations.json` (`tests/vlm.rs`).
+
+use super::norm::{norm_saved, weight_operand};
+use super::transformer::{block_terms, push, Ctx};
+use super::{ActTerm, Place, Split};
+use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TowerKind, TransformerArch, VisionTower};
+use crate::model::dtype::{F32, HALF};
+use crate::model::inputs::Training;
+
+/// The tower's blocks as a text transformer's: `layers` encoder blocks of its width.
+fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
+    let (h, heads) = (tower.hidden, tower.heads.max(1));
+    // Qwen2.5-VL: RMSNorm and a gated SiLU MLP; Qwen3-VL: LayerNorm and a GELU MLP; both a
+    // fused qkv with rotary positions. SigLIP and CLIP: LayerNorm, GELU, separate q/k/v.
+    let qwen = matches!(tower.kind, TowerKind::Qwen25Vl | TowerKind::Qwen3Vl);
+    let qwen25 = tower.kind == TowerKind::Qwen25Vl;
+    TransformerArch {
+        stack: Stack::Encoder,
+        hidden: h,
+        layers: tower.layers,
+        vocab: 1,
+        attention: AttentionPart {
+            heads,
+            kv_heads: heads,
+            head_dim: h / heads,
+            qkv_bias: true,
+            out_bias: true,
+            fused_qkv: qwen,
+            rotary_dim: if qwen { h / heads } else { 0 },
+            ..AttentionPart::default()
+        },
+        norm: NormPart { kind: if qwen25 { NormKind::Rmsnorm } else { NormKind::Layernorm }, ..NormPart::default() },
+        mlp: MlpPart { ffn: tower.ffn, activation: if qwen25 { Activation::Silu } else { Activation::GeluTanh }, gated: qwen25, fused_gate_up: false, bias: true },
+        use_cache: false,
+        ..TransformerArch::default()
+    }
+}
+
+/// The tower's and projector's saved tensors for one micro-batch, on the first stage.
+pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
+    let visual = training.visual();
+    let (patches, tokens) = tower.sample_tokens(visual);
+    let images = (visual.images * visual.frames.max(1).div_ceil(tower.temporal_patch.max(1))).max(1) as f64;
+    let per_image = patches as f64 / images;
+    let frozen = training.frozen.vision_tower || training.lora.is_some();
+    if !frozen {
+        let blocks = tower_as_blocks(tower);
+        let vc = Ctx { tokens: c.b * patches as f64, b: c.b * images, s: per_image, s_full: per_image, lora: None, frozen_norms: false, ..*c };
+        let mut inner = Vec::new();
+        block_terms(&blocks, training, &vc, &mut inner);
+        let mut per_block: f64 = inner.iter().map(|t| t.bytes).sum();
+        if tower.kind == TowerKind::Clip {
+            // CLIP's `quick_gelu`, x · sigmoid(1.702 x), keeps the sigmoid's output beside its
+            // input: one more intermediate-wide tensor than a fused GELU.
+            per_block += c.x * vc.tokens * tower.ffn as f64;
+            // `pre_layrnorm` before the first block (a LayerNorm: its input and two fp32
+            // statistics per row).
+            push(out, "vision tower pre-norm", norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x), Split::Sequence, Place::Input);
+        }
+        push(out, "vision tower blocks", per_block * tower.layers as f64, Split::Sequence, Place::Input);
+        let edges = match tower.kind {
+            // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
+            // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
+            TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+            // CLIP's `post_layernorm` runs on the pooled class token only.
+            TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
+        };
+        push(out, "vision tower rotary tables and final norm", edges, Split::Sequence, Place::Input);
+        // The patch embedding keeps its input pixels (16-bit under autocast or in bf16); CLIP's
+        // class token is not a patch.
+        let pixel = if c.x == F32 { F32 } else { HALF };
+        let pixel_patches = if tower.kind == TowerKind::Clip { patches as f64 - images } else { patches as f64 };
+        let pixels_per_patch = (tower.channels * tower.temporal_patch * tower.patch * tower.patch) as f64;
+        push(out, "vision tower patch-embedding input (pixels)", pixel * c.b * pixel_patches * pixels_per_patch, Split::Sequence, Place::Input);
+    }
+    if training.lora.is_some() {
+        // LoRA adapts no tower or projector module here: nothing on the vision side needs a
+        // gradient, so nothing is saved.
+        return;
+    }
+    let (x, b) = (c.x, c.b);
+    let (h, tokens, patches) = (tower.hidden as f64, tokens as f64, patches as f64);
+    // The projector's norm keeps its input and statistics when the tower before it is trained,
+    // only the weight's operand when the tower is frozen (its input needs no gradient).
+    let norm = |kind: NormKind, rows: f64| if frozen { weight_operand(kind, rows, h, x) } else { norm_saved(kind, rows, h, x) };
+    let bytes = match tower.kind {
+        // `Qwen2_5_VLPatchMerger`: ln_q over the patches, then mlp.0's input, the GELU's input
+        // and mlp.2's input, merge² · h wide per token.
+        TowerKind::Qwen25Vl => {
+            let merged = h * (tower.merge * tower.merge) as f64;
+            b * norm(NormKind::Rmsnorm, patches) + 3.0 * x * b * tokens * merged
+        }
+        // `Qwen3VLVisionPatchMerger`: the merger's LayerNorm over the patches, then like
+        // Qwen2.5-VL's; each DeepStack merger a LayerNorm over the shuffled 4h-wide tokens and
+        // the same three inputs. A LayerNorm with a trained weight keeps its input and
+        // statistics whether or not its input needs a gradient.
+        TowerKind::Qwen3Vl => {
+            let merged = h * (tower.merge * tower.merge) as f64;
+            let mlp = 3.0 * x * b * tokens * merged;
+            let merger = b * norm_saved(NormKind::Layernorm, patches, h, x) + mlp;
+            let deepstack = tower.deepstack as f64 * (b * norm_saved(NormKind::Layernorm, tokens, merged, x) + mlp);
+            merger + deepstack
+        }
+        // `Gemma3MultiModalProjector`: the average pool's input (when the tower is trained),
+        // the `mm_soft_emb_norm` over the pooled tokens, the matmul's input.
+        TowerKind::Siglip => {
+            let pool = if frozen { 0.0 } else { x * b * patches * h };
+            pool + b * norm(NormKind::GemmaRmsnorm, tokens) + x * b * tokens * h
+        }
+        // `PaliGemmaMultiModalProjector`: the linear's input, the post-norm's output (its
+        // weight is trained either way).
+        TowerKind::PaliGemma => x * b * patches * h,
+        // `LlavaMultiModalProjector`: linear_1's input (the selected layer's output, which a
+        // trained tower already keeps), the GELU's input and linear_2's input, text-wide.
+        TowerKind::Clip => {
+            let features = if frozen { x * b * patches * h } else { 0.0 };
+            features + 2.0 * x * b * tokens * tower.text_hidden as f64
+        }
+    };
+    push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}

@@ -1,0 +1,351 @@
+//! The vision side of a vision-language model: a vision tower (a ViT over image patches)
+//! and the projector that turns its output into tokens of the language model.
+//!
+//! Towers, each following its transformers module tree:
+//! - Qwen2.5-VL's windowed ViT (`modeling_qwen2_5_vl.py` `Qwen2_5_VisionTransformerPretrainedModel`):
+//!   a Conv3d patch embedding without bias over `temporal_patch_size` frames, RMSNorm
+//!   pre-norm blocks with a fused `qkv` and `proj` (biases) and a gated MLP with biases; its
+//!   projector `Qwen2_5_VLPatchMerger` merges 2×2 patches: RMSNorm(h), Linear(4h → 4h),
+//!   GELU, Linear(4h → text width), with biases.
+//! - Qwen3-VL's ViT (`modeling_qwen3_vl.py` `Qwen3VLVisionModel`): a Conv3d patch embedding
+//!   with bias, a learned position table (`num_position_embeddings`, interpolated to the
+//!   grid), LayerNorm blocks with a fused `qkv` and a GELU MLP (`linear_fc1`/`linear_fc2`), a
+//!   2×2 merger (LayerNorm over each patch, then like Qwen2.5-VL's) and one DeepStack merger
+//!   per `deepstack_visual_indexes` entry (LayerNorm over the merged 4h, then the same MLP).
+//! - SigLIP (`modeling_siglip.py` `SiglipVisionModel`, Gemma 3, PaliGemma): a patch conv with
+//!   bias, learned positions, LayerNorm pre-norm blocks with q/k/v/out projections and a
+//!   GELU MLP (biases everywhere), a post LayerNorm and, when `vision_use_head`, an
+//!   attention-pooling head; Gemma 3's projector (`modeling_gemma3.py`
+//!   `Gemma3MultiModalProjector`) average-pools to `mm_tokens_per_image` tokens, RMSNorms
+//!   them (`mm_soft_emb_norm`) and multiplies by `mm_input_projection_weight` (no bias).
+//! - PaliGemma (`modeling_paligemma.py` `PaliGemmaMultiModalProjector`): SigLIP and one
+//!   Linear(vision → `projection_dim`) with bias; every patch is a language-model token.
+//! - CLIP (`modeling_clip.py` `CLIPVisionModel`, LLaVA): a class embedding, a patch conv
+//!   without bias, positions for the patches and the class token, a LayerNorm before the
+//!   blocks (`pre_layrnorm`), SigLIP's block, a post LayerNorm; LLaVA's projector
+//!   (`modeling_llava.py` `LlavaMultiModalProjector`): Linear(vision → text), GELU,
+//!   Linear(text → text), with biases.
+//!
+//! Image tokens (what the language model reads per image) and patches (what the tower
+//! reads) follow each image processor: Qwen2.5-VL resizes to multiples of patch × merge
+//! within `min_pixels`/`max_pixels` (`image_processing_qwen2_vl.py` `smart_resize`),
+//! SigLIP and CLIP resize to their own square `image_size`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::error::InputError;
+
+/// Which tower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TowerKind {
+    /// Qwen2.5-VL's windowed ViT with its 2×2 patch merger.
+    Qwen25Vl,
+    /// Qwen3-VL's ViT: learned positions, LayerNorm blocks with a GELU MLP, a 2×2 merger and
+    /// DeepStack mergers that feed intermediate layers' features to the language model.
+    Qwen3Vl,
+    /// SigLIP with Gemma 3's pooled projector.
+    Siglip,
+    /// SigLIP with PaliGemma's one linear projector (bias), every patch a token.
+    PaliGemma,
+    /// CLIP with LLaVA's two-layer projector.
+    Clip,
+}
+
+/// A vision tower and its projector.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VisionTower {
+    pub kind: TowerKind,
+    /// Tower width.
+    pub hidden: u64,
+    /// Tower blocks.
+    pub layers: u64,
+    pub heads: u64,
+    /// Tower MLP width.
+    pub ffn: u64,
+    /// Patch side in pixels.
+    pub patch: u64,
+    /// Input channels.
+    pub channels: u64,
+    /// Square image side the tower's positions were trained for (SigLIP, CLIP); Qwen2.5-VL
+    /// takes any size.
+    pub image_size: u64,
+    /// Frames one patch spans (Qwen2.5-VL's `temporal_patch_size`; 1 otherwise).
+    pub temporal_patch: u64,
+    /// Patches merged into one language-model token per side (Qwen2.5-VL: 2).
+    pub merge: u64,
+    /// Language-model tokens per image for a pooled projector (Gemma 3: 256).
+    pub tokens_per_image: u64,
+    /// SigLIP's attention-pooling head (`vision_use_head`).
+    pub head: bool,
+    /// Width of the language model the projector writes into.
+    pub text_hidden: u64,
+    /// Qwen3-VL's learned position table (`num_position_embeddings`).
+    #[serde(default)]
+    pub positions: u64,
+    /// Qwen3-VL's DeepStack mergers (`deepstack_visual_indexes`), one per listed layer.
+    #[serde(default)]
+    pub deepstack: u64,
+}
+
+/// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
+/// `training.frames`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Visual {
+    /// `[width, height]` in pixels; `None`: the tower's default ([`VisionTower::default_size`]).
+    pub resolution: Option<(u64, u64)>,
+    pub images: u64,
+    /// Frames per visual input (1: a still image).
+    pub frames: u64,
+}
+
+/// The image side assumed for Qwen2.5-VL when `training.resolution` is not set (it takes
+/// any size): 448 px, 16 × 28, 256 tokens per image.
+pub const QWEN_DEFAULT_SIDE: u64 = 448;
+
+/// Qwen2.5-VL's processor limits: `min_pixels` 56·56 and `max_pixels` 28·28·1280, the
+/// defaults of transformers' `Qwen2VLImageProcessor` (`image_processing_qwen2_vl.py`),
+/// which is what `smart_resize` uses unless the processor is built with other limits.
+pub const QWEN_MIN_PIXELS: u64 = 56 * 56;
+pub const QWEN_MAX_PIXELS: u64 = 28 * 28 * 1280;
+
+/// Python's `round` (half to even), as `smart_resize` rounds.
+fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+        r - x.signum()
+    } else {
+        r
+    }
+}
+
+/// `smart_resize` of `image_processing_qwen2_vl.py`: (height, width) rounded to multiples
+/// of `factor`, scaled to keep the pixels within [min_pixels, max_pixels].
+pub fn smart_resize(height: u64, width: u64, factor: u64, min_pixels: u64, max_pixels: u64) -> (u64, u64) {
+    let (h, w, f) = (height.max(1) as f64, width.max(1) as f64, factor.max(1) as f64);
+    let mut hb = round_half_even(h / f) * f;
+    let mut wb = round_half_even(w / f) * f;
+    if hb * wb > max_pixels as f64 {
+        let beta = (h * w / max_pixels as f64).sqrt();
+        hb = f.max((h / beta / f).floor() * f);
+        wb = f.max((w / beta / f).floor() * f);
+    } else if hb * wb < min_pixels as f64 {
+        let beta = (min_pixels as f64 / (h * w)).sqrt();
+        hb = (h * beta / f).ceil() * f;
+        wb = (w * beta / f).ceil() * f;
+    }
+    (hb as u64, wb as u64)
+}
+
+impl VisionTower {
+    pub(super) fn check(&self) -> Result<(), InputError> {
+        check_dim("vision_config.hidden_size", self.hidden)?;
+        check_dim("vision_config.depth", self.layers)?;
+        check_dim("vision_config.num_heads", self.heads)?;
+        check_dim("vision_config.intermediate_size", self.ffn)?;
+        check_dim("vision_config.patch_size", self.patch)?;
+        check_dim("vision_config.in_channels", self.channels)?;
+        check_dim("vision_config.temporal_patch_size", self.temporal_patch)?;
+        check_dim("vision_config.spatial_merge_size", self.merge)?;
+        if self.fixed_size().is_some() {
+            check_dim("vision_config.image_size", self.image_size)?;
+        }
+        Ok(())
+    }
+
+    /// Patches the tower reads for one image of `width × height` pixels (`frames` > 1: a
+    /// video), and the language-model tokens they become.
+    pub fn tokens(&self, width: u64, height: u64, frames: u64) -> (u64, u64) {
+        match self.kind {
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => {
+                let (h, w) = smart_resize(height, width, self.patch * self.merge, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS);
+                // An image is one temporal patch (the frame repeated); a video groups frames.
+                let t = frames.max(1).div_ceil(self.temporal_patch.max(1));
+                let patches = t * (h / self.patch) * (w / self.patch);
+                (patches, patches / (self.merge * self.merge))
+            }
+            TowerKind::Siglip => {
+                let patches = (self.image_size / self.patch).pow(2);
+                (patches, self.tokens_per_image.min(patches).max(1))
+            }
+            TowerKind::PaliGemma => {
+                let patches = (self.image_size / self.patch).pow(2);
+                (patches, patches)
+            }
+            // CLIP reads the patches and a class token; LLaVA's "default" feature selection
+            // drops the class token.
+            TowerKind::Clip => {
+                let patches = (self.image_size / self.patch).pow(2);
+                (patches + 1, patches)
+            }
+        }
+    }
+
+    /// `(width, height)` used when `training.resolution` is not set.
+    pub fn default_size(&self) -> (u64, u64) {
+        match self.kind {
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
+            _ => (self.image_size, self.image_size),
+        }
+    }
+
+    /// Patches the tower reads and language-model tokens it produces for one sample.
+    pub fn sample_tokens(&self, visual: Visual) -> (u64, u64) {
+        let (w, h) = visual.resolution.unwrap_or_else(|| self.default_size());
+        let (patches, tokens) = self.tokens(w, h, visual.frames);
+        (patches * visual.images, tokens * visual.images)
+    }
+
+    /// The image side a tower resizes every image to (SigLIP, CLIP), or `None` when it
+    /// takes the image's own size (Qwen2.5-VL).
+    pub fn fixed_size(&self) -> Option<u64> {
+        match self.kind {
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => None,
+            _ => Some(self.image_size),
+        }
+    }
+
+    /// Parameter tensors of the tower (`vision.*`) and the projector (`projector.*`), all in
+    /// `Scope::Tower`.
+    pub fn param_tensors(&self, out: &mut Vec<ParamTensor>) {
+        use TpSplit::Replicated;
+        let s = Scope::Tower;
+        let (h, f, p, c) = (self.hidden, self.ffn, self.patch, self.channels);
+        let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
+        let m = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Replicated);
+        let per_layer = |out: &mut Vec<ParamTensor>, one: &dyn Fn(&mut Vec<ParamTensor>)| {
+            for _ in 0..self.layers {
+                one(out);
+            }
+        };
+        match self.kind {
+            TowerKind::Qwen25Vl => {
+                out.push(ParamTensor::new("vision.patch_embed", &[h, c * self.temporal_patch, p, p], s, Replicated));
+                per_layer(out, &|out| {
+                    out.push(v("vision.norm1", h));
+                    out.push(v("vision.norm2", h));
+                    out.push(m("vision.attn.qkv", 3 * h, h));
+                    out.push(v("vision.attn.qkv.bias", 3 * h));
+                    out.push(m("vision.attn.proj", h, h));
+                    out.push(v("vision.attn.proj.bias", h));
+                    for name in ["vision.mlp.gate_proj", "vision.mlp.up_proj"] {
+                        out.push(m(name, f, h));
+                        out.push(v(name, f));
+                    }
+                    out.push(m("vision.mlp.down_proj", h, f));
+                    out.push(v("vision.mlp.down_proj.bias", h));
+                });
+                let merged = h * self.merge * self.merge;
+                out.push(v("projector.ln_q", h));
+                out.push(m("projector.mlp.0", merged, merged));
+                out.push(v("projector.mlp.0.bias", merged));
+                out.push(m("projector.mlp.2", self.text_hidden, merged));
+                out.push(v("projector.mlp.2.bias", self.text_hidden));
+            }
+            TowerKind::Qwen3Vl => {
+                out.push(ParamTensor::new("vision.patch_embed", &[h, c * self.temporal_patch, p, p], s, Replicated));
+                out.push(v("vision.patch_embed.bias", h));
+                out.push(m("vision.pos_embed", self.positions, h));
+                per_layer(out, &|out| {
+                    out.push(v("vision.norm1", 2 * h));
+                    out.push(v("vision.norm2", 2 * h));
+                    out.push(m("vision.attn.qkv", 3 * h, h));
+                    out.push(v("vision.attn.qkv.bias", 3 * h));
+                    out.push(m("vision.attn.proj", h, h));
+                    out.push(v("vision.attn.proj.bias", h));
+                    out.push(m("vision.mlp.linear_fc1", f, h));
+                    out.push(v("vision.mlp.linear_fc1.bias", f));
+                    out.push(m("vision.mlp.linear_fc2", h, f));
+                    out.push(v("vision.mlp.linear_fc2.bias", h));
+                });
+                let merged = h * self.merge * self.merge;
+                // The merger normalises each patch before the 2×2 shuffle; the DeepStack mergers
+                // normalise the shuffled, 4h-wide tokens (`use_postshuffle_norm`).
+                for norm in std::iter::once(h).chain(std::iter::repeat_n(merged, self.deepstack as usize)) {
+                    out.push(v("projector.norm", 2 * norm));
+                    out.push(m("projector.linear_fc1", merged, merged));
+                    out.push(v("projector.linear_fc1.bias", merged));
+                    out.push(m("projector.linear_fc2", self.text_hidden, merged));
+                    out.push(v("projector.linear_fc2.bias", self.text_hidden));
+                }
+            }
+            TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip => {
+                let patches = (self.image_size / p).pow(2);
+                if self.kind == TowerKind::Clip {
+                    out.push(v("vision.class_embedding", h));
+                    out.push(ParamTensor::new("vision.patch_embedding", &[h, c, p, p], s, Replicated));
+                    out.push(m("vision.position_embedding", patches + 1, h));
+                    out.push(v("vision.pre_layrnorm", 2 * h));
+                } else {
+                    out.push(ParamTensor::new("vision.patch_embedding", &[h, c, p, p], s, Replicated));
+                    out.push(v("vision.patch_embedding.bias", h));
+                    out.push(m("vision.position_embedding", patches, h));
+                }
+                per_layer(out, &|out| {
+                    out.push(v("vision.layer_norm1", 2 * h));
+                    for name in ["vision.self_attn.q_proj", "vision.self_attn.k_proj", "vision.self_attn.v_proj", "vision.self_attn.out_proj"] {
+                        out.push(m(name, h, h));
+                        out.push(v(name, h));
+                    }
+                    out.push(v("vision.layer_norm2", 2 * h));
+                    out.push(m("vision.mlp.fc1", f, h));
+                    out.push(v("vision.mlp.fc1.bias", f));
+                    out.push(m("vision.mlp.fc2", h, f));
+                    out.push(v("vision.mlp.fc2.bias", h));
+                });
+                out.push(v("vision.post_layernorm", 2 * h));
+                if self.head {
+                    out.push(v("vision.head.probe", h));
+                    out.push(m("vision.head.attention.in_proj", 3 * h, h));
+                    out.push(v("vision.head.attention.in_proj.bias", 3 * h));
+                    out.push(m("vision.head.attention.out_proj", h, h));
+                    out.push(v("vision.head.attention.out_proj.bias", h));
+                    out.push(v("vision.head.layernorm", 2 * h));
+                    out.push(m("vision.head.mlp.fc1", f, h));
+                    out.push(v("vision.head.mlp.fc1.bias", f));
+                    out.push(m("vision.head.mlp.fc2", h, f));
+                    out.push(v("vision.head.mlp.fc2.bias", h));
+                }
+                if self.kind == TowerKind::Siglip {
+                    out.push(m("projector.mm_input_projection_weight", h, self.text_hidden));
+                    out.push(v("projector.mm_soft_emb_norm", h));
+                } else if self.kind == TowerKind::PaliGemma {
+                    out.push(m("projector.linear", self.text_hidden, h));
+                    out.push(v("projector.linear.bias", self.text_hidden));
+                } else {
+                    let t = self.text_hidden;
+                    out.push(m("projector.linear_1", t, h));
+                    out.push(v("projector.linear_1.bias", t));
+                    out.push(m("projector.linear_2", t, t));
+                    out.push(v("projector.linear_2.bias", t));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a `Scope::Tower` tensor belongs to the projector (else to the vision tower).
+pub fn is_projector(t: &ParamTensor) -> bool {
+    t.name.starts_with("projector.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `smart_resize` as Python computes it: 1024 px rounds to 1036 (37 × 28), over the
+    /// default max_pixels (1,003,520), so it is scaled to ⌊1024 / 1.0222 / 28⌋ · 28 = 980;
+    /// without the cap it stays 1036; 4000 × 3000 is scaled under max_pixels; a tiny image is
+    /// scaled up past min_pixels.
+    #[test]
+    fn smart_resize_matches_the_processor() {
+        assert_eq!(smart_resize(1024, 1024, 28, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS), (980, 980));
+        assert_eq!(smart_resize(1024, 1024, 28, QWEN_MIN_PIXELS, u64::MAX), (1036, 1036));
+        let (h, w) = smart_resize(3000, 4000, 28, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS);
+        assert!(h * w <= QWEN_MAX_PIXELS && h % 28 == 0 && w % 28 == 0, "{h} × {w}");
+        assert_eq!(smart_resize(20, 20, 28, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS), (56, 56));
+        // Half to even: 42 / 28 = 1.5 → 2; 70 / 28 = 2.5 → 2.
+        assert_eq!(smart_resize(42, 70, 28, 0, u64::MAX), (56, 56));
+    }
+}
