@@ -25,6 +25,26 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
     let c = Keys::new(vision);
     let top = Keys::new(config);
     let within = |e: InputError| e.within("vision_config");
+    // A SigLIP tower with `SiglipVisionConfig`'s defaults (Gemma 3's and PaliGemma's).
+    let siglip = |kind, tokens_per_image, text_hidden| -> Result<VisionTower, InputError> {
+        Ok(VisionTower {
+            kind,
+            hidden: c.uint("hidden_size", 768).map_err(within)?,
+            layers: c.uint("num_hidden_layers", 12).map_err(within)?,
+            heads: c.uint("num_attention_heads", 12).map_err(within)?,
+            ffn: c.uint("intermediate_size", 3072).map_err(within)?,
+            patch: c.uint("patch_size", 16).map_err(within)?,
+            channels: c.uint("num_channels", 3).map_err(within)?,
+            image_size: c.uint("image_size", 224).map_err(within)?,
+            temporal_patch: 1,
+            merge: 1,
+            tokens_per_image,
+            head: c.flag("vision_use_head", true).map_err(within)?,
+            text_hidden,
+            positions: 0,
+            deepstack: 0,
+        })
+    };
     let tower = match model_type {
         "qwen2_5_vl" => {
             let channels = if c.has("in_chans") { c.uint("in_chans", 3) } else { c.uint("in_channels", 3) }.map_err(within)?;
@@ -67,42 +87,10 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 _ => 3,
             },
         },
-        "gemma3" => VisionTower {
-            kind: TowerKind::Siglip,
-            hidden: c.uint("hidden_size", 768).map_err(within)?,
-            layers: c.uint("num_hidden_layers", 12).map_err(within)?,
-            heads: c.uint("num_attention_heads", 12).map_err(within)?,
-            ffn: c.uint("intermediate_size", 3072).map_err(within)?,
-            patch: c.uint("patch_size", 16).map_err(within)?,
-            channels: c.uint("num_channels", 3).map_err(within)?,
-            image_size: c.uint("image_size", 224).map_err(within)?,
-            temporal_patch: 1,
-            merge: 1,
-            tokens_per_image: top.uint("mm_tokens_per_image", 256)?,
-            head: c.flag("vision_use_head", true).map_err(within)?,
-            text_hidden,
-            positions: 0,
-            deepstack: 0,
-        },
+        "gemma3" => siglip(TowerKind::Siglip, top.uint("mm_tokens_per_image", 256)?, text_hidden)?,
         // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
         // own default tower, used when there is no `vision_config`, is not read here).
-        "paligemma" => VisionTower {
-            kind: TowerKind::PaliGemma,
-            hidden: c.uint("hidden_size", 768).map_err(within)?,
-            layers: c.uint("num_hidden_layers", 12).map_err(within)?,
-            heads: c.uint("num_attention_heads", 12).map_err(within)?,
-            ffn: c.uint("intermediate_size", 3072).map_err(within)?,
-            patch: c.uint("patch_size", 16).map_err(within)?,
-            channels: c.uint("num_channels", 3).map_err(within)?,
-            image_size: c.uint("image_size", 224).map_err(within)?,
-            temporal_patch: 1,
-            merge: 1,
-            tokens_per_image: 0,
-            head: c.flag("vision_use_head", true).map_err(within)?,
-            text_hidden: top.uint("projection_dim", text_hidden)?,
-            positions: 0,
-            deepstack: 0,
-        },
+        "paligemma" => siglip(TowerKind::PaliGemma, 0, top.uint("projection_dim", text_hidden)?)?,
         "llava" => {
             if !top.flag("multi_modal_projector_bias", true)? {
                 return Err(InputError::new("multi_modal_projector_bias", "a projector without biases is not supported yet"));
