@@ -6,7 +6,7 @@
 //      are listed next; every other chunk, fetched when its view opens, after them, each with
 //      its own size: scripts/trunk-split-wasm.mjs)
 //   2. ECharts, gzip -9                             (reported; the custom build in two stages, see
-//      scripts/build-echarts.mjs: echarts.js + echarts-core.js load with the page, echarts-more.js after)
+//      scripts/build-echarts.mjs: echarts.js + echarts-core.js are imported once the page's first frame is painted, echarts-more.js after)
 //   3. whole page transfer, gzip, incl. ECharts     target ≤ 900 KB
 //   4. navigation → first chart on localhost        target ≤ 300 ms  (median of --loads, default 5;
 //      on this 2-core VM the median of 5 moves by ±80 ms between runs: use --loads 15 to compare)

@@ -1,5 +1,5 @@
 // Trunk post-build hook: moves the inline module script Trunk injects to load the WASM into
-// an external file, so index.html's Content-Security-Policy can say `script-src 'self'`
+// an external file (adding the import of ECharts after the page's first paint), so index.html's Content-Security-Policy can say `script-src 'self'`
 // with no inline script, no hash and no nonce (a static host cannot mint nonces).
 //
 // Reads $TRUNK_STAGING_DIR/index.html, writes the script to loader-<hash>.js beside it and
@@ -26,11 +26,23 @@ if (!found) {
   console.error('trunk-external-loader: no inline module script found in index.html');
   process.exit(1);
 }
-const code = found[1].trim() + '\n';
+// After Trunk's code (which has run the WASM's start, so the page's first render is done):
+// ECharts' first stage, once that render has been painted, so the first download is the
+// WASM's alone. The charts wait for the `headroom-echarts` event (src/ui/chart_box.rs);
+// `headroomEcharts` says how it went for a chart that asks later.
+const echarts = `
+requestAnimationFrame(() => setTimeout(() => {
+  import('./echarts/echarts.js').then(() => true, (e) => { console.warn('ECharts did not load; each chart says so', e); return false; }).then((ok) => {
+    window.headroomEcharts = ok;
+    dispatchEvent(new Event('headroom-echarts'));
+  });
+}, 0));
+`;
+const code = found[1].trim() + '\n' + echarts;
 const name = `loader-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.js`;
 writeFileSync(join(dir, name), code);
-// `async`: the loader runs as soon as it has arrived, not after ECharts (a deferred script
-// before it); the charts wait for ECharts' load themselves (src/ui/chart_box.rs).
+// `async`: the loader runs as soon as it has arrived; it imports ECharts after the first
+// render has been painted (above).
 html = html.replace(inline, `<script type="module" async src="./${name}"></script>`);
 const preloads = html.match(/<link rel="(?:module)?preload"[^>]*>/g) ?? [];
 for (const link of preloads) html = html.replace(link, '');

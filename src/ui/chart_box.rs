@@ -82,37 +82,25 @@ pub(super) fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 
-/// Calls `settle` once with whether ECharts' first stage is there: now, or once its
-/// deferred module script has run. The WASM loader is an async module (index.html), so the
-/// page's code can start while ECharts is still downloading or compiling; a chart then
-/// waits for the script's `load`. Deferred scripts run before the window's `load`, so once
-/// the document is `complete` a missing `echarts` means it failed, and the chart says so;
-/// the window's `load` is also the last word when the script's own events were missed.
-fn when_echarts_settles(settle: impl Fn(bool) + Clone + 'static) {
+/// Calls `settle` once with whether ECharts' first stage is there: now, or once the WASM
+/// loader's import of it has settled. The loader imports ECharts after the page's first frame
+/// has been painted (scripts/trunk-external-loader.mjs), so the verdict and the controls never
+/// wait for the chart library; it then sets `headroomEcharts` (whether the import worked) and
+/// dispatches `headroom-echarts`.
+fn when_echarts_settles(settle: impl Fn(bool) + 'static) {
     if echarts_loaded() {
         return settle(true);
     }
     let Some(window) = web_sys::window() else {
         return settle(false);
     };
-    let Some(document) = window.document().filter(|d| d.ready_state() != "complete") else {
-        return settle(false);
-    };
-    let settled = std::rc::Rc::new(std::cell::Cell::new(false));
-    let listen = |target: &web_sys::EventTarget, event: &str| {
-        let (settle, settled) = (settle.clone(), settled.clone());
-        let handler = Closure::once_into_js(move |_: web_sys::Event| {
-            if !settled.replace(true) {
-                settle(echarts_loaded());
-            }
-        });
-        let _ = target.add_event_listener_with_callback(event, handler.unchecked_ref());
-    };
-    if let Some(script) = document.query_selector("script[src*='echarts']").ok().flatten() {
-        listen(&script, "load");
-        listen(&script, "error");
+    if js_sys::Reflect::get(&window, &JsValue::from_str("headroomEcharts")).ok().and_then(|v| v.as_bool()).is_some() {
+        return settle(echarts_loaded());
     }
-    listen(&window, "load");
+    let handler = Closure::once_into_js(move |_: web_sys::Event| settle(echarts_loaded()));
+    let options = web_sys::AddEventListenerOptions::new();
+    options.set_once(true);
+    let _ = window.add_event_listener_with_callback_and_add_event_listener_options("headroom-echarts", handler.unchecked_ref(), &options);
 }
 
 /// True when the user prefers a dark colour scheme.
