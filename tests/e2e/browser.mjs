@@ -113,3 +113,23 @@ export async function chooseModel(page, query) {
   await page.locator('#model-list [role=option]').first().waitFor();
   await page.locator('#model').press('Enter');
 }
+
+/** A page that records console errors, page errors, dialogs, requests and CSP violations. */
+export async function watchedPage(context) {
+  const page = await context.newPage();
+  const problems = [];
+  const requests = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || /Content.Security.Policy|Refused to/i.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); d.dismiss(); });
+  page.on('request', (r) => requests.push(r.url()));
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    // Trunk's loader announces the instance's exports (its memory among them).
+    addEventListener('TrunkApplicationStarted', (e) => { window.__wasm = e.detail.wasm; });
+  });
+  return { page, problems, requests };
+}

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, modelKey, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, modelKey, setValue, start, waitForChart, watchedPage } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -17,13 +17,10 @@ after(async () => {
   await env?.close();
 });
 
-/** A new page that collects page errors (a trap or panic would show here). */
-async function newPage(context = env.browser) {
-  const page = await context.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  // Trunk's loader announces the instance's exports (its memory among them).
-  await page.addInitScript(() => addEventListener('TrunkApplicationStarted', (e) => { window.__wasm = e.detail.wasm; }));
+/** A watched page (browser.mjs) and its page errors (a trap or panic would show there). */
+async function newPage() {
+  const { page, problems } = await watchedPage(env.browser);
+  const errors = { get list() { return problems.filter((p) => p.startsWith('pageerror')); } };
   return { page, errors };
 }
 
@@ -55,7 +52,7 @@ for (const [name, query] of [
     assert.ok(nodes < 20_000, `${nodes} DOM nodes`);
     if (query.includes('m=gpt2')) assert.equal(await modelKey(page), 'openai-community/gpt2');
     await stillWorks(page);
-    assert.deepEqual(errors, []);
+    assert.deepEqual(errors.list, []);
     await page.close();
   });
 }
@@ -100,7 +97,7 @@ test('a saved scenario of 800,000 parameters, then a 4 MB name: bounded, cleaned
   await page.locator('li.saved .saved-open').nth(1).click();
   await page.waitForFunction(() => new URL(location.href).searchParams.get('b') === '6');
   await stillWorks(page);
-  assert.deepEqual(errors, []);
+  assert.deepEqual(errors.list, []);
   await page.evaluate(() => localStorage.clear());
   await page.close();
 });
@@ -124,7 +121,7 @@ test('a 50 MB paste is refused before it is read; the WASM memory does not grow;
   assert.ok(grown < 8, `WASM memory grew by ${grown} MiB`);
   assert.equal(await modelKey(page), 'openai-community/gpt2');
   await stillWorks(page);
-  assert.deepEqual(errors, []);
+  assert.deepEqual(errors.list, []);
   await page.close();
 });
 
@@ -138,7 +135,7 @@ test('a model_type with a right-to-left override cannot reverse the page text', 
   await page.waitForTimeout(500);
   const shown = await page.evaluate(() => document.body.innerText);
   assert.ok(!shown.includes('\u202e'), 'a raw U+202E reached the page');
-  assert.deepEqual(errors, []);
+  assert.deepEqual(errors.list, []);
   await page.close();
 });
 

@@ -5,7 +5,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, modelKey, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, modelKey, setValue, start, waitForChart, watchedPage as watched } from './browser.mjs';
+
+const watchedPage = (context = env.browser) => watched(context);
 
 let env;
 before(async () => {
@@ -15,24 +17,6 @@ before(async () => {
 after(async () => {
   await env?.close();
 });
-
-/** A page that records console errors, page errors, dialogs, requests and CSP violations. */
-async function watchedPage(context = env.browser) {
-  const page = await context.newPage();
-  const problems = [];
-  const requests = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' || /Content.Security.Policy|Refused to/i.test(m.text())) problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); d.dismiss(); });
-  page.on('request', (r) => requests.push(r.url()));
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  return { page, problems, requests };
-}
 
 const TAMPERED = [
   // [query, what must be kept]
