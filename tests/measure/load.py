@@ -15,6 +15,9 @@ each unit's parameters to the GPU first; on CPU that move is a no-op, so what th
 (`torch.cat`) and shard (a 1/world clone). FSDP1 refuses `sync_module_states=True` with CPU tensors
 (`_check_module_states_for_sync_module_states`, a device check and nothing else); the script replaces that check
 with a no-op so the broadcast runs on the fake group.
+Why the CPU peak is the GPU's: the units are wrapped blocks first, root last. At the root's flatten the CPU holds
+the blocks' shards, the root's original tensors, its flat copy and its shard clone; on a GPU the blocks' shards,
+the root moved to the GPU, its flat copy and its shard clone: the same bytes (Psi*4/W + 2*root*4 here).
 
 NF4 (bitsandbytes 0.50.2, which quantises on CPU): one llama-tiny MLP weight (1792 x 512) in bf16 turned into a
 `Params4bit(quant_type="nf4", compress_statistics=True)` and quantised (`_quantize`, what `.to(device)` /
@@ -68,7 +71,7 @@ def fsdp1_case(sync):
     out = {"name": f"llama-tiny-fsdp1-x{WORLD}-sync-{str(sync).lower()}", "world": WORLD, "sync_module_states": sync,
            "param_count": int(psi), "block_param_count": int(block), "root_param_count": int(root), "weight_bytes": 4,
            "scenario": {"model": {"hf_config": P.LLAMA_TINY}, "training": {"precision": "fp32"},
-                        "parallel": {"dp": WORLD, "zero": "fsdp", "sync_module_states": sync}},
+                        "parallel": {"dp": WORLD, "zero": "fsdp", "fsdp_version": 1}},
            "measured": {"start_bytes": start, "peak_bytes": peak, "end_bytes": end, "extra_bytes": peak - start,
                         "sharded_param_bytes": int(sharded)}}
     print(out["name"], out["measured"], "root*4", root * 4, "block*4", block * 4, flush=True)
