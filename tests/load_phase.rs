@@ -86,8 +86,10 @@ fn nf4_quantisation_at_load_matches_the_measured_peak() {
 fn the_load_can_be_the_peak() {
     // Llama-3-8B sharded over 64 ranks with FSDP1: the root unit's 1.05e9 fp32 elements twice
     // (8.4 GB) outweigh the step's 16·Ψ/64 of shards and states.
-    let b = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"micro_batch": 1, "seq_len": 1024, "checkpointing": "full"},
-        "parallel": {"dp": 64, "zero": "fsdp", "fsdp_version": 1}}"#);
+    let b = plan(
+        r#"{"model": {"preset": "llama-3-8b"}, "training": {"micro_batch": 1, "seq_len": 1024, "checkpointing": "full"},
+        "parallel": {"dp": 64, "zero": "fsdp", "fsdp_version": 1}}"#,
+    );
     let p = &b.phases;
     println!("load {} fb {} opt {}", p.load.total, p.forward_backward.total, p.optimizer_step.total);
     assert_eq!(p.peak_phase, Phase::Load);
@@ -97,8 +99,10 @@ fn the_load_can_be_the_peak() {
     let edge = 2.0 * 128_256.0 * 4096.0 + 4096.0;
     assert_eq!(load_terms(&b), 2.0 * edge * 4.0);
     // Without the load's transient the step is the peak again, with the same step totals.
-    let v = plan(r#"{"model": {"preset": "llama-3-8b"}, "training": {"micro_batch": 1, "seq_len": 1024, "checkpointing": "full"},
-        "parallel": {"dp": 64, "zero": "fsdp", "fsdp_version": 2}}"#);
+    let v = plan(
+        r#"{"model": {"preset": "llama-3-8b"}, "training": {"micro_batch": 1, "seq_len": 1024, "checkpointing": "full"},
+        "parallel": {"dp": 64, "zero": "fsdp", "fsdp_version": 2}}"#,
+    );
     assert_ne!(v.phases.peak_phase, Phase::Load);
     assert_eq!((v.phases.forward_backward.clone(), v.phases.optimizer_step.clone()), (p.forward_backward.clone(), p.optimizer_step.clone()));
 }

@@ -181,7 +181,16 @@ fn is_true(x: &bool) -> bool {
 
 impl Default for Lora {
     fn default() -> Self {
-        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true, fp32_adapters: true, quantize_at_load: true }
+        Lora {
+            rank: 16,
+            targets: LinearKind::ALL.to_vec(),
+            base: LoraBase::Bf16,
+            double_quant: true,
+            dropout: 0.0,
+            fp32_unquantised: true,
+            fp32_adapters: true,
+            quantize_at_load: true,
+        }
     }
 }
 
