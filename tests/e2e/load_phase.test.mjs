@@ -25,7 +25,7 @@ test('FSDP1 on 64 ranks: the load is the peak, and the step is one click away', 
     assert.equal(await page.locator('#phase-load').count(), 0, 'the load is the peak, not an extra button');
     const peak = gib(await page.locator('#total').innerText());
     await page.locator('#phase-peak').scrollIntoViewIfNeeded();
-    await page.locator('.table-card').screenshot({ path: join(ARTIFACTS, `load-phase-peak-${width}-${colorScheme}.png`) });
+    await page.locator('section.table-card').screenshot({ path: join(ARTIFACTS, `load-phase-peak-${width}-${colorScheme}.png`) });
     await page.click('#phase-other');
     const step = gib(await page.locator('#phase-total').innerText());
     assert.ok(step > 0 && step < peak, `step ${step} GiB, load ${peak} GiB`);
@@ -37,13 +37,13 @@ test('FSDP1 on 64 ranks: the load is the peak, and the step is one click away', 
 test('FSDP1 on 8 ranks: the load is a phase of its own with its term; FSDP2 has none', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=llama-3-8b&dp=8&z=3&fv=1', { viewport: { width: 1440, height: 1000 } });
   assert.doesNotMatch(await page.locator('#phase-peak').innerText(), /loading/);
+  const peak = gib(await page.locator('#total').innerText());
   await page.click('#phase-load');
   assert.equal(await page.locator('#phase-load').getAttribute('aria-pressed'), 'true');
   const load = gib(await page.locator('#phase-total').innerText());
-  const peak = gib(await page.locator('#total').innerText());
   assert.ok(load > 8 && load < peak, `load ${load} GiB, peak ${peak} GiB`);
   assert.ok(await page.getByText('FSDP1 unit unsharded at load').count() > 0);
-  await page.locator('.table-card').screenshot({ path: join(ARTIFACTS, 'load-phase-shown-1440-light.png') });
+  await page.locator('section.table-card').screenshot({ path: join(ARTIFACTS, 'load-phase-shown-1440-light.png') });
   await page.goto(env.url + '?v=1&m=llama-3-8b&dp=8&z=3&fv=2');
   await page.waitForSelector('#phase-peak');
   assert.equal(await page.locator('#phase-load').count(), 0);
