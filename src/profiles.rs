@@ -91,6 +91,10 @@ impl Framework {
             // ZeRO, Megatron's distributed optimizer), where the setting does not apply.
             gradient_as_bucket_view: false,
             fp32_gradients: false,
+            // accelerate's `FullyShardedDataParallelPlugin` takes `fsdp_version` from
+            // `FSDP_VERSION`, "1" when unset (accelerate 1.16.0 `utils/dataclasses.py`, line
+            // 1710): the transformers `Trainer`'s `fsdp` runs FSDP1 unless told otherwise.
+            fsdp_version: 1,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -117,7 +121,9 @@ impl Framework {
             // LoRA adapters included (`Lora::fp32_adapters`).
             // Its recipe configs build `torch.optim.AdamW` with `fused: True`
             // (`recipes/configs/llama3_1/8B_lora_single_device.yaml`, `8B_full.yaml`).
+            // Its distributed recipes shard with FSDP2 `fully_shard` (`training.shard_model`).
             Framework::Torchtune => Defaults {
+                fsdp_version: 2,
                 precision: Precision::Bf16,
                 loss: Loss::Chunked,
                 checkpointing: Checkpointing::Full,
@@ -135,12 +141,14 @@ impl Framework {
             // Its adapters are built with the model under `fabric.init_module()` in the run's
             // dtype (`Lora::fp32_adapters`).
             // The loss runs on the chunks as they are, in bf16 (`Loss::ChunkedNoUpcast`).
+            // Its `FSDPStrategy` is Lightning Fabric's, which wraps `FullyShardedDataParallel`
+            // (FSDP1).
             Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::ChunkedNoUpcast, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, ..base },
             // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
             // `[optimizer] implementation` defaults to "fused" (`torchtitan/config/job_config.py`,
             // `Optimizer.implementation: Literal["for-loop", "foreach", "fused"] = "fused"`).
-            Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), ..base },
+            Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), fsdp_version: 2, ..base },
             // Megatron-Core GPT examples: `--bf16` with fp32 main parameters and gradients,
             // `--use-distributed-optimizer` (optimizer states sharded over data parallel:
             // ZeRO-1), Transformer Engine's fused (flash) attention, no recomputation by default;
@@ -148,7 +156,7 @@ impl Framework {
             // (`megatron/core/optimizer/__init__.py`: `from transformer_engine.pytorch.optimizers
             // import FusedAdam as Adam`), fused.
             // Its gradient buffer is fp32 under `--bf16` (`Training::fp32_gradients`).
-            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), fp32_gradients: true, ..base },
+            Framework::MegatronCore => Defaults { attention: Attention::Flash, zero: Some(Zero::Optimizer), fp32_gradients: true, fsdp_version: 2, ..base },
             // The HF Trainer DeepSpeed integration's `ds_config_zero2.json` example: stage 2,
             // `bf16.enabled: auto`; an `"AdamW"` optimizer block becomes DeepSpeed's `FusedAdam`
             // without offload (`deepspeed/runtime/engine.py`, `_configure_basic_optimizer`).
@@ -181,6 +189,8 @@ pub struct Defaults {
     pub gradient_as_bucket_view: bool,
     /// Gradients in fp32 in a 16-bit run (`Training::fp32_gradients`): Megatron-Core's.
     pub fp32_gradients: bool,
+    /// FSDP1 or FSDP2 under a ZeRO-3 FSDP layout (`Parallel::fsdp_version`).
+    pub fsdp_version: u64,
 }
 
 #[cfg(test)]

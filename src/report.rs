@@ -188,13 +188,19 @@ fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
         format!("Estimated step time {}", crate::format::seconds(b.step_time.seconds))
     };
     out.push_str(&format!("{}. {time}.\n", verdict(b, u).text()));
-    let (fb, opt) = (&b.phases.forward_backward, &b.phases.optimizer_step);
+    let (fb, opt, load) = (&b.phases.forward_backward, &b.phases.optimizer_step, &b.phases.load);
     if opt.total > 0 {
+        // The load is listed when it has transients of its own.
+        let load_text = if b.terms.iter().any(|t| t.lifetime == crate::model::breakdown::Lifetime::Load) { format!(", load {}", bytes(load.total, u)) } else { String::new() };
         out.push_str(&format!(
-            "\nPeak per phase: forward + backward {}, optimizer step {} (the table shows the {} phase).\n",
+            "\nPeak per phase: forward + backward {}, optimizer step {}{load_text} (the table shows the {} phase).\n",
             bytes(fb.total, u),
             bytes(opt.total, u),
-            if b.phases.peak_phase == Phase::OptimizerStep { "optimizer-step" } else { "forward/backward" },
+            match b.phases.peak_phase {
+                Phase::OptimizerStep => "optimizer-step",
+                Phase::ForwardBackward => "forward/backward",
+                Phase::Load => "load",
+            },
         ));
     }
     for w in &b.warnings {

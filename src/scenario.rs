@@ -360,6 +360,7 @@ impl Scenario {
         self.training.techniques.liger_kernels = d.liger_kernels;
         self.training.optimizer_impl = d.optimizer_impl;
         self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
+        self.parallel.fsdp_version = d.fsdp_version;
         self.training.fp32_gradients = d.fp32_gradients;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
@@ -489,6 +490,9 @@ impl Scenario {
         let mut errors = Vec::new();
         let t = &self.training;
         let p = &self.parallel;
+        if !matches!(p.fsdp_version, 1 | 2) {
+            errors.push(InputError::new("parallel.fsdp_version", format!("must be 1 (FullyShardedDataParallel) or 2 (fully_shard), got {}", p.fsdp_version)));
+        }
         let mut range = |field: &str, v: u64, max: u64| {
             if v == 0 || v > max {
                 errors.push(InputError::new(field, format!("must be between 1 and {max}, got {v}")));

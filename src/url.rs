@@ -41,7 +41,7 @@ pub const LADDER_KEY: &str = "ladder";
 pub const COMPARE_KEY: &str = "cmp";
 
 /// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 57] = [
+const SCALARS: [(&str, &str); 58] = [
     ("b", "training.micro_batch"),
     ("s", "training.seq_len"),
     ("ga", "training.grad_accum"),
@@ -67,6 +67,7 @@ const SCALARS: [(&str, &str); 57] = [
     ("rsh", "parallel.fsdp_reshard_after_forward"),
     ("fsd", "parallel.full_state_dict_on_save"),
     ("gbv", "parallel.gradient_as_bucket_view"),
+    ("fv", "parallel.fsdp_version"),
     ("vs", "parallel.virtual_stages"),
     ("pf", "runtime.platform"),
     ("mf", "runtime.memory_fraction"),

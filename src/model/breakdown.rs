@@ -35,15 +35,22 @@ impl Component {
     }
 }
 
-/// The two phases of a training step whose live tensors differ: forward + backward (saved
-/// activations, loss buffers), and the optimizer step (gradients all present, activations
-/// freed, the optimizer's own intermediates).
+/// The phases of a run whose live tensors differ: forward + backward (saved activations, loss
+/// buffers), the optimizer step (gradients all present, activations freed, the optimizer's own
+/// intermediates), and loading the model before the first step (the weights and the load's own
+/// transients: FSDP1's unsharded unit, NF4 quantisation's 16-bit copy; `model::load`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     #[default]
     ForwardBackward,
     OptimizerStep,
+    Load,
+}
+
+impl Phase {
+    /// How many phases there are.
+    pub const COUNT: usize = Phase::Load as usize + 1;
 }
 
 /// When a term is alive during one training step. The breakdown's two phases and its peak are
@@ -79,6 +86,9 @@ pub enum Lifetime {
     /// when it is larger than they are (`Ledger`); otherwise it is one of the breakdown's
     /// `uncounted_transients`.
     CheckpointSave,
+    /// Only while the model is loaded, before the first step: counted in the load phase alone,
+    /// beside the weights and the framework overhead (`Ledger`).
+    Load,
 }
 
 impl Lifetime {
@@ -88,6 +98,18 @@ impl Lifetime {
             Lifetime::WholeStep => None,
             Lifetime::Saved(_) | Lifetime::ForwardBackward | Lifetime::Transient(_) => Some(Phase::ForwardBackward),
             Lifetime::MadeInBackward | Lifetime::OptimizerStep | Lifetime::CheckpointSave => Some(Phase::OptimizerStep),
+            Lifetime::Load => Some(Phase::Load),
+        }
+    }
+
+    /// Whether a term of `component` with this lifetime is alive during `phase`: a whole-step
+    /// term in the load phase only when it is a weight or framework overhead (gradients,
+    /// optimizer states and DDP's buckets are made by the first step).
+    pub fn alive_in(self, component: Component, phase: Phase) -> bool {
+        match (self.phase(), phase) {
+            (None, Phase::Load) => matches!(component, Component::Parameters | Component::Overhead),
+            (None, _) => true,
+            (Some(p), _) => p == phase,
         }
     }
 }
@@ -162,7 +184,7 @@ impl Term {
 
     /// Whether the term is alive during `phase`.
     pub fn alive_in(&self, phase: Phase) -> bool {
-        self.phase().is_none_or(|p| p == phase)
+        self.lifetime.alive_in(self.component, phase)
     }
 }
 
@@ -323,7 +345,7 @@ pub struct PlatformOutcome {
     pub message: String,
 }
 
-/// Both phases of a training step; the breakdown's components are those of `peak_phase`.
+/// The phases of a run; the breakdown's components are those of `peak_phase`.
 ///
 /// With one GPU, no accumulation and `zero_grad(set_to_none=True)`, gradients do not exist
 /// during forward and backward; activations are gone by the optimizer step, which allocates
@@ -333,15 +355,25 @@ pub struct PlatformOutcome {
 pub struct PhasePeaks {
     pub forward_backward: PhaseTotals,
     pub optimizer_step: PhaseTotals,
+    /// Loading the model: the weights, the framework overhead and the load's transients
+    /// ([`Lifetime::Load`]); all zero in inference.
+    #[serde(default)]
+    pub load: PhaseTotals,
     pub peak_phase: Phase,
 }
 
 impl PhasePeaks {
     /// The totals of the phase that peaks.
     pub fn at_peak(&self) -> &PhaseTotals {
-        match self.peak_phase {
+        self.get(self.peak_phase)
+    }
+
+    /// The totals of one phase.
+    pub fn get(&self, phase: Phase) -> &PhaseTotals {
+        match phase {
             Phase::ForwardBackward => &self.forward_backward,
             Phase::OptimizerStep => &self.optimizer_step,
+            Phase::Load => &self.load,
         }
     }
 }

@@ -161,6 +161,14 @@ pub struct Lora {
     /// before it encode as they did.
     #[serde(skip_serializing_if = "is_true")]
     pub fp32_adapters: bool,
+    /// A 4-bit base is quantised while the model loads, layer by layer from its 16-bit
+    /// checkpoint (transformers' bitsandbytes loader, `Params4bit._quantize`; torchtune's
+    /// `to_nf4`): each layer's 16-bit weight and its NF4 output exist together for a moment
+    /// (`model::load`; measured in `load.json`). `false`: a checkpoint saved already quantised
+    /// (a `*-bnb-4bit` repository) is read as it is. Left out of the JSON when true (the
+    /// default), so links made before it encode as they did.
+    #[serde(skip_serializing_if = "is_true")]
+    pub quantize_at_load: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -173,7 +181,16 @@ fn is_true(x: &bool) -> bool {
 
 impl Default for Lora {
     fn default() -> Self {
-        Lora { rank: 16, targets: LinearKind::ALL.to_vec(), base: LoraBase::Bf16, double_quant: true, dropout: 0.0, fp32_unquantised: true, fp32_adapters: true }
+        Lora {
+            rank: 16,
+            targets: LinearKind::ALL.to_vec(),
+            base: LoraBase::Bf16,
+            double_quant: true,
+            dropout: 0.0,
+            fp32_unquantised: true,
+            fp32_adapters: true,
+            quantize_at_load: true,
+        }
     }
 }
 
@@ -321,6 +338,12 @@ pub struct Parallel {
     /// into its bucket, one allocation (torch `nn/parallel/distributed.py`; measured in
     /// `ddp_buckets.json`).
     pub gradient_as_bucket_view: bool,
+    /// Which PyTorch FSDP shards a ZeRO-3 layout whose `zero3_impl` is FSDP: 2 (`fully_shard`,
+    /// the default) or 1 (`FullyShardedDataParallel`: LitGPT's `FSDPStrategy`, accelerate's
+    /// `fsdp_version: 1`, the transformers `Trainer`'s `fsdp` argument). Today it decides the
+    /// load phase only: FSDP1 moves each unit to the GPU unsharded and flattens it into one
+    /// more copy before sharding it (`model::load`; measured in `load.json`).
+    pub fsdp_version: u64,
 }
 
 /// The implementation of ZeRO stage 3.
@@ -351,6 +374,7 @@ impl Default for Parallel {
             fsdp_reshard_after_forward: true,
             full_state_dict_on_save: false,
             gradient_as_bucket_view: false,
+            fsdp_version: 2,
         }
     }
 }

@@ -10,6 +10,9 @@
 //! autograd frees a node's saved tensors when its backward runs (`torch/csrc/autograd/engine.cpp`,
 //! `call_function`: `fn.will_release_variables()` unless the graph is kept), and the head's and
 //! the loss's run before any block's (measured: `tests/fixtures/measured/output_span_freed.json`).
+//! The load phase counts what exists before the first step: the weights and the framework
+//! overhead kept for the whole step, and the load's own transients ([`Lifetime::Load`]); those
+//! count in no other phase and in no sum over the step.
 
 use std::borrow::Cow;
 
@@ -109,10 +112,12 @@ impl Ledger {
         let mut tally = Tally { save_counted: save, ..Tally::default() };
         for t in self.terms.iter().filter(|t| Self::counts(t.4, moment, self.output_freed_in_blocks, save)) {
             let c = t.0 as usize;
-            tally.step[c] += t.2;
-            tally.total += t.2;
-            for phase in [Phase::ForwardBackward, Phase::OptimizerStep] {
-                if t.4.phase().is_none_or(|p| p == phase) {
+            if t.4 != Lifetime::Load {
+                tally.step[c] += t.2;
+                tally.total += t.2;
+            }
+            for phase in [Phase::ForwardBackward, Phase::OptimizerStep, Phase::Load] {
+                if t.4.alive_in(t.0, phase) {
                     tally.phase[phase as usize][c] += t.2;
                     tally.peak[phase as usize] += t.2;
                 }
@@ -135,12 +140,12 @@ impl Ledger {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tally {
     /// Per phase (in `Phase` order), per component (in `Component` order).
-    phase: [[f64; 6]; 2],
-    /// Per component over the step (both phases).
+    phase: [[f64; 6]; Phase::COUNT],
+    /// Per component over the step (both of its phases; not the load).
     step: [f64; 6],
     /// Every counted term, per phase.
-    peak: [f64; 2],
-    /// Every counted term.
+    peak: [f64; Phase::COUNT],
+    /// Every counted term but the load's.
     total: f64,
     /// Whether the checkpoint save counts instead of the optimizer step's own terms.
     pub save_counted: bool,
@@ -157,12 +162,12 @@ impl Tally {
         self.step[component as usize]
     }
 
-    /// The larger of the two phases' sums: the step's peak.
+    /// The largest of the phases' sums: the run's peak.
     pub fn peak(&self) -> f64 {
         self.peak.into_iter().fold(0.0, f64::max)
     }
 
-    /// Sum of every counted term.
+    /// Sum of every counted term but the load's.
     pub fn total(&self) -> f64 {
         self.total
     }

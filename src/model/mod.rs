@@ -20,6 +20,7 @@ pub mod inference;
 pub mod inputs;
 pub mod layout;
 pub mod ledger;
+pub mod load;
 pub mod overhead;
 pub mod precision;
 pub mod reuse;
@@ -179,6 +180,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
             },
             &mut ledger,
         );
+        load::load_transients(&tensors.list, s.training, s.parallel, &layout, &summary, &mut ledger);
         // Optimizer step fused into backward: no gradients persist and there is no
         // optimizer-step peak; one parameter's gradient and update are a backward transient
         // (temporary.rs).
@@ -248,8 +250,11 @@ fn plan_totals(s: &Inputs, tensors: &Tensors, plan: &StagePlan) -> Totals {
     let forward_backward = phase_totals(&plan.tally, Phase::ForwardBackward);
     let training = s.training.mode == Mode::Train;
     let optimizer_step = if training { phase_totals(&plan.tally, Phase::OptimizerStep) } else { PhaseTotals::default() };
+    let load = if training { phase_totals(&plan.tally, Phase::Load) } else { PhaseTotals::default() };
+    // The step's phases win ties: the load is the peak only when it holds strictly more.
     let peak_phase = if optimizer_step.total > forward_backward.total { Phase::OptimizerStep } else { Phase::ForwardBackward };
-    let phases = PhasePeaks { forward_backward, optimizer_step, peak_phase };
+    let peak_phase = if load.total > forward_backward.total.max(optimizer_step.total) { Phase::Load } else { peak_phase };
+    let phases = PhasePeaks { forward_backward, optimizer_step, load, peak_phase };
     let at_peak = phases.at_peak();
     // The machine's RAM is shared by the GPUs of a node in use and the jobs on each GPU.
     let on_node = s.parallel.world_size().clamp(1, s.device.gpus_per_node.max(1));
@@ -336,6 +341,10 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
                 gib(phases.optimizer_step.total)
             ),
             Phase::ForwardBackward => format!("the peak is the start of backward; the optimizer step peaks at {:.1} GiB", gib(phases.optimizer_step.total)),
+            Phase::Load => format!(
+                "the peak is loading the model, before the first step (the training step peaks at {:.1} GiB)",
+                gib(phases.forward_backward.total.max(phases.optimizer_step.total))
+            ),
         });
     }
     if let Some(tower) = arch.transformer().and_then(|t| t.tower.as_ref()) {

@@ -16,7 +16,7 @@ use super::state::Planner;
 use crate::chart::component_color;
 use crate::enum_id::enum_id;
 use crate::format::{self, Units};
-use crate::model::breakdown::{Component, Phase};
+use crate::model::breakdown::{Component, Lifetime, Phase};
 
 /// The table's builder, in the `below_fold` chunk.
 #[wasm_split(below_fold, wasm_split_path = ::leptos::wasm_split, fallible)]
@@ -48,24 +48,38 @@ fn Table() -> impl IntoView {
             </button>
         }
     };
-    // `true`: show the phase that is not the peak.
-    let other_phase = RwSignal::new(false);
+    // The phase shown: `None` is the peak's; otherwise one of `other_phases`.
+    let shown = RwSignal::new(None::<Phase>);
     let training = Memo::new(move |_| planner.plan.with(|p| p.breakdown.phases.optimizer_step.total > 0));
     let phase_name = |phase: Phase| match phase {
         Phase::ForwardBackward => "forward and backward",
         Phase::OptimizerStep => "the optimizer step",
+        Phase::Load => "loading the model",
     };
-    let rows = move || {
-        let u = units.get();
-        let other = other_phase.get() && training.get();
+    // The phases besides the peak's that the switch offers: the step's other phase, and the
+    // load when it has transients of its own.
+    let other_phases = move || {
         planner.plan.with(|p| {
             let b = &p.breakdown;
-            let phase = match (b.phases.peak_phase, other) {
-                (peak, false) => peak,
-                (Phase::ForwardBackward, true) => Phase::OptimizerStep,
-                (Phase::OptimizerStep, true) => Phase::ForwardBackward,
-            };
-            let totals = if phase == Phase::ForwardBackward { &b.phases.forward_backward } else { &b.phases.optimizer_step };
+            let has_load = b.terms.iter().any(|t| t.lifetime == Lifetime::Load);
+            let mut phases = vec![];
+            if training.get() {
+                phases.extend([Phase::ForwardBackward, Phase::OptimizerStep].into_iter().filter(|&x| x != b.phases.peak_phase));
+                if has_load && b.phases.peak_phase != Phase::Load {
+                    phases.push(Phase::Load);
+                }
+            }
+            phases
+        })
+    };
+    let current = move || shown.get().filter(|x| other_phases().contains(x));
+    let rows = move || {
+        let u = units.get();
+        let chosen = current();
+        planner.plan.with(|p| {
+            let b = &p.breakdown;
+            let phase = chosen.unwrap_or(b.phases.peak_phase);
+            let totals = b.phases.get(phase);
             let share = |bytes: u64| {
                 if totals.total == 0 {
                     "—".to_string()
@@ -112,28 +126,35 @@ fn Table() -> impl IntoView {
         })
     };
     let phase_switch = move || {
-        planner.plan.with(|p| {
-            let peak = p.breakdown.phases.peak_phase;
-            let other = if peak == Phase::ForwardBackward { Phase::OptimizerStep } else { Phase::ForwardBackward };
-            view! {
-                <div class="units phase-switch" role="group" aria-label="Phase shown">
-                    <button type="button" class="unit" id="phase-peak" aria-pressed=move || (!other_phase.get()).to_string() on:click=move |_| other_phase.set(false)>
-                        {format!("At the peak ({})", phase_name(peak))}
+        let peak = planner.plan.with(|p| p.breakdown.phases.peak_phase);
+        let others = other_phases()
+            .into_iter()
+            .map(|phase| {
+                // Ids kept from the two-phase switch: `phase-other` is the step's other phase.
+                let id = if phase == Phase::Load { "phase-load" } else { "phase-other" };
+                view! {
+                    <button type="button" class="unit" id=id aria-pressed=move || (current() == Some(phase)).to_string() on:click=move |_| shown.set(Some(phase))>
+                        {format!("During {}", phase_name(phase))}
                     </button>
-                    <button type="button" class="unit" id="phase-other" aria-pressed=move || other_phase.get().to_string() on:click=move |_| other_phase.set(true)>
-                        {format!("During {}", phase_name(other))}
-                    </button>
-                </div>
-            }
-        })
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="units phase-switch" role="group" aria-label="Phase shown">
+                <button type="button" class="unit" id="phase-peak" aria-pressed=move || current().is_none().to_string() on:click=move |_| shown.set(None)>
+                    {format!("At the peak ({})", phase_name(peak))}
+                </button>
+                {others}
+            </div>
+        }
     };
     let foot = move || {
         let u = units.get();
-        let other = other_phase.get() && training.get();
+        let chosen = current();
         planner.plan.with(|p| {
             let b = &p.breakdown;
-            if other {
-                let totals = if b.phases.peak_phase == Phase::ForwardBackward { &b.phases.optimizer_step } else { &b.phases.forward_backward };
+            if let Some(phase) = chosen {
+                let totals = b.phases.get(phase);
                 return view! {
                     <tr class="total">
                         <th scope="row">"Total (this phase)"</th>
