@@ -217,7 +217,8 @@ test('a Hub id not in the catalogue is fetched from the Hub only when asked; gat
   await page.locator('#model').fill('gated-org/secret');
   await page.locator('#model').press('Escape');
   await page.locator('#hub-fetch').click();
-  await page.waitForFunction(() => /gated/.test(document.getElementById('hub-fetch-status').textContent));
+  // "gated-org" is in the "Fetching …" line too: wait for the answer itself.
+  await page.waitForFunction(() => /is gated on the Hub/.test(document.getElementById('hub-fetch-status').textContent));
   assert.match(await page.locator('#hub-fetch-status').innerText(), /gated-org\/secret is gated on the Hub: .*paste its config.json below instead/);
   assert.equal(await page.locator('#paste-details').getAttribute('open'), '');
   // Unreachable.
