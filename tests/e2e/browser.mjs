@@ -133,3 +133,10 @@ export async function watchedPage(context) {
   });
   return { page, problems, requests };
 }
+
+/** A size as the page prints it (`12.3 GiB`, `512 MiB`, `64 KiB`, `8 B`) in GiB; NaN when none. */
+export function gib(text) {
+  const m = text.match(/([\d.]+)\s*(GiB|MiB|KiB|B)\b/);
+  const scale = { GiB: 1, MiB: 2 ** -10, KiB: 2 ** -20, B: 2 ** -30 };
+  return m ? Number(m[1]) * scale[m[2]] : NaN;
+}

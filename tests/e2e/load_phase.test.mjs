@@ -5,17 +5,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { start, openPlanner, ARTIFACTS } from './browser.mjs';
+import { start, openPlanner, ARTIFACTS, gib } from './browser.mjs';
 
 let env;
 before(async () => { env = await start(); });
 after(async () => { await env.close(); });
-
-const gib = (text) => {
-  const m = text.match(/([\d.]+)\s*(GiB|MiB|KiB|B)\b/);
-  const scale = { GiB: 1, MiB: 2 ** -10, KiB: 2 ** -20, B: 2 ** -30 };
-  return m ? Number(m[1]) * scale[m[2]] : NaN;
-};
 
 test('FSDP1 on 64 ranks: the load is the peak, and the step is one click away', async () => {
   for (const [colorScheme, width] of [['light', 1440], ['dark', 1440], ['light', 390], ['dark', 390]]) {

@@ -7,17 +7,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { start, openPlanner, setValue, componentSize, ARTIFACTS } from './browser.mjs';
+import { start, openPlanner, setValue, componentSize, ARTIFACTS, gib } from './browser.mjs';
 
 let env;
 before(async () => { env = await start(); });
 after(async () => { await env.close(); });
 
-const gib = (text) => {
-  const m = text.match(/([\d.]+)\s*(GiB|MiB|KiB|B)\b/);
-  const scale = { GiB: 1, MiB: 2 ** -10, KiB: 2 ** -20, B: 2 ** -30 };
-  return m ? Number(m[1]) * scale[m[2]] : NaN;
-};
 const total = async (page) => gib(await page.locator('#total').innerText());
 
 test('Adam implementation: fused drops the foreach list; profiles choose theirs', async () => {

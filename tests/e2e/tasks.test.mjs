@@ -2,17 +2,11 @@
 // consumer GPU, vision models at a chosen resolution, a custom device, a rejected paste.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, openPlanner, setValue, componentSize, chooseModel, modelKey } from './browser.mjs';
+import { start, openPlanner, setValue, componentSize, chooseModel, modelKey, gib } from './browser.mjs';
 
 let env;
 before(async () => { env = await start(); });
 after(async () => { await env.close(); });
-
-const gib = (text) => {
-  const m = text.match(/([\d.]+)\s*(GiB|MiB|KiB|B)\b/);
-  const scale = { GiB: 1, MiB: 2 ** -10, KiB: 2 ** -20, B: 2 ** -30 };
-  return m ? Number(m[1]) * scale[m[2]] : NaN;
-};
 
 test('inference: Llama-3-70B bf16, 8 × 32k tokens on 8 × H100 with TP 8', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url);
