@@ -45,7 +45,7 @@
 //!   the Baseline's 25.5 GiB, below weights + gradients + states + that list, suggests the run's
 //!   AdamW held no such list (fused or for-loop).
 
-use headroom::measured::{compare, Format, Measured};
+use headroom::measured::predicted;
 use headroom::{estimate, Scenario};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -183,9 +183,7 @@ fn scenario(row: &Row) -> Scenario {
 
 /// Headroom's allocated peak for a scenario: the breakdown split as `headroom check` splits it.
 fn allocated_peak(s: &Scenario) -> f64 {
-    let b = estimate(s);
-    let measured = Measured { format: Format::Json, allocated_peak: None, reserved_peak: None, used: None, total: None, non_releasable_peak: None, notes: Vec::new() };
-    compare(&measured, &b).predicted.allocated_peak as f64
+    predicted(&estimate(s)).allocated_peak as f64
 }
 
 #[test]

@@ -114,21 +114,35 @@ pub struct Comparison {
     pub notes: Vec<String>,
 }
 
-/// Split the plan's peak like the measurement and compare what the run reported.
-pub fn compare(measured: &Measured, b: &Breakdown) -> Comparison {
+/// The plan's peak split as PyTorch and the driver count it: the allocator cache and the
+/// CUDA context and libraries taken off the total, each overhead term on its side.
+pub fn predicted(b: &Breakdown) -> Predicted {
     let overhead_terms: Vec<OverheadSide> = b
         .terms
         .iter()
         .filter(|t| t.component == Component::Overhead && t.alive_in(b.phases.peak_phase))
         .map(|t| OverheadSide { name: t.name.to_string(), bytes: t.bytes, side: side_of(&t.name) })
         .collect();
-    let on = |side| overhead_terms.iter().filter(|t| t.side == side).fold(0u64, |a, t| a.saturating_add(t.bytes));
-    let (cache, outside) = (on(Category::AllocatorCache), on(Category::ContextAndLibraries));
-    let used = b.total;
-    let reserved = used.saturating_sub(outside);
-    let allocated = reserved.saturating_sub(cache);
-    let outside_names: Vec<String> = overhead_terms.iter().filter(|t| t.side == Category::ContextAndLibraries).map(|t| t.name.clone()).collect();
-    let predicted = Predicted { allocated_peak: allocated, reserved_peak: reserved, used, capacity: b.capacity, overhead_terms };
+    let mut p = Predicted { allocated_peak: 0, reserved_peak: 0, used: b.total, capacity: b.capacity, overhead_terms };
+    p.reserved_peak = p.used.saturating_sub(p.overhead_on(Category::ContextAndLibraries));
+    p.allocated_peak = p.reserved_peak.saturating_sub(p.overhead_on(Category::AllocatorCache));
+    p
+}
+
+impl Predicted {
+    /// The overhead at the peak that goes to one side (the allocator cache, or the CUDA
+    /// context and libraries).
+    pub fn overhead_on(&self, side: Category) -> u64 {
+        self.overhead_terms.iter().filter(|t| t.side == side).fold(0u64, |a, t| a.saturating_add(t.bytes))
+    }
+}
+
+/// Split the plan's peak like the measurement ([`predicted`]) and compare what the run reported.
+pub fn compare(measured: &Measured, b: &Breakdown) -> Comparison {
+    let predicted = predicted(b);
+    let (allocated, used) = (predicted.allocated_peak, predicted.used);
+    let (cache, outside) = (predicted.overhead_on(Category::AllocatorCache), predicted.overhead_on(Category::ContextAndLibraries));
+    let outside_names: Vec<String> = predicted.overhead_terms.iter().filter(|t| t.side == Category::ContextAndLibraries).map(|t| t.name.clone()).collect();
 
     let mut notes = Vec::new();
     let mut differences = Vec::new();

@@ -25,7 +25,7 @@ mod units;
 
 use serde::{Deserialize, Serialize};
 
-pub use compare::{compare, side_of, Category, Comparison, Difference, OverheadSide, Predicted};
+pub use compare::{compare, predicted, side_of, Category, Comparison, Difference, OverheadSide, Predicted};
 pub use engine_log::{compare_engine, parse as parse_engine_log, EngineComparison, EngineLog};
 pub use markdown::comparison_markdown;
 

@@ -59,11 +59,7 @@ pub(crate) fn unit_of(text: &str) -> u64 {
 
 /// User text for a message: quoted, escaped (never a newline), at most 40 characters.
 pub(crate) fn quote(text: &str) -> String {
-    let mut short: String = text.chars().take(40).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    format!("{short:?}")
+    format!("{:?}", crate::safe_text::clip(text, 40))
 }
 
 /// The name of a unit of `bytes` (1024-based), for notes.
