@@ -308,21 +308,12 @@ fn provenance(link: &str, date: &str, markdown: bool) -> String {
     match (link.is_empty(), markdown) {
         (true, _) => format!("Exported from Headroom on {date}"),
         (false, true) => format!("[Open this scenario in Headroom](<{link}>) · exported {date}"),
-        (false, false) => format!("{} · {date}", short_link(link, MAX_IMAGE_LINK)),
+        (false, false) => format!("{} · {date}", crate::safe_text::clip(link, MAX_IMAGE_LINK)),
     }
 }
 
 /// Longest link an image shows in full; a longer one (a pasted config travels in it) is cut.
 const MAX_IMAGE_LINK: usize = 120;
-
-/// `link`, or its first `max` characters and `…`.
-fn short_link(link: &str, max: usize) -> String {
-    if link.chars().count() <= max {
-        link.to_string()
-    } else {
-        format!("{}…", link.chars().take(max).collect::<String>())
-    }
-}
 
 /// The Markdown export: a heading with the model, GPUs and outcome, the verdict, the
 /// cheapest fix with each change it makes (where the run does not fit), the breakdown table

@@ -336,13 +336,9 @@ fn bounded_query<'q>(query: &'q str, errors: &mut Vec<InputError>) -> &'q str {
     &query[..cut]
 }
 
+/// At most 40 characters of user text in a link's message.
 fn short(s: &str) -> String {
-    let cut: String = s.chars().take(40).collect();
-    if cut.len() < s.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
+    crate::safe_text::clip(s, 40)
 }
 
 fn strip_position(message: &str) -> &str {
