@@ -21,7 +21,7 @@
 //! (Hugging Face models checkpoint whole blocks); Adam without decoupled weight decay and SGD
 //! with momentum (no `--optim` value names them); offloading only the optimizer under FSDP.
 
-use super::{hub_id, machines, refuse, Target};
+use super::shared::{hub_id, machines, refuse, Target};
 use crate::error::InputError;
 use crate::model::arch::LinearKind;
 use crate::model::inputs::{Checkpointing, LoraBase, Offload, Optimizer, Zero, Zero3Impl};
@@ -136,7 +136,7 @@ pub fn trainer_args(s: &Scenario, fsdp: bool) -> Result<Vec<String>, InputError>
         Optimizer::Lion => "lion_32bit",
         Optimizer::Sgd => "sgd",
         Optimizer::Adam | Optimizer::SgdMomentum => {
-            return Err(super::unsupported(T, "training.optimizer", &format!("has no --optim value for {}", crate::labels::optimizer_label(t.optimizer))))
+            return Err(super::shared::unsupported(T, "training.optimizer", &format!("has no --optim value for {}", crate::labels::optimizer_label(t.optimizer))))
         }
     };
     a.push(format!("--optim {optim}"));

@@ -19,7 +19,7 @@
 
 use serde_json::{json, Value};
 
-use super::{refuse, zero_stage, Target};
+use super::shared::{refuse, Target};
 use crate::error::InputError;
 use crate::model::inputs::{Offload, Optimizer};
 use crate::model::precision::Precision;
@@ -39,16 +39,16 @@ pub fn value(s: &Scenario) -> Result<Value, InputError> {
         Precision::Bf16Mixed => json!({ "bf16": { "enabled": true } }),
         Precision::Fp16Mixed => json!({ "fp16": { "enabled": true } }),
         Precision::Fp32 => json!({}),
-        Precision::Bf16 => return Err(super::unsupported(T, "training.precision", "keeps fp32 master weights in bf16 mode: choose bf16-mixed")),
-        Precision::Fp8Mixed => return Err(super::unsupported(T, "training.precision", "has no fp8 switch (Transformer Engine does: use --for megatron)")),
+        Precision::Bf16 => return Err(super::shared::unsupported(T, "training.precision", "keeps fp32 master weights in bf16 mode: choose bf16-mixed")),
+        Precision::Fp8Mixed => return Err(super::shared::unsupported(T, "training.precision", "has no fp8 switch (Transformer Engine does: use --for megatron)")),
     };
     let optimizer = match t.optimizer {
         Optimizer::Adamw => "AdamW",
         Optimizer::Adam => "Adam",
         Optimizer::Lion => "Lion",
-        other => return Err(super::unsupported(T, "training.optimizer", &format!("has no optimizer type for {}", crate::labels::optimizer_label(other)))),
+        other => return Err(super::shared::unsupported(T, "training.optimizer", &format!("has no optimizer type for {}", crate::labels::optimizer_label(other)))),
     };
-    let mut zero = json!({ "stage": zero_stage(p.zero) });
+    let mut zero = json!({ "stage": p.zero.stage() });
     if p.offload != Offload::None {
         refuse(p.zero.stage() < 1, T, "parallel.offload", "offloads the optimizer only with ZeRO (stage ≥ 1)")?;
         zero["offload_optimizer"] = json!({ "device": "cpu", "pin_memory": true });

@@ -18,7 +18,7 @@
 //! differs (ZeRO other than 3, selective checkpointing, offload, TP/PP/CP/EP, QLoRA on
 //! several GPUs, fp8) is refused.
 
-use super::{flag, machines, refuse, Target};
+use super::shared::{flag, machines, refuse, Target};
 use crate::error::InputError;
 use crate::model::arch::LinearKind;
 use crate::model::inputs::{Checkpointing, LoraBase, Offload, Optimizer, Zero};
@@ -38,19 +38,19 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
     } else {
         refuse(t.checkpointing != Checkpointing::None, T, "training.checkpointing", "does not checkpoint on one GPU: choose none")?;
     }
-    let model = super::require_hub_id(s, T)?;
+    let model = super::shared::require_hub_id(s, T)?;
     let precision = match t.precision {
         Precision::Bf16 => "bf16-true",
         Precision::Bf16Mixed => "bf16-mixed",
         Precision::Fp16Mixed => "16-mixed",
         Precision::Fp32 => "32-true",
-        Precision::Fp8Mixed => return Err(super::unsupported(T, "training.precision", "has no fp8 training precision")),
+        Precision::Fp8Mixed => return Err(super::shared::unsupported(T, "training.precision", "has no fp8 training precision")),
     };
     let optimizer = match t.optimizer {
         Optimizer::Adamw => "AdamW",
         Optimizer::Adam => "Adam",
         Optimizer::Sgd => "SGD",
-        other => return Err(super::unsupported(T, "training.optimizer", &format!("takes a torch.optim class; {} is not one", crate::labels::optimizer_label(other)))),
+        other => return Err(super::shared::unsupported(T, "training.optimizer", &format!("takes a torch.optim class; {} is not one", crate::labels::optimizer_label(other)))),
     };
     let command = if t.lora.is_some() { "finetune_lora" } else { "finetune_full" };
     let per_node = world.div_ceil(nodes);
@@ -76,5 +76,5 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
     a.push(flag("--train.global_batch_size", t.micro_batch * t.grad_accum * world));
     a.push(flag("--train.max_seq_length", t.seq_len));
     a.push(flag("--optimizer", optimizer));
-    Ok(super::command(&format!("litgpt {command}"), &a))
+    Ok(super::shared::command(&format!("litgpt {command}"), &a))
 }

@@ -21,7 +21,7 @@
 //! interleaved schedule without an even split of the layers, and attention parts
 //! `pretrain_gpt.py` has no flag for (latent attention, sliding windows, soft-capping, sinks).
 
-use super::{flag, machines, refuse, switch, Target};
+use super::shared::{flag, machines, refuse, switch, Target};
 use crate::error::InputError;
 use crate::model::arch::NormKind;
 use crate::model::inputs::{Checkpointing, Offload, Optimizer, PpSchedule, Zero};
@@ -32,8 +32,8 @@ const T: Target = Target::Megatron;
 
 pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
     let (t, p) = (&s.training, &s.parallel);
-    let arch = s.model.architecture().ok_or_else(|| super::unsupported(T, "model", "needs a known model"))?;
-    let m = arch.transformer().ok_or_else(|| super::unsupported(T, "model", "pretrain_gpt.py builds transformers only"))?;
+    let arch = s.model.architecture().ok_or_else(|| super::shared::unsupported(T, "model", "needs a known model"))?;
+    let m = arch.transformer().ok_or_else(|| super::shared::unsupported(T, "model", "pretrain_gpt.py builds transformers only"))?;
     let a = &m.attention;
     refuse(
         a.latent.is_some() || a.sliding_window > 0 || a.softcap || a.sinks,
@@ -112,7 +112,7 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
             v.push(flag("--fp8-format", "hybrid"));
         }
         Precision::Fp32 => {}
-        Precision::Bf16 => return Err(super::unsupported(T, "training.precision", "keeps fp32 main weights: choose bf16-mixed")),
+        Precision::Bf16 => return Err(super::shared::unsupported(T, "training.precision", "keeps fp32 main weights: choose bf16-mixed")),
     }
     match t.checkpointing {
         Checkpointing::None => {}
@@ -126,7 +126,7 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
     let optimizer = match t.optimizer {
         Optimizer::Adamw => "adam",
         Optimizer::Sgd => "sgd",
-        other => return Err(super::unsupported(T, "training.optimizer", &format!("builds adam (AdamW) or sgd, not {}", crate::labels::optimizer_label(other)))),
+        other => return Err(super::shared::unsupported(T, "training.optimizer", &format!("builds adam (AdamW) or sgd, not {}", crate::labels::optimizer_label(other)))),
     };
     v.push(flag("--optimizer", optimizer));
     Ok(v)
@@ -139,5 +139,5 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
     // hardware queue keeps the communication kernels in issue order behind the compute.
     let device = s.device.resolve_or_default().0;
     let env = if (s.parallel.tp > 1 || s.parallel.cp > 1) && device.compute_major < 10 { "CUDA_DEVICE_MAX_CONNECTIONS=1 " } else { "" };
-    Ok(super::command(&format!("{env}torchrun --nnodes {nodes} --nproc_per_node {} pretrain_gpt.py", world.div_ceil(nodes)), &v))
+    Ok(super::shared::command(&format!("{env}torchrun --nnodes {nodes} --nproc_per_node {} pretrain_gpt.py", world.div_ceil(nodes)), &v))
 }

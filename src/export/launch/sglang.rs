@@ -15,7 +15,7 @@
 //! Refused as for vLLM: another engine's plan, pre-quantised weight formats, context or expert
 //! parallelism.
 
-use super::{flag, refuse, switch, Target};
+use super::shared::{flag, refuse, switch, Target};
 use crate::error::InputError;
 use crate::model::inputs::{Engine, KvCacheFormat, WeightFormat};
 use crate::scenario::Scenario;
@@ -27,8 +27,8 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
     let sv = &t.serving;
     refuse(sv.engine != Engine::Sglang, T, "training.serving.engine", "serves with its own memory plan: set the engine to sglang so the plan is SGLang's")?;
     refuse(p.cp > 1 || p.ep > 1, T, "parallel", "flags here cover tensor, pipeline and data parallelism only")?;
-    let model = super::require_hub_id(s, T)?;
-    let report = crate::estimate(s).serving.ok_or_else(|| super::unsupported(T, "training.serving", "plan has no engine report"))?;
+    let model = super::shared::require_hub_id(s, T)?;
+    let report = crate::estimate(s).serving.ok_or_else(|| super::shared::unsupported(T, "training.serving", "plan has no engine report"))?;
     let mut a = vec![flag("--model-path", model)];
     a.push(flag("--tp-size", p.tp.max(1)));
     a.push(flag("--pp-size", p.pp.max(1)));
@@ -53,7 +53,11 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
         Some(WeightFormat::Fp8) => a.push(flag("--quantization", "fp8")),
         Some(WeightFormat::Nf4) => a.push(flag("--quantization", "bitsandbytes")),
         Some(other) => {
-            return Err(super::unsupported(T, "training.serving.weights", &format!("reads {other:?} weights from a checkpoint quantised that way, not from this model's Hub id")))
+            return Err(super::shared::unsupported(
+                T,
+                "training.serving.weights",
+                &format!("reads {other:?} weights from a checkpoint quantised that way, not from this model's Hub id"),
+            ))
         }
     }
     if sv.kv_cache == Some(KvCacheFormat::Fp8) {
@@ -63,5 +67,5 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
 }
 
 pub fn config(s: &Scenario) -> Result<String, InputError> {
-    Ok(super::command("python -m sglang.launch_server", &args(s)?))
+    Ok(super::shared::command("python -m sglang.launch_server", &args(s)?))
 }

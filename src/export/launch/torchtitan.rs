@@ -22,7 +22,7 @@
 //! attention-core recomputation the plan counts), offloading the optimizer alone, activation
 //! offloading, LoRA, other optimizers.
 
-use super::{refuse, Target};
+use super::shared::{refuse, Target};
 use crate::error::InputError;
 use crate::import::presets::model_preset;
 use crate::model::inputs::{Checkpointing, Offload, Optimizer, PpSchedule, Zero};
@@ -41,7 +41,7 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
         },
         _ => None,
     }
-    .ok_or_else(|| super::unsupported(T, "model", "has a Llama 3 8B / 70B flavor for this planner's presets; this model is not one"))?;
+    .ok_or_else(|| super::shared::unsupported(T, "model", "has a Llama 3 8B / 70B flavor for this planner's presets; this model is not one"))?;
     refuse(t.lora.is_some(), T, "training.lora", "pre-trains and fully fine-tunes; it has no LoRA")?;
     refuse(p.ep > 1, T, "parallel.ep", "has no experts in Llama 3")?;
     refuse(matches!(p.zero, Zero::Optimizer | Zero::Gradients), T, "parallel.zero", "shards fully (FSDP2, ZeRO-3) or replicates (DDP): choose ZeRO 0 or 3")?;
@@ -57,13 +57,13 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
     let optimizer = match t.optimizer {
         Optimizer::Adamw => "AdamW",
         Optimizer::Adam => "Adam",
-        other => return Err(super::unsupported(T, "training.optimizer", &format!("builds Adam or AdamW, not {}", crate::labels::optimizer_label(other)))),
+        other => return Err(super::shared::unsupported(T, "training.optimizer", &format!("builds Adam or AdamW, not {}", crate::labels::optimizer_label(other)))),
     };
     let (dtype, param) = match t.precision {
         Precision::Bf16 => ("bfloat16", "bfloat16"),
         Precision::Fp32 => ("float32", "float32"),
         Precision::Bf16Mixed | Precision::Fp8Mixed => ("float32", "bfloat16"),
-        Precision::Fp16Mixed => return Err(super::unsupported(T, "training.precision", "mixes bf16 only: choose bf16-mixed")),
+        Precision::Fp16Mixed => return Err(super::shared::unsupported(T, "training.precision", "mixes bf16 only: choose bf16-mixed")),
     };
     let dp = p.dp.max(1);
     let (shard, replicate) = if p.zero == Zero::Parameters { (dp, 1) } else { (1, dp) };

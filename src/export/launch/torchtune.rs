@@ -21,7 +21,7 @@
 //! FSDP2), offloading the optimizer alone, a model without a packaged config, LoRA on part of
 //! the MLP (torchtune adapts its three projections together).
 
-use super::{flag, machines, refuse, Target};
+use super::shared::{flag, machines, refuse, Target};
 use crate::error::InputError;
 use crate::import::presets::model_preset;
 use crate::model::arch::LinearKind;
@@ -85,9 +85,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, InputError> {
     let dtype = match t.precision {
         Precision::Bf16 => "bf16",
         Precision::Fp32 => "fp32",
-        _ => return Err(super::unsupported(T, "training.precision", "trains in one dtype, without autocast: choose bf16 (pure) or fp32")),
+        _ => return Err(super::shared::unsupported(T, "training.precision", "trains in one dtype, without autocast: choose bf16 (pure) or fp32")),
     };
-    let (dir, size) = model_dir(s).ok_or_else(|| super::unsupported(T, "model", "has no packaged config for this model"))?;
+    let (dir, size) = model_dir(s).ok_or_else(|| super::shared::unsupported(T, "model", "has no packaged config for this model"))?;
     let distributed = world > 1;
     let (recipe, kind) = match (&t.lora, distributed) {
         (None, false) => ("full_finetune_single_device", "full_single_device"),
@@ -121,7 +121,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, InputError> {
         Optimizer::PagedAdamw => "bitsandbytes.optim.PagedAdamW",
         Optimizer::PagedAdamw8bit => "bitsandbytes.optim.PagedAdamW8bit",
         Optimizer::Sgd => "torch.optim.SGD",
-        other => return Err(super::unsupported(T, "training.optimizer", &format!("has no optimizer component set here for {}", crate::labels::optimizer_label(other)))),
+        other => return Err(super::shared::unsupported(T, "training.optimizer", &format!("has no optimizer component set here for {}", crate::labels::optimizer_label(other)))),
     };
     set("optimizer._component_", optimizer.into());
     if !matches!(t.optimizer, Optimizer::Adamw | Optimizer::Adam) || p.tp > 1 {
@@ -178,7 +178,7 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
     head.push_str(&format!(" {recipe}"));
     let mut args = vec![flag("--config", config)];
     for (k, v) in overrides {
-        args.push((super::shell_word(&if v.is_empty() { k } else { format!("{k}={v}") }), None));
+        args.push((super::shared::shell_word(&if v.is_empty() { k } else { format!("{k}={v}") }), None));
     }
-    Ok(super::command(&head, &args))
+    Ok(super::shared::command(&head, &args))
 }

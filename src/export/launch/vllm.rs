@@ -16,7 +16,7 @@
 //! (int4 GPTQ/AWQ, int8, GGUF, MXFP4 on a model not shipped that way), context or expert
 //! parallelism.
 
-use super::{flag, refuse, switch, Target};
+use super::shared::{flag, refuse, switch, Target};
 use crate::error::InputError;
 use crate::model::inputs::{Engine, KvCacheFormat, WeightFormat};
 use crate::model::precision::Precision;
@@ -29,8 +29,8 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
     let sv = &t.serving;
     refuse(sv.engine != Engine::Vllm, T, "training.serving.engine", "serves with its own memory plan: set the engine to vllm so the plan is vLLM's")?;
     refuse(p.cp > 1 || p.ep > 1, T, "parallel", "flags here cover tensor, pipeline and data parallelism only")?;
-    let model = super::require_hub_id(s, T)?;
-    let report = crate::estimate(s).serving.ok_or_else(|| super::unsupported(T, "training.serving", "plan has no engine report"))?;
+    let model = super::shared::require_hub_id(s, T)?;
+    let report = crate::estimate(s).serving.ok_or_else(|| super::shared::unsupported(T, "training.serving", "plan has no engine report"))?;
     let mut a = vec![(model, None)];
     a.push(flag("--tensor-parallel-size", p.tp.max(1)));
     a.push(flag("--pipeline-parallel-size", p.pp.max(1)));
@@ -55,7 +55,11 @@ pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
         Some(WeightFormat::Fp8) => a.push(flag("--quantization", "fp8")),
         Some(WeightFormat::Nf4) => a.push(flag("--quantization", "bitsandbytes")),
         Some(other) => {
-            return Err(super::unsupported(T, "training.serving.weights", &format!("reads {other:?} weights from a checkpoint quantised that way, not from this model's Hub id")))
+            return Err(super::shared::unsupported(
+                T,
+                "training.serving.weights",
+                &format!("reads {other:?} weights from a checkpoint quantised that way, not from this model's Hub id"),
+            ))
         }
     }
     if sv.kv_cache == Some(KvCacheFormat::Fp8) {
@@ -74,5 +78,5 @@ pub fn dtype(p: Precision) -> &'static str {
 }
 
 pub fn config(s: &Scenario) -> Result<String, InputError> {
-    Ok(super::command("vllm serve", &args(s)?))
+    Ok(super::shared::command("vllm serve", &args(s)?))
 }
