@@ -33,6 +33,9 @@ pub const SCENARIO_BYTES: usize = 2 * 1024 * 1024;
 /// script's JSON, or an engine's startup log).
 pub const MEASURED_BYTES: usize = 4 * 1024 * 1024;
 
+/// The largest price list read (`headroom rent --prices`: a price per catalogue device).
+pub const PRICES_BYTES: usize = 1024 * 1024;
+
 /// The largest saved scenario kept in (or read back from) the browser's storage: a link.
 pub const SAVED_CHARS: usize = LINK_CHARS;
 

@@ -151,3 +151,14 @@ fn markdown_titles_carry_no_control_characters() {
     assert!(title.contains("\\u{202e}\\u{1b}[2Jevil\\u{a}line"), "{title}");
     assert!(!out.contains('\u{1b}') && !out.contains('\u{202e}'), "{out}");
 }
+
+/// A price list for `rent` is bounded like every other file: a 50 MB one is refused by its size.
+#[test]
+fn a_huge_price_list_is_refused_before_reading() {
+    let path = std::env::temp_dir().join(format!("headroom-prices-{}.json", std::process::id()));
+    std::fs::File::create(&path).expect("create").set_len(50 << 20).expect("sparse 50 MB file");
+    let (code, _, err) = run(&["rent", "-", "--budget-gpus", "2", "--prices", path.to_str().unwrap()], r#"{"model": {"preset": "gpt2"}}"#);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 2);
+    assert!(err.contains("a price list of 50 MiB is larger than the 1 MiB Headroom reads"), "{err}");
+}

@@ -34,7 +34,7 @@ mod check;
 
 use crate::estimate;
 use crate::import::presets::model_presets;
-use crate::input_limits::{check_size, CONFIG_BYTES, SCENARIO_BYTES};
+use crate::input_limits::{check_size, CONFIG_BYTES, PRICES_BYTES, SCENARIO_BYTES};
 use crate::model::device::devices;
 use crate::plan::escalation::{escalate, Step};
 use crate::plan::search::search;
@@ -370,7 +370,8 @@ fn rent_command(input: &Input, tokens: Option<u64>, budget: u64, prices: Option<
     }
     let book = match prices {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let bytes = read_bounded(Some(p), PRICES_BYTES, "a price list")?;
+            let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", p.display()))?;
             crate::plan::rent::PriceBook::from_json(&text).map_err(|e| e.to_string())?
         }
         None => Default::default(),
