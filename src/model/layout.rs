@@ -78,7 +78,7 @@ impl Layout {
                     0.0
                 }
             }
-            Scope::Tower => {
+            Scope::Tower | Scope::Vae | Scope::TextEncoder => {
                 if self.first {
                     1.0
                 } else {

@@ -14,6 +14,7 @@ pub mod arch;
 pub mod breakdown;
 pub mod communication;
 pub mod device;
+pub mod diffusion;
 pub mod dtype;
 pub mod gguf;
 pub mod inference;

@@ -73,6 +73,10 @@ pub enum Scope {
     /// A vision-language model's vision tower and projector (`tower.rs`), before the
     /// language model's first block: first stage.
     Tower,
+    /// A diffusion pipeline's VAE (`model/diffusion/`), frozen, beside the denoiser: first stage.
+    Vae,
+    /// A diffusion pipeline's text encoders (`model/diffusion/`), frozen: first stage.
+    TextEncoder,
     /// After the last block (final norm, LM head, classifier): last stage.
     Output,
 }
@@ -80,7 +84,7 @@ pub enum Scope {
 impl Scope {
     /// Whether the tensor repeats with the blocks (as opposed to the model's edges).
     pub fn in_blocks(self) -> bool {
-        !matches!(self, Scope::Input | Scope::Output | Scope::Tower)
+        !matches!(self, Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder)
     }
 }
 

@@ -162,7 +162,7 @@ impl TransformerArch {
         let l = self.layers.max(1);
         if let Some(hy) = &self.hybrid {
             return match scope {
-                Scope::Input | Scope::Output | Scope::Tower => 1,
+                Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
                 Scope::Layer => l,
                 Scope::Attention => hy.attention_layers.min(l),
                 Scope::Mixer => hy.mixer_layers.min(l),
@@ -175,7 +175,7 @@ impl TransformerArch {
         match scope {
             Scope::Attention => l,
             Scope::Mixer => 0,
-            Scope::Input | Scope::Output | Scope::Tower => 1,
+            Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
             Scope::Layer => l,
             Scope::DenseMlp => l - moe,
             Scope::MoeLayer | Scope::Expert => moe,

@@ -1,0 +1,63 @@
+//! Diffusion and video pipelines as parts: a denoiser (a UNet or a diffusion transformer),
+//! a VAE and text encoders, each with the parameter tensors its diffusers/transformers module
+//! tree builds and the tensors it saves or holds for one call.
+//!
+//! Every part answers the same questions for one [`Run`] (its latent size, batch, text
+//! length, precision, checkpointing, attention kernel and adapters):
+//! - `param_tensors()`: every parameter tensor, named after the module that owns it (LoRA
+//!   targets carry `linear` kinds: diffusers' `to_q/to_k/to_v/to_out.0` map to `Q/K/V/O`, the
+//!   feed-forward's `ff.net.0.proj`/`ff.net.2` to `Up`/`Down`);
+//! - `saved(run)`: what autograd keeps for backward of one training forward, term by term;
+//! - `forward_peak(run)`: the transient working set of one forward without gradients (the
+//!   generation loop's denoiser call, the VAE's encode or decode), beyond the weights.
+//!
+//! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
+//! fixtures in `tests/fixtures/measured/diffusion_*.json`).
+
+use crate::model::arch::LinearKind;
+use crate::model::inputs::Attention;
+use crate::model::precision::Precision;
+
+/// One call of a part: the latent it works on and how it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// Samples per call (the micro-batch; doubled by classifier-free guidance at generation
+    /// when the pipeline batches the unconditional pass).
+    pub batch: u64,
+    /// Latent frames (1 for images; after the VAE's temporal compression for video).
+    pub latent_frames: u64,
+    /// Latent height and width (pixels ÷ the VAE's spatial factor).
+    pub latent_height: u64,
+    pub latent_width: u64,
+    /// Pixel height and width (the VAE's own input and output).
+    pub height: u64,
+    pub width: u64,
+    /// Pixel frames (the VAE's input and output for video; 1 for images).
+    pub frames: u64,
+    /// Tokens of the text conditioning the denoiser attends to.
+    pub text_tokens: u64,
+    pub precision: Precision,
+    /// `enable_gradient_checkpointing()` on the part: only block inputs are kept.
+    pub checkpointing: bool,
+    pub attention: Attention,
+    /// LoRA adapters on this part's linears, if it is trained with them.
+    pub lora: Option<LoraRun>,
+}
+
+/// LoRA adapters on a part (PEFT, as diffusers' training scripts add them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoraRun {
+    pub rank: u64,
+    /// Adapted linear kinds (`to_q/to_k/to_v/to_out.0` are `Q/K/V/O`).
+    pub targets: Vec<LinearKind>,
+    /// Adapter weights in fp32 (diffusers' scripts call `cast_training_params(..., torch.float32)`).
+    pub fp32: bool,
+    pub dropout: bool,
+}
+
+/// One group of tensors a part saves or holds, for one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Saved {
+    pub name: &'static str,
+    pub bytes: f64,
+}
