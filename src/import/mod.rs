@@ -5,6 +5,7 @@
 //! Kept out of `src/model/`, which takes resolved architectures only.
 
 mod eager_softmax;
+pub mod diffusers;
 mod encoders;
 mod families;
 pub mod hf_config;
