@@ -4,13 +4,13 @@
 //!
 //! Kept out of `src/model/`, which takes resolved architectures only.
 
-mod eager_softmax;
 pub mod diffusers;
+mod eager_softmax;
 mod encoders;
 mod families;
 pub mod hf_config;
 pub mod hub;
 mod hybrids;
-mod keys;
+pub(crate) mod keys;
 pub mod presets;
 mod vlm;

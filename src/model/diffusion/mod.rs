@@ -14,6 +14,8 @@
 //! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
+pub mod text_encoder;
+
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;
 use crate::model::precision::Precision;
