@@ -118,6 +118,7 @@ pub fn encode(s: &Scenario) -> String {
         ModelSpec::Preset(id) => pairs.push(("m".into(), id.clone())),
         ModelSpec::Arch(arch) => pairs.push(("arch".into(), base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()))),
         ModelSpec::HfConfig { raw, .. } => pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes()))),
+        ModelSpec::Pipeline { raw, .. } => pairs.push(("pl".into(), base64url_encode(raw.to_string().as_bytes()))),
     }
     for (key, path) in SCALARS {
         let value = lookup(&json, path);
@@ -215,6 +216,10 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
             "hf" => match decode_json(&value).and_then(ModelSpec::from_hf_config) {
                 Ok(m) => model = Some(m),
                 Err(e) => errors.push(e.within("url.hf")),
+            },
+            "pl" => match decode_json(&value).and_then(ModelSpec::from_pipeline) {
+                Ok(m) => model = Some(m),
+                Err(e) => errors.push(e.within("url.pl")),
             },
             "arch" => match decode_json(&value).and_then(from_object_value::<Architecture>).and_then(|a| a.check().map(|()| a)) {
                 Ok(a) => model = Some(ModelSpec::Arch(a)),

@@ -14,6 +14,10 @@
 //! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
+pub mod encodes;
+pub mod generation;
+pub mod options;
+pub mod pipeline;
 pub mod text_encoder;
 
 use crate::model::arch::LinearKind;
