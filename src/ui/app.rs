@@ -8,6 +8,7 @@ use leptos::prelude::*;
 
 use super::breakdown_table::BreakdownTable;
 use super::device_picker::DevicePicker;
+use super::diffusion_controls::DiffusionControls;
 use super::limits_panel::{AppliedNotice, LimitsPanel};
 use super::measured_panel::MeasuredPanel;
 use super::memory_chart::MemoryChart;
@@ -74,6 +75,7 @@ pub fn App() -> impl IntoView {
                 <ModelPicker />
                 <TaskControls />
                 <TrainingControls />
+                <DiffusionControls />
                 <ParallelControls />
                 <DevicePicker />
                 <SavedScenarios />

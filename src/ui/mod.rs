@@ -18,6 +18,7 @@ mod compare_column;
 mod compare_strategy;
 mod compare_table;
 mod device_picker;
+mod diffusion_controls;
 mod embed_view;
 mod engine_controls;
 mod field_error;

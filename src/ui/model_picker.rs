@@ -36,6 +36,10 @@ type Decode = fn(&str) -> Result<ModelSpec, String>;
 fn decode_config(text: &str) -> Result<ModelSpec, String> {
     check_size("config.json", "a config", text.len(), CONFIG_BYTES).map_err(|e| e.to_string())?;
     let raw: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    // A diffusers pipeline: `{"model_index": {…}, "unet": {…}, …}`.
+    if raw.get("model_index").is_some() {
+        return ModelSpec::from_pipeline(raw).map_err(|e| e.within("pipeline").to_string());
+    }
     ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())
 }
 

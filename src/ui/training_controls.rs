@@ -38,6 +38,8 @@ pub fn TrainingControls() -> impl IntoView {
     // A CNN has no attention kernel and no language-model loss to choose.
     let transformer = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some()));
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
+    // A diffusion pipeline sets its size and frames in `DiffusionControls`.
+    let diffusion = planner.slice(|s| s.model.architecture().is_some_and(|a| matches!(a.as_ref(), crate::model::arch::Architecture::Diffusion(_))));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
     // A vision-language model: the language model's text length and, beside it, the images.
     let tower = |s: &crate::scenario::Scenario| s.model.architecture().and_then(|a| a.transformer().and_then(|t| t.tower.as_ref().map(|tw| tw.default_size().0)));
@@ -55,7 +57,11 @@ pub fn TrainingControls() -> impl IntoView {
     let compile_loss = planner.slice(|s| s.training.techniques.compile_loss);
     view! {
         <fieldset class="group">
-            <legend>{move || if inference.get() { "Serving" } else { "Training" }}</legend>
+            <legend>{move || match (inference.get(), diffusion.get()) {
+                (true, true) => "Generation",
+                (true, false) => "Serving",
+                _ => "Training",
+            }}</legend>
             <div hidden=move || inference.get()>
                 {enum_select(
                     planner,
@@ -68,7 +74,11 @@ pub fn TrainingControls() -> impl IntoView {
                 )}
             </div>
             <NumberSlider
-                label=Signal::derive(move || if inference.get() { "Batch (sequences served together)" } else { "Micro-batch size" })
+                label=Signal::derive(move || match (inference.get(), diffusion.get()) {
+                    (true, true) => "Prompts per call",
+                    (true, false) => "Batch (sequences served together)",
+                    _ => "Micro-batch size",
+                })
                 id="micro-batch"
                 field="training.micro_batch"
                 min=1
@@ -127,7 +137,7 @@ pub fn TrainingControls() -> impl IntoView {
                     value=frozen_tower on_change=move |on| planner.set(|s| s.training.frozen.vision_tower = on) />
             </div>
             </div>
-            <div hidden=move || !vision.get()>
+            <div hidden=move || !vision.get() || diffusion.get()>
             <NumberSlider
                 label="Image resolution (pixels per side)"
                 id="image-size"
@@ -176,7 +186,7 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.checkpointing,
                     |s, v| s.training.checkpointing = v,
                 )}</div>
-                <div class="pair-item" hidden=move || !transformer.get()>{enum_select(
+                <div class="pair-item" hidden=move || !transformer.get() && !diffusion.get()>{enum_select(
                     planner,
                     "Attention",
                     "attention",

@@ -145,7 +145,12 @@ fn usual_pipeline(denoiser_class: &str) -> &'static str {
 /// Tokens the denoiser attends to: CLIP's 77 for the UNet pipelines; the long encoder's
 /// `max_sequence_length` where there is one, with SD3's 77 CLIP tokens in front.
 fn text_tokens(class: &str, encoders: &[TextEncoder], long: u64) -> u64 {
-    let clip = encoders.iter().filter(|t| !matches!(t.kind, crate::model::diffusion::text_encoder::TextEncoderKind::T5 | crate::model::diffusion::text_encoder::TextEncoderKind::Umt5)).map(|t| t.max_tokens).max().unwrap_or(77);
+    let clip = encoders
+        .iter()
+        .filter(|t| !matches!(t.kind, crate::model::diffusion::text_encoder::TextEncoderKind::T5 | crate::model::diffusion::text_encoder::TextEncoderKind::Umt5))
+        .map(|t| t.max_tokens)
+        .max()
+        .unwrap_or(77);
     match (class, long) {
         ("StableDiffusion3Pipeline", l) if l > 0 => clip + l,
         (_, l) if l > 0 => l,
@@ -164,7 +169,10 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
     let defaults = pipeline_defaults(&class);
     let mut notes = Vec::new();
     if defaults.is_none() {
-        notes.push(format!("pipeline class \"{}\" is not one Headroom knows: its default size, text length and guidance are guessed from the denoiser", crate::safe_text::quoted(&class)));
+        notes.push(format!(
+            "pipeline class \"{}\" is not one Headroom knows: its default size, text length and guidance are guessed from the denoiser",
+            crate::safe_text::quoted(&class)
+        ));
     }
     let long = defaults.as_ref().map_or(512, |d| d.long_tokens);
     let (mut denoiser, mut vae, mut encoders) = (None, None, Vec::new());

@@ -14,7 +14,8 @@ use crate::model::breakdown::{Component, Lifetime, Moment};
 use crate::model::inputs::Training;
 use crate::model::ledger::Ledger;
 
-const ENCODE: &str = "live tensors of the no-grad encode (model/diffusion/, measured on CPU with diffusers), less the step's saved activations, which do not exist yet when it runs";
+const ENCODE: &str =
+    "live tensors of the no-grad encode (model/diffusion/, measured on CPU with diffusers), less the step's saved activations, which do not exist yet when it runs";
 
 /// Add the encodes of one micro-batch; `saved`: the bytes of activations the step saves.
 pub fn add_encodes(d: &DiffusionArch, training: &Training, saved: f64, ledger: &mut Ledger) {

@@ -55,7 +55,15 @@ pub struct DiffusionOptions {
 
 impl Default for DiffusionOptions {
     fn default() -> Self {
-        DiffusionOptions { cache_latents: false, cache_text_embeddings: true, offload_text_encoders: false, offload: GenerationOffload::None, vae_tiling: false, guidance: None, text_tokens: None }
+        DiffusionOptions {
+            cache_latents: false,
+            cache_text_embeddings: true,
+            offload_text_encoders: false,
+            offload: GenerationOffload::None,
+            vae_tiling: false,
+            guidance: None,
+            text_tokens: None,
+        }
     }
 }
 
