@@ -229,13 +229,21 @@ pub fn limit_lines(s: &Scenario, l: &Limits, units: Units) -> [LimitLine; 3] {
         label: if inference { "Largest batch (concurrent sequences)" } else { "Largest micro-batch" }.into(),
         answer: match l.max_micro_batch {
             Some(m) => format!("{} · {}", thousands(m.value), left(m.memory_left)),
-            None => format!("none fits: one {} is already over", if l.extent == Extent::ImageSide { "image" } else { "sequence" }),
+            None => format!(
+                "none fits: one {} is already over",
+                match l.extent {
+                    Extent::ImageSide | Extent::Resolution | Extent::Frames => "image",
+                    Extent::Tokens => "sequence",
+                }
+            ),
         },
         value: l.max_micro_batch.map(|m| m.value),
     };
     let (label, unit, none) = match l.extent {
         Extent::Tokens => (if inference { "Longest context" } else { "Longest sequence" }, "tokens", "none fits, even at the shortest"),
         Extent::ImageSide => ("Largest image side", "px", "none fits, even at the smallest"),
+        Extent::Resolution => ("Largest width (same aspect ratio)", "px", "none fits, even at the smallest"),
+        Extent::Frames => ("Most frames", "frames", "none fits, even one frame"),
     };
     let extent = LimitLine {
         label: label.into(),

@@ -618,7 +618,7 @@ impl Scenario {
                 ));
             }
         }
-        let uses_tokens = !matches!(arch, Architecture::Resnet(_)) && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
+        let uses_tokens = !matches!(arch, Architecture::Resnet(_) | Architecture::Diffusion(_)) && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
         if uses_tokens && (t.seq_len == 0 || t.seq_len > LIMIT_SEQ) {
             errors.push(InputError::new("training.seq_len", format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len)));
         }

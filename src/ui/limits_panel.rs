@@ -18,7 +18,7 @@ use super::lazy_view::{lazy_view_or, Build, Chunked};
 use super::state::Planner;
 use super::workspace::{apply_to_planner, Workspace};
 use crate::format::Units;
-use crate::plan::limits::{limits, Extent};
+use crate::plan::limits::limits;
 use crate::report::{limit_lines, LimitLine};
 use crate::scenario::Scenario;
 
@@ -39,13 +39,7 @@ fn work_out(s: &Scenario, units: Units) -> Worked {
     };
     // No "Use this" where the limit is what is entered already.
     let micro = l.max_micro_batch.map(|m| with(&|n| n.training.micro_batch = m.value)).filter(|n| n != s);
-    let extent = l
-        .max_extent
-        .map(|e| match l.extent {
-            Extent::Tokens => with(&|n| n.training.seq_len = e.value),
-            Extent::ImageSide => with(&|n| n.training.image_size = Some(e.value)),
-        })
-        .filter(|n| n != s);
+    let extent = l.max_extent.map(|e| with(&|n| l.extent.apply(n, e.value))).filter(|n| n != s);
     let gpus = l.min_gpus.as_ref().map(|(_, plan)| plan.result.scenario.clone()).filter(|n| n != s);
     Worked { lines: limit_lines(s, &l, units), uses: [micro, extent, gpus] }
 }
