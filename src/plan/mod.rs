@@ -9,6 +9,7 @@
 //! the safety margin a recommended plan leaves free, and when two step times count as equal.
 
 pub mod changes;
+pub mod diffusion_ladder;
 pub mod escalation;
 pub mod limits;
 pub mod prices;
