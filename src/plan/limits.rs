@@ -370,6 +370,12 @@ mod tests {
                 assert!(!fits_with(s, |v| v.training.image_size = Some(n.value + patch)), "{} px fits too", n.value + patch);
             }
             (Extent::ImageSide, None) => {}
+            (extent @ (Extent::Resolution | Extent::Frames), Some(n)) => {
+                assert!(fits_with(s, |v| extent.apply(v, n.value)), "{} should fit", n.value);
+                let next = n.value + if extent == Extent::Frames { frame_step(s) } else { pixel_step(s) };
+                assert!(!fits_with(s, |v| extent.apply(v, next)), "{next} fits too");
+            }
+            (Extent::Resolution | Extent::Frames, None) => {}
         }
         l
     }
