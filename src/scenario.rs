@@ -525,6 +525,9 @@ impl Scenario {
             }
         };
         range("training.micro_batch", t.micro_batch, LIMIT_BATCH);
+        if let Some(n) = t.diffusion.text_tokens {
+            range("training.diffusion.text_tokens", n, 65_536);
+        }
         range("training.grad_accum", t.grad_accum, LIMIT_BATCH);
         range("parallel.dp", p.dp, LIMIT_DEGREE);
         range("parallel.tp", p.tp, LIMIT_DEGREE);

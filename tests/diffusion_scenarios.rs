@@ -61,7 +61,7 @@ fn a_pipeline_round_trips_through_json_and_links() {
     assert_eq!(again, s);
     let (decoded, errors) = headroom::url::decode(&headroom::url::encode(&s));
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(decoded.model, s.model);
+    assert_eq!(decoded, s, "the pipeline and its diffusion options survive the link");
     assert_eq!(estimate(&decoded).param_count, 123_060_480);
 }
 

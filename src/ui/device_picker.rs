@@ -17,6 +17,7 @@ use super::number_slider::NumberSlider;
 use super::runtime_controls::RuntimeControls;
 use super::select_field::SelectField;
 use super::state::Planner;
+use crate::fields;
 use crate::model::device::{devices, DEFAULT_GPUS_PER_NODE};
 use crate::scenario::{DeviceSpec, Scenario};
 
@@ -144,14 +145,14 @@ fn Picker() -> impl IntoView {
                     {custom_field(planner, "Memory (GB)", "custom-capacity", "device.capacity_bytes", GB, |d| &mut d.capacity_bytes)}
                     {custom_field(planner, "Memory bandwidth (GB/s)", "custom-hbm", "device.hbm_bandwidth", GB, |d| &mut d.hbm_bandwidth)}
                     {custom_field(planner, "Host link (GB/s each way)", "custom-host", "device.host_link_bandwidth", GB, |d| &mut d.host_link_bandwidth)}
-                    {custom_field(planner, "Dense BF16 TFLOPS", "custom-tflops", "device.bf16_tflops", 1.0, |d| &mut d.bf16_tflops)}
+                    {custom_field(planner, fields::label("device.bf16_tflops"), "custom-tflops", "device.bf16_tflops", 1.0, |d| &mut d.bf16_tflops)}
                 </div>
             </Show>
             <div class="pair">
-                {bandwidth_select(planner, "GPU-to-GPU link", "interconnect", "device.interconnect_bandwidth", &LINKS, |d| &mut d.interconnect_bandwidth)}
-                {bandwidth_select(planner, "Network per GPU", "network", "device.network_bandwidth", &NETWORKS, |d| &mut d.network_bandwidth)}
+                {bandwidth_select(planner, fields::label("device.interconnect_bandwidth"), "interconnect", "device.interconnect_bandwidth", &LINKS, |d| &mut d.interconnect_bandwidth)}
+                {bandwidth_select(planner, fields::label("device.network_bandwidth"), "network", "device.network_bandwidth", &NETWORKS, |d| &mut d.network_bandwidth)}
             </div>
-            <NumberSlider label="GPUs per node" id="gpus-per-node" field="device.gpus_per_node" min=1 max=64 log2=true value=per_node
+            <NumberSlider label=fields::label("device.gpus_per_node") id="gpus-per-node" field="device.gpus_per_node" min=1 max=64 log2=true value=per_node
                 on_change=move |v| planner.set(|s| s.device.gpus_per_node = Some(v)) />
             <RuntimeControls />
         </fieldset>

@@ -9,6 +9,7 @@ use super::checkbox_field::CheckboxField;
 use super::number_slider::NumberSlider;
 use super::select_field::enum_select;
 use super::state::Planner;
+use crate::fields;
 use crate::model::arch::Architecture;
 use crate::model::diffusion::options::GenerationOffload;
 use crate::scenario::{Mode, Scenario};
@@ -58,31 +59,31 @@ pub fn DiffusionControls() -> impl IntoView {
             <NumberSlider label="Height (pixels)" id="diffusion-height" field="training.resolution" min=64 max=8192 log2=true value=height
                 on_change=move |v| set_size(1, v) />
             <div hidden=move || !video.get()>
-                <NumberSlider label="Frames" id="diffusion-frames" field="training.frames" min=1 max=1024 log2=false value=frames
+                <NumberSlider label=fields::label("training.frames") id="diffusion-frames" field="training.frames" min=1 max=1024 log2=false value=frames
                     on_change=move |v| planner.set(|s| s.training.frames = Some(v)) />
             </div>
             <div hidden=move || inference.get()>
-                <CheckboxField label="Cache latents (VAE off the GPU)" id="cache-latents" field="training.diffusion.cache_latents"
+                <CheckboxField label=fields::label("training.diffusion.cache_latents") id="cache-latents" field="training.diffusion.cache_latents"
                     value=cache_latents on_change=move |on| planner.set(|s| s.training.diffusion.cache_latents = on) />
-                <CheckboxField label="Cache prompt embeddings (text encoders off the GPU)" id="cache-text-embeddings" field="training.diffusion.cache_text_embeddings"
+                <CheckboxField label=fields::label("training.diffusion.cache_text_embeddings") id="cache-text-embeddings" field="training.diffusion.cache_text_embeddings"
                     value=cache_text on_change=move |on| planner.set(|s| s.training.diffusion.cache_text_embeddings = on) />
-                <CheckboxField label="Text encoders in host memory" id="offload-text-encoders" field="training.diffusion.offload_text_encoders"
+                <CheckboxField label=fields::label("training.diffusion.offload_text_encoders") id="offload-text-encoders" field="training.diffusion.offload_text_encoders"
                     value=offload_text on_change=move |on| planner.set(|s| s.training.diffusion.offload_text_encoders = on) />
             </div>
             <div hidden=move || !inference.get()>
                 {enum_select(
                     planner,
-                    "CPU offload",
+                    fields::label("training.diffusion.offload"),
                     "generation-offload",
                     "training.diffusion.offload",
                     OFFLOAD.to_vec(),
                     |s| s.training.diffusion.offload,
                     |s, v| s.training.diffusion.offload = v,
                 )}
-                <CheckboxField label="Classifier-free guidance in one batch" id="guidance" field="training.diffusion.guidance"
+                <CheckboxField label=fields::label("training.diffusion.guidance") id="guidance" field="training.diffusion.guidance"
                     value=guidance on_change=move |on| planner.set(|s| s.training.diffusion.guidance = Some(on)) />
             </div>
-            <CheckboxField label="VAE tiling" id="vae-tiling" field="training.diffusion.vae_tiling"
+            <CheckboxField label=fields::label("training.diffusion.vae_tiling") id="vae-tiling" field="training.diffusion.vae_tiling"
                 value=tiling on_change=move |on| planner.set(|s| s.training.diffusion.vae_tiling = on) />
         </fieldset>
     }

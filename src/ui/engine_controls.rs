@@ -9,6 +9,7 @@ use super::checkbox_field::CheckboxField;
 use super::number_field::NumberField;
 use super::select_field::enum_select;
 use super::state::Planner;
+use crate::fields;
 use crate::model::inputs::{Engine, Serving};
 use crate::model::serving::ServingReport;
 
@@ -41,7 +42,7 @@ pub fn EngineControls() -> impl IntoView {
     let eager = planner.slice(|s| s.training.serving.enforce_eager);
     let select = enum_select(
         planner,
-        "Engine",
+        fields::label("training.serving.engine"),
         "engine",
         "training.serving.engine",
         Engine::ALL.iter().map(|&e| (e, engine_label(e))).collect(),
@@ -62,7 +63,7 @@ pub fn EngineControls() -> impl IntoView {
             <div class="pair">
                 <div class="engine-fraction" title=fraction_label hidden=move || !matches!(engine.get(), Engine::Vllm | Engine::Sglang | Engine::Tgi)>
                         <NumberField
-                            label="Memory fraction"
+                            label=fields::label("training.serving.gpu_memory_utilization")
                             id="engine-fraction"
                             field="training.serving.gpu_memory_utilization"
                             step="0.01"
@@ -76,15 +77,15 @@ pub fn EngineControls() -> impl IntoView {
                             })
                         />
                 </div>
-                {count_field(planner, "Context per request", "engine-max-model-len", "training.serving.max_model_len", |r| r.max_model_len, |s, v| s.max_model_len = Some(v))}
+                {count_field(planner, fields::label("training.serving.max_model_len"), "engine-max-model-len", "training.serving.max_model_len", |r| r.max_model_len, |s, v| s.max_model_len = Some(v))}
             </div>
             <div class="pair">
-                {count_field(planner, "Sequences scheduled", "engine-max-num-seqs", "training.serving.max_num_seqs", |r| r.max_num_seqs, |s, v| s.max_num_seqs = Some(v))}
-                {count_field(planner, "Prefill chunk (tokens)", "engine-batched-tokens", "training.serving.max_num_batched_tokens", |r| r.max_num_batched_tokens, |s, v| s.max_num_batched_tokens = Some(v))}
+                {count_field(planner, fields::label("training.serving.max_num_seqs"), "engine-max-num-seqs", "training.serving.max_num_seqs", |r| r.max_num_seqs, |s, v| s.max_num_seqs = Some(v))}
+                {count_field(planner, fields::label("training.serving.max_num_batched_tokens"), "engine-batched-tokens", "training.serving.max_num_batched_tokens", |r| r.max_num_batched_tokens, |s, v| s.max_num_batched_tokens = Some(v))}
             </div>
             <div class="pair">
-                {count_field(planner, "Block size (tokens)", "engine-block-size", "training.serving.block_size", |r| r.block_size, |s, v| s.block_size = Some(v))}
-                <CheckboxField label="No CUDA graphs (eager)" id="engine-eager" field="training.serving.enforce_eager"
+                {count_field(planner, fields::label("training.serving.block_size"), "engine-block-size", "training.serving.block_size", |r| r.block_size, |s, v| s.block_size = Some(v))}
+                <CheckboxField label=fields::label("training.serving.enforce_eager") id="engine-eager" field="training.serving.enforce_eager"
                     value=eager on_change=move |on| planner.set(|s| s.training.serving.enforce_eager = on) />
             </div>
         </div>

@@ -18,6 +18,7 @@ use super::number_slider::NumberSlider;
 use super::select_field::{enum_select, SelectField};
 use super::state::Planner;
 use crate::enum_id::{enum_from_id, enum_id};
+use crate::fields;
 use crate::scenario::{Offload, Zero, Zero3Impl};
 
 const ZERO: [(&str, &str); 4] = [("0", "0 (off, DDP)"), ("1", "1 (optimizer)"), ("2", "2 (+ gradients)"), ("3", "3 / FSDP (+ params)")];
@@ -68,20 +69,20 @@ fn Controls() -> impl IntoView {
             <legend>"Parallelism"</legend>
             <p class="gpu-count" id="gpu-count" aria-live="polite">{gpu_count}</p>
             <FieldError field="parallel" />
-            <NumberSlider label="Data parallel (dp)" id="dp" field="parallel.dp" min=1 max=1024 log2=true value=dp
+            <NumberSlider label=fields::label("parallel.dp") id="dp" field="parallel.dp" min=1 max=1024 log2=true value=dp
                 on_change=move |v| planner.set(|s| s.parallel.dp = v) />
-            <NumberSlider label="Tensor parallel (tp)" id="tp" field="parallel.tp" min=1 max=64 log2=true value=tp
+            <NumberSlider label=fields::label("parallel.tp") id="tp" field="parallel.tp" min=1 max=64 log2=true value=tp
                 on_change=move |v| planner.set(|s| s.parallel.tp = v) />
-            <NumberSlider label="Pipeline parallel (pp)" id="pp" field="parallel.pp" min=1 max=128 log2=true value=pp
+            <NumberSlider label=fields::label("parallel.pp") id="pp" field="parallel.pp" min=1 max=128 log2=true value=pp
                 on_change=move |v| planner.set(|s| s.parallel.pp = v) />
-            <NumberSlider label="Context parallel (cp)" id="cp" field="parallel.cp" min=1 max=64 log2=true value=cp
+            <NumberSlider label=fields::label("parallel.cp") id="cp" field="parallel.cp" min=1 max=64 log2=true value=cp
                 on_change=move |v| planner.set(|s| s.parallel.cp = v) />
-            <NumberSlider label="Expert parallel (ep, within dp)" id="ep" field="parallel.ep" min=1 max=64 log2=true value=ep
+            <NumberSlider label=fields::label("parallel.ep") id="ep" field="parallel.ep" min=1 max=64 log2=true value=ep
                 on_change=move |v| planner.set(|s| s.parallel.ep = v) />
-            <CheckboxField label="Sequence parallel (with tp > 1)" id="sp" field="parallel.sp" value=sp on_change=move |on| planner.set(|s| s.parallel.sp = on) />
+            <CheckboxField label=fields::label("parallel.sp") id="sp" field="parallel.sp" value=sp on_change=move |on| planner.set(|s| s.parallel.sp = on) />
             <div class="pair" hidden=move || inference.get()>
                 <SelectField
-                    label="ZeRO stage"
+                    label=fields::label("parallel.zero")
                     id="zero"
                     field="parallel.zero"
                     options=ZERO.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect()
@@ -93,7 +94,7 @@ fn Controls() -> impl IntoView {
                     }
                 />
                 <SelectField
-                    label="CPU offload"
+                    label=fields::label("parallel.offload")
                     id="offload"
                     field="parallel.offload"
                     options=OFFLOAD.iter().map(|(v, l)| (enum_id(v), l.to_string())).collect()
@@ -106,13 +107,13 @@ fn Controls() -> impl IntoView {
                 />
             </div>
             <div hidden=move || !ddp.get()>
-                <CheckboxField label="DDP gradient_as_bucket_view" id="gradient-as-bucket-view" field="parallel.gradient_as_bucket_view"
+                <CheckboxField label=fields::label("parallel.gradient_as_bucket_view") id="gradient-as-bucket-view" field="parallel.gradient_as_bucket_view"
                     value=bucket_view on_change=move |on| planner.set(|s| s.parallel.gradient_as_bucket_view = on) />
             </div>
             <div hidden=move || !stage3.get()>
                 {enum_select(
                     planner,
-                    "ZeRO-3 implementation",
+                    fields::label("parallel.zero3_impl"),
                     "zero3-impl",
                     "parallel.zero3_impl",
                     vec![(Zero3Impl::Fsdp2, "PyTorch FSDP2"), (Zero3Impl::Deepspeed, "DeepSpeed ZeRO-3")],
@@ -120,10 +121,10 @@ fn Controls() -> impl IntoView {
                     |s, v| s.parallel.zero3_impl = v,
                 )}
                 <div hidden=move || !fsdp2.get()>
-                    <CheckboxField label="Reshard after forward" id="reshard-after-forward" field="parallel.fsdp_reshard_after_forward"
+                    <CheckboxField label=fields::label("parallel.fsdp_reshard_after_forward") id="reshard-after-forward" field="parallel.fsdp_reshard_after_forward"
                         value=reshard on_change=move |on| planner.set(|s| s.parallel.fsdp_reshard_after_forward = on) />
                 </div>
-                <CheckboxField label="Full state dict on save" id="full-state-dict" field="parallel.full_state_dict_on_save"
+                <CheckboxField label=fields::label("parallel.full_state_dict_on_save") id="full-state-dict" field="parallel.full_state_dict_on_save"
                     value=full_state on_change=move |on| planner.set(|s| s.parallel.full_state_dict_on_save = on) />
             </div>
         </fieldset>

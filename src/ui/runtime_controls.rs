@@ -11,6 +11,7 @@ use super::number_slider::NumberSlider;
 use super::select_field::SelectField;
 use super::state::Planner;
 use crate::enum_id::{enum_from_id, enum_id};
+use crate::fields;
 use crate::model::breakdown::HostCeiling;
 use crate::scenario::Platform;
 
@@ -84,7 +85,7 @@ pub fn RuntimeControls() -> impl IntoView {
     let gib_text = |g: f64| if g.fract() == 0.0 { format!("{g:.0}") } else { format!("{g:.1}") };
     view! {
         <SelectField
-            label="Beyond GPU memory"
+            label=fields::label("runtime.platform")
             id="platform"
             field="runtime.platform"
             options=PLATFORMS.iter().map(|(p, l)| (enum_id(p), l.to_string())).collect()
@@ -103,9 +104,9 @@ pub fn RuntimeControls() -> impl IntoView {
                 prop:value=move || host_gib.get().map(gib_text).unwrap_or_default() on:change=on_host />
             <FieldError field="runtime.host_memory_bytes" />
         </div>
-        <CheckboxField label="expandable_segments allocator" id="expandable-segments" field="runtime.expandable_segments"
+        <CheckboxField label=fields::label("runtime.expandable_segments") id="expandable-segments" field="runtime.expandable_segments"
             value=expandable on_change=move |on| planner.set(|s| s.runtime.expandable_segments = on) />
-        <NumberSlider label="Jobs sharing this GPU" id="jobs" field="runtime.jobs" min=1 max=16 value=jobs
+        <NumberSlider label=fields::label("runtime.jobs") id="jobs" field="runtime.jobs" min=1 max=16 value=jobs
             on_change=move |v| planner.set(|s| s.runtime.jobs = v) />
         <div class="pair">
             <div class="control">

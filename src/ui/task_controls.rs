@@ -10,6 +10,7 @@ use super::number_slider::NumberSlider;
 use super::select_field::{enum_select, SelectField};
 use super::state::Planner;
 use crate::enum_id::{enum_from_id, enum_id};
+use crate::fields;
 use crate::format;
 use crate::model::arch::LinearKind;
 use crate::model::precision::Precision;
@@ -131,7 +132,7 @@ pub fn TaskControls() -> impl IntoView {
     };
     let mode_select = enum_select(
         planner,
-        "Plan for",
+        fields::label("training.mode"),
         "mode",
         "training.mode",
         vec![(Mode::Train, "training / fine-tuning"), (Mode::Inference, "inference (serving)")],
@@ -154,7 +155,7 @@ pub fn TaskControls() -> impl IntoView {
             />
             <Show when=move || tuning.get() != FineTuning::Full>
                 <SelectField
-                    label="Adapted layers"
+                    label=fields::label("training.lora.targets")
                     id="lora-targets"
                     field="training.lora.targets"
                     options=TARGETS.iter().map(|(id, label, _)| (id.to_string(), label.to_string())).chain(targets.with_untracked(|t| (t == "custom").then(|| ("custom".to_string(), "as in the link".to_string())))).collect()
@@ -173,7 +174,7 @@ pub fn TaskControls() -> impl IntoView {
         </div>
         <Show when=move || tuning.get() != FineTuning::Full>
             <NumberSlider
-                label="LoRA rank"
+                label=fields::label("training.lora.rank")
                 id="lora-rank"
                 field="training.lora.rank"
                 min=1
@@ -182,10 +183,10 @@ pub fn TaskControls() -> impl IntoView {
                 value=rank
                 on_change=move |v| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.rank = v })
             />
-            <CheckboxField label="Adapters in fp32 (PEFT)" id="lora-fp32-adapters" field="training.lora.fp32_adapters"
+            <CheckboxField label=fields::label("training.lora.fp32_adapters") id="lora-fp32-adapters" field="training.lora.fp32_adapters"
                 value=adapters_fp32 on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.fp32_adapters = on }) />
             <SelectField
-                label="LoRA dropout"
+                label=fields::label("training.lora.dropout")
                 id="lora-dropout"
                 field="training.lora.dropout"
                 options=LORA_DROPOUT.iter().map(|p| (p.to_string(), p.to_string())).collect()
@@ -198,14 +199,14 @@ pub fn TaskControls() -> impl IntoView {
             />
         </Show>
         <Show when=move || tuning.get() == FineTuning::Qlora>
-            <CheckboxField label="Double quantisation" id="lora-double-quant" field="training.lora.double_quant"
+            <CheckboxField label=fields::label("training.lora.double_quant") id="lora-double-quant" field="training.lora.double_quant"
                 value=lora_dq on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.double_quant = on }) />
-            <CheckboxField label="Unquantised weights in fp32 (PEFT)" id="lora-fp32-unquantised" field="training.lora.fp32_unquantised"
+            <CheckboxField label=fields::label("training.lora.fp32_unquantised") id="lora-fp32-unquantised" field="training.lora.fp32_unquantised"
                 value=lora_fp32 on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.fp32_unquantised = on }) />
         </Show>
         <Show when=move || tuning.get() == FineTuning::Full>
             <NumberSlider
-                label="Frozen blocks (from the bottom)"
+                label=fields::label("training.frozen.layers")
                 id="frozen-layers"
                 field="training.frozen.layers"
                 min=0
@@ -220,7 +221,7 @@ pub fn TaskControls() -> impl IntoView {
         <EngineControls />
         <div class="pair">
             <SelectField
-                label="Weights"
+                label=fields::label("training.serving.weights")
                 id="weights"
                 field="training.serving.weights"
                 options=WeightFormat::ALL.iter().map(|w| (enum_id(w), weight_label(*w).to_string())).chain(std::iter::once(("fp32".to_string(), "fp32".to_string()))).collect()
@@ -229,7 +230,7 @@ pub fn TaskControls() -> impl IntoView {
             />
             {enum_select(
                 planner,
-                "KV cache",
+                fields::label("training.serving.kv_cache"),
                 "kv-cache",
                 "training.serving.kv_cache",
                 vec![(KvCacheFormat::Half, "bf16 / fp16"), (KvCacheFormat::Fp8, "FP8")],
@@ -238,7 +239,7 @@ pub fn TaskControls() -> impl IntoView {
             )}
         </div>
         <Show when=move || weights.get() == Some(WeightFormat::Nf4)>
-            <CheckboxField label="Double quantisation" id="serving-double-quant" field="training.serving.double_quant"
+            <CheckboxField label=fields::label("training.serving.double_quant") id="serving-double-quant" field="training.serving.double_quant"
                 value=serving_dq on_change=move |on| planner.set(|s| s.training.serving.double_quant = on) />
         </Show>
     };

@@ -10,6 +10,7 @@ use super::checkbox_field::CheckboxField;
 use super::number_slider::NumberSlider;
 use super::select_field::enum_select;
 use super::state::Planner;
+use crate::fields;
 use crate::labels::{optimizer_label, precision_label, CHECKPOINTING};
 use crate::model::precision::Precision;
 use crate::profiles::Framework;
@@ -65,7 +66,7 @@ pub fn TrainingControls() -> impl IntoView {
             <div hidden=move || inference.get()>
                 {enum_select(
                     planner,
-                    "Framework profile",
+                    fields::label("framework"),
                     "framework",
                     "framework",
                     Framework::ALL.iter().map(|&f| (f, f.label())).collect(),
@@ -77,7 +78,7 @@ pub fn TrainingControls() -> impl IntoView {
                 label=Signal::derive(move || match (inference.get(), diffusion.get()) {
                     (true, true) => "Prompts per call",
                     (true, false) => "Batch (sequences served together)",
-                    _ => "Micro-batch size",
+                    _ => fields::label("training.micro_batch"),
                 })
                 id="micro-batch"
                 field="training.micro_batch"
@@ -89,7 +90,7 @@ pub fn TrainingControls() -> impl IntoView {
             />
             <div hidden=move || inference.get()>
             <NumberSlider
-                label="Gradient accumulation steps"
+                label=fields::label("training.grad_accum")
                 id="grad-accum"
                 field="training.grad_accum"
                 min=1
@@ -101,7 +102,7 @@ pub fn TrainingControls() -> impl IntoView {
             </div>
             <div hidden=move || vision.get()>
             <NumberSlider
-                label=Signal::derive(move || if inference.get() { "Context length (tokens)" } else { "Sequence length (tokens)" })
+                label=Signal::derive(move || if inference.get() { "Context length (tokens)" } else { fields::label("training.seq_len") })
                 id="seq-len"
                 field="training.seq_len"
                 min=128
@@ -113,7 +114,7 @@ pub fn TrainingControls() -> impl IntoView {
             </div>
             <div hidden=move || !vlm.get()>
             <NumberSlider
-                label="Image size (pixels per side)"
+                label=fields::label("training.resolution")
                 id="vlm-image-size"
                 field="training.resolution"
                 min=56
@@ -123,7 +124,7 @@ pub fn TrainingControls() -> impl IntoView {
                 on_change=move |v| planner.set(|s| s.training.resolution = Some([v, v]))
             />
             <NumberSlider
-                label="Images per sample"
+                label=fields::label("training.images_per_sample")
                 id="images-per-sample"
                 field="training.images_per_sample"
                 min=1
@@ -133,13 +134,13 @@ pub fn TrainingControls() -> impl IntoView {
                 on_change=move |v| planner.set(|s| s.training.images_per_sample = Some(v))
             />
             <div hidden=move || inference.get()>
-                <CheckboxField label="Freeze the vision tower" id="freeze-vision-tower" field="training.frozen.vision_tower"
+                <CheckboxField label=fields::label("training.frozen.vision_tower") id="freeze-vision-tower" field="training.frozen.vision_tower"
                     value=frozen_tower on_change=move |on| planner.set(|s| s.training.frozen.vision_tower = on) />
             </div>
             </div>
             <div hidden=move || !vision.get() || diffusion.get()>
             <NumberSlider
-                label="Image resolution (pixels per side)"
+                label=fields::label("training.image_size")
                 id="image-size"
                 field="training.image_size"
                 min=32
@@ -152,7 +153,7 @@ pub fn TrainingControls() -> impl IntoView {
             <div class="pair">
                 {enum_select(
                     planner,
-                    "Precision",
+                    fields::label("training.precision"),
                     "precision",
                     "training.precision",
                     Precision::ALL.iter().map(|&p| (p, precision_label(p))).collect(),
@@ -161,7 +162,7 @@ pub fn TrainingControls() -> impl IntoView {
                 )}
                 <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
-                    "Optimizer",
+                    fields::label("training.optimizer"),
                     "optimizer",
                     "training.optimizer",
                     Optimizer::ALL.iter().map(|&o| (o, optimizer_label(o))).collect(),
@@ -170,7 +171,7 @@ pub fn TrainingControls() -> impl IntoView {
                 )}</div>
                 <div class="pair-item" hidden=move || inference.get() || !adam.get()>{enum_select(
                     planner,
-                    "Optimizer implementation",
+                    fields::label("training.optimizer_impl"),
                     "optimizer-impl",
                     "training.optimizer_impl",
                     OPTIMIZER_IMPL.to_vec(),
@@ -179,7 +180,7 @@ pub fn TrainingControls() -> impl IntoView {
                 )}</div>
                 <div class="pair-item" hidden=move || inference.get()>{enum_select(
                     planner,
-                    "Activation checkpointing",
+                    fields::label("training.checkpointing"),
                     "checkpointing",
                     "training.checkpointing",
                     CHECKPOINTING.to_vec(),
@@ -188,7 +189,7 @@ pub fn TrainingControls() -> impl IntoView {
                 )}</div>
                 <div class="pair-item" hidden=move || !transformer.get() && !diffusion.get()>{enum_select(
                     planner,
-                    "Attention",
+                    fields::label("training.attention"),
                     "attention",
                     "training.attention",
                     ATTENTION.to_vec(),
@@ -197,7 +198,7 @@ pub fn TrainingControls() -> impl IntoView {
                 )}</div>
                 <div class="pair-item" hidden=move || inference.get() || !transformer.get()>{enum_select(
                     planner,
-                    "Loss",
+                    fields::label("training.techniques.loss"),
                     "loss",
                     "training.techniques.loss",
                     LOSS.to_vec(),
@@ -206,19 +207,19 @@ pub fn TrainingControls() -> impl IntoView {
                 )}</div>
             </div>
             <div hidden=move || inference.get()>
-            <CheckboxField label="Optimizer step in backward" id="optimizer-in-backward" field="training.techniques.optimizer_in_backward"
+            <CheckboxField label=fields::label("training.techniques.optimizer_in_backward") id="optimizer-in-backward" field="training.techniques.optimizer_in_backward"
                 value=in_backward on_change=move |on| planner.set(|s| s.training.techniques.optimizer_in_backward = on) />
-            <CheckboxField label="Gradients in fp32 (Megatron)" id="fp32-gradients" field="training.fp32_gradients"
+            <CheckboxField label=fields::label("training.fp32_gradients") id="fp32-gradients" field="training.fp32_gradients"
                 value=fp32_gradients on_change=move |on| planner.set(|s| s.training.fp32_gradients = on) />
-            <CheckboxField label="Offload activations to host" id="activation-offload" field="training.techniques.activation_offload"
+            <CheckboxField label=fields::label("training.techniques.activation_offload") id="activation-offload" field="training.techniques.activation_offload"
                 value=offload on_change=move |on| planner.set(|s| s.training.techniques.activation_offload = on) />
             <div hidden=move || !transformer.get()>
-                <CheckboxField label="Liger kernels (norm, SwiGLU, RoPE)" id="liger-kernels" field="training.techniques.liger_kernels"
+                <CheckboxField label=fields::label("training.techniques.liger_kernels") id="liger-kernels" field="training.techniques.liger_kernels"
                     value=liger on_change=move |on| planner.set(|s| s.training.techniques.liger_kernels = on) />
-                <CheckboxField label="torch.compile (blocks and loss)" id="torch-compile" field="training.techniques.compile"
+                <CheckboxField label=fields::label("training.techniques.compile") id="torch-compile" field="training.techniques.compile"
                     value=compile on_change=move |on| planner.set(|s| s.training.techniques.compile = on) />
                 <div hidden=move || !compile.get()>
-                    <CheckboxField label="Loss inside the compiled region" id="compile-loss" field="training.techniques.compile_loss"
+                    <CheckboxField label=fields::label("training.techniques.compile_loss") id="compile-loss" field="training.techniques.compile_loss"
                         value=compile_loss on_change=move |on| planner.set(|s| s.training.techniques.compile_loss = on) />
                 </div>
             </div>

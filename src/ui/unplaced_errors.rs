@@ -1,9 +1,11 @@
 //! `UnplacedErrors`: validation messages for fields that have no control of their own
-//! (dropout, LoRA, virtual stages, …), listed above the chart with their field path.
+//! (dropout, virtual stages, …: [`crate::fields::Shown::Listed`]), listed above the chart with
+//! their field path.
 
 use leptos::prelude::*;
 
-use super::state::{belongs_to, Planner, PLACED_FIELDS};
+use super::state::Planner;
+use crate::fields::anchor;
 
 /// Lists errors no control shows.
 #[component]
@@ -11,10 +13,7 @@ pub fn UnplacedErrors() -> impl IntoView {
     let errors = Planner::get().errors;
     move || {
         errors.with(|all| {
-            all.iter()
-                .filter(|e| !PLACED_FIELDS.iter().any(|f| belongs_to(&e.field, f)))
-                .map(|e| view! { <p class="field-error" role="alert" data-field=e.field.clone()>{e.to_string()}</p> })
-                .collect_view()
+            all.iter().filter(|e| anchor(&e.field).is_none()).map(|e| view! { <p class="field-error" role="alert" data-field=e.field.clone()>{e.to_string()}</p> }).collect_view()
         })
     }
 }
