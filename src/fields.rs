@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn keys_and_labels_come_from_the_table() {
-        assert_eq!(scalar_keys().count(), 58);
+        assert_eq!(scalar_keys().count(), 65);
         assert_eq!(scalar_keys().next(), Some(("b", "training.micro_batch")));
         assert_eq!(device_keys().collect::<Vec<_>>()[0], ("cap", "capacity_bytes"));
         assert_eq!(label("training.grad_accum"), "Gradient accumulation steps");
