@@ -15,6 +15,8 @@
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
 pub mod text_encoder;
+pub mod unet;
+pub mod vae;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;
