@@ -9,6 +9,8 @@
 //! any other model component is named in a note as not counted.
 
 pub mod text_encoder;
+pub mod unet;
+pub mod vae;
 
 use serde_json::Value;
 

@@ -19,6 +19,8 @@ pub mod generation;
 pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
+pub mod unet;
+pub mod vae;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;
