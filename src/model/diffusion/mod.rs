@@ -14,7 +14,10 @@
 //! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
+pub mod dit;
+pub mod mmdit;
 pub mod text_encoder;
+pub mod video;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;
