@@ -8,6 +8,7 @@
 //! feature extractors and safety checkers hold no GPU weights worth counting and are skipped;
 //! any other model component is named in a note as not counted.
 
+pub mod dit;
 pub mod text_encoder;
 pub mod unet;
 pub mod vae;

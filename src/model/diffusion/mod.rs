@@ -14,13 +14,16 @@
 //! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
+pub mod dit;
 pub mod encodes;
 pub mod generation;
+pub mod mmdit;
 pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
 pub mod unet;
 pub mod vae;
+pub mod video;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;

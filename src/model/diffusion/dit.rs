@@ -1,0 +1,78 @@
+//! Diffusion transformers (the denoisers of SD3/3.5, Flux.1 and Wan 2.x), one type over the
+//! diffusers classes Headroom builds: [`Flux`] and [`Sd3`] (`mmdit.rs`, two-stream joint
+//! attention) and [`Wan`] (`video.rs`, 3-D patches with cross-attention to the text).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::model::arch::ParamTensor;
+use crate::model::diffusion::mmdit::{Flux, Sd3};
+use crate::model::diffusion::video::Wan;
+
+/// One diffusion transformer, by its diffusers `_class_name`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "class", rename_all = "snake_case")]
+pub enum Dit {
+    Flux(Flux),
+    Sd3(Sd3),
+    Wan(Wan),
+}
+
+impl Dit {
+    /// The diffusers class name.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Dit::Flux(_) => "FluxTransformer2DModel",
+            Dit::Sd3(_) => "SD3Transformer2DModel",
+            Dit::Wan(_) => "WanTransformer3DModel",
+        }
+    }
+
+    pub fn check(&self) -> Result<(), InputError> {
+        match self {
+            Dit::Flux(m) => m.check(),
+            Dit::Sd3(m) => m.check(),
+            Dit::Wan(m) => m.check(),
+        }
+    }
+
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        match self {
+            Dit::Flux(m) => m.param_tensors(),
+            Dit::Sd3(m) => m.param_tensors(),
+            Dit::Wan(m) => m.param_tensors(),
+        }
+    }
+
+    /// Parameters, as `sum(p.numel())` over the module.
+    pub fn param_count(&self) -> f64 {
+        self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+
+    /// Channels of the latent the denoiser takes (Flux: the 2×2-packed latent, 4 × the VAE's).
+    pub fn in_channels(&self) -> u64 {
+        match self {
+            Dit::Flux(m) => m.in_channels(),
+            Dit::Sd3(m) => m.in_channels(),
+            Dit::Wan(m) => m.in_channels(),
+        }
+    }
+
+    /// Spatial patch size inside the denoiser (Flux packs its 2×2 patches in the pipeline, so 1).
+    pub fn patch_size(&self) -> u64 {
+        match self {
+            Dit::Flux(m) => m.patch_size(),
+            Dit::Sd3(m) => m.patch_size(),
+            Dit::Wan(m) => m.patch_size(),
+        }
+    }
+
+    /// Width of the text embeddings it takes.
+    pub fn text_width(&self) -> u64 {
+        match self {
+            Dit::Flux(m) => m.text_width(),
+            Dit::Sd3(m) => m.text_width(),
+            Dit::Wan(m) => m.text_width(),
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The two-stream joint-attention diffusion transformers (MMDiT), as diffusers 0.42.1 builds them:
+//! - `FluxTransformer2DModel` (`models/transformers/transformer_flux.py`: `FluxTransformer2DModel.__init__`
+//!   lines 612–665, `FluxTransformerBlock` 415–500, `FluxSingleTransformerBlock` 358–414,
+//!   `FluxAttention` 278–357): `num_layers` double-stream blocks (image and text streams each with
+//!   `AdaLayerNormZero`, q/k/v/out projections, a 4× GELU(tanh) feed-forward, joint attention over
+//!   the concatenated text + image tokens with per-head RMS q/k norms) then `num_single_layers`
+//!   single-stream blocks over the concatenation (`AdaLayerNormZeroSingle`, q/k/v, a parallel
+//!   4× `proj_mlp`, one `proj_out` over attention and MLP together), time/pooled-text (and, with
+//!   `guidance_embeds`, guidance) embeddings (`embeddings.py` `CombinedTimestepGuidanceTextProjEmbeddings`),
+//!   `AdaLayerNormContinuous` and `proj_out`. Flux.1-dev and schnell.
+//! - `SD3Transformer2DModel` (`transformer_sd3.py` `SD3Transformer2DModel.__init__` lines 119–175,
+//!   `attention.py` `JointTransformerBlock` lines 580–760): a conv `PatchEmbed`, `num_layers`
+//!   `JointTransformerBlock`s (the last one `context_pre_only`: its text stream has an
+//!   `AdaLayerNormContinuous`, no `to_add_out` and no feed-forward), `dual_attention_layers`
+//!   with `SD35AdaLayerNormZeroX` and a second image-only attention `attn2` (SD3.5 medium),
+//!   optional `qk_norm` (`rms_norm` in SD3.5, `layer_norm`). SD3 medium, SD3.5 medium and large.
+//!
+//! Every tensor is listed in [`Scope::Layer`] (a diffusion part reports one block).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+
+const S: Scope = Scope::Layer;
+const R: TpSplit = TpSplit::Replicated;
+
+/// A `nn.Linear(inp, out)` with its bias: weight `[out, inp]` and bias `[out]`.
+pub(crate) fn linear(out: &mut Vec<ParamTensor>, name: &'static str, kinds: Option<&'static [LinearKind]>, o: u64, i: u64) {
+    out.push(match kinds {
+        Some(k) => ParamTensor::linear(name, k, o, i, S),
+        None => ParamTensor::new(name, &[o, i], S, R),
+    });
+    out.push(ParamTensor::vector(name, o, S, R));
+}
+
+/// diffusers' `TimestepEmbedding(in, h)` / `PixArtAlphaTextProjection(in, h)`: two linears (`embeddings.py`).
+pub(crate) fn embedder(out: &mut Vec<ParamTensor>, name: &'static str, inp: u64, h: u64) {
+    linear(out, name, None, h, inp);
+    linear(out, name, None, h, h);
+}
+
+/// diffusers' `FeedForward(dim, inner)` with a GELU projection (`attention.py`): `net.0.proj`, `net.2`.
+pub(crate) fn feed_forward(out: &mut Vec<ParamTensor>, h: u64, inner: u64) {
+    linear(out, "feed-forward up (ff.net.0.proj)", Some(&[LinearKind::Up]), inner, h);
+    linear(out, "feed-forward down (ff.net.2)", Some(&[LinearKind::Down]), h, inner);
+}
+
+/// q/k/v/out of one attention stream (`to_q/to_k/to_v/to_out.0`, or the context stream's
+/// `add_q_proj/add_k_proj/add_v_proj/to_add_out`), with biases.
+pub(crate) fn attention(out: &mut Vec<ParamTensor>, h: u64, with_out: bool) {
+    linear(out, "attention q (to_q)", Some(&[LinearKind::Q]), h, h);
+    linear(out, "attention k (to_k)", Some(&[LinearKind::K]), h, h);
+    linear(out, "attention v (to_v)", Some(&[LinearKind::V]), h, h);
+    if with_out {
+        linear(out, "attention out (to_out.0)", Some(&[LinearKind::O]), h, h);
+    }
+}
+
+/// `FluxTransformer2DModel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Flux {
+    pub patch_size: u64,
+    pub in_channels: u64,
+    pub out_channels: u64,
+    /// Double-stream blocks (`num_layers`).
+    pub layers: u64,
+    /// Single-stream blocks (`num_single_layers`).
+    pub single_layers: u64,
+    pub heads: u64,
+    pub head_dim: u64,
+    /// Width of the T5 embeddings (`joint_attention_dim`).
+    pub joint_attention_dim: u64,
+    /// Width of the pooled CLIP embedding (`pooled_projection_dim`).
+    pub pooled_projection_dim: u64,
+    /// Flux.1-dev's guidance embedding (`guidance_embeds`).
+    pub guidance_embeds: bool,
+}
+
+impl Flux {
+    pub fn check(&self) -> Result<(), InputError> {
+        check_dim("patch_size", self.patch_size)?;
+        check_dim("in_channels", self.in_channels)?;
+        check_dim("out_channels", self.out_channels)?;
+        check_dim("num_layers", self.layers)?;
+        check_dim("num_single_layers", self.single_layers)?;
+        check_dim("num_attention_heads", self.heads)?;
+        check_dim("attention_head_dim", self.head_dim)?;
+        check_dim("joint_attention_dim", self.joint_attention_dim)?;
+        check_dim("pooled_projection_dim", self.pooled_projection_dim)
+    }
+
+    /// `inner_dim = num_attention_heads × attention_head_dim`.
+    pub fn hidden(&self) -> u64 {
+        self.heads * self.head_dim
+    }
+
+    pub fn in_channels(&self) -> u64 {
+        self.in_channels
+    }
+
+    pub fn patch_size(&self) -> u64 {
+        self.patch_size
+    }
+
+    pub fn text_width(&self) -> u64 {
+        self.joint_attention_dim
+    }
+
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        let (h, d) = (self.hidden(), self.head_dim);
+        let mut out = Vec::new();
+        embedder(&mut out, "timestep embedder", 256, h);
+        if self.guidance_embeds {
+            embedder(&mut out, "guidance embedder", 256, h);
+        }
+        embedder(&mut out, "pooled text embedder", self.pooled_projection_dim, h);
+        linear(&mut out, "context embedder", None, h, self.joint_attention_dim);
+        linear(&mut out, "x embedder", None, h, self.in_channels);
+        for _ in 0..self.layers {
+            for _stream in 0..2 {
+                linear(&mut out, "AdaLayerNormZero (norm1.linear)", None, 6 * h, h);
+                attention(&mut out, h, true);
+                out.push(ParamTensor::new("q/k RMS norms", &[2, d], S, R));
+                feed_forward(&mut out, h, 4 * h);
+            }
+        }
+        for _ in 0..self.single_layers {
+            linear(&mut out, "AdaLayerNormZeroSingle (norm.linear)", None, 3 * h, h);
+            attention(&mut out, h, false);
+            out.push(ParamTensor::new("q/k RMS norms", &[2, d], S, R));
+            // Not in train_dreambooth_lora_flux.py's default targets, so no LoRA kind.
+            linear(&mut out, "single-block MLP (proj_mlp)", None, 4 * h, h);
+            linear(&mut out, "single-block out (proj_out)", None, h, 5 * h);
+        }
+        linear(&mut out, "AdaLayerNormContinuous (norm_out.linear)", None, 2 * h, h);
+        linear(&mut out, "proj_out", None, self.patch_size * self.patch_size * self.out_channels, h);
+        out
+    }
+
+    pub fn param_count(&self) -> f64 {
+        self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+}
+
+/// `qk_norm` of diffusers' `Attention` (`attention_processor.py` `Attention.__init__`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QkNorm {
+    None,
+    /// `nn.LayerNorm(head_dim)` with weight and bias.
+    LayerNorm,
+    /// `RMSNorm(head_dim)` with a weight.
+    RmsNorm,
+}
+
+/// `SD3Transformer2DModel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sd3 {
+    pub patch_size: u64,
+    pub in_channels: u64,
+    pub out_channels: u64,
+    pub layers: u64,
+    pub heads: u64,
+    pub head_dim: u64,
+    pub joint_attention_dim: u64,
+    /// Width `context_embedder` projects the T5/CLIP embeddings to (equals the hidden width in
+    /// every released model).
+    pub caption_projection_dim: u64,
+    pub pooled_projection_dim: u64,
+    /// The `pos_embed_max_size` × `pos_embed_max_size` position table is a buffer, not a parameter.
+    pub pos_embed_max_size: u64,
+    /// Blocks with the second, image-only attention (SD3.5 medium: 0..=12).
+    pub dual_attention_layers: Vec<u64>,
+    pub qk_norm: QkNorm,
+}
+
+impl Sd3 {
+    pub fn check(&self) -> Result<(), InputError> {
+        check_dim("patch_size", self.patch_size)?;
+        check_dim("in_channels", self.in_channels)?;
+        check_dim("out_channels", self.out_channels)?;
+        check_dim("num_layers", self.layers)?;
+        check_dim("num_attention_heads", self.heads)?;
+        check_dim("attention_head_dim", self.head_dim)?;
+        check_dim("joint_attention_dim", self.joint_attention_dim)?;
+        check_dim("caption_projection_dim", self.caption_projection_dim)?;
+        check_dim("pooled_projection_dim", self.pooled_projection_dim)?;
+        if self.caption_projection_dim != self.hidden() {
+            return Err(InputError::new(
+                "caption_projection_dim",
+                format!("must equal num_attention_heads × attention_head_dim ({}) for the joint blocks, got {}", self.hidden(), self.caption_projection_dim),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn hidden(&self) -> u64 {
+        self.heads * self.head_dim
+    }
+
+    pub fn in_channels(&self) -> u64 {
+        self.in_channels
+    }
+
+    pub fn patch_size(&self) -> u64 {
+        self.patch_size
+    }
+
+    pub fn text_width(&self) -> u64 {
+        self.joint_attention_dim
+    }
+
+    fn dual(&self, layer: u64) -> bool {
+        self.dual_attention_layers.contains(&layer)
+    }
+
+    fn qk_norm_tensors(&self, out: &mut Vec<ParamTensor>, count: u64) {
+        let per = match self.qk_norm {
+            QkNorm::None => 0,
+            QkNorm::RmsNorm => 1,
+            QkNorm::LayerNorm => 2,
+        };
+        if per > 0 {
+            out.push(ParamTensor::new("q/k norms", &[count * per, self.head_dim], S, R));
+        }
+    }
+
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        let (h, p) = (self.hidden(), self.patch_size);
+        let mut out = Vec::new();
+        out.push(ParamTensor::new("patch embedding (pos_embed.proj)", &[h, self.in_channels, p, p], S, R));
+        out.push(ParamTensor::vector("patch embedding bias", h, S, R));
+        embedder(&mut out, "timestep embedder", 256, h);
+        embedder(&mut out, "pooled text embedder", self.pooled_projection_dim, h);
+        linear(&mut out, "context embedder", None, self.caption_projection_dim, self.joint_attention_dim);
+        for layer in 0..self.layers {
+            let last = layer + 1 == self.layers;
+            let dual = self.dual(layer);
+            // SD35AdaLayerNormZeroX: 9 modulations; AdaLayerNormZero: 6.
+            linear(&mut out, "AdaLayerNormZero (norm1.linear)", None, if dual { 9 } else { 6 } * h, h);
+            // The last block's context stream: AdaLayerNormContinuous (scale and shift only).
+            linear(&mut out, "context AdaLayerNorm (norm1_context.linear)", None, if last { 2 } else { 6 } * h, h);
+            attention(&mut out, h, true);
+            attention(&mut out, h, !last);
+            self.qk_norm_tensors(&mut out, 4);
+            if dual {
+                attention(&mut out, h, true);
+                self.qk_norm_tensors(&mut out, 2);
+            }
+            feed_forward(&mut out, h, 4 * h);
+            if !last {
+                feed_forward(&mut out, h, 4 * h);
+            }
+        }
+        linear(&mut out, "AdaLayerNormContinuous (norm_out.linear)", None, 2 * h, h);
+        linear(&mut out, "proj_out", None, p * p * self.out_channels, h);
+        out
+    }
+
+    pub fn param_count(&self) -> f64 {
+        self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+}

@@ -1,0 +1,135 @@
+//! The 3-D (video) diffusion transformers, as diffusers 0.42.1 builds them:
+//! - `WanTransformer3DModel` (`models/transformers/transformer_wan.py`: `WanTransformer3DModel.__init__`
+//!   lines 571–620, `WanTransformerBlock` 419–506, `WanAttention` 175–283,
+//!   `WanTimeTextImageEmbedding` 308–353, `WanImageEmbedding` 284–307): a `Conv3d` patch embedding
+//!   (`patch_size` (t, h, w), (1, 2, 2) in every release), the time embedding and its 6-way
+//!   projection, the text projection from umT5's 4096, then `num_layers` blocks of self-attention
+//!   (RMS norms across heads on q and k, 3-D RoPE), cross-attention to the text (and, for
+//!   image-to-video, `add_k_proj/add_v_proj` over CLIP image tokens), a GELU(tanh) feed-forward of
+//!   `ffn_dim`, `FP32LayerNorm`s and a learned `scale_shift_table` per block. Wan 2.1 T2V 1.3B and
+//!   14B. Wan 2.2 A14B ships two experts of this same shape (`transformer` for high noise,
+//!   `transformer_2` for low noise, `WanPipeline(boundary_ratio)`), loaded together: a pipeline
+//!   holds two of these parts.
+//!
+//! Every tensor is listed in [`Scope::Layer`] (a diffusion part reports one block).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::diffusion::mmdit::{attention, embedder, feed_forward, linear};
+
+const S: Scope = Scope::Layer;
+const R: TpSplit = TpSplit::Replicated;
+
+/// `WanTransformer3DModel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Wan {
+    /// (frames, height, width) of one patch.
+    pub patch_size: [u64; 3],
+    pub heads: u64,
+    pub head_dim: u64,
+    pub in_channels: u64,
+    pub out_channels: u64,
+    /// Width of the umT5 embeddings (`text_dim`).
+    pub text_dim: u64,
+    /// Sinusoidal timestep channels (`freq_dim`).
+    pub freq_dim: u64,
+    pub ffn_dim: u64,
+    pub layers: u64,
+    /// `cross_attn_norm`: an affine `FP32LayerNorm` before cross-attention.
+    pub cross_attn_norm: bool,
+    /// Image-to-video: CLIP image embedding width (`image_dim`).
+    pub image_dim: Option<u64>,
+    /// Image-to-video: `add_k_proj/add_v_proj` input width (`added_kv_proj_dim`).
+    pub added_kv_proj_dim: Option<u64>,
+    /// FLF2V: learned positions of the image tokens (`pos_embed_seq_len`).
+    pub pos_embed_seq_len: Option<u64>,
+}
+
+impl Wan {
+    pub fn check(&self) -> Result<(), InputError> {
+        for p in self.patch_size {
+            check_dim("patch_size", p)?;
+        }
+        check_dim("num_attention_heads", self.heads)?;
+        check_dim("attention_head_dim", self.head_dim)?;
+        check_dim("in_channels", self.in_channels)?;
+        check_dim("out_channels", self.out_channels)?;
+        check_dim("text_dim", self.text_dim)?;
+        check_dim("freq_dim", self.freq_dim)?;
+        check_dim("ffn_dim", self.ffn_dim)?;
+        check_dim("num_layers", self.layers)?;
+        if let Some(d) = self.image_dim {
+            check_dim("image_dim", d)?;
+        }
+        if let Some(d) = self.added_kv_proj_dim {
+            check_dim("added_kv_proj_dim", d)?;
+        }
+        Ok(())
+    }
+
+    pub fn hidden(&self) -> u64 {
+        self.heads * self.head_dim
+    }
+
+    pub fn in_channels(&self) -> u64 {
+        self.in_channels
+    }
+
+    /// The spatial patch (height = width in every release).
+    pub fn patch_size(&self) -> u64 {
+        self.patch_size[1]
+    }
+
+    pub fn temporal_patch(&self) -> u64 {
+        self.patch_size[0]
+    }
+
+    pub fn text_width(&self) -> u64 {
+        self.text_dim
+    }
+
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        let h = self.hidden();
+        let [pt, ph, pw] = self.patch_size;
+        let mut out = Vec::new();
+        // Conv3d weight [h, in, pt, ph, pw], stored with the kernel's frames and height merged.
+        out.push(ParamTensor::new("patch embedding (Conv3d)", &[h, self.in_channels, pt * ph, pw], S, R));
+        out.push(ParamTensor::vector("patch embedding bias", h, S, R));
+        embedder(&mut out, "timestep embedder", self.freq_dim, h);
+        linear(&mut out, "timestep projection (time_proj)", None, 6 * h, h);
+        embedder(&mut out, "text embedder", self.text_dim, h);
+        if let Some(img) = self.image_dim {
+            out.push(ParamTensor::new("image embedder norms", &[2, img + h], S, R));
+            linear(&mut out, "image embedder ff.net.0.proj", None, img, img);
+            linear(&mut out, "image embedder ff.net.2", None, h, img);
+            if let Some(n) = self.pos_embed_seq_len {
+                out.push(ParamTensor::new("image embedder positions", &[n, img], S, R));
+            }
+        }
+        for _ in 0..self.layers {
+            out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
+            attention(&mut out, h, true);
+            out.push(ParamTensor::new("self-attention q/k RMS norms", &[2, h], S, R));
+            attention(&mut out, h, true);
+            out.push(ParamTensor::new("cross-attention q/k RMS norms", &[2, h], S, R));
+            if let Some(added) = self.added_kv_proj_dim {
+                linear(&mut out, "image cross-attention k (add_k_proj)", None, h, added);
+                linear(&mut out, "image cross-attention v (add_v_proj)", None, h, added);
+                out.push(ParamTensor::vector("image cross-attention k norm", h, S, R));
+            }
+            if self.cross_attn_norm {
+                out.push(ParamTensor::new("cross-attention LayerNorm (norm2)", &[2, h], S, R));
+            }
+            feed_forward(&mut out, h, self.ffn_dim);
+        }
+        linear(&mut out, "proj_out", None, self.out_channels * pt * ph * pw, h);
+        out.push(ParamTensor::new("output scale_shift_table", &[2, h], S, R));
+        out
+    }
+
+    pub fn param_count(&self) -> f64 {
+        self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+}
