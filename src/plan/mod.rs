@@ -11,6 +11,7 @@
 pub mod changes;
 pub mod diffusion_ladder;
 pub mod escalation;
+pub mod explain;
 pub mod limits;
 pub mod prices;
 pub mod rent;

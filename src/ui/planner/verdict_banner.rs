@@ -14,12 +14,12 @@
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
-use crate::chart::flow::plan_summary;
 use crate::chart::verdict;
 use crate::format;
 use crate::format::Units;
 use crate::model::breakdown::Outcome;
 use crate::plan::escalation::{escalate, Step};
+use crate::plan::explain::plan_summary;
 use crate::scenario::Scenario;
 use crate::ui::after_paint::AfterPaint;
 use crate::ui::lazy_view::Chunked;
