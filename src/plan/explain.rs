@@ -248,6 +248,27 @@ pub fn plan_summary(e: &Escalation, units: Units) -> PlanSummary {
     PlanSummary { headline, lines, changes, fits: true }
 }
 
+/// The verdict's cheapest fix: whether the ladder's plan fits on the scenario's own GPUs,
+/// its headline and each change it makes with its first line (or, without a plan, what to
+/// change).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheapestFix {
+    pub fits: bool,
+    pub headline: String,
+    pub detail: String,
+}
+
+/// The cheapest fix of `s`: the ladder for its own GPUs ([`Step::ladder_for`]) escalated and
+/// summarised.
+pub fn cheapest_fix(s: &crate::scenario::Scenario, units: Units) -> CheapestFix {
+    let gpus = s.parallel.world_size().max(1);
+    let summary = plan_summary(&crate::plan::escalation::escalate(s, crate::plan::escalation::Step::ladder_for(s, gpus), gpus), units);
+    // A plan names each change it makes (the batch above all), then its time and memory.
+    let detail = if summary.fits { format!("{}; {}", summary.changes, summary.lines.first().cloned().unwrap_or_default()) } else { summary.lines.join(" ") };
+    let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
+    CheapestFix { fits: summary.fits, headline, detail }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
