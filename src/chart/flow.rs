@@ -338,8 +338,6 @@ pub fn flow_layout(steps: usize, shape: Shape) -> FlowLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::escalation::{escalate, Step};
-    use crate::scenario::{DeviceSpec, Scenario};
 
     const SHAPES: [Shape; 2] = [Shape::Wide, Shape::Narrow];
 

@@ -19,6 +19,7 @@ pub mod resolved;
 pub mod run;
 pub mod search;
 pub mod serving_ladder;
+pub mod strategy_table;
 
 use crate::model::breakdown::{Breakdown, Totals};
 use crate::model::inputs::Training;
