@@ -3,6 +3,10 @@
 //! `tests/fixtures/measured/diffusion_unet_vae.json`).
 
 use headroom::import::diffusers::{unet, vae};
+use headroom::model::arch::LinearKind;
+use headroom::model::diffusion::{LoraRun, Run};
+use headroom::model::inputs::Attention;
+use headroom::model::precision::Precision;
 use serde_json::Value;
 
 fn fixture() -> Value {
@@ -55,4 +59,53 @@ fn bad_configs_name_the_field() {
     assert_eq!(verr(serde_json::json!({"latent_channels": 0})), "latent_channels");
     assert_eq!(verr(serde_json::json!({"block_out_channels": [64, 128]})), "down_block_types");
     assert_eq!(verr(serde_json::json!({"use_quant_conv": "no"})), "use_quant_conv");
+}
+
+fn precision(p: &str) -> Precision {
+    match p {
+        "fp32" => Precision::Fp32,
+        "bf16" => Precision::Bf16,
+        "bf16-mixed" => Precision::Bf16Mixed,
+        other => panic!("unexpected precision {other}"),
+    }
+}
+
+fn run_of(case: &Value, latent: u64, spatial: u64) -> Run {
+    Run {
+        batch: case["batch"].as_u64().unwrap(),
+        latent_frames: 1,
+        latent_height: latent,
+        latent_width: latent,
+        height: latent * spatial,
+        width: latent * spatial,
+        frames: 1,
+        text_tokens: case["text_tokens"].as_u64().unwrap_or(0),
+        precision: precision(case["precision"].as_str().unwrap_or("fp32")),
+        checkpointing: case["checkpointing"].as_bool().unwrap_or(false),
+        attention: Attention::Sdpa,
+        lora: case["lora_rank"].as_u64().map(|rank| LoraRun { rank, targets: vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O], fp32: true, dropout: false }),
+    }
+}
+
+#[test]
+fn saved_activations_are_within_three_percent_of_the_measured_training_forward() {
+    let f = fixture();
+    let cases = f["saved"].as_array().unwrap();
+    assert!(cases.len() >= 16, "fp32, bf16, bf16 autocast, each with and without checkpointing, and LoRA, for two UNets");
+    let mut misses = Vec::new();
+    for case in cases {
+        let model = unet::read(&case["config"]).unwrap();
+        let saved = model.saved(&run_of(case, case["latent"].as_u64().unwrap(), 8));
+        let copies: f64 = saved.iter().filter(|s| s.name == "autocast weight copies").map(|s| s.bytes).sum();
+        let acts: f64 = saved.iter().filter(|s| s.name != "autocast weight copies").map(|s| s.bytes).sum();
+        let label = format!("{} {} ckpt={} lora={}", case["name"], case["precision"], case["checkpointing"], case["lora_rank"]);
+        for (what, modelled, measured) in [("saved", acts, case["saved_bytes"].as_f64().unwrap()), ("weight copies", copies, case["param_copy_bytes"].as_f64().unwrap())] {
+            let miss = if measured == 0.0 { modelled } else { modelled / measured - 1.0 };
+            eprintln!("{label} {what}: modelled {modelled}, measured {measured} ({:+.2} %)", miss * 100.0);
+            if miss.abs() > 0.03 {
+                misses.push(format!("{label} {what}: modelled {modelled}, measured {measured} ({:+.2} %)", miss * 100.0));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
 }

@@ -75,7 +75,134 @@ def counts():
     return out
 
 
-SECTIONS = {"counts": counts}
+def unet_inputs(cfg, b, tokens, dev, dtype):
+    n = len(cfg["block_out_channels"])
+    h = 32
+    kwargs = {}
+    if cfg.get("addition_embed_type") == "text_time":
+        pooled = cfg["projection_class_embeddings_input_dim"] - 6 * cfg["addition_time_embed_dim"]
+        kwargs["added_cond_kwargs"] = {"text_embeds": torch.randn(b, pooled, device=dev, dtype=dtype),
+                                       "time_ids": torch.randn(b, 6, device=dev, dtype=dtype)}
+    return (torch.randn(b, cfg.get("in_channels", 4), h, h, device=dev, dtype=dtype),
+            torch.randint(0, 1000, (b,), device=dev),
+            torch.randn(b, tokens, cfg["cross_attention_dim"], device=dev, dtype=dtype), kwargs)
+
+
+def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False):
+    """One training forward of a tiny UNet on fake CUDA; returns the saved bytes."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, cuda_sdpa
+    import torch.nn.functional as F
+    kernels = []
+
+    def forced_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        kernel, out = cuda_sdpa(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale)
+        kernels.append(kernel)
+        return out
+
+    F.scaled_dot_product_attention = forced_sdpa
+    dev = "cuda"
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        prev = torch.get_default_dtype()
+        if precision == "bf16" or lora:
+            # pure bf16 (as model.to(torch.bfloat16)), or the LoRA scripts' frozen base in
+            # weight_dtype; fake tensors cannot be swapped by .to(), so build in bf16
+            torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device(dev):
+                model = build(cfg)
+        finally:
+            torch.set_default_dtype(prev)
+        if lora:
+            from peft import LoraConfig
+            from peft.tuners import tuners_utils
+            model.requires_grad_(False)
+            # PEFT moves new adapters to the base layer's device and dtype with Module.to(),
+            # which fake tensors cannot do (parameter swap); skip that move: the adapters are
+            # created fp32 on the fake CUDA device, which is where
+            # diffusers.training_utils.cast_training_params(unet, torch.float32) puts them.
+            # (and PEFT's module.to(weight.device): everything is on that device already).
+            move = tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer
+            to = torch.nn.Module.to
+            tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer = lambda self, name, device=None: None
+            torch.nn.Module.to = lambda self, *a, **k: self
+            try:
+                with torch.device(dev):
+                    model.add_adapter(LoraConfig(r=lora, lora_alpha=lora, init_lora_weights="gaussian",
+                                                 target_modules=["to_k", "to_q", "to_v", "to_out.0"]))
+            finally:
+                tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer = move
+                torch.nn.Module.to = to
+            trained = [p for p in model.parameters() if p.requires_grad]
+            assert trained and all(p.dtype == torch.float32 and p.device.type == "cuda" for p in trained)
+        model.train()
+        if ckpt:
+            model.enable_gradient_checkpointing()
+        # the training scripts feed latents and text embeddings in weight_dtype (bf16) whenever
+        # mixed precision is on (train_text_to_image.py: vae and text encoders in weight_dtype)
+        in_dtype = torch.float32 if precision == "fp32" else torch.bfloat16
+        sample, t, text, kwargs = unet_inputs(cfg, b, tokens, dev, in_dtype)
+        rec = SavedTensorRecorder(model)
+        ms = ModuleStack(model)
+        rec.module_stack = ms
+        if ckpt:
+            for m in model.modules():
+                if getattr(m, "gradient_checkpointing", False) and hasattr(m, "_gradient_checkpointing_func"):
+                    orig = m._gradient_checkpointing_func
+
+                    def wrapped(fn, *args, __orig=orig):
+                        before = len(rec.order)
+                        out = __orig(fn, *args)
+                        if isinstance(out, torch.Tensor) and out.requires_grad:
+                            # non-reentrant checkpointing holds the call's tensor inputs for the
+                            # recomputation (torch.utils.checkpoint _CheckpointFrame.save_inputs,
+                            # packed through the recorder's hooks; add_external for any it missed)
+                            for a in args:
+                                if isinstance(a, torch.Tensor):
+                                    rec.add_external(a, ms.current(), "checkpoint-input")
+                        else:
+                            # no graph: nothing references the checkpoint frame after the call,
+                            # so the inputs save_inputs packed are not held
+                            for r in rec.order[before:]:
+                                rec.entries.pop(r)
+                            del rec.order[before:]
+                        return out
+                    m._gradient_checkpointing_func = wrapped
+        tracker = ParamCastTracker(rec.param_refs)
+        with rec.hooks(), tracker:
+            if precision == "bf16-mixed":
+                with fake_cuda_autocast(torch.bfloat16):
+                    out = model(sample, t, text, **kwargs).sample
+            else:
+                out = model(sample, t, text, **kwargs).sample
+        ms.remove()
+        act, pc, n = rec.totals(tracker.cast_refs)
+        by_module = {}
+        for e in rec.listing(tracker.cast_refs):
+            if e["param_copy"]:
+                continue
+            key = e["module"]
+            by_module[key] = by_module.get(key, 0) + e["nbytes"]
+        if detail:
+            for e in rec.listing(tracker.cast_refs):
+                print(e["module"], e["shape"], e["dtype"], e["nbytes"], e["savers"] if e["savers"] else e["via"], e["param_copy"])
+    return {"name": name, "config": cfg, "batch": b, "latent": 32, "text_tokens": tokens, "precision": precision,
+            "checkpointing": ckpt, "lora_rank": lora, "saved_bytes": act, "param_copy_bytes": pc, "tensors": n,
+            "kernels": sorted(set(kernels)), "by_module": by_module}
+
+
+def saved():
+    out = []
+    for name, cfg in TINY_UNETS.items():
+        for precision in ["fp32", "bf16", "bf16-mixed"]:
+            for ckpt in [False, True]:
+                out.append(saved_case(name, cfg, 2, 20, precision, ckpt, None))
+        for ckpt in [False, True]:
+            out.append(saved_case(name, cfg, 2, 20, "bf16-mixed", ckpt, 4))
+    return out
+
+
+SECTIONS = {"counts": counts, "saved": saved}
 
 if __name__ == "__main__":
     result = json.loads(DEST.read_text()) if DEST.exists() else {}

@@ -22,6 +22,7 @@ pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
 pub mod unet;
+mod unet_saved;
 pub mod vae;
 pub mod video;
 
