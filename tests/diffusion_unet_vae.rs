@@ -70,14 +70,14 @@ fn precision(p: &str) -> Precision {
     }
 }
 
-fn run_of(case: &Value, latent: u64, spatial: u64) -> Run {
+fn run_of(case: &Value, (h, w): (u64, u64), spatial: u64) -> Run {
     Run {
         batch: case["batch"].as_u64().unwrap(),
         latent_frames: 1,
-        latent_height: latent,
-        latent_width: latent,
-        height: latent * spatial,
-        width: latent * spatial,
+        latent_height: h,
+        latent_width: w,
+        height: h * spatial,
+        width: w * spatial,
         frames: 1,
         text_tokens: case["text_tokens"].as_u64().unwrap_or(0),
         precision: precision(case["precision"].as_str().unwrap_or("fp32")),
@@ -95,7 +95,8 @@ fn saved_activations_are_within_three_percent_of_the_measured_training_forward()
     let mut misses = Vec::new();
     for case in cases {
         let model = unet::read(&case["config"]).unwrap();
-        let saved = model.saved(&run_of(case, case["latent"].as_u64().unwrap(), 8));
+        let latent = &case["latent"];
+        let saved = model.saved(&run_of(case, (latent[0].as_u64().unwrap(), latent[1].as_u64().unwrap()), 8));
         let copies: f64 = saved.iter().filter(|s| s.name == "autocast weight copies").map(|s| s.bytes).sum();
         let acts: f64 = saved.iter().filter(|s| s.name != "autocast weight copies").map(|s| s.bytes).sum();
         let label = format!("{} {} ckpt={} lora={}", case["name"], case["precision"], case["checkpointing"], case["lora_rank"]);

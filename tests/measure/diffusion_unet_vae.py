@@ -75,20 +75,19 @@ def counts():
     return out
 
 
-def unet_inputs(cfg, b, tokens, dev, dtype):
-    n = len(cfg["block_out_channels"])
-    h = 32
+def unet_inputs(cfg, b, tokens, dev, dtype, latent=(32, 32)):
+    h, w = latent
     kwargs = {}
     if cfg.get("addition_embed_type") == "text_time":
         pooled = cfg["projection_class_embeddings_input_dim"] - 6 * cfg["addition_time_embed_dim"]
         kwargs["added_cond_kwargs"] = {"text_embeds": torch.randn(b, pooled, device=dev, dtype=dtype),
                                        "time_ids": torch.randn(b, 6, device=dev, dtype=dtype)}
-    return (torch.randn(b, cfg.get("in_channels", 4), h, h, device=dev, dtype=dtype),
+    return (torch.randn(b, cfg.get("in_channels", 4), h, w, device=dev, dtype=dtype),
             torch.randint(0, 1000, (b,), device=dev),
             torch.randn(b, tokens, cfg["cross_attention_dim"], device=dev, dtype=dtype), kwargs)
 
 
-def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False):
+def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False, latent=(32, 32)):
     """One training forward of a tiny UNet on fake CUDA; returns the saved bytes."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, cuda_sdpa
@@ -104,7 +103,7 @@ def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False):
     dev = "cuda"
     with FakeTensorMode(allow_non_fake_inputs=True):
         prev = torch.get_default_dtype()
-        if precision == "bf16" or lora:
+        if precision == "bf16" or (lora and precision == "bf16-mixed"):
             # pure bf16 (as model.to(torch.bfloat16)), or the LoRA scripts' frozen base in
             # weight_dtype; fake tensors cannot be swapped by .to(), so build in bf16
             torch.set_default_dtype(torch.bfloat16)
@@ -141,7 +140,7 @@ def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False):
         # the training scripts feed latents and text embeddings in weight_dtype (bf16) whenever
         # mixed precision is on (train_text_to_image.py: vae and text encoders in weight_dtype)
         in_dtype = torch.float32 if precision == "fp32" else torch.bfloat16
-        sample, t, text, kwargs = unet_inputs(cfg, b, tokens, dev, in_dtype)
+        sample, t, text, kwargs = unet_inputs(cfg, b, tokens, dev, in_dtype, latent)
         rec = SavedTensorRecorder(model)
         ms = ModuleStack(model)
         rec.module_stack = ms
@@ -186,7 +185,7 @@ def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False):
         if detail:
             for e in rec.listing(tracker.cast_refs):
                 print(e["module"], e["shape"], e["dtype"], e["nbytes"], e["savers"] if e["savers"] else e["via"], e["param_copy"])
-    return {"name": name, "config": cfg, "batch": b, "latent": 32, "text_tokens": tokens, "precision": precision,
+    return {"name": name, "config": cfg, "batch": b, "latent": list(latent), "text_tokens": tokens, "precision": precision,
             "checkpointing": ckpt, "lora_rank": lora, "saved_bytes": act, "param_copy_bytes": pc, "tensors": n,
             "kernels": sorted(set(kernels)), "by_module": by_module}
 
@@ -199,6 +198,14 @@ def saved():
                 out.append(saved_case(name, cfg, 2, 20, precision, ckpt, None))
         for ckpt in [False, True]:
             out.append(saved_case(name, cfg, 2, 20, "bf16-mixed", ckpt, 4))
+    # other shapes: odd and non-square latents (the efficient kernel pads its log-sum-exp to
+    # 32 queries), one or three samples, CLIP's 77 tokens; LoRA on an fp32 base without autocast
+    out.append(saved_case("sdxl_tiny", TINY_UNETS["sdxl_tiny"], 1, 77, "fp32", False, None, latent=(20, 28)))
+    out.append(saved_case("sdxl_tiny", TINY_UNETS["sdxl_tiny"], 3, 77, "bf16-mixed", False, None, latent=(21, 27)))
+    out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 3, 77, "bf16-mixed", True, None, latent=(21, 27)))
+    out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 1, 77, "bf16-mixed", False, 8, latent=(24, 40)))
+    out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 2, 20, "fp32", False, 4))
+    out.append(saved_case("sdxl_tiny", TINY_UNETS["sdxl_tiny"], 2, 20, "bf16", True, None, latent=(21, 27)))
     return out
 
 

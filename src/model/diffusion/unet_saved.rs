@@ -277,14 +277,14 @@ impl UNet2D {
             }
         };
         // A LoRA adapter on a linear of `tokens × fan_in` inputs and `fan_out` outputs whose
-        // input needs a gradient (`input_grad`) or not; `shared`: adapters reading one storage
-        // without a cast save it once.
-        let adapter = |f: &Flow, g: &mut Groups, tokens: f64, fan_in: f64, fan_out: f64, input_grad: bool, shared: &mut bool| {
+        // input needs a gradient (`input_grad`) or not; without a cast the adapter saves the
+        // input's own storage, counted once (`held`: already saved by another op).
+        let adapter = |f: &Flow, g: &mut Groups, tokens: f64, fan_in: f64, fan_out: f64, input_grad: bool, held: &mut bool| {
             let copy = mixed || f.lora_in != a;
-            if copy || !*shared {
+            if copy || !*held {
                 g.lora += tokens * fan_in * f.lora_in;
-                *shared = !copy;
             }
+            *held = *held || !copy;
             g.lora += tokens * rank * f.lora_in;
             if mixed {
                 g.weight_copies += 2.0 * rank * fan_out + if input_grad { 2.0 * rank * fan_in } else { 0.0 };
@@ -308,7 +308,8 @@ impl UNet2D {
             g.attention += 4.0 * n * a + lse(s) + rng;
         }
         if f.adapted(LinearKind::O) {
-            adapter(f, g, f.b * s, c, c, f.grad, &mut false);
+            // to_out.0 reads the attention output, which the attention kernel saved
+            adapter(f, g, f.b * s, c, c, f.grad, &mut true);
             f.grad = true;
         }
         if mixed_full {
@@ -326,18 +327,20 @@ impl UNet2D {
         if f.adapted(LinearKind::Q) {
             adapter(f, g, f.b * s, c, c, f.grad, &mut false);
         }
-        let mut shared_text = false;
+        let mut text_held = f.text_held;
         for kind in [LinearKind::K, LinearKind::V] {
             if f.adapted(kind) {
-                adapter(f, g, f.b * t, x, c, false, &mut shared_text);
+                adapter(f, g, f.b * t, x, c, false, &mut text_held);
                 f.grad = true;
             }
         }
+        f.text_held = text_held;
         if f.grad || f.full() {
             g.attention += 2.0 * n * a + 2.0 * f.b * t * c * a + lse(s) + rng;
         }
         if f.adapted(LinearKind::O) {
-            adapter(f, g, f.b * s, c, c, f.grad, &mut false);
+            // to_out.0 reads the attention output, which the attention kernel saved
+            adapter(f, g, f.b * s, c, c, f.grad, &mut true);
             f.grad = true;
         }
         if mixed_full {
