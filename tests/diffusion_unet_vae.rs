@@ -110,3 +110,25 @@ fn saved_activations_are_within_three_percent_of_the_measured_training_forward()
     }
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn unet_forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+    let f = fixture();
+    let mut misses = Vec::new();
+    let cases: Vec<&Value> = f["peaks"].as_array().unwrap().iter().filter(|p| p["part"] == "unet").collect();
+    assert!(cases.len() >= 12);
+    for p in cases {
+        let model = unet::read(&p["config"]).unwrap();
+        let mut case = p.clone();
+        case["precision"] = Value::from(if p["dtype"] == "float32" { "fp32" } else { "bf16" });
+        let latent = &p["latent"];
+        let modelled = model.forward_peak(&run_of(&case, (latent[0].as_u64().unwrap(), latent[1].as_u64().unwrap()), 8));
+        let measured = p["peak_bytes"].as_f64().unwrap();
+        let miss = modelled / measured - 1.0;
+        eprintln!("{} {} batch {} latent {latent}: modelled {modelled}, measured {measured} ({:+.1} %)", p["name"], p["dtype"], p["batch"], miss * 100.0);
+        if miss.abs() > 0.10 {
+            misses.push(format!("{} {} batch {}: {:+.1} %", p["name"], p["dtype"], p["batch"], miss * 100.0));
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}

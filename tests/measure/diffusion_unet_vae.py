@@ -209,7 +209,51 @@ def saved():
     return out
 
 
-SECTIONS = {"counts": counts, "saved": saved}
+def live_peak(model, inputs, call):
+    """Peak live bytes of call() under torch.no_grad(), beyond the weights and the inputs."""
+    from live_bytes import LiveBytes
+    with torch.no_grad():
+        mode = LiveBytes()
+        mode.ignore([*model.parameters(), *model.buffers(), *inputs])
+        with mode:
+            call()
+    return mode.peak
+
+
+def peaks():
+    out = []
+    torch.manual_seed(0)
+    for name, cfg in TINY_UNETS.items():
+        model = build(cfg).eval()
+        for dtype in [torch.float32, torch.bfloat16]:
+            model = model.to(dtype)
+            for b, latent, tokens in [(1, (32, 32), 20), (2, (32, 32), 77), (2, (24, 40), 20)]:
+                sample, t, text, kw = unet_inputs(cfg, b, tokens, "cpu", dtype, latent)
+                extra = list(kw.get("added_cond_kwargs", {}).values())
+                peak = live_peak(model, [sample, t, text, *extra], lambda: model(sample, t, text, **kw))
+                out.append({"name": name, "config": cfg, "part": "unet", "dtype": str(dtype).split(".")[-1], "batch": b,
+                            "latent": list(latent), "text_tokens": tokens, "peak_bytes": peak})
+    for name, cfg in TINY_VAES.items():
+        model = build(cfg).eval()
+        f = 2 ** (len(cfg["block_out_channels"]) - 1)
+        for dtype in [torch.float32, torch.bfloat16]:
+            model = model.to(dtype)
+            # sample_size 32: tiling splits anything above 32 pixels (32 / f latents) into tiles
+            for b, (h, w), mode in [(1, (64, 64), "plain"), (2, (48, 80), "plain"), (1, (96, 64), "tiled"),
+                                    (2, (64, 64), "sliced")]:
+                model.use_tiling = mode == "tiled"
+                model.use_slicing = mode == "sliced"
+                x = torch.randn(b, 3, h, w, dtype=dtype)
+                z = torch.randn(b, cfg["latent_channels"], h // f, w // f, dtype=dtype)
+                enc = live_peak(model, [x], lambda: model.encode(x).latent_dist.sample())
+                dec = live_peak(model, [z], lambda: model.decode(z).sample)
+                out.append({"name": name, "config": cfg, "part": "vae", "dtype": str(dtype).split(".")[-1], "batch": b,
+                            "height": h, "width": w, "mode": mode, "encode_peak_bytes": enc, "decode_peak_bytes": dec})
+        model.use_tiling = model.use_slicing = False
+    return out
+
+
+SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks}
 
 if __name__ == "__main__":
     result = json.loads(DEST.read_text()) if DEST.exists() else {}

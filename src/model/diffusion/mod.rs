@@ -22,6 +22,8 @@ pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
 pub mod unet;
+mod live;
+mod unet_peak;
 mod unet_saved;
 pub mod vae;
 pub mod video;
