@@ -132,3 +132,35 @@ fn unet_forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
     }
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn vae_encode_and_decode_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+    let f = fixture();
+    let mut misses = Vec::new();
+    let cases: Vec<&Value> = f["peaks"].as_array().unwrap().iter().filter(|p| p["part"] == "vae").collect();
+    assert!(cases.len() >= 16);
+    for p in cases {
+        let model = vae::read(&p["config"]).unwrap();
+        let s = model.spatial_factor();
+        let (h, w) = (p["height"].as_u64().unwrap(), p["width"].as_u64().unwrap());
+        let mut case = p.clone();
+        case["precision"] = Value::from(if p["dtype"] == "float32" { "fp32" } else { "bf16" });
+        let run = run_of(&case, (h / s, w / s), s);
+        let mode = p["mode"].as_str().unwrap();
+        let tiled = mode == "tiled";
+        let (enc, dec) = if mode == "sliced" {
+            (model.encode_peak_sliced(&run, false), model.decode_peak_sliced(&run, false))
+        } else {
+            (model.encode_peak(&run, tiled), model.decode_peak(&run, tiled))
+        };
+        for (what, modelled, measured) in [("encode", enc, p["encode_peak_bytes"].as_f64().unwrap()), ("decode", dec, p["decode_peak_bytes"].as_f64().unwrap())] {
+            let miss = modelled / measured - 1.0;
+            let label = format!("{} {} {mode} batch {} {h}x{w} {what}", p["name"], p["dtype"], p["batch"]);
+            eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
+            if miss.abs() > 0.10 {
+                misses.push(format!("{label}: {:+.1} %", miss * 100.0));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}

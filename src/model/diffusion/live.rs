@@ -40,10 +40,11 @@ pub(crate) fn transformer(x: f64) -> f64 {
 
 /// A single-head `Attention` with a GroupNorm and a residual (the VAE's mid block,
 /// `AttnProcessor2_0`, `attention_processor.py` lines 2719–2786) on `x` bytes: the norm's
-/// output (aliased as the key/value source until return), q, k, v, then the output's
-/// reshaped copy, the residual sum and its division: 7 `x`.
+/// output (aliased as the key/value source until return), q, k, v, the attention output and
+/// `to_out`'s: 6 `x` (the attention output is gone before the reshaped copy and the residual
+/// sum are made).
 pub(crate) fn vae_attention(x: f64) -> f64 {
-    7.0 * x
+    6.0 * x
 }
 
 /// `Upsample2D` (nearest ×2, 3×3 conv) on `x` bytes: the interpolated input and the conv's

@@ -17,15 +17,16 @@
 pub mod dit;
 pub mod encodes;
 pub mod generation;
+mod live;
 pub mod mmdit;
 pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
 pub mod unet;
-mod live;
 mod unet_peak;
 mod unet_saved;
 pub mod vae;
+mod vae_peak;
 pub mod video;
 
 use crate::model::arch::LinearKind;

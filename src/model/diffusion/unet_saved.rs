@@ -31,9 +31,9 @@
 //!   conv weight and every linear weight whose input needs a gradient; with LoRA the fp32
 //!   copies of the frozen 16-bit norm weights and the adapters' 16-bit copies.
 
+use crate::model::arch::LinearKind;
 use crate::model::diffusion::unet::{UNet2D, UNetOp};
 use crate::model::diffusion::{LoraRun, Run, Saved};
-use crate::model::arch::LinearKind;
 use crate::model::precision::Precision;
 
 /// Bytes by group, in a fixed order.
@@ -109,7 +109,13 @@ impl UNet2D {
             mixed,
             stat: if run.precision == Precision::Bf16 { 2.0 } else { 4.0 },
             lora: run.lora.as_ref(),
-            lora_in: if mixed { 2.0 } else if lora_fp32 { 4.0 } else { a },
+            lora_in: if mixed {
+                2.0
+            } else if lora_fp32 {
+                4.0
+            } else {
+                a
+            },
             grad: run.lora.is_none(),
             ckpt: run.checkpointing,
             temb_held: false,
@@ -246,12 +252,10 @@ impl UNet2D {
             }
         }
         // proj_out: a conv saves the block output's contiguous copy; a linear the output itself
-        if f.grad || f.full() {
-            if !self.use_linear_projection || f.full() {
-                g.norms += n * a;
-                if mixed && f.full() {
-                    g.weight_copies += 2.0 * cf * cf;
-                }
+        if (f.grad || f.full()) && (!self.use_linear_projection || f.full()) {
+            g.norms += n * a;
+            if mixed && f.full() {
+                g.weight_copies += 2.0 * cf * cf;
             }
         }
     }
@@ -264,7 +268,7 @@ impl UNet2D {
         let x = self.cross_attention_dim as f64;
         let text = f.b * t * x;
         let dh = c as u64 / heads;
-        let flash = a == 2.0 && dh % 8 == 0 && dh <= 256;
+        let flash = a == 2.0 && dh.is_multiple_of(8) && dh <= 256;
         let lse = |q: f64| 4.0 * f.b * heads as f64 * if flash { q } else { (q / 32.0).ceil() * 32.0 };
         let rng = if flash { 24.0 } else { 16.0 };
         let rank = f.lora.map_or(0.0, |l| l.rank as f64);
