@@ -164,3 +164,23 @@ fn vae_encode_and_decode_peaks_are_within_ten_percent_of_the_measured_live_bytes
     }
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn unet_forward_flops_are_within_two_percent_of_the_flop_counter() {
+    let f = fixture();
+    let cases = f["flops"].as_array().unwrap();
+    assert!(cases.len() >= 6, "tiny configs and the real SD 1.5, SD 2.1 and SDXL UNets");
+    let mut misses = Vec::new();
+    for c in cases {
+        let model = unet::read(&config(c)).unwrap();
+        let latent = &c["latent"];
+        let modelled = model.forward_flops(&run_of(c, (latent[0].as_u64().unwrap(), latent[1].as_u64().unwrap()), 8));
+        let measured = c["flops"].as_f64().unwrap();
+        let miss = modelled / measured - 1.0;
+        eprintln!("{} {latent}: modelled {modelled:.4e}, measured {measured:.4e} ({:+.2} %)", c["name"], miss * 100.0);
+        if miss.abs() > 0.02 {
+            misses.push(format!("{}: {:+.2} %", c["name"], miss * 100.0));
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}

@@ -10,6 +10,7 @@ saved:  one training forward of a tiny UNet (random weights, 32×32 latents, CFG
   (rank 4 on to_q/to_k/to_v/to_out.0, adapters fp32 as cast_training_params does). Tensors
   live on fake CUDA (FakeTensorMode) so autocast takes CUDA's op lists and SDPA picks CUDA's
   kernel (common.cuda_sdpa).
+flops:  FlopCounterMode's count of one UNet call on the meta device (tiny and real configs).
 peaks:  one torch.no_grad() UNet call and VAE encode/decode (plain, tiled, sliced) on tiny
   configs, real CPU tensors, live storage bytes beyond weights and inputs (live_bytes.LiveBytes).
 
@@ -253,7 +254,31 @@ def peaks():
     return out
 
 
-SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks}
+def flops():
+    """Forward FLOPs of one UNet call (torch.utils.flop_counter.FlopCounterMode) on the meta
+    device: the tiny configs and the real SD 1.5 / SD 2.1 / SDXL UNets at their own sizes."""
+    from torch.utils.flop_counter import FlopCounterMode
+    cases = [(name, cfg, 2, (32, 32), 20) for name, cfg in TINY_UNETS.items()]
+    cases += [("sd15_tiny", TINY_UNETS["sd15_tiny"], 1, (21, 27), 77)]
+    for rel, latent in [("stable-diffusion-v1-5--stable-diffusion-v1-5", (64, 64)),
+                        ("stabilityai--stable-diffusion-2-1", (96, 96)),
+                        ("stabilityai--stable-diffusion-xl-base-1.0", (128, 128))]:
+        path = CONFIGS / rel / "unet/config.json"
+        cases.append((str(path.relative_to(ROOT)), json.loads(path.read_text()), 1, latent, 77))
+    out = []
+    for name, cfg, b, latent, tokens in cases:
+        with torch.device("meta"):
+            model = build(cfg)
+            sample, t, text, kw = unet_inputs(cfg, b, tokens, "meta", torch.float32, latent)
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(sample, t, text, **kw)
+        out.append({"name": name if isinstance(name, str) else name, "config": cfg if "/" not in name else name,
+                    "batch": b, "latent": list(latent), "text_tokens": tokens, "flops": counter.get_total_flops()})
+    return out
+
+
+SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks, "flops": flops}
 
 if __name__ == "__main__":
     result = json.loads(DEST.read_text()) if DEST.exists() else {}

@@ -23,6 +23,7 @@ pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
 pub mod unet;
+mod unet_flops;
 mod unet_peak;
 mod unet_saved;
 pub mod vae;
