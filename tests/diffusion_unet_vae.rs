@@ -88,7 +88,7 @@ fn run_of(case: &Value, (h, w): (u64, u64), spatial: u64) -> Run {
 }
 
 #[test]
-fn saved_activations_are_within_three_percent_of_the_measured_training_forward() {
+fn saved_activations_are_within_one_percent_of_the_measured_training_forward() {
     let f = fixture();
     let cases = f["saved"].as_array().unwrap();
     assert!(cases.len() >= 16, "fp32, bf16, bf16 autocast, each with and without checkpointing, and LoRA, for two UNets");
@@ -103,7 +103,9 @@ fn saved_activations_are_within_three_percent_of_the_measured_training_forward()
         for (what, modelled, measured) in [("saved", acts, case["saved_bytes"].as_f64().unwrap()), ("weight copies", copies, case["param_copy_bytes"].as_f64().unwrap())] {
             let miss = if measured == 0.0 { modelled } else { modelled / measured - 1.0 };
             eprintln!("{label} {what}: modelled {modelled}, measured {measured} ({:+.2} %)", miss * 100.0);
-            if miss.abs() > 0.03 {
+            // the issue asks for 3 %; the model matches these runs to the byte, so 1 % also
+            // catches a dropped term in a small case
+            if miss.abs() > 0.01 {
                 misses.push(format!("{label} {what}: modelled {modelled}, measured {measured} ({:+.2} %)", miss * 100.0));
             }
         }
@@ -112,7 +114,7 @@ fn saved_activations_are_within_three_percent_of_the_measured_training_forward()
 }
 
 #[test]
-fn unet_forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+fn unet_forward_peaks_are_within_two_percent_of_the_measured_live_bytes() {
     let f = fixture();
     let mut misses = Vec::new();
     let cases: Vec<&Value> = f["peaks"].as_array().unwrap().iter().filter(|p| p["part"] == "unet").collect();
@@ -126,7 +128,8 @@ fn unet_forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
         let measured = p["peak_bytes"].as_f64().unwrap();
         let miss = modelled / measured - 1.0;
         eprintln!("{} {} batch {} latent {latent}: modelled {modelled}, measured {measured} ({:+.1} %)", p["name"], p["dtype"], p["batch"], miss * 100.0);
-        if miss.abs() > 0.10 {
+        // the issue asks for 10 %; these runs match to 0.1 %, so 2 % catches a dropped term
+        if miss.abs() > 0.02 {
             misses.push(format!("{} {} batch {}: {:+.1} %", p["name"], p["dtype"], p["batch"], miss * 100.0));
         }
     }
@@ -134,7 +137,7 @@ fn unet_forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
 }
 
 #[test]
-fn vae_encode_and_decode_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+fn vae_encode_and_decode_peaks_are_within_two_percent_of_the_measured_live_bytes() {
     let f = fixture();
     let mut misses = Vec::new();
     let cases: Vec<&Value> = f["peaks"].as_array().unwrap().iter().filter(|p| p["part"] == "vae").collect();
@@ -157,7 +160,8 @@ fn vae_encode_and_decode_peaks_are_within_ten_percent_of_the_measured_live_bytes
             let miss = modelled / measured - 1.0;
             let label = format!("{} {} {mode} batch {} {h}x{w} {what}", p["name"], p["dtype"], p["batch"]);
             eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
-            if miss.abs() > 0.10 {
+            // the issue asks for 10 %; these runs match to 0.3 %, so 2 % catches a dropped term
+            if miss.abs() > 0.02 {
                 misses.push(format!("{label}: {:+.1} %", miss * 100.0));
             }
         }
