@@ -1,8 +1,10 @@
-//! Diffusion UNet and VAE against diffusers 0.42.1: parameter counts of the real catalogue
-//! configs and tiny configs built on the meta device (`tests/measure/diffusion_unet_vae.py`,
+//! Diffusion UNet and VAEs (AutoencoderKL, Wan 2.1's AutoencoderKLWan) against diffusers
+//! 0.42.1: parameter counts of the real catalogue configs and tiny configs built on the meta
+//! device; the UNet's saved activations (fake CUDA), no-grad peaks and FLOPs, the
+//! AutoencoderKL's encode and decode peaks (`tests/measure/diffusion_unet_vae.py`,
 //! `tests/fixtures/measured/diffusion_unet_vae.json`).
 
-use headroom::import::diffusers::{unet, vae};
+use headroom::import::diffusers::{unet, vae, wan_vae};
 use headroom::model::arch::LinearKind;
 use headroom::model::diffusion::{LoraRun, Run};
 use headroom::model::inputs::Attention;
@@ -24,12 +26,13 @@ fn config(entry: &Value) -> Value {
 fn parameter_counts_equal_what_diffusers_builds() {
     let f = fixture();
     let counts = f["counts"].as_array().unwrap();
-    assert!(counts.iter().filter(|c| c["config"].is_string()).count() >= 9, "every catalogue UNet and VAE is measured");
+    assert!(counts.iter().filter(|c| c["config"].is_string()).count() >= 10, "every catalogue UNet and VAE is measured");
     for c in counts {
         let cfg = config(c);
         let modelled = match c["class"].as_str().unwrap() {
             "UNet2DConditionModel" => unet::read(&cfg).unwrap().param_count(),
             "AutoencoderKL" => vae::read(&cfg).unwrap().param_count(),
+            "AutoencoderKLWan" => wan_vae::read(&cfg).unwrap().param_count(),
             other => panic!("unexpected class {other}"),
         };
         assert_eq!(modelled as u64, c["params"].as_u64().unwrap(), "{}", c["name"].as_str().unwrap_or_else(|| c["config"].as_str().unwrap()));
@@ -44,6 +47,9 @@ fn the_real_configs_count_what_their_model_cards_say() {
     assert_eq!(unet::read(&read("stabilityai--stable-diffusion-xl-base-1.0/unet")).unwrap().param_count(), 2_567_463_684.0);
     let flux = vae::read(&read("black-forest-labs--FLUX.1-dev/vae")).unwrap();
     assert_eq!((flux.latent_channels(), flux.spatial_factor(), flux.temporal_factor()), (16, 8, 1));
+    // Wan 2.1's VAE: 127 M parameters, 8× in space, 4× in time
+    let wan = wan_vae::read(&read("Wan-AI--Wan2.1-T2V-1.3B-Diffusers/vae")).unwrap();
+    assert_eq!((wan.param_count(), wan.latent_channels(), wan.spatial_factor(), wan.temporal_factor()), (126_892_531.0, 16, 8, 4));
 }
 
 #[test]
@@ -59,6 +65,10 @@ fn bad_configs_name_the_field() {
     assert_eq!(verr(serde_json::json!({"latent_channels": 0})), "latent_channels");
     assert_eq!(verr(serde_json::json!({"block_out_channels": [64, 128]})), "down_block_types");
     assert_eq!(verr(serde_json::json!({"use_quant_conv": "no"})), "use_quant_conv");
+    let werr = |cfg: Value| wan_vae::read(&cfg).unwrap_err().field;
+    assert_eq!(werr(serde_json::json!({"is_residual": true})), "is_residual");
+    assert_eq!(werr(serde_json::json!({"temperal_downsample": [true]})), "temperal_downsample");
+    assert_eq!(werr(serde_json::json!({"attn_scales": ["half"]})), "attn_scales");
 }
 
 fn precision(p: &str) -> Precision {

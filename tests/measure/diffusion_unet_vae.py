@@ -29,7 +29,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "tests/fixtures/diffusers/configs"
 DEST = ROOT / "tests/fixtures/measured/diffusion_unet_vae.json"
-CLASSES = {"UNet2DConditionModel": diffusers.UNet2DConditionModel, "AutoencoderKL": diffusers.AutoencoderKL}
+CLASSES = {"UNet2DConditionModel": diffusers.UNet2DConditionModel, "AutoencoderKL": diffusers.AutoencoderKL,
+           "AutoencoderKLWan": diffusers.AutoencoderKLWan}
 
 TINY_UNETS = {
     # SD 1.5's layout, small: conv projections, one head count for every level
@@ -49,6 +50,9 @@ TINY_VAES = {
     "vae_tiny": {"_class_name": "AutoencoderKL", "block_out_channels": [16, 32, 32], "layers_per_block": 1,
                  "down_block_types": ["DownEncoderBlock2D"] * 3, "up_block_types": ["UpDecoderBlock2D"] * 3,
                  "latent_channels": 4, "norm_num_groups": 8, "sample_size": 32},
+    "wan_vae_tiny": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "decoder_base_dim": 12, "z_dim": 4,
+                      "dim_mult": [1, 2, 2], "num_res_blocks": 1, "attn_scales": [0.5],
+                      "temperal_downsample": [True, False]},
     "vae16_tiny": {"_class_name": "AutoencoderKL", "block_out_channels": [16, 32], "layers_per_block": 2,
                    "down_block_types": ["DownEncoderBlock2D"] * 2, "up_block_types": ["UpDecoderBlock2D"] * 2,
                    "latent_channels": 16, "norm_num_groups": 8, "sample_size": 32, "use_quant_conv": False,
@@ -235,6 +239,8 @@ def peaks():
                 out.append({"name": name, "config": cfg, "part": "unet", "dtype": str(dtype).split(".")[-1], "batch": b,
                             "latent": list(latent), "text_tokens": tokens, "peak_bytes": peak})
     for name, cfg in TINY_VAES.items():
+        if cfg["_class_name"] != "AutoencoderKL":
+            continue
         model = build(cfg).eval()
         f = 2 ** (len(cfg["block_out_channels"]) - 1)
         for dtype in [torch.float32, torch.bfloat16]:

@@ -29,6 +29,7 @@ mod unet_saved;
 pub mod vae;
 mod vae_peak;
 pub mod video;
+pub mod wan_vae;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;
