@@ -16,6 +16,7 @@
 //!   except at the last, nearest ×2 and a 3×3 conv to half the width (`upsample2d`) plus a
 //!   (3, 1, 1) time conv doubling the channels (`upsample3d`, which doubles the frames);
 //!   `norm_out`, `conv_out`.
+//!
 //! Only Wan 2.1's layout is built (Wan 2.2's `is_residual` blocks and `patch_size` are refused
 //! by the reader).
 
