@@ -93,7 +93,12 @@ fn run_of(case: &Value, (h, w): (u64, u64), spatial: u64) -> Run {
         precision: precision(case["precision"].as_str().unwrap_or("fp32")),
         checkpointing: case["checkpointing"].as_bool().unwrap_or(false),
         attention: Attention::Sdpa,
-        lora: case["lora_rank"].as_u64().map(|rank| LoraRun { rank, targets: vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O], fp32: true, dropout: false }),
+        lora: case["lora_rank"].as_u64().map(|rank| LoraRun {
+            rank,
+            targets: vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O],
+            fp32: true,
+            dropout: case["lora_dropout"].as_f64().unwrap_or(0.0) > 0.0,
+        }),
     }
 }
 

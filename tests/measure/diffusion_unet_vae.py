@@ -92,7 +92,7 @@ def unet_inputs(cfg, b, tokens, dev, dtype, latent=(32, 32)):
             torch.randn(b, tokens, cfg["cross_attention_dim"], device=dev, dtype=dtype), kwargs)
 
 
-def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False, latent=(32, 32)):
+def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False, latent=(32, 32), lora_dropout=0.0):
     """One training forward of a tiny UNet on fake CUDA; returns the saved bytes."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, cuda_sdpa
@@ -133,7 +133,8 @@ def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False, latent
             try:
                 with torch.device(dev):
                     model.add_adapter(LoraConfig(r=lora, lora_alpha=lora, init_lora_weights="gaussian",
-                                                 target_modules=["to_k", "to_q", "to_v", "to_out.0"]))
+                                                 target_modules=["to_k", "to_q", "to_v", "to_out.0"],
+                                                 lora_dropout=lora_dropout))
             finally:
                 tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer = move
                 torch.nn.Module.to = to
@@ -191,7 +192,7 @@ def saved_case(name, cfg, b, tokens, precision, ckpt, lora, detail=False, latent
             for e in rec.listing(tracker.cast_refs):
                 print(e["module"], e["shape"], e["dtype"], e["nbytes"], e["savers"] if e["savers"] else e["via"], e["param_copy"])
     return {"name": name, "config": cfg, "batch": b, "latent": list(latent), "text_tokens": tokens, "precision": precision,
-            "checkpointing": ckpt, "lora_rank": lora, "saved_bytes": act, "param_copy_bytes": pc, "tensors": n,
+            "checkpointing": ckpt, "lora_rank": lora, "lora_dropout": lora_dropout, "saved_bytes": act, "param_copy_bytes": pc, "tensors": n,
             "kernels": sorted(set(kernels)), "by_module": by_module}
 
 
@@ -211,6 +212,9 @@ def saved():
     out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 1, 77, "bf16-mixed", False, 8, latent=(24, 40)))
     out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 2, 20, "fp32", False, 4))
     out.append(saved_case("sdxl_tiny", TINY_UNETS["sdxl_tiny"], 2, 20, "bf16", True, None, latent=(21, 27)))
+    # train_dreambooth_lora_sdxl.py's --lora_dropout
+    out.append(saved_case("sdxl_tiny", TINY_UNETS["sdxl_tiny"], 2, 20, "bf16-mixed", False, 4, lora_dropout=0.1))
+    out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 2, 20, "fp32", False, 4, lora_dropout=0.1))
     return out
 
 

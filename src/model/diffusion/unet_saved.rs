@@ -26,7 +26,8 @@
 //! - LoRA (PEFT on frozen weights in the training dtype, adapters fp32): nothing is saved
 //!   before the first adapter (no input needs a gradient); each adapter saves a 16-bit copy
 //!   of its input for `lora_A` (PEFT casts the input to the adapter's dtype, autocast casts
-//!   it back) and `lora_A`'s output for `lora_B`; frozen linears save nothing.
+//!   it back) and `lora_A`'s output for `lora_B`; with `lora_dropout` the dropout's output
+//!   and its 1-byte mask; frozen linears save nothing.
 //! - Autocast's 16-bit weight copies (reported apart as `autocast weight copies`): every
 //!   conv weight and every linear weight whose input needs a gradient; with LoRA the fp32
 //!   copies of the frozen 16-bit norm weights and the adapters' 16-bit copies.
@@ -283,8 +284,14 @@ impl UNet2D {
         // A LoRA adapter on a linear of `tokens × fan_in` inputs and `fan_out` outputs whose
         // input needs a gradient (`input_grad`) or not; without a cast the adapter saves the
         // input's own storage, counted once (`held`: already saved by another op).
+        let dropout = f.lora.is_some_and(|l| l.dropout);
         let adapter = |f: &Flow, g: &mut Groups, tokens: f64, fan_in: f64, fan_out: f64, input_grad: bool, held: &mut bool| {
-            let copy = mixed || f.lora_in != a;
+            // `lora_dropout` makes a new input for lora_A and keeps its 1-byte mask when the
+            // input needs a gradient
+            let copy = mixed || f.lora_in != a || dropout;
+            if dropout && input_grad {
+                g.lora += tokens * fan_in;
+            }
             if copy || !*held {
                 g.lora += tokens * fan_in * f.lora_in;
             }
