@@ -203,3 +203,28 @@ fn unet_forward_flops_are_within_two_percent_of_the_flop_counter() {
     }
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn wan_vae_decode_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+    let f = fixture();
+    let cases = f["wan_peaks"].as_array().unwrap();
+    assert!(cases.len() >= 20);
+    let mut misses = Vec::new();
+    for p in cases {
+        let model = wan_vae::read(&p["config"]).unwrap();
+        let latent = &p["latent"];
+        let mut case = p.clone();
+        case["precision"] = Value::from(if p["dtype"] == "float32" { "fp32" } else { "bf16" });
+        let mut run = run_of(&case, (latent[0].as_u64().unwrap(), latent[1].as_u64().unwrap()), model.spatial_factor());
+        run.latent_frames = p["latent_frames"].as_u64().unwrap();
+        let modelled = model.decode_peak(&run);
+        let measured = p["decode_peak_bytes"].as_f64().unwrap();
+        let miss = modelled / measured - 1.0;
+        let label = format!("{} {} batch {} frames {} latent {latent}", p["name"], p["dtype"], p["batch"], p["latent_frames"]);
+        eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
+        if miss.abs() > 0.10 {
+            misses.push(format!("{label}: {:+.1} %", miss * 100.0));
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}

@@ -288,7 +288,26 @@ def flops():
     return out
 
 
-SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks, "flops": flops}
+def wan_peaks():
+    """No-grad AutoencoderKLWan decodes (chunk by chunk with the causal caches) of tiny configs."""
+    out = []
+    torch.manual_seed(0)
+    configs = {"wan_vae_tiny": TINY_VAES["wan_vae_tiny"],
+               "wan_vae_tiny_t4": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "z_dim": 4, "dim_mult": [1, 2, 2],
+                                   "num_res_blocks": 1, "temperal_downsample": [True, True]}}
+    for name, cfg in configs.items():
+        model = build(cfg).eval()
+        for dtype in [torch.float32, torch.bfloat16]:
+            model = model.to(dtype)
+            for b, t, (h, w) in [(1, 1, (8, 8)), (1, 2, (8, 8)), (1, 3, (8, 8)), (1, 5, (8, 8)), (2, 3, (6, 10))]:
+                z = torch.randn(b, cfg["z_dim"], t, h, w, dtype=dtype)
+                peak = live_peak(model, [z], lambda: model.decode(z).sample)
+                out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "latent_frames": t,
+                            "latent": [h, w], "decode_peak_bytes": peak})
+    return out
+
+
+SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks, "flops": flops, "wan_peaks": wan_peaks}
 
 if __name__ == "__main__":
     result = json.loads(DEST.read_text()) if DEST.exists() else {}
