@@ -5,7 +5,8 @@
 //! so far (`torch.cat([out, out_], 2)`), and clamps the result. Every causal 3D conv with a
 //! time kernel keeps a cache of the last two frames of its input between chunks
 //! (`CACHE_T = 2`; one after the first chunk; `upsample3d`'s time conv starts after the
-//! first chunk, "Rep"). Within a chunk (`WanResidualBlock.forward` lines 349–391): the
+//! first chunk, "Rep"); the loop's `out_` keeps the previous chunk's frames while the next
+//! chunk decodes. Within a chunk (`WanResidualBlock.forward` lines 349–391): the
 //! block input and its shortcut are held while the RMS norm (`F.normalize`, in fp32 for
 //! 16-bit inputs, then `× scale × gamma + bias`), the SiLU, the cache's clone, the
 //! concatenation of the old cache with the input, its zero padding (`F.pad`) and the conv's
@@ -120,7 +121,10 @@ impl WanVae {
                 _ => (2.0, 2.0),
             };
             let done = frames_before(k) as f64 * frame;
-            let mut c = Chunk { b, e, old, new, time_up: k > 0, caches: if k >= 2 { self.cache_bytes(b, e, h, w) } else { caches }, outer: latent + done, l: Ledger::default() };
+            // the loop's `out_` keeps the previous chunk's frames until this chunk returns
+            let previous = if k >= 2 { self.temporal_factor() as f64 * frame } else { 0.0 };
+            let mut c =
+                Chunk { b, e, old, new, time_up: k > 0, caches: if k >= 2 { self.cache_bytes(b, e, h, w) } else { caches }, outer: latent + done + previous, l: Ledger::default() };
             let frames = self.chunk(&mut c, (h, w));
             if k == 0 {
                 caches = c.caches;
@@ -129,7 +133,7 @@ impl WanVae {
             let out = frames * frame;
             c.run(out, done + out);
             if k == t - 1 {
-                c.outer = latent;
+                c.outer = latent + previous;
                 c.caches = 0.0;
                 c.run(0.0, 2.0 * (done + out));
             }
@@ -211,18 +215,25 @@ impl WanVae {
             }
             if i + 1 < n {
                 let hw = (hh * ww) as f64;
-                let x = c.bytes(ch, f, hw);
+                // the upsampler's input stays held by the up block's `x`
+                let xi = c.bytes(ch, f, hw);
+                let mut stacked = 0.0;
                 if up[i] && c.time_up {
                     // time conv to 2 × channels, then the two halves stacked along time
                     let (o, nw) = if old == 1.0 { (0.0, 2.0) } else { (old, new) };
-                    c.cached_conv(x, ch, 2 * ch, f, (hh, ww), false, o, nw);
-                    c.run(x, 2.0 * x + 2.0 * x);
+                    c.cached_conv(xi, ch, 2 * ch, f, (hh, ww), false, o, nw);
+                    c.run(xi, 4.0 * xi);
                     f *= 2.0;
+                    stacked = 2.0 * xi;
                 }
-                // frames into the batch (a copy), nearest ×2 (in fp32), the 2D conv to half the width
+                // frames into the batch (a copy unless one frame), nearest ×2 (`WanUpsample`
+                // computes in fp32: a float copy of a 16-bit input, the fp32 output, its 16-bit
+                // copy), the 2D conv to half the width
                 let x = c.bytes(ch, f, hw);
-                let up_bytes = 4.0 * x * if c.e == 2.0 { 3.0 } else { 1.0 };
-                c.run(x, x + up_bytes + 2.0 * x);
+                let copy = if f > 1.0 { x } else { 0.0 };
+                c.run(xi, stacked + copy);
+                let upsampled = if c.e == 2.0 { copy + 12.0 * x } else { (copy + 4.0 * x).max(6.0 * x) };
+                c.run(xi, upsampled);
                 hh *= 2;
                 ww *= 2;
             }
