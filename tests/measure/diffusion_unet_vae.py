@@ -52,7 +52,7 @@ TINY_VAES = {
                  "latent_channels": 4, "norm_num_groups": 8, "sample_size": 32},
     "wan_vae_tiny": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "decoder_base_dim": 12, "z_dim": 4,
                       "dim_mult": [1, 2, 2], "num_res_blocks": 1, "attn_scales": [0.5],
-                      "temperal_downsample": [True, False]},
+                      "temperal_downsample": [True, False], "scale_factor_spatial": 4},
     "vae16_tiny": {"_class_name": "AutoencoderKL", "block_out_channels": [16, 32], "layers_per_block": 2,
                    "down_block_types": ["DownEncoderBlock2D"] * 2, "up_block_types": ["UpDecoderBlock2D"] * 2,
                    "latent_channels": 16, "norm_num_groups": 8, "sample_size": 32, "use_quant_conv": False,
@@ -294,7 +294,7 @@ def wan_peaks():
     torch.manual_seed(0)
     configs = {"wan_vae_tiny": TINY_VAES["wan_vae_tiny"],
                "wan_vae_tiny_t4": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "z_dim": 4, "dim_mult": [1, 2, 2],
-                                   "num_res_blocks": 1, "temperal_downsample": [True, True]}}
+                                   "num_res_blocks": 1, "temperal_downsample": [True, True], "scale_factor_spatial": 4}}
     for name, cfg in configs.items():
         model = build(cfg).eval()
         for dtype in [torch.float32, torch.bfloat16]:
@@ -304,6 +304,15 @@ def wan_peaks():
                 peak = live_peak(model, [z], lambda: model.decode(z).sample)
                 out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "latent_frames": t,
                             "latent": [h, w], "decode_peak_bytes": peak})
+            # enable_tiling with 16-pixel tiles stepping by 12 (4 and 3 latents at this VAE's 4×)
+            model.enable_tiling(tile_sample_min_height=16, tile_sample_min_width=16,
+                                tile_sample_stride_height=12, tile_sample_stride_width=12)
+            for b, t, (h, w) in [(1, 3, (8, 8)), (1, 2, (6, 10))]:
+                z = torch.randn(b, cfg["z_dim"], t, h, w, dtype=dtype)
+                peak = live_peak(model, [z], lambda: model.decode(z).sample)
+                out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "latent_frames": t,
+                            "latent": [h, w], "tile": 16, "stride": 12, "decode_peak_bytes": peak})
+            model.disable_tiling()
     return out
 
 

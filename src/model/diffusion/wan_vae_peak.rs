@@ -94,23 +94,74 @@ impl Chunk {
     }
 }
 
+fn bytes(run: &Run) -> f64 {
+    if run.precision == Precision::Fp32 {
+        4.0
+    } else {
+        2.0
+    }
+}
+
 impl WanVae {
-    /// Peak bytes of `vae.decode(latents)` (without `enable_tiling()`) for `run.batch`
-    /// latents of `run.latent_frames × run.latent_height × run.latent_width` (fp32 with
-    /// `Precision::Fp32`, else 16-bit).
-    pub fn decode_peak(&self, run: &Run) -> f64 {
-        let e = if run.precision == Precision::Fp32 { 4.0 } else { 2.0 };
-        let b = run.batch as f64;
+    /// Peak bytes of `vae.decode(latents)` for `run.batch` latents of
+    /// `run.latent_frames × run.latent_height × run.latent_width` (fp32 with
+    /// `Precision::Fp32`, else 16-bit); `tiled`: after `enable_tiling()` with its default
+    /// 256-pixel tiles stepping by 192 (`AutoencoderKLWan.__init__` lines 1080–1086).
+    pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
+        if tiled {
+            self.tiled_decode_peak(run, 256, 192)
+        } else {
+            let (e, b) = (bytes(run), run.batch as f64);
+            let (h, w) = (run.latent_height.max(1), run.latent_width.max(1));
+            let latent = b * (self.z_dim * run.latent_frames.max(1) * h * w) as f64 * e;
+            self.chunk_loop(b, e, run.latent_frames.max(1), (h, w), latent, false)
+        }
+    }
+
+    /// `tiled_decode` (lines 1335–1410) with tiles of `tile` pixels stepping by `stride`, when
+    /// the latent is larger than one tile: each tile is decoded chunk by chunk (its chunks kept
+    /// in a list and concatenated), every tile's video is kept until the tiles are blended, cut
+    /// to the stride, concatenated by rows and whole, and clamped. Pixels become latents by
+    /// [`WanVae::spatial_factor`] (diffusers divides by the config's `scale_factor_spatial`,
+    /// 8 for Wan 2.1, the same).
+    pub fn tiled_decode_peak(&self, run: &Run, tile: u64, stride: u64) -> f64 {
+        let (e, b) = (bytes(run), run.batch as f64);
+        let s = self.spatial_factor();
         let t = run.latent_frames.max(1);
         let (h, w) = (run.latent_height.max(1), run.latent_width.max(1));
+        let (tl, step) = (tile / s, (stride / s).max(1));
+        if h <= tl && w <= tl {
+            let latent = b * (self.z_dim * t * h * w) as f64 * e;
+            return self.chunk_loop(b, e, t, (h, w), latent, false);
+        }
+        let frames = (1 + self.temporal_factor() * (t - 1)) as f64;
+        let video = |th: u64, tw: u64| b * (self.out_channels * th * s * tw * s) as f64 * frames * e;
+        let (mut kept, mut peak) = (0.0_f64, 0.0_f64);
+        for i in (0..h).step_by(step as usize) {
+            for j in (0..w).step_by(step as usize) {
+                let (th, tw) = (tl.min(h - i), tl.min(w - j));
+                // post_quant_conv's output for one frame of the tile
+                let one = b * (self.z_dim * th * tw) as f64 * e;
+                peak = peak.max(kept + self.chunk_loop(b, e, t, (th, tw), one, true));
+                kept += video(th, tw);
+            }
+        }
+        // the rows' cut tiles, their concatenation and the clamp, all while the tiles are kept
+        peak.max(kept + 3.0 * video(h, w))
+    }
+
+    /// The chunk-by-chunk decode of `t` latent frames at `h × w` with `outer` bytes held
+    /// throughout (the latent after `post_quant_conv`); `tiled`: the chunks are kept in a list
+    /// and concatenated at the end (`tiled_decode`), else each is concatenated onto the video
+    /// so far (`_decode`) and the video clamped.
+    fn chunk_loop(&self, b: f64, e: f64, t: u64, (h, w): (u64, u64), outer: f64, tiled: bool) -> f64 {
         let s = self.spatial_factor();
-        let latent = b * (self.z_dim * t * h * w) as f64 * e;
         let frame = b * (self.out_channels * h * s * w * s) as f64 * e;
         let frames_before = |k: u64| if k == 0 { 0 } else { 1 + self.temporal_factor() * (k - 1) };
         let mut peak = 0.0_f64;
         let mut caches = 0.0;
         // the first chunk, the second (caches grow from one frame to two), the steady state at
-        // the last chunk (the most frames concatenated so far)
+        // the last chunk (the most frames kept so far)
         let mut chunks = vec![0, 1, 2, t - 1];
         chunks.retain(|&k| k < t);
         chunks.dedup();
@@ -121,19 +172,23 @@ impl WanVae {
                 _ => (2.0, 2.0),
             };
             let done = frames_before(k) as f64 * frame;
-            // the loop's `out_` keeps the previous chunk's frames until this chunk returns
-            let previous = if k >= 2 { self.temporal_factor() as f64 * frame } else { 0.0 };
-            let mut c =
-                Chunk { b, e, old, new, time_up: k > 0, caches: if k >= 2 { self.cache_bytes(b, e, h, w) } else { caches }, outer: latent + done + previous, l: Ledger::default() };
+            // `_decode`'s `out_` keeps the previous chunk's frames until this chunk returns
+            let previous = if k >= 2 && !tiled { self.temporal_factor() as f64 * frame } else { 0.0 };
+            let caches_now = if k >= 2 { self.cache_bytes(b, e, h, w) } else { caches };
+            let mut c = Chunk { b, e, old, new, time_up: k > 0, caches: caches_now, outer: outer + done + previous, l: Ledger::default() };
             let frames = self.chunk(&mut c, (h, w));
             if k == 0 {
                 caches = c.caches;
             }
-            // torch.cat([out, out_], 2), then (after the last chunk) torch.clamp
             let out = frames * frame;
-            c.run(out, done + out);
+            if !tiled {
+                // torch.cat([out, out_], 2)
+                c.run(out, done + out);
+            }
             if k == t - 1 {
-                c.outer = latent + previous;
+                // the caches are cleared after the loop (`clear_cache`): the final
+                // concatenation of the tile's chunks, or the clamp of the video
+                c.outer = outer + previous;
                 c.caches = 0.0;
                 c.run(0.0, 2.0 * (done + out));
             }
