@@ -31,9 +31,17 @@
 //! - Autocast's 16-bit weight copies (reported apart as `autocast weight copies`): every
 //!   conv weight and every linear weight whose input needs a gradient; with LoRA the fp32
 //!   copies of the frozen 16-bit norm weights and the adapters' 16-bit copies.
+//!
+//! Precision: `Fp32` everything fp32; `Bf16` a pure 16-bit model; every mixed mode (`Bf16Mixed`,
+//! `Fp16Mixed`, `Fp8Mixed`) is modelled as CUDA autocast to 16 bits with fp32 weights and
+//! 16-bit latents and text (the training scripts feed both in `weight_dtype`); with LoRA the
+//! frozen base is in that 16-bit dtype. `run.attention` is not read: diffusers'
+//! `AttnProcessor2_0` always calls SDPA, whose kernel follows the dtype and head width.
+//! Measured on tiny configs only: cuDNN's convolution workspaces and the allocator's
+//! rounding are not in these numbers.
 
 use crate::model::arch::LinearKind;
-use crate::model::diffusion::unet::{UNet2D, UNetOp};
+use crate::model::diffusion::unet::{LevelKind, UNet2D, UNetOp};
 use crate::model::diffusion::{LoraRun, Run, Saved};
 use crate::model::precision::Precision;
 
@@ -211,7 +219,7 @@ impl UNet2D {
         if !self.mid_block {
             return None;
         }
-        let down: usize = self.layers.iter().zip(&self.down).map(|(&l, k)| l as usize * if *k == crate::model::diffusion::unet::LevelKind::CrossAttn { 2 } else { 1 }).sum();
+        let down: usize = self.layers.iter().zip(&self.down).map(|(&l, k)| l as usize * if *k == LevelKind::CrossAttn { 2 } else { 1 }).sum();
         Some(1 + down + self.channels.len() - 1)
     }
 
