@@ -207,7 +207,7 @@ fn unet_forward_flops_are_within_two_percent_of_the_flop_counter() {
 #[test]
 fn wan_vae_decode_peaks_are_within_five_percent_of_the_measured_live_bytes() {
     let f = fixture();
-    let cases = f["wan_peaks"].as_array().unwrap();
+    let cases: Vec<&Value> = f["wan_peaks"].as_array().unwrap().iter().filter(|p| p.get("decode_peak_bytes").is_some()).collect();
     assert!(cases.len() >= 20);
     let mut misses = Vec::new();
     for p in cases {
@@ -227,6 +227,35 @@ fn wan_vae_decode_peaks_are_within_five_percent_of_the_measured_live_bytes() {
         eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
         // the issue asks for 10 %; these runs match to 2.3 %
         if miss.abs() > 0.05 {
+            misses.push(format!("{label}: {:+.1} %", miss * 100.0));
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}
+
+#[test]
+fn wan_vae_encode_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+    let f = fixture();
+    let cases: Vec<&Value> = f["wan_peaks"].as_array().unwrap().iter().filter(|p| p.get("encode_peak_bytes").is_some()).collect();
+    assert!(cases.len() >= 10);
+    let mut misses = Vec::new();
+    for p in cases {
+        let model = wan_vae::read(&p["config"]).unwrap();
+        let s = model.spatial_factor();
+        let (h, w) = (p["height"].as_u64().unwrap(), p["width"].as_u64().unwrap());
+        let mut case = p.clone();
+        case["precision"] = Value::from(if p["dtype"] == "float32" { "fp32" } else { "bf16" });
+        let mut run = run_of(&case, (h / s, w / s), s);
+        run.frames = p["frames"].as_u64().unwrap();
+        let modelled = match p["tile"].as_u64() {
+            Some(tile) => model.tiled_encode_peak(&run, tile, p["stride"].as_u64().unwrap()),
+            None => model.encode_peak(&run, false),
+        };
+        let measured = p["encode_peak_bytes"].as_f64().unwrap();
+        let miss = modelled / measured - 1.0;
+        let label = format!("{} {} batch {} frames {} {h}x{w} tile {}", p["name"], p["dtype"], p["batch"], p["frames"], p["tile"]);
+        eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
+        if miss.abs() > 0.10 {
             misses.push(format!("{label}: {:+.1} %", miss * 100.0));
         }
     }

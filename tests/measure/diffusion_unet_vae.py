@@ -313,6 +313,20 @@ def wan_peaks():
                 out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "latent_frames": t,
                             "latent": [h, w], "tile": 16, "stride": 12, "decode_peak_bytes": peak})
             model.disable_tiling()
+            # encodes: the first frame alone, then groups of 4 frames (diffusers 0.42.1 cannot encode
+            # with attn_scales: WanEncoder3d passes feat_cache to WanAttentionBlock.forward)
+            for b, frames, (h, w), tiled in [(1, 1, (32, 32), False), (1, 5, (32, 32), False), (1, 9, (32, 32), False),
+                                             (2, 13, (24, 40), False), (1, 9, (32, 32), True)]:
+                if cfg.get("attn_scales"):
+                    continue
+                if tiled:
+                    model.enable_tiling(tile_sample_min_height=16, tile_sample_min_width=16,
+                                        tile_sample_stride_height=12, tile_sample_stride_width=12)
+                x = torch.randn(b, 3, frames, h, w, dtype=dtype)
+                peak = live_peak(model, [x], lambda: model.encode(x).latent_dist.sample())
+                out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "frames": frames,
+                            "height": h, "width": w, **({"tile": 16, "stride": 12} if tiled else {}), "encode_peak_bytes": peak})
+                model.disable_tiling()
     return out
 
 

@@ -30,6 +30,7 @@ pub mod vae;
 mod vae_peak;
 pub mod video;
 pub mod wan_vae;
+mod wan_vae_encode;
 mod wan_vae_peak;
 
 use crate::model::arch::LinearKind;

@@ -20,28 +20,28 @@ use crate::model::diffusion::Run;
 use crate::model::precision::Precision;
 
 /// One chunk's walk: sizes, the caches' state, what is held.
-struct Chunk {
-    b: f64,
-    e: f64,
+pub(crate) struct Chunk {
+    pub(crate) b: f64,
+    pub(crate) e: f64,
     /// Frames the caches hold before and after this chunk (0, 1 or 2).
-    old: f64,
-    new: f64,
+    pub(crate) old: f64,
+    pub(crate) new: f64,
     /// `upsample3d` runs its time conv (every chunk but the first).
-    time_up: bool,
+    pub(crate) time_up: bool,
     /// The caches' bytes now (old caches not yet replaced, new ones already).
-    caches: f64,
+    pub(crate) caches: f64,
     /// Bytes held by the decode loop: the whole latent after `post_quant_conv` and the frames so far.
-    outer: f64,
-    l: Ledger,
+    pub(crate) outer: f64,
+    pub(crate) l: Ledger,
 }
 
 impl Chunk {
-    fn bytes(&self, c: u64, frames: f64, hw: f64) -> f64 {
+    pub(crate) fn bytes(&self, c: u64, frames: f64, hw: f64) -> f64 {
         self.b * c as f64 * frames * hw * self.e
     }
 
     /// Run with `local` bytes held by the caller and `transient` above them.
-    fn run(&mut self, local: f64, transient: f64) {
+    pub(crate) fn run(&mut self, local: f64, transient: f64) {
         self.l.held = self.outer + self.caches;
         self.l.run(local + transient);
     }
@@ -49,7 +49,7 @@ impl Chunk {
     /// A `WanCausalConv3d` with a time kernel of 3 on `f` frames of `cin` at `hw` positions
     /// (`pad`: spatial padding of 1 around `h × w`), with `local` bytes held around it.
     #[allow(clippy::too_many_arguments)]
-    fn cached_conv(&mut self, local: f64, cin: u64, cout: u64, f: f64, (h, w): (u64, u64), pad: bool, old: f64, new: f64) {
+    pub(crate) fn cached_conv(&mut self, local: f64, cin: u64, cout: u64, f: f64, (h, w): (u64, u64), pad: bool, old: f64, new: f64) {
         let hw = (h * w) as f64;
         let x = self.bytes(cin, f, hw);
         let unit = self.bytes(cin, 1.0, hw);
@@ -64,7 +64,7 @@ impl Chunk {
     }
 
     /// `WanRMS_norm`: `F.normalize` (in fp32 for 16-bit), then `× scale × gamma + bias`.
-    fn norm(&self, x: f64) -> f64 {
+    pub(crate) fn norm(&self, x: f64) -> f64 {
         if self.e == 2.0 {
             4.0 * x
         } else {
@@ -73,7 +73,7 @@ impl Chunk {
     }
 
     /// `WanResidualBlock` on `f` frames at `h × w`, `cin → cout`; returns the output's bytes.
-    fn residual(&mut self, cin: u64, cout: u64, f: f64, (h, w): (u64, u64)) -> f64 {
+    pub(crate) fn residual(&mut self, cin: u64, cout: u64, f: f64, (h, w): (u64, u64)) -> f64 {
         let hw = (h * w) as f64;
         let (x_in, x_out) = (self.bytes(cin, f, hw), self.bytes(cout, f, hw));
         let mut held = x_in;
@@ -94,7 +94,7 @@ impl Chunk {
     }
 }
 
-fn bytes(run: &Run) -> f64 {
+pub(crate) fn bytes(run: &Run) -> f64 {
     if run.precision == Precision::Fp32 {
         4.0
     } else {
