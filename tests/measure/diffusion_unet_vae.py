@@ -215,6 +215,21 @@ def saved():
     # train_dreambooth_lora_sdxl.py's --lora_dropout
     out.append(saved_case("sdxl_tiny", TINY_UNETS["sdxl_tiny"], 2, 20, "bf16-mixed", False, 4, lora_dropout=0.1))
     out.append(saved_case("sd15_tiny", TINY_UNETS["sd15_tiny"], 2, 20, "fp32", False, 4, lora_dropout=0.1))
+    # the real UNets at their own sizes (fake tensors cost no memory): batch 1, 77 tokens
+    real = [("stable-diffusion-v1-5--stable-diffusion-v1-5", 64, [("fp32", False, None), ("bf16-mixed", False, None),
+                                                              ("bf16-mixed", True, None), ("bf16-mixed", False, 4),
+                                                              ("bf16-mixed", True, 4)]),
+            ("stabilityai--stable-diffusion-2-1", 96, [("bf16-mixed", True, None)]),
+            ("stabilityai--stable-diffusion-xl-base-1.0", 128, [("bf16-mixed", False, 4), ("bf16-mixed", True, 4),
+                                                                 ("bf16-mixed", True, None)])]
+    for rel, latent, runs in real:
+        path = CONFIGS / rel / "unet/config.json"
+        cfg = json.loads(path.read_text())
+        for precision, ckpt, lora in runs:
+            case = saved_case(rel, cfg, 1, 77, precision, ckpt, lora, latent=(latent, latent))
+            case["config"] = str(path.relative_to(ROOT))
+            case.pop("by_module")
+            out.append(case)
     return out
 
 
