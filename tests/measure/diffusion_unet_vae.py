@@ -257,6 +257,26 @@ def peaks():
                 peak = live_peak(model, [sample, t, text, *extra], lambda: model(sample, t, text, **kw))
                 out.append({"name": name, "config": cfg, "part": "unet", "dtype": str(dtype).split(".")[-1], "batch": b,
                             "latent": list(latent), "text_tokens": tokens, "peak_bytes": peak})
+    # the real UNets at their own sizes, on fake CPU tensors (no memory; LiveBytes still sees
+    # every storage come and go): a generation step's batch of 2 (guidance), 77 tokens
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    for rel, latent in [("stable-diffusion-v1-5--stable-diffusion-v1-5", 64), ("stabilityai--stable-diffusion-2-1", 96),
+                        ("stabilityai--stable-diffusion-xl-base-1.0", 128)]:
+        path = CONFIGS / rel / "unet/config.json"
+        cfg = json.loads(path.read_text())
+        for dtype in [torch.float32, torch.bfloat16]:
+            prev = torch.get_default_dtype()
+            torch.set_default_dtype(dtype)
+            try:
+                with FakeTensorMode(allow_non_fake_inputs=True):
+                    model = build(cfg).eval()
+                    sample, t, text, kw = unet_inputs(cfg, 2, 77, "cpu", dtype, (latent, latent))
+                    extra = list(kw.get("added_cond_kwargs", {}).values())
+                    peak = live_peak(model, [sample, t, text, *extra], lambda: model(sample, t, text, **kw))
+            finally:
+                torch.set_default_dtype(prev)
+            out.append({"name": rel, "config": str(path.relative_to(ROOT)), "part": "unet", "dtype": str(dtype).split(".")[-1],
+                        "batch": 2, "latent": [latent, latent], "text_tokens": 77, "fake": True, "peak_bytes": peak})
     for name, cfg in TINY_VAES.items():
         if cfg["_class_name"] != "AutoencoderKL":
             continue
