@@ -1,7 +1,8 @@
 //! Diffusion UNet and VAEs (AutoencoderKL, Wan 2.1's AutoencoderKLWan) against diffusers
 //! 0.42.1: parameter counts of the real catalogue configs and tiny configs built on the meta
-//! device; the UNet's saved activations (fake CUDA), no-grad peaks and FLOPs, the
-//! AutoencoderKL's encode and decode peaks (`tests/measure/diffusion_unet_vae.py`,
+//! device; the UNet's saved activations (fake CUDA), no-grad peaks and FLOPs; the VAEs'
+//! encode and decode peaks (tiny configs on CPU, the real SDXL and Wan 2.1 VAEs and UNets on
+//! fake tensors at their own sizes) (`tests/measure/diffusion_unet_vae.py`,
 //! `tests/fixtures/measured/diffusion_unet_vae.json`).
 
 use headroom::import::diffusers::{unet, vae, wan_vae};
@@ -259,6 +260,40 @@ fn wan_vae_encode_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
         eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
         if miss.abs() > 0.10 {
             misses.push(format!("{label}: {:+.1} %", miss * 100.0));
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}
+
+#[test]
+fn the_real_vaes_encode_and_decode_within_five_percent_of_the_measured_live_bytes() {
+    let f = fixture();
+    let cases = f["real_vae_peaks"].as_array().unwrap();
+    assert!(cases.len() >= 8, "the SDXL and Wan 2.1 VAEs, fp32 and bf16, plain and tiled");
+    let mut misses = Vec::new();
+    for p in cases {
+        let cfg = config(p);
+        let (h, w, frames) = (p["height"].as_u64().unwrap(), p["width"].as_u64().unwrap(), p["frames"].as_u64().unwrap());
+        let tiled = p["tiled"].as_bool().unwrap();
+        let mut case = p.clone();
+        case["precision"] = Value::from(if p["dtype"] == "float32" { "fp32" } else { "bf16" });
+        let mut run = run_of(&case, (h / 8, w / 8), 8);
+        run.frames = frames;
+        let (enc, dec) = if p["class"] == "AutoencoderKLWan" {
+            let m = wan_vae::read(&cfg).unwrap();
+            run.latent_frames = 1 + (frames - 1) / m.temporal_factor();
+            (m.encode_peak(&run, tiled), m.decode_peak(&run, tiled))
+        } else {
+            let m = vae::read(&cfg).unwrap();
+            (m.encode_peak(&run, tiled), m.decode_peak(&run, tiled))
+        };
+        for (what, modelled, measured) in [("encode", enc, p["encode_peak_bytes"].as_f64().unwrap()), ("decode", dec, p["decode_peak_bytes"].as_f64().unwrap())] {
+            let miss = modelled / measured - 1.0;
+            let label = format!("{} {} tiled={tiled} {frames}x{h}x{w} {what}", p["class"], p["dtype"]);
+            eprintln!("{label}: modelled {modelled}, measured {measured} ({:+.1} %)", miss * 100.0);
+            if miss.abs() > 0.05 {
+                misses.push(format!("{label}: {:+.1} %", miss * 100.0));
+            }
         }
     }
     assert!(misses.is_empty(), "{misses:#?}");

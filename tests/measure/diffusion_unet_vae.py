@@ -365,7 +365,46 @@ def wan_peaks():
     return out
 
 
-SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks, "flops": flops, "wan_peaks": wan_peaks}
+def real_vae_peaks():
+    """The real SDXL VAE and Wan 2.1 VAE at their own sizes, on fake CPU tensors (no memory;
+    LiveBytes still sees every storage come and go)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    out = []
+    for rel in ["stabilityai--stable-diffusion-xl-base-1.0", "Wan-AI--Wan2.1-T2V-1.3B-Diffusers"]:
+        path = CONFIGS / rel / "vae/config.json"
+        cfg = json.loads(path.read_text())
+        wan = cfg["_class_name"] == "AutoencoderKLWan"
+        for dtype in [torch.float32, torch.bfloat16]:
+            for tiled in [False, True]:
+                prev = torch.get_default_dtype()
+                torch.set_default_dtype(dtype)
+                try:
+                    with FakeTensorMode(allow_non_fake_inputs=True):
+                        model = build(cfg).eval()
+                        if tiled:
+                            model.enable_tiling()
+                        if wan:
+                            # 17 frames of 480 × 832 (5 latent frames)
+                            frames, (h, w) = 17, (480, 832)
+                            z = torch.randn(1, 16, 5, h // 8, w // 8)
+                            x = torch.randn(1, 3, frames, h, w)
+                        else:
+                            # 1024 px (one tile), 1536 px when tiled
+                            frames, (h, w) = 1, ((1536, 1536) if tiled else (1024, 1024))
+                            z = torch.randn(1, cfg["latent_channels"], h // 8, w // 8)
+                            x = torch.randn(1, 3, h, w)
+                        dec = live_peak(model, [z], lambda: model.decode(z).sample)
+                        enc = live_peak(model, [x], lambda: model.encode(x).latent_dist.sample())
+                finally:
+                    torch.set_default_dtype(prev)
+                out.append({"name": rel, "config": str(path.relative_to(ROOT)), "class": cfg["_class_name"],
+                            "dtype": str(dtype).split(".")[-1], "batch": 1, "frames": frames, "height": h, "width": w,
+                            "tiled": tiled, "encode_peak_bytes": enc, "decode_peak_bytes": dec})
+    return out
+
+
+SECTIONS = {"counts": counts, "saved": saved, "peaks": peaks, "flops": flops, "wan_peaks": wan_peaks,
+            "real_vae_peaks": real_vae_peaks}
 
 if __name__ == "__main__":
     result = json.loads(DEST.read_text()) if DEST.exists() else {}
