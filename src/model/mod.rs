@@ -35,26 +35,13 @@ pub mod timeline;
 use activations::{add_activations, in_flight, in_flight_count, micro_batch, MicroBatch};
 use arch::{Architecture, Tensors};
 use breakdown::{Breakdown, Component, Lifetime, Phase, PhasePeaks, PhaseTotals, StepShape, Totals};
-use device::Device;
 use layout::Layout;
 use ledger::{to_bytes, Ledger, Tally};
 use reuse::Reuse;
 use temporary::{temporary_buffers, TemporaryInputs};
 
-use inputs::{Mode, Parallel, Runtime, Training};
-
-/// What the model needs, already resolved: the architecture, the training step, the parallel
-/// layout and the device. (`crate::scenario` resolves presets, pasted configs and device
-/// names into this; the model never sees them.)
-#[derive(Clone, Copy)]
-pub struct Inputs<'a> {
-    pub arch: &'a Architecture,
-    pub training: &'a Training,
-    pub parallel: &'a Parallel,
-    pub device: &'a Device,
-    /// Platform and GPU sharing.
-    pub runtime: &'a Runtime,
-}
+pub use inputs::Inputs;
+use inputs::{Mode, Training};
 
 /// Per-GPU memory of a run on its most loaded GPU, with the model's own warnings (the peak
 /// phase, positions beyond what the model learned).
