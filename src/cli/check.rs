@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{json, read_bounded, Format, Input};
+use super::input::{json, read_bounded, Format, Input};
 use crate::estimate;
 use crate::input_limits::MEASURED_BYTES;
 use crate::measured::{compare, compare_engine, comparison_markdown, parse_engine_log, parse_measurement_bytes};

@@ -24,7 +24,7 @@
 
 use serde::Serialize;
 
-use super::Measured;
+use super::measurement::Measured;
 use crate::format::{bytes, Units};
 use crate::model::breakdown::{Breakdown, Component};
 

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::measurement::{Format, MeasureError, Measured};
 use super::units::{quote, MAX_BYTES};
-use super::{Format, MeasureError, Measured};
 
 /// The keys this format defines.
 pub(super) const KEYS: [&str; 4] = ["max_memory_allocated", "max_memory_reserved", "used", "total"];

@@ -1,7 +1,8 @@
 //! A `Comparison` as Markdown: one table (measured, predicted, difference per quantity), the
 //! sentences, and the notes. Used by `headroom check --format markdown`.
 
-use super::Comparison;
+use super::compare::Comparison;
+use super::measurement::Format;
 use crate::format::{bytes, Units};
 
 fn signed(d: i64) -> String {
@@ -19,9 +20,9 @@ fn signed(d: i64) -> String {
 pub fn comparison_markdown(c: &Comparison) -> String {
     let m = &c.measured;
     let source = match m.format {
-        super::Format::MemorySummary => "torch.cuda.memory_summary()",
-        super::Format::NvidiaSmi => "nvidia-smi",
-        super::Format::Json => "measurement JSON",
+        Format::MemorySummary => "torch.cuda.memory_summary()",
+        Format::NvidiaSmi => "nvidia-smi",
+        Format::Json => "measurement JSON",
     };
     let mut out = format!("## Measured run beside the plan\n\nMeasured with {source}; bytes per GPU.\n\n| quantity | measured | predicted | difference |\n|---|---:|---:|---:|\n");
     let opt = |v: Option<u64>| v.map_or("—".to_string(), |v| bytes(v, Units::Gib));

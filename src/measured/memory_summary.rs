@@ -13,8 +13,8 @@
 //! text is ignored (with a note). Samples: `tests/fixtures/measured_runs/*.txt`, made by
 //! `tests/measure/memory_summary_samples.py` with PyTorch's own formatting code.
 
+use super::measurement::{Format, MeasureError, Measured};
 use super::units::{size, unit_name, unit_of, whole_number};
-use super::{Format, MeasureError, Measured};
 
 const ALLOCATED: &str = "Allocated memory";
 const RESERVED: &str = "GPU reserved memory";

@@ -11,8 +11,8 @@
 //! one, the columns are `memory.used[, memory.total]` and bare numbers are MiB (nvidia-smi's
 //! unit). One row per GPU: the first is read, and a note says so when there are more.
 
+use super::measurement::{Format, MeasureError, Measured};
 use super::units::{quote, size};
-use super::{Format, MeasureError, Measured};
 
 const MIB: u64 = 1 << 20;
 
