@@ -13,7 +13,7 @@
 //! (one part on the GPU at a time), sequential CPU offload (one layer at a time, slowest),
 //! then a smaller picture or clip.
 
-use super::escalation::Step;
+use super::step::Step;
 use crate::model::arch::{Architecture, LinearKind};
 use crate::model::diffusion::options::GenerationOffload;
 use crate::model::inputs::{Lora, LoraBase};

@@ -25,136 +25,19 @@
 use serde::{Deserialize, Serialize};
 
 use super::search::evaluate_layout;
+pub use super::step::Step;
+pub use super::step_costs::{costs, step_costs, StepCosts};
 use super::{context_parallel_pays, faster, fits_with_margin, global_batch, split_global_batch, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::estimate;
-use crate::model::arch::{Architecture, Tensors};
-use crate::model::breakdown::{Breakdown, StepTime};
-use crate::model::communication::communication;
-use crate::model::device::Device;
-use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, PpSchedule, Zero};
+use crate::model::arch::Architecture;
+use crate::model::breakdown::Breakdown;
+use crate::model::inputs::{Attention, Checkpointing, Lora, LoraBase, Loss, Offload, Optimizer, Zero};
 use crate::model::precision::Precision;
-use crate::model::step_time::step_time;
-use crate::model::Inputs;
 use crate::scenario::Scenario;
 
-/// One memory-saving move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Step {
-    MixedPrecision,
-    SelectiveCheckpointing,
-    ActivationCheckpointing,
-    Zero2,
-    Zero3,
-    PipelineParallel,
-    TensorParallel,
-    ContextParallel,
-    Optimizer8bit,
-    CpuOffload,
-    SmallerMicroBatch,
-    FlashAttention,
-    Lora,
-    Qlora,
-    OptimizerInBackward,
-    ChunkedCrossEntropy,
-    FusedCrossEntropy,
-    ActivationOffload,
-    PureBf16,
-    /// Serving (`serving_ladder.rs`): an 8-bit KV cache.
-    Fp8KvCache,
-    /// Serving: FP8 weights.
-    Fp8Weights,
-    /// Serving: 4-bit weights (AWQ / GPTQ).
-    Int4Weights,
-    /// Serving: a larger share of the GPU for the engine.
-    HigherMemoryFraction,
-    /// Serving: a shorter context per request.
-    ShorterContext,
-    /// Serving: fewer sequences at once.
-    FewerSequences,
-    /// Diffusion (`diffusion_ladder.rs`): prompt embeddings computed once, text encoders freed.
-    CacheTextEmbeddings,
-    /// Diffusion: latents computed once, the VAE freed.
-    CacheLatents,
-    /// Diffusion generation: the VAE decodes tile by tile.
-    VaeTiling,
-    /// Diffusion generation: one part on the GPU at a time.
-    ModelCpuOffload,
-    /// Diffusion generation: one layer on the GPU at a time.
-    SequentialCpuOffload,
-    /// Diffusion: a smaller picture or fewer frames.
-    SmallerPicture,
-}
-
+/// The ladders by kind of run (here, not in `step.rs`: it reads the serving and diffusion
+/// ladders, which import `Step`).
 impl Step {
-    pub const ALL: [Step; 31] = [
-        Step::MixedPrecision,
-        Step::SelectiveCheckpointing,
-        Step::ActivationCheckpointing,
-        Step::Zero2,
-        Step::Zero3,
-        Step::PipelineParallel,
-        Step::TensorParallel,
-        Step::ContextParallel,
-        Step::Optimizer8bit,
-        Step::CpuOffload,
-        Step::SmallerMicroBatch,
-        Step::FlashAttention,
-        Step::Lora,
-        Step::Qlora,
-        Step::OptimizerInBackward,
-        Step::ChunkedCrossEntropy,
-        Step::FusedCrossEntropy,
-        Step::ActivationOffload,
-        Step::PureBf16,
-        Step::Fp8KvCache,
-        Step::Fp8Weights,
-        Step::Int4Weights,
-        Step::HigherMemoryFraction,
-        Step::ShorterContext,
-        Step::FewerSequences,
-        Step::CacheTextEmbeddings,
-        Step::CacheLatents,
-        Step::VaeTiling,
-        Step::ModelCpuOffload,
-        Step::SequentialCpuOffload,
-        Step::SmallerPicture,
-    ];
-
-    /// The seed flowchart's ladder.
-    /// A smaller micro-batch with more accumulation comes first among the memory steps: it
-    /// keeps the global batch and costs no recomputation or communication, so where it
-    /// suffices nothing more invasive is needed.
-    pub const DEFAULT_LADDER: [Step; 6] = [Step::MixedPrecision, Step::SmallerMicroBatch, Step::ActivationCheckpointing, Step::Zero2, Step::Zero3, Step::PipelineParallel];
-
-    /// The ladder for one GPU, where nothing can be sharded: the frameworks' single-device
-    /// techniques, cheapest in step time first — a smaller micro-batch with more
-    /// accumulation (the global batch kept), the loss without full logits (Liger), block
-    /// recomputation, bf16 weights and states (torchtune `dtype: bf16`), 8-bit states
-    /// (bitsandbytes), the optimizer step fused into backward (torchtune `optimizer_in_bwd`),
-    /// activations and then optimizer states moved to host memory (torchtune
-    /// `enable_activation_offloading`, DeepSpeed ZeRO-Offload).
-    pub const SINGLE_GPU_LADDER: [Step; 9] = [
-        Step::SmallerMicroBatch,
-        Step::FusedCrossEntropy,
-        Step::ActivationCheckpointing,
-        Step::PureBf16,
-        Step::Optimizer8bit,
-        Step::OptimizerInBackward,
-        Step::ActivationOffload,
-        Step::CpuOffload,
-        Step::Qlora,
-    ];
-
-    /// The ladder a view starts from for a budget of `gpus`.
-    pub fn default_ladder(gpus: u64) -> &'static [Step] {
-        if gpus <= 1 {
-            &Step::SINGLE_GPU_LADDER
-        } else {
-            &Step::DEFAULT_LADDER
-        }
-    }
-
     /// The ladder a view starts from for `s` on a budget of `gpus`: serving fixes for an
     /// inference scenario (`serving_ladder.rs`), training ones otherwise.
     pub fn ladder_for(s: &Scenario, gpus: u64) -> &'static [Step] {
@@ -168,60 +51,6 @@ impl Step {
             Step::default_ladder(gpus)
         }
     }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Step::MixedPrecision => "Mixed precision (bf16)",
-            Step::SelectiveCheckpointing => "Selective checkpointing",
-            Step::ActivationCheckpointing => "Activation checkpointing",
-            Step::Zero2 => "ZeRO-2",
-            Step::Zero3 => "ZeRO-3 / FSDP",
-            Step::PipelineParallel => "Pipeline parallel",
-            Step::TensorParallel => "Tensor parallel",
-            Step::ContextParallel => "Context parallel",
-            Step::Optimizer8bit => "8-bit optimizer",
-            Step::CpuOffload => "CPU offload",
-            Step::SmallerMicroBatch => "Smaller micro-batch",
-            Step::FlashAttention => "Flash attention",
-            Step::Lora => "LoRA",
-            Step::Qlora => "QLoRA",
-            Step::OptimizerInBackward => "Optimizer step in backward",
-            Step::ChunkedCrossEntropy => "Chunked cross-entropy",
-            Step::FusedCrossEntropy => "Fused linear cross-entropy",
-            Step::ActivationOffload => "Activation offloading",
-            Step::PureBf16 => "Pure bf16 (no fp32 master)",
-            Step::Fp8KvCache => "FP8 KV cache",
-            Step::Fp8Weights => "FP8 weights",
-            Step::Int4Weights => "4-bit weights (AWQ / GPTQ)",
-            Step::HigherMemoryFraction => "Larger memory fraction",
-            Step::ShorterContext => "Shorter context",
-            Step::FewerSequences => "Fewer sequences at once",
-            Step::CacheTextEmbeddings => "Cache prompt embeddings",
-            Step::CacheLatents => "Cache latents",
-            Step::VaeTiling => "VAE tiling",
-            Step::ModelCpuOffload => "Model CPU offload",
-            Step::SequentialCpuOffload => "Sequential CPU offload",
-            Step::SmallerPicture => "Smaller picture or clip",
-        }
-    }
-}
-
-/// What a step costs, measured on the scenario after it.
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
-pub struct StepCosts {
-    /// Extra compute from recomputation, as a fraction of the step without it.
-    pub recompute_fraction: f64,
-    /// Bytes one GPU sends per step, all collectives.
-    pub communication_bytes: f64,
-    /// Communication time on the critical path per step, seconds.
-    pub communication_seconds: f64,
-    /// Data-parallel communication hidden behind the backward pass, seconds.
-    pub overlapped_seconds: f64,
-    /// Pipeline bubble as a fraction of the ideal step: (p − 1)/(m·v).
-    pub bubble_fraction: f64,
-    /// Estimated step time including exposed communication, seconds.
-    pub step_seconds: f64,
-    pub tokens_per_second: f64,
 }
 
 /// The ladder evaluated after one step.
@@ -366,57 +195,6 @@ fn fitting(s: Scenario, margin: f64) -> Option<EscalationStep> {
     }
     let c = evaluate_layout(&step.scenario, global_batch(&step.scenario), margin, &mut 0)?;
     Some(EscalationStep { scenario: c.scenario, breakdown: c.breakdown, costs: c.costs, ..step })
-}
-
-/// Costs of a scenario: recomputation from the step-time FLOPs, communication from
-/// `communication.rs`, the bubble from the schedule.
-pub fn costs(s: &Scenario, b: &Breakdown) -> StepCosts {
-    let Some(arch) = s.model.architecture() else {
-        return StepCosts::default();
-    };
-    let (device, _) = s.device.resolve_or_default();
-    step_costs(s, &arch, &Tensors::new(&arch), &device, &b.step_time, b.trainable_params)
-}
-
-/// [`costs`] from an estimate's step time and trainable parameters, with the scenario's
-/// model (`arch` and its `tensors`) and device resolved by the caller.
-pub fn step_costs(s: &Scenario, arch: &Architecture, tensors: &Tensors, device: &Device, step_time: &StepTime, trainable_params: u64) -> StepCosts {
-    let mut plain = s.training.clone();
-    plain.checkpointing = Checkpointing::None;
-    let plain_flops = estimate_flops(&Inputs { training: &plain, ..inputs(arch, s, device) }, tensors);
-    let recompute_fraction = if plain_flops > 0.0 { step_time.flops_per_gpu / plain_flops - 1.0 } else { 0.0 };
-    let comm = communication(&inputs(arch, s, device), trainable_params as f64 / (s.parallel.tp.max(1) * s.parallel.pp.max(1)) as f64);
-    let p = &s.parallel;
-    let v = if p.pp_schedule == PpSchedule::Interleaved { p.virtual_stages.max(1) as f64 } else { 1.0 };
-    let bubble_fraction = if p.pp > 1 { (p.pp as f64 - 1.0) / (s.training.grad_accum.max(1) as f64 * v) } else { 0.0 };
-    // Data-parallel traffic hides behind the backward pass when shorter: DDP all-reduces each
-    // bucket as its gradients appear (Li et al. 2020, "PyTorch Distributed", §3.2.3), and ZeRO
-    // overlaps its reduce-scatter the same way. Backward is all but the one forward: the forward
-    // is a third of the step without recomputation (backward twice the forward, Kaplan et al.
-    // 2020 §2.1), so 2/3 of the compute, more when recomputation runs inside backward.
-    let compute = step_time.seconds;
-    let flops = step_time.flops_per_gpu;
-    let backward_share = if flops > 0.0 && plain_flops > 0.0 { (1.0 - plain_flops / 3.0 / flops).clamp(0.0, 1.0) } else { 0.0 };
-    let exposed_dp = (comm.data_parallel_seconds - compute * backward_share).max(0.0);
-    let step_seconds = compute + comm.exposed_seconds + exposed_dp;
-    let tokens = step_time.tokens_per_second * compute;
-    StepCosts {
-        recompute_fraction: recompute_fraction.max(0.0),
-        communication_bytes: comm.bytes_per_step,
-        communication_seconds: comm.exposed_seconds + exposed_dp,
-        overlapped_seconds: comm.data_parallel_seconds - exposed_dp,
-        bubble_fraction,
-        step_seconds,
-        tokens_per_second: if step_seconds > 0.0 { tokens / step_seconds } else { 0.0 },
-    }
-}
-
-fn estimate_flops(inputs: &Inputs, tensors: &Tensors) -> f64 {
-    step_time(inputs, tensors, &Default::default(), &Default::default(), 0.0, 0.0).flops_per_gpu
-}
-
-fn inputs<'a>(arch: &'a Architecture, s: &'a Scenario, device: &'a Device) -> Inputs<'a> {
-    Inputs { arch, training: &s.training, parallel: &s.parallel, device, runtime: &s.runtime }
 }
 
 /// Largest power of two ≤ `n`.

@@ -19,6 +19,8 @@ pub mod resolved;
 pub mod run;
 pub mod search;
 pub mod serving_ladder;
+pub mod step;
+pub mod step_costs;
 pub mod strategy_table;
 
 use crate::model::breakdown::{Breakdown, Totals};

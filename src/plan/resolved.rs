@@ -14,7 +14,7 @@ use crate::model::reuse::Reuse;
 use crate::model::Inputs;
 use crate::scenario::Scenario;
 
-use super::escalation::{step_costs, StepCosts};
+use super::step_costs::{step_costs, StepCosts};
 
 /// The model and device of one scenario, resolved as [`crate::estimate`] resolves them.
 #[derive(Clone, Debug)]

@@ -19,9 +19,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::escalation::costs;
 use super::global_batch;
 use super::prices::{example_price, Price};
+use super::step_costs::costs;
 use crate::model::breakdown::Breakdown;
 use crate::model::inputs::Mode;
 use crate::model::step_time::UTILISATION;

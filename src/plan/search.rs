@@ -33,8 +33,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::escalation::StepCosts;
 use super::resolved::Resolved;
+use super::step_costs::StepCosts;
 use super::{clamp_margin, context_parallel_pays, faster, global_batch, headroom, totals_fit_with_margin, DEFAULT_MARGIN, MIN_CP_TOKENS};
 use crate::estimate;
 use crate::model::arch::Architecture;

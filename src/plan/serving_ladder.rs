@@ -5,7 +5,7 @@
 //! nothing for a forward pass without gradients, so an inference scenario is never offered
 //! them. Each step's note says what it changed and the concurrency it buys.
 
-use super::escalation::Step;
+use super::step::Step;
 use crate::format;
 use crate::model::inputs::{Engine, KvCacheFormat, WeightFormat};
 use crate::scenario::Scenario;
