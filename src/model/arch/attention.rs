@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
 const Q: &[LinearKind] = &[LinearKind::Q];
@@ -159,7 +159,7 @@ impl AttentionPart {
             check_dim("qk_nope_dim", m.qk_nope_dim)?;
             check_dim("qk_rope_dim", m.qk_rope_dim)?;
             check_dim("v_head_dim", m.v_head_dim)?;
-            if m.q_lora_rank > super::MAX_DIM {
+            if m.q_lora_rank > super::param::MAX_DIM {
                 return Err(InputError::new("q_lora_rank", "is too large"));
             }
         }

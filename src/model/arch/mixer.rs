@@ -32,7 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
 /// One non-attention token mixer, with the shapes its parameters and state take.

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
 const GATE: &[LinearKind] = &[LinearKind::Gate];

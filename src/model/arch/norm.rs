@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ParamTensor, Scope, TpSplit};
+use super::param::{ParamTensor, Scope, TpSplit};
 
 /// The norm layer's implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

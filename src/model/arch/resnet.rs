@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
 /// A ResNet: stem, stages of basic or bottleneck blocks, classifier.

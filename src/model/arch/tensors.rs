@@ -3,7 +3,8 @@
 //! parameter count of the breakdown), and the layout search estimates one architecture
 //! thousands of times: both take it from here instead of rebuilding it for every read.
 
-use super::{Architecture, ParamTensor};
+use super::architecture::Architecture;
+use super::param::ParamTensor;
 
 /// The tensor list of one architecture ([`Architecture::param_tensors`]) and its counts.
 #[derive(Clone, Debug, PartialEq)]

@@ -33,7 +33,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
 /// Which tower.

@@ -9,7 +9,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_dim, AttentionPart, HybridPart, MlpPart, MoePart, NormPart, ParamTensor, Scope, TpSplit, VisionTower};
+use super::attention::AttentionPart;
+use super::mixer::HybridPart;
+use super::mlp::{MlpPart, MoePart};
+use super::norm::NormPart;
+use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::tower::VisionTower;
 use crate::error::InputError;
 
 /// Which way a transformer stack is used.

@@ -1,0 +1,146 @@
+//! A parameter tensor and what the parts say of it: which blocks hold it (`Scope`), how
+//! tensor parallelism splits it (`TpSplit`), which linear layer it is (`LinearKind`, for LoRA
+//! targets), and the dimension check every part applies to its fields.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+
+/// Which blocks hold a parameter tensor: decides how many copies exist and which pipeline
+/// stage holds them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Before the first block (embeddings, patch projection, ResNet stem): first stage.
+    Input,
+    /// Once in every block.
+    Layer,
+    /// Once in every block whose feed-forward is dense (all blocks of a dense model; the
+    /// `first_k_dense_replace` blocks of DeepSeek).
+    DenseMlp,
+    /// Once in every mixture-of-experts block (router, shared experts).
+    MoeLayer,
+    /// Once per routed expert per mixture-of-experts block.
+    Expert,
+    /// Once in every decoder block of an encoder-decoder (cross-attention).
+    Cross,
+    /// Once in every block with attention, in a hybrid stack (`mixer.rs`; a stack without
+    /// other mixers keeps its attention in `Layer`).
+    Attention,
+    /// Once in every block with a non-attention token mixer (Mamba, Mamba-2, Gated
+    /// DeltaNet, short conv).
+    Mixer,
+    /// A vision-language model's vision tower and projector (`tower.rs`), before the
+    /// language model's first block: first stage.
+    Tower,
+    /// A diffusion pipeline's VAE (`model/diffusion/`), frozen, beside the denoiser: first stage.
+    Vae,
+    /// A diffusion pipeline's text encoders (`model/diffusion/`), frozen: first stage.
+    TextEncoder,
+    /// After the last block (final norm, LM head, classifier): last stage.
+    Output,
+}
+
+impl Scope {
+    /// Whether the tensor repeats with the blocks (as opposed to the model's edges).
+    pub fn in_blocks(self) -> bool {
+        !matches!(self, Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder)
+    }
+}
+
+/// How tensor parallelism (Megatron-LM, Shoeybi et al. 2019 §3) splits a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TpSplit {
+    /// Split across TP ranks (column- or row-parallel linear, vocab-parallel embedding).
+    Sharded,
+    /// Every TP rank holds a full copy (norms, row-parallel biases, positions, router).
+    Replicated,
+}
+
+/// The linear layers LoRA can adapt, by their usual Hugging Face names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinearKind {
+    Q,
+    K,
+    V,
+    O,
+    Gate,
+    Up,
+    Down,
+}
+
+impl LinearKind {
+    pub const ALL: [LinearKind; 7] = [LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O, LinearKind::Gate, LinearKind::Up, LinearKind::Down];
+}
+
+/// One parameter tensor of the model (or one per block / per expert, see `scope`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamTensor {
+    pub name: &'static str,
+    /// Shape as PyTorch stores it (Linear weights are `[out, in]`), in the first `ndim`
+    /// entries (a fixed array: building the tensor list allocates nothing per tensor).
+    shape: [u64; 4],
+    ndim: usize,
+    pub scope: Scope,
+    pub tp: TpSplit,
+    /// Set for the matrices of linear layers (LoRA / QLoRA targets). A fused linear
+    /// (GPT-2's `c_attn`, Phi-3's `qkv_proj`) carries every kind it stands for.
+    pub linear: Option<&'static [LinearKind]>,
+    /// For a LoRA target: `(in_features, out_features)` of the whole linear.
+    pub lora_dims: Option<(u64, u64)>,
+    /// An embedding lookup table (read by index, never cast by autocast).
+    pub table: bool,
+}
+
+impl ParamTensor {
+    /// A tensor of up to four dimensions (extra dimensions are ignored).
+    pub fn new(name: &'static str, dims: &[u64], scope: Scope, tp: TpSplit) -> Self {
+        let mut shape = [1; 4];
+        let ndim = dims.len().min(4);
+        shape[..ndim].copy_from_slice(&dims[..ndim]);
+        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, table: false }
+    }
+
+    /// The weight `[out, in]` of a linear layer that LoRA may adapt.
+    pub fn linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64, scope: Scope) -> Self {
+        ParamTensor { linear: Some(kinds), lora_dims: Some((inp, out)), ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded) }
+    }
+
+    /// A bias or norm vector of `n` elements.
+    pub fn vector(name: &'static str, n: u64, scope: Scope, tp: TpSplit) -> Self {
+        ParamTensor::new(name, &[n], scope, tp)
+    }
+
+    /// An embedding table `[rows, width]`.
+    pub fn table(name: &'static str, rows: u64, width: u64, scope: Scope, tp: TpSplit) -> Self {
+        ParamTensor { table: true, ..ParamTensor::new(name, &[rows, width], scope, tp) }
+    }
+
+    /// The shape, outermost dimension first.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape[..self.ndim]
+    }
+
+    /// Elements in one copy.
+    pub fn numel(&self) -> f64 {
+        self.shape().iter().map(|&d| d as f64).product()
+    }
+
+    /// Whether autocast casts this tensor for a matmul or convolution (every weight matrix
+    /// except embedding tables).
+    pub fn is_matmul_weight(&self) -> bool {
+        self.ndim >= 2 && !self.table
+    }
+}
+
+/// Upper bound on any one dimension of an architecture given in our own fields.
+pub const MAX_DIM: u64 = 1 << 24;
+
+/// `Ok` when `v` is a usable dimension, else an error naming `field`.
+pub fn check_dim(field: &str, v: u64) -> Result<(), InputError> {
+    if v == 0 || v > MAX_DIM {
+        Err(InputError::new(field, format!("must be between 1 and {MAX_DIM}, got {v}")))
+    } else {
+        Ok(())
+    }
+}
