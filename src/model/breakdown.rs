@@ -495,7 +495,7 @@ pub struct Breakdown {
     /// A serving engine's plan as it prints it (KV-cache tokens, blocks, concurrency); `None`
     /// in training and for a transformers `generate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serving: Option<super::serving::ServingReport>,
+    pub serving: Option<super::serving::report::ServingReport>,
     pub warnings: Vec<String>,
 }
 
@@ -510,7 +510,7 @@ pub struct Totals {
     pub spill: SpillReport,
     pub phases: PhasePeaks,
     /// The serving engine's report, when one is chosen.
-    pub serving: Option<super::serving::ServingReport>,
+    pub serving: Option<super::serving::report::ServingReport>,
 }
 
 impl Totals {

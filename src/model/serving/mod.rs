@@ -11,6 +11,7 @@
 mod activation;
 pub mod kv;
 mod llama_cpp;
+pub mod report;
 mod sglang;
 mod shared;
 pub mod speed;
