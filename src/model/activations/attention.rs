@@ -18,8 +18,7 @@
 
 use super::lora::adapter_inputs;
 use super::norm::{linear_inputs, norm_in_run};
-use super::transformer::{push, push_core, Ctx};
-use super::{ActTerm, Place, Split};
+use super::term::{push, push_core, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{AttentionPart, LinearKind, NormKind, QkNorm, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{Attention, Checkpointing, Training};

@@ -48,8 +48,7 @@
 //! experts and routers, MLA, dropout masks (random ops are banned from recompute), encoder and
 //! encoder-decoder losses, vision models.
 
-use super::transformer::Ctx;
-use super::{ActTerm, Place};
+use super::term::{ActTerm, Ctx, Place};
 use crate::model::arch::{Activation, MlpPart, NormKind, Placement, QkNorm, Stack, TransformerArch};
 use crate::model::dtype::{F32, HALF, INT64};
 

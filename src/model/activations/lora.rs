@@ -24,31 +24,8 @@
 //! block's attention norm and its q/k/v dropout masks are not saved either when nothing before
 //! them needs a gradient (measured; 1/L of one norm and three masks).
 
-use super::transformer::Ctx;
-use crate::model::arch::LinearKind;
+use super::term::{Ctx, LoraCtx};
 use crate::model::dtype::{BOOL, F32, HALF};
-
-/// The adapters of a run, as the activation terms need them.
-pub struct LoraCtx {
-    pub rank: f64,
-    pub dropout: bool,
-    /// The adapters' weights in fp32 (PEFT's `autocast_adapter_dtype`, `Lora::fp32_adapters`);
-    /// otherwise in the run's dtype (torchtune, LitGPT).
-    pub fp32: bool,
-    pub targets: Vec<LinearKind>,
-}
-
-impl LoraCtx {
-    /// Adapted modules among `kinds`: one when they are fused into one module.
-    pub fn adapted(&self, kinds: &[LinearKind], fused: bool) -> f64 {
-        let n = kinds.iter().filter(|k| self.targets.contains(k)).count() as f64;
-        if fused {
-            n.min(1.0)
-        } else {
-            n
-        }
-    }
-}
 
 /// Bytes the adapters of `n` adapted linears save for one input of `width` features; `saved`:
 /// the input is saved anyway by another op (SDPA's output, the MLP product in an fp32 run).

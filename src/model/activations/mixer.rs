@@ -10,8 +10,7 @@
 //! LoRA, which does not target mixers here).
 
 use super::norm::linear_inputs;
-use super::transformer::{push, Ctx};
-use super::{Place, Split};
+use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{Mixer, Scope, TransformerArch};
 use crate::model::dtype::F32;
 
@@ -25,7 +24,7 @@ const SCAN_CHUNK: f64 = 2048.0;
 const FLA_CHUNK: f64 = 64.0;
 
 /// The mixer's saved tensors for one block and micro-batch, in `Scope::Mixer` blocks.
-pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<super::ActTerm>) {
+pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<ActTerm>) {
     let place = Place::Block(Scope::Mixer);
     let h = t.hidden as f64;
     let (tok, x) = (c.tokens, c.x);

@@ -27,8 +27,7 @@
 
 use super::lora::adapter_inputs;
 use super::norm::linear_inputs;
-use super::transformer::{push, Ctx};
-use super::{ActTerm, Place, Split};
+use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{Activation, LinearKind, MlpPart, MoePart, Router, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 

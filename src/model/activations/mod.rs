@@ -16,6 +16,7 @@
 //!   keeps all m.
 
 mod attention;
+mod block;
 mod compile;
 mod diffusion;
 mod lora;
@@ -23,6 +24,7 @@ mod mixer;
 mod mlp;
 mod norm;
 pub mod resnet;
+mod term;
 mod tower;
 pub mod transformer;
 
@@ -31,38 +33,7 @@ use super::breakdown::{Component, Lifetime, Span};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use crate::model::inputs::{Checkpointing, PpSchedule, Training};
-
-/// How a saved tensor is divided across tensor-parallel ranks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Split {
-    /// Attention and MLP internals: divided by t (Korthikanti Table 2, the "24/t" part).
-    Tensor,
-    /// Norm inputs, dropout masks, block inputs: divided by t only with sequence parallelism.
-    Sequence,
-}
-
-/// Where in the model a term sits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    /// Inside the blocks of this scope (`Layer`: every block; `DenseMlp`, `MoeLayer`,
-    /// `Cross`: the blocks that have that part), multiplied by those blocks on the stage.
-    Block(Scope),
-    /// Before the first block (first pipeline stage).
-    Input,
-    /// After the last block: final norm, head, loss (last pipeline stage).
-    Output,
-}
-
-/// One tensor (or group of tensors) saved for backward, for one micro-batch.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ActTerm {
-    pub name: &'static str,
-    pub bytes: f64,
-    pub split: Split,
-    pub place: Place,
-    /// Part of the attention core that selective recomputation drops (the 5as²b term).
-    pub attention_core: bool,
-}
+pub use term::{ActTerm, Place, Split};
 
 /// Per-micro-batch saved tensors of the whole model (every `Block` term is for one block).
 #[derive(Clone, Debug, PartialEq)]

@@ -31,7 +31,7 @@
 //!
 //! Liger has no kernel for `T5LayerNorm` or `CohereLayerNorm`; those stay eager.
 
-use super::transformer::Ctx;
+use super::term::Ctx;
 use crate::model::arch::NormKind;
 use crate::model::dtype::{F32, HALF};
 

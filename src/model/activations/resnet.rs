@@ -9,7 +9,7 @@
 //! 16-bit copy of the fp32 image. Feature-map sizes follow the convolution arithmetic
 //! ⌊(n + 2p − k)/s⌋ + 1 (He et al. 2016, Table 1).
 
-use super::{ActTerm, Place, Split};
+use super::term::{ActTerm, Place, Split};
 use crate::model::arch::{resnet_blocks, ResNetArch};
 use crate::model::dtype::{F32, HALF, INT64};
 use crate::model::inputs::Training;

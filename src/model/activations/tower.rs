@@ -11,9 +11,9 @@
 //! autograd saves nothing in it; a trained projector still keeps its inputs. Checked on tiny
 //! towers on CPU in `tests/fixtures/measured/vlm_activations.json` (`tests/vlm.rs`).
 
+use super::block::block_terms;
 use super::norm::{norm_saved, weight_operand};
-use super::transformer::{block_terms, push, Ctx};
-use super::{ActTerm, Place, Split};
+use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
 use crate::model::inputs::Training;

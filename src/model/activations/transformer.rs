@@ -1,6 +1,6 @@
 //! Tensors a Hugging Face transformer saves for backward, for one micro-batch: the block
 //! assembled from its parts (norms here, `attention.rs`, `mlp.rs`), the embeddings and
-//! the head.
+//! the head. The terms' types and `Ctx` are in `term.rs`, one block in `block.rs`.
 //!
 //! Each term names the tensor(s) as autograd saves them in transformers 5.x with PyTorch
 //! 2.x on CUDA (see `tests/measure/saved_tensors_report.md` and `parts_report.md` for the
@@ -10,46 +10,15 @@
 //! Dtype flow: x = bytes of matmul outputs (4 fp32, 2 otherwise); r = bytes of the residual
 //! stream (4 fp32 and under autocast, where fp32 embeddings promote the sum; 2 pure bf16).
 
-use super::attention::attention_terms;
-use super::lora::{adapter_intermediates, LoraCtx};
-use super::mixer::mixer_terms;
-use super::mlp::mlp_terms;
+use super::block::block_terms;
 use super::norm::{linear_inputs, residual_norm};
-use super::{ActTerm, Place, Split};
-use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
+use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
+use crate::model::arch::{Stack, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{LoraBase, Loss, Training};
 use crate::model::precision::Precision;
 
 pub use super::attention::effective_attention;
-
-/// The quantities every term is written in.
-pub struct Ctx {
-    /// Tokens in the micro-batch on this rank (b · s / cp).
-    pub tokens: f64,
-    pub b: f64,
-    /// Sequence length on this rank.
-    pub s: f64,
-    /// Full sequence (keys attended to).
-    pub s_full: f64,
-    /// Bytes of a matmul output.
-    pub x: f64,
-    /// Bytes of the residual stream.
-    pub r: f64,
-    pub mixed: bool,
-    pub bf16: bool,
-    pub dropout: bool,
-    /// How the loss is computed (standard, chunked, fused with the output projection).
-    pub loss: Loss,
-    /// The output projection's weight is trained (`states::output_weight_trainable`).
-    pub head_trainable: bool,
-    /// Liger's norm, SwiGLU/GeGLU and RoPE Functions replace the eager code (`norm.rs`, `mlp.rs`).
-    pub liger: bool,
-    /// The norms' weights are frozen (LoRA): their normalised operand is not saved (`norm.rs`).
-    pub frozen_norms: bool,
-    /// LoRA adapters (`lora.rs`).
-    pub lora: Option<LoraCtx>,
-}
 
 /// Saved tensors of the whole model for one micro-batch (`Block` terms for one block), and
 /// the bytes full checkpointing keeps per block: the block input in the residual dtype
@@ -90,70 +59,6 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         super::compile::apply(t, &c, training.techniques.compile_loss, &mut out);
     }
     (out, c.r * c.tokens * t.hidden as f64)
-}
-
-pub(super) fn push(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, split: Split, place: Place) {
-    out.push(ActTerm { name, bytes, split, place, attention_core: false });
-}
-
-/// A term of the attention core, which selective recomputation drops.
-pub(super) fn push_core(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, place: Place) {
-    out.push(ActTerm { name, bytes, split: Split::Tensor, place, attention_core: true });
-}
-
-/// One block: norms where the placement puts them, attention, cross-attention (T5), MLP.
-pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
-    let h = t.hidden as f64;
-    let layer = Place::Block(Scope::Layer);
-    let norm = residual_norm(t.norm.kind, c, h);
-    let placement = t.norm.placement;
-    if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
-        push(out, "attention norm", norm, Split::Sequence, layer);
-    }
-    attention_terms(t, training, c, t.attention_scope(), out);
-    if let Some(hy) = &t.hybrid {
-        mixer_terms(t, &hy.mixer, c, out);
-    }
-    match placement {
-        Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),
-        Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm, Split::Sequence, layer),
-        _ => {}
-    }
-    if t.stack == Stack::EncoderDecoder {
-        let cross = Place::Block(Scope::Cross);
-        push(out, "cross-attention norm", norm, Split::Sequence, cross);
-        attention_terms(t, training, c, Scope::Cross, out);
-    }
-    let one_sublayer = t.hybrid.as_ref().is_some_and(|hy| hy.one_sublayer);
-    match placement {
-        // Mamba, Nemotron-H: the block's one norm is before its one sublayer, counted above.
-        _ if one_sublayer => {}
-        Placement::Pre | Placement::Sandwich => push(out, "MLP norm", norm, Split::Sequence, layer),
-        // Both norms read the block input, saved once by the first: the second adds its statistics.
-        Placement::ParallelTwo => push(out, "MLP norm", norm - c.r * c.tokens * h, Split::Sequence, layer),
-        _ => {}
-    }
-    let before = out.len();
-    mlp_terms(t, c, out);
-    if placement == Placement::ParallelShared && !c.mixed {
-        // The MLP reads the attention norm's output, already saved for q/k/v.
-        out.iter_mut().skip(before).filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs").for_each(|a| a.bytes = 0.0);
-    }
-    if c.dropout {
-        push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
-    }
-    if let Some(l) = &c.lora {
-        use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
-        let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
-        let mlp = l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
-        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
-        push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
-    }
-    match placement {
-        Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),
-        Placement::Sandwich | Placement::PostSublayer => push(out, "post-MLP norm", norm, Split::Sequence, layer),
-        _ => {}
-    }
 }
 
 fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {

@@ -1,0 +1,69 @@
+//! One transformer block's saved tensors: the norms where the placement puts them, attention
+//! (`attention.rs`), a hybrid's mixer (`mixer.rs`), cross-attention (T5), the MLP (`mlp.rs`),
+//! dropout masks and the LoRA adapters' intermediates (`lora.rs`). The decoder (`transformer.rs`)
+//! and a vision tower (`tower.rs`) both stack it.
+
+use super::attention::attention_terms;
+use super::lora::adapter_intermediates;
+use super::mixer::mixer_terms;
+use super::mlp::mlp_terms;
+use super::norm::residual_norm;
+use super::term::{push, ActTerm, Ctx, Place, Split};
+use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
+use crate::model::dtype::BOOL;
+use crate::model::inputs::Training;
+
+/// One block: norms where the placement puts them, attention, cross-attention (T5), MLP.
+pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
+    let h = t.hidden as f64;
+    let layer = Place::Block(Scope::Layer);
+    let norm = residual_norm(t.norm.kind, c, h);
+    let placement = t.norm.placement;
+    if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
+        push(out, "attention norm", norm, Split::Sequence, layer);
+    }
+    attention_terms(t, training, c, t.attention_scope(), out);
+    if let Some(hy) = &t.hybrid {
+        mixer_terms(t, &hy.mixer, c, out);
+    }
+    match placement {
+        Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),
+        Placement::Sandwich | Placement::PostSublayer => push(out, "post-attention norm", norm, Split::Sequence, layer),
+        _ => {}
+    }
+    if t.stack == Stack::EncoderDecoder {
+        let cross = Place::Block(Scope::Cross);
+        push(out, "cross-attention norm", norm, Split::Sequence, cross);
+        attention_terms(t, training, c, Scope::Cross, out);
+    }
+    let one_sublayer = t.hybrid.as_ref().is_some_and(|hy| hy.one_sublayer);
+    match placement {
+        // Mamba, Nemotron-H: the block's one norm is before its one sublayer, counted above.
+        _ if one_sublayer => {}
+        Placement::Pre | Placement::Sandwich => push(out, "MLP norm", norm, Split::Sequence, layer),
+        // Both norms read the block input, saved once by the first: the second adds its statistics.
+        Placement::ParallelTwo => push(out, "MLP norm", norm - c.r * c.tokens * h, Split::Sequence, layer),
+        _ => {}
+    }
+    let before = out.len();
+    mlp_terms(t, c, out);
+    if placement == Placement::ParallelShared && !c.mixed {
+        // The MLP reads the attention norm's output, already saved for q/k/v.
+        out.iter_mut().skip(before).filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs").for_each(|a| a.bytes = 0.0);
+    }
+    if c.dropout {
+        push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
+    }
+    if let Some(l) = &c.lora {
+        use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
+        let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
+        let mlp = l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
+        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
+        push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
+    }
+    match placement {
+        Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),
+        Placement::Sandwich | Placement::PostSublayer => push(out, "post-MLP norm", norm, Split::Sequence, layer),
+        _ => {}
+    }
+}
