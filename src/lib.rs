@@ -18,6 +18,7 @@ pub mod json_shape;
 pub mod labels;
 pub mod measured;
 pub mod model;
+pub mod page_query;
 pub mod plan;
 pub mod profiles;
 pub mod report;

@@ -23,9 +23,8 @@ use super::planner::training_controls::TrainingControls;
 use super::planner::unplaced_errors::UnplacedErrors;
 use super::planner::verdict_banner::{CheapestFix, VerdictBanner};
 use super::share::share_toolbar::ShareToolbar;
-use super::state::Planner;
 use super::tabs::{OtherViews, TabBar};
-use super::url_sync::UrlNoticeBanner;
+use super::url_sync::{provide_planner, UrlNoticeBanner};
 use super::workspace::{select_tab, Tab, Workspace};
 
 /// The skip link's action: the Planner's controls, the focus in the model search.
@@ -45,7 +44,7 @@ fn skip_to_controls(ev: leptos::ev::MouseEvent, ws: Workspace) {
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
-    Planner::provide_from_url();
+    provide_planner();
     let ws = Workspace::provide();
     view! {
         <a class="skip-link" href="#controls" on:click=move |ev| skip_to_controls(ev, ws)>"Skip to controls"</a>

@@ -11,7 +11,7 @@
 use leptos::prelude::*;
 
 use super::chart_box::ChartBox;
-use super::compare_column::CompareColumn;
+use super::compare_column::{column_name, CompareColumn};
 use super::compare_strategy::CompareStrategyTable;
 use super::compare_table::CompareTable;
 use super::state::Planner;
@@ -27,11 +27,6 @@ use crate::url;
 pub const MAX_COLUMNS: usize = 4;
 /// Fewest columns.
 pub const MIN_COLUMNS: usize = 2;
-
-/// Column name: A, B, C, D.
-pub fn column_name(i: usize) -> String {
-    char::from(b'A' + (i % 26) as u8).to_string()
-}
 
 /// Every column's plan, as `(name, breakdown)`, read from the columns' own memos; `None`
 /// for an invalid column.

@@ -6,7 +6,6 @@
 
 use leptos::prelude::*;
 
-use super::compare::column_name;
 use super::fields::select_field::select_options;
 use super::state::Planner;
 use super::workspace::CompareSlot;
@@ -54,6 +53,11 @@ fn select_box(id: String, label: &'static str, options: Vec<(String, String)>, v
             </select>
         </div>
     }
+}
+
+/// Column name: A, B, C, D.
+pub fn column_name(i: usize) -> String {
+    char::from(b'A' + (i % 26) as u8).to_string()
 }
 
 /// One column.

@@ -5,7 +5,8 @@ use leptos::prelude::*;
 
 use super::app::App;
 use super::share::embed_view::EmbedView;
-use super::url_sync::{is_embed, location_query};
+use super::url_sync::location_query;
+use crate::page_query::is_embed;
 
 /// The mounted component.
 #[component]

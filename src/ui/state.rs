@@ -4,7 +4,7 @@
 //!
 //! This is the only place a `Breakdown` is produced on the page, and it comes from
 //! [`crate::estimate`]. Not a component. The address bar follows the scenario through
-//! [`Planner::provide_from_url`].
+//! `url_sync::provide_planner`.
 
 use leptos::prelude::*;
 
@@ -53,18 +53,6 @@ impl Planner {
         let run = Memo::new(move |_| valid.with(|s| plan.with(|p| crate::plan::run::run_estimate(s, &p.breakdown))));
         let planner = Planner { scenario, errors, valid, plan, units: RwSignal::new(Units::Gib), rejected_paste: RwSignal::new(None), run };
         provide_context(planner);
-        planner
-    }
-
-    /// The planner for the scenario in the address bar, kept in step with it from now on
-    /// (see [`super::url_sync`]); the link's problems go to the provided
-    /// [`super::url_sync::UrlNotice`].
-    pub fn provide_from_url() -> Planner {
-        let (scenario, units, errors) = super::url_sync::decode_location();
-        let planner = Planner::provide(scenario);
-        planner.units.set(units);
-        let notice = super::url_sync::UrlNotice::provide(errors);
-        super::url_sync::start(planner, notice);
         planner
     }
 

@@ -7,7 +7,7 @@
 //! edit. A shared link or an embed needs it before anything is drawn: [`super::mount`] waits
 //! for it first (`url::carries_scenario`), and the page preloads its files beside the main module when
 //! the address has a query (`scripts/trunk-split-wasm.mjs`). Until it has arrived, a change
-//! to the scenario waits for it ([`super::url_sync`]).
+//! to the scenario waits for it (`url_sync`).
 
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
@@ -30,7 +30,7 @@ pub struct UrlCodec {
 /// in the main module's data would keep the function in the main module.)
 #[wasm_split(url_codec, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn load_chunk() -> Result<UrlCodec, SplitLoaderError> {
-    Ok(UrlCodec { decode_view: super::url_sync::decode_view, compose: super::url_sync::compose })
+    Ok(UrlCodec { decode_view: crate::page_query::decode_view, compose: crate::page_query::compose })
 }
 static CODEC: Chunked<UrlCodec> = Chunked::new();
 
@@ -56,5 +56,5 @@ pub fn prefetch() {
 /// The scenario, units and problems of `query` without the codec, when it carries no
 /// scenario ([`crate::url::carries_scenario`]); `None` when it needs the codec.
 pub fn decode_without(query: &str) -> Option<(Scenario, Units, Vec<InputError>)> {
-    (!crate::url::carries_scenario(query)).then(|| (Scenario::default(), super::url_sync::units_from(query), Vec::new()))
+    (!crate::url::carries_scenario(query)).then(|| (Scenario::default(), crate::page_query::units_from(query), Vec::new()))
 }

@@ -21,8 +21,8 @@ use super::state::Planner;
 use super::url_codec::{self, UrlCodec};
 use crate::error::InputError;
 use crate::format::Units;
+use crate::page_query::{query_without, units_from};
 use crate::scenario::Scenario;
-use crate::url;
 
 /// Quiet time that ends a burst of edits (one history entry per burst).
 const BURST_MS: u64 = 400;
@@ -33,49 +33,15 @@ pub fn location_query() -> String {
     search.strip_prefix('?').unwrap_or(&search).to_string()
 }
 
-/// The raw value of a page key in a query (`embed`, `units`, …), if present.
-pub fn page_param(query: &str, key: &str) -> Option<String> {
-    query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
-}
-
-/// True for `?embed=1` (or `embed`, `embed=true`).
-pub fn is_embed(query: &str) -> bool {
-    matches!(page_param(query, "embed").as_deref(), Some("1" | "" | "true"))
-}
-
-/// The query with every `key=…` pair removed.
-pub fn query_without(query: &str, key: &str) -> String {
-    query.split('&').filter(|p| !p.is_empty() && p.split('=').next() != Some(key)).collect::<Vec<_>>().join("&")
-}
-
-/// Units named by `units=gb`; GiB otherwise.
-pub fn units_from(query: &str) -> Units {
-    match page_param(query, "units").as_deref() {
-        Some("gb" | "GB") => Units::Gb,
-        _ => Units::Gib,
-    }
-}
-
-/// The scenario, units and decoding problems of a query.
-pub fn decode_view(query: &str) -> (Scenario, Units, Vec<InputError>) {
-    let (scenario, errors) = url::decode(query);
-    (scenario, units_from(query), errors)
-}
-
-/// The query for `scenario` and `units`, keeping the other page keys of `current`.
-pub fn compose(scenario: &Scenario, units: Units, current: &str) -> String {
-    let mut query = url::encode(scenario);
-    if units == Units::Gb {
-        query.push_str("&units=gb");
-    }
-    for pair in current.split('&') {
-        let key = pair.split('=').next().unwrap_or("");
-        if url::PAGE_KEYS.contains(&key) && key != "units" {
-            query.push('&');
-            query.push_str(pair);
-        }
-    }
-    query
+/// The planner for the scenario in the address bar, kept in step with it from now on
+/// ([`start`]); the link's problems go to the provided [`UrlNotice`].
+pub fn provide_planner() -> Planner {
+    let (scenario, units, errors) = decode_location();
+    let planner = Planner::provide(scenario);
+    planner.units.set(units);
+    let notice = UrlNotice::provide(errors);
+    start(planner, notice);
+    planner
 }
 
 /// Problems found in the last link opened (on load, back/forward or a saved scenario).

@@ -14,8 +14,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::state::Planner;
-use super::url_sync::{location_query, page_param, replace_page_key, UrlNotice};
+use super::url_sync::{location_query, replace_page_key, UrlNotice};
 use crate::model::breakdown::Breakdown;
+use crate::page_query::page_param;
 use crate::plan::escalation::Step;
 use crate::plan::search::SearchResult;
 use crate::scenario::Scenario;

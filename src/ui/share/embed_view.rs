@@ -13,10 +13,11 @@ use wasm_bindgen::JsCast;
 
 use crate::chart::verdict;
 use crate::format;
+use crate::page_query::query_without;
 use crate::report::Summary;
 use crate::ui::planner::memory_chart::MemoryChart;
 use crate::ui::state::Planner;
-use crate::ui::url_sync::{decode_location, location_query, query_without, UrlNotice, UrlNoticeBanner};
+use crate::ui::url_sync::{decode_location, location_query, UrlNotice, UrlNoticeBanner};
 
 /// Id of the embed's root element, whose height is reported.
 const ROOT_ID: &str = "embed";

@@ -26,7 +26,7 @@ pub fn embed_url() -> String {
         Some((base, query)) => (base.to_string(), query.split('#').next().unwrap_or("").to_string()),
         None => (href.split('#').next().unwrap_or("").to_string(), String::new()),
     };
-    let rest = crate::ui::url_sync::query_without(&query, "embed");
+    let rest = crate::page_query::query_without(&query, "embed");
     if rest.is_empty() {
         format!("{base}?embed=1")
     } else {
