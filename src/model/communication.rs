@@ -29,7 +29,7 @@ use crate::model::precision::Precision;
 use serde::{Deserialize, Serialize};
 
 use super::arch::{Architecture, Stack};
-use super::inputs::Inputs;
+use super::step_inputs::Inputs;
 
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Communication {

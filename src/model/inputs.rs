@@ -8,22 +8,8 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::arch::{Architecture, LinearKind};
-use super::device::Device;
+use super::arch::param::LinearKind;
 use super::precision::Precision;
-
-/// What the model needs, already resolved: the architecture, the training step, the parallel
-/// layout and the device. (`crate::scenario` resolves presets, pasted configs and device
-/// names into this; the model never sees them.)
-#[derive(Clone, Copy)]
-pub struct Inputs<'a> {
-    pub arch: &'a Architecture,
-    pub training: &'a Training,
-    pub parallel: &'a Parallel,
-    pub device: &'a Device,
-    /// Platform and GPU sharing.
-    pub runtime: &'a Runtime,
-}
 
 /// Weights update rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -28,6 +28,7 @@ pub mod reuse;
 pub mod serving;
 pub mod spill;
 pub mod states;
+pub mod step_inputs;
 pub mod step_time;
 pub mod temporary;
 pub mod timeline;
@@ -40,8 +41,8 @@ use ledger::{to_bytes, Ledger, Tally};
 use reuse::Reuse;
 use temporary::{temporary_buffers, TemporaryInputs};
 
-pub use inputs::Inputs;
 use inputs::{Mode, Training};
+pub use step_inputs::Inputs;
 
 /// Per-GPU memory of a run on its most loaded GPU, with the model's own warnings (the peak
 /// phase, positions beyond what the model learned).

@@ -14,8 +14,8 @@
 
 use super::arch::{resnet_blocks, Architecture, Scope, Tensors};
 use super::breakdown::{PhaseTotals, SpillReport, StepTime};
-use super::inputs::Inputs;
 use super::spill::{price, SpillContext, GEMM_TILE};
+use super::step_inputs::Inputs;
 use crate::model::inputs::{Checkpointing, Mode, Offload};
 
 /// Model FLOPs utilisation assumed: Megatron-LM reaches 41–56% on A100 clusters

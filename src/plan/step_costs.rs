@@ -8,7 +8,8 @@ use crate::model::arch::{Architecture, Tensors};
 use crate::model::breakdown::{Breakdown, StepTime};
 use crate::model::communication::communication;
 use crate::model::device::Device;
-use crate::model::inputs::{Checkpointing, Inputs, PpSchedule};
+use crate::model::inputs::{Checkpointing, PpSchedule};
+use crate::model::step_inputs::Inputs;
 use crate::model::step_time::step_time;
 use crate::scenario::Scenario;
 

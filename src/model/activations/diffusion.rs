@@ -3,7 +3,7 @@
 //! diffusers on CPU), all placed before the (single) pipeline stage's blocks. The frozen VAE
 //! and text encoders run under `torch.no_grad()` and save nothing.
 
-use super::{ActTerm, Place, Split};
+use super::term::{ActTerm, Place, Split};
 use crate::model::diffusion::pipeline::DiffusionArch;
 use crate::model::inputs::Training;
 

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::ParamTensor;
+use crate::model::arch::param::ParamTensor;
 use crate::model::diffusion::mmdit::{Flux, Sd3};
 use crate::model::diffusion::video::Wan;
 

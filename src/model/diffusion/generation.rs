@@ -18,7 +18,7 @@
 use super::options::GenerationOffload;
 use super::pipeline::DiffusionArch;
 use super::text_encoder::TextEncoder;
-use crate::model::arch::{ParamTensor, Scope};
+use crate::model::arch::param::{ParamTensor, Scope};
 use crate::model::breakdown::{Component, Lifetime, Moment};
 use crate::model::inputs::Training;
 use crate::model::ledger::Ledger;

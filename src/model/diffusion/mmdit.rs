@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;

@@ -33,7 +33,7 @@ pub mod wan_vae;
 mod wan_vae_encode;
 mod wan_vae_peak;
 
-use crate::model::arch::LinearKind;
+use crate::model::arch::param::LinearKind;
 use crate::model::inputs::Attention;
 use crate::model::precision::Precision;
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::text_encoder::TextEncoder;
 use super::{Run, Saved};
 use crate::error::InputError;
-use crate::model::arch::ParamTensor;
+use crate::model::arch::param::ParamTensor;
 use crate::model::inputs::{Checkpointing, Training};
 
 /// The denoiser of a pipeline.

@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::dtype::INT64;
 
 /// Which transformers class a text encoder is.

@@ -23,7 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 
 /// One down or up level: plain resnets (`DownBlock2D`/`UpBlock2D`) or resnets each followed
 /// by a transformer (`CrossAttnDownBlock2D`/`CrossAttnUpBlock2D`).

@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::unet::{conv, resnet_params};
 
 /// An `AutoencoderKL`.

@@ -9,7 +9,7 @@
 
 use leptos::prelude::*;
 
-use super::Animation;
+use super::animation::Animation;
 use crate::chart::flow::{flow_layout, EdgeKind, FlowEdge, FlowNode, NodeKind, Shape, LINE_HEIGHT};
 use crate::format;
 use crate::plan::escalation::Escalation;

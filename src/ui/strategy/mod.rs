@@ -6,6 +6,7 @@
 //! Every number comes from [`crate::plan::escalation::escalate_with_margin`] (and the
 //! search); the flowchart geometry and wording come from [`crate::chart::flow`].
 
+mod animation;
 mod flow_chart;
 mod ladder_editor;
 mod launch_panel;
@@ -17,6 +18,7 @@ mod step_caption;
 
 use leptos::prelude::*;
 
+use self::animation::Animation;
 use self::flow_chart::FlowChart;
 use self::ladder_editor::LadderEditor;
 use self::plan_summary::PlanSummary;
@@ -28,8 +30,7 @@ use super::url_sync::UrlNoticeBanner;
 use super::workspace::Workspace;
 use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
-use crate::model::breakdown::Breakdown;
-use crate::plan::escalation::{escalate_with_margin, Escalation};
+use crate::plan::escalation::escalate_with_margin;
 use launch_panel::LaunchPanel;
 use rent_panel::RentPanel;
 use search_panel::SearchPanel;
@@ -40,41 +41,6 @@ const NARROW_QUERY: &str = "(max-width: 640px)";
 /// True when the viewport matches [`NARROW_QUERY`].
 fn narrow_viewport() -> bool {
     window().match_media(NARROW_QUERY).ok().flatten().is_some_and(|m| m.matches())
-}
-
-/// Escalation step shown by the animation, and where the animation stops.
-#[derive(Clone, Copy)]
-pub struct Animation {
-    pub escalation: Memo<Escalation>,
-    /// Index into `escalation.steps`.
-    pub current: RwSignal<usize>,
-    pub playing: RwSignal<bool>,
-    /// The first fit, or the last step when nothing fits.
-    pub stop: Memo<usize>,
-    pub last: Memo<usize>,
-    /// True while the bar and caption show the plan (the launch node was chosen) rather
-    /// than step `current`.
-    pub plan_shown: RwSignal<bool>,
-}
-
-impl Animation {
-    /// Stops playing and shows escalation step `k` (not the plan).
-    pub fn show_step(self, k: usize) {
-        self.playing.set(false);
-        self.plan_shown.set(false);
-        self.current.set(k.min(self.last.get_untracked()));
-    }
-
-    /// What the bar shows: the plan while it is chosen, else step `current`; its name
-    /// and breakdown.
-    pub fn shown(self) -> Option<(String, Breakdown)> {
-        let k = self.current.get();
-        let plan = self.plan_shown.get();
-        self.escalation.with(|e| match (&e.plan, plan) {
-            (Some(p), true) => Some(("the plan".to_string(), p.result.breakdown.clone())),
-            _ => e.steps.get(k).map(|s| (s.name.clone(), s.breakdown.clone())),
-        })
-    }
 }
 
 /// The whole Strategy tab.

@@ -6,7 +6,7 @@
 
 use leptos::prelude::*;
 
-use super::Animation;
+use super::animation::Animation;
 use crate::plan::explain::plan_summary;
 use crate::ui::state::Planner;
 use crate::ui::workspace::{apply_to_planner, show_planner_at_top, Workspace};

@@ -7,7 +7,7 @@
 use gloo::timers::callback::Interval;
 use leptos::prelude::*;
 
-use super::Animation;
+use super::animation::Animation;
 use crate::ui::workspace::{Workspace, MAX_GPUS};
 
 /// Time each step is shown while playing.

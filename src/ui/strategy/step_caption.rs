@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::Animation;
+use super::animation::Animation;
 use crate::format;
 use crate::ui::state::Planner;
 
