@@ -17,6 +17,7 @@ pub mod prices;
 pub mod rent;
 pub mod resolved;
 pub mod run;
+pub mod rungs;
 pub mod search;
 pub mod serving_ladder;
 pub mod step;

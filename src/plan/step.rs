@@ -1,7 +1,6 @@
-//! The ladder's steps: each memory-saving move, its label, and the default training ladders
-//! (one GPU, several). What a step does to a scenario is `escalation::apply` (training),
-//! `serving_ladder` (serving) and `diffusion_ladder` (pipelines); the ladder for a kind of
-//! run is `Step::ladder_for` (`escalation.rs`).
+//! The ladder's steps and the default training ladders (one GPU, several). Each step's label,
+//! what it changes and costs, and what it does are its row in `rungs.rs`; the ladder for a kind
+//! of run is `Step::ladder_for` (`escalation.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -120,42 +119,6 @@ impl Step {
             &Step::SINGLE_GPU_LADDER
         } else {
             &Step::DEFAULT_LADDER
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Step::MixedPrecision => "Mixed precision (bf16)",
-            Step::SelectiveCheckpointing => "Selective checkpointing",
-            Step::ActivationCheckpointing => "Activation checkpointing",
-            Step::Zero2 => "ZeRO-2",
-            Step::Zero3 => "ZeRO-3 / FSDP",
-            Step::PipelineParallel => "Pipeline parallel",
-            Step::TensorParallel => "Tensor parallel",
-            Step::ContextParallel => "Context parallel",
-            Step::Optimizer8bit => "8-bit optimizer",
-            Step::CpuOffload => "CPU offload",
-            Step::SmallerMicroBatch => "Smaller micro-batch",
-            Step::FlashAttention => "Flash attention",
-            Step::Lora => "LoRA",
-            Step::Qlora => "QLoRA",
-            Step::OptimizerInBackward => "Optimizer step in backward",
-            Step::ChunkedCrossEntropy => "Chunked cross-entropy",
-            Step::FusedCrossEntropy => "Fused linear cross-entropy",
-            Step::ActivationOffload => "Activation offloading",
-            Step::PureBf16 => "Pure bf16 (no fp32 master)",
-            Step::Fp8KvCache => "FP8 KV cache",
-            Step::Fp8Weights => "FP8 weights",
-            Step::Int4Weights => "4-bit weights (AWQ / GPTQ)",
-            Step::HigherMemoryFraction => "Larger memory fraction",
-            Step::ShorterContext => "Shorter context",
-            Step::FewerSequences => "Fewer sequences at once",
-            Step::CacheTextEmbeddings => "Cache prompt embeddings",
-            Step::CacheLatents => "Cache latents",
-            Step::VaeTiling => "VAE tiling",
-            Step::ModelCpuOffload => "Model CPU offload",
-            Step::SequentialCpuOffload => "Sequential CPU offload",
-            Step::SmallerPicture => "Smaller picture or clip",
         }
     }
 }
