@@ -114,6 +114,9 @@ pub fn carries_scenario(query: &str) -> bool {
     query.split('&').filter(|p| !p.is_empty()).any(|p| !PAGE_KEYS.contains(&p.split('=').next().unwrap_or("")))
 }
 
+// long: one short arm per key read by hand (v, m, hf, pl, arch, lora, fz, res, d, gpn, the device
+// figures), then the field table's scalars, then one merge; splitting it would pass the
+// half-built scenario and the error list between the parts.
 /// A scenario from a query string (with or without `?`, or a whole URL), and the problems
 /// found on the way. Unknown keys, bad values and a newer version are reported; everything
 /// readable is kept.

@@ -249,6 +249,7 @@ pub fn import_catalogue_config(config: &Value) -> Result<Imported, InputError> {
     )
 }
 
+// long: the importer's steps in order (model type, multimodal text_config, attribute_map renames, the family's reader or the approximation, the notes), each short.
 fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
     let map = config.as_object().ok_or_else(|| InputError::new("", "expected a JSON object (the content of config.json)"))?;
     let model_type = match map.get("model_type") {

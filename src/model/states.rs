@@ -239,6 +239,7 @@ pub struct StateBytes {
     master: f64,
 }
 
+// long: parameters, gradients, optimizer states and master weights for each precision × optimizer × ZeRO × LoRA case, sharing one budget and layout; the cases read best side by side.
 /// Parameters, gradients and optimizer states of this GPU, and the bytes offload keeps in
 /// host memory; `tensors` are `arch.param_tensors()`. They depend on the layout of one
 /// pipeline stage, the offload, and of the training step only on its precision, optimizer,

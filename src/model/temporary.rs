@@ -138,6 +138,7 @@ fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, wei
     }
 }
 
+// long: one term per transient buffer of the step (autocast copies, the loss, recomputation, DDP/ZeRO buckets, FSDP units, checkpoint save), each cited where it is added; they share the step's dtype and layout locals.
 pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let t = i.training;
     let layout = i.layout;

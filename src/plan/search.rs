@@ -28,6 +28,8 @@
 //!
 //! [`SearchRun`] evaluates the layouts a few at a time, so a page can yield to the browser
 //! between slices and show progress; [`search`] runs it to the end.
+//!
+//! long: the layout search (about 650 lines) and its tests (about 430) in one file; the search's candidates, pruning and chunked run share private helpers.
 
 use std::collections::HashMap;
 

@@ -60,6 +60,7 @@ pub fn column_name(i: usize) -> String {
     char::from(b'A' + (i % 26) as u8).to_string()
 }
 
+// long: markup of one column's controls (model, device, precision, layout) and its plan's figures.
 /// One column.
 #[component]
 pub fn CompareColumn(

@@ -30,6 +30,7 @@ use crate::scenario::Scenario;
 
 const T: Target = Target::Megatron;
 
+// long: one Megatron flag after another, each traced to the scenario field it comes from.
 pub fn args(s: &Scenario) -> Result<Vec<(String, Option<String>)>, InputError> {
     let (t, p) = (&s.training, &s.parallel);
     let arch = s.model.architecture().ok_or_else(|| super::shared::unsupported(T, "model", "needs a known model"))?;

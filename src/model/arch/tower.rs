@@ -206,6 +206,7 @@ impl VisionTower {
         }
     }
 
+    // long: one line per tensor of the vision tower and projector, for every tower kind, as transformers builds them; splitting it would only split the list.
     /// Parameter tensors of the tower (`vision.*`) and the projector (`projector.*`), all in
     /// `Scope::Tower`.
     pub fn param_tensors(&self, out: &mut Vec<ParamTensor>) {

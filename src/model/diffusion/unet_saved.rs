@@ -107,6 +107,8 @@ impl Flow<'_> {
 }
 
 impl UNet2D {
+    // long: the UNet's forward in order (time embedding, down, mid and up blocks), each op's
+    // saved tensors where it runs; the parts share the running flow state.
     /// What one training forward keeps for backward, by group (see the module doc).
     pub fn saved(&self, run: &Run) -> Vec<Saved> {
         let mixed = run.precision.is_mixed();
@@ -269,6 +271,8 @@ impl UNet2D {
         }
     }
 
+    // long: one BasicTransformerBlock op by op (three norms, self- and cross-attention, GEGLU),
+    // each op's saved tensors beside it.
     /// One `BasicTransformerBlock`: LayerNorm → self-attention → LayerNorm → cross-attention
     /// on the text → LayerNorm → GEGLU feed-forward, each with its residual.
     fn block(&self, f: &mut Flow, g: &mut Groups, s: f64, c: f64, heads: u64, t: f64) {

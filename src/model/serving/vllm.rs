@@ -75,6 +75,7 @@ fn batch_defaults(inputs: &EngineInputs) -> (u64, u64) {
     }
 }
 
+// long: follows vLLM's startup in order (weights, profile run, KV-cache sizing, CUDA graphs), each stage cited at its lines.
 /// vLLM's plan for one GPU.
 pub fn plan(inputs: &EngineInputs, ledger: &mut Ledger) -> ServingReport {
     let s = &inputs.training.serving;

@@ -31,6 +31,7 @@ pub fn BreakdownTable() -> impl IntoView {
     lazy_view_or(&TABLE, table_view, || view! { <section class="table-card pending-part" aria-label="Breakdown" aria-busy="true"></section> }.into_any())
 }
 
+// long: markup of the table (head, one row per component with its terms, totals, unit switch); no computation.
 /// The table and the unit switch.
 #[component]
 fn Table() -> impl IntoView {

@@ -62,6 +62,7 @@ fn matches_for(query: &str) -> Vec<Match> {
     search_presets(query, LIST_LIMIT).into_iter().map(|p| Match { key: p.id.to_string(), name: p.name.to_string(), detail: format!("{} · {}", p.id, p.arch.summary()) }).collect()
 }
 
+// long: one component's signals (type-ahead list, keyboard choice, config paste, Hub fetch) and the markup that reads them; to be split when src/ui/ is laid out by view (issue 25, item 5).
 /// The catalogue search plus the config.json text box.
 #[component]
 pub fn ModelPicker() -> impl IntoView {

@@ -108,6 +108,7 @@ fn set_weights(planner: Planner, id: &str) {
     }
 }
 
+// long: markup, one control per task field (mode, fine-tuning, adapters, frozen blocks, serving formats) and the conditions that hide them.
 /// Mode, fine-tuning or serving formats, and the trainable-parameter count.
 #[component]
 pub fn TaskControls() -> impl IntoView {

@@ -28,6 +28,7 @@ const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] = [(OptimizerImpl::Foreach, "fo
 
 const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
+// long: markup, one control per training field (about 20) and the conditions that hide them; labels come from crate::fields.
 /// The training fields users change most.
 #[component]
 pub fn TrainingControls() -> impl IntoView {

@@ -55,6 +55,7 @@ fn edge_view(edge: FlowEdge, anim: Animation, first_fit: Option<usize>, last: us
     }
 }
 
+// long: the SVG markup of one flowchart node (box, label, figures, states while playing).
 fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Units, shape: Shape) -> impl IntoView {
     let first_fit = e.first_fit;
     let last = e.steps.len().saturating_sub(1);

@@ -89,6 +89,7 @@ fn rent_row(i: usize, r: RentRow, planner: Planner, ws: Workspace) -> impl IntoV
     }
 }
 
+// long: the panel's inputs, its sliced run over the catalogue and the table markup; to be split when src/ui/ is laid out by view (issue 25, item 5).
 /// The "What to rent" section.
 #[component]
 pub fn RentPanel() -> impl IntoView {

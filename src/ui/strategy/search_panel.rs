@@ -90,6 +90,7 @@ fn result_row(rank: usize, c: Candidate, planner: Planner, ws: Workspace) -> imp
     }
 }
 
+// long: one component: the chunked search's signals and the markup that reads them; to be split when src/ui/ is laid out by view (issue 25, item 5).
 /// The planner section of the Strategy tab.
 #[component]
 pub fn SearchPanel() -> impl IntoView {
