@@ -155,7 +155,7 @@ fn through_a_link(s: &Scenario) -> Result<(), String> {
 #[test]
 fn every_field_round_trips_through_a_link() {
     let mut fixed = Vec::new();
-    for f in &FIELDS {
+    for f in FIELDS {
         let changed = (0..64).find_map(|k| {
             let mut json = default_json();
             set(&mut json, f.path, sample(f, k));
@@ -183,7 +183,7 @@ fn errors_at(path: &str, value: Value) -> usize {
 #[test]
 fn ranges_are_the_ones_validate_enforces() {
     let mut checked = 0;
-    for f in &FIELDS {
+    for f in FIELDS {
         let p = f.path;
         match f.values {
             Values::Count { min, max } => {
@@ -227,7 +227,7 @@ fn ranges_are_the_ones_validate_enforces() {
 /// list, where serde writes one).
 #[test]
 fn choices_are_the_ids_serde_reads() {
-    for f in &FIELDS {
+    for f in FIELDS {
         let (ids, list) = match f.values {
             Values::Choice(ids) => (ids, false),
             Values::List(ids) => (ids, true),
