@@ -19,7 +19,9 @@ const UP: [&str; 4] = ["UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", 
 pub fn read(cfg: &Value) -> Result<UNet2D, InputError> {
     let map = cfg.as_object().ok_or_else(|| InputError::new("", "expected a JSON object"))?;
     let c = Keys::new(map);
-    for key in ["class_embed_type", "num_class_embeds", "encoder_hid_dim_type", "time_cond_proj_dim", "time_embedding_dim", "reverse_transformer_layers_per_block", "num_attention_heads"] {
+    for key in
+        ["class_embed_type", "num_class_embeds", "encoder_hid_dim_type", "time_cond_proj_dim", "time_embedding_dim", "reverse_transformer_layers_per_block", "num_attention_heads"]
+    {
         if c.get(key).is_some() {
             return Err(InputError::new(key, "Headroom builds UNet2DConditionModel without this option (it must be null)"));
         }
