@@ -16,13 +16,13 @@ use charming::element::font_settings::FontWeight;
 use charming::element::{Color, TextStyle};
 use serde_json::{json, Value};
 
-use crate::chart::flow::{plan_summary, PlanSummary};
 use crate::chart::{memory_chart, verdict};
 use crate::format::{bytes, count, thousands, Units};
 use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
 use crate::model::breakdown::{Breakdown, Component, Phase};
 use crate::plan::changes::changes_text;
 use crate::plan::escalation::{escalate, Step};
+use crate::plan::explain::{plan_summary, PlanSummary};
 use crate::plan::limits::{Extent, Limits, MAX_GPUS};
 use crate::scenario::{Mode, Scenario};
 

@@ -11,6 +11,7 @@
 pub mod changes;
 pub mod diffusion_ladder;
 pub mod escalation;
+pub mod explain;
 pub mod limits;
 pub mod prices;
 pub mod rent;
@@ -18,6 +19,7 @@ pub mod resolved;
 pub mod run;
 pub mod search;
 pub mod serving_ladder;
+pub mod strategy_table;
 
 use crate::model::breakdown::{Breakdown, Totals};
 use crate::model::inputs::Training;

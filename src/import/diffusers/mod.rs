@@ -12,6 +12,7 @@ pub mod dit;
 pub mod text_encoder;
 pub mod unet;
 pub mod vae;
+pub mod wan_vae;
 
 use serde_json::Value;
 

@@ -17,13 +17,21 @@
 pub mod dit;
 pub mod encodes;
 pub mod generation;
+mod live;
 pub mod mmdit;
 pub mod options;
 pub mod pipeline;
 pub mod text_encoder;
 pub mod unet;
+mod unet_flops;
+mod unet_peak;
+mod unet_saved;
 pub mod vae;
+mod vae_peak;
 pub mod video;
+pub mod wan_vae;
+mod wan_vae_encode;
+mod wan_vae_peak;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;

@@ -115,14 +115,14 @@ impl UNet2D {
         }
         for &c in &self.channels {
             check_dim("block_out_channels", c)?;
-            if c % self.norm_num_groups != 0 {
+            if !c.is_multiple_of(self.norm_num_groups) {
                 return Err(InputError::new("block_out_channels", format!("{c} channels do not split into norm_num_groups = {} groups", self.norm_num_groups)));
             }
         }
         for (i, &h) in self.heads.iter().enumerate() {
             check_dim("attention_head_dim", h)?;
             let c = self.channels[i];
-            if c % h != 0 {
+            if !c.is_multiple_of(h) {
                 return Err(InputError::new("attention_head_dim", format!("{c} channels do not split into {h} heads")));
             }
         }

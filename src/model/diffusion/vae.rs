@@ -51,7 +51,7 @@ impl AutoencoderKl {
         }
         for &c in &self.channels {
             check_dim("block_out_channels", c)?;
-            if c % self.norm_num_groups != 0 {
+            if !c.is_multiple_of(self.norm_num_groups) {
                 return Err(InputError::new("block_out_channels", format!("{c} channels do not split into norm_num_groups = {} groups", self.norm_num_groups)));
             }
         }

@@ -14,12 +14,11 @@
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
-use crate::chart::flow::plan_summary;
 use crate::chart::verdict;
 use crate::format;
 use crate::format::Units;
 use crate::model::breakdown::Outcome;
-use crate::plan::escalation::{escalate, Step};
+use crate::plan::explain::{cheapest_fix, CheapestFix};
 use crate::scenario::Scenario;
 use crate::ui::after_paint::AfterPaint;
 use crate::ui::lazy_view::Chunked;
@@ -27,19 +26,8 @@ use crate::ui::planner::spill_details::SpillDetails;
 use crate::ui::state::Planner;
 use crate::ui::workspace::{select_tab, Tab, Workspace};
 
-/// Whether the default ladder's plan fits on the scenario's own GPUs, its headline, and
-/// each change it makes with its first line (or, without a plan, what to change).
-fn cheapest_fix(s: &Scenario, units: Units) -> (bool, String, String) {
-    let gpus = s.parallel.world_size().max(1);
-    let summary = plan_summary(&escalate(s, Step::ladder_for(s, gpus), gpus), units);
-    // A plan names each change it makes (the batch above all), then its time and memory.
-    let detail = if summary.fits { format!("{}; {}", summary.changes, summary.lines.first().cloned().unwrap_or_default()) } else { summary.lines.join(" ") };
-    let headline = summary.headline.strip_prefix("Plan: ").unwrap_or(&summary.headline).to_string();
-    (summary.fits, headline, detail)
-}
-
 /// [`cheapest_fix`]'s signature.
-type FixFn = fn(&Scenario, Units) -> (bool, String, String);
+type FixFn = fn(&Scenario, Units) -> CheapestFix;
 
 /// [`cheapest_fix`], in the `fix` chunk.
 #[wasm_split(fix, wasm_split_path = ::leptos::wasm_split, fallible)]
@@ -149,7 +137,7 @@ pub fn CheapestFix() -> impl IntoView {
     // chart nor a dragged slider waits for the ladder; a newer change supersedes a pending
     // one. Until its chunk has arrived there is no fix to show; its arrival runs this again.
     // Meanwhile the line holds its place, saying it is being worked out (or that it failed).
-    let fix = RwSignal::new(None::<(bool, String, String)>);
+    let fix = RwSignal::new(None::<CheapestFix>);
     let needed = Memo::new(move |_| planner.plan.with(|p| !(p.breakdown.fits || p.breakdown.capacity == 0)));
     let failed = RwSignal::new(false);
     let loaded = RwSignal::new(FIX.get().is_some());
@@ -185,7 +173,7 @@ pub fn CheapestFix() -> impl IntoView {
         <Show when=move || needed.get() || fix.with(Option::is_some)>
             <p class=move || if fix.with(Option::is_some) { "fix" } else { "fix pending" } id="cheapest-fix">
                 {move || match fix.get() {
-                    Some((fits, headline, detail)) => view! {
+                    Some(CheapestFix { fits, headline, detail }) => view! {
                         <strong>{if fits { "Cheapest fix: " } else { "No fix on these GPUs: " }}</strong>
                         {format!("{headline} — {detail}")}
                         " "
