@@ -78,12 +78,13 @@ fn read_denoiser(class: &str, cfg: &Value) -> Option<Result<Denoiser, InputError
 fn read_vae(class: &str, cfg: &Value) -> Option<Result<Vae, InputError>> {
     match class {
         "AutoencoderKL" => Some(vae::read(cfg).map(Vae::Kl)),
+        "AutoencoderKLWan" => Some(wan_vae::read(cfg).map(Vae::Wan)),
         _ => None,
     }
 }
 
 /// Diffusers component classes Headroom reads.
-pub const COMPONENT_CLASSES: &[&str] = &["UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL"];
+pub const COMPONENT_CLASSES: &[&str] = &["UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL", "AutoencoderKLWan"];
 
 fn class_of(cfg: &Value) -> Result<&str, InputError> {
     match cfg.get("_class_name") {

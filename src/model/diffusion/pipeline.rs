@@ -12,6 +12,7 @@ use super::dit::Dit;
 use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
 use super::vae::AutoencoderKl;
+use super::wan_vae::WanVae;
 use super::{Run, Saved};
 use crate::error::InputError;
 use crate::model::arch::ParamTensor;
@@ -94,46 +95,55 @@ impl Denoiser {
 pub enum Vae {
     /// `AutoencoderKL` (SD, SDXL, SD3, Flux).
     Kl(AutoencoderKl),
+    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first).
+    Wan(WanVae),
 }
 
 impl Vae {
     pub fn check(&self) -> Result<(), InputError> {
         match self {
             Vae::Kl(v) => v.check(),
+            Vae::Wan(v) => v.check(),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Vae::Kl(v) => v.param_tensors(),
+            Vae::Wan(v) => v.param_tensors(),
         }
     }
     /// The transient bytes of encoding the run's pictures without gradients.
     pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.encode_peak(run, tiled),
+            Vae::Wan(v) => v.encode_peak(run, tiled),
         }
     }
     /// The transient bytes of decoding the run's latents without gradients.
     pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.decode_peak(run, tiled),
+            Vae::Wan(v) => v.decode_peak(run, tiled),
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
     pub fn spatial_factor(&self) -> u64 {
         match self {
             Vae::Kl(v) => v.spatial_factor(),
+            Vae::Wan(v) => v.spatial_factor(),
         }
     }
     /// Frames per latent frame after the first (1 for images).
     pub fn temporal_factor(&self) -> u64 {
         match self {
             Vae::Kl(v) => v.temporal_factor(),
+            Vae::Wan(v) => v.temporal_factor(),
         }
     }
     pub fn class(&self) -> &'static str {
         match self {
             Vae::Kl(_) => "AutoencoderKL",
+            Vae::Wan(_) => "AutoencoderKLWan",
         }
     }
 }
