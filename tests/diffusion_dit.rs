@@ -45,3 +45,68 @@ fn bad_configs_are_refused_naming_the_field() {
     let e = read(&json!({"_class_name": "UNet2DConditionModel"})).unwrap_err();
     assert_eq!(e.field, "_class_name");
 }
+
+use headroom::model::arch::LinearKind;
+use headroom::model::diffusion::{LoraRun, Run};
+use headroom::model::inputs::Attention;
+use headroom::model::precision::Precision;
+
+fn run_of(case: &Value) -> Run {
+    let latent = case["latent"].as_u64().unwrap();
+    let class = case["config"]["_class_name"].as_str().unwrap();
+    let targets = if class == "FluxTransformer2DModel" {
+        vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O, LinearKind::Up, LinearKind::Down]
+    } else {
+        vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O]
+    };
+    Run {
+        batch: case["batch"].as_u64().unwrap(),
+        latent_frames: if class == "WanTransformer3DModel" { case["frames"].as_u64().unwrap() } else { 1 },
+        latent_height: latent,
+        latent_width: latent,
+        height: latent * 8,
+        width: latent * 8,
+        frames: 1,
+        text_tokens: case["text_tokens"].as_u64().unwrap(),
+        precision: match case["precision"].as_str().unwrap() {
+            "fp32" => Precision::Fp32,
+            "bf16" => Precision::Bf16,
+            _ => Precision::Bf16Mixed,
+        },
+        checkpointing: case["checkpointing"].as_bool().unwrap(),
+        attention: Attention::Sdpa,
+        lora: case["lora_rank"].as_u64().map(|rank| LoraRun { rank, targets: targets.clone(), fp32: case["lora_fp32"].as_bool().unwrap(), dropout: false }),
+    }
+}
+
+fn label(c: &Value) -> String {
+    format!("{} {} ckpt={} lora={} fp32={} b={}", c["name"], c["precision"], c["checkpointing"], c["lora_rank"], c["lora_fp32"], c["batch"])
+}
+
+#[test]
+fn saved_activations_are_within_three_percent_of_the_measured_forward() {
+    let f = fixture();
+    let mut misses = Vec::new();
+    let mut checked = 0;
+    for c in f["saved"].as_array().unwrap() {
+        let dit = read(&c["config"]).unwrap();
+        let saved = dit.saved(&run_of(c));
+        if saved.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let copies: f64 = saved.iter().filter(|s| s.name == "autocast weight copies").map(|s| s.bytes).sum();
+        let acts: f64 = saved.iter().filter(|s| s.name != "autocast weight copies").map(|s| s.bytes).sum();
+        let (m_acts, m_copies) = (c["saved_bytes"].as_f64().unwrap(), c["param_copy_bytes"].as_f64().unwrap());
+        let miss = acts / m_acts - 1.0;
+        println!("{}: saved {acts} vs {m_acts} ({:+.2} %), copies {copies} vs {m_copies}", label(c), miss * 100.0);
+        if miss.abs() > 0.03 {
+            misses.push(format!("{}: saved {acts} vs measured {m_acts} ({:+.2} %)", label(c), miss * 100.0));
+        }
+        if (copies - m_copies).abs() > 0.03 * m_copies.max(1.0) + 4096.0 {
+            misses.push(format!("{}: weight copies {copies} vs measured {m_copies}", label(c)));
+        }
+    }
+    assert!(checked >= 11, "every Flux case is modelled");
+    assert!(misses.is_empty(), "{misses:#?}");
+}

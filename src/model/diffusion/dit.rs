@@ -8,6 +8,7 @@ use crate::error::InputError;
 use crate::model::arch::ParamTensor;
 use crate::model::diffusion::mmdit::{Flux, Sd3};
 use crate::model::diffusion::video::Wan;
+use crate::model::diffusion::{Run, Saved};
 
 /// One diffusion transformer, by its diffusers `_class_name`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,6 +48,15 @@ impl Dit {
     /// Parameters, as `sum(p.numel())` over the module.
     pub fn param_count(&self) -> f64 {
         self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+
+    /// What one training forward keeps for backward, by kind (see `autograd.rs`); the entry
+    /// "autocast weight copies" is autocast's 16-bit copies of fp32 weights.
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        match self {
+            Dit::Flux(m) => m.saved(run),
+            Dit::Sd3(_) | Dit::Wan(_) => Vec::new(),
+        }
     }
 
     /// Channels of the latent the denoiser takes (Flux: the 2×2-packed latent, 4 × the VAE's).

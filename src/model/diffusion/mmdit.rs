@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::diffusion::autograd::{Mode, Tape};
+use crate::model::diffusion::{Run, Saved};
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -260,5 +262,200 @@ impl Sd3 {
 
     pub fn param_count(&self) -> f64 {
         self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+}
+
+/// The pieces of a forward shared by the MMDiT and Wan simulations (`autograd.rs`).
+pub(crate) mod ops {
+    use crate::model::arch::LinearKind;
+    use crate::model::diffusion::autograd::{Tape, T, W};
+
+    /// `TimestepEmbedding` / `PixArtAlphaTextProjection` (`embeddings.py`): linear → SiLU/GELU →
+    /// linear on a `b × inp` input.
+    pub(crate) fn embedder(tape: &mut Tape, x: T, inp: u64, h: u64) -> T {
+        let w = tape.weight(None);
+        let y = tape.linear(x, inp, h, w);
+        let y = tape.activation(y);
+        tape.linear(y, h, h, w)
+    }
+
+    /// An adaLN modulation `linear(silu(temb))` of `chunks × h` (`AdaLayerNormZero*`,
+    /// `AdaLayerNormContinuous`).
+    pub(crate) fn modulation(tape: &mut Tape, temb: T, h: u64, chunks: u64) -> T {
+        if temb.grad {
+            tape.save("activation inputs", temb);
+        }
+        let s = tape.new_tensor(temb.elems, temb.bytes, temb.grad);
+        let w = tape.weight(None);
+        tape.linear(s, h, chunks * h, w)
+    }
+
+    /// `norm(x) * (1 + scale[:, None]) + shift[:, None]` with `emb`'s chunk as scale: returns
+    /// (the layer-norm output, the modulated input).
+    pub(crate) fn modulate(tape: &mut Tape, x: T, emb: T, h: u64) -> (T, T) {
+        let n = tape.layer_norm(x, h);
+        let one_plus = tape.new_tensor(tape.batch * h as f64, emb.bytes, emb.grad);
+        let m = tape.mul(n, one_plus);
+        let shift = Tape::view(emb, tape.batch * h as f64);
+        (n, tape.add2(m, shift))
+    }
+
+    /// `gate[:, None] * y` with the gate a chunk of `emb`.
+    pub(crate) fn gated(tape: &mut Tape, emb: T, y: T, h: u64) -> T {
+        let gate = Tape::view(emb, tape.batch * h as f64);
+        tape.mul(gate, y)
+    }
+
+    /// diffusers' `FeedForward(h, inner)` with a GELU(tanh) projection (`ff.net.0.proj`, `ff.net.2`).
+    pub(crate) fn feed_forward(tape: &mut Tape, x: T, h: u64, inner: u64) -> T {
+        let w_up = tape.weight(Some(LinearKind::Up));
+        let up = tape.linear(x, h, inner, w_up);
+        let act = tape.activation(up);
+        let w_down = tape.weight(Some(LinearKind::Down));
+        tape.linear(act, inner, h, w_down)
+    }
+
+    /// q, k, v projections of one stream.
+    pub(crate) fn qkv(tape: &mut Tape, x: T, h: u64) -> (T, T, T) {
+        let (wq, wk, wv) = (tape.weight(Some(LinearKind::Q)), tape.weight(Some(LinearKind::K)), tape.weight(Some(LinearKind::V)));
+        (tape.linear(x, h, h, wq), tape.linear(x, h, h, wk), tape.linear(x, h, h, wv))
+    }
+
+    /// `apply_rotary_emb(x, (cos, sin))` (`embeddings.py` lines 960–1000): `(x.float() * cos +
+    /// rotated.float() * sin).to(x.dtype)`; the products by the constant tables save only them.
+    pub(crate) fn rotary(tape: &mut Tape, x: T, cos: T, sin: T) -> T {
+        if x.grad {
+            tape.save("rotary tables", cos);
+            tape.save("rotary tables", sin);
+        }
+        tape.new_tensor(x.elems, x.bytes, x.grad)
+    }
+
+    /// `W` of an out projection (`to_out.0`, `to_add_out`).
+    pub(crate) fn w_out(tape: &Tape) -> W {
+        tape.weight(Some(LinearKind::O))
+    }
+}
+
+impl Flux {
+    /// Image tokens of a latent: the pipeline packs 2×2 latent pixels into one 64-channel token
+    /// (`pipeline_flux.py` `_pack_latents`), then `patch_size` (1) more.
+    pub fn image_tokens(&self, run: &Run) -> u64 {
+        let p = 2 * self.patch_size;
+        (run.latent_height / p) * (run.latent_width / p) * run.latent_frames.max(1)
+    }
+
+    /// What one training forward keeps for backward (`FluxTransformer2DModel.forward`, lines
+    /// 668–790, op by op through [`Tape`]): per double block each stream's adaLN, q/k/v with their
+    /// RMS norms, the joint attention over text + image, the gated residuals and the feed-forward;
+    /// per single block the same over the concatenated sequence with the parallel MLP; checkpointing
+    /// keeps each block's inputs instead; LoRA keeps only what the adapters and the ops after the
+    /// first adapter need.
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
+        let mut t = Tape::new(run);
+        let b = t.batch;
+        let (n, tt) = (self.image_tokens(run), run.text_tokens);
+        let s = n + tt;
+        let mode_in = if t.mode == Mode::Half { 2.0 } else { 4.0 };
+        let w = t.weight(None);
+        // inputs: packed latents, T5 embeddings, pooled CLIP, timestep (and guidance)
+        let x_in = t.new_tensor(b * (n * self.in_channels) as f64, mode_in, false);
+        let x = t.linear(x_in, self.in_channels, h, w);
+        let temb = {
+            let proj = t.new_tensor(b * 256.0, mode_in, false);
+            let e = ops::embedder(&mut t, proj, 256, h);
+            let e = if self.guidance_embeds {
+                let g = t.new_tensor(b * 256.0, mode_in, false);
+                let g = ops::embedder(&mut t, g, 256, h);
+                t.add2(e, g)
+            } else {
+                e
+            };
+            let pooled = t.new_tensor(b * self.pooled_projection_dim as f64, mode_in, false);
+            let p = ops::embedder(&mut t, pooled, self.pooled_projection_dim, h);
+            t.add2(e, p)
+        };
+        let c_in = t.new_tensor(b * (tt * self.joint_attention_dim) as f64, mode_in, false);
+        let c = t.linear(c_in, self.joint_attention_dim, h, w);
+        let cos = t.new_tensor((s * hd) as f64, 4.0, false);
+        let sin = t.new_tensor((s * hd) as f64, 4.0, false);
+        let ckpt = run.checkpointing;
+        let (bf, hf) = (b, h as f64);
+        let tokens = |k: u64| bf * k as f64 * hf;
+        let (mut x, mut c) = (x, c);
+        for _ in 0..self.layers {
+            (c, x) = t.checkpoint(ckpt, &[x, c, temb, cos, sin], |t| {
+                let e_x = ops::modulation(t, temb, h, 6);
+                let e_c = ops::modulation(t, temb, h, 6);
+                let (_, xm) = ops::modulate(t, x, e_x, h);
+                let (_, cm) = ops::modulate(t, c, e_c, h);
+                let (q, k, v) = ops::qkv(t, xm, h);
+                let q = t.rms_norm(q, hd);
+                let k = t.rms_norm(k, hd);
+                let (cq, ck, cv) = ops::qkv(t, cm, h);
+                let cq = t.rms_norm(cq, hd);
+                let ck = t.rms_norm(ck, hd);
+                let q = t.cat(&[cq, q]);
+                let k = t.cat(&[ck, k]);
+                let v = t.cat(&[cv, v]);
+                let q = ops::rotary(t, q, cos, sin);
+                let k = ops::rotary(t, k, cos, sin);
+                let o = t.attention(q, k, v, heads, s);
+                // `.to(query.dtype)`, split into text and image, `.contiguous()` each
+                let o = t.cast(o, q.bytes);
+                let wo = ops::w_out(t);
+                let (xo, co) = (Tape::view(o, tokens(n)), Tape::view(o, tokens(tt)));
+                let xo = t.linear_strided(xo, h, h, wo, true);
+                let co = t.linear_strided(co, h, h, wo, true);
+                let xa = ops::gated(t, e_x, xo, h);
+                let x = t.add2(x, xa);
+                let (_, xm) = ops::modulate(t, x, e_x, h);
+                let f = ops::feed_forward(t, xm, h, 4 * h);
+                let f = ops::gated(t, e_x, f, h);
+                let x = t.add2(x, f);
+                let ca = ops::gated(t, e_c, co, h);
+                let c = t.add2(c, ca);
+                let (_, cm) = ops::modulate(t, c, e_c, h);
+                let f = ops::feed_forward(t, cm, h, 4 * h);
+                let f = ops::gated(t, e_c, f, h);
+                (t.add2(c, f), x)
+            });
+        }
+        // single blocks: each concatenates the text and image streams (views of the previous
+        // block's output after the first) into a new sequence
+        let mut joint = None;
+        for _ in 0..self.single_layers {
+            let inputs = match joint {
+                None => vec![x, c, temb, cos, sin],
+                Some(j) => vec![j, temb, cos, sin],
+            };
+            let out = t.checkpoint(ckpt, &inputs, |t| {
+                let js = t.cat(&[c, x]);
+                let e = ops::modulation(t, temb, h, 3);
+                let (_, jm) = ops::modulate(t, js, e, h);
+                let w = t.weight(None);
+                let mlp = t.linear(jm, h, 4 * h, w);
+                let mlp = t.activation(mlp);
+                let (q, k, v) = ops::qkv(t, jm, h);
+                let q = t.rms_norm(q, hd);
+                let k = t.rms_norm(k, hd);
+                let q = ops::rotary(t, q, cos, sin);
+                let k = ops::rotary(t, k, cos, sin);
+                let o = t.attention(q, k, v, heads, s);
+                let o = t.cast(o, q.bytes);
+                let both = t.cat(&[o, mlp]);
+                let y = t.linear(both, 5 * h, h, w);
+                let y = ops::gated(t, e, y, h);
+                t.add2(js, y)
+            });
+            (c, x) = (Tape::view(out, tokens(tt)), Tape::view(out, tokens(n)));
+            joint = Some(out);
+        }
+        // norm_out over the image part (a slice of the last sequence), proj_out
+        let e = ops::modulation(&mut t, temb, h, 2);
+        let (_, xm) = ops::modulate(&mut t, x, e, h);
+        t.linear(xm, h, self.patch_size * self.patch_size * self.out_channels, w);
+        t.finish()
     }
 }

@@ -14,6 +14,7 @@
 //! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
+mod autograd;
 pub mod dit;
 pub mod mmdit;
 pub mod text_encoder;
