@@ -191,6 +191,17 @@ impl Tape {
         self.linear_strided(x, inp, out, w, false)
     }
 
+    /// A patch-embedding convolution (`Conv2d`/`Conv3d` with stride = kernel = the patch) over
+    /// `x`, seen as a linear over patches of `inp` = channels × patch volume:
+    /// `convolution_backward` keeps the input and the (cast) weight whenever the weight is
+    /// trained, whether or not the input needs a gradient.
+    pub(crate) fn patch_conv(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
+        if w == W::Trained && self.mode == Mode::Autocast && !x.grad && !self.quiet {
+            self.add("autocast weight copies", (inp * out) as f64 * 2.0);
+        }
+        self.linear(x, inp, out, w)
+    }
+
     /// `native_layer_norm` over the last dimension (`width`), without affine parameters.
     pub(crate) fn layer_norm(&mut self, x: T, width: u64) -> T {
         let x = if self.mode == Mode::Autocast { self.cast(x, 4.0) } else { x };
@@ -220,6 +231,27 @@ impl Tape {
             self.save("norm inputs and statistics", rstd);
         }
         self.new_tensor(x.elems, x.bytes, grad)
+    }
+
+    /// diffusers' own `RMSNorm(width)` with a weight (`normalization.py` lines 541–568, SD3.5's
+    /// q/k norms): `x.to(float32).pow(2).mean(-1)` (pow keeps the fp32 input), `rsqrt` (keeps
+    /// its output), `x * rstd` (keeps `x`), then a 16-bit weight casts the product back and
+    /// `* weight` keeps the product when the weight is trained.
+    pub(crate) fn rms_norm_diffusers(&mut self, x: T, width: u64) -> T {
+        let x32 = self.cast(x, 4.0);
+        let r = self.new_tensor(x.elems / width as f64, 4.0, x.grad);
+        if x.grad {
+            self.save("norm inputs and statistics", x32);
+            self.save("norm inputs and statistics", r);
+            self.save("norm inputs and statistics", x);
+        }
+        let hs = self.new_tensor(x.elems, 4.0, x.grad);
+        let weight16 = self.mode == Mode::Half || (self.mode == Mode::Autocast && !self.full());
+        let hs = if weight16 { self.cast(hs, 2.0) } else { hs };
+        if self.full() {
+            self.save("norm inputs and statistics", hs);
+        }
+        self.new_tensor(hs.elems, hs.bytes, hs.grad || self.full())
     }
 
     /// Elementwise `a * b` (broadcasting: the result has `a`'s size).

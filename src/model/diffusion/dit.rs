@@ -55,7 +55,8 @@ impl Dit {
     pub fn saved(&self, run: &Run) -> Vec<Saved> {
         match self {
             Dit::Flux(m) => m.saved(run),
-            Dit::Sd3(_) | Dit::Wan(_) => Vec::new(),
+            Dit::Sd3(m) => m.saved(run),
+            Dit::Wan(_) => Vec::new(),
         }
     }
 

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
-use crate::model::diffusion::autograd::{Mode, Tape};
+use crate::model::diffusion::autograd::{Mode, Tape, T};
 use crate::model::diffusion::{Run, Saved};
 
 const S: Scope = Scope::Layer;
@@ -247,7 +247,10 @@ impl Sd3 {
             attention(&mut out, h, !last);
             self.qk_norm_tensors(&mut out, 4);
             if dual {
-                attention(&mut out, h, true);
+                // attn2 is not reached by train_dreambooth_lora_sd3.py's `attn.*` targets
+                for name in ["second attention q, k, v, out (attn2)"; 4] {
+                    linear(&mut out, name, None, h, h);
+                }
                 self.qk_norm_tensors(&mut out, 2);
             }
             feed_forward(&mut out, h, 4 * h);
@@ -456,6 +459,122 @@ impl Flux {
         let e = ops::modulation(&mut t, temb, h, 2);
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, self.patch_size * self.patch_size * self.out_channels, w);
+        t.finish()
+    }
+}
+
+impl Sd3 {
+    /// Image tokens: the latent in `patch_size` × `patch_size` patches (`PatchEmbed`).
+    pub fn image_tokens(&self, run: &Run) -> u64 {
+        (run.latent_height / self.patch_size) * (run.latent_width / self.patch_size) * run.latent_frames.max(1)
+    }
+
+    /// `norm_q`/`norm_k` of one attention stream (`qk_norm`).
+    fn qk(&self, t: &mut Tape, x: T) -> T {
+        match self.qk_norm {
+            QkNorm::None => x,
+            QkNorm::RmsNorm => t.rms_norm_diffusers(x, self.head_dim),
+            QkNorm::LayerNorm => t.layer_norm(x, self.head_dim),
+        }
+    }
+
+    /// What one training forward keeps for backward (`SD3Transformer2DModel.forward` lines
+    /// 300–347 and `JointTransformerBlock.forward` lines 680–760, `JointAttnProcessor2_0`,
+    /// op by op through [`Tape`]): the patch embedding, per block each stream's adaLN, q/k/v (and
+    /// their `qk_norm`), the joint attention over image + text, the gated residuals and
+    /// feed-forwards (the last block's text stream stops after attention), the dual blocks'
+    /// second image-only attention; `norm_out` and `proj_out`.
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        let (h, heads, p) = (self.hidden(), self.heads, self.patch_size);
+        let mut t = Tape::new(run);
+        let b = t.batch;
+        let (n, tt) = (self.image_tokens(run), run.text_tokens);
+        let s = n + tt;
+        let mode_in = if t.mode == Mode::Half { 2.0 } else { 4.0 };
+        let w = t.weight(None);
+        let latent = t.new_tensor(b * (n * self.in_channels * p * p) as f64, mode_in, false);
+        let x = t.patch_conv(latent, self.in_channels * p * p, h, w);
+        let x = t.new_tensor(x.elems, x.bytes, x.grad); // `+ pos_embed`
+        let temb = {
+            let proj = t.new_tensor(b * 256.0, mode_in, false);
+            let e = ops::embedder(&mut t, proj, 256, h);
+            let pooled = t.new_tensor(b * self.pooled_projection_dim as f64, mode_in, false);
+            let pe = ops::embedder(&mut t, pooled, self.pooled_projection_dim, h);
+            t.add2(e, pe)
+        };
+        let c_in = t.new_tensor(b * (tt * self.joint_attention_dim) as f64, mode_in, false);
+        let mut c = t.linear(c_in, self.joint_attention_dim, h, w);
+        let mut x = x;
+        let tokens = |k: u64| b * (k * h) as f64;
+        for layer in 0..self.layers {
+            let last = layer + 1 == self.layers;
+            let dual = self.dual_attention_layers.contains(&layer);
+            (x, c) = t.checkpoint(run.checkpointing, &[x, c, temb], |t| {
+                let e_x = ops::modulation(t, temb, h, if dual { 9 } else { 6 });
+                let (xn, xm) = ops::modulate(t, x, e_x, h);
+                let xm2 = if dual {
+                    let one_plus = t.new_tensor(t.batch * h as f64, e_x.bytes, e_x.grad);
+                    let m = t.mul(xn, one_plus);
+                    Some(t.add2(m, Tape::view(e_x, t.batch * h as f64)))
+                } else {
+                    None
+                };
+                let e_c = ops::modulation(t, temb, h, if last { 2 } else { 6 });
+                let (_, cm) = ops::modulate(t, c, e_c, h);
+                let (q, k, v) = ops::qkv(t, xm, h);
+                let q = self.qk(t, q);
+                let k = self.qk(t, k);
+                let (cq, ck, cv) = ops::qkv(t, cm, h);
+                let cq = self.qk(t, cq);
+                let ck = self.qk(t, ck);
+                let q = t.cat(&[q, cq]);
+                let k = t.cat(&[k, ck]);
+                let v = t.cat(&[v, cv]);
+                let o = t.attention(q, k, v, heads, s);
+                // the flash kernel's output takes q's layout, and q is `cat`'s contiguous
+                // (b, heads, s, d): `transpose(1, 2).reshape(b, s, h)` copies it (the
+                // memory-efficient kernel writes (b, s, heads, d) and the reshape is a view)
+                let o = if t.mode == Mode::Fp32 { o } else { t.new_tensor(o.elems, o.bytes, o.grad) };
+                let o = t.cast(o, q.bytes);
+                let wo = ops::w_out(t);
+                let co = if last { None } else { Some(t.linear_strided(Tape::view(o, tokens(tt)), h, h, wo, true)) };
+                let xo = t.linear_strided(Tape::view(o, tokens(n)), h, h, wo, true);
+                let xa = ops::gated(t, e_x, xo, h);
+                let mut x = t.add2(x, xa);
+                if let Some(xm2) = xm2 {
+                    let w2 = t.weight(None);
+                    let q = t.linear(xm2, h, h, w2);
+                    let k = t.linear(xm2, h, h, w2);
+                    let v = t.linear(xm2, h, h, w2);
+                    let q = self.qk(t, q);
+                    let k = self.qk(t, k);
+                    let o = t.attention(q, k, v, heads, n);
+                    let o = t.cast(o, q.bytes);
+                    let o = t.linear(o, h, h, w2);
+                    let a = ops::gated(t, e_x, o, h);
+                    x = t.add2(x, a);
+                }
+                let (_, xm) = ops::modulate(t, x, e_x, h);
+                let f = ops::feed_forward(t, xm, h, 4 * h);
+                let f = ops::gated(t, e_x, f, h);
+                let x = t.add2(x, f);
+                let c = match co {
+                    None => c,
+                    Some(co) => {
+                        let ca = ops::gated(t, e_c, co, h);
+                        let c = t.add2(c, ca);
+                        let (_, cm) = ops::modulate(t, c, e_c, h);
+                        let f = ops::feed_forward(t, cm, h, 4 * h);
+                        let f = ops::gated(t, e_c, f, h);
+                        t.add2(c, f)
+                    }
+                };
+                (x, c)
+            });
+        }
+        let e = ops::modulation(&mut t, temb, h, 2);
+        let (_, xm) = ops::modulate(&mut t, x, e, h);
+        t.linear(xm, h, p * p * self.out_channels, w);
         t.finish()
     }
 }
