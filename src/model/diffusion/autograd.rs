@@ -10,7 +10,8 @@
 //!   batch above 1) is copied by `reshape` before the matmul.
 //! - PEFT LoRA (`peft/tuners/lora/layer.py` `Linear.forward`): the frozen base saves nothing for
 //!   its weight; `lora_A` saves its input (cast again under autocast), `lora_B` the rank-wide
-//!   `lora_A` output; fp32 adapters under autocast keep their cast copies.
+//!   `lora_A` output; fp32 adapters cast a 16-bit input per adapter, and under autocast keep
+//!   their cast weight copies.
 //! - `native_layer_norm`: input, mean and rstd (fp32); autocast runs it in fp32 (`layer_norm` is
 //!   on the fp32 list: a 16-bit input is copied up first, and the copy is what is saved).
 //! - `_fused_rms_norm` (`torch.nn.RMSNorm`): input and rstd (fp32); fp32 under autocast likewise.
@@ -100,6 +101,17 @@ impl Tape {
         }
     }
 
+    /// Bytes of the model's inputs (latents, text embeddings): 16-bit in a pure 16-bit run and in
+    /// the LoRA scripts, which cast them to `weight_dtype` (`train_dreambooth_lora_flux.py`:
+    /// `model_input.to(dtype=weight_dtype)`), else fp32.
+    pub(crate) fn input_bytes(&self) -> f64 {
+        if self.mode == Mode::Half || (self.mode == Mode::Autocast && self.lora.is_some()) {
+            2.0
+        } else {
+            4.0
+        }
+    }
+
     /// The weight of a linear whose LoRA kind is `kind` (None: not a LoRA target).
     pub(crate) fn weight(&self, kind: Option<crate::model::arch::LinearKind>) -> W {
         match (&self.lora, kind) {
@@ -167,21 +179,29 @@ impl Tape {
         if w == W::Trained {
             self.save("linear inputs", xin);
             if self.mode == Mode::Autocast && x.grad && !self.quiet {
-                self.add("autocast weight copies", (inp * out) as f64 * 2.0);
+                self.add("weight copies", (inp * out) as f64 * 2.0);
             }
         }
         let act = self.act();
         let y = self.new_tensor(rows * out as f64, act, x.grad || w != W::Frozen);
         if let W::Lora(r) = w {
             let fp32 = self.lora.as_ref().is_some_and(|l| l.fp32);
-            let a_in = self.matmul_input(x, strided);
+            // PEFT casts the input to the adapter's dtype first (`_cast_input_dtype`,
+            // `tuners_utils.py` lines 2220–2235): a 16-bit input of fp32 adapters becomes a
+            // per-adapter fp32 copy, which autocast casts back to 16 bits (again per adapter)
+            let a_in = if fp32 && x.bytes == 2.0 {
+                let bytes = if self.mode == Mode::Autocast { 2.0 } else { 4.0 };
+                self.new_tensor(x.elems, bytes, x.grad)
+            } else {
+                self.matmul_input(x, strided)
+            };
             self.save("LoRA adapter inputs", a_in);
             let a_bytes = if self.mode == Mode::Fp32 || (self.mode == Mode::Half && fp32) { 4.0 } else { 2.0 };
             let a_out = self.new_tensor(rows * r as f64, a_bytes, true);
             self.save("LoRA adapter inputs", a_out);
             if self.mode == Mode::Autocast && fp32 && !self.quiet {
                 let copies = if x.grad { inp + out } else { out } as f64 * r as f64 * 2.0;
-                self.add("autocast weight copies", copies);
+                self.add("weight copies", copies);
             }
         }
         y
@@ -197,7 +217,7 @@ impl Tape {
     /// trained, whether or not the input needs a gradient.
     pub(crate) fn patch_conv(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
         if w == W::Trained && self.mode == Mode::Autocast && !x.grad && !self.quiet {
-            self.add("autocast weight copies", (inp * out) as f64 * 2.0);
+            self.add("weight copies", (inp * out) as f64 * 2.0);
         }
         self.linear(x, inp, out, w)
     }
@@ -216,6 +236,19 @@ impl Tape {
         self.new_tensor(x.elems, x.bytes, x.grad)
     }
 
+    /// `FP32LayerNorm(width)` with weight and bias (`normalization.py` lines 78–93: the input,
+    /// weight and bias go through `.float()`): besides the input and statistics, the fp32
+    /// copies of 16-bit weight and bias are kept.
+    pub(crate) fn layer_norm_affine(&mut self, x: T, width: u64) -> T {
+        let weight16 = self.mode == Mode::Half || (self.mode == Mode::Autocast && !self.full());
+        if weight16 && (x.grad || self.full()) && !self.quiet {
+            self.add("weight copies", 2.0 * width as f64 * 4.0);
+        }
+        let grad = x.grad || self.full();
+        let x = T { grad, ..x };
+        self.layer_norm(x, width)
+    }
+
     /// `torch.nn.RMSNorm(width)` with a weight (trained in full fine-tuning).
     pub(crate) fn rms_norm(&mut self, x: T, width: u64) -> T {
         let x = if self.mode == Mode::Autocast { self.cast(x, 4.0) } else { x };
@@ -224,7 +257,7 @@ impl Tape {
             // a LoRA run's frozen base is 16-bit (the scripts cast it to `weight_dtype`): the fp32
             // kernel's copy of the norm weight is kept too
             if self.mode == Mode::Autocast && !self.full() && !self.quiet {
-                self.add("autocast weight copies", width as f64 * 4.0);
+                self.add("weight copies", width as f64 * 4.0);
             }
             self.save("norm inputs and statistics", x);
             let rstd = self.new_tensor(x.elems / width as f64, 4.0, false);

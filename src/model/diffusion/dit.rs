@@ -51,12 +51,13 @@ impl Dit {
     }
 
     /// What one training forward keeps for backward, by kind (see `autograd.rs`); the entry
-    /// "autocast weight copies" is autocast's 16-bit copies of fp32 weights.
+    /// "weight copies" holds the cast copies of weights kept for backward (autocast's 16-bit
+    /// copies of fp32 weights, fp32 copies of 16-bit norm weights).
     pub fn saved(&self, run: &Run) -> Vec<Saved> {
         match self {
             Dit::Flux(m) => m.saved(run),
             Dit::Sd3(m) => m.saved(run),
-            Dit::Wan(_) => Vec::new(),
+            Dit::Wan(m) => m.saved(run),
         }
     }
 

@@ -360,7 +360,7 @@ impl Flux {
         let b = t.batch;
         let (n, tt) = (self.image_tokens(run), run.text_tokens);
         let s = n + tt;
-        let mode_in = if t.mode == Mode::Half { 2.0 } else { 4.0 };
+        let mode_in = t.input_bytes();
         let w = t.weight(None);
         // inputs: packed latents, T5 embeddings, pooled CLIP, timestep (and guidance)
         let x_in = t.new_tensor(b * (n * self.in_channels) as f64, mode_in, false);
@@ -490,7 +490,7 @@ impl Sd3 {
         let b = t.batch;
         let (n, tt) = (self.image_tokens(run), run.text_tokens);
         let s = n + tt;
-        let mode_in = if t.mode == Mode::Half { 2.0 } else { 4.0 };
+        let mode_in = t.input_bytes();
         let w = t.weight(None);
         let latent = t.new_tensor(b * (n * self.in_channels * p * p) as f64, mode_in, false);
         let x = t.patch_conv(latent, self.in_channels * p * p, h, w);
