@@ -110,3 +110,23 @@ fn saved_activations_are_within_three_percent_of_the_measured_forward() {
     assert_eq!(checked, f["saved"].as_array().unwrap().len(), "every measured case is modelled");
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
+    let f = fixture();
+    let mut misses = Vec::new();
+    for p in f["peaks"].as_array().unwrap() {
+        let mut case = p.clone();
+        case["checkpointing"] = json!(false);
+        case["lora_rank"] = Value::Null;
+        let dit = read(&p["config"]).unwrap();
+        let modelled = dit.forward_peak(&run_of(&case));
+        let measured = p["peak_bytes"].as_f64().unwrap();
+        let miss = modelled / measured - 1.0;
+        println!("{} {} b={}: peak {modelled} vs {measured} ({:+.2} %)", p["name"], p["precision"], p["batch"], miss * 100.0);
+        if miss.abs() > 0.10 {
+            misses.push(format!("{} {} b={}: modelled {modelled}, measured {measured} ({:+.1} %)", p["name"], p["precision"], p["batch"], miss * 100.0));
+        }
+    }
+    assert!(misses.is_empty(), "{misses:#?}");
+}

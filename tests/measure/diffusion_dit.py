@@ -265,6 +265,13 @@ def peak_cases(only):
         for precision in ["fp32", "bf16"]:
             out.append(peak_case(name, cfg, precision))
         out.append(peak_case(name, cfg, "bf16", b=1, lat=48, text=40))
+        # a long prompt beside a small latent (the text stream's share grows)
+        out.append(peak_case(name, cfg, "bf16", b=1, lat=16, text=160))
+    # a wider feed-forward (Wan 14B's ffn_dim is 2.7 × hidden): its GELU moment can lead
+    wide = dict(TINY["wan"], ffn_dim=192)
+    if not only or any(o in "wan" for o in only):
+        for precision in ["fp32", "bf16"]:
+            out.append(peak_case("wan_wide_ffn", wide, precision))
     return out
 
 

@@ -61,6 +61,15 @@ impl Dit {
         }
     }
 
+    /// The transient bytes of one `torch.no_grad()` denoiser call beyond the weights.
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        match self {
+            Dit::Flux(m) => m.forward_peak(run),
+            Dit::Sd3(m) => m.forward_peak(run),
+            Dit::Wan(m) => m.forward_peak(run),
+        }
+    }
+
     /// Channels of the latent the denoiser takes (Flux: the 2×2-packed latent, 4 × the VAE's).
     pub fn in_channels(&self) -> u64 {
         match self {

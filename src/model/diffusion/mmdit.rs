@@ -23,6 +23,7 @@ use crate::error::InputError;
 use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
 use crate::model::diffusion::{Run, Saved};
+use crate::model::precision::Precision;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -340,7 +341,41 @@ pub(crate) mod ops {
     }
 }
 
+/// Bytes of an activation in a no-grad forward: fp32, else the 16-bit weights' type (pipelines
+/// run the denoiser in `torch_dtype=torch.bfloat16`).
+pub(crate) fn act_bytes(run: &Run) -> f64 {
+    if run.precision == Precision::Fp32 {
+        4.0
+    } else {
+        2.0
+    }
+}
+
 impl Flux {
+    /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its
+    /// largest moment, which is inside a single-stream block (`FluxSingleTransformerBlock.forward`,
+    /// over s = text + image tokens, `u` = b × s × hidden activations): the caller's two streams
+    /// (u), the concatenation and its modulated norm (2u), the MLP output (4u), then either
+    /// - the end of the block: attention output (u), `cat([attn, mlp])` (5u), `proj_out` (u) and
+    ///   the gated product (u); or
+    /// - RoPE on k (`apply_rotary_emb`, `embeddings.py` lines 984–997): q, k, v and the rotated
+    ///   copy (4u) beside the fp32 products `x.float() * cos`, `x_rotated.float() * sin` (and, for
+    ///   a 16-bit k, the `x_rotated.float()` copy);
+    ///
+    /// plus the fp32 cos/sin tables (s × head_dim each). Terms of b × hidden (the time embedding,
+    /// the modulations) are left out.
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        let a = act_bytes(run);
+        let s = (self.image_tokens(run) + run.text_tokens) as f64;
+        let rows = run.batch as f64 * s * self.hidden() as f64;
+        let (u, f32) = (rows * a, rows * 4.0);
+        let base = 7.0 * u;
+        let end = base + 8.0 * u;
+        let rope = base + 4.0 * u + if a == 4.0 { 2.0 } else { 3.0 } * f32;
+        let tables = 2.0 * s * self.head_dim as f64 * 4.0;
+        end.max(rope) + tables
+    }
+
     /// Image tokens of a latent: the pipeline packs 2×2 latent pixels into one 64-channel token
     /// (`pipeline_flux.py` `_pack_latents`), then `patch_size` (1) more.
     pub fn image_tokens(&self, run: &Run) -> u64 {
@@ -464,6 +499,31 @@ impl Flux {
 }
 
 impl Sd3 {
+    /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its
+    /// largest moment (`JointTransformerBlock.forward`; N image and T text tokens, in units of
+    /// b × hidden activations): the feed-forward's GELU (its input and output, 4N each) beside the
+    /// caller's streams (N + T), the gated attention output, the new residual stream and its
+    /// modulated norm (3N) and the text stream's norm (T); in the last block (`context_pre_only`)
+    /// the text part of the attention output is a slice that keeps the whole output (N + T)
+    /// alive; a dual-attention block also keeps the second attention's modulated input and
+    /// gated output (2N) and the projected text output (T). The other candidates: the joint
+    /// attention itself (q, k, v and the output over N + T, the text q/k/v, both streams'
+    /// norms), and the text stream's feed-forward, which leads for long prompts.
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        let unit = run.batch as f64 * self.hidden() as f64 * act_bytes(run);
+        let (n, t) = (self.image_tokens(run) as f64, run.text_tokens as f64);
+        let s = n + t;
+        let last = 12.0 * n + 2.0 * t + s;
+        let dual = if self.dual_attention_layers.is_empty() { 0.0 } else { 14.0 * n + 3.0 * t };
+        let attention = 5.0 * s + n + 4.0 * t + if self.dual_attention_layers.is_empty() { 0.0 } else { n };
+        // a block before the last one, in the text stream's feed-forward: the image side's
+        // caller stream, attention output, stream, norm and feed-forward output (5N) beside the
+        // text side's caller stream, gated attention output, stream and norm (4T) and GELU (8T)
+        let extra = if self.dual_attention_layers.is_empty() { 0.0 } else { 2.0 * n };
+        let context = if self.layers > 1 { 5.0 * n + 12.0 * t + extra } else { 0.0 };
+        last.max(dual).max(attention).max(context) * unit
+    }
+
     /// Image tokens: the latent in `patch_size` × `patch_size` patches (`PatchEmbed`).
     pub fn image_tokens(&self, run: &Run) -> u64 {
         (run.latent_height / self.patch_size) * (run.latent_width / self.patch_size) * run.latent_frames.max(1)

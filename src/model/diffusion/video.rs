@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Tape, T};
-use crate::model::diffusion::mmdit::{attention, embedder, feed_forward, linear, ops};
+use crate::model::diffusion::mmdit::{act_bytes, attention, embedder, feed_forward, linear, ops};
 use crate::model::diffusion::{Run, Saved};
 
 const S: Scope = Scope::Layer;
@@ -141,6 +141,34 @@ impl Wan {
     pub fn image_tokens(&self, run: &Run) -> u64 {
         let [pt, ph, pw] = self.patch_size;
         (run.latent_frames.max(1) / pt) * (run.latent_height / ph) * (run.latent_width / pw)
+    }
+
+    /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its
+    /// largest moment in a block (`WanTransformerBlock.forward`; `u` = b × tokens × hidden
+    /// activations, `f` the same in fp32), the largest of
+    /// - RoPE on k (`WanAttnProcessor`'s `apply_rotary_emb`): the caller's stream, the modulated
+    ///   norm, q, k, v and the `empty_like` output (6u) beside the three fp32 half-width products
+    ///   of `x1 * cos - x2 * sin` (1.5f);
+    /// - the feed-forward's gated residual `x.float() + ff.float() * c_gate`: the caller's
+    ///   stream, the stream, the cross-attention output, the norm and the feed-forward output
+    ///   (5u) beside the fp32 copies and product (3f for a 16-bit stream; the product and the sum,
+    ///   2f, in fp32);
+    /// - the feed-forward itself: its input, the caller's stream, the stream and the
+    ///   cross-attention output (4u) beside the GELU's input and output (2 × ffn_dim / hidden u);
+    ///
+    /// plus the fp32 RoPE tables (tokens × head_dim each) and the projected text embeddings
+    /// every block reads (b × text tokens × hidden).
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        let a = act_bytes(run);
+        let n = self.image_tokens(run) as f64;
+        let rows = run.batch as f64 * n * self.hidden() as f64;
+        let (u, f) = (rows * a, rows * 4.0);
+        let rope = 6.0 * u + 1.5 * f;
+        let residual = 5.0 * u + if a == 4.0 { 2.0 } else { 3.0 } * f;
+        let ffn = 4.0 * u + 2.0 * u * self.ffn_dim as f64 / self.hidden() as f64;
+        let tables = 2.0 * n * self.head_dim as f64 * 4.0;
+        let text = run.batch as f64 * (run.text_tokens * self.hidden()) as f64 * a;
+        rope.max(residual).max(ffn) + tables + text
     }
 
     /// What one training forward keeps for backward (`WanTransformer3DModel.forward` lines
