@@ -130,3 +130,18 @@ fn forward_peaks_are_within_ten_percent_of_the_measured_live_bytes() {
     }
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn forward_flops_equal_torch_flop_counter() {
+    let f = fixture();
+    for p in f["flops"].as_array().unwrap() {
+        let mut case = p.clone();
+        case["checkpointing"] = json!(false);
+        case["lora_rank"] = Value::Null;
+        let dit = read(&p["config"]).unwrap();
+        let modelled = dit.forward_flops(&run_of(&case));
+        let measured = p["flops"].as_f64().unwrap();
+        println!("{} b={}: flops {modelled} vs {measured}", p["name"], p["batch"]);
+        assert!((modelled / measured - 1.0).abs() < 0.01, "{} b={}: modelled {modelled}, FlopCounterMode {measured}", p["name"], p["batch"]);
+    }
+}

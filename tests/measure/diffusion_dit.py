@@ -242,6 +242,27 @@ def peak_case(name, cfg, precision, b=2, lat=32, text=24, frames=3):
             "text_tokens": text, "kernels": sorted(set(KERNELS)), "peak_bytes": mode.peak}
 
 
+def flops_case(name, cfg, b=2, lat=32, text=24, frames=3):
+    """torch.utils.flop_counter.FlopCounterMode over one forward (matmuls, convolutions and the
+    SDPA kernels, 2 FLOPs per multiply-add)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    torch.manual_seed(0)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        with torch.device("cuda"):
+            prev = torch.get_default_dtype()
+            torch.set_default_dtype(torch.bfloat16)
+            try:
+                model = build(cfg).eval()
+            finally:
+                torch.set_default_dtype(prev)
+        x = inputs(cfg, b, lat, text, frames, "cuda", torch.bfloat16)
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(**x, return_dict=False)
+    return {"name": name, "config": cfg, "precision": "bf16", "batch": b, "latent": lat, "frames": frames,
+            "text_tokens": text, "flops": counter.get_total_flops()}
+
+
 def saved_cases(only):
     out = []
     for name, cfg in TINY.items():
@@ -279,7 +300,9 @@ if __name__ == "__main__":
     only = sys.argv[1:]
     dest = ROOT / "tests/fixtures/measured/diffusion_dit.json"
     result = {"diffusers": diffusers.__version__, "torch": torch.__version__, "peft": peft.__version__,
-              "counts": counts(), "tiny_counts": tiny_counts(), "saved": saved_cases(only), "peaks": peak_cases(only)}
+              "counts": counts(), "tiny_counts": tiny_counts(), "saved": saved_cases(only), "peaks": peak_cases(only),
+              "flops": [flops_case(n, c) for n, c in TINY.items() if not only or any(o in n for o in only)]
+              + [flops_case(n, c, b=1, lat=48, text=40) for n, c in TINY.items() if not only or any(o in n for o in only)]}
     detail = {c["name"] + " " + c["precision"] + (" ckpt" if c["checkpointing"] else "")
               + (f" lora{c['lora_rank']}" + ("fp32" if c["lora_fp32"] else "") if c["lora_rank"] else ""): c.pop("detail")
               for c in result["saved"]}
@@ -290,5 +313,7 @@ if __name__ == "__main__":
     for c in result["saved"]:
         print(c["name"], c["precision"], "ckpt" if c["checkpointing"] else "", c["lora_rank"], c["lora_fp32"],
               c["saved_bytes"], c["param_copy_bytes"], c["kernels"])
+    for p in result["flops"]:
+        print(p["name"], p["batch"], "flops", p["flops"])
     for p in result["peaks"]:
         print(p["name"], p["precision"], p["batch"], p["peak_bytes"], p["kernels"])

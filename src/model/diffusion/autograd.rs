@@ -84,11 +84,14 @@ pub(crate) struct Tape {
     /// Inside a checkpointed block: nothing is saved.
     quiet: bool,
     groups: Vec<Saved>,
+    /// Forward FLOPs so far: 2 per multiply-add of every matmul (LoRA's too) and of the two
+    /// attention products (q·kᵀ and p·v).
+    pub(crate) flops: f64,
 }
 
 impl Tape {
     pub(crate) fn new(run: &Run) -> Tape {
-        Tape { mode: Mode::of(run.precision), batch: run.batch as f64, lora: run.lora.clone(), next: 0, kept: HashSet::new(), quiet: false, groups: Vec::new() }
+        Tape { mode: Mode::of(run.precision), batch: run.batch as f64, lora: run.lora.clone(), next: 0, kept: HashSet::new(), quiet: false, groups: Vec::new(), flops: 0.0 }
     }
 
     /// Bytes of an activation in the stream (fp32, or 16 bits in pure 16-bit and for
@@ -175,6 +178,7 @@ impl Tape {
     /// longer sequence.
     pub(crate) fn linear_strided(&mut self, x: T, inp: u64, out: u64, w: W, strided: bool) -> T {
         let rows = x.elems / inp as f64;
+        self.flops += 2.0 * rows * (inp * out) as f64;
         let xin = self.matmul_input(x, strided);
         if w == W::Trained {
             self.save("linear inputs", xin);
@@ -185,6 +189,7 @@ impl Tape {
         let act = self.act();
         let y = self.new_tensor(rows * out as f64, act, x.grad || w != W::Frozen);
         if let W::Lora(r) = w {
+            self.flops += 2.0 * rows * (r * (inp + out)) as f64;
             let fp32 = self.lora.as_ref().is_some_and(|l| l.fp32);
             // PEFT casts the input to the adapter's dtype first (`_cast_input_dtype`,
             // `tuners_utils.py` lines 2220–2235): a 16-bit input of fp32 adapters becomes a
@@ -318,9 +323,10 @@ impl Tape {
         self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad))
     }
 
-    /// `scaled_dot_product_attention` of `heads` heads over `s` tokens (q, k, v of the same
-    /// size); returns the output.
+    /// `scaled_dot_product_attention` of `heads` heads, `s` query tokens; returns the output.
     pub(crate) fn attention(&mut self, q: T, k: T, v: T, heads: u64, s: u64) -> T {
+        // q·kᵀ and p·v: 2 × 2 × s × (keys × width) per batch row = 4 × s × k's elements
+        self.flops += 4.0 * s as f64 * k.elems;
         let auto = self.mode == Mode::Autocast;
         let (q, k, v) = if auto { (self.cast(q, 2.0), self.cast(k, 2.0), self.cast(v, 2.0)) } else { (q, k, v) };
         let grad = q.grad || k.grad || v.grad;

@@ -61,6 +61,16 @@ impl Dit {
         }
     }
 
+    /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
+    /// attention), for step time.
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        match self {
+            Dit::Flux(m) => m.forward_flops(run),
+            Dit::Sd3(m) => m.forward_flops(run),
+            Dit::Wan(m) => m.forward_flops(run),
+        }
+    }
+
     /// The transient bytes of one `torch.no_grad()` denoiser call beyond the weights.
     pub fn forward_peak(&self, run: &Run) -> f64 {
         match self {

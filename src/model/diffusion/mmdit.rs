@@ -383,13 +383,13 @@ impl Flux {
         (run.latent_height / p) * (run.latent_width / p) * run.latent_frames.max(1)
     }
 
-    /// What one training forward keeps for backward (`FluxTransformer2DModel.forward`, lines
-    /// 668–790, op by op through [`Tape`]): per double block each stream's adaLN, q/k/v with their
+    /// One training forward, op by op through [`Tape`] (`FluxTransformer2DModel.forward`, lines
+    /// 671–821; `FluxTransformerBlock.forward` 443–498, `FluxSingleTransformerBlock.forward` 383–413): per double block each stream's adaLN, q/k/v with their
     /// RMS norms, the joint attention over text + image, the gated residuals and the feed-forward;
     /// per single block the same over the concatenated sequence with the parallel MLP; checkpointing
     /// keeps each block's inputs instead; LoRA keeps only what the adapters and the ops after the
     /// first adapter need.
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+    fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -494,7 +494,18 @@ impl Flux {
         let e = ops::modulation(&mut t, temb, h, 2);
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, self.patch_size * self.patch_size * self.out_channels, w);
-        t.finish()
+        t
+    }
+
+    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        self.simulate(run).finish()
+    }
+
+    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
+    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        self.simulate(run).flops
     }
 }
 
@@ -538,13 +549,13 @@ impl Sd3 {
         }
     }
 
-    /// What one training forward keeps for backward (`SD3Transformer2DModel.forward` lines
-    /// 300–347 and `JointTransformerBlock.forward` lines 680–760, `JointAttnProcessor2_0`,
-    /// op by op through [`Tape`]): the patch embedding, per block each stream's adaLN, q/k/v (and
+    /// One training forward, op by op through [`Tape`] (`SD3Transformer2DModel.forward` lines
+    /// 249–347, `attention.py` `JointTransformerBlock.forward` lines 681–760,
+    /// `attention_processor.py` `JointAttnProcessor2_0` lines 1422–1500): the patch embedding, per block each stream's adaLN, q/k/v (and
     /// their `qk_norm`), the joint attention over image + text, the gated residuals and
     /// feed-forwards (the last block's text stream stops after attention), the dual blocks'
     /// second image-only attention; `norm_out` and `proj_out`.
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+    fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p) = (self.hidden(), self.heads, self.patch_size);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -635,6 +646,17 @@ impl Sd3 {
         let e = ops::modulation(&mut t, temb, h, 2);
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, p * p * self.out_channels, w);
-        t.finish()
+        t
+    }
+
+    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        self.simulate(run).finish()
+    }
+
+    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
+    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        self.simulate(run).flops
     }
 }

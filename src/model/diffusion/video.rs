@@ -171,14 +171,13 @@ impl Wan {
         rope.max(residual).max(ffn) + tables + text
     }
 
-    /// What one training forward keeps for backward (`WanTransformer3DModel.forward` lines
-    /// 660–735, `WanTransformerBlock.forward` 462–506, `WanAttnProcessor` 80–163, op by op through
-    /// [`Tape`]): the block's modulation is `scale_shift_table + temb.float()` (fp32), every
+    /// One training forward, op by op through [`Tape`] (`WanTransformer3DModel.forward` lines
+    /// 629–735, `WanTransformerBlock.forward` 462–506, `WanAttnProcessor.__call__` 80–163): the block's modulation is `scale_shift_table + temb.float()` (fp32), every
     /// norm runs on `x.float()` (`FP32LayerNorm`) and every residual sum is `x.float() + …` cast
     /// back, so a 16-bit stream keeps fp32 copies at each of them; self-attention with RMS q/k
     /// norms across heads and 3-D RoPE (the products by the cos/sin tables keep the tables),
     /// cross-attention to the text, the feed-forward, `norm_out` and `proj_out`.
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+    fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let [pt, ph, pw] = self.patch_size;
         let mut t = Tape::new(run);
@@ -263,6 +262,17 @@ impl Wan {
         let m = t.add2(m, table);
         let m = t.cast(m, x.bytes);
         t.linear(m, h, self.out_channels * pt * ph * pw, w);
-        t.finish()
+        t
+    }
+
+    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        self.simulate(run).finish()
+    }
+
+    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
+    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        self.simulate(run).flops
     }
 }
