@@ -99,10 +99,9 @@ pub fn read(cfg: &Value) -> Result<Dit, InputError> {
 fn indices(c: &Keys, key: &str) -> Result<Vec<u64>, InputError> {
     match c.get(key) {
         None => Ok(Vec::new()),
-        Some(Value::Array(items)) if items.len() <= 1024 => items
-            .iter()
-            .map(|v| v.as_u64().filter(|&n| n < 1 << 20).ok_or_else(|| InputError::new(key, format!("every entry must be a block index, got {v}"))))
-            .collect(),
+        Some(Value::Array(items)) if items.len() <= 1024 => {
+            items.iter().map(|v| v.as_u64().filter(|&n| n < 1 << 20).ok_or_else(|| InputError::new(key, format!("every entry must be a block index, got {v}")))).collect()
+        }
         Some(v) => Err(InputError::new(key, format!("must be a list of block indices, got {v}"))),
     }
 }
