@@ -37,7 +37,8 @@ pub(crate) fn linear(out: &mut Vec<ParamTensor>, name: &'static str, kinds: Opti
     out.push(ParamTensor::vector(name, o, S, R));
 }
 
-/// diffusers' `TimestepEmbedding(in, h)` / `PixArtAlphaTextProjection(in, h)`: two linears (`embeddings.py`).
+/// diffusers' `TimestepEmbedding(in, h)` / `PixArtAlphaTextProjection(in, h)`: two linears
+/// (`embeddings.py`).
 pub(crate) fn embedder(out: &mut Vec<ParamTensor>, name: &'static str, inp: u64, h: u64) {
     linear(out, name, None, h, inp);
     linear(out, name, None, h, h);
@@ -385,10 +386,10 @@ impl Flux {
 
     /// One training forward, op by op through [`Tape`] (`FluxTransformer2DModel.forward`, lines
     /// 671–821; `FluxTransformerBlock.forward` 443–498, `FluxSingleTransformerBlock.forward`
-    /// 383–413): per double block each stream's adaLN, q/k/v with their RMS norms, the joint attention over text + image, the gated residuals and the feed-forward;
-    /// per single block the same over the concatenated sequence with the parallel MLP; checkpointing
-    /// keeps each block's inputs instead; LoRA keeps only what the adapters and the ops after the
-    /// first adapter need.
+    /// 383–413): per double block each stream's adaLN, q/k/v with their RMS norms, the joint
+    /// attention over text + image, the gated residuals and the feed-forward; per single block the
+    /// same over the concatenated sequence with the parallel MLP; checkpointing keeps each block's
+    /// inputs instead; LoRA keeps only what the adapters and the ops after the first adapter need.
     fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let mut t = Tape::new(run);
@@ -552,9 +553,9 @@ impl Sd3 {
     /// One training forward, op by op through [`Tape`] (`SD3Transformer2DModel.forward` lines
     /// 249–347, `attention.py` `JointTransformerBlock.forward` lines 681–760,
     /// `attention_processor.py` `JointAttnProcessor2_0` lines 1422–1500): the patch embedding,
-    /// per block each stream's adaLN, q/k/v (and their `qk_norm`), the joint attention over image + text, the gated residuals and
-    /// feed-forwards (the last block's text stream stops after attention), the dual blocks'
-    /// second image-only attention; `norm_out` and `proj_out`.
+    /// per block each stream's adaLN, q/k/v (and their `qk_norm`), the joint attention over image +
+    /// text, the gated residuals and feed-forwards (the last block's text stream stops after
+    /// attention), the dual blocks' second image-only attention; `norm_out` and `proj_out`.
     fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p) = (self.hidden(), self.heads, self.patch_size);
         let mut t = Tape::new(run);

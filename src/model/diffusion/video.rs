@@ -173,10 +173,11 @@ impl Wan {
 
     /// One training forward, op by op through [`Tape`] (`WanTransformer3DModel.forward` lines
     /// 629–735, `WanTransformerBlock.forward` 462–506, `WanAttnProcessor.__call__` 80–163): the
-    /// block's modulation is `scale_shift_table + temb.float()` (fp32), every norm runs on `x.float()` (`FP32LayerNorm`) and every residual sum is `x.float() + …` cast
-    /// back, so a 16-bit stream keeps fp32 copies at each of them; self-attention with RMS q/k
-    /// norms across heads and 3-D RoPE (the products by the cos/sin tables keep the tables),
-    /// cross-attention to the text, the feed-forward, `norm_out` and `proj_out`.
+    /// block's modulation is `scale_shift_table + temb.float()` (fp32), every norm runs on
+    /// `x.float()` (`FP32LayerNorm`) and every residual sum is `x.float() + …` cast back, so a
+    /// 16-bit stream keeps fp32 copies at each of them; self-attention with RMS q/k norms across
+    /// heads and 3-D RoPE (the products by the cos/sin tables keep the tables), cross-attention to
+    /// the text, the feed-forward, `norm_out` and `proj_out`.
     fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let [pt, ph, pw] = self.patch_size;
