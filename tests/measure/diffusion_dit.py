@@ -275,7 +275,29 @@ def saved_cases(only):
             out.append(saved_case(name, cfg, precision, False, lora=4, fp32_adapters=fp32))
         out.append(saved_case(name, cfg, "bf16-mixed", True, lora=4, fp32_adapters=True))
         out.append(saved_case(name, cfg, "bf16", False, b=1, lat=48, text=40))
+    # the real widths (fake tensors cost no memory): the Hub configs cut to their first blocks,
+    # at a real resolution and prompt length
+    for name, path, cut, lat, text, frames in REAL:
+        if only and not any(o in name for o in only):
+            continue
+        cfg = dict(json.loads((CONFIGS / path).read_text()), **cut)
+        out.append(saved_case(name, cfg, "bf16-mixed", False, b=1, lat=lat, text=text, frames=frames))
+        out.append(saved_case(name, cfg, "bf16-mixed", True, b=1, lat=lat, text=text, frames=frames))
+        out.append(saved_case(name, cfg, "bf16-mixed", False, lora=16, fp32_adapters=False, b=1, lat=lat, text=text, frames=frames))
     return out
+
+
+# (name, Hub config, keys replaced to keep the first blocks, latent side, text tokens, latent frames)
+REAL = [
+    ("flux-dev-1024px", "black-forest-labs--FLUX.1-dev/transformer/config.json",
+     {"num_layers": 1, "num_single_layers": 1}, 128, 512, 1),
+    ("sd3.5-large-1024px", "stabilityai--stable-diffusion-3.5-large/transformer/config.json",
+     {"num_layers": 2}, 128, 333, 1),
+    ("sd3.5-medium-1024px", "stabilityai--stable-diffusion-3.5-medium/transformer/config.json",
+     {"num_layers": 2, "dual_attention_layers": [0]}, 128, 333, 1),
+    ("wan2.1-14b-480p", "Wan-AI--Wan2.1-T2V-14B-Diffusers/transformer/config.json",
+     {"num_layers": 1}, 60, 512, 21),
+]
 
 
 def peak_cases(only):
