@@ -115,9 +115,30 @@ def counts():
     return out
 
 
+# Parameter counts only: the switches of the classes whose activations are not modelled.
+COUNT_ONLY = {
+    "hunyuan": {"_class_name": "HunyuanVideoTransformer3DModel", "in_channels": 4, "out_channels": 4,
+                "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 2, "num_single_layers": 2,
+                "num_refiner_layers": 1, "mlp_ratio": 3.0, "patch_size": 2, "patch_size_t": 1, "qk_norm": "rms_norm",
+                "guidance_embeds": False, "text_embed_dim": 40, "pooled_projection_dim": 24, "rope_axes_dim": [8, 12, 12]},
+    "cogvideox_1.5": {"_class_name": "CogVideoXTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 16,
+                      "in_channels": 8, "out_channels": 4, "time_embed_dim": 24, "text_embed_dim": 40, "num_layers": 2,
+                      "patch_size": 2, "patch_size_t": 2, "ofs_embed_dim": 8, "patch_bias": False,
+                      "use_rotary_positional_embeddings": True, "sample_width": 8, "sample_height": 8,
+                      "sample_frames": 9, "max_text_seq_length": 8, "attention_bias": False},
+    "ltx": {"_class_name": "LTXVideoTransformer3DModel", "in_channels": 16, "out_channels": 16,
+            "num_attention_heads": 2, "attention_head_dim": 16, "cross_attention_dim": 32, "num_layers": 2,
+            "caption_channels": 40, "attention_bias": False},
+    "sana_1.5": {"_class_name": "SanaTransformer2DModel", "in_channels": 8, "num_attention_heads": 2,
+                 "attention_head_dim": 16, "num_layers": 2, "num_cross_attention_heads": 2, "cross_attention_head_dim": 8,
+                 "cross_attention_dim": 32, "caption_channels": 40, "mlp_ratio": 2.5, "qk_norm": "rms_norm_across_heads",
+                 "guidance_embeds": True, "norm_elementwise_affine": True, "patch_size": 2},
+}
+
+
 def tiny_counts():
     out = []
-    for name, cfg in TINY.items():
+    for name, cfg in {**TINY, **COUNT_ONLY}.items():
         with torch.device("meta"):
             model = build(cfg)
         out.append({"name": name, "config": cfg, "params": sum(p.numel() for p in model.parameters())})

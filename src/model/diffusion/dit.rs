@@ -1,13 +1,17 @@
-//! Diffusion transformers (the denoisers of SD3/3.5, Flux.1 and Wan 2.x), one type over the
-//! diffusers classes Headroom builds: [`Flux`] and [`Sd3`] (`mmdit.rs`, two-stream joint
-//! attention) and [`Wan`] (`video.rs`, 3-D patches with cross-attention to the text).
+//! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`] and
+//! [`Sd3`] (`mmdit.rs`, two-stream joint attention) and [`Wan`] (`video.rs`, 3-D patches with
+//! cross-attention to the text), whose training forward, no-grad peak and FLOPs are modelled;
+//! [`HunyuanVideo`], [`CogVideoX`], [`LtxVideo`] (`video_more.rs`) and [`Sana`] (`sana.rs`),
+//! counted only: for them `saved`, `forward_peak` and `forward_flops` answer `None`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::ParamTensor;
 use crate::model::diffusion::mmdit::{Flux, Sd3};
+use crate::model::diffusion::sana::Sana;
 use crate::model::diffusion::video::Wan;
+use crate::model::diffusion::video_more::{CogVideoX, HunyuanVideo, LtxVideo};
 use crate::model::diffusion::{Run, Saved};
 
 /// One diffusion transformer, by its diffusers `_class_name`.
@@ -17,6 +21,10 @@ pub enum Dit {
     Flux(Flux),
     Sd3(Sd3),
     Wan(Wan),
+    HunyuanVideo(HunyuanVideo),
+    CogVideoX(CogVideoX),
+    LtxVideo(LtxVideo),
+    Sana(Sana),
 }
 
 impl Dit {
@@ -26,6 +34,10 @@ impl Dit {
             Dit::Flux(_) => "FluxTransformer2DModel",
             Dit::Sd3(_) => "SD3Transformer2DModel",
             Dit::Wan(_) => "WanTransformer3DModel",
+            Dit::HunyuanVideo(_) => "HunyuanVideoTransformer3DModel",
+            Dit::CogVideoX(_) => "CogVideoXTransformer3DModel",
+            Dit::LtxVideo(_) => "LTXVideoTransformer3DModel",
+            Dit::Sana(_) => "SanaTransformer2DModel",
         }
     }
 
@@ -34,6 +46,10 @@ impl Dit {
             Dit::Flux(m) => m.check(),
             Dit::Sd3(m) => m.check(),
             Dit::Wan(m) => m.check(),
+            Dit::HunyuanVideo(m) => m.check(),
+            Dit::CogVideoX(m) => m.check(),
+            Dit::LtxVideo(m) => m.check(),
+            Dit::Sana(m) => m.check(),
         }
     }
 
@@ -42,6 +58,10 @@ impl Dit {
             Dit::Flux(m) => m.param_tensors(),
             Dit::Sd3(m) => m.param_tensors(),
             Dit::Wan(m) => m.param_tensors(),
+            Dit::HunyuanVideo(m) => m.param_tensors(),
+            Dit::CogVideoX(m) => m.param_tensors(),
+            Dit::LtxVideo(m) => m.param_tensors(),
+            Dit::Sana(m) => m.param_tensors(),
         }
     }
 
@@ -53,30 +73,33 @@ impl Dit {
     /// What one training forward keeps for backward, by kind (see `autograd.rs`); the entry
     /// "weight copies" holds the cast copies of weights kept for backward (autocast's 16-bit
     /// copies of fp32 weights, fp32 copies of 16-bit norm weights).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+    pub fn saved(&self, run: &Run) -> Option<Vec<Saved>> {
         match self {
-            Dit::Flux(m) => m.saved(run),
-            Dit::Sd3(m) => m.saved(run),
-            Dit::Wan(m) => m.saved(run),
+            Dit::Flux(m) => Some(m.saved(run)),
+            Dit::Sd3(m) => Some(m.saved(run)),
+            Dit::Wan(m) => Some(m.saved(run)),
+            _ => None,
         }
     }
 
     /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
     /// attention), for step time.
-    pub fn forward_flops(&self, run: &Run) -> f64 {
+    pub fn forward_flops(&self, run: &Run) -> Option<f64> {
         match self {
-            Dit::Flux(m) => m.forward_flops(run),
-            Dit::Sd3(m) => m.forward_flops(run),
-            Dit::Wan(m) => m.forward_flops(run),
+            Dit::Flux(m) => Some(m.forward_flops(run)),
+            Dit::Sd3(m) => Some(m.forward_flops(run)),
+            Dit::Wan(m) => Some(m.forward_flops(run)),
+            _ => None,
         }
     }
 
     /// The transient bytes of one `torch.no_grad()` denoiser call beyond the weights.
-    pub fn forward_peak(&self, run: &Run) -> f64 {
+    pub fn forward_peak(&self, run: &Run) -> Option<f64> {
         match self {
-            Dit::Flux(m) => m.forward_peak(run),
-            Dit::Sd3(m) => m.forward_peak(run),
-            Dit::Wan(m) => m.forward_peak(run),
+            Dit::Flux(m) => Some(m.forward_peak(run)),
+            Dit::Sd3(m) => Some(m.forward_peak(run)),
+            Dit::Wan(m) => Some(m.forward_peak(run)),
+            _ => None,
         }
     }
 
@@ -86,6 +109,10 @@ impl Dit {
             Dit::Flux(m) => m.in_channels(),
             Dit::Sd3(m) => m.in_channels(),
             Dit::Wan(m) => m.in_channels(),
+            Dit::HunyuanVideo(m) => m.in_channels,
+            Dit::CogVideoX(m) => m.in_channels,
+            Dit::LtxVideo(m) => m.in_channels,
+            Dit::Sana(m) => m.in_channels,
         }
     }
 
@@ -95,6 +122,10 @@ impl Dit {
             Dit::Flux(m) => m.patch_size(),
             Dit::Sd3(m) => m.patch_size(),
             Dit::Wan(m) => m.patch_size(),
+            Dit::HunyuanVideo(m) => m.patch_size,
+            Dit::CogVideoX(m) => m.patch_size,
+            Dit::LtxVideo(m) => m.patch_size,
+            Dit::Sana(m) => m.patch_size,
         }
     }
 
@@ -104,6 +135,10 @@ impl Dit {
             Dit::Flux(m) => m.text_width(),
             Dit::Sd3(m) => m.text_width(),
             Dit::Wan(m) => m.text_width(),
+            Dit::HunyuanVideo(m) => m.text_embed_dim,
+            Dit::CogVideoX(m) => m.text_embed_dim,
+            Dit::LtxVideo(m) => m.caption_channels,
+            Dit::Sana(m) => m.caption_channels,
         }
     }
 }

@@ -17,8 +17,10 @@
 mod autograd;
 pub mod dit;
 pub mod mmdit;
+pub mod sana;
 pub mod text_encoder;
 pub mod video;
+pub mod video_more;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;
