@@ -75,12 +75,17 @@ fn run_of(case: &Value) -> Run {
         },
         checkpointing: case["checkpointing"].as_bool().unwrap(),
         attention: Attention::Sdpa,
-        lora: case["lora_rank"].as_u64().map(|rank| LoraRun { rank, targets: targets.clone(), fp32: case["lora_fp32"].as_bool().unwrap(), dropout: false }),
+        lora: case["lora_rank"].as_u64().map(|rank| LoraRun {
+            rank,
+            targets: targets.clone(),
+            fp32: case["lora_fp32"].as_bool().unwrap(),
+            dropout: case["lora_dropout"].as_f64().unwrap_or(0.0) > 0.0,
+        }),
     }
 }
 
 fn label(c: &Value) -> String {
-    format!("{} {} ckpt={} lora={} fp32={} b={}", c["name"], c["precision"], c["checkpointing"], c["lora_rank"], c["lora_fp32"], c["batch"])
+    format!("{} {} ckpt={} lora={} fp32={} dropout={} b={}", c["name"], c["precision"], c["checkpointing"], c["lora_rank"], c["lora_fp32"], c["lora_dropout"], c["batch"])
 }
 
 #[test]

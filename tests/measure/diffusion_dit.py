@@ -170,7 +170,7 @@ def inputs(cfg, b, lat, text, frames, dev, dtype):
             "timestep": torch.randint(0, 1000, (b,), device=dev)}
 
 
-def make(cfg, precision, lora, fp32_adapters):
+def make(cfg, precision, lora, fp32_adapters, dropout=0.0):
     # pure bf16, or the LoRA scripts' frozen base in weight_dtype under bf16 mixed precision;
     # built in that dtype (fake tensors cannot swap parameters in model.to)
     low = precision == "bf16" or (lora and precision == "bf16-mixed")
@@ -183,7 +183,7 @@ def make(cfg, precision, lora, fp32_adapters):
     if lora:
         model.requires_grad_(False)
     if lora:
-        model.add_adapter(peft.LoraConfig(r=lora, lora_alpha=lora, init_lora_weights="gaussian",
+        model.add_adapter(peft.LoraConfig(r=lora, lora_alpha=lora, init_lora_weights="gaussian", lora_dropout=dropout,
                                           target_modules=TARGETS[cfg["_class_name"]]))
         if fp32_adapters:
             for p in model.parameters():
@@ -192,12 +192,12 @@ def make(cfg, precision, lora, fp32_adapters):
     return model
 
 
-def saved_case(name, cfg, precision, ckpt, lora=None, fp32_adapters=True, b=2, lat=32, text=24, frames=3):
+def saved_case(name, cfg, precision, ckpt, lora=None, fp32_adapters=True, b=2, lat=32, text=24, frames=3, dropout=0.0):
     torch.manual_seed(0)
     KERNELS.clear()
     with FakeTensorMode(allow_non_fake_inputs=True):
         with torch.device("cuda"):
-            model = make(cfg, precision, lora, fp32_adapters)
+            model = make(cfg, precision, lora, fp32_adapters, dropout)
         model.train()
         if ckpt:
             model.enable_gradient_checkpointing()
@@ -236,7 +236,7 @@ def saved_case(name, cfg, precision, ckpt, lora=None, fp32_adapters=True, b=2, l
         act, pc, n = rec.totals(tracker.cast_refs)
         listing = rec.listing(tracker.cast_refs)
     return {"name": name, "config": cfg, "precision": precision, "checkpointing": ckpt, "lora_rank": lora,
-            "lora_fp32": bool(lora and fp32_adapters), "batch": b, "latent": lat, "frames": frames,
+            "lora_fp32": bool(lora and fp32_adapters), "lora_dropout": dropout, "batch": b, "latent": lat, "frames": frames,
             "text_tokens": text, "kernels": sorted(set(KERNELS)), "saved_bytes": act, "param_copy_bytes": pc,
             "saved_tensor_count": n, "detail": listing}
 
@@ -296,6 +296,9 @@ def saved_cases(only):
             out.append(saved_case(name, cfg, precision, False, lora=4, fp32_adapters=fp32))
         out.append(saved_case(name, cfg, "bf16-mixed", True, lora=4, fp32_adapters=True))
         out.append(saved_case(name, cfg, "bf16", False, b=1, lat=48, text=40))
+        # LoRA dropout (train_dreambooth_lora_*.py --lora_dropout)
+        out.append(saved_case(name, cfg, "bf16-mixed", False, lora=4, fp32_adapters=True, dropout=0.1))
+        out.append(saved_case(name, cfg, "fp32", False, lora=4, fp32_adapters=True, dropout=0.1))
     # the real widths (fake tensors cost no memory): the Hub configs cut to their first blocks,
     # at a real resolution and prompt length
     for name, path, cut, lat, text, frames in REAL:
@@ -347,7 +350,7 @@ if __name__ == "__main__":
               "flops": [flops_case(n, c) for n, c in TINY.items() if not only or any(o in n for o in only)]
               + [flops_case(n, c, b=1, lat=48, text=40) for n, c in TINY.items() if not only or any(o in n for o in only)]}
     detail = {c["name"] + " " + c["precision"] + (" ckpt" if c["checkpointing"] else "")
-              + (f" lora{c['lora_rank']}" + ("fp32" if c["lora_fp32"] else "") if c["lora_rank"] else ""): c.pop("detail")
+              + (f" lora{c['lora_rank']}" + ("fp32" if c["lora_fp32"] else "") + (" dropout" if c["lora_dropout"] else "") if c["lora_rank"] else ""): c.pop("detail")
               for c in result["saved"]}
     dest.write_text(json.dumps(result, indent=1) + "\n")
     (ROOT / "tests/measure/diffusion_dit_detail.json").write_text(json.dumps(detail, indent=1) + "\n")

@@ -11,7 +11,8 @@
 //! - PEFT LoRA (`peft/tuners/lora/layer.py` `Linear.forward`): the frozen base saves nothing for
 //!   its weight; `lora_A` saves its input (cast again under autocast), `lora_B` the rank-wide
 //!   `lora_A` output; fp32 adapters cast a 16-bit input per adapter, and under autocast keep
-//!   their cast weight copies.
+//!   their cast weight copies; `lora_dropout` keeps a boolean mask and the dropped copy per
+//!   adapter.
 //! - `native_layer_norm`: input, mean and rstd (fp32); autocast runs it in fp32 (`layer_norm` is
 //!   on the fp32 list: a 16-bit input is copied up first, and the copy is what is saved).
 //! - `_fused_rms_norm` (`torch.nn.RMSNorm`): input and rstd (fp32); fp32 under autocast likewise.
@@ -194,7 +195,18 @@ impl Tape {
             // PEFT casts the input to the adapter's dtype first (`_cast_input_dtype`,
             // `tuners_utils.py` lines 2220–2235): a 16-bit input of fp32 adapters becomes a
             // per-adapter fp32 copy, which autocast casts back to 16 bits (again per adapter)
-            let a_in = if fp32 && x.bytes == 2.0 {
+            let dropout = self.lora.as_ref().is_some_and(|l| l.dropout);
+            let a_in = if dropout {
+                // `lora_dropout` (`nn.Dropout` on the cast input, per adapter): its boolean mask is
+                // kept when the input needs a gradient, and `lora_A` reads (and keeps) the dropped copy, cast by autocast
+                let xc = if fp32 && x.bytes == 2.0 { 4.0 } else { x.bytes };
+                if x.grad {
+                    let mask = self.new_tensor(x.elems, 1.0, false);
+                    self.save("LoRA adapter inputs", mask);
+                }
+                let dropped = self.new_tensor(x.elems, xc, x.grad);
+                self.matmul_input(dropped, false)
+            } else if fp32 && x.bytes == 2.0 {
                 let bytes = if self.mode == Mode::Autocast { 2.0 } else { 4.0 };
                 self.new_tensor(x.elems, bytes, x.grad)
             } else {
