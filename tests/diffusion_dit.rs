@@ -61,7 +61,7 @@ fn run_of(case: &Value) -> Run {
     };
     Run {
         batch: case["batch"].as_u64().unwrap(),
-        latent_frames: if class == "WanTransformer3DModel" { case["frames"].as_u64().unwrap() } else { 1 },
+        latent_frames: if class.ends_with("3DModel") { case["frames"].as_u64().unwrap() } else { 1 },
         latent_height: latent,
         latent_width: latent,
         height: latent * 8,

@@ -78,6 +78,8 @@ TARGETS = {
     "SD3Transformer2DModel": ["attn.add_k_proj", "attn.add_q_proj", "attn.add_v_proj", "attn.to_add_out",
                               "attn.to_k", "attn.to_out.0", "attn.to_q", "attn.to_v"],
     "WanTransformer3DModel": ["to_q", "to_k", "to_v", "to_out.0"],
+    # train_cogvideox_lora.py
+    "CogVideoXTransformer3DModel": ["to_k", "to_q", "to_v", "to_out.0"],
 }
 
 TINY = {
@@ -93,6 +95,16 @@ TINY = {
              "num_layers": 3, "attention_head_dim": 32, "num_attention_heads": 2, "joint_attention_dim": 48,
              "caption_projection_dim": 64, "pooled_projection_dim": 24, "out_channels": 4,
              "pos_embed_max_size": 32, "dual_attention_layers": [0, 1], "qk_norm": "rms_norm"},
+    # CogVideoX-2b-like: sincos positions (a buffer) sized for 9 frames of 32 × 32 and 24 text tokens
+    "cogvideox": {"_class_name": "CogVideoXTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 32,
+                  "in_channels": 4, "out_channels": 4, "time_embed_dim": 24, "text_embed_dim": 48, "num_layers": 2,
+                  "patch_size": 2, "sample_width": 32, "sample_height": 32, "sample_frames": 9,
+                  "max_text_seq_length": 24},
+    # CogVideoX-5b-like: 3-D RoPE on the video tokens (the pipeline's cos/sin tables as inputs)
+    "cogvideox_rope": {"_class_name": "CogVideoXTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 32,
+                       "in_channels": 4, "out_channels": 4, "time_embed_dim": 24, "text_embed_dim": 48,
+                       "num_layers": 2, "patch_size": 2, "sample_width": 32, "sample_height": 32, "sample_frames": 9,
+                       "max_text_seq_length": 24, "use_rotary_positional_embeddings": True},
     "wan": {"_class_name": "WanTransformer3DModel", "patch_size": [1, 2, 2], "num_attention_heads": 2,
             "attention_head_dim": 32, "in_channels": 4, "out_channels": 4, "text_dim": 48, "freq_dim": 32,
             "ffn_dim": 96, "num_layers": 2, "cross_attn_norm": True, "qk_norm": "rms_norm_across_heads",
@@ -165,6 +177,16 @@ def inputs(cfg, b, lat, text, frames, dev, dtype):
                 "encoder_hidden_states": torch.randn(b, text, cfg["joint_attention_dim"], device=dev, dtype=dtype),
                 "pooled_projections": torch.randn(b, cfg["pooled_projection_dim"], device=dev, dtype=dtype),
                 "timestep": torch.rand(b, device=dev, dtype=dtype) * 1000}
+    if cls == "CogVideoXTransformer3DModel":
+        d = {"hidden_states": torch.randn(b, frames, cfg["in_channels"], lat, lat, device=dev, dtype=dtype),
+             "encoder_hidden_states": torch.randn(b, text, cfg["text_embed_dim"], device=dev, dtype=dtype),
+             "timestep": torch.randint(0, 1000, (b,), device=dev)}
+        if cfg.get("use_rotary_positional_embeddings"):
+            # pipeline_cogvideox.py _prepare_rotary_positional_embeddings: (cos, sin), tokens × head_dim, fp32
+            n = frames * (lat // cfg["patch_size"]) ** 2
+            d["image_rotary_emb"] = (torch.randn(n, cfg["attention_head_dim"], device=dev),
+                                     torch.randn(n, cfg["attention_head_dim"], device=dev))
+        return d
     return {"hidden_states": torch.randn(b, cfg["in_channels"], frames, lat, lat, device=dev, dtype=dtype),
             "encoder_hidden_states": torch.randn(b, text, cfg["text_dim"], device=dev, dtype=dtype),
             "timestep": torch.randint(0, 1000, (b,), device=dev)}
@@ -256,7 +278,8 @@ def peak_case(name, cfg, precision, b=2, lat=32, text=24, frames=3):
         x = inputs(cfg, b, lat, text, frames, "cuda", dtype)
         with torch.no_grad():
             mode = LiveBytes()
-            mode.ignore([*model.parameters(), *model.buffers(), *x.values()])
+            mode.ignore([*model.parameters(), *model.buffers(),
+                         *(t for v in x.values() for t in (v if isinstance(v, tuple) else (v,)))])
             with mode:
                 model(**x, return_dict=False)
     return {"name": name, "config": cfg, "precision": precision, "batch": b, "latent": lat, "frames": frames,
@@ -295,7 +318,8 @@ def saved_cases(only):
         for precision, fp32 in [("fp32", True), ("bf16-mixed", True), ("bf16-mixed", False)]:
             out.append(saved_case(name, cfg, precision, False, lora=4, fp32_adapters=fp32))
         out.append(saved_case(name, cfg, "bf16-mixed", True, lora=4, fp32_adapters=True))
-        out.append(saved_case(name, cfg, "bf16", False, b=1, lat=48, text=40))
+        if name != "cogvideox":  # its sincos table is fixed to 24 text tokens
+            out.append(saved_case(name, cfg, "bf16", False, b=1, lat=48, text=40))
         # LoRA dropout (train_dreambooth_lora_*.py --lora_dropout)
         out.append(saved_case(name, cfg, "bf16-mixed", False, lora=4, fp32_adapters=True, dropout=0.1))
         out.append(saved_case(name, cfg, "fp32", False, lora=4, fp32_adapters=True, dropout=0.1))
@@ -321,6 +345,8 @@ REAL = [
      {"num_layers": 2, "dual_attention_layers": [0]}, 128, 333, 1),
     ("wan2.1-14b-480p", "Wan-AI--Wan2.1-T2V-14B-Diffusers/transformer/config.json",
      {"num_layers": 1}, 60, 512, 21),
+    ("cogvideox-5b-49f", "THUDM--CogVideoX-5b/transformer/config.json",
+     {"num_layers": 1}, 60, 226, 13),
 ]
 
 
@@ -331,9 +357,10 @@ def peak_cases(only):
             continue
         for precision in ["fp32", "bf16"]:
             out.append(peak_case(name, cfg, precision))
-        out.append(peak_case(name, cfg, "bf16", b=1, lat=48, text=40))
-        # a long prompt beside a small latent (the text stream's share grows)
-        out.append(peak_case(name, cfg, "bf16", b=1, lat=16, text=160))
+        if name != "cogvideox":  # its sincos table is fixed to 24 text tokens
+            out.append(peak_case(name, cfg, "bf16", b=1, lat=48, text=40))
+            # a long prompt beside a small latent (the text stream's share grows)
+            out.append(peak_case(name, cfg, "bf16", b=1, lat=16, text=160))
     # a wider feed-forward (Wan 14B's ffn_dim is 2.7 × hidden): its GELU moment can lead
     wide = dict(TINY["wan"], ffn_dim=192)
     if not only or any(o in "wan" for o in only):
@@ -348,7 +375,8 @@ if __name__ == "__main__":
     result = {"diffusers": diffusers.__version__, "torch": torch.__version__, "peft": peft.__version__,
               "counts": counts(), "tiny_counts": tiny_counts(), "saved": saved_cases(only), "peaks": peak_cases(only),
               "flops": [flops_case(n, c) for n, c in TINY.items() if not only or any(o in n for o in only)]
-              + [flops_case(n, c, b=1, lat=48, text=40) for n, c in TINY.items() if not only or any(o in n for o in only)]}
+              + [flops_case(n, c, b=1, lat=48, text=40) for n, c in TINY.items()
+                 if n != "cogvideox" and (not only or any(o in n for o in only))]}
     detail = {c["name"] + " " + c["precision"] + (" ckpt" if c["checkpointing"] else "")
               + (f" lora{c['lora_rank']}" + ("fp32" if c["lora_fp32"] else "") + (" dropout" if c["lora_dropout"] else "") if c["lora_rank"] else ""): c.pop("detail")
               for c in result["saved"]}

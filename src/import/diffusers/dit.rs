@@ -147,6 +147,7 @@ pub fn read(cfg: &Value) -> Result<Dit, InputError> {
                 affine: c.flag("norm_elementwise_affine", true)?,
                 patch_bias: c.flag("patch_bias", true)?,
                 ofs_embed_dim: c.optional_uint("ofs_embed_dim")?,
+                rope: c.flag("use_rotary_positional_embeddings", false)?,
             })
         }
         "LTXVideoTransformer3DModel" => {

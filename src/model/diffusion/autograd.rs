@@ -253,11 +253,13 @@ impl Tape {
         self.new_tensor(x.elems, x.bytes, x.grad)
     }
 
-    /// `FP32LayerNorm(width)` with weight and bias (`normalization.py` lines 78–93: the input,
-    /// weight and bias go through `.float()`): besides the input and statistics, the fp32
-    /// copies of 16-bit weight and bias are kept.
-    pub(crate) fn layer_norm_affine(&mut self, x: T, width: u64) -> T {
-        let weight16 = self.mode == Mode::Half || (self.mode == Mode::Autocast && !self.full());
+    /// A LayerNorm with weight and bias: besides the input and statistics, `native_layer_norm`
+    /// keeps the weight and bias it ran with, so fp32 copies of 16-bit ones are kept: always for
+    /// `FP32LayerNorm` (`fp32_module`; `normalization.py` lines 78–93 `.float()` them), under
+    /// autocast for `nn.LayerNorm` (a LoRA run's 16-bit base; `layer_norm` runs in fp32).
+    pub(crate) fn layer_norm_affine(&mut self, x: T, width: u64, fp32_module: bool) -> T {
+        let sixteen = self.mode == Mode::Half || (self.mode == Mode::Autocast && !self.full());
+        let weight16 = if fp32_module { sixteen } else { self.mode == Mode::Autocast && !self.full() };
         if weight16 && (x.grad || self.full()) && !self.quiet {
             self.add("weight copies", 2.0 * width as f64 * 4.0);
         }

@@ -1,8 +1,9 @@
 //! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`] and
 //! [`Sd3`] (`mmdit.rs`, two-stream joint attention) and [`Wan`] (`video.rs`, 3-D patches with
-//! cross-attention to the text), whose training forward, no-grad peak and FLOPs are modelled;
-//! [`HunyuanVideo`], [`CogVideoX`], [`LtxVideo`] (`video_more.rs`) and [`Sana`] (`sana.rs`),
-//! counted only: for them `saved`, `forward_peak` and `forward_flops` answer `None`.
+//! cross-attention to the text) and [`CogVideoX`] (`video_more.rs`), whose training forward,
+//! no-grad peak and FLOPs are modelled; [`HunyuanVideo`], [`LtxVideo`] (`video_more.rs`) and
+//! [`Sana`] (`sana.rs`), counted only: for them `saved`, `forward_peak` and `forward_flops`
+//! answer `None`.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +79,7 @@ impl Dit {
             Dit::Flux(m) => Some(m.saved(run)),
             Dit::Sd3(m) => Some(m.saved(run)),
             Dit::Wan(m) => Some(m.saved(run)),
+            Dit::CogVideoX(m) => Some(m.saved(run)),
             _ => None,
         }
     }
@@ -89,6 +91,7 @@ impl Dit {
             Dit::Flux(m) => Some(m.forward_flops(run)),
             Dit::Sd3(m) => Some(m.forward_flops(run)),
             Dit::Wan(m) => Some(m.forward_flops(run)),
+            Dit::CogVideoX(m) => Some(m.forward_flops(run)),
             _ => None,
         }
     }
@@ -99,6 +102,7 @@ impl Dit {
             Dit::Flux(m) => Some(m.forward_peak(run)),
             Dit::Sd3(m) => Some(m.forward_peak(run)),
             Dit::Wan(m) => Some(m.forward_peak(run)),
+            Dit::CogVideoX(m) => Some(m.forward_peak(run)),
             _ => None,
         }
     }

@@ -336,6 +336,16 @@ pub(crate) mod ops {
         tape.new_tensor(x.elems, x.bytes, x.grad)
     }
 
+    /// RoPE written in place into (part of) `x` (`x[..] = apply_rotary_emb(x[..], …)`): keeps
+    /// the tables; `x` keeps its storage.
+    pub(crate) fn rotary_in_place(tape: &mut Tape, x: T, cos: T, sin: T) -> T {
+        if x.grad {
+            tape.save("rotary tables", cos);
+            tape.save("rotary tables", sin);
+        }
+        x
+    }
+
     /// `W` of an out projection (`to_out.0`, `to_add_out`).
     pub(crate) fn w_out(tape: &Tape) -> W {
         tape.weight(Some(LinearKind::O))

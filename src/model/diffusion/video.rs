@@ -237,7 +237,7 @@ impl Wan {
                 let x = residual(t, x, a, false);
                 // cross-attention to the text
                 let x32 = t.cast(x, 4.0);
-                let nx = if self.cross_attn_norm { t.layer_norm_affine(x32, h) } else { x32 };
+                let nx = if self.cross_attn_norm { t.layer_norm_affine(x32, h, true) } else { x32 };
                 let nx = t.cast(nx, x.bytes);
                 let (wq, wk, wv) = (t.weight(Some(LinearKind::Q)), t.weight(Some(LinearKind::K)), t.weight(Some(LinearKind::V)));
                 let q = t.linear(nx, h, h, wq);

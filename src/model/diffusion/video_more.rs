@@ -1,5 +1,5 @@
 //! The other video diffusion transformers of the catalogue, as diffusers 0.42.1 builds them
-//! (parameter tensors; their activations are not modelled yet):
+//! (parameter tensors; for CogVideoX also the training forward, the no-grad peak and FLOPs):
 //! - `HunyuanVideoTransformer3DModel` (`transformer_hunyuan_video.py` `__init__` lines 904–990):
 //!   a `Conv3d` patch embedding, the text token refiner (`HunyuanVideoTokenRefiner` lines
 //!   429–456: time + mean-pooled text embedding, `proj_in`, `num_refiner_layers` blocks of affine
@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
-use crate::model::diffusion::mmdit::{attention, embedder, feed_forward, linear};
+use crate::model::diffusion::autograd::{Mode, Tape, T};
+use crate::model::diffusion::mmdit::{act_bytes, attention, embedder, feed_forward, linear, ops};
+use crate::model::diffusion::{Run, Saved};
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -141,6 +143,8 @@ pub struct CogVideoX {
     pub patch_bias: bool,
     /// CogVideoX 1.5 I2V's `ofs_embed_dim` embedding.
     pub ofs_embed_dim: Option<u64>,
+    /// `use_rotary_positional_embeddings` (5b): 3-D RoPE instead of the sincos table.
+    pub rope: bool,
 }
 
 impl CogVideoX {
@@ -206,6 +210,139 @@ impl CogVideoX {
         ln(&mut out, "AdaLayerNorm LayerNorm", h);
         linear(&mut out, "proj_out", None, p * p * pt * self.out_channels, h);
         out
+    }
+}
+
+impl CogVideoX {
+    /// Latent tokens: frames (÷ `patch_size_t`) × the latent in `patch_size` squares.
+    pub fn image_tokens(&self, run: &Run) -> u64 {
+        let pt = self.patch_size_t.unwrap_or(1);
+        run.latent_frames.max(1).div_ceil(pt) * (run.latent_height / self.patch_size) * (run.latent_width / self.patch_size)
+    }
+
+    /// One training forward, op by op through [`Tape`] (`CogVideoXTransformer3DModel.forward`
+    /// lines 400–500, `CogVideoXBlock.forward` lines 118–157, `attention_processor.py`
+    /// `CogVideoXAttnProcessor2_0` lines 2277–2340): the time embedding, the patch embedding
+    /// and text projection concatenated; per block two `CogVideoXLayerNormZero` (the same affine
+    /// LayerNorm over the video and the text stream, each modulated), attention over
+    /// `cat([text, video])` with LayerNorm q/k norms (RoPE written in place into the video part of
+    /// q and k keeps only the cos/sin tables), the gated residuals from slices of `to_out`'s
+    /// output, and one feed-forward over the concatenation; `norm_final`, `norm_out`, `proj_out`.
+    fn simulate(&self, run: &Run) -> Tape {
+        let (h, hd, heads, te) = (self.hidden(), self.head_dim, self.heads, self.time_embed_dim);
+        let (p, pt) = (self.patch_size, self.patch_size_t.unwrap_or(1));
+        let rope = self.rope;
+        let mut t = Tape::new(run);
+        let b = t.batch;
+        let (n, tt) = (self.image_tokens(run), run.text_tokens);
+        let s = n + tt;
+        let input = t.input_bytes();
+        let w = t.weight(None);
+        let proj = t.new_tensor(b * h as f64, input, false);
+        let e = t.linear(proj, h, te, w);
+        let e = t.activation(e);
+        let emb = t.linear(e, te, te, w);
+        let text = t.new_tensor(b * (tt * self.text_embed_dim) as f64, input, false);
+        let text = t.linear(text, self.text_embed_dim, h, w);
+        let patch = self.in_channels * p * p * pt;
+        let latent = t.new_tensor(b * (n * patch) as f64, input, false);
+        let video = if self.patch_size_t.is_some() { t.linear(latent, patch, h, w) } else { t.patch_conv(latent, patch, h, w) };
+        let video = t.new_tensor(video.elems, video.bytes, video.grad); // flatten(1, 2) copy
+        let joint = t.cat(&[text, video]);
+        let joint = if rope { joint } else { t.new_tensor(joint.elems, joint.bytes, joint.grad) }; // + sincos table
+        let tokens = |k: u64| b * (k * h) as f64;
+        let (mut x, mut c) = (Tape::view(joint, tokens(n)), Tape::view(joint, tokens(tt)));
+        let cos = t.new_tensor((n * hd) as f64, 4.0, false);
+        let sin = t.new_tensor((n * hd) as f64, 4.0, false);
+        for _ in 0..self.layers {
+            let inputs = if rope { vec![x, c, emb, cos, sin] } else { vec![x, c, emb] };
+            (x, c) = t.checkpoint(run.checkpointing, &inputs, |t| {
+                // CogVideoXLayerNormZero: linear(silu(temb)) to 6 chunks, one LayerNorm for both streams
+                let norm_zero = |t: &mut Tape, x: T, c: T| {
+                    if emb.grad {
+                        t.save("activation inputs", emb);
+                    }
+                    let silu = t.new_tensor(emb.elems, emb.bytes, emb.grad);
+                    let w = t.weight(None);
+                    let e = t.linear(silu, te, 6 * h, w);
+                    let mut m = [x, c];
+                    for v in m.iter_mut() {
+                        let nv = if self.affine { t.layer_norm_affine(*v, h, false) } else { t.layer_norm(*v, h) };
+                        let one_plus = t.new_tensor(t.batch * h as f64, e.bytes, e.grad);
+                        let mv = t.mul(nv, one_plus);
+                        *v = t.add2(mv, Tape::view(e, t.batch * h as f64));
+                    }
+                    (m[0], m[1], e)
+                };
+                let (xm, cm, e) = norm_zero(t, x, c);
+                let j = t.cat(&[cm, xm]);
+                let (q, k, v) = ops::qkv(t, j, h);
+                let mut q = t.layer_norm_affine(q, hd, false);
+                let mut k = t.layer_norm_affine(k, hd, false);
+                if rope {
+                    // `query[:, :, text:] = apply_rotary_emb(...)`: in place, keeps the tables
+                    q = Tape::view(ops::rotary_in_place(t, q, cos, sin), q.elems);
+                    k = Tape::view(ops::rotary_in_place(t, k, cos, sin), k.elems);
+                }
+                let o = t.attention(q, k, v, heads, s);
+                // flash writes q's (b, heads, s, d) layout: `transpose(1, 2).reshape` copies
+                let o = if t.mode == Mode::Fp32 { o } else { t.new_tensor(o.elems, o.bytes, o.grad) };
+                let wo = ops::w_out(t);
+                let a = t.linear(o, h, h, wo);
+                let xa = ops::gated(t, e, Tape::view(a, tokens(n)), h);
+                let x = t.add2(x, xa);
+                let ca = ops::gated(t, e, Tape::view(a, tokens(tt)), h);
+                let c = t.add2(c, ca);
+                let (xm, cm, e) = norm_zero(t, x, c);
+                let j = t.cat(&[cm, xm]);
+                let f = ops::feed_forward(t, j, h, 4 * h);
+                let xf = ops::gated(t, e, Tape::view(f, tokens(n)), h);
+                let cf = ops::gated(t, e, Tape::view(f, tokens(tt)), h);
+                (t.add2(x, xf), t.add2(c, cf))
+            });
+        }
+        let x = if self.affine { t.layer_norm_affine(x, h, false) } else { t.layer_norm(x, h) };
+        if emb.grad {
+            t.save("activation inputs", emb);
+        }
+        let silu = t.new_tensor(emb.elems, emb.bytes, emb.grad);
+        let e = t.linear(silu, te, 2 * h, w);
+        let nx = if self.affine { t.layer_norm_affine(x, h, false) } else { t.layer_norm(x, h) };
+        let one_plus = t.new_tensor(b * h as f64, e.bytes, e.grad);
+        let m = t.mul(nx, one_plus);
+        let m = t.add2(m, Tape::view(e, b * h as f64));
+        t.linear(m, h, p * p * pt * self.out_channels, w);
+        t
+    }
+
+    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        self.simulate(run).finish()
+    }
+
+    /// Forward FLOPs of one call (2 per multiply-add of the linears, the patch embedding and
+    /// attention's two products).
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        self.simulate(run).flops
+    }
+
+    /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its
+    /// largest moment, the feed-forward's GELU in a block (`CogVideoXBlock.forward`; s = text +
+    /// video tokens, in units of b × hidden activations): the caller's streams (s), the
+    /// residual streams after attention (s), the attention output the gated slices keep (s),
+    /// the text stream's norm (text), the concatenated norm (s) and the GELU's input and output
+    /// (8s); or, with RoPE, its application to k (`embeddings.py` lines 984–997): the caller's
+    /// streams, both modulated norms, the concatenation, q, k and v (6s) beside the video part's
+    /// rotated copy and the fp32 products `x.float() * cos`, `x_rotated.float() * sin` (and, for
+    /// 16-bit activations, the `x_rotated.float()` copy).
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        let a = act_bytes(run);
+        let (n, t) = (self.image_tokens(run) as f64, run.text_tokens as f64);
+        let s = n + t;
+        let f = 4.0 / a;
+        let feed_forward = 12.0 * s + t;
+        let rope = if self.rope { 6.0 * s + n * (1.0 + if a == 4.0 { 2.0 } else { 3.0 } * f) } else { 0.0 };
+        feed_forward.max(rope) * run.batch as f64 * self.hidden() as f64 * a
     }
 }
 
