@@ -80,6 +80,8 @@ TARGETS = {
     "WanTransformer3DModel": ["to_q", "to_k", "to_v", "to_out.0"],
     # train_cogvideox_lora.py
     "CogVideoXTransformer3DModel": ["to_k", "to_q", "to_v", "to_out.0"],
+    # LTX-Video-Trainer's default LoRA targets
+    "LTXVideoTransformer3DModel": ["to_k", "to_q", "to_v", "to_out.0"],
 }
 
 TINY = {
@@ -105,6 +107,9 @@ TINY = {
                        "in_channels": 4, "out_channels": 4, "time_embed_dim": 24, "text_embed_dim": 48,
                        "num_layers": 2, "patch_size": 2, "sample_width": 32, "sample_height": 32, "sample_frames": 9,
                        "max_text_seq_length": 24, "use_rotary_positional_embeddings": True},
+    "ltx": {"_class_name": "LTXVideoTransformer3DModel", "in_channels": 16, "out_channels": 16,
+            "num_attention_heads": 2, "attention_head_dim": 32, "cross_attention_dim": 64, "num_layers": 2,
+            "caption_channels": 48},
     "wan": {"_class_name": "WanTransformer3DModel", "patch_size": [1, 2, 2], "num_attention_heads": 2,
             "attention_head_dim": 32, "in_channels": 4, "out_channels": 4, "text_dim": 48, "freq_dim": 32,
             "ffn_dim": 96, "num_layers": 2, "cross_attn_norm": True, "qk_norm": "rms_norm_across_heads",
@@ -177,6 +182,13 @@ def inputs(cfg, b, lat, text, frames, dev, dtype):
                 "encoder_hidden_states": torch.randn(b, text, cfg["joint_attention_dim"], device=dev, dtype=dtype),
                 "pooled_projections": torch.randn(b, cfg["pooled_projection_dim"], device=dev, dtype=dtype),
                 "timestep": torch.rand(b, device=dev, dtype=dtype) * 1000}
+    if cls == "LTXVideoTransformer3DModel":
+        # pipeline_ltx.py: latents packed to (b, frames × h × w, channels), the T5 mask as 0/1
+        return {"hidden_states": torch.randn(b, frames * lat * lat, cfg["in_channels"], device=dev, dtype=dtype),
+                "encoder_hidden_states": torch.randn(b, text, cfg["caption_channels"], device=dev, dtype=dtype),
+                "timestep": torch.rand(b, device=dev, dtype=dtype) * 1000,
+                "encoder_attention_mask": torch.ones(b, text, device=dev, dtype=dtype),
+                "num_frames": frames, "height": lat, "width": lat}
     if cls == "CogVideoXTransformer3DModel":
         d = {"hidden_states": torch.randn(b, frames, cfg["in_channels"], lat, lat, device=dev, dtype=dtype),
              "encoder_hidden_states": torch.randn(b, text, cfg["text_embed_dim"], device=dev, dtype=dtype),
@@ -279,7 +291,8 @@ def peak_case(name, cfg, precision, b=2, lat=32, text=24, frames=3):
         with torch.no_grad():
             mode = LiveBytes()
             mode.ignore([*model.parameters(), *model.buffers(),
-                         *(t for v in x.values() for t in (v if isinstance(v, tuple) else (v,)))])
+                         *(t for v in x.values() if not isinstance(v, int)
+                           for t in (v if isinstance(v, tuple) else (v,)))])
             with mode:
                 model(**x, return_dict=False)
     return {"name": name, "config": cfg, "precision": precision, "batch": b, "latent": lat, "frames": frames,
@@ -347,6 +360,8 @@ REAL = [
      {"num_layers": 1}, 60, 512, 21),
     ("cogvideox-5b-49f", "THUDM--CogVideoX-5b/transformer/config.json",
      {"num_layers": 1}, 60, 226, 13),
+    ("ltx-video-121f", "Lightricks--LTX-Video/transformer/config.json",
+     {"num_layers": 1}, 20, 128, 16),
 ]
 
 

@@ -290,6 +290,12 @@ impl Tape {
     /// its output), `x * rstd` (keeps `x`), then a 16-bit weight casts the product back and
     /// `* weight` keeps the product when the weight is trained.
     pub(crate) fn rms_norm_diffusers(&mut self, x: T, width: u64) -> T {
+        self.rms_norm_diffusers_with(x, width, true)
+    }
+
+    /// diffusers' `RMSNorm(width)`, with or without its weight (`elementwise_affine=False`:
+    /// the product is cast back to the input's type, LTX-Video's block norms).
+    pub(crate) fn rms_norm_diffusers_with(&mut self, x: T, width: u64, weight: bool) -> T {
         let x32 = self.cast(x, 4.0);
         let r = self.new_tensor(x.elems / width as f64, 4.0, x.grad);
         if x.grad {
@@ -298,6 +304,9 @@ impl Tape {
             self.save("norm inputs and statistics", x);
         }
         let hs = self.new_tensor(x.elems, 4.0, x.grad);
+        if !weight {
+            return self.cast(hs, x.bytes);
+        }
         let weight16 = self.mode == Mode::Half || (self.mode == Mode::Autocast && !self.full());
         let hs = if weight16 { self.cast(hs, 2.0) } else { hs };
         if self.full() {
@@ -339,6 +348,13 @@ impl Tape {
 
     /// `scaled_dot_product_attention` of `heads` heads, `s` query tokens; returns the output.
     pub(crate) fn attention(&mut self, q: T, k: T, v: T, heads: u64, s: u64) -> T {
+        self.attention_masked(q, k, v, heads, s, None)
+    }
+
+    /// `scaled_dot_product_attention` with a float mask (`attn_mask`): the flash kernel takes
+    /// none, so the memory-efficient kernel runs (logsumexp padded to 32, two seeds) and keeps
+    /// the mask.
+    pub(crate) fn attention_masked(&mut self, q: T, k: T, v: T, heads: u64, s: u64, mask: Option<T>) -> T {
         // q·kᵀ and p·v: 2 × 2 × s × (keys × width) per batch row = 4 × s × k's elements
         self.flops += 4.0 * s as f64 * k.elems;
         let auto = self.mode == Mode::Autocast;
@@ -350,7 +366,10 @@ impl Tape {
             for t in [q, k, v, o] {
                 self.save(name, t);
             }
-            let flash = q.bytes == 2.0;
+            if let Some(m) = mask {
+                self.save(name, m);
+            }
+            let flash = q.bytes == 2.0 && mask.is_none();
             let s_lse = if flash { s as f64 } else { (s as f64 / 32.0).ceil() * 32.0 };
             let lse = self.new_tensor(self.batch * heads as f64 * s_lse, 4.0, false);
             self.save(name, lse);

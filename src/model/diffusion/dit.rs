@@ -1,9 +1,9 @@
 //! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`] and
 //! [`Sd3`] (`mmdit.rs`, two-stream joint attention) and [`Wan`] (`video.rs`, 3-D patches with
-//! cross-attention to the text) and [`CogVideoX`] (`video_more.rs`), whose training forward,
-//! no-grad peak and FLOPs are modelled; [`HunyuanVideo`], [`LtxVideo`] (`video_more.rs`) and
-//! [`Sana`] (`sana.rs`), counted only: for them `saved`, `forward_peak` and `forward_flops`
-//! answer `None`.
+//! cross-attention to the text), [`CogVideoX`] and [`LtxVideo`] (`video_more.rs`), whose
+//! training forward, no-grad peak and FLOPs are modelled; [`HunyuanVideo`] (`video_more.rs`)
+//! and [`Sana`] (`sana.rs`), counted only: for them `saved`, `forward_peak` and
+//! `forward_flops` answer `None`.
 
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +80,7 @@ impl Dit {
             Dit::Sd3(m) => Some(m.saved(run)),
             Dit::Wan(m) => Some(m.saved(run)),
             Dit::CogVideoX(m) => Some(m.saved(run)),
+            Dit::LtxVideo(m) => Some(m.saved(run)),
             _ => None,
         }
     }
@@ -92,6 +93,7 @@ impl Dit {
             Dit::Sd3(m) => Some(m.forward_flops(run)),
             Dit::Wan(m) => Some(m.forward_flops(run)),
             Dit::CogVideoX(m) => Some(m.forward_flops(run)),
+            Dit::LtxVideo(m) => Some(m.forward_flops(run)),
             _ => None,
         }
     }
@@ -103,6 +105,7 @@ impl Dit {
             Dit::Sd3(m) => Some(m.forward_peak(run)),
             Dit::Wan(m) => Some(m.forward_peak(run)),
             Dit::CogVideoX(m) => Some(m.forward_peak(run)),
+            Dit::LtxVideo(m) => Some(m.forward_peak(run)),
             _ => None,
         }
     }
