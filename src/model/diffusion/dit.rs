@@ -1,9 +1,8 @@
 //! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`] and
 //! [`Sd3`] (`mmdit.rs`, two-stream joint attention) and [`Wan`] (`video.rs`, 3-D patches with
-//! cross-attention to the text), [`CogVideoX`] and [`LtxVideo`] (`video_more.rs`), whose
-//! training forward, no-grad peak and FLOPs are modelled; [`HunyuanVideo`] (`video_more.rs`)
-//! and [`Sana`] (`sana.rs`), counted only: for them `saved`, `forward_peak` and
-//! `forward_flops` answer `None`.
+//! cross-attention to the text), [`HunyuanVideo`], [`CogVideoX`] and [`LtxVideo`]
+//! (`video_more.rs`), whose training forward, no-grad peak and FLOPs are modelled; [`Sana`]
+//! (`sana.rs`), counted only: for it `saved`, `forward_peak` and `forward_flops` answer `None`.
 
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +80,7 @@ impl Dit {
             Dit::Wan(m) => Some(m.saved(run)),
             Dit::CogVideoX(m) => Some(m.saved(run)),
             Dit::LtxVideo(m) => Some(m.saved(run)),
+            Dit::HunyuanVideo(m) => Some(m.saved(run)),
             _ => None,
         }
     }
@@ -94,6 +94,7 @@ impl Dit {
             Dit::Wan(m) => Some(m.forward_flops(run)),
             Dit::CogVideoX(m) => Some(m.forward_flops(run)),
             Dit::LtxVideo(m) => Some(m.forward_flops(run)),
+            Dit::HunyuanVideo(m) => Some(m.forward_flops(run)),
             _ => None,
         }
     }
@@ -106,6 +107,7 @@ impl Dit {
             Dit::Wan(m) => Some(m.forward_peak(run)),
             Dit::CogVideoX(m) => Some(m.forward_peak(run)),
             Dit::LtxVideo(m) => Some(m.forward_peak(run)),
+            Dit::HunyuanVideo(m) => Some(m.forward_peak(run)),
             _ => None,
         }
     }
