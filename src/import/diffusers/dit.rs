@@ -13,11 +13,14 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::import::keys::Keys;
+use crate::model::diffusion::cogvideox::CogVideoX;
 use crate::model::diffusion::dit::Dit;
-use crate::model::diffusion::mmdit::{Flux, QkNorm, Sd3};
+use crate::model::diffusion::hunyuan_video::HunyuanVideo;
+use crate::model::diffusion::ltx_video::LtxVideo;
+use crate::model::diffusion::mmdit::Flux;
 use crate::model::diffusion::sana::Sana;
+use crate::model::diffusion::sd3::{QkNorm, Sd3};
 use crate::model::diffusion::video::Wan;
-use crate::model::diffusion::video_more::{CogVideoX, HunyuanVideo, LtxVideo};
 
 /// The diffusion-transformer classes this reader builds.
 pub const CLASSES: [&str; 7] = [

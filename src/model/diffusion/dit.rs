@@ -1,17 +1,21 @@
-//! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`] and
-//! [`Sd3`] (`mmdit.rs`, two-stream joint attention) and [`Wan`] (`video.rs`, 3-D patches with
-//! cross-attention to the text), [`HunyuanVideo`], [`CogVideoX`] and [`LtxVideo`]
-//! (`video_more.rs`), whose training forward, no-grad peak and FLOPs are modelled; [`Sana`]
-//! (`sana.rs`), counted only: for it `saved`, `forward_peak` and `forward_flops` answer `None`.
+//! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`]
+//! (`mmdit.rs`) and [`Sd3`] (`sd3.rs`), two-stream joint attention; [`Wan`] (`video.rs`, 3-D
+//! patches with cross-attention to the text), [`HunyuanVideo`], [`CogVideoX`] and [`LtxVideo`]
+//! (`hunyuan_video.rs`, `cogvideox.rs`, `ltx_video.rs`): their training forward, no-grad peak
+//! and FLOPs are modelled; [`Sana`] (`sana.rs`) is counted only: for it `saved`,
+//! `forward_peak` and `forward_flops` answer `None`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::ParamTensor;
-use crate::model::diffusion::mmdit::{Flux, Sd3};
+use crate::model::diffusion::cogvideox::CogVideoX;
+use crate::model::diffusion::hunyuan_video::HunyuanVideo;
+use crate::model::diffusion::ltx_video::LtxVideo;
+use crate::model::diffusion::mmdit::Flux;
 use crate::model::diffusion::sana::Sana;
+use crate::model::diffusion::sd3::Sd3;
 use crate::model::diffusion::video::Wan;
-use crate::model::diffusion::video_more::{CogVideoX, HunyuanVideo, LtxVideo};
 use crate::model::diffusion::{Run, Saved};
 
 /// One diffusion transformer, by its diffusers `_class_name`.

@@ -15,12 +15,16 @@
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
 mod autograd;
+mod blocks;
+pub mod cogvideox;
 pub mod dit;
+pub mod hunyuan_video;
+pub mod ltx_video;
 pub mod mmdit;
 pub mod sana;
+pub mod sd3;
 pub mod text_encoder;
 pub mod video;
-pub mod video_more;
 
 use crate::model::arch::LinearKind;
 use crate::model::inputs::Attention;

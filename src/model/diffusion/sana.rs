@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
-use crate::model::diffusion::mmdit::{embedder, linear};
+use crate::model::diffusion::blocks::{embedder, linear};
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
