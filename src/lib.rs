@@ -10,6 +10,7 @@ pub mod chart;
 pub mod enum_id;
 pub mod error;
 pub mod export;
+pub mod fields;
 pub mod format;
 pub mod import;
 pub mod input_limits;

@@ -16,13 +16,13 @@ use charming::element::font_settings::FontWeight;
 use charming::element::{Color, TextStyle};
 use serde_json::{json, Value};
 
-use crate::chart::flow::{plan_summary, PlanSummary};
 use crate::chart::{memory_chart, verdict};
 use crate::format::{bytes, count, thousands, Units};
 use crate::labels::{device_name, fine_tuning_label, layout_label, model_name, optimizer_label, precision_label};
 use crate::model::breakdown::{Breakdown, Component, Phase};
 use crate::plan::changes::changes_text;
 use crate::plan::escalation::{escalate, Step};
+use crate::plan::explain::{plan_summary, PlanSummary};
 use crate::plan::limits::{Extent, Limits, MAX_GPUS};
 use crate::scenario::{Mode, Scenario};
 
@@ -229,13 +229,21 @@ pub fn limit_lines(s: &Scenario, l: &Limits, units: Units) -> [LimitLine; 3] {
         label: if inference { "Largest batch (concurrent sequences)" } else { "Largest micro-batch" }.into(),
         answer: match l.max_micro_batch {
             Some(m) => format!("{} · {}", thousands(m.value), left(m.memory_left)),
-            None => format!("none fits: one {} is already over", if l.extent == Extent::ImageSide { "image" } else { "sequence" }),
+            None => format!(
+                "none fits: one {} is already over",
+                match l.extent {
+                    Extent::ImageSide | Extent::Resolution | Extent::Frames => "image",
+                    Extent::Tokens => "sequence",
+                }
+            ),
         },
         value: l.max_micro_batch.map(|m| m.value),
     };
     let (label, unit, none) = match l.extent {
         Extent::Tokens => (if inference { "Longest context" } else { "Longest sequence" }, "tokens", "none fits, even at the shortest"),
         Extent::ImageSide => ("Largest image side", "px", "none fits, even at the smallest"),
+        Extent::Resolution => ("Largest width (same aspect ratio)", "px", "none fits, even at the smallest"),
+        Extent::Frames => ("Most frames", "frames", "none fits, even one frame"),
     };
     let extent = LimitLine {
         label: label.into(),

@@ -140,6 +140,10 @@ pub enum ModelSpec {
     /// `{"hf_config": {…}}`: the raw config (kept for re-encoding), what it builds, and
     /// what the importer noted (defaulted keys, an approximate family, a vision tower left out).
     HfConfig { raw: Value, arch: Architecture, notes: Vec<String> },
+    /// `{"pipeline": {"model_index": {…}, "unet": {…}, …}}`: a diffusers pipeline's
+    /// `model_index.json` and its component configs (kept for re-encoding), what they build,
+    /// and what the importer noted.
+    Pipeline { raw: Value, arch: Architecture, notes: Vec<String> },
 }
 
 impl Default for ModelSpec {
@@ -151,8 +155,18 @@ impl Default for ModelSpec {
 impl ModelSpec {
     /// The one decoder of a pasted or linked `config.json` (scenario JSON, URL, model picker).
     pub fn from_hf_config(raw: Value) -> Result<ModelSpec, InputError> {
+        if crate::import::diffusers::is_component(&raw) {
+            let arch = crate::import::diffusers::read_component(&raw)?;
+            return Ok(ModelSpec::HfConfig { raw, arch: Architecture::Diffusion(Box::new(arch)), notes: Vec::new() });
+        }
         let imported = import_hf_config(&raw)?;
         Ok(ModelSpec::HfConfig { raw, arch: imported.arch, notes: imported.warnings })
+    }
+
+    /// A diffusers pipeline (`model_index.json` and its component configs).
+    pub fn from_pipeline(raw: Value) -> Result<ModelSpec, InputError> {
+        let (arch, notes) = crate::import::diffusers::read_pipeline(&raw)?;
+        Ok(ModelSpec::Pipeline { raw, arch: Architecture::Diffusion(Box::new(arch)), notes })
     }
 
     /// What the user should know about how the model was read.
@@ -160,7 +174,7 @@ impl ModelSpec {
         match self {
             ModelSpec::Preset(id) => model_preset(id).map_or(&[], |p| p.warnings.as_slice()),
             ModelSpec::Arch(_) => &[],
-            ModelSpec::HfConfig { notes, .. } => notes,
+            ModelSpec::HfConfig { notes, .. } | ModelSpec::Pipeline { notes, .. } => notes,
         }
     }
 
@@ -168,7 +182,7 @@ impl ModelSpec {
     pub fn architecture(&self) -> Option<Cow<'_, Architecture>> {
         match self {
             ModelSpec::Preset(id) => model_preset(id).map(|p| Cow::Borrowed(&p.arch)),
-            ModelSpec::Arch(arch) | ModelSpec::HfConfig { arch, .. } => Some(Cow::Borrowed(arch)),
+            ModelSpec::Arch(arch) | ModelSpec::HfConfig { arch, .. } | ModelSpec::Pipeline { arch, .. } => Some(Cow::Borrowed(arch)),
         }
     }
 
@@ -177,8 +191,12 @@ impl ModelSpec {
         match self {
             ModelSpec::Preset(id) => id.clone(),
             ModelSpec::Arch(_) => "custom architecture".into(),
+            ModelSpec::Pipeline { raw, arch, .. } => {
+                let class = raw.pointer("/model_index/_class_name").and_then(Value::as_str).unwrap_or("pipeline");
+                format!("{} {} (model_index.json)", crate::safe_text::quoted(class), crate::format::count(arch.param_count() as u64))
+            }
             ModelSpec::HfConfig { raw, arch, .. } => {
-                let family = raw.get("model_type").and_then(Value::as_str).unwrap_or("custom");
+                let family = raw.get("model_type").or_else(|| raw.get("_class_name")).and_then(Value::as_str).unwrap_or("custom");
                 format!("{} {} (config.json)", crate::safe_text::quoted(family), crate::format::count(arch.param_count() as u64))
             }
         }
@@ -192,6 +210,7 @@ impl Serialize for ModelSpec {
             ModelSpec::Preset(id) => map.serialize_entry("preset", id)?,
             ModelSpec::Arch(arch) => map.serialize_entry("arch", arch)?,
             ModelSpec::HfConfig { raw, .. } => map.serialize_entry("hf_config", raw)?,
+            ModelSpec::Pipeline { raw, .. } => map.serialize_entry("pipeline", raw)?,
         }
         map.end()
     }
@@ -205,8 +224,15 @@ impl<'de> Deserialize<'de> for ModelSpec {
             preset: Option<String>,
             arch: Option<Architecture>,
             hf_config: Option<Value>,
+            pipeline: Option<Value>,
         }
         let raw = Raw::deserialize(d)?;
+        if let Some(p) = raw.pipeline {
+            if raw.preset.is_some() || raw.arch.is_some() || raw.hf_config.is_some() {
+                return Err(de::Error::custom("give exactly one of \"preset\", \"arch\", \"hf_config\" or \"pipeline\""));
+            }
+            return ModelSpec::from_pipeline(p).map_err(|e| de::Error::custom(e.within("pipeline")));
+        }
         match (raw.preset, raw.arch, raw.hf_config) {
             (Some(id), None, None) => {
                 if model_preset(&id).is_none() {
@@ -224,7 +250,7 @@ impl<'de> Deserialize<'de> for ModelSpec {
                 Ok(ModelSpec::Arch(arch))
             }
             (None, None, Some(raw)) => ModelSpec::from_hf_config(raw).map_err(|e| de::Error::custom(e.within("hf_config"))),
-            _ => Err(de::Error::custom("give exactly one of \"preset\", \"arch\" or \"hf_config\"")),
+            _ => Err(de::Error::custom("give exactly one of \"preset\", \"arch\", \"hf_config\" or \"pipeline\"")),
         }
     }
 }
@@ -499,6 +525,9 @@ impl Scenario {
             }
         };
         range("training.micro_batch", t.micro_batch, LIMIT_BATCH);
+        if let Some(n) = t.diffusion.text_tokens {
+            range("training.diffusion.text_tokens", n, 65_536);
+        }
         range("training.grad_accum", t.grad_accum, LIMIT_BATCH);
         range("parallel.dp", p.dp, LIMIT_DEGREE);
         range("parallel.tp", p.tp, LIMIT_DEGREE);
@@ -592,7 +621,7 @@ impl Scenario {
                 ));
             }
         }
-        let uses_tokens = !matches!(arch, Architecture::Resnet(_)) && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
+        let uses_tokens = !matches!(arch, Architecture::Resnet(_) | Architecture::Diffusion(_)) && !matches!(arch, Architecture::Transformer(x) if x.stack == Stack::Vision);
         if uses_tokens && (t.seq_len == 0 || t.seq_len > LIMIT_SEQ) {
             errors.push(InputError::new("training.seq_len", format!("must be between 1 and {LIMIT_SEQ}, got {}", t.seq_len)));
         }

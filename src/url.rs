@@ -1,7 +1,8 @@
 //! The scenario URL codec: a compact, readable, versioned query string.
 //!
 //! Format (version 1): `?v=1&m=Qwen%2FQwen3-8B&b=4&s=8192&…` (a Hub id, or an old short id) — one short key per field, only the
-//! fields that differ from [`Scenario::default`], values as in the scenario JSON. A pasted
+//! fields that differ from [`Scenario::default`], values as in the scenario JSON; the keys are
+//! the field table's ([`crate::fields::FIELDS`]). A pasted
 //! model travels as `hf=` (or our own architecture as `arch=`) holding base64url JSON.
 //! Decoding never fails as a whole: every parameter that cannot be read is reported, field by
 //! field, and the rest of the scenario is kept. Keys the page itself uses (`embed`, `view`,
@@ -16,6 +17,7 @@ use serde_json::Value;
 
 use crate::enum_id::{enum_from_id, enum_id};
 use crate::error::InputError;
+use crate::fields::{device_keys, scalar_keys};
 use crate::import::presets::model_preset;
 use crate::input_limits::{summarise, LINK_CHARS, LINK_PARAMS};
 use crate::json_shape::from_object_value;
@@ -40,72 +42,6 @@ pub const LADDER_KEY: &str = "ladder";
 /// a planner link does: `?v=1&m=…&cmp=v%3D1%26m%3Dgpt2&cmp=v%3D1%26m%3Dgpt2%26dp%3D8`.
 pub const COMPARE_KEY: &str = "cmp";
 
-/// One query key ↔ one dotted scenario field whose JSON value is a scalar.
-const SCALARS: [(&str, &str); 58] = [
-    ("b", "training.micro_batch"),
-    ("s", "training.seq_len"),
-    ("ga", "training.grad_accum"),
-    ("p", "training.precision"),
-    ("o", "training.optimizer"),
-    ("oi", "training.optimizer_impl"),
-    ("g32", "training.fp32_gradients"),
-    ("ck", "training.checkpointing"),
-    ("at", "training.attention"),
-    ("do", "training.dropout"),
-    ("img", "training.image_size"),
-    ("mode", "training.mode"),
-    ("dp", "parallel.dp"),
-    ("tp", "parallel.tp"),
-    ("pp", "parallel.pp"),
-    ("sp", "parallel.sp"),
-    ("cp", "parallel.cp"),
-    ("ep", "parallel.ep"),
-    ("z", "parallel.zero"),
-    ("off", "parallel.offload"),
-    ("sch", "parallel.pp_schedule"),
-    ("z3", "parallel.zero3_impl"),
-    ("rsh", "parallel.fsdp_reshard_after_forward"),
-    ("fsd", "parallel.full_state_dict_on_save"),
-    ("gbv", "parallel.gradient_as_bucket_view"),
-    ("fv", "parallel.fsdp_version"),
-    ("vs", "parallel.virtual_stages"),
-    ("pf", "runtime.platform"),
-    ("mf", "runtime.memory_fraction"),
-    ("ob", "runtime.other_processes_bytes"),
-    ("nj", "runtime.jobs"),
-    ("loss", "training.techniques.loss"),
-    ("lch", "training.techniques.loss_chunks"),
-    ("oib", "training.techniques.optimizer_in_backward"),
-    ("aof", "training.techniques.activation_offload"),
-    ("lig", "training.techniques.liger_kernels"),
-    ("cmpl", "training.techniques.compile"),
-    ("cmpl_loss", "training.techniques.compile_loss"),
-    ("wq", "training.serving.weights"),
-    ("kvq", "training.serving.kv_cache"),
-    ("dq", "training.serving.double_quant"),
-    ("eng", "training.serving.engine"),
-    ("gmu", "training.serving.gpu_memory_utilization"),
-    ("mfs", "training.serving.mem_fraction_static"),
-    ("mml", "training.serving.max_model_len"),
-    ("mns", "training.serving.max_num_seqs"),
-    ("mbt", "training.serving.max_num_batched_tokens"),
-    ("eager", "training.serving.enforce_eager"),
-    ("bs", "training.serving.block_size"),
-    ("fw", "framework"),
-    ("xs", "runtime.expandable_segments"),
-    ("hm", "runtime.host_memory_bytes"),
-    ("tok", "run.dataset_tokens"),
-    ("epo", "run.epochs"),
-    ("usd", "run.price_per_gpu_hour"),
-    ("pr", "run.pricing"),
-    ("ipi", "training.images_per_sample"),
-    ("fr", "training.frames"),
-];
-
-/// Device fields that may override a preset.
-const DEVICE: [(&str, &str); 6] =
-    [("cap", "capacity_bytes"), ("hbm", "hbm_bandwidth"), ("host", "host_link_bandwidth"), ("tf", "bf16_tflops"), ("nvl", "interconnect_bandwidth"), ("net", "network_bandwidth")];
-
 /// The query string (without `?`) for a scenario.
 pub fn encode(s: &Scenario) -> String {
     let json = serde_json::to_value(s).unwrap_or(Value::Null);
@@ -118,8 +54,9 @@ pub fn encode(s: &Scenario) -> String {
         ModelSpec::Preset(id) => pairs.push(("m".into(), id.clone())),
         ModelSpec::Arch(arch) => pairs.push(("arch".into(), base64url_encode(serde_json::to_string(arch).unwrap_or_default().as_bytes()))),
         ModelSpec::HfConfig { raw, .. } => pairs.push(("hf".into(), base64url_encode(raw.to_string().as_bytes()))),
+        ModelSpec::Pipeline { raw, .. } => pairs.push(("pl".into(), base64url_encode(raw.to_string().as_bytes()))),
     }
-    for (key, path) in SCALARS {
+    for (key, path) in scalar_keys() {
         let value = lookup(&json, path);
         if value != lookup(&default, path) && !value.is_null() {
             pairs.push((key.into(), scalar_text(value)));
@@ -142,7 +79,7 @@ pub fn encode(s: &Scenario) -> String {
         _ => {}
     }
     let mut device = s.device.clone();
-    for (key, field) in DEVICE {
+    for (key, field) in device_keys() {
         if let Some(x) = *device_slot(&mut device, field) {
             pairs.push((key.into(), format!("{x}")));
         }
@@ -216,6 +153,10 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Ok(m) => model = Some(m),
                 Err(e) => errors.push(e.within("url.hf")),
             },
+            "pl" => match decode_json(&value).and_then(ModelSpec::from_pipeline) {
+                Ok(m) => model = Some(m),
+                Err(e) => errors.push(e.within("url.pl")),
+            },
             "arch" => match decode_json(&value).and_then(from_object_value::<Architecture>).and_then(|a| a.check().map(|()| a)) {
                 Ok(a) => model = Some(ModelSpec::Arch(a)),
                 Err(e) => errors.push(e.within("url.arch")),
@@ -242,12 +183,12 @@ pub fn decode(query: &str) -> (Scenario, Vec<InputError>) {
                 Ok(n) => device.gpus_per_node = Some(n),
                 Err(_) => errors.push(InputError::new("url.gpn", format!("\"{}\" is not a GPU count", short(&value)))),
             },
-            k if let Some((_, field)) = DEVICE.iter().find(|(dk, _)| *dk == k) => match crate::format::parse_f64(&value) {
+            k if let Some((_, field)) = device_keys().find(|(dk, _)| *dk == k) => match crate::format::parse_f64(&value) {
                 Some(x) if x.is_finite() && x > 0.0 => *device_slot(&mut device, field) = Some(x),
                 _ => errors.push(InputError::new(format!("url.{k}"), format!("\"{}\" is not a positive number", short(&value)))),
             },
             k if PAGE_KEYS.contains(&k) => {}
-            k => match SCALARS.iter().find(|(sk, _)| *sk == k) {
+            k => match scalar_keys().find(|(sk, _)| *sk == k) {
                 Some((_, path)) => {
                     let mut candidate = json.clone();
                     set(&mut candidate, path, scalar_value(&value));
@@ -392,7 +333,7 @@ fn scalar_value(text: &str) -> Value {
     }
 }
 
-/// The override slot of the device field a [`DEVICE`] key names.
+/// The override slot of the device field a device key names ([`crate::fields::device_keys`]).
 fn device_slot<'a>(d: &'a mut DeviceSpec, field: &str) -> &'a mut Option<f64> {
     match field {
         "capacity_bytes" => &mut d.capacity_bytes,

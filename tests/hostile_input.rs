@@ -103,7 +103,7 @@ fn a_bare_config_json_is_recognised_and_planned_on_request() {
     let config = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}"#;
     let (code, out, err) = run(&["estimate", "-"], config);
     assert_eq!(code, 2, "{out}");
-    assert!(err.contains("is a Hugging Face config.json") && err.contains("--hf-config"), "{err}");
+    assert!(err.contains("is a Hugging Face or diffusers config.json") && err.contains("--hf-config"), "{err}");
     let (code, out, err) = run(&["estimate", "--hf-config", "-"], config);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("breakdown JSON");

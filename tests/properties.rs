@@ -5,7 +5,9 @@
 use headroom::import::presets::model_preset_ids;
 use headroom::model::precision::Precision;
 use headroom::scenario::DeviceSpec;
-use headroom::scenario::{Attention, Checkpointing, ModelSpec, Optimizer, Parallel, Scenario, Zero};
+use headroom::scenario::{
+    Attention, Checkpointing, Engine, KvCacheFormat, Loss, ModelSpec, Optimizer, Parallel, Platform, Runtime, Scenario, Serving, Techniques, WeightFormat, Zero,
+};
 use headroom::{estimate, url, Breakdown};
 use proptest::prelude::*;
 
@@ -34,6 +36,54 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             s.device = DeviceSpec::preset(device);
             s
         })
+}
+
+/// The switches the monotonicity properties leave alone: memory techniques, the runtime
+/// (platform, GPU sharing, host RAM) and the serving engine's settings.
+fn switches() -> impl Strategy<Value = (Techniques, Runtime, Serving)> {
+    let techniques = (prop::sample::select(vec![Loss::Standard, Loss::Chunked, Loss::FusedLinear, Loss::ChunkedNoUpcast]), 1u64..64, any::<[bool; 6]>()).prop_map(
+        |(loss, loss_chunks, [optimizer_in_backward, activation_offload, liger_kernels, compile, compile_loss, _])| Techniques {
+            loss,
+            loss_chunks,
+            optimizer_in_backward,
+            activation_offload,
+            liger_kernels,
+            compile,
+            compile_loss,
+        },
+    );
+    let runtime = (prop::sample::select(Platform::ALL.to_vec()), 1u32..=100, 0u64..(8 << 30), 1u64..8, any::<bool>(), prop::option::of(1u64..512)).prop_map(
+        |(platform, percent, other_processes_bytes, jobs, expandable_segments, ram_gib)| Runtime {
+            platform,
+            memory_fraction: f64::from(percent) / 100.0,
+            other_processes_bytes,
+            jobs,
+            expandable_segments,
+            host_memory_bytes: ram_gib.map(|g| g << 30),
+        },
+    );
+    let serving = (
+        prop::sample::select(Engine::ALL.to_vec()),
+        prop::option::of(prop::sample::select(WeightFormat::ALL.to_vec())),
+        prop::option::of(prop::sample::select(vec![KvCacheFormat::Half, KvCacheFormat::Fp8])),
+        (prop::option::of(1u32..=100), prop::option::of(1u32..=100)),
+        (prop::option::of(1u64..131_072), prop::option::of(1u64..1024), prop::option::of(1u64..65_536), prop::option::of(1u64..256)),
+        any::<[bool; 2]>(),
+    )
+        .prop_map(|(engine, weights, kv_cache, (gmu, mfs), (max_model_len, max_num_seqs, max_num_batched_tokens, block_size), [double_quant, enforce_eager])| Serving {
+            engine,
+            weights,
+            kv_cache,
+            double_quant,
+            gpu_memory_utilization: gmu.map(|p| f64::from(p) / 100.0),
+            mem_fraction_static: mfs.map(|p| f64::from(p) / 100.0),
+            max_model_len,
+            max_num_seqs,
+            max_num_batched_tokens,
+            enforce_eager,
+            block_size,
+        });
+    (techniques, runtime, serving)
 }
 
 /// Model states as they stand in the optimizer step, where all three are allocated.
@@ -102,7 +152,11 @@ proptest! {
     }
 
     #[test]
-    fn url_round_trip_is_identity(s in scenario()) {
+    fn url_round_trip_is_identity(s in scenario(), (techniques, runtime, serving) in switches()) {
+        let mut s = s;
+        s.training.techniques = techniques;
+        s.runtime = runtime;
+        s.training.serving = serving;
         let query = url::encode(&s);
         let (back, errors) = url::decode(&query);
         prop_assert!(errors.is_empty(), "{:?}", errors);

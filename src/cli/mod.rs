@@ -180,13 +180,18 @@ impl Input {
         let text = String::from_utf8(bytes).map_err(|_| format!("{source}: not UTF-8 text"))?;
         let mut decoded = if self.hf_config {
             let raw: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{source}: not JSON: {e}"))?;
-            let model = crate::scenario::ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())?;
+            // A diffusers pipeline (`{"model_index": …, "<component>": …}`) or one config.json.
+            let model = if raw.get("model_index").is_some() {
+                crate::scenario::ModelSpec::from_pipeline(raw).map_err(|e| e.within("pipeline").to_string())?
+            } else {
+                crate::scenario::ModelSpec::from_hf_config(raw).map_err(|e| e.within("config.json").to_string())?
+            };
             crate::scenario::Decoded { scenario: Scenario { model, ..Scenario::default() }, warnings: Vec::new() }
         } else {
             if looks_like_hf_config(&text) {
                 let file = path.map_or_else(|| "-".to_string(), |p| p.display().to_string());
                 return Err(format!(
-                    "{source} is a Hugging Face config.json (it has a model_type), not a scenario: run `headroom estimate --hf-config {file}` to plan it with the default training settings, or put it in a scenario as {{\"model\": {{\"hf_config\": …}}}}"
+                    "{source} is a Hugging Face or diffusers config.json (it has a model_type, architectures, _class_name or model_index), not a scenario: run `headroom estimate --hf-config {file}` to plan it with the default training settings, or put it in a scenario as {{\"model\": {{\"hf_config\": …}}}}"
                 ));
             }
             Scenario::from_json(&text).map_err(|e| e.to_string())?
@@ -227,13 +232,14 @@ pub(crate) fn read_bounded(path: Option<&std::path::Path>, max: usize, what: &st
 }
 
 /// Whether a JSON text is a bare Hugging Face `config.json` (a top-level `model_type` or
-/// `architectures`, and none of a scenario's sections).
+/// `architectures`), a diffusers component config (`_class_name`) or a pipeline object
+/// (`model_index`), with none of a scenario's sections.
 fn looks_like_hf_config(text: &str) -> bool {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
         return false;
     };
     let scenario_keys = ["model", "training", "parallel", "device", "runtime", "version", "framework"];
-    (map.contains_key("model_type") || map.contains_key("architectures")) && !scenario_keys.iter().any(|k| map.contains_key(*k))
+    ["model_type", "architectures", "_class_name", "model_index"].iter().any(|k| map.contains_key(*k)) && !scenario_keys.iter().any(|k| map.contains_key(*k))
 }
 
 /// Ladder steps by their JSON names (`zero3`, `activation-checkpointing`, …), each with its label.

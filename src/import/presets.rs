@@ -145,6 +145,11 @@ fn search_exact(query: &str, limit: usize) -> Vec<&'static ModelPreset> {
 
 fn parse_preset(entry: &CatalogueEntry) -> Option<ModelPreset> {
     let config: Value = serde_json::from_str(entry.config).ok()?;
+    // A diffusion pipeline: `{"pipeline": {"model_index": …, "unet": …, …}}`.
+    if let Some(pipeline) = config.get("pipeline") {
+        let (arch, warnings) = super::diffusers::read_pipeline(pipeline).ok()?;
+        return Some(ModelPreset { id: entry.id, name: entry.name, aliases: entry.aliases, arch: Architecture::Diffusion(Box::new(arch)), warnings });
+    }
     let imported = import_catalogue_config(&config).ok()?;
     let warnings = imported.warnings.into_iter().filter(|w| !w.starts_with("config.json does not set")).collect();
     Some(ModelPreset { id: entry.id, name: entry.name, aliases: entry.aliases, arch: imported.arch, warnings })

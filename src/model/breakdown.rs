@@ -151,11 +151,19 @@ pub enum Moment {
     /// gradients and reduce-scatter buffers (recorded with every other per-block moment too,
     /// since they are alive during each of them).
     BlockBackward,
+    /// A diffusion pipeline's VAE encoding the batch's images (no gradients).
+    VaeEncode,
+    /// A diffusion pipeline's text encoders encoding the prompts (no gradients).
+    TextEncode,
+    /// One denoiser call of generation (no gradients).
+    Denoise,
+    /// The VAE decoding the final latents (no gradients).
+    VaeDecode,
 }
 
 impl Moment {
     /// How many moments there are (the ledger sums each on the stack).
-    pub const COUNT: usize = Moment::BlockBackward as usize + 1;
+    pub const COUNT: usize = Moment::VaeDecode as usize + 1;
 
     /// Whether the moment recurs in every block's backward (rather than once at the head).
     pub fn in_blocks(self) -> bool {

@@ -69,7 +69,8 @@ pub fn communication(inputs: &Inputs, gradient_elements_local: f64) -> Communica
             let seq = if a.stack == Stack::Vision { 0.0 } else { t.seq_len.max(1) as f64 };
             (a.hidden as f64, a.layers as f64, t.micro_batch.max(1) as f64 * seq / p.cp.max(1) as f64, (a.attention.k_width() + a.attention.v_width()) as f64, a.vocab)
         }
-        Architecture::Resnet(_) => (0.0, 0.0, 0.0, 0.0, 0),
+        // No tensor, sequence or context parallelism: only the data-parallel gradients move.
+        Architecture::Resnet(_) | Architecture::Diffusion(_) => (0.0, 0.0, 0.0, 0.0, 0),
     };
     let micro_batches = t.grad_accum.max(1) as f64;
     let tp = p.tp.max(1) as f64;

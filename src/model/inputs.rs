@@ -246,6 +246,9 @@ pub struct Training {
     pub techniques: Techniques,
     /// How inference stores the weights and the KV cache.
     pub serving: Serving,
+    /// A diffusion pipeline's caching, offload and tiling (`model/diffusion/options.rs`).
+    #[serde(skip_serializing_if = "super::diffusion::options::DiffusionOptions::is_default")]
+    pub diffusion: super::diffusion::options::DiffusionOptions,
 }
 
 impl Training {
@@ -277,6 +280,7 @@ impl Default for Training {
             lora: None,
             techniques: Techniques::default(),
             serving: Serving::default(),
+            diffusion: Default::default(),
         }
     }
 }

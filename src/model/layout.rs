@@ -34,6 +34,9 @@ pub struct Layout {
     pub reshard_after_forward: bool,
     /// DDP's `gradient_as_bucket_view` (`Parallel::gradient_as_bucket_view`).
     pub bucket_view: bool,
+    /// A diffusion pipeline's VAE and text encoders on the GPU ([`Architecture::resident`]).
+    pub vae_resident: bool,
+    pub text_encoders_resident: bool,
 }
 
 impl Layout {
@@ -64,6 +67,8 @@ impl Layout {
             zero3_impl: p.zero3_impl,
             reshard_after_forward: p.fsdp_reshard_after_forward,
             bucket_view: p.gradient_as_bucket_view,
+            vae_resident: arch.resident(Scope::Vae),
+            text_encoders_resident: arch.resident(Scope::TextEncoder),
         }
     }
 
@@ -78,6 +83,8 @@ impl Layout {
                     0.0
                 }
             }
+            Scope::Vae if !self.vae_resident => 0.0,
+            Scope::TextEncoder if !self.text_encoders_resident => 0.0,
             Scope::Tower | Scope::Vae | Scope::TextEncoder => {
                 if self.first {
                     1.0

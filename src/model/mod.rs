@@ -65,6 +65,8 @@ pub fn estimate(inputs: &Inputs) -> Breakdown {
 /// [`estimate`] with the architecture's tensors built by the caller, who estimates one
 /// architecture many times.
 pub fn estimate_with(inputs: &Inputs, tensors: &Tensors) -> Breakdown {
+    let arch = inputs.arch.for_run(inputs.training);
+    let inputs = &Inputs { arch: &arch, ..*inputs };
     let plan = peak_stage(inputs, tensors, &mut Reuse::default());
     let totals = plan_totals(inputs, tensors, &plan);
     finish(inputs, tensors, plan, totals)
@@ -75,6 +77,8 @@ pub fn estimate_with(inputs: &Inputs, tensors: &Tensors) -> Breakdown {
 /// of most of the layouts it tries, and hands the model states of one estimate to the next
 /// (`reuse`, one per architecture).
 pub fn totals(inputs: &Inputs, tensors: &Tensors, reuse: &mut Reuse) -> Totals {
+    let arch = inputs.arch.for_run(inputs.training);
+    let inputs = &Inputs { arch: &arch, ..*inputs };
     plan_totals(inputs, tensors, &peak_stage(inputs, tensors, reuse))
 }
 
@@ -162,6 +166,9 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
         paged = summary.paged_state_bytes;
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
         let offloaded_activations = add_activations(mb, compute, &layout, sp, flight, &mut ledger);
+        if let Architecture::Diffusion(d) = arch {
+            diffusion::encodes::add_encodes(d, s.training, ledger.tally().sum(Component::Activations), &mut ledger);
+        }
         host += offloaded_activations;
         activation_host = offloaded_activations;
         let gradient_bytes = ledger.tally().sum(Component::Gradients);
@@ -215,8 +222,13 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
             runtime: s.runtime,
             model_parallel: s.parallel.tp.max(1).saturating_mul(s.parallel.pp.max(1)),
         };
-        engine = serving::engine_memory(&engine_inputs, &mut ledger);
-        if engine.is_none() {
+        engine = match arch {
+            Architecture::Diffusion(_) => None,
+            _ => serving::engine_memory(&engine_inputs, &mut ledger),
+        };
+        if let Architecture::Diffusion(d) = arch {
+            diffusion::generation::generation_memory(d, s.training, &mut ledger);
+        } else if engine.is_none() {
             inference::inference_memory(arch, &tensors.list, s.training, &layout, mb, sp, &mut ledger);
         }
     }

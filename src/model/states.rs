@@ -155,6 +155,8 @@ fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64
     match t.scope {
         Scope::Input if training.frozen.embeddings => 0.0,
         Scope::Tower if training.frozen.vision_tower && !super::arch::tower::is_projector(t) => 0.0,
+        // A diffusion pipeline trains its denoiser; the VAE and text encoders stay frozen.
+        Scope::Vae | Scope::TextEncoder => 0.0,
         s if s.in_blocks() => 1.0 - layer_fraction_frozen,
         _ => 1.0,
     }

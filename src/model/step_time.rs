@@ -76,6 +76,12 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
             }
             Forward { total: flops, blocks: flops, attention: 0.0, tokens: 1.0 }
         }
+        // One denoiser call per training sample (the frozen parts' no-grad calls are not
+        // counted: cached embeddings and latents are the common case).
+        Architecture::Diffusion(d) => {
+            let flops = d.denoiser.as_ref().map_or(0.0, |den| den.forward_flops(&d.run(s.training, 1)));
+            Forward { total: flops, blocks: flops, attention: 0.0, tokens: 1.0 }
+        }
     }
 }
 
@@ -177,7 +183,7 @@ fn spill_context(s: &Inputs, base_seconds: f64, sample_tokens: f64, flops_per_se
     let width = match arch {
         Architecture::Transformer(tr) => tr.hidden as f64 / p.tp.max(1) as f64,
         // Convolutions: not priced as matmuls (their saved tensors count as memory-bound).
-        Architecture::Resnet(_) => 0.0,
+        Architecture::Resnet(_) | Architecture::Diffusion(_) => 0.0,
     };
     let weight = t.precision.matmul_weight_bytes() as f64;
     SpillContext {

@@ -72,10 +72,22 @@ pub enum Step {
     ShorterContext,
     /// Serving: fewer sequences at once.
     FewerSequences,
+    /// Diffusion (`diffusion_ladder.rs`): prompt embeddings computed once, text encoders freed.
+    CacheTextEmbeddings,
+    /// Diffusion: latents computed once, the VAE freed.
+    CacheLatents,
+    /// Diffusion generation: the VAE decodes tile by tile.
+    VaeTiling,
+    /// Diffusion generation: one part on the GPU at a time.
+    ModelCpuOffload,
+    /// Diffusion generation: one layer on the GPU at a time.
+    SequentialCpuOffload,
+    /// Diffusion: a smaller picture or fewer frames.
+    SmallerPicture,
 }
 
 impl Step {
-    pub const ALL: [Step; 25] = [
+    pub const ALL: [Step; 31] = [
         Step::MixedPrecision,
         Step::SelectiveCheckpointing,
         Step::ActivationCheckpointing,
@@ -101,6 +113,12 @@ impl Step {
         Step::HigherMemoryFraction,
         Step::ShorterContext,
         Step::FewerSequences,
+        Step::CacheTextEmbeddings,
+        Step::CacheLatents,
+        Step::VaeTiling,
+        Step::ModelCpuOffload,
+        Step::SequentialCpuOffload,
+        Step::SmallerPicture,
     ];
 
     /// The seed flowchart's ladder.
@@ -140,7 +158,11 @@ impl Step {
     /// The ladder a view starts from for `s` on a budget of `gpus`: serving fixes for an
     /// inference scenario (`serving_ladder.rs`), training ones otherwise.
     pub fn ladder_for(s: &Scenario, gpus: u64) -> &'static [Step] {
-        if s.training.mode == crate::model::inputs::Mode::Inference {
+        let inference = s.training.mode == crate::model::inputs::Mode::Inference;
+        if super::diffusion_ladder::is_pipeline(s) {
+            return if inference { &super::diffusion_ladder::GENERATION_LADDER } else { &super::diffusion_ladder::TRAINING_LADDER };
+        }
+        if inference {
             &super::serving_ladder::SERVING_LADDER
         } else {
             Step::default_ladder(gpus)
@@ -174,6 +196,12 @@ impl Step {
             Step::HigherMemoryFraction => "Larger memory fraction",
             Step::ShorterContext => "Shorter context",
             Step::FewerSequences => "Fewer sequences at once",
+            Step::CacheTextEmbeddings => "Cache prompt embeddings",
+            Step::CacheLatents => "Cache latents",
+            Step::VaeTiling => "VAE tiling",
+            Step::ModelCpuOffload => "Model CPU offload",
+            Step::SequentialCpuOffload => "Sequential CPU offload",
+            Step::SmallerPicture => "Smaller picture or clip",
         }
     }
 }
@@ -487,6 +515,11 @@ fn smaller_micro_batch(s: &Scenario, n: &mut Scenario) -> String {
 
 /// The scenario after `step`, and a sentence saying what changed or why nothing did.
 pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
+    if super::diffusion_ladder::is_pipeline(s) {
+        if let Some(applied) = super::diffusion_ladder::apply(step, s) {
+            return applied;
+        }
+    }
     let mut n = s.clone();
     let heads = match s.model.architecture().as_deref() {
         Some(Architecture::Transformer(t)) => Some((t.attention.heads, t.attention.kv_heads, t.layers)),
@@ -495,6 +528,9 @@ pub fn apply(step: Step, s: &Scenario, gpus: u64) -> (Scenario, String) {
     let note = match step {
         Step::Fp8KvCache | Step::Fp8Weights | Step::Int4Weights | Step::HigherMemoryFraction | Step::ShorterContext | Step::FewerSequences => {
             return super::serving_ladder::apply(step, s)
+        }
+        Step::CacheTextEmbeddings | Step::CacheLatents | Step::VaeTiling | Step::ModelCpuOffload | Step::SequentialCpuOffload | Step::SmallerPicture => {
+            "only a diffusion pipeline has this step".into()
         }
         Step::MixedPrecision => {
             if s.training.precision == Precision::Fp32 {

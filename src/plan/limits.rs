@@ -47,6 +47,9 @@ const SERVER: u64 = 8;
 /// Largest image side tried (the scenario accepts no larger, `Scenario::validate`).
 const MAX_IMAGE_SIDE: u64 = 65_536;
 
+/// Most frames tried (the scenario accepts no more, `Scenario::validate`).
+const MAX_FRAMES: u64 = 4096;
+
 /// ResNet's total stride: 224-pixel images leave 7 × 7 features (He et al. 2016, Table 1).
 const RESNET_STRIDE: u64 = 32;
 
@@ -65,6 +68,55 @@ pub enum Extent {
     Tokens,
     /// Image side in pixels (`training.image_size`), for vision models.
     ImageSide,
+    /// A diffusion pipeline's picture width in pixels (`training.resolution`), its height
+    /// following the entered aspect ratio.
+    Resolution,
+    /// A video pipeline's frames (`training.frames`).
+    Frames,
+}
+
+impl Extent {
+    /// `s` with this extent set to `value`.
+    pub fn apply(self, s: &mut Scenario, value: u64) {
+        match self {
+            Extent::Tokens => s.training.seq_len = value,
+            Extent::ImageSide => s.training.image_size = Some(value),
+            Extent::Resolution => {
+                let [w, h] = resolution(s);
+                // The height keeps the entered aspect ratio, on the same pixel grid as the width.
+                let step = pixel_step(s).max(1);
+                let height = ((value as f64 * h as f64 / w.max(1) as f64 / step as f64).round() as u64).max(1) * step;
+                s.training.resolution = Some([value, height]);
+            }
+            Extent::Frames => s.training.frames = Some(value),
+        }
+    }
+}
+
+/// A diffusion pipeline's entered (or default) `[width, height]`.
+fn resolution(s: &Scenario) -> [u64; 2] {
+    let default = match s.model.architecture().as_deref() {
+        Some(Architecture::Diffusion(d)) => d.resolution,
+        _ => [1024, 1024],
+    };
+    s.training.resolution.unwrap_or(default)
+}
+
+/// Pixels between sizes a diffusion pipeline's denoiser can take.
+fn pixel_step(s: &Scenario) -> u64 {
+    match s.model.architecture().as_deref() {
+        Some(Architecture::Diffusion(d)) => d.denoiser.as_ref().map_or(d.vae_factor(), |den| den.pixel_step(d.vae_factor())),
+        _ => 1,
+    }
+}
+
+/// Frames between clip lengths a video pipeline takes (`1 + 4k` for a VAE compressing 4
+/// frames into one latent frame after the first).
+fn frame_step(s: &Scenario) -> u64 {
+    match s.model.architecture().as_deref() {
+        Some(Architecture::Diffusion(d)) => d.vae.as_ref().map_or(1, |v| v.temporal_factor()).max(1),
+        _ => 1,
+    }
 }
 
 /// The scenario's limits; `None` where nothing fits (not even one sequence, one token or
@@ -105,6 +157,8 @@ impl Limits {
         match self.extent {
             Extent::Tokens => "max_seq_len",
             Extent::ImageSide => "max_image_size",
+            Extent::Resolution => "max_resolution",
+            Extent::Frames => "max_frames",
         }
     }
 }
@@ -116,6 +170,8 @@ pub fn limits(s: &Scenario) -> Limits {
     let (extent, step) = match arch.as_deref() {
         Some(Architecture::Transformer(t)) if t.stack == Stack::Vision => (Extent::ImageSide, t.vision.patch.max(1)),
         Some(Architecture::Resnet(_)) => (Extent::ImageSide, RESNET_STRIDE),
+        Some(Architecture::Diffusion(d)) if d.frames > 1 => (Extent::Frames, frame_step(s)),
+        Some(Architecture::Diffusion(_)) => (Extent::Resolution, pixel_step(s)),
         _ => (Extent::Tokens, if s.parallel.cp > 1 { s.parallel.cp.saturating_mul(2) } else { 1 }),
     };
     let max_micro_batch = largest(1, LIMIT_BATCH, |m| {
@@ -123,18 +179,18 @@ pub fn limits(s: &Scenario) -> Limits {
         v.training.micro_batch = m;
         resolved.totals(&v)
     });
-    let max_extent = match extent {
-        Extent::Tokens => largest(step, LIMIT_SEQ, |n| {
-            let mut v = s.clone();
-            v.training.seq_len = n;
-            resolved.totals(&v)
-        }),
-        Extent::ImageSide => largest(step, MAX_IMAGE_SIDE, |side| {
-            let mut v = s.clone();
-            v.training.image_size = Some(side);
-            resolved.totals(&v)
-        }),
+    let top = match extent {
+        Extent::Tokens => LIMIT_SEQ,
+        Extent::ImageSide | Extent::Resolution => MAX_IMAGE_SIDE,
+        Extent::Frames => MAX_FRAMES,
     };
+    let max_extent = largest(step, top, |n| {
+        let mut v = s.clone();
+        extent.apply(&mut v, if extent == Extent::Frames { 1 + n - step } else { n });
+        resolved.totals(&v)
+    });
+    // Frames come as 1 + k·step: the search runs over k·step.
+    let max_extent = if extent == Extent::Frames && step > 1 { max_extent.map(|l| Limit { value: 1 + l.value - step, ..l }) } else { max_extent };
     Limits { max_micro_batch, max_extent, extent, min_gpus: min_gpus(s) }
 }
 
@@ -314,6 +370,12 @@ mod tests {
                 assert!(!fits_with(s, |v| v.training.image_size = Some(n.value + patch)), "{} px fits too", n.value + patch);
             }
             (Extent::ImageSide, None) => {}
+            (extent @ (Extent::Resolution | Extent::Frames), Some(n)) => {
+                assert!(fits_with(s, |v| extent.apply(v, n.value)), "{} should fit", n.value);
+                let next = n.value + if extent == Extent::Frames { frame_step(s) } else { pixel_step(s) };
+                assert!(!fits_with(s, |v| extent.apply(v, next)), "{next} fits too");
+            }
+            (Extent::Resolution | Extent::Frames, None) => {}
         }
         l
     }

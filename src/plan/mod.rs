@@ -9,7 +9,9 @@
 //! the safety margin a recommended plan leaves free, and when two step times count as equal.
 
 pub mod changes;
+pub mod diffusion_ladder;
 pub mod escalation;
+pub mod explain;
 pub mod limits;
 pub mod prices;
 pub mod rent;
@@ -17,6 +19,7 @@ pub mod resolved;
 pub mod run;
 pub mod search;
 pub mod serving_ladder;
+pub mod strategy_table;
 
 use crate::model::breakdown::{Breakdown, Totals};
 use crate::model::inputs::Training;

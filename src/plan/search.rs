@@ -134,7 +134,7 @@ pub fn layouts(base: &Scenario, gpus: u64) -> Vec<Scenario> {
     };
     let (heads, kv, layers, transformer) = match arch.as_ref() {
         Architecture::Transformer(t) => (t.attention.heads, t.attention.kv_heads, t.layers, true),
-        Architecture::Resnet(_) => (1, 1, 1, false),
+        Architecture::Resnet(_) | Architecture::Diffusion(_) => (1, 1, 1, false),
     };
     let mut out = Vec::new();
     let gpus = gpus.max(1);

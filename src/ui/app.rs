@@ -6,25 +6,26 @@
 
 use leptos::prelude::*;
 
-use super::breakdown_table::BreakdownTable;
-use super::device_picker::DevicePicker;
-use super::limits_panel::{AppliedNotice, LimitsPanel};
-use super::measured_panel::MeasuredPanel;
-use super::memory_chart::MemoryChart;
-use super::model_picker::ModelPicker;
-use super::parallel_controls::ParallelControls;
-use super::run_panel::RunPanel;
-use super::saved_scenarios::SavedScenarios;
-use super::serving_panel::ServingPanel;
-use super::share_toolbar::ShareToolbar;
+use super::planner::breakdown_table::BreakdownTable;
+use super::planner::device_picker::DevicePicker;
+use super::planner::diffusion_controls::DiffusionControls;
+use super::planner::limits_panel::{AppliedNotice, LimitsPanel};
+use super::planner::measured_panel::MeasuredPanel;
+use super::planner::memory_chart::MemoryChart;
+use super::planner::model_picker::ModelPicker;
+use super::planner::parallel_controls::ParallelControls;
+use super::planner::run_panel::RunPanel;
+use super::planner::saved_scenarios::SavedScenarios;
+use super::planner::serving_panel::ServingPanel;
+use super::planner::task_controls::TaskControls;
+use super::planner::timeline_chart::TimelineChart;
+use super::planner::training_controls::TrainingControls;
+use super::planner::unplaced_errors::UnplacedErrors;
+use super::planner::verdict_banner::{CheapestFix, VerdictBanner};
+use super::share::share_toolbar::ShareToolbar;
 use super::state::Planner;
 use super::tabs::{OtherViews, TabBar};
-use super::task_controls::TaskControls;
-use super::timeline_chart::TimelineChart;
-use super::training_controls::TrainingControls;
-use super::unplaced_errors::UnplacedErrors;
 use super::url_sync::UrlNoticeBanner;
-use super::verdict_banner::{CheapestFix, VerdictBanner};
 use super::workspace::{select_tab, Tab, Workspace};
 
 /// The skip link's action: the Planner's controls, the focus in the model search.
@@ -74,6 +75,7 @@ pub fn App() -> impl IntoView {
                 <ModelPicker />
                 <TaskControls />
                 <TrainingControls />
+                <DiffusionControls />
                 <ParallelControls />
                 <DevicePicker />
                 <SavedScenarios />

@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 
 use super::compare::column_name;
-use super::select_field::select_options;
+use super::fields::select_field::select_options;
 use super::state::Planner;
 use super::workspace::CompareSlot;
 use crate::enum_id::{enum_from_id, enum_id};

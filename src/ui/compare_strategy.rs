@@ -6,9 +6,9 @@ use leptos::prelude::*;
 
 use super::state::Planner;
 use super::workspace::Workspace;
-use crate::chart::compare::strategy_rows;
 use crate::chart::outcome_word;
 use crate::format::{self, Units};
+use crate::plan::strategy_table::strategy_rows;
 
 /// Signed bytes, `−1.20 GiB` / `+3.40 GiB` / `0`.
 fn signed_bytes(n: i128, units: Units) -> String {

@@ -1,10 +1,10 @@
-//! `Root`: picks the page for the address — the compact [`super::embed_view::EmbedView`]
+//! `Root`: picks the page for the address — the compact [`super::share::embed_view::EmbedView`]
 //! for `?embed=1`, the full [`super::App`] otherwise.
 
 use leptos::prelude::*;
 
 use super::app::App;
-use super::embed_view::EmbedView;
+use super::share::embed_view::EmbedView;
 use super::url_sync::{is_embed, location_query};
 
 /// The mounted component.

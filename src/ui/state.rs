@@ -9,6 +9,7 @@
 use leptos::prelude::*;
 
 use crate::error::InputError;
+use crate::fields::anchor;
 use crate::format::Units;
 use crate::model::breakdown::Breakdown;
 use crate::scenario::Scenario;
@@ -42,41 +43,6 @@ pub struct Planner {
     pub run: Memo<crate::plan::run::RunEstimate>,
 }
 
-/// Fields that have a control of their own; errors on other fields are listed above the chart.
-pub const PLACED_FIELDS: [&str; 24] = [
-    "model",
-    "training.micro_batch",
-    "training.grad_accum",
-    "training.seq_len",
-    "parallel.dp",
-    "parallel.tp",
-    "parallel.pp",
-    "parallel.cp",
-    "parallel.ep",
-    "parallel.zero",
-    "parallel.offload",
-    "parallel.sp",
-    "parallel",
-    "device",
-    "runtime.platform",
-    "runtime.jobs",
-    "runtime.memory_fraction",
-    "runtime.other_processes_bytes",
-    "training.techniques.loss",
-    "training.techniques.optimizer_in_backward",
-    "training.optimizer_impl",
-    "run.dataset_tokens",
-    "run.epochs",
-    "run.price_per_gpu_hour",
-];
-
-/// True when an error on `error_field` belongs next to the control for `field`: the same
-/// path, or a path below it (`model.preset` under `model`). `parallel` alone matches only
-/// itself, since each degree has its own control.
-pub fn belongs_to(error_field: &str, field: &str) -> bool {
-    error_field == field || (field != "parallel" && error_field.starts_with(field) && error_field[field.len()..].starts_with('.'))
-}
-
 impl Planner {
     /// Creates the signals and memos for `initial` and provides them as context.
     pub fn provide(initial: Scenario) -> Planner {
@@ -107,10 +73,11 @@ impl Planner {
         expect_context::<Planner>()
     }
 
-    /// Messages of the errors that belong next to the control for `field`.
+    /// Messages of the errors shown under the control for `field`: those the field table
+    /// places there ([`crate::fields::anchor`]), so no error is shown twice.
     pub fn messages_for(self, field: &'static str) -> Signal<Vec<String>> {
         let errors = self.errors;
-        Signal::derive(move || errors.with(|all| all.iter().filter(|e| belongs_to(&e.field, field)).map(|e| e.message.clone()).collect()))
+        Signal::derive(move || errors.with(|all| all.iter().filter(|e| anchor(&e.field) == Some(field)).map(|e| e.message.clone()).collect()))
     }
 
     /// A memoised slice of the scenario.

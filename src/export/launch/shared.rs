@@ -82,7 +82,7 @@ pub(super) fn hub_id(s: &Scenario) -> Option<String> {
     match &s.model {
         ModelSpec::Preset(id) => model_preset(id).map(|p| p.id.to_string()),
         ModelSpec::HfConfig { raw, .. } => raw.get("_name_or_path").and_then(|v| v.as_str()).filter(|n| !n.is_empty()).map(str::to_string),
-        ModelSpec::Arch(_) => None,
+        ModelSpec::Arch(_) | ModelSpec::Pipeline { .. } => None,
     }
 }
 

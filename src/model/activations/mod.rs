@@ -17,6 +17,7 @@
 
 mod attention;
 mod compile;
+mod diffusion;
 mod lora;
 mod mixer;
 mod mlp;
@@ -87,6 +88,7 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
     let (terms, checkpoint_per_block) = match arch {
         Architecture::Transformer(t) => transformer::terms(t, training, cp),
         Architecture::Resnet(r) => (resnet::terms(r, training), 0.0),
+        Architecture::Diffusion(d) => (diffusion::terms(d, training), 0.0),
     };
     let layers = arch.layers() as f64;
     let shares = BLOCK_SCOPES.map(|scope| arch.blocks(scope) as f64 / layers);

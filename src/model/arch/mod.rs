@@ -45,6 +45,8 @@ pub use transformer::{vit_patches, EmbeddingPart, Stack, TransformerArch, Vision
 pub enum Architecture {
     Transformer(TransformerArch),
     Resnet(ResNetArch),
+    /// A diffusion pipeline or one of its components (`model/diffusion/`).
+    Diffusion(Box<crate::model::diffusion::pipeline::DiffusionArch>),
 }
 
 /// Which blocks hold a parameter tensor: decides how many copies exist and which pipeline
@@ -192,6 +194,7 @@ impl Architecture {
         match self {
             Architecture::Transformer(t) => t.check(),
             Architecture::Resnet(r) => r.check(),
+            Architecture::Diffusion(d) => d.check(),
         }
     }
 
@@ -200,6 +203,7 @@ impl Architecture {
         match self {
             Architecture::Transformer(t) => t.param_tensors(),
             Architecture::Resnet(r) => r.param_tensors(),
+            Architecture::Diffusion(d) => d.param_tensors(),
         }
     }
 
@@ -207,7 +211,7 @@ impl Architecture {
     pub fn layers(&self) -> u64 {
         match self {
             Architecture::Transformer(t) => t.layers.max(1),
-            Architecture::Resnet(_) => 1,
+            Architecture::Resnet(_) | Architecture::Diffusion(_) => 1,
         }
     }
 
@@ -215,7 +219,7 @@ impl Architecture {
     pub fn experts(&self) -> u64 {
         match self {
             Architecture::Transformer(t) => t.moe.as_ref().map_or(1, |m| m.experts.max(1)),
-            Architecture::Resnet(_) => 1,
+            Architecture::Resnet(_) | Architecture::Diffusion(_) => 1,
         }
     }
 
@@ -223,7 +227,7 @@ impl Architecture {
     pub fn blocks(&self, scope: Scope) -> u64 {
         match self {
             Architecture::Transformer(t) => t.blocks(scope),
-            Architecture::Resnet(_) => 1,
+            Architecture::Resnet(_) | Architecture::Diffusion(_) => 1,
         }
     }
 
@@ -267,7 +271,27 @@ impl Architecture {
         match self {
             Architecture::Transformer(t) if t.stack == Stack::Vision => t.vision.image_size,
             Architecture::Resnet(r) => r.image_size,
+            Architecture::Diffusion(d) => d.resolution[0],
             _ => 0,
+        }
+    }
+
+    /// Whether the tensors of `scope` are on the GPU during the run: a diffusion pipeline's
+    /// VAE and text encoders leave it when their outputs are cached ([`DiffusionArch::for_run`](crate::model::diffusion::pipeline::DiffusionArch::for_run)).
+    pub fn resident(&self, scope: Scope) -> bool {
+        match (self, scope) {
+            (Architecture::Diffusion(d), Scope::Vae) => d.resident.vae,
+            (Architecture::Diffusion(d), Scope::TextEncoder) => d.resident.text_encoders,
+            _ => true,
+        }
+    }
+
+    /// This architecture as one run holds it on the GPU (a diffusion pipeline without the
+    /// parts its caching or offload keeps off it); other architectures as they are.
+    pub fn for_run(&self, training: &crate::model::inputs::Training) -> std::borrow::Cow<'_, Architecture> {
+        match self {
+            Architecture::Diffusion(d) => std::borrow::Cow::Owned(Architecture::Diffusion(Box::new(d.for_run(training)))),
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 
@@ -275,7 +299,7 @@ impl Architecture {
     pub fn transformer(&self) -> Option<&TransformerArch> {
         match self {
             Architecture::Transformer(t) => Some(t),
-            Architecture::Resnet(_) => None,
+            Architecture::Resnet(_) | Architecture::Diffusion(_) => None,
         }
     }
 
@@ -302,6 +326,7 @@ impl Architecture {
             Architecture::Resnet(r) => {
                 format!("ResNet · {params} params · {} stages", r.widths.len())
             }
+            Architecture::Diffusion(d) => d.summary(|t| crate::format::count(t.iter().map(ParamTensor::numel).sum::<f64>() as u64)),
         }
     }
 }

@@ -18,12 +18,18 @@ mod autograd;
 mod blocks;
 pub mod cogvideox;
 pub mod dit;
+pub mod encodes;
+pub mod generation;
 pub mod hunyuan_video;
 pub mod ltx_video;
 pub mod mmdit;
+pub mod options;
+pub mod pipeline;
 pub mod sana;
 pub mod sd3;
 pub mod text_encoder;
+pub mod unet;
+pub mod vae;
 pub mod video;
 
 use crate::model::arch::LinearKind;

@@ -10,9 +10,10 @@
 use leptos::prelude::*;
 
 use super::Animation;
-use crate::chart::flow::{action_text, flow_layout, launch_text, nofit_text, EdgeKind, FlowEdge, FlowNode, NodeKind, Shape, LINE_HEIGHT};
+use crate::chart::flow::{flow_layout, EdgeKind, FlowEdge, FlowNode, NodeKind, Shape, LINE_HEIGHT};
 use crate::format;
 use crate::plan::escalation::Escalation;
+use crate::plan::explain::{action_text, launch_text, nofit_text};
 use crate::ui::state::Planner;
 
 /// The text a box shows, as one line: its title, its lines and its badge.
@@ -72,7 +73,7 @@ fn node_view(node: FlowNode, e: &Escalation, anim: Animation, units: format::Uni
     match node.kind {
         NodeKind::Start | NodeKind::Action => {
             let step = e.steps.get(k);
-            let text = step.map(|s| action_text(s, k.checked_sub(1).and_then(|p| e.steps.get(p)), units, shape));
+            let text = step.map(|s| action_text(s, k.checked_sub(1).and_then(|p| e.steps.get(p)), units, shape.wrap()));
             let (title, lines, mut tooltip) = text.map(|t| (t.title, t.lines, t.tooltip)).unwrap_or_default();
             let applied = step.is_none_or(|s| s.applied);
             let fits_here = first_fit == Some(k);

@@ -8,8 +8,11 @@
 
 mod flow_chart;
 mod ladder_editor;
+mod launch_panel;
 mod plan_summary;
 mod playback;
+mod rent_panel;
+mod search_panel;
 mod step_caption;
 
 use leptos::prelude::*;
@@ -20,9 +23,6 @@ use self::plan_summary::PlanSummary;
 use self::playback::Playback;
 use self::step_caption::StepCaption;
 use super::chart_box::ChartBox;
-use super::launch_panel::LaunchPanel;
-use super::rent_panel::RentPanel;
-use super::search_panel::SearchPanel;
 use super::state::Planner;
 use super::url_sync::UrlNoticeBanner;
 use super::workspace::Workspace;
@@ -30,6 +30,9 @@ use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
 use crate::model::breakdown::Breakdown;
 use crate::plan::escalation::{escalate_with_margin, Escalation};
+use launch_panel::LaunchPanel;
+use rent_panel::RentPanel;
+use search_panel::SearchPanel;
 
 /// Viewports at which the wide flowchart (560 px at least) no longer fits its card.
 const NARROW_QUERY: &str = "(max-width: 640px)";

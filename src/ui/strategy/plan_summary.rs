@@ -2,12 +2,12 @@
 //! read on a phone: what to launch (the first fit less the steps it does not need), its step
 //! time and memory, what was dropped and why, the communication and what of it overlaps
 //! compute, the global batch, each setting it changes; and "Apply to the Planner". The wording is
-//! [`crate::chart::flow::plan_summary`].
+//! [`crate::plan::explain::plan_summary`].
 
 use leptos::prelude::*;
 
 use super::Animation;
-use crate::chart::flow::plan_summary;
+use crate::plan::explain::plan_summary;
 use crate::ui::state::Planner;
 use crate::ui::workspace::{apply_to_planner, show_planner_at_top, Workspace};
 

@@ -1,0 +1,70 @@
+//! Generation memory of a diffusion pipeline: the parts' weights and the largest of its
+//! three no-grad stages — encoding the prompt, one denoiser call (the loop repeats it: the
+//! number of steps does not change memory) and decoding the latents.
+//!
+//! Where the weights are during each stage follows diffusers' offload modes
+//! (`pipelines/pipeline_utils.py`):
+//! - none: every part stays on the GPU for the whole call;
+//! - `enable_model_cpu_offload()`: accelerate's `cpu_offload_with_hook` moves each part to the
+//!   GPU when its forward starts and the previous part back, in `model_cpu_offload_seq`
+//!   order, so a stage holds its own part's weights alone;
+//! - `enable_sequential_cpu_offload()`: accelerate's `cpu_offload` moves each leaf module's
+//!   weights in for its own forward only: a stage holds its part's largest tensor.
+//!
+//! Classifier-free guidance doubles the denoiser's batch (SD, SDXL, SD3, Wan); the VAE
+//! decodes the prompts' latents only; `enable_tiling()` bounds the decode's workspace to
+//! one tile (`vae.rs`).
+
+use super::options::GenerationOffload;
+use super::pipeline::DiffusionArch;
+use super::text_encoder::TextEncoder;
+use crate::model::arch::{ParamTensor, Scope};
+use crate::model::breakdown::{Component, Lifetime, Moment};
+use crate::model::inputs::Training;
+use crate::model::ledger::Ledger;
+
+const WEIGHTS: &str = "parameters × bytes of the run's dtype (16-bit unless fp32), for the parts on the GPU (diffusers' offload hooks decide which)";
+const WORKSPACE: &str = "live tensors of one no-grad call of the part at the run's size, beyond its weights (model/diffusion/, measured on CPU with diffusers)";
+
+/// Add a generation call's terms to the ledger.
+pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Ledger) {
+    let bytes = training.precision.activation_bytes() as f64;
+    let o = &training.diffusion;
+    let prompts = training.micro_batch.max(1);
+    let part = |scope: Scope| -> Vec<ParamTensor> { d.param_tensors().into_iter().filter(|t| t.scope == scope).collect() };
+    let denoiser = part(Scope::Layer);
+    let vae = part(Scope::Vae);
+    let text = part(Scope::TextEncoder);
+    let held = |tensors: &[ParamTensor]| -> f64 {
+        match o.offload {
+            GenerationOffload::None | GenerationOffload::Model => tensors.iter().map(ParamTensor::numel).sum::<f64>() * bytes,
+            GenerationOffload::Sequential => tensors.iter().map(ParamTensor::numel).fold(0.0, f64::max) * bytes,
+        }
+    };
+    if o.offload == GenerationOffload::None {
+        for (name, tensors) in [("denoiser weights", &denoiser), ("VAE weights", &vae), ("text encoder weights", &text)] {
+            if !tensors.is_empty() {
+                ledger.add(Component::Parameters, name, held(tensors), WEIGHTS, Lifetime::WholeStep);
+            }
+        }
+    }
+    // A stage's part is brought in for it under offload; its weights count in that moment.
+    let moved = |tensors: &[ParamTensor]| if o.offload == GenerationOffload::None { 0.0 } else { held(tensors) };
+    if !d.text_encoders.is_empty() {
+        let encode = d.text_encoders.iter().map(|t: &TextEncoder| t.forward_peak(prompts, bytes, true)).fold(0.0, f64::max);
+        ledger.add(Component::Temporary, "prompt encoding", encode + moved(&text), WORKSPACE, Lifetime::Transient(Moment::TextEncode));
+    }
+    if let Some(den) = &d.denoiser {
+        let batch = if d.guidance(training) { 2 * prompts } else { prompts };
+        let run = d.run(training, batch);
+        ledger.add(Component::Temporary, "denoiser call", den.forward_peak(&run) + moved(&denoiser), WORKSPACE, Lifetime::Transient(Moment::Denoise));
+        // The prompt embeddings and the latents stay on the GPU through the loop.
+        let latents = (run.batch * run.latent_frames * run.latent_height * run.latent_width * den.latent_channels()) as f64 * bytes;
+        let embeddings = (run.batch * run.text_tokens) as f64 * d.text_encoders.iter().map(|t| t.hidden).max().unwrap_or(0) as f64 * bytes;
+        ledger.add(Component::Activations, "latents and prompt embeddings", latents + embeddings, WORKSPACE, Lifetime::WholeStep);
+    }
+    if let Some(v) = &d.vae {
+        let run = d.run(training, prompts);
+        ledger.add(Component::Temporary, "VAE decode", v.decode_peak(&run, o.vae_tiling) + moved(&vae), WORKSPACE, Lifetime::Transient(Moment::VaeDecode));
+    }
+}

@@ -1,0 +1,203 @@
+//! A diffusion pipeline as one architecture: its denoiser, VAE and text encoders (any of
+//! them may be absent when a single component's config is planned), the text length and
+//! picture size it is used at, and which frozen parts stay on the GPU during training.
+//!
+//! diffusers builds a pipeline from `model_index.json`, one class per component
+//! (`DiffusionPipeline.from_pretrained`); each part here is what that class builds from its
+//! own `config.json` (`unet.rs`, `vae.rs`, `dit.rs`, `text_encoder.rs`).
+
+use serde::{Deserialize, Serialize};
+
+use super::text_encoder::TextEncoder;
+use super::{Run, Saved};
+use crate::error::InputError;
+use crate::model::arch::ParamTensor;
+use crate::model::inputs::{Checkpointing, Training};
+
+/// The denoiser of a pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "class")]
+pub enum Denoiser {}
+
+impl Denoiser {
+    pub fn check(&self) -> Result<(), InputError> {
+        match *self {}
+    }
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        match *self {}
+    }
+    pub fn saved(&self, _run: &Run) -> Vec<Saved> {
+        match *self {}
+    }
+    pub fn forward_peak(&self, _run: &Run) -> f64 {
+        match *self {}
+    }
+    pub fn forward_flops(&self, _run: &Run) -> f64 {
+        match *self {}
+    }
+    /// The diffusers class name.
+    pub fn class(&self) -> &'static str {
+        match *self {}
+    }
+    /// Latent channels it reads (`in_channels`; Flux's packed 64 are 16 latent channels × 2 × 2).
+    pub fn latent_channels(&self) -> u64 {
+        match *self {}
+    }
+    /// Pixels per latent side step the denoiser accepts (the VAE factor × its patch, or × its
+    /// down-sampling for a UNet), for the largest size that fits.
+    pub fn pixel_step(&self, _vae_factor: u64) -> u64 {
+        match *self {}
+    }
+}
+
+/// The VAE of a pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "class")]
+pub enum Vae {}
+
+impl Vae {
+    pub fn check(&self) -> Result<(), InputError> {
+        match *self {}
+    }
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        match *self {}
+    }
+    pub fn encode_peak(&self, _run: &Run, _tiled: bool) -> f64 {
+        match *self {}
+    }
+    pub fn decode_peak(&self, _run: &Run, _tiled: bool) -> f64 {
+        match *self {}
+    }
+    /// Pixels per latent along each side (8 for SD's and Flux's VAE).
+    pub fn spatial_factor(&self) -> u64 {
+        match *self {}
+    }
+    /// Frames per latent frame after the first (4 for Wan's causal 3D VAE; 1 for images).
+    pub fn temporal_factor(&self) -> u64 {
+        match *self {}
+    }
+    pub fn class(&self) -> &'static str {
+        match *self {}
+    }
+}
+
+/// Which frozen parts are on the GPU during a training step: decided by the run's
+/// [`DiffusionOptions`](super::options::DiffusionOptions), applied by [`DiffusionArch::for_run`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Resident {
+    pub vae: bool,
+    pub text_encoders: bool,
+}
+
+/// A pipeline, or one component of one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiffusionArch {
+    /// The pipeline class of `model_index.json` (`StableDiffusionXLPipeline`), or the one
+    /// component's class.
+    pub class: String,
+    pub denoiser: Option<Denoiser>,
+    pub vae: Option<Vae>,
+    pub text_encoders: Vec<TextEncoder>,
+    /// Text tokens the denoiser attends to (CLIP's 77; Flux's 512 T5 tokens; SD3's 77 CLIP +
+    /// 256 T5 tokens, concatenated).
+    pub text_tokens: u64,
+    /// The size the pipeline generates by default, `[width, height]` in pixels.
+    pub resolution: [u64; 2],
+    /// Frames of a video pipeline's default clip (1 for images).
+    pub frames: u64,
+    /// Classifier-free guidance batched with the prompt at generation.
+    pub guidance: bool,
+    /// Parts on the GPU during training (set per run; all of them until then).
+    #[serde(skip, default = "all_resident")]
+    pub resident: Resident,
+}
+
+fn all_resident() -> Resident {
+    Resident { vae: true, text_encoders: true }
+}
+
+impl DiffusionArch {
+    pub fn check(&self) -> Result<(), InputError> {
+        if let Some(d) = &self.denoiser {
+            d.check()?;
+        }
+        if let Some(v) = &self.vae {
+            v.check()?;
+        }
+        for t in &self.text_encoders {
+            t.check()?;
+        }
+        if self.denoiser.is_none() && self.vae.is_none() && self.text_encoders.is_empty() {
+            return Err(InputError::new("pipeline", "has no denoiser, VAE or text encoder"));
+        }
+        Ok(())
+    }
+
+    /// Every parameter tensor of every part.
+    pub fn param_tensors(&self) -> Vec<ParamTensor> {
+        let mut out = self.denoiser.as_ref().map(Denoiser::param_tensors).unwrap_or_default();
+        if let Some(v) = &self.vae {
+            out.extend(v.param_tensors());
+        }
+        for t in &self.text_encoders {
+            out.extend(t.param_tensors());
+        }
+        out
+    }
+
+    /// This pipeline as a training run holds it: the VAE leaves the GPU when latents are
+    /// cached, the text encoders when embeddings are cached or kept in host memory.
+    pub fn for_run(&self, training: &Training) -> DiffusionArch {
+        let o = &training.diffusion;
+        DiffusionArch { resident: Resident { vae: !o.cache_latents, text_encoders: !(o.cache_text_embeddings || o.offload_text_encoders) }, ..self.clone() }
+    }
+
+    /// Pixels per latent side.
+    pub fn vae_factor(&self) -> u64 {
+        self.vae.as_ref().map_or(8, Vae::spatial_factor)
+    }
+
+    /// One denoiser call of `batch` samples at the run's size.
+    pub fn run(&self, training: &Training, batch: u64) -> Run {
+        let [w, h] = training.resolution.unwrap_or(self.resolution);
+        let frames = training.frames.unwrap_or(self.frames).max(1);
+        let f = self.vae_factor().max(1);
+        let t = self.vae.as_ref().map_or(1, Vae::temporal_factor).max(1);
+        Run {
+            batch: batch.max(1),
+            latent_frames: 1 + (frames - 1) / t,
+            latent_height: (h / f).max(1),
+            latent_width: (w / f).max(1),
+            height: h,
+            width: w,
+            frames,
+            text_tokens: training.diffusion.text_tokens.unwrap_or(self.text_tokens).max(1),
+            precision: training.precision,
+            checkpointing: training.checkpointing != Checkpointing::None,
+            attention: training.attention,
+            lora: training.lora.as_ref().map(|l| super::LoraRun { rank: l.rank, targets: l.targets.clone(), fp32: l.fp32_adapters, dropout: l.dropout > 0.0 }),
+        }
+    }
+
+    /// Whether generation batches the unconditional pass with the prompt.
+    pub fn guidance(&self, training: &Training) -> bool {
+        training.diffusion.guidance.unwrap_or(self.guidance)
+    }
+
+    /// A one-line description: "StableDiffusionXLPipeline · UNet 2.6B · VAE 84M · 2 text encoders 0.8B".
+    pub fn summary(&self, count: impl Fn(&[ParamTensor]) -> String) -> String {
+        let mut parts = vec![self.class.clone()];
+        if let Some(d) = &self.denoiser {
+            parts.push(format!("{} {}", d.class(), count(&d.param_tensors())));
+        }
+        if let Some(v) = &self.vae {
+            parts.push(format!("{} {}", v.class(), count(&v.param_tensors())));
+        }
+        if !self.text_encoders.is_empty() {
+            let tensors: Vec<ParamTensor> = self.text_encoders.iter().flat_map(TextEncoder::param_tensors).collect();
+            let classes: Vec<&str> = self.text_encoders.iter().map(|t| t.kind.class()).collect();
+            parts.push(format!("{} {}", classes.join(" + "), count(&tensors)));
+        }
+        parts.join(" · ")
+    }
+}

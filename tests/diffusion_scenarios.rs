@@ -1,0 +1,77 @@
+//! Diffusion pipelines through the scenario contract: `{"model": {"hf_config": CONFIG}}` with
+//! one diffusers component or a pipeline's text-encoder config, `{"model": {"pipeline": …}}`
+//! with a whole pipeline; what a training step keeps on the GPU as the caching switches
+//! change; generation's offload modes; bad input named by its field.
+
+use headroom::{estimate, Scenario};
+use serde_json::{json, Value};
+
+fn config(path: &str) -> Value {
+    let full = format!("{}/tests/fixtures/diffusers/configs/{path}/config.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))).expect("JSON")
+}
+
+fn scenario(model: Value, training: Value) -> Scenario {
+    serde_json::from_value(json!({"model": model, "training": training})).expect("scenario")
+}
+
+/// A pipeline's text-encoder config counts only what its class builds: the T5 encoder of
+/// Flux (no decoder, no LM head), not the T5 encoder-decoder its `model_type` names.
+#[test]
+fn a_text_encoder_config_counts_only_its_class() {
+    let b = estimate(&scenario(json!({"hf_config": config("black-forest-labs--FLUX.1-dev/text_encoder_2")}), json!({})));
+    assert_eq!(b.param_count, 4_762_310_656);
+    let clip_g = estimate(&scenario(json!({"hf_config": config("stabilityai--stable-diffusion-xl-base-1.0/text_encoder_2")}), json!({})));
+    assert_eq!(clip_g.param_count, 694_659_840);
+}
+
+/// A frozen text encoder alone trains nothing: its weights are all the step holds.
+#[test]
+fn a_lone_text_encoder_is_frozen() {
+    let b = estimate(&scenario(json!({"hf_config": config("black-forest-labs--FLUX.1-dev/text_encoder_2")}), json!({"precision": "bf16-mixed"})));
+    assert_eq!(b.trainable_params, 0);
+}
+
+/// An unknown diffusers class is refused, naming `_class_name` and the classes read.
+#[test]
+fn an_unknown_component_class_is_named() {
+    let raw = json!({"model": {"hf_config": {"_class_name": "NoSuchModel2D", "_diffusers_version": "0.30.0"}}});
+    let err = Scenario::from_json(&raw.to_string()).unwrap_err().to_string();
+    assert!(err.contains("hf_config._class_name") && err.contains("NoSuchModel2D") && err.contains("CLIPTextModel"), "{err}");
+}
+
+/// A pipeline whose `model_index.json` lists a component without its config is refused,
+/// naming the component.
+#[test]
+fn a_pipeline_without_a_listed_config_is_named() {
+    let raw = json!({"model": {"pipeline": {"model_index": {"_class_name": "FluxPipeline", "text_encoder": ["transformers", "CLIPTextModel"]}}}});
+    let err = Scenario::from_json(&raw.to_string()).unwrap_err().to_string();
+    assert!(err.contains("pipeline.text_encoder") && err.contains("missing"), "{err}");
+}
+
+/// A pipeline round-trips through the scenario JSON and the link.
+#[test]
+fn a_pipeline_round_trips_through_json_and_links() {
+    let pipeline = json!({
+        "model_index": {"_class_name": "StableDiffusionPipeline", "text_encoder": ["transformers", "CLIPTextModel"], "tokenizer": ["transformers", "CLIPTokenizer"]},
+        "text_encoder": config("stable-diffusion-v1-5--stable-diffusion-v1-5/text_encoder"),
+    });
+    let s = scenario(json!({"pipeline": pipeline}), json!({"diffusion": {"cache_latents": true, "vae_tiling": true}}));
+    let again: Scenario = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(again, s);
+    let (decoded, errors) = headroom::url::decode(&headroom::url::encode(&s));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(decoded, s, "the pipeline and its diffusion options survive the link");
+    assert_eq!(estimate(&decoded).param_count, 123_060_480);
+}
+
+/// Prompt embeddings cached (the scripts' default): the text encoders are not on the GPU;
+/// encoded every step they are, in the run's 16-bit dtype.
+#[test]
+fn cached_embeddings_take_the_text_encoders_off_the_gpu() {
+    let model = json!({"hf_config": config("black-forest-labs--FLUX.1-dev/text_encoder_2")});
+    let cached = estimate(&scenario(model.clone(), json!({"precision": "bf16-mixed", "diffusion": {"cache_text_embeddings": true}})));
+    let encoded = estimate(&scenario(model, json!({"precision": "bf16-mixed", "diffusion": {"cache_text_embeddings": false}})));
+    assert_eq!(cached.parameters, 0);
+    assert_eq!(encoded.parameters, 4_762_310_656 * 2);
+}
