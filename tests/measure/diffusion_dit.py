@@ -82,6 +82,8 @@ TARGETS = {
     "CogVideoXTransformer3DModel": ["to_k", "to_q", "to_v", "to_out.0"],
     # finetrainers' HunyuanVideo LoRA default
     "HunyuanVideoTransformer3DModel": ["to_q", "to_k", "to_v", "to_out.0"],
+    # train_dreambooth_lora_sana.py
+    "SanaTransformer2DModel": ["to_k", "to_q", "to_v"],
     # LTX-Video-Trainer's default LoRA targets
     "LTXVideoTransformer3DModel": ["to_k", "to_q", "to_v", "to_out.0"],
 }
@@ -116,6 +118,9 @@ TINY = {
                       "num_attention_heads": 2, "attention_head_dim": 32, "num_layers": 2, "num_single_layers": 2,
                       "num_refiner_layers": 1, "patch_size": 2, "patch_size_t": 1, "text_embed_dim": 48,
                       "pooled_projection_dim": 24, "rope_axes_dim": [8, 12, 12], "guidance_embeds": True},
+    "sana": {"_class_name": "SanaTransformer2DModel", "in_channels": 4, "out_channels": 4, "num_attention_heads": 2,
+             "attention_head_dim": 32, "num_layers": 2, "num_cross_attention_heads": 2, "cross_attention_head_dim": 32,
+             "cross_attention_dim": 64, "caption_channels": 48, "mlp_ratio": 2.5, "sample_size": 32, "patch_size": 1},
     "wan": {"_class_name": "WanTransformer3DModel", "patch_size": [1, 2, 2], "num_attention_heads": 2,
             "attention_head_dim": 32, "in_channels": 4, "out_channels": 4, "text_dim": 48, "freq_dim": 32,
             "ffn_dim": 96, "num_layers": 2, "cross_attn_norm": True, "qk_norm": "rms_norm_across_heads",
@@ -195,6 +200,12 @@ def inputs(cfg, b, lat, text, frames, dev, dtype):
                 "encoder_attention_mask": torch.ones(b, text, device=dev, dtype=torch.int64),
                 "pooled_projections": torch.randn(b, cfg["pooled_projection_dim"], device=dev, dtype=dtype),
                 "guidance": torch.ones(b, device=dev, dtype=dtype) * 6000}
+    if cls == "SanaTransformer2DModel":
+        # pipeline_sana.py: the Gemma-2 prompt mask as 0/1
+        return {"hidden_states": torch.randn(b, cfg["in_channels"], lat, lat, device=dev, dtype=dtype),
+                "encoder_hidden_states": torch.randn(b, text, cfg["caption_channels"], device=dev, dtype=dtype),
+                "timestep": torch.rand(b, device=dev, dtype=dtype) * 1000,
+                "encoder_attention_mask": torch.ones(b, text, device=dev, dtype=dtype)}
     if cls == "LTXVideoTransformer3DModel":
         # pipeline_ltx.py: latents packed to (b, frames × h × w, channels), the T5 mask as 0/1
         return {"hidden_states": torch.randn(b, frames * lat * lat, cfg["in_channels"], device=dev, dtype=dtype),
@@ -377,6 +388,8 @@ REAL = [
      {"num_layers": 1}, 20, 128, 16),
     ("hunyuanvideo-33f", "hunyuanvideo-community--HunyuanVideo/transformer/config.json",
      {"num_layers": 1, "num_single_layers": 1}, 60, 256, 9),
+    ("sana-1600m-1024px", "Efficient-Large-Model--Sana_1600M_1024px_diffusers/transformer/config.json",
+     {"num_layers": 2}, 32, 300, 1),
 ]
 
 

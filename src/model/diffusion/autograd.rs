@@ -228,13 +228,40 @@ impl Tape {
         self.linear_strided(x, inp, out, w, false)
     }
 
-    /// A patch-embedding convolution (`Conv2d`/`Conv3d` with stride = kernel = the patch) over
-    /// `x`, seen as a linear over patches of `inp` = channels × patch volume:
-    /// `convolution_backward` keeps the input and the (cast) weight whenever the weight is
-    /// trained, whether or not the input needs a gradient.
+    /// A linear over a transposed view (rows not contiguous for any batch, Sana's stream after
+    /// `flatten(2).transpose(1, 2)`): `reshape` copies it before the matmul.
+    pub(crate) fn linear_transposed(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
+        let copy = if self.mode == Mode::Autocast && x.bytes == 4.0 { x } else { self.new_tensor(x.elems, x.bytes, x.grad) };
+        self.linear_strided(copy, inp, out, w, false)
+    }
+
+    /// A depthwise `k × k` convolution over `channels` (GLUMBConv's `conv_depth`): keeps its
+    /// input (and the cast weight under autocast).
+    pub(crate) fn depthwise(&mut self, x: T, channels: u64, k: u64) -> T {
+        self.flops += 2.0 * x.elems * (k * k) as f64;
+        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.new_tensor(x.elems, 2.0, x.grad) } else { x };
+        if self.full() || x.grad {
+            self.save("linear inputs", xin);
+        }
+        if self.full() && self.mode == Mode::Autocast && !self.quiet {
+            self.add("weight copies", (channels * k * k) as f64 * 2.0);
+        }
+        let act = self.act();
+        self.new_tensor(x.elems, act, x.grad || self.full())
+    }
+
+    /// A convolution whose kernel equals its stride (a patch embedding, a 1×1 conv) over `x`,
+    /// seen as a linear over patches of `inp` = channels × patch volume:
+    /// `convolution_backward` keeps the input and the (cast) weight whenever either needs a
+    /// gradient.
     pub(crate) fn patch_conv(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
         if w == W::Trained && self.mode == Mode::Autocast && !x.grad && !self.quiet {
             self.add("weight copies", (inp * out) as f64 * 2.0);
+        }
+        if w == W::Frozen && x.grad {
+            // unlike `mm`, `ConvolutionBackward0` keeps its input even for a frozen weight
+            let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.new_tensor(x.elems, 2.0, x.grad) } else { x };
+            self.save("linear inputs", xin);
         }
         self.linear(x, inp, out, w)
     }
@@ -337,6 +364,15 @@ impl Tape {
             self.save("activation inputs", x);
         }
         self.new_tensor(x.elems, x.bytes, x.grad)
+    }
+
+    /// ReLU: its output (`threshold_backward` reads the result).
+    pub(crate) fn activation_result(&mut self, x: T) -> T {
+        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        if x.grad {
+            self.save("activation inputs", y);
+        }
+        y
     }
 
     /// `torch.cat` of the parts.

@@ -1,9 +1,8 @@
 //! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`]
 //! (`mmdit.rs`) and [`Sd3`] (`sd3.rs`), two-stream joint attention; [`Wan`] (`video.rs`, 3-D
 //! patches with cross-attention to the text), [`HunyuanVideo`], [`CogVideoX`] and [`LtxVideo`]
-//! (`hunyuan_video.rs`, `cogvideox.rs`, `ltx_video.rs`): their training forward, no-grad peak
-//! and FLOPs are modelled; [`Sana`] (`sana.rs`) is counted only: for it `saved`,
-//! `forward_peak` and `forward_flops` answer `None`.
+//! (`hunyuan_video.rs`, `cogvideox.rs`, `ltx_video.rs`), and [`Sana`] (`sana.rs`, linear
+//! attention): parameter tensors, the training forward, the no-grad peak and FLOPs of each.
 
 use serde::{Deserialize, Serialize};
 
@@ -77,42 +76,42 @@ impl Dit {
     /// What one training forward keeps for backward, by kind (see `autograd.rs`); the entry
     /// "weight copies" holds the cast copies of weights kept for backward (autocast's 16-bit
     /// copies of fp32 weights, fp32 copies of 16-bit norm weights).
-    pub fn saved(&self, run: &Run) -> Option<Vec<Saved>> {
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
         match self {
-            Dit::Flux(m) => Some(m.saved(run)),
-            Dit::Sd3(m) => Some(m.saved(run)),
-            Dit::Wan(m) => Some(m.saved(run)),
-            Dit::CogVideoX(m) => Some(m.saved(run)),
-            Dit::LtxVideo(m) => Some(m.saved(run)),
-            Dit::HunyuanVideo(m) => Some(m.saved(run)),
-            _ => None,
+            Dit::Flux(m) => m.saved(run),
+            Dit::Sd3(m) => m.saved(run),
+            Dit::Wan(m) => m.saved(run),
+            Dit::HunyuanVideo(m) => m.saved(run),
+            Dit::CogVideoX(m) => m.saved(run),
+            Dit::LtxVideo(m) => m.saved(run),
+            Dit::Sana(m) => m.saved(run),
         }
     }
 
     /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
     /// attention), for step time.
-    pub fn forward_flops(&self, run: &Run) -> Option<f64> {
+    pub fn forward_flops(&self, run: &Run) -> f64 {
         match self {
-            Dit::Flux(m) => Some(m.forward_flops(run)),
-            Dit::Sd3(m) => Some(m.forward_flops(run)),
-            Dit::Wan(m) => Some(m.forward_flops(run)),
-            Dit::CogVideoX(m) => Some(m.forward_flops(run)),
-            Dit::LtxVideo(m) => Some(m.forward_flops(run)),
-            Dit::HunyuanVideo(m) => Some(m.forward_flops(run)),
-            _ => None,
+            Dit::Flux(m) => m.forward_flops(run),
+            Dit::Sd3(m) => m.forward_flops(run),
+            Dit::Wan(m) => m.forward_flops(run),
+            Dit::HunyuanVideo(m) => m.forward_flops(run),
+            Dit::CogVideoX(m) => m.forward_flops(run),
+            Dit::LtxVideo(m) => m.forward_flops(run),
+            Dit::Sana(m) => m.forward_flops(run),
         }
     }
 
     /// The transient bytes of one `torch.no_grad()` denoiser call beyond the weights.
-    pub fn forward_peak(&self, run: &Run) -> Option<f64> {
+    pub fn forward_peak(&self, run: &Run) -> f64 {
         match self {
-            Dit::Flux(m) => Some(m.forward_peak(run)),
-            Dit::Sd3(m) => Some(m.forward_peak(run)),
-            Dit::Wan(m) => Some(m.forward_peak(run)),
-            Dit::CogVideoX(m) => Some(m.forward_peak(run)),
-            Dit::LtxVideo(m) => Some(m.forward_peak(run)),
-            Dit::HunyuanVideo(m) => Some(m.forward_peak(run)),
-            _ => None,
+            Dit::Flux(m) => m.forward_peak(run),
+            Dit::Sd3(m) => m.forward_peak(run),
+            Dit::Wan(m) => m.forward_peak(run),
+            Dit::HunyuanVideo(m) => m.forward_peak(run),
+            Dit::CogVideoX(m) => m.forward_peak(run),
+            Dit::LtxVideo(m) => m.forward_peak(run),
+            Dit::Sana(m) => m.forward_peak(run),
         }
     }
 
