@@ -149,3 +149,21 @@ fn forward_flops_equal_torch_flop_counter() {
         assert!((modelled / measured - 1.0).abs() < 0.01, "{} b={}: modelled {modelled}, FlopCounterMode {measured}", p["name"], p["batch"]);
     }
 }
+
+#[test]
+fn image_tokens_follow_each_pipeline_packing() {
+    let cfg =
+        |path: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(format!("tests/fixtures/diffusers/configs/{path}/transformer/config.json")).unwrap()).unwrap() };
+    let mut run = run_of(&json!({"latent": 128, "config": {"_class_name": "FluxTransformer2DModel"}, "batch": 1, "text_tokens": 512,
+        "precision": "bf16", "checkpointing": false, "lora_rank": null, "lora_fp32": false, "lora_dropout": 0.0, "frames": 1}));
+    // 1024 px: Flux packs the 128 × 128 latent in 2 × 2 (4096 tokens), SD3 patches it in 2 × 2 too
+    assert_eq!(read(&cfg("black-forest-labs--FLUX.1-dev")).unwrap().image_tokens(&run), 4096);
+    assert_eq!(read(&cfg("stabilityai--stable-diffusion-3.5-large")).unwrap().image_tokens(&run), 4096);
+    // Wan 2.1 at 480 × 832, 81 frames: a 21 × 60 × 104 latent in (1, 2, 2) patches, the
+    // 32,760-token sequence `wan/text2video.py` computes (`seq_len`) and Wan-based code sizes
+    // its caches for (`GLOBAL_KV_CACHE_SIZE = 32760`, stored file id 67279894380)
+    run.latent_frames = 21;
+    run.latent_height = 60;
+    run.latent_width = 104;
+    assert_eq!(read(&cfg("Wan-AI--Wan2.1-T2V-14B-Diffusers")).unwrap().image_tokens(&run), 32760);
+}

@@ -115,6 +115,33 @@ impl Dit {
         }
     }
 
+    /// Tokens the denoiser attends over for the run's latent, besides the text (Flux: the
+    /// pipeline's 2×2 packing; the video models: frames ÷ temporal patch × spatial patches).
+    pub fn image_tokens(&self, run: &Run) -> u64 {
+        match self {
+            Dit::Flux(m) => m.image_tokens(run),
+            Dit::Sd3(m) => m.image_tokens(run),
+            Dit::Wan(m) => m.image_tokens(run),
+            Dit::HunyuanVideo(m) => m.image_tokens(run),
+            Dit::CogVideoX(m) => m.image_tokens(run),
+            Dit::LtxVideo(m) => m.image_tokens(run),
+            Dit::Sana(m) => m.image_tokens(run),
+        }
+    }
+
+    /// The transformer's width (`num_attention_heads × attention_head_dim`).
+    pub fn hidden(&self) -> u64 {
+        match self {
+            Dit::Flux(m) => m.hidden(),
+            Dit::Sd3(m) => m.hidden(),
+            Dit::Wan(m) => m.hidden(),
+            Dit::HunyuanVideo(m) => m.hidden(),
+            Dit::CogVideoX(m) => m.hidden(),
+            Dit::LtxVideo(m) => m.hidden(),
+            Dit::Sana(m) => m.hidden(),
+        }
+    }
+
     /// Channels of the latent the denoiser takes (Flux: the 2×2-packed latent, 4 × the VAE's).
     pub fn in_channels(&self) -> u64 {
         match self {
