@@ -121,6 +121,9 @@ TINY = {
     "sana": {"_class_name": "SanaTransformer2DModel", "in_channels": 4, "out_channels": 4, "num_attention_heads": 2,
              "attention_head_dim": 32, "num_layers": 2, "num_cross_attention_heads": 2, "cross_attention_head_dim": 32,
              "cross_attention_dim": 64, "caption_channels": 48, "mlp_ratio": 2.5, "sample_size": 32, "patch_size": 1},
+    "pixart": {"_class_name": "PixArtTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 32,
+               "in_channels": 4, "out_channels": 8, "num_layers": 2, "cross_attention_dim": 64, "caption_channels": 48,
+               "patch_size": 2, "sample_size": 32, "use_additional_conditions": False},
     "wan": {"_class_name": "WanTransformer3DModel", "patch_size": [1, 2, 2], "num_attention_heads": 2,
             "attention_head_dim": 32, "in_channels": 4, "out_channels": 4, "text_dim": 48, "freq_dim": 32,
             "ffn_dim": 96, "num_layers": 2, "cross_attn_norm": True, "qk_norm": "rms_norm_across_heads",
@@ -200,6 +203,13 @@ def inputs(cfg, b, lat, text, frames, dev, dtype):
                 "encoder_attention_mask": torch.ones(b, text, device=dev, dtype=torch.int64),
                 "pooled_projections": torch.randn(b, cfg["pooled_projection_dim"], device=dev, dtype=dtype),
                 "guidance": torch.ones(b, device=dev, dtype=dtype) * 6000}
+    if cls == "PixArtTransformer2DModel":
+        # pipeline_pixart_sigma.py: the T5 mask as 0/1, no resolution/aspect-ratio conditions
+        return {"hidden_states": torch.randn(b, cfg["in_channels"], lat, lat, device=dev, dtype=dtype),
+                "encoder_hidden_states": torch.randn(b, text, cfg["caption_channels"], device=dev, dtype=dtype),
+                "timestep": torch.randint(0, 1000, (b,), device=dev),
+                "encoder_attention_mask": torch.ones(b, text, device=dev, dtype=dtype),
+                "added_cond_kwargs": {"resolution": None, "aspect_ratio": None}}
     if cls == "SanaTransformer2DModel":
         # pipeline_sana.py: the Gemma-2 prompt mask as 0/1
         return {"hidden_states": torch.randn(b, cfg["in_channels"], lat, lat, device=dev, dtype=dtype),
@@ -315,7 +325,7 @@ def peak_case(name, cfg, precision, b=2, lat=32, text=24, frames=3):
         with torch.no_grad():
             mode = LiveBytes()
             mode.ignore([*model.parameters(), *model.buffers(),
-                         *(t for v in x.values() if not isinstance(v, int)
+                         *(t for v in x.values() if isinstance(v, (torch.Tensor, tuple))
                            for t in (v if isinstance(v, tuple) else (v,)))])
             with mode:
                 model(**x, return_dict=False)
@@ -352,6 +362,9 @@ def saved_cases(only):
         for precision in ["fp32", "bf16", "bf16-mixed"]:
             for ckpt in [False, True]:
                 out.append(saved_case(name, cfg, precision, ckpt))
+        if name == "pixart":  # PixArtTransformer2DModel has no PeftAdapterMixin (no add_adapter)
+            out.append(saved_case(name, cfg, "bf16", False, b=1, lat=48, text=40))
+            continue
         for precision, fp32 in [("fp32", True), ("bf16-mixed", True), ("bf16-mixed", False)]:
             out.append(saved_case(name, cfg, precision, False, lora=4, fp32_adapters=fp32))
         out.append(saved_case(name, cfg, "bf16-mixed", True, lora=4, fp32_adapters=True))

@@ -1,11 +1,12 @@
 //! A diffusers `transformer/config.json` (`_class_name` `FluxTransformer2DModel`,
 //! `SD3Transformer2DModel`, `WanTransformer3DModel`, `HunyuanVideoTransformer3DModel`,
-//! `CogVideoXTransformer3DModel`, `LTXVideoTransformer3DModel`, `SanaTransformer2DModel`) → a
+//! `CogVideoXTransformer3DModel`, `LTXVideoTransformer3DModel`, `SanaTransformer2DModel`,
+//! `PixArtTransformer2DModel`) → a
 //! [`Dit`]. Missing keys take the defaults of the class `__init__` in diffusers 0.42.1
 //! (`transformer_flux.py` lines 613–626, `transformer_sd3.py` lines 120–137,
 //! `transformer_wan.py` lines 572–590, `transformer_hunyuan_video.py` lines 904–922,
 //! `cogvideox_transformer_3d.py` lines 220–250, `transformer_ltx.py` lines 430–447,
-//! `sana_transformer.py` lines 340–364); unknown keys
+//! `sana_transformer.py` lines 340–364, `pixart_transformer_2d.py` lines 85–125); unknown keys
 //! (`_diffusers_version`, `sample_size`, `axes_dims_rope`, `eps`, …) do not change a tensor and
 //! are ignored.
 
@@ -18,14 +19,15 @@ use crate::model::diffusion::dit::Dit;
 use crate::model::diffusion::hunyuan_video::HunyuanVideo;
 use crate::model::diffusion::ltx_video::LtxVideo;
 use crate::model::diffusion::mmdit::Flux;
+use crate::model::diffusion::pixart::PixArt;
 use crate::model::diffusion::sana::Sana;
 use crate::model::diffusion::sd3::{QkNorm, Sd3};
 use crate::model::diffusion::video::Wan;
 
 /// The diffusion-transformer classes this reader builds.
-pub const CLASSES: [&str; 7] = [
+pub const CLASSES: [&str; 8] = [
     "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "HunyuanVideoTransformer3DModel", "CogVideoXTransformer3DModel", "LTXVideoTransformer3DModel",
-    "SanaTransformer2DModel",
+    "SanaTransformer2DModel", "PixArtTransformer2DModel",
 ];
 
 /// Whether a config's `_class_name` is one this reader builds.
@@ -200,6 +202,32 @@ pub fn read(cfg: &Value) -> Result<Dit, InputError> {
                     Some(Value::String(s)) if s == "rms_norm_across_heads" => true,
                     Some(v) => return Err(InputError::new("qk_norm", format!("expected null or \"rms_norm_across_heads\", got {v}"))),
                 },
+            })
+        }
+        "PixArtTransformer2DModel" => {
+            let in_channels = c.uint("in_channels", 4)?;
+            for (key, only) in [("norm_type", "ada_norm_single"), ("activation_fn", "gelu-approximate"), ("attention_type", "default")] {
+                let v = c.text(key, only)?;
+                if v != only {
+                    return Err(InputError::new(key, format!("only \"{only}\" is built, got \"{v}\"")));
+                }
+            }
+            if c.flag("norm_elementwise_affine", false)? {
+                return Err(InputError::new("norm_elementwise_affine", "only false (the released models) is built"));
+            }
+            let sample_size = c.uint("sample_size", 128)?;
+            Dit::PixArt(PixArt {
+                heads: c.uint("num_attention_heads", 16)?,
+                head_dim: c.uint("attention_head_dim", 72)?,
+                in_channels,
+                out_channels: out_channels(&c, Some(8), in_channels)?,
+                layers: c.uint("num_layers", 28)?,
+                cross_attention_dim: c.uint("cross_attention_dim", 1152)?,
+                attention_bias: c.flag("attention_bias", true)?,
+                patch_size: c.uint("patch_size", 2)?,
+                // `use_additional_conditions: None` means `sample_size == 128`
+                additional_conditions: if c.has("use_additional_conditions") { c.flag("use_additional_conditions", false)? } else { sample_size == 128 },
+                caption_channels: c.optional_uint("caption_channels")?,
             })
         }
         other => return Err(InputError::new("_class_name", format!("expected one of {}, got \"{other}\"", CLASSES.join(", ")))),

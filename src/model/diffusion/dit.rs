@@ -1,8 +1,9 @@
 //! Diffusion transformers, one type over the diffusers classes Headroom builds: [`Flux`]
 //! (`mmdit.rs`) and [`Sd3`] (`sd3.rs`), two-stream joint attention; [`Wan`] (`video.rs`, 3-D
 //! patches with cross-attention to the text), [`HunyuanVideo`], [`CogVideoX`] and [`LtxVideo`]
-//! (`hunyuan_video.rs`, `cogvideox.rs`, `ltx_video.rs`), and [`Sana`] (`sana.rs`, linear
-//! attention): parameter tensors, the training forward, the no-grad peak and FLOPs of each.
+//! (`hunyuan_video.rs`, `cogvideox.rs`, `ltx_video.rs`), [`Sana`] (`sana.rs`, linear
+//! attention) and [`PixArt`] (`pixart.rs`): parameter tensors, the training forward, the no-grad
+//! peak and FLOPs of each.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,7 @@ use crate::model::diffusion::cogvideox::CogVideoX;
 use crate::model::diffusion::hunyuan_video::HunyuanVideo;
 use crate::model::diffusion::ltx_video::LtxVideo;
 use crate::model::diffusion::mmdit::Flux;
+use crate::model::diffusion::pixart::PixArt;
 use crate::model::diffusion::sana::Sana;
 use crate::model::diffusion::sd3::Sd3;
 use crate::model::diffusion::video::Wan;
@@ -28,6 +30,7 @@ pub enum Dit {
     CogVideoX(CogVideoX),
     LtxVideo(LtxVideo),
     Sana(Sana),
+    PixArt(PixArt),
 }
 
 impl Dit {
@@ -41,6 +44,7 @@ impl Dit {
             Dit::CogVideoX(_) => "CogVideoXTransformer3DModel",
             Dit::LtxVideo(_) => "LTXVideoTransformer3DModel",
             Dit::Sana(_) => "SanaTransformer2DModel",
+            Dit::PixArt(_) => "PixArtTransformer2DModel",
         }
     }
 
@@ -53,6 +57,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.check(),
             Dit::LtxVideo(m) => m.check(),
             Dit::Sana(m) => m.check(),
+            Dit::PixArt(m) => m.check(),
         }
     }
 
@@ -65,6 +70,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.param_tensors(),
             Dit::LtxVideo(m) => m.param_tensors(),
             Dit::Sana(m) => m.param_tensors(),
+            Dit::PixArt(m) => m.param_tensors(),
         }
     }
 
@@ -85,6 +91,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.saved(run),
             Dit::LtxVideo(m) => m.saved(run),
             Dit::Sana(m) => m.saved(run),
+            Dit::PixArt(m) => m.saved(run),
         }
     }
 
@@ -99,6 +106,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.forward_flops(run),
             Dit::LtxVideo(m) => m.forward_flops(run),
             Dit::Sana(m) => m.forward_flops(run),
+            Dit::PixArt(m) => m.forward_flops(run),
         }
     }
 
@@ -112,6 +120,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.forward_peak(run),
             Dit::LtxVideo(m) => m.forward_peak(run),
             Dit::Sana(m) => m.forward_peak(run),
+            Dit::PixArt(m) => m.forward_peak(run),
         }
     }
 
@@ -126,6 +135,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.image_tokens(run),
             Dit::LtxVideo(m) => m.image_tokens(run),
             Dit::Sana(m) => m.image_tokens(run),
+            Dit::PixArt(m) => m.image_tokens(run),
         }
     }
 
@@ -139,6 +149,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.hidden(),
             Dit::LtxVideo(m) => m.hidden(),
             Dit::Sana(m) => m.hidden(),
+            Dit::PixArt(m) => m.hidden(),
         }
     }
 
@@ -152,6 +163,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.in_channels,
             Dit::LtxVideo(m) => m.in_channels,
             Dit::Sana(m) => m.in_channels,
+            Dit::PixArt(m) => m.in_channels,
         }
     }
 
@@ -165,6 +177,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.patch_size,
             Dit::LtxVideo(m) => m.patch_size,
             Dit::Sana(m) => m.patch_size,
+            Dit::PixArt(m) => m.patch_size,
         }
     }
 
@@ -178,6 +191,7 @@ impl Dit {
             Dit::CogVideoX(m) => m.text_embed_dim,
             Dit::LtxVideo(m) => m.caption_channels,
             Dit::Sana(m) => m.caption_channels,
+            Dit::PixArt(m) => m.caption_channels.unwrap_or(m.cross_attention_dim),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod ltx_video;
 pub mod mmdit;
 pub mod options;
 pub mod pipeline;
+pub mod pixart;
 pub mod sana;
 pub mod sd3;
 pub mod text_encoder;
