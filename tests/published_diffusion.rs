@@ -38,7 +38,10 @@ fn within(name: &str, predicted: f64, published: f64, tolerance: f64) {
 fn denoiser_forwards_match_diffusers_benchmarks() {
     let p = published();
     let runs = p["denoiser_forward"]["runs"].as_array().unwrap();
-    for (model, path) in [("stabilityai/stable-diffusion-xl-base-1.0", "stabilityai--stable-diffusion-xl-base-1.0/unet"), ("black-forest-labs/FLUX.1-dev", "black-forest-labs--FLUX.1-dev/transformer")] {
+    for (model, path) in [
+        ("stabilityai/stable-diffusion-xl-base-1.0", "stabilityai--stable-diffusion-xl-base-1.0/unet"),
+        ("black-forest-labs/FLUX.1-dev", "black-forest-labs--FLUX.1-dev/transformer"),
+    ] {
         let run = runs.iter().find(|r| r["model"] == model && r["scenario"] == "bf16").unwrap();
         let s = json!({
             "model": {"hf_config": config(path)},
