@@ -32,7 +32,9 @@ fn step_peaks_are_within_five_percent_of_real_steps() {
         }
         let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": c["config"]}, "training": training})).unwrap();
         let b = estimate(&s);
-        assert_eq!(b.trainable_params, c["trainable_params"].as_u64().unwrap(), "{name}: trainable parameters");
+        if b.trainable_params != c["trainable_params"].as_u64().unwrap() {
+            failures.push(format!("{name}: trainable {} vs {}", b.trainable_params, c["trainable_params"]));
+        }
         let measured = c["peak_bytes"].as_f64().unwrap() - c["input_bytes"].as_f64().unwrap() - c["buffer_bytes"].as_f64().unwrap();
         let predicted = (b.total - b.overhead) as f64;
         let miss = predicted / measured - 1.0;

@@ -179,6 +179,21 @@ pub struct DiffusionArch {
     pub resident: Resident,
 }
 
+/// A denoiser's 2-D weight that is not an embedding table is an `nn.Linear`'s (its
+/// convolutions are 4-D): marked as a linear layer that no LoRA target names, so what treats
+/// every linear alike sees it — bitsandbytes' 4-bit loading replaces every `nn.Linear` of the
+/// model (`diffusers/quantizers/bitsandbytes/utils.py` `_replace_with_bnb_linear`), not only
+/// the ones adapters target.
+fn as_linear_layer(mut t: ParamTensor) -> ParamTensor {
+    if t.linear.is_none() && !t.table {
+        if let [out, inp] = *t.shape() {
+            t.linear = Some(&[]);
+            t.lora_dims = Some((inp, out));
+        }
+    }
+    t
+}
+
 fn all_resident() -> Resident {
     Resident { vae: true, text_encoders: true }
 }
@@ -202,7 +217,7 @@ impl DiffusionArch {
 
     /// Every parameter tensor of every part.
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
-        let mut out = self.denoiser.as_ref().map(Denoiser::param_tensors).unwrap_or_default();
+        let mut out: Vec<ParamTensor> = self.denoiser.as_ref().map(Denoiser::param_tensors).unwrap_or_default().into_iter().map(as_linear_layer).collect();
         if let Some(v) = &self.vae {
             out.extend(v.param_tensors());
         }
