@@ -145,7 +145,11 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let precision = t.precision;
     let zero3 = layout.zero == Zero::Parameters || i.offload == crate::model::inputs::Offload::OptimizerAndParams;
 
-    if precision.is_mixed() && !zero3 && t.lora.is_none() {
+    // A diffusion denoiser's saved terms carry the weight copies autocast makes for it, measured
+    // with its own modules (`model/diffusion/`); its frozen VAE and text encoders run without
+    // gradients, so autocast keeps no copy of theirs past their call.
+    let diffusion = matches!(i.arch, crate::model::arch::Architecture::Diffusion(_));
+    if precision.is_mixed() && !zero3 && t.lora.is_none() && !diffusion {
         ledger.add(
             Component::Temporary,
             "autocast weight copies",

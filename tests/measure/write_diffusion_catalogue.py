@@ -55,10 +55,6 @@ PIPELINES = [
 ]
 
 
-# Classes Headroom does not build yet: listed without a config (the importer notes them).
-NOT_READ = {"AutoencoderKLWan"}
-
-
 def main():
     for hub_id, name, aliases, cls, components in PIPELINES:
         stem = hub_id.replace("/", "--")
@@ -70,8 +66,6 @@ def main():
             path = CONFIGS / (src or f"{stem}/{comp}") / "config.json"
             if path.exists():
                 pipeline[comp] = json.loads(path.read_text())
-            elif comp_cls in NOT_READ:
-                pass  # listed in model_index.json, named as not counted by the importer
             else:
                 missing.append(str(path.relative_to(ROOT)))
         if missing:

@@ -66,21 +66,25 @@ pub fn is_component(cfg: &Value) -> bool {
 }
 
 /// A denoiser from its config, if `class` is one.
-fn read_denoiser(class: &str, _cfg: &Value) -> Option<Result<Denoiser, InputError>> {
+fn read_denoiser(class: &str, cfg: &Value) -> Option<Result<Denoiser, InputError>> {
     match class {
+        "UNet2DConditionModel" => Some(unet::read(cfg).map(Denoiser::Unet)),
+        c if dit::CLASSES.contains(&c) => Some(dit::read(cfg).map(Denoiser::Dit)),
         _ => None,
     }
 }
 
 /// A VAE from its config, if `class` is one.
-fn read_vae(class: &str, _cfg: &Value) -> Option<Result<Vae, InputError>> {
+fn read_vae(class: &str, cfg: &Value) -> Option<Result<Vae, InputError>> {
     match class {
+        "AutoencoderKL" => Some(vae::read(cfg).map(Vae::Kl)),
+        "AutoencoderKLWan" => Some(wan_vae::read(cfg).map(Vae::Wan)),
         _ => None,
     }
 }
 
 /// Diffusers component classes Headroom reads.
-pub const COMPONENT_CLASSES: &[&str] = &[];
+pub const COMPONENT_CLASSES: &[&str] = &["UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL", "AutoencoderKLWan"];
 
 fn class_of(cfg: &Value) -> Result<&str, InputError> {
     match cfg.get("_class_name") {

@@ -14,13 +14,21 @@
 //! The parts are measured on CPU with real diffusers code (`tests/measure/diffusion_*.py`,
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
+mod autograd;
+mod blocks;
+pub mod cogvideox;
 pub mod dit;
 pub mod encodes;
 pub mod generation;
+pub mod hunyuan_video;
 mod live;
+pub mod ltx_video;
 pub mod mmdit;
 pub mod options;
 pub mod pipeline;
+pub mod pixart;
+pub mod sana;
+pub mod sd3;
 pub mod text_encoder;
 pub mod unet;
 mod unet_flops;

@@ -8,7 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::dit::Dit;
 use super::text_encoder::TextEncoder;
+use super::unet::UNet2D;
+use super::vae::AutoencoderKl;
+use super::wan_vae::WanVae;
 use super::{Run, Saved};
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
@@ -16,68 +20,131 @@ use crate::model::inputs::{Checkpointing, Training};
 
 /// The denoiser of a pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "class")]
-pub enum Denoiser {}
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Denoiser {
+    /// `UNet2DConditionModel` (SD 1.5, SD 2.x, SDXL).
+    Unet(UNet2D),
+    /// A diffusion transformer (Flux, SD3, Wan).
+    Dit(Dit),
+}
 
 impl Denoiser {
     pub fn check(&self) -> Result<(), InputError> {
-        match *self {}
+        match self {
+            Denoiser::Unet(u) => u.check(),
+            Denoiser::Dit(d) => d.check(),
+        }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
-        match *self {}
+        match self {
+            Denoiser::Unet(u) => u.param_tensors(),
+            Denoiser::Dit(d) => d.param_tensors(),
+        }
     }
-    pub fn saved(&self, _run: &Run) -> Vec<Saved> {
-        match *self {}
+    /// What one training forward saves for backward.
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        match self {
+            Denoiser::Unet(u) => u.saved(run),
+            Denoiser::Dit(d) => d.saved(run),
+        }
     }
-    pub fn forward_peak(&self, _run: &Run) -> f64 {
-        match *self {}
+    /// The transient bytes of one no-grad call, beyond the weights.
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        match self {
+            Denoiser::Unet(u) => u.forward_peak(run),
+            Denoiser::Dit(d) => d.forward_peak(run),
+        }
     }
-    pub fn forward_flops(&self, _run: &Run) -> f64 {
-        match *self {}
+    /// Forward FLOPs of one call.
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        match self {
+            Denoiser::Unet(u) => u.forward_flops(run),
+            Denoiser::Dit(d) => d.forward_flops(run),
+        }
     }
     /// The diffusers class name.
     pub fn class(&self) -> &'static str {
-        match *self {}
+        match self {
+            Denoiser::Unet(_) => "UNet2DConditionModel",
+            Denoiser::Dit(d) => d.class(),
+        }
     }
-    /// Latent channels it reads (`in_channels`; Flux's packed 64 are 16 latent channels × 2 × 2).
+    /// Latent channels of the VAE it works on (Flux's packed 64 input channels are 16 latent
+    /// channels × 2 × 2).
     pub fn latent_channels(&self) -> u64 {
-        match *self {}
+        match self {
+            Denoiser::Unet(u) => u.in_channels(),
+            Denoiser::Dit(Dit::Flux(f)) => f.in_channels() / 4,
+            Denoiser::Dit(d) => d.in_channels(),
+        }
     }
-    /// Pixels per latent side step the denoiser accepts (the VAE factor × its patch, or × its
-    /// down-sampling for a UNet), for the largest size that fits.
-    pub fn pixel_step(&self, _vae_factor: u64) -> u64 {
-        match *self {}
+    /// Pixels between sizes the denoiser takes: the VAE's factor × the patch (Flux packs
+    /// 2 × 2 latents in the pipeline), or × 2 per down-sampling of a UNet.
+    pub fn pixel_step(&self, vae_factor: u64) -> u64 {
+        match self {
+            Denoiser::Unet(u) => vae_factor << u.downsamplings(),
+            Denoiser::Dit(Dit::Flux(_)) => vae_factor * 2,
+            Denoiser::Dit(d) => vae_factor * d.patch_size(),
+        }
     }
 }
 
 /// The VAE of a pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "class")]
-pub enum Vae {}
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Vae {
+    /// `AutoencoderKL` (SD, SDXL, SD3, Flux).
+    Kl(AutoencoderKl),
+    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first).
+    Wan(WanVae),
+}
 
 impl Vae {
     pub fn check(&self) -> Result<(), InputError> {
-        match *self {}
+        match self {
+            Vae::Kl(v) => v.check(),
+            Vae::Wan(v) => v.check(),
+        }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
-        match *self {}
+        match self {
+            Vae::Kl(v) => v.param_tensors(),
+            Vae::Wan(v) => v.param_tensors(),
+        }
     }
-    pub fn encode_peak(&self, _run: &Run, _tiled: bool) -> f64 {
-        match *self {}
+    /// The transient bytes of encoding the run's pictures without gradients.
+    pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
+        match self {
+            Vae::Kl(v) => v.encode_peak(run, tiled),
+            Vae::Wan(v) => v.encode_peak(run, tiled),
+        }
     }
-    pub fn decode_peak(&self, _run: &Run, _tiled: bool) -> f64 {
-        match *self {}
+    /// The transient bytes of decoding the run's latents without gradients.
+    pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
+        match self {
+            Vae::Kl(v) => v.decode_peak(run, tiled),
+            Vae::Wan(v) => v.decode_peak(run, tiled),
+        }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
     pub fn spatial_factor(&self) -> u64 {
-        match *self {}
+        match self {
+            Vae::Kl(v) => v.spatial_factor(),
+            Vae::Wan(v) => v.spatial_factor(),
+        }
     }
-    /// Frames per latent frame after the first (4 for Wan's causal 3D VAE; 1 for images).
+    /// Frames per latent frame after the first (1 for images).
     pub fn temporal_factor(&self) -> u64 {
-        match *self {}
+        match self {
+            Vae::Kl(v) => v.temporal_factor(),
+            Vae::Wan(v) => v.temporal_factor(),
+        }
     }
     pub fn class(&self) -> &'static str {
-        match *self {}
+        match self {
+            Vae::Kl(_) => "AutoencoderKL",
+            Vae::Wan(_) => "AutoencoderKLWan",
+        }
     }
 }
 
@@ -112,6 +179,21 @@ pub struct DiffusionArch {
     pub resident: Resident,
 }
 
+/// A denoiser's 2-D weight that is not an embedding table is an `nn.Linear`'s (its
+/// convolutions are 4-D): marked as a linear layer that no LoRA target names, so what treats
+/// every linear alike sees it — bitsandbytes' 4-bit loading replaces every `nn.Linear` of the
+/// model (`diffusers/quantizers/bitsandbytes/utils.py` `_replace_with_bnb_linear`), not only
+/// the ones adapters target.
+fn as_linear_layer(mut t: ParamTensor) -> ParamTensor {
+    if t.linear.is_none() && !t.table {
+        if let [out, inp] = *t.shape() {
+            t.linear = Some(&[]);
+            t.lora_dims = Some((inp, out));
+        }
+    }
+    t
+}
+
 fn all_resident() -> Resident {
     Resident { vae: true, text_encoders: true }
 }
@@ -135,7 +217,7 @@ impl DiffusionArch {
 
     /// Every parameter tensor of every part.
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
-        let mut out = self.denoiser.as_ref().map(Denoiser::param_tensors).unwrap_or_default();
+        let mut out: Vec<ParamTensor> = self.denoiser.as_ref().map(Denoiser::param_tensors).unwrap_or_default().into_iter().map(as_linear_layer).collect();
         if let Some(v) = &self.vae {
             out.extend(v.param_tensors());
         }

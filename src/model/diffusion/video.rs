@@ -16,8 +16,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
-use crate::model::diffusion::mmdit::{attention, embedder, feed_forward, linear};
+use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::diffusion::autograd::{Tape, T};
+use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
+use crate::model::diffusion::{Run, Saved};
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -131,5 +133,147 @@ impl Wan {
 
     pub fn param_count(&self) -> f64 {
         self.param_tensors().iter().map(ParamTensor::numel).sum()
+    }
+}
+
+impl Wan {
+    /// Latent tokens: frames × height × width in (t, h, w) patches.
+    pub fn image_tokens(&self, run: &Run) -> u64 {
+        let [pt, ph, pw] = self.patch_size;
+        (run.latent_frames.max(1) / pt) * (run.latent_height / ph) * (run.latent_width / pw)
+    }
+
+    /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its
+    /// largest moment in a block (`WanTransformerBlock.forward`; `u` = b × tokens × hidden
+    /// activations, `f` the same in fp32), the largest of
+    /// - RoPE on k (`WanAttnProcessor`'s `apply_rotary_emb`): the caller's stream, the modulated
+    ///   norm, q, k, v and the `empty_like` output (6u) beside the three fp32 half-width products
+    ///   of `x1 * cos - x2 * sin` (1.5f);
+    /// - the feed-forward's gated residual `x.float() + ff.float() * c_gate`: the caller's
+    ///   stream, the stream, the cross-attention output, the norm and the feed-forward output
+    ///   (5u) beside the fp32 copies and product (3f for a 16-bit stream; the product and the sum,
+    ///   2f, in fp32);
+    /// - the feed-forward itself: its input, the caller's stream, the stream and the
+    ///   cross-attention output (4u) beside the GELU's input and output (2 × ffn_dim / hidden u);
+    ///
+    /// plus the fp32 RoPE tables (tokens × head_dim each) and the projected text embeddings
+    /// every block reads (b × text tokens × hidden).
+    pub fn forward_peak(&self, run: &Run) -> f64 {
+        let a = act_bytes(run);
+        let n = self.image_tokens(run) as f64;
+        let rows = run.batch as f64 * n * self.hidden() as f64;
+        let (u, f) = (rows * a, rows * 4.0);
+        let rope = 6.0 * u + 1.5 * f;
+        let residual = 5.0 * u + if a == 4.0 { 2.0 } else { 3.0 } * f;
+        let ffn = 4.0 * u + 2.0 * u * self.ffn_dim as f64 / self.hidden() as f64;
+        let tables = 2.0 * n * self.head_dim as f64 * 4.0;
+        let text = run.batch as f64 * (run.text_tokens * self.hidden()) as f64 * a;
+        rope.max(residual).max(ffn) + tables + text
+    }
+
+    /// One training forward, op by op through [`Tape`] (`WanTransformer3DModel.forward` lines
+    /// 629–735, `WanTransformerBlock.forward` 462–506, `WanAttnProcessor.__call__` 80–163): the
+    /// block's modulation is `scale_shift_table + temb.float()` (fp32), every norm runs on
+    /// `x.float()` (`FP32LayerNorm`) and every residual sum is `x.float() + …` cast back, so a
+    /// 16-bit stream keeps fp32 copies at each of them; self-attention with RMS q/k norms across
+    /// heads and 3-D RoPE (the products by the cos/sin tables keep the tables), cross-attention to
+    /// the text, the feed-forward, `norm_out` and `proj_out`.
+    fn simulate(&self, run: &Run) -> Tape {
+        let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
+        let [pt, ph, pw] = self.patch_size;
+        let mut t = Tape::new(run);
+        let b = t.batch;
+        let (n, tt) = (self.image_tokens(run), run.text_tokens);
+        let input = t.input_bytes();
+        let w = t.weight(None);
+        let cos = t.new_tensor((n * hd) as f64, 4.0, false);
+        let sin = t.new_tensor((n * hd) as f64, 4.0, false);
+        let patch = self.in_channels * pt * ph * pw;
+        let latent = t.new_tensor(b * (n * patch) as f64, input, false);
+        let x = t.patch_conv(latent, patch, h, w);
+        let x = t.new_tensor(x.elems, x.bytes, x.grad); // `.contiguous()`
+        let freq = t.new_tensor(b * self.freq_dim as f64, input, false);
+        let temb = ops::embedder(&mut t, freq, self.freq_dim, h);
+        let temb = t.cast(temb, input); // `.type_as(encoder_hidden_states)`
+        let s = t.activation(temb);
+        let tp = t.linear(s, h, 6 * h, w);
+        let text = t.new_tensor(b * (tt * self.text_dim) as f64, input, false);
+        let enc = t.linear(text, self.text_dim, h, w);
+        let enc = t.activation(enc);
+        let enc = t.linear(enc, h, h, w);
+        let full = t.full();
+        let mut x = x;
+        for _ in 0..self.layers {
+            x = t.checkpoint(run.checkpointing, &[x, enc, tp, cos, sin], |t| {
+                let tp32 = t.cast(tp, 4.0);
+                let e = t.new_tensor(tp32.elems, 4.0, tp32.grad || full);
+                let modulated = |t: &mut Tape, x: T| {
+                    let x32 = t.cast(x, 4.0);
+                    let n = t.layer_norm(x32, h);
+                    let one_plus = t.new_tensor(t.batch * h as f64, 4.0, e.grad);
+                    let m = t.mul(n, one_plus);
+                    let m = t.add2(m, Tape::view(e, t.batch * h as f64));
+                    t.cast(m, x.bytes)
+                };
+                // `(x.float() + y * gate).type_as(x)`; the feed-forward's is `y.float() * gate`
+                let residual = |t: &mut Tape, x: T, y: T, upcast: bool| {
+                    let x32 = t.cast(x, 4.0);
+                    let y = if upcast { t.cast(y, 4.0) } else { y };
+                    let g = t.mul(y, Tape::view(e, t.batch * h as f64));
+                    let sum = t.add2(x32, g);
+                    t.cast(sum, x.bytes)
+                };
+                // self-attention
+                let xm = modulated(t, x);
+                let (q, k, v) = ops::qkv(t, xm, h);
+                let q = t.rms_norm(q, h);
+                let k = t.rms_norm(k, h);
+                let q = ops::rotary(t, q, cos, sin);
+                let k = ops::rotary(t, k, cos, sin);
+                let o = t.attention(q, k, v, heads, n);
+                let o = t.cast(o, q.bytes);
+                let wo = ops::w_out(t);
+                let a = t.linear(o, h, h, wo);
+                let x = residual(t, x, a, false);
+                // cross-attention to the text
+                let x32 = t.cast(x, 4.0);
+                let nx = if self.cross_attn_norm { t.layer_norm_affine(x32, h, true) } else { x32 };
+                let nx = t.cast(nx, x.bytes);
+                let (wq, wk, wv) = (t.weight(Some(LinearKind::Q)), t.weight(Some(LinearKind::K)), t.weight(Some(LinearKind::V)));
+                let q = t.linear(nx, h, h, wq);
+                let k = t.linear(enc, h, h, wk);
+                let v = t.linear(enc, h, h, wv);
+                let q = t.rms_norm(q, h);
+                let k = t.rms_norm(k, h);
+                let o = t.attention(q, k, v, heads, n);
+                let o = t.cast(o, q.bytes);
+                let a = t.linear(o, h, h, wo);
+                let x = t.add2(x, a);
+                // feed-forward
+                let xm = modulated(t, x);
+                let f = ops::feed_forward(t, xm, h, self.ffn_dim);
+                residual(t, x, f, true)
+            });
+        }
+        let table = t.new_tensor(b * 2.0 * h as f64, temb.bytes, full);
+        let x32 = t.cast(x, 4.0);
+        let nx = t.layer_norm(x32, h);
+        let one_plus = t.new_tensor(b * h as f64, table.bytes, full);
+        let m = t.mul(nx, one_plus);
+        let m = t.add2(m, table);
+        let m = t.cast(m, x.bytes);
+        t.linear(m, h, self.out_channels * pt * ph * pw, w);
+        t
+    }
+
+    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
+    pub fn saved(&self, run: &Run) -> Vec<Saved> {
+        self.simulate(run).finish()
+    }
+
+    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
+    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
+    pub fn forward_flops(&self, run: &Run) -> f64 {
+        self.simulate(run).flops
     }
 }
