@@ -5,6 +5,7 @@
 //! - the quantization-backends benchmark table: the whole FLUX.1-dev pipeline generating one
 //!   1024 × 1024 picture in bf16, on the GPU and with `enable_model_cpu_offload()`;
 //! - the Flux QLoRA blog: LoRA training of FLUX.1-dev on an NF4 and on a bf16 base.
+//!
 //! Each is the predicted peak less the framework overhead (the CUDA context is not in
 //! `max_memory_allocated`).
 

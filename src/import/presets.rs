@@ -179,6 +179,10 @@ mod tests {
     fn the_catalogue_reads_the_same_with_its_families_alone() {
         for e in CATALOGUE {
             let v: Value = serde_json::from_str(e.config).expect("JSON");
+            // Diffusion pipelines are read by `diffusers::read_pipeline` in both.
+            if v.get("pipeline").is_some() {
+                continue;
+            }
             let (alone, full) = (import_catalogue_config(&v).expect(e.id), import_hf_config(&v).expect(e.id));
             assert_eq!(format!("{:?}", alone.arch), format!("{:?}", full.arch), "{}", e.id);
             assert_eq!((alone.model_type, alone.warnings), (full.model_type, full.warnings), "{}", e.id);

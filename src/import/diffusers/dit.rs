@@ -35,6 +35,7 @@ pub fn reads(cfg: &Value) -> bool {
     cfg.get("_class_name").and_then(Value::as_str).is_some_and(|c| CLASSES.contains(&c))
 }
 
+// long: one arm per diffusers class (eight), each reading that class's `__init__` keys with their defaults in the class's order, so each arm can be checked against its source line by line.
 pub fn read(cfg: &Value) -> Result<Dit, InputError> {
     let map = cfg.as_object().ok_or_else(|| InputError::new("", "expected a JSON object"))?;
     let c = Keys::new(map);

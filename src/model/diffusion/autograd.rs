@@ -117,7 +117,7 @@ impl Tape {
     }
 
     /// The weight of a linear whose LoRA kind is `kind` (None: not a LoRA target).
-    pub(crate) fn weight(&self, kind: Option<crate::model::arch::LinearKind>) -> W {
+    pub(crate) fn weight(&self, kind: Option<crate::model::arch::param::LinearKind>) -> W {
         match (&self.lora, kind) {
             (None, _) => W::Trained,
             (Some(l), Some(k)) if l.targets.contains(&k) => W::Lora(l.rank),

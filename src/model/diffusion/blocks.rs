@@ -4,7 +4,7 @@
 //! q/k/v/out), the ops their forwards share over a [`Tape`] (adaLN modulation, gated
 //! residuals, feed-forward, RoPE) and the activation width of a no-grad forward.
 
-use crate::model::arch::{LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::Run;
 use crate::model::precision::Precision;
 
@@ -47,7 +47,7 @@ pub(crate) fn attention(out: &mut Vec<ParamTensor>, h: u64, with_out: bool) {
 /// The pieces of a forward the diffusion-transformer simulations share (over `autograd.rs`'s
 /// [`Tape`]).
 pub(crate) mod ops {
-    use crate::model::arch::LinearKind;
+    use crate::model::arch::param::LinearKind;
     use crate::model::diffusion::autograd::{Tape, T, W};
 
     /// `TimestepEmbedding` / `PixArtAlphaTextProjection` (`embeddings.py`): linear → SiLU/GELU →

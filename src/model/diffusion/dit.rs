@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::ParamTensor;
+use crate::model::arch::param::ParamTensor;
 use crate::model::diffusion::cogvideox::CogVideoX;
 use crate::model::diffusion::hunyuan_video::HunyuanVideo;
 use crate::model::diffusion::ltx_video::LtxVideo;

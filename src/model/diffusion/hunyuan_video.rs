@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
 use crate::model::diffusion::{Run, Saved};
@@ -134,6 +134,7 @@ impl HunyuanVideo {
     /// two halves of the norm again and RoPEs the video part before one more concatenation);
     /// every joint attention goes through the boolean text mask, which the memory-efficient
     /// kernel takes as a new float mask and keeps.
+    // long: one training forward written op by op in the order HunyuanVideoTransformer3DModel.forward runs it (token refiner, double and single blocks); cut into pieces, the tensors the ops share would have to be passed around by hand.
     fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let (p, pt) = (self.patch_size, self.patch_size_t);

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::Tape;
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
 use crate::model::diffusion::{Run, Saved};
@@ -147,6 +147,7 @@ impl Flux {
     /// attention over text + image, the gated residuals and the feed-forward; per single block the
     /// same over the concatenated sequence with the parallel MLP; checkpointing keeps each block's
     /// inputs instead; LoRA keeps only what the adapters and the ops after the first adapter need.
+    // long: one training forward written op by op in the order FluxTransformer2DModel.forward runs it (both streams, the double and single blocks); cut into pieces, the tensors the ops share would have to be passed around by hand.
     fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let mut t = Tape::new(run);

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
 use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops};
 use crate::model::diffusion::{Run, Saved};
@@ -136,6 +136,7 @@ impl Sana {
     /// through the prompt mask (memory-efficient kernel); GLUMBConv keeps the 1×1 conv's input,
     /// the SiLU and depthwise conv inputs (2 × `mlp_ratio` × hidden), the gate's SiLU output and
     /// the product `conv_point` reads.
+    // long: one training forward written op by op in the order SanaTransformer2DModel.forward runs it (linear attention, cross-attention, GLUMBConv); cut into pieces, the tensors the ops share would have to be passed around by hand.
     fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p, m) = (self.hidden(), self.heads, self.patch_size, self.mlp_width);
         let d = self.head_dim;

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
 use crate::model::diffusion::{Run, Saved};

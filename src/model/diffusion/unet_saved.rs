@@ -40,7 +40,7 @@
 //! Measured on tiny configs only: cuDNN's convolution workspaces and the allocator's
 //! rounding are not in these numbers.
 
-use crate::model::arch::LinearKind;
+use crate::model::arch::param::LinearKind;
 use crate::model::diffusion::unet::{LevelKind, UNet2D, UNetOp};
 use crate::model::diffusion::{LoraRun, Run, Saved};
 use crate::model::precision::Precision;

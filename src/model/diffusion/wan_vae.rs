@@ -23,7 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::arch::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 
 /// An `AutoencoderKLWan` (Wan 2.1 layout).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
