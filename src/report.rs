@@ -154,7 +154,21 @@ pub fn breakdown_markdown(scenario: &Scenario, b: &Breakdown) -> String {
 
 fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
     let t = &scenario.training;
-    let task = if t.mode == Mode::Inference {
+    let picture = match scenario.model.architecture().as_deref() {
+        Some(crate::model::arch::Architecture::Diffusion(d)) => {
+            let [w, h] = t.resolution.unwrap_or(d.resolution);
+            let frames = t.frames.unwrap_or(d.frames);
+            Some(if frames > 1 { format!("{w} × {h} px × {frames} frames") } else { format!("{w} × {h} px") })
+        }
+        _ => None,
+    };
+    let task = if let Some(picture) = &picture {
+        if t.mode == Mode::Inference {
+            format!("generation, {} prompt(s) at {picture} · {}", t.micro_batch, precision_label(t.precision))
+        } else {
+            format!("micro-batch {} at {picture} · {} · {} · {}", t.micro_batch, precision_label(t.precision), optimizer_label(t.optimizer), fine_tuning_label(t.lora.as_ref()))
+        }
+    } else if t.mode == Mode::Inference {
         format!("inference, batch {} × {} tokens of context · {}", t.micro_batch, t.seq_len, precision_label(t.precision))
     } else {
         format!(
@@ -184,6 +198,8 @@ fn markdown_table(scenario: &Scenario, b: &Breakdown, u: Units) -> String {
             crate::format::seconds(b.step_time.prefill_seconds),
             crate::format::seconds(b.step_time.decode_seconds_per_token)
         )
+    } else if picture.is_some() && t.mode == Mode::Inference {
+        format!("Estimated time per denoising step {}", crate::format::seconds(b.step_time.seconds))
     } else {
         format!("Estimated step time {}", crate::format::seconds(b.step_time.seconds))
     };

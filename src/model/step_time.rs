@@ -79,7 +79,9 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
         // One denoiser call per training sample (the frozen parts' no-grad calls are not
         // counted: cached embeddings and latents are the common case).
         Architecture::Diffusion(d) => {
-            let flops = d.denoiser.as_ref().map_or(0.0, |den| den.forward_flops(&d.run(s.training, 1)));
+            // Generation with classifier-free guidance in one batch runs two samples per prompt.
+            let batch = if s.training.mode == Mode::Inference && d.guidance(s.training) { 2 } else { 1 };
+            let flops = d.denoiser.as_ref().map_or(0.0, |den| den.forward_flops(&d.run(s.training, batch)));
             Forward { total: flops, blocks: flops, attention: 0.0, tokens: 1.0 }
         }
     }
@@ -135,7 +137,10 @@ pub fn priced_step_time(
         seconds += (copies - seconds).max(0.0);
     }
     let global_tokens = samples * forward.tokens * p.dp.max(1) as f64;
-    let (decode, prefill) = if t.mode == Mode::Inference {
+    // A diffusion pipeline generates by calling its denoiser once per step: the time of one
+    // call is its `seconds`, with no prefill or per-token decode.
+    let diffusion = matches!(arch, Architecture::Diffusion(_));
+    let (decode, prefill) = if t.mode == Mode::Inference && !diffusion {
         // One token for the batch reads every weight and the KV cache on this GPU once
         // (memory-bound decode, Pope et al. 2022 §3), unless its FLOPs take longer.
         let read = (at_peak.parameters + at_peak.activations) as f64 / device.hbm_bandwidth.max(1.0);
@@ -146,8 +151,9 @@ pub fn priced_step_time(
     } else {
         (0.0, 0.0)
     };
-    // Spill slows the training step, or in inference each decoded token.
-    let base = if t.mode == Mode::Inference { decode } else { seconds };
+    // Spill slows the training step (a diffusion pipeline's denoising step), or in inference
+    // each decoded token.
+    let base = if t.mode == Mode::Inference && !diffusion { decode } else { seconds };
     let ctx = spill_context(s, base, forward.tokens, peak * UTILISATION);
     let [low, high] = price(spill, at_peak, t, &ctx);
     let ratio = |extra: f64| {

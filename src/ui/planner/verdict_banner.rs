@@ -71,6 +71,7 @@ pub fn VerdictBanner() -> impl IntoView {
     let stuck = sticky_state();
     let details = move || {
         let batch = planner.valid.with(|s| s.training.micro_batch.max(1));
+        let generation = planner.valid.with(|s| s.training.mode == crate::scenario::Mode::Inference);
         planner.plan.with(|p| {
             let b = &p.breakdown;
             // An engine serves the sequences its cache holds at once, not the whole batch.
@@ -86,6 +87,9 @@ pub fn VerdictBanner() -> impl IntoView {
                     batch as f64 / st.decode_seconds_per_token,
                     batch
                 )
+            } else if generation {
+                // A diffusion pipeline's generation: one denoiser call per step.
+                format!("{} parameters · {gpus} · denoising step ≈ {}", format::count(b.param_count), format::seconds(st.seconds))
             } else {
                 format!("{} parameters ({} trainable) · {gpus} · step ≈ {}", format::count(b.param_count), format::count(b.trainable_params), format::seconds(st.seconds))
             };
