@@ -57,7 +57,19 @@ fn run_of(case: &Value) -> Run {
     // the measuring script's targets: train_dreambooth_lora_flux.py's, train_dreambooth_lora_sana.py's
     // (to_q/to_k/to_v), else to_q/to_k/to_v/to_out.0
     let targets = match class {
-        "FluxTransformer2DModel" => vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O, LinearKind::Up, LinearKind::Down],
+        "FluxTransformer2DModel" => vec![
+            LinearKind::Q,
+            LinearKind::K,
+            LinearKind::V,
+            LinearKind::O,
+            LinearKind::AddQ,
+            LinearKind::AddK,
+            LinearKind::AddV,
+            LinearKind::AddO,
+            LinearKind::Up,
+            LinearKind::Down,
+        ],
+        "SD3Transformer2DModel" => vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O, LinearKind::AddQ, LinearKind::AddK, LinearKind::AddV, LinearKind::AddO],
         "SanaTransformer2DModel" => vec![LinearKind::Q, LinearKind::K, LinearKind::V],
         _ => vec![LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O],
     };

@@ -40,6 +40,10 @@ pub fn module_name(kind: LinearKind) -> &'static str {
         LinearKind::Gate => "gate_proj",
         LinearKind::Up => "up_proj",
         LinearKind::Down => "down_proj",
+        LinearKind::AddQ => "add_q_proj",
+        LinearKind::AddK => "add_k_proj",
+        LinearKind::AddV => "add_v_proj",
+        LinearKind::AddO => "to_add_out",
     }
 }
 

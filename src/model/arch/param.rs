@@ -67,10 +67,29 @@ pub enum LinearKind {
     Gate,
     Up,
     Down,
+    /// A joint-attention diffusion transformer's text-stream projections (diffusers'
+    /// `add_q_proj`, `add_k_proj`, `add_v_proj`, `to_add_out` in Flux and SD3): PEFT's
+    /// `to_q` does not match `add_q_proj`, so they are their own targets.
+    AddQ,
+    AddK,
+    AddV,
+    AddO,
 }
 
 impl LinearKind {
-    pub const ALL: [LinearKind; 7] = [LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O, LinearKind::Gate, LinearKind::Up, LinearKind::Down];
+    pub const ALL: [LinearKind; 11] = [
+        LinearKind::Q,
+        LinearKind::K,
+        LinearKind::V,
+        LinearKind::O,
+        LinearKind::Gate,
+        LinearKind::Up,
+        LinearKind::Down,
+        LinearKind::AddQ,
+        LinearKind::AddK,
+        LinearKind::AddV,
+        LinearKind::AddO,
+    ];
 }
 
 /// One parameter tensor of the model (or one per block / per expert, see `scope`).

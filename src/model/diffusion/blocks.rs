@@ -35,12 +35,24 @@ pub(crate) fn feed_forward(out: &mut Vec<ParamTensor>, h: u64, inner: u64) {
 
 /// q/k/v/out of one attention stream (`to_q/to_k/to_v/to_out.0`, or the context stream's
 /// `add_q_proj/add_k_proj/add_v_proj/to_add_out`), with biases.
-pub(crate) fn attention(out: &mut Vec<ParamTensor>, h: u64, with_out: bool) {
-    linear(out, "attention q (to_q)", Some(&[LinearKind::Q]), h, h);
-    linear(out, "attention k (to_k)", Some(&[LinearKind::K]), h, h);
-    linear(out, "attention v (to_v)", Some(&[LinearKind::V]), h, h);
+pub(crate) fn attention(out: &mut Vec<ParamTensor>, h: u64, with_out: bool, text: bool) {
+    let [q, k, v, o] = kinds(text);
+    linear(out, "attention q (to_q)", Some(q), h, h);
+    linear(out, "attention k (to_k)", Some(k), h, h);
+    linear(out, "attention v (to_v)", Some(v), h, h);
     if with_out {
-        linear(out, "attention out (to_out.0)", Some(&[LinearKind::O]), h, h);
+        linear(out, "attention out (to_out.0)", Some(o), h, h);
+    }
+}
+
+/// The LoRA kinds of one stream's q, k, v and out projections: the image stream's
+/// `to_q/to_k/to_v/to_out.0`, or (`text`) the text stream's `add_q_proj/add_k_proj/
+/// add_v_proj/to_add_out`.
+pub(crate) fn kinds(text: bool) -> [&'static [LinearKind]; 4] {
+    if text {
+        [&[LinearKind::AddQ], &[LinearKind::AddK], &[LinearKind::AddV], &[LinearKind::AddO]]
+    } else {
+        [&[LinearKind::Q], &[LinearKind::K], &[LinearKind::V], &[LinearKind::O]]
     }
 }
 
@@ -95,9 +107,10 @@ pub(crate) mod ops {
         tape.linear(act, inner, h, w_down)
     }
 
-    /// q, k, v projections of one stream.
-    pub(crate) fn qkv(tape: &mut Tape, x: T, h: u64) -> (T, T, T) {
-        let (wq, wk, wv) = (tape.weight(Some(LinearKind::Q)), tape.weight(Some(LinearKind::K)), tape.weight(Some(LinearKind::V)));
+    /// q, k, v projections of one stream (`text`: the text stream's `add_*_proj`).
+    pub(crate) fn qkv(tape: &mut Tape, x: T, h: u64, text: bool) -> (T, T, T) {
+        let [q, k, v, _] = super::kinds(text);
+        let (wq, wk, wv) = (tape.weight(Some(q[0])), tape.weight(Some(k[0])), tape.weight(Some(v[0])));
         (tape.linear(x, h, h, wq), tape.linear(x, h, h, wk), tape.linear(x, h, h, wv))
     }
 
@@ -121,9 +134,9 @@ pub(crate) mod ops {
         x
     }
 
-    /// `W` of an out projection (`to_out.0`, `to_add_out`).
-    pub(crate) fn w_out(tape: &Tape) -> W {
-        tape.weight(Some(LinearKind::O))
+    /// `W` of an out projection (`to_out.0`, or `text`: `to_add_out`).
+    pub(crate) fn w_out(tape: &Tape, text: bool) -> W {
+        tape.weight(Some(super::kinds(text)[3][0]))
     }
 }
 

@@ -173,7 +173,7 @@ impl CogVideoX {
                 };
                 let (xm, cm, e) = norm_zero(t, x, c);
                 let j = t.cat(&[cm, xm]);
-                let (q, k, v) = ops::qkv(t, j, h);
+                let (q, k, v) = ops::qkv(t, j, h, false);
                 let mut q = t.layer_norm_affine(q, hd, false);
                 let mut k = t.layer_norm_affine(k, hd, false);
                 if rope {
@@ -184,7 +184,7 @@ impl CogVideoX {
                 let o = t.attention(q, k, v, heads, s);
                 // flash writes q's (b, heads, s, d) layout: `transpose(1, 2).reshape` copies
                 let o = if t.mode == Mode::Fp32 { o } else { t.new_tensor(o.elems, o.bytes, o.grad) };
-                let wo = ops::w_out(t);
+                let wo = ops::w_out(t, false);
                 let a = t.linear(o, h, h, wo);
                 let xa = ops::gated(t, e, Tape::view(a, tokens(n)), h);
                 let x = t.add2(x, xa);

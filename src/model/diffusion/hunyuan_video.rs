@@ -76,7 +76,7 @@ impl HunyuanVideo {
         linear(&mut out, "refiner proj_in", None, h, self.text_embed_dim);
         for _ in 0..self.refiner_layers {
             out.push(ParamTensor::new("refiner LayerNorms", &[4, h], S, R));
-            attention(&mut out, h, true);
+            attention(&mut out, h, true, false);
             feed_forward(&mut out, h, 4 * h);
             linear(&mut out, "refiner adaLN (norm_out.linear)", None, 2 * h, h);
         }
@@ -94,7 +94,7 @@ impl HunyuanVideo {
             for stream in 0..2 {
                 linear(&mut out, "AdaLayerNormZero (norm1.linear)", None, 6 * h, h);
                 if stream == 0 {
-                    attention(&mut out, h, true);
+                    attention(&mut out, h, true, false);
                 } else {
                     // the text stream's add_q/k/v_proj and to_add_out: not LoRA targets
                     for name in ["text attention (add_q/k/v_proj, to_add_out)"; 4] {
@@ -107,7 +107,7 @@ impl HunyuanVideo {
         }
         for _ in 0..self.single_layers {
             linear(&mut out, "AdaLayerNormZeroSingle (norm.linear)", None, 3 * h, h);
-            attention(&mut out, h, false);
+            attention(&mut out, h, false, false);
             norms(&mut out, 2);
             linear(&mut out, "single-block MLP (proj_mlp)", None, self.mlp_width, h);
             linear(&mut out, "single-block out (proj_out)", None, h, h + self.mlp_width);
@@ -169,12 +169,12 @@ impl HunyuanVideo {
             let mut c = t.linear(prompt, self.text_embed_dim, h, w);
             for _ in 0..self.refiner_layers {
                 let n1 = t.layer_norm_affine(c, h, false);
-                let (q, k, v) = ops::qkv(&mut t, n1, h);
+                let (q, k, v) = ops::qkv(&mut t, n1, h, false);
                 // the boolean prompt mask, per head, as a new float mask in q's type
                 let mask_bytes = if t.mode == Mode::Fp32 { 4.0 } else { 2.0 };
                 let mask = t.new_tensor(b * (heads * tt * tt.div_ceil(8) * 8) as f64, mask_bytes, false);
                 let o = t.attention_masked(q, k, v, heads, tt, Some(mask));
-                let wo = ops::w_out(&t);
+                let wo = ops::w_out(&t, false);
                 let a = t.linear(o, h, h, wo);
                 let a = t.new_tensor(a.elems, a.bytes, a.grad); // `/ rescale_output_factor`
                 let g = ops::modulation(&mut t, temb_r, h, 2);
@@ -203,7 +203,7 @@ impl HunyuanVideo {
                 let (_, xm) = ops::modulate(t, x, e_x, h);
                 let e_c = ops::modulation(t, temb, h, 6);
                 let (_, cm) = ops::modulate(t, c, e_c, h);
-                let (q, k, v) = ops::qkv(t, xm, h);
+                let (q, k, v) = ops::qkv(t, xm, h, false);
                 let q = t.rms_norm_diffusers(q, hd);
                 let k = t.rms_norm_diffusers(k, hd);
                 let q = ops::rotary(t, q, cos, sin);
@@ -216,7 +216,7 @@ impl HunyuanVideo {
                 let m = joint_mask(t);
                 let o = t.attention_masked(q, k, v, heads, s, Some(m));
                 let o = t.cast(o, q.bytes);
-                let wo = ops::w_out(t);
+                let wo = ops::w_out(t, false);
                 let xo = t.linear_strided(Tape::view(o, tokens(n)), h, h, wo, true);
                 let co = t.linear_strided(Tape::view(o, tokens(tt)), h, h, wc, true);
                 let xa = ops::gated(t, e_x, xo, h);
@@ -247,7 +247,7 @@ impl HunyuanVideo {
                 let mlp = t.activation(mlp);
                 // the processor concatenates the two halves of the norm again
                 let j2 = t.cat(&[jm]);
-                let (q, k, v) = ops::qkv(t, j2, h);
+                let (q, k, v) = ops::qkv(t, j2, h, false);
                 let q = t.rms_norm_diffusers(q, hd);
                 let k = t.rms_norm_diffusers(k, hd);
                 let qr = ops::rotary(t, Tape::view(q, tokens(n)), cos, sin);

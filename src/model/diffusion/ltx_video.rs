@@ -139,14 +139,14 @@ impl LtxVideo {
                     t.add2(m, Tape::view(ada, t.batch * h as f64))
                 };
                 let xm = modulated(t, x);
-                let (q, k, v) = ops::qkv(t, xm, h);
+                let (q, k, v) = ops::qkv(t, xm, h, false);
                 let q = t.rms_norm(q, h);
                 let k = t.rms_norm(k, h);
                 let q = ops::rotary(t, q, cos, sin);
                 let k = ops::rotary(t, k, cos, sin);
                 let o = t.attention(q, k, v, heads, n);
                 let o = t.cast(o, q.bytes);
-                let wo = ops::w_out(t);
+                let wo = ops::w_out(t, false);
                 let a = t.linear(o, h, h, wo);
                 let g = ops::gated(t, ada, a, h);
                 let x = t.add2(x, g);

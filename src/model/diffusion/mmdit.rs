@@ -84,16 +84,17 @@ impl Flux {
         linear(&mut out, "context embedder", None, h, self.joint_attention_dim);
         linear(&mut out, "x embedder", None, h, self.in_channels);
         for _ in 0..self.layers {
-            for _stream in 0..2 {
+            // The image stream, then the text stream (its `add_*_proj` projections).
+            for stream in 0..2 {
                 linear(&mut out, "AdaLayerNormZero (norm1.linear)", None, 6 * h, h);
-                attention(&mut out, h, true);
+                attention(&mut out, h, true, stream == 1);
                 out.push(ParamTensor::new("q/k RMS norms", &[2, d], S, R));
                 feed_forward(&mut out, h, 4 * h);
             }
         }
         for _ in 0..self.single_layers {
             linear(&mut out, "AdaLayerNormZeroSingle (norm.linear)", None, 3 * h, h);
-            attention(&mut out, h, false);
+            attention(&mut out, h, false, false);
             out.push(ParamTensor::new("q/k RMS norms", &[2, d], S, R));
             // Not in train_dreambooth_lora_flux.py's default targets, so no LoRA kind.
             linear(&mut out, "single-block MLP (proj_mlp)", None, 4 * h, h);
@@ -187,10 +188,10 @@ impl Flux {
                 let e_c = ops::modulation(t, temb, h, 6);
                 let (_, xm) = ops::modulate(t, x, e_x, h);
                 let (_, cm) = ops::modulate(t, c, e_c, h);
-                let (q, k, v) = ops::qkv(t, xm, h);
+                let (q, k, v) = ops::qkv(t, xm, h, false);
                 let q = t.rms_norm(q, hd);
                 let k = t.rms_norm(k, hd);
-                let (cq, ck, cv) = ops::qkv(t, cm, h);
+                let (cq, ck, cv) = ops::qkv(t, cm, h, true);
                 let cq = t.rms_norm(cq, hd);
                 let ck = t.rms_norm(ck, hd);
                 let q = t.cat(&[cq, q]);
@@ -201,10 +202,10 @@ impl Flux {
                 let o = t.attention(q, k, v, heads, s);
                 // `.to(query.dtype)`, split into text and image, `.contiguous()` each
                 let o = t.cast(o, q.bytes);
-                let wo = ops::w_out(t);
+                let (wo, wo_text) = (ops::w_out(t, false), ops::w_out(t, true));
                 let (xo, co) = (Tape::view(o, tokens(n)), Tape::view(o, tokens(tt)));
                 let xo = t.linear_strided(xo, h, h, wo, true);
-                let co = t.linear_strided(co, h, h, wo, true);
+                let co = t.linear_strided(co, h, h, wo_text, true);
                 let xa = ops::gated(t, e_x, xo, h);
                 let x = t.add2(x, xa);
                 let (_, xm) = ops::modulate(t, x, e_x, h);
@@ -234,7 +235,7 @@ impl Flux {
                 let w = t.weight(None);
                 let mlp = t.linear(jm, h, 4 * h, w);
                 let mlp = t.activation(mlp);
-                let (q, k, v) = ops::qkv(t, jm, h);
+                let (q, k, v) = ops::qkv(t, jm, h, false);
                 let q = t.rms_norm(q, hd);
                 let k = t.rms_norm(k, hd);
                 let q = ops::rotary(t, q, cos, sin);

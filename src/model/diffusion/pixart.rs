@@ -150,10 +150,10 @@ impl PixArt {
                     t.add2(m, Tape::view(e, t.batch * h as f64))
                 };
                 let xm = modulated(t, x);
-                let (q, k, v) = ops::qkv(t, xm, h);
+                let (q, k, v) = ops::qkv(t, xm, h, false);
                 let o = t.attention(q, k, v, heads, n);
                 let o = t.cast(o, q.bytes);
-                let wo = ops::w_out(t);
+                let wo = ops::w_out(t, false);
                 let a = t.linear(o, h, h, wo);
                 let a = t.new_tensor(a.elems, a.bytes, a.grad); // `/ rescale_output_factor`
                 let g = ops::gated(t, e, a, h);

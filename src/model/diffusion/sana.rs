@@ -182,7 +182,7 @@ impl Sana {
                 // linear self-attention
                 let xm = modulated(t, x);
                 let xm = t.cast(xm, x.bytes);
-                let (q, k, _v) = ops::qkv(t, xm, h);
+                let (q, k, _v) = ops::qkv(t, xm, h, false);
                 let rows = t.batch * n as f64;
                 let q = t.activation_result(q);
                 let k = t.activation_result(k);
@@ -204,7 +204,7 @@ impl Sana {
                 }
                 t.flops += 2.0 * 2.0 * t.batch * (heads * (d + 1) * d * n) as f64;
                 let o = t.new_tensor(rows * h as f64, x.bytes, grad);
-                let wo = ops::w_out(t);
+                let wo = ops::w_out(t, false);
                 let a = t.linear_transposed(o, h, h, wo);
                 let g = ops::gated(t, e, a, h);
                 let x = t.add2(x, g);

@@ -117,8 +117,9 @@ impl Sd3 {
             linear(&mut out, "AdaLayerNormZero (norm1.linear)", None, if dual { 9 } else { 6 } * h, h);
             // The last block's context stream: AdaLayerNormContinuous (scale and shift only).
             linear(&mut out, "context AdaLayerNorm (norm1_context.linear)", None, if last { 2 } else { 6 } * h, h);
-            attention(&mut out, h, true);
-            attention(&mut out, h, !last);
+            attention(&mut out, h, true, false);
+            // The text stream's `add_*_proj` (no `to_add_out` in the last, context-pre-only block).
+            attention(&mut out, h, !last, true);
             self.qk_norm_tensors(&mut out, 4);
             if dual {
                 // attn2 is not reached by train_dreambooth_lora_sd3.py's `attn.*` targets
@@ -225,10 +226,10 @@ impl Sd3 {
                 };
                 let e_c = ops::modulation(t, temb, h, if last { 2 } else { 6 });
                 let (_, cm) = ops::modulate(t, c, e_c, h);
-                let (q, k, v) = ops::qkv(t, xm, h);
+                let (q, k, v) = ops::qkv(t, xm, h, false);
                 let q = self.qk(t, q);
                 let k = self.qk(t, k);
-                let (cq, ck, cv) = ops::qkv(t, cm, h);
+                let (cq, ck, cv) = ops::qkv(t, cm, h, true);
                 let cq = self.qk(t, cq);
                 let ck = self.qk(t, ck);
                 let q = t.cat(&[q, cq]);
@@ -240,8 +241,8 @@ impl Sd3 {
                 // memory-efficient kernel writes (b, s, heads, d) and the reshape is a view)
                 let o = if t.mode == Mode::Fp32 { o } else { t.new_tensor(o.elems, o.bytes, o.grad) };
                 let o = t.cast(o, q.bytes);
-                let wo = ops::w_out(t);
-                let co = if last { None } else { Some(t.linear_strided(Tape::view(o, tokens(tt)), h, h, wo, true)) };
+                let (wo, wo_text) = (ops::w_out(t, false), ops::w_out(t, true));
+                let co = if last { None } else { Some(t.linear_strided(Tape::view(o, tokens(tt)), h, h, wo_text, true)) };
                 let xo = t.linear_strided(Tape::view(o, tokens(n)), h, h, wo, true);
                 let xa = ops::gated(t, e_x, xo, h);
                 let mut x = t.add2(x, xa);

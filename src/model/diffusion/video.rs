@@ -112,9 +112,9 @@ impl Wan {
         }
         for _ in 0..self.layers {
             out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
-            attention(&mut out, h, true);
+            attention(&mut out, h, true, false);
             out.push(ParamTensor::new("self-attention q/k RMS norms", &[2, h], S, R));
-            attention(&mut out, h, true);
+            attention(&mut out, h, true, false);
             out.push(ParamTensor::new("cross-attention q/k RMS norms", &[2, h], S, R));
             if let Some(added) = self.added_kv_proj_dim {
                 linear(&mut out, "image cross-attention k (add_k_proj)", None, h, added);
@@ -225,14 +225,14 @@ impl Wan {
                 };
                 // self-attention
                 let xm = modulated(t, x);
-                let (q, k, v) = ops::qkv(t, xm, h);
+                let (q, k, v) = ops::qkv(t, xm, h, false);
                 let q = t.rms_norm(q, h);
                 let k = t.rms_norm(k, h);
                 let q = ops::rotary(t, q, cos, sin);
                 let k = ops::rotary(t, k, cos, sin);
                 let o = t.attention(q, k, v, heads, n);
                 let o = t.cast(o, q.bytes);
-                let wo = ops::w_out(t);
+                let wo = ops::w_out(t, false);
                 let a = t.linear(o, h, h, wo);
                 let x = residual(t, x, a, false);
                 // cross-attention to the text
