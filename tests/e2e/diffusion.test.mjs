@@ -53,11 +53,13 @@ test('searching "sdxl" and "flux" finds the pipelines', async () => {
 test('SDXL LoRA at 1024 px on a 12 GB card: the verdict, its parts and the fix', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url + SDXL, { viewport: { width: 1440, height: 1100 } });
   await page.waitForSelector('#memory-chart canvas');
-  const verdict = await page.locator('#verdict').innerText();
-  assert.match(verdict, /GiB/);
+  // A GeForce card: the Windows sysmem fallback spills what does not fit into shared memory.
+  assert.match(await page.locator('#verdict').getAttribute('class'), /spills/);
+  assert.match(await page.locator('#verdict').innerText(), /into shared GPU memory/);
   const body = await page.locator('body').innerText();
   assert.match(body, /UNet2DConditionModel/);
-  assert.match(body, /VAE encode/);
+  // Latents encoded every step: the cheapest fix is a real one, on this one GPU.
+  assert.match(body, /Cheapest fix: /);
   await shots(page, 'diffusion-sdxl-lora-1024-12gb');
   // Caching the latents takes the VAE off the GPU: the link carries it.
   await page.locator('#cache-latents').check();
@@ -92,9 +94,9 @@ test('axe-core: no violation on a pipeline plan, light and dark', async () => {
   for (const colorScheme of ['light', 'dark']) {
     const { page, problems } = await openPlanner(env.browser, env.url + SDXL, { colorScheme, viewport: { width: 1440, height: 900 } });
     await page.waitForSelector('#diffusion-width');
-    await page.addScriptTag({ content: AXE });
-    const result = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ['violations'] }));
-    assert.deepEqual(result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), []);
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`));
+    assert.deepEqual(violations, []);
     assert.deepEqual(problems, []);
     await page.close();
   }
