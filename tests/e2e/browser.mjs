@@ -140,3 +140,14 @@ export function gib(text) {
   const scale = { GiB: 1, MiB: 2 ** -10, KiB: 2 ** -20, B: 2 ** -30 };
   return m ? Number(m[1]) * scale[m[2]] : NaN;
 }
+
+/** Screenshots of the page at 1440 and 390 px, light and dark, as `ARTIFACTS/{name}-{width}-{scheme}.png` (the phone width full-page). */
+export async function shots(page, name) {
+  for (const [scheme, width] of [['light', 1440], ['dark', 1440], ['light', 390], ['dark', 390]]) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.setViewportSize({ width, height: 1100 });
+    // Let the charts finish their transition.
+    await page.waitForTimeout(1200);
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}-${scheme}.png`), fullPage: width === 390 });
+  }
+}

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, ROOT, chooseModel, openPlanner, setValue, start } from './browser.mjs';
+import { ARTIFACTS, ROOT, chooseModel, openPlanner, shots, start } from './browser.mjs';
 
 const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
 // diffusers' LoRA scripts: rank 4 on to_q, to_k, to_v, to_out.0, adapters in fp32.
@@ -27,15 +27,6 @@ before(async () => {
 after(async () => {
   await env?.close();
 });
-
-async function shots(page, name) {
-  for (const [scheme, width] of [['light', 1440], ['dark', 1440], ['light', 390], ['dark', 390]]) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.setViewportSize({ width, height: 1100 });
-    await page.waitForTimeout(1200);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}-${scheme}.png`), fullPage: width === 390 });
-  }
-}
 
 test('searching "sdxl" and "flux" finds the pipelines', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url + '?v=1', { viewport: { width: 1440, height: 1000 } });

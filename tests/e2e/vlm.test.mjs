@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, ROOT, openPlanner, start } from './browser.mjs';
+import { ARTIFACTS, ROOT, openPlanner, shots, start } from './browser.mjs';
 
 const config = (name) => Buffer.from(JSON.stringify(JSON.parse(readFileSync(join(ROOT, 'tests', 'e2e', name), 'utf8')))).toString('base64url');
 const LORA = Buffer.from(JSON.stringify({ rank: 16 })).toString('base64url');
@@ -24,16 +24,6 @@ before(async () => {
 after(async () => {
   await env?.close();
 });
-
-async function shots(page, name) {
-  for (const [scheme, width] of [['light', 1440], ['dark', 1440], ['light', 390], ['dark', 390]]) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.setViewportSize({ width, height: 1100 });
-    // Let the charts finish their transition.
-    await page.waitForTimeout(1200);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}-${scheme}.png`), fullPage: width === 390 });
-  }
-}
 
 test('Qwen2.5-VL LoRA at 1024 px: the image size sits beside the sequence length and stays in the link', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url + QWEN_VL, { viewport: { width: 1440, height: 1100 } });
