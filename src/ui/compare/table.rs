@@ -3,10 +3,10 @@
 
 use leptos::prelude::*;
 
-use super::state::Planner;
 use crate::chart::component_color;
 use crate::format;
 use crate::model::breakdown::{Breakdown, Component, Outcome};
+use crate::ui::state::Planner;
 
 /// The table under the compare chart.
 #[component]

@@ -8,12 +8,13 @@
 //! or a copied link opens the same columns. Each column's plan is the column's own memo
 //! ([`super::workspace::CompareSlot::plan`]), so changing one column estimates that column only.
 
+mod column;
+mod strategy;
+mod table;
+
 use leptos::prelude::*;
 
 use super::chart_box::ChartBox;
-use super::compare_column::{column_name, CompareColumn};
-use super::compare_strategy::CompareStrategyTable;
-use super::compare_table::CompareTable;
 use super::state::Planner;
 use super::url_sync::{link_problems, location_query, replace_page_pairs};
 use super::workspace::Workspace;
@@ -22,6 +23,9 @@ use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
 use crate::scenario::Scenario;
 use crate::url;
+use column::{column_name, CompareColumn};
+use strategy::CompareStrategyTable;
+use table::CompareTable;
 
 /// Most columns.
 pub const MAX_COLUMNS: usize = 4;

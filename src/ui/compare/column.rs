@@ -6,9 +6,6 @@
 
 use leptos::prelude::*;
 
-use super::fields::select_field::select_options;
-use super::state::Planner;
-use super::workspace::CompareSlot;
 use crate::enum_id::{enum_from_id, enum_id};
 use crate::format;
 use crate::import::presets::{model_names, model_preset};
@@ -18,6 +15,9 @@ use crate::model::device::devices;
 use crate::model::precision::Precision;
 use crate::report::usage;
 use crate::scenario::{Checkpointing, DeviceSpec, ModelSpec, Optimizer, Scenario, Zero};
+use crate::ui::fields::select_field::select_options;
+use crate::ui::state::Planner;
+use crate::ui::workspace::CompareSlot;
 
 /// A labelled whole-number box writing `set` (values below 1 become 1).
 fn number_box(id: String, label: &'static str, slot: CompareSlot, get: fn(&Scenario) -> u64, set: fn(&mut Scenario, u64)) -> impl IntoView {

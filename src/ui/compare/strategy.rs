@@ -4,11 +4,11 @@
 
 use leptos::prelude::*;
 
-use super::state::Planner;
-use super::workspace::Workspace;
 use crate::chart::outcome_word;
 use crate::format::{self, Units};
 use crate::plan::strategy_table::strategy_rows;
+use crate::ui::state::Planner;
+use crate::ui::workspace::Workspace;
 
 /// Signed bytes, `−1.20 GiB` / `+3.40 GiB` / `0`.
 fn signed_bytes(n: i128, units: Units) -> String {
