@@ -188,7 +188,7 @@ pub fn TrainingControls() -> impl IntoView {
                     |s| s.training.checkpointing,
                     |s, v| s.training.checkpointing = v,
                 )}</div>
-                <div class="pair-item" hidden=move || !transformer.get() && !diffusion.get()>{enum_select(
+                <div class="pair-item" hidden=move || !transformer.get()>{enum_select(
                     planner,
                     fields::label("training.attention"),
                     "attention",
