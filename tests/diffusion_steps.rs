@@ -5,12 +5,13 @@
 //!
 //! Ignored by default: it measures a gap the model does not close yet. What a diffusion
 //! denoiser keeps for backward is modelled to the byte (`diffusion_unet_vae.rs`,
-//! `diffusion_dit.rs`), but a step's peak comes later in its backward than an LLM's (no
-//! logits): the activation gradients in flight and, with checkpointing, the recomputed block
-//! are not modelled for diffusion denoisers. Measured misses (predicted − measured): without
-//! checkpointing −2.6 % to −3.1 % (UNet, SD3), −8.6 % to −25.5 % (Flux, Wan); with
-//! checkpointing −13 % to −86 %. Run it with `cargo test --test diffusion_steps -- --ignored
-//! --nocapture` to print the table.
+//! `diffusion_dit.rs`), and under checkpointing the recomputed block is
+//! (`model/diffusion/backward.rs`), but a step's peak comes later in its backward than an
+//! LLM's (no logits) and the activation gradients in flight there are not modelled for
+//! diffusion denoisers. Measured misses (predicted − measured, 24 cases): −2.6 % to −5.1 %
+//! for the UNet and SD3 without LoRA, −8.6 % to −26 % for Flux, Wan and LoRA runs (the
+//! recomputed block took the checkpointed cases from −13…−86 % to −5…−26 %). Run it with
+//! `cargo test --test diffusion_steps -- --ignored --nocapture` to print the table.
 
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};

@@ -155,7 +155,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
         let flight = in_flight(&layout, s.training.grad_accum, s.parallel.pp_schedule, s.parallel.virtual_stages);
         let offloaded_activations = add_activations(mb, compute, &layout, sp, flight, &mut ledger);
         if let Architecture::Diffusion(d) = arch {
-            diffusion::encodes::add_encodes(d, s.training, ledger.tally().sum(Component::Activations), &mut ledger);
+            diffusion::backward::add_step_transients(d, s.training, ledger.tally().sum(Component::Activations), &mut ledger);
         }
         host += offloaded_activations;
         activation_host = offloaded_activations;

@@ -82,8 +82,11 @@ pub(crate) struct Tape {
     lora: Option<LoraRun>,
     next: u32,
     kept: HashSet<u32>,
-    /// Inside a checkpointed block: nothing is saved.
-    quiet: bool,
+    /// Inside a checkpointed block: what the block would save, had it not been checkpointed
+    /// (its recomputation in backward saves it again), and the storages counted in it.
+    block: Option<(f64, HashSet<u32>)>,
+    /// The largest [`Self::block`] so far: the recomputed block alive during its backward.
+    recompute: f64,
     groups: Vec<Saved>,
     /// Forward FLOPs so far: 2 per multiply-add of every matmul (LoRA's too) and of the two
     /// attention products (q·kᵀ and p·v).
@@ -92,7 +95,17 @@ pub(crate) struct Tape {
 
 impl Tape {
     pub(crate) fn new(run: &Run) -> Tape {
-        Tape { mode: Mode::of(run.precision), batch: run.batch as f64, lora: run.lora.clone(), next: 0, kept: HashSet::new(), quiet: false, groups: Vec::new(), flops: 0.0 }
+        Tape {
+            mode: Mode::of(run.precision),
+            batch: run.batch as f64,
+            lora: run.lora.clone(),
+            next: 0,
+            kept: HashSet::new(),
+            block: None,
+            recompute: 0.0,
+            groups: Vec::new(),
+            flops: 0.0,
+        }
     }
 
     /// Bytes of an activation in the stream (fp32, or 16 bits in pure 16-bit and for
@@ -142,12 +155,21 @@ impl Tape {
     }
 
     pub(crate) fn save(&mut self, name: &'static str, t: T) {
-        if !self.quiet && self.kept.insert(t.id) {
+        if let Some((bytes, kept)) = self.block.as_mut() {
+            // The block's inputs are held already; the rest it saves again when recomputed.
+            if !self.kept.contains(&t.id) && kept.insert(t.id) {
+                *bytes += t.store;
+            }
+        } else if self.kept.insert(t.id) {
             self.add(name, t.store);
         }
     }
 
     fn add(&mut self, name: &'static str, bytes: f64) {
+        if let Some((block, _)) = self.block.as_mut() {
+            *block += bytes;
+            return;
+        }
         match self.groups.iter_mut().find(|g| g.name == name) {
             Some(g) => g.bytes += bytes,
             None => self.groups.push(Saved { name, bytes }),
@@ -183,7 +205,7 @@ impl Tape {
         let xin = self.matmul_input(x, strided);
         if w == W::Trained {
             self.save("linear inputs", xin);
-            if self.mode == Mode::Autocast && x.grad && !self.quiet {
+            if self.mode == Mode::Autocast && x.grad {
                 self.add("weight copies", (inp * out) as f64 * 2.0);
             }
         }
@@ -216,7 +238,7 @@ impl Tape {
             let a_bytes = if self.mode == Mode::Fp32 || (self.mode == Mode::Half && fp32) { 4.0 } else { 2.0 };
             let a_out = self.new_tensor(rows * r as f64, a_bytes, true);
             self.save("LoRA adapter inputs", a_out);
-            if self.mode == Mode::Autocast && fp32 && !self.quiet {
+            if self.mode == Mode::Autocast && fp32 {
                 let copies = if x.grad { inp + out } else { out } as f64 * r as f64 * 2.0;
                 self.add("weight copies", copies);
             }
@@ -243,7 +265,7 @@ impl Tape {
         if self.full() || x.grad {
             self.save("linear inputs", xin);
         }
-        if self.full() && self.mode == Mode::Autocast && !self.quiet {
+        if self.full() && self.mode == Mode::Autocast {
             self.add("weight copies", (channels * k * k) as f64 * 2.0);
         }
         let act = self.act();
@@ -255,7 +277,7 @@ impl Tape {
     /// `convolution_backward` keeps the input and the (cast) weight whenever either needs a
     /// gradient.
     pub(crate) fn patch_conv(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
-        if w == W::Trained && self.mode == Mode::Autocast && !x.grad && !self.quiet {
+        if w == W::Trained && self.mode == Mode::Autocast && !x.grad {
             self.add("weight copies", (inp * out) as f64 * 2.0);
         }
         if w == W::Frozen && x.grad {
@@ -287,7 +309,7 @@ impl Tape {
     pub(crate) fn layer_norm_affine(&mut self, x: T, width: u64, fp32_module: bool) -> T {
         let sixteen = self.mode == Mode::Half || (self.mode == Mode::Autocast && !self.full());
         let weight16 = if fp32_module { sixteen } else { self.mode == Mode::Autocast && !self.full() };
-        if weight16 && (x.grad || self.full()) && !self.quiet {
+        if weight16 && (x.grad || self.full()) {
             self.add("weight copies", 2.0 * width as f64 * 4.0);
         }
         let grad = x.grad || self.full();
@@ -302,7 +324,7 @@ impl Tape {
         if grad {
             // a LoRA run's frozen base is 16-bit (the scripts cast it to `weight_dtype`): the fp32
             // kernel's copy of the norm weight is kept too
-            if self.mode == Mode::Autocast && !self.full() && !self.quiet {
+            if self.mode == Mode::Autocast && !self.full() {
                 self.add("weight copies", width as f64 * 4.0);
             }
             self.save("norm inputs and statistics", x);
@@ -409,9 +431,7 @@ impl Tape {
             let s_lse = if flash { s as f64 } else { (s as f64 / 32.0).ceil() * 32.0 };
             let lse = self.new_tensor(self.batch * heads as f64 * s_lse, 4.0, false);
             self.save(name, lse);
-            if !self.quiet {
-                self.add(name, if flash { 24.0 } else { 16.0 });
-            }
+            self.add(name, if flash { 24.0 } else { 16.0 });
         }
         o
     }
@@ -425,13 +445,24 @@ impl Tape {
         for &t in inputs {
             self.save("checkpointed block inputs", t);
         }
-        self.quiet = true;
+        // Nothing inside is kept now; what it saves is counted as the block's, for its
+        // recomputation in backward.
+        self.block = Some((0.0, HashSet::new()));
         let r = block(self);
-        self.quiet = false;
+        if let Some((bytes, _)) = self.block.take() {
+            self.recompute = self.recompute.max(bytes);
+        }
         r
     }
 
     pub(crate) fn finish(self) -> Vec<Saved> {
         self.groups
+    }
+
+    /// What the largest checkpointed block saves when backward recomputes it (non-reentrant
+    /// `torch.utils.checkpoint` reruns the block's forward with saving on, then its
+    /// backward frees them): 0 without checkpointing.
+    pub(crate) fn recompute_peak(&self) -> f64 {
+        self.recompute
     }
 }

@@ -97,6 +97,23 @@ impl Dit {
 
     /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
     /// attention), for step time.
+    /// What backward's recomputation of the largest checkpointed block saves again (0 without
+    /// checkpointing).
+    pub fn recompute_peak(&self, run: &Run) -> f64 {
+        match self {
+            Dit::Flux(m) => m.recompute_peak(run),
+            Dit::Sd3(m) => m.recompute_peak(run),
+            Dit::Wan(m) => m.recompute_peak(run),
+            Dit::HunyuanVideo(m) => m.recompute_peak(run),
+            Dit::CogVideoX(m) => m.recompute_peak(run),
+            Dit::LtxVideo(m) => m.recompute_peak(run),
+            Dit::Sana(m) => m.recompute_peak(run),
+            Dit::PixArt(m) => m.recompute_peak(run),
+        }
+    }
+
+    /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
+    /// attention), for step time.
     pub fn forward_flops(&self, run: &Run) -> f64 {
         match self {
             Dit::Flux(m) => m.forward_flops(run),

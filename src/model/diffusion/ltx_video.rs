@@ -183,6 +183,11 @@ impl LtxVideo {
         self.simulate(run).finish()
     }
 
+    /// What backward's recomputation of the largest checkpointed block saves again.
+    pub fn recompute_peak(&self, run: &Run) -> f64 {
+        self.simulate(run).recompute_peak()
+    }
+
     /// Forward FLOPs of one call (2 per multiply-add of the linears and attention's products).
     pub fn forward_flops(&self, run: &Run) -> f64 {
         self.simulate(run).flops

@@ -262,6 +262,11 @@ impl Flux {
         self.simulate(run).finish()
     }
 
+    /// What backward's recomputation of the largest checkpointed block saves again.
+    pub fn recompute_peak(&self, run: &Run) -> f64 {
+        self.simulate(run).recompute_peak()
+    }
+
     /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
     /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
     pub fn forward_flops(&self, run: &Run) -> f64 {

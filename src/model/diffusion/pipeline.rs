@@ -48,6 +48,13 @@ impl Denoiser {
             Denoiser::Dit(d) => d.saved(run),
         }
     }
+    /// What backward's recomputation of the largest checkpointed block saves again.
+    pub fn recompute_peak(&self, run: &Run) -> f64 {
+        match self {
+            Denoiser::Unet(u) => u.recompute_peak(run),
+            Denoiser::Dit(d) => d.recompute_peak(run),
+        }
+    }
     /// The transient bytes of one no-grad call, beyond the weights.
     pub fn forward_peak(&self, run: &Run) -> f64 {
         match self {

@@ -251,6 +251,11 @@ impl Sana {
         self.simulate(run).finish()
     }
 
+    /// What backward's recomputation of the largest checkpointed block saves again.
+    pub fn recompute_peak(&self, run: &Run) -> f64 {
+        self.simulate(run).recompute_peak()
+    }
+
     /// Forward FLOPs of one call (2 per multiply-add of the linears, convolutions, linear
     /// attention's two batched matmuls and cross-attention's products).
     pub fn forward_flops(&self, run: &Run) -> f64 {
