@@ -1,7 +1,8 @@
 //! Published diffusion peaks, each with the setup its source documents
 //! (`tests/fixtures/published/diffusion.json`, which names the sources):
 //! - diffusers' own benchmarks: one no-grad forward of the SDXL UNet and of the Flux.1-dev
-//!   transformer loaded alone in bf16 (`torch.cuda.max_memory_allocated`, GiB);
+//!   transformer loaded alone in bf16, and of the Flux transformer in NF4
+//!   (`torch.cuda.max_memory_allocated`, GiB);
 //! - the quantization-backends benchmark table: the whole FLUX.1-dev pipeline generating one
 //!   1024 × 1024 picture in bf16, on the GPU and with `enable_model_cpu_offload()`;
 //! - the Flux QLoRA blog: LoRA training of FLUX.1-dev on an NF4 and on a bf16 base.
@@ -51,6 +52,16 @@ fn denoiser_forwards_match_diffusers_benchmarks() {
         });
         within(&format!("{model} forward, bf16"), peak_gib(s), run["peak_gib"].as_f64().unwrap(), 0.05);
     }
+    // The same Flux forward with the transformer loaded in NF4 (benchmarking_flux.py's
+    // `BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")`: no double quantisation).
+    let run = runs.iter().find(|r| r["scenario"] == "bnb-nf4").unwrap();
+    let s = json!({
+        "model": {"hf_config": config("black-forest-labs--FLUX.1-dev/transformer")},
+        "training": {"mode": "inference", "precision": "bf16", "micro_batch": 1, "resolution": [run["width"], run["height"]],
+                     "serving": {"weights": "nf4", "double_quant": false},
+                     "diffusion": {"guidance": false, "text_tokens": run["text_tokens"]}},
+    });
+    within("black-forest-labs/FLUX.1-dev forward, NF4", peak_gib(s), run["peak_gib"].as_f64().unwrap(), 0.05);
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn cached_per_token(a: &AttentionPart, layout: &Layout) -> f64 {
 /// (see [`WeightFormat`] for each one's source), otherwise the run's dtype; without a
 /// choice, QLoRA's NF4 base keeps its linears in NF4. A GGUF type (llama.cpp) covers every
 /// tensor, embeddings and head included (`gguf.rs`).
-fn weight_bytes(t: &ParamTensor, training: &Training, layers: u64, tied: bool) -> f64 {
+pub fn weight_bytes(t: &ParamTensor, training: &Training, layers: u64, tied: bool) -> f64 {
     let own = if training.precision == Precision::Fp32 { F32 } else { HALF };
     let format = match (training.serving.weights, &training.lora) {
         (Some(f), _) => f,

@@ -14,6 +14,12 @@
 //! Classifier-free guidance doubles the denoiser's batch (SD, SDXL, SD3, Wan); the VAE
 //! decodes the prompts' latents only; `enable_tiling()` bounds the decode's workspace to
 //! one tile (`vae.rs`).
+//!
+//! `training.serving.weights` quantises the denoiser's linear layers as diffusers'
+//! quantizers load them (`BitsAndBytesConfig` NF4/int8, FP8, GGUF: every `nn.Linear` of the
+//! model passed `quantization_config`, the denoiser in diffusers' examples and benchmarks);
+//! the VAE and text encoders keep the run's dtype. A 4-bit linear is dequantised to 16 bits
+//! for its matmul (bitsandbytes' `dequantize_4bit`), one at a time, inside the denoiser call.
 
 use super::options::GenerationOffload;
 use super::pipeline::DiffusionArch;
@@ -35,10 +41,15 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
     let denoiser = part(Scope::Layer);
     let vae = part(Scope::Vae);
     let text = part(Scope::TextEncoder);
+    // Bytes of one tensor as loaded: the denoiser's linears in the chosen format.
+    let stored = |t: &ParamTensor| -> f64 {
+        let per = if t.scope == Scope::Layer { crate::model::inference::weight_bytes(t, training, 1, false) } else { bytes };
+        t.numel() * per
+    };
     let held = |tensors: &[ParamTensor]| -> f64 {
         match o.offload {
-            GenerationOffload::None | GenerationOffload::Model => tensors.iter().map(ParamTensor::numel).sum::<f64>() * bytes,
-            GenerationOffload::Sequential => tensors.iter().map(ParamTensor::numel).fold(0.0, f64::max) * bytes,
+            GenerationOffload::None | GenerationOffload::Model => tensors.iter().map(stored).sum::<f64>(),
+            GenerationOffload::Sequential => tensors.iter().map(stored).fold(0.0, f64::max),
         }
     };
     if o.offload == GenerationOffload::None {
@@ -57,7 +68,13 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
     if let Some(den) = &d.denoiser {
         let batch = if d.guidance(training) { 2 * prompts } else { prompts };
         let run = d.run(training, batch);
-        ledger.add(Component::Temporary, "denoiser call", den.forward_peak(&run) + moved(&denoiser), WORKSPACE, Lifetime::Transient(Moment::Denoise));
+        // A quantised linear's 16-bit copy for its matmul (the largest one's, one at a time).
+        let dequantised = if training.serving.weights.is_some_and(|f| f != crate::model::inputs::WeightFormat::Half) {
+            denoiser.iter().filter(|t| t.linear.is_some()).map(ParamTensor::numel).fold(0.0, f64::max) * bytes
+        } else {
+            0.0
+        };
+        ledger.add(Component::Temporary, "denoiser call", den.forward_peak(&run) + dequantised + moved(&denoiser), WORKSPACE, Lifetime::Transient(Moment::Denoise));
         // The prompt embeddings and the latents stay on the GPU through the loop.
         let latents = (run.batch * run.latent_frames * run.latent_height * run.latent_width * den.latent_channels()) as f64 * bytes;
         let embeddings = (run.batch * run.text_tokens) as f64 * d.text_encoders.iter().map(|t| t.hidden).max().unwrap_or(0) as f64 * bytes;
