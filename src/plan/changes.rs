@@ -53,6 +53,16 @@ pub fn changes(before: &Scenario, after: &Scenario) -> Vec<String> {
     text("activation offloading", on_off(s.activation_offload).into(), on_off(t.activation_offload).into());
     text("weights", a.serving.weights.as_ref().map_or("as trained".into(), id), b.serving.weights.as_ref().map_or("as trained".into(), id));
     text("KV cache", a.serving.kv_cache.as_ref().map_or("as the weights".into(), id), b.serving.kv_cache.as_ref().map_or("as the weights".into(), id));
+    // A diffusion pipeline's own settings.
+    let size = |r: Option<[u64; 2]>| r.map_or("default".into(), |[w, h]| format!("{w} × {h} px"));
+    text("picture", size(a.resolution), size(b.resolution));
+    text("frames", a.frames.map_or("default".into(), |f| f.to_string()), b.frames.map_or("default".into(), |f| f.to_string()));
+    let (d, e) = (&a.diffusion, &b.diffusion);
+    text("cached latents", on_off(d.cache_latents).into(), on_off(e.cache_latents).into());
+    text("cached prompt embeddings", on_off(d.cache_text_embeddings).into(), on_off(e.cache_text_embeddings).into());
+    text("text encoders in host memory", on_off(d.offload_text_encoders).into(), on_off(e.offload_text_encoders).into());
+    text("CPU offload", id(&d.offload), id(&e.offload));
+    text("VAE tiling", on_off(d.vae_tiling).into(), on_off(e.vae_tiling).into());
     out
 }
 

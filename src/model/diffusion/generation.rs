@@ -59,11 +59,17 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
             }
         }
     }
-    // A stage's part is brought in for it under offload; its weights count in that moment.
-    let moved = |tensors: &[ParamTensor]| if o.offload == GenerationOffload::None { 0.0 } else { held(tensors) };
+    // A stage's part is brought in for it under offload: its weights are parameters of that
+    // moment only.
+    let moved = |ledger: &mut Ledger, name: &'static str, tensors: &[ParamTensor], moment: Moment| {
+        if o.offload != GenerationOffload::None {
+            ledger.add(Component::Parameters, name, held(tensors), WEIGHTS, Lifetime::Transient(moment));
+        }
+    };
     if !d.text_encoders.is_empty() {
         let encode = d.text_encoders.iter().map(|t: &TextEncoder| t.forward_peak(prompts, bytes, true)).fold(0.0, f64::max);
-        ledger.add(Component::Temporary, "prompt encoding", encode + moved(&text), WORKSPACE, Lifetime::Transient(Moment::TextEncode));
+        moved(ledger, "text encoder weights (on the GPU for the encode)", &text, Moment::TextEncode);
+        ledger.add(Component::Temporary, "prompt encoding", encode, WORKSPACE, Lifetime::Transient(Moment::TextEncode));
     }
     if let Some(den) = &d.denoiser {
         let batch = if d.guidance(training) { 2 * prompts } else { prompts };
@@ -74,7 +80,8 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
         } else {
             0.0
         };
-        ledger.add(Component::Temporary, "denoiser call", den.forward_peak(&run) + dequantised + moved(&denoiser), WORKSPACE, Lifetime::Transient(Moment::Denoise));
+        moved(ledger, "denoiser weights (on the GPU for its calls)", &denoiser, Moment::Denoise);
+        ledger.add(Component::Temporary, "denoiser call", den.forward_peak(&run) + dequantised, WORKSPACE, Lifetime::Transient(Moment::Denoise));
         // The prompt embeddings and the latents stay on the GPU through the loop.
         let latents = (run.batch * run.latent_frames * run.latent_height * run.latent_width * den.latent_channels()) as f64 * bytes;
         let embeddings = (run.batch * run.text_tokens) as f64 * d.text_encoders.iter().map(|t| t.hidden).max().unwrap_or(0) as f64 * bytes;
@@ -82,6 +89,7 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
     }
     if let Some(v) = &d.vae {
         let run = d.run(training, prompts);
-        ledger.add(Component::Temporary, "VAE decode", v.decode_peak(&run, o.vae_tiling) + moved(&vae), WORKSPACE, Lifetime::Transient(Moment::VaeDecode));
+        moved(ledger, "VAE weights (on the GPU for the decode)", &vae, Moment::VaeDecode);
+        ledger.add(Component::Temporary, "VAE decode", v.decode_peak(&run, o.vae_tiling), WORKSPACE, Lifetime::Transient(Moment::VaeDecode));
     }
 }

@@ -53,7 +53,7 @@ pub fn DiffusionControls() -> impl IntoView {
     let guidance = planner.slice(|s| s.training.diffusion.guidance.or_else(|| pipeline(s).map(|p| p.2)).unwrap_or(false));
     view! {
         <fieldset class="group" hidden=move || !shown.get()>
-            <legend>{move || if inference.get() { "Generation" } else { "Diffusion training" }}</legend>
+            <legend>{move || if inference.get() { "Picture, offload and tiling" } else { "Picture and caching" }}</legend>
             <NumberSlider label="Width (pixels)" id="diffusion-width" field="training.resolution" min=64 max=8192 log2=true value=width
                 on_change=move |v| set_size(0, v) />
             <NumberSlider label="Height (pixels)" id="diffusion-height" field="training.resolution" min=64 max=8192 log2=true value=height

@@ -218,8 +218,11 @@ pub fn TaskControls() -> impl IntoView {
         </Show>
         <p class="hint" id="trainable">{trainable}</p>
     };
+    // A diffusion pipeline is not served by an engine and has no KV cache: its weights'
+    // format stays (diffusers' quantizers load the denoiser in it).
+    let pipeline = planner.slice(|s| s.model.architecture().is_some_and(|a| matches!(a.as_ref(), crate::model::arch::Architecture::Diffusion(_))));
     let inference_view = view! {
-        <EngineControls />
+        <div hidden=move || pipeline.get()><EngineControls /></div>
         <div class="pair">
             <SelectField
                 label=fields::label("training.serving.weights")
@@ -229,7 +232,7 @@ pub fn TaskControls() -> impl IntoView {
                 value=Signal::derive(move || weights.get().map_or("fp32".to_string(), |w| enum_id(&w)))
                 on_change=move |v: String| set_weights(planner, &v)
             />
-            {enum_select(
+            <div class="pair-item" hidden=move || pipeline.get()>{enum_select(
                 planner,
                 fields::label("training.serving.kv_cache"),
                 "kv-cache",
@@ -237,7 +240,7 @@ pub fn TaskControls() -> impl IntoView {
                 vec![(KvCacheFormat::Half, "bf16 / fp16"), (KvCacheFormat::Fp8, "FP8")],
                 move |s| s.training.serving.kv_cache.unwrap_or(KvCacheFormat::Half),
                 |s, v| s.training.serving.kv_cache = Some(v),
-            )}
+            )}</div>
         </div>
         <Show when=move || weights.get() == Some(WeightFormat::Nf4)>
             <CheckboxField label=fields::label("training.serving.double_quant") id="serving-double-quant" field="training.serving.double_quant"
