@@ -111,3 +111,27 @@ fn catalogue_pipelines_count_their_components() {
     }
     assert_eq!(pipelines, 10);
 }
+
+/// SDXL's pipeline decodes with its `force_upcast` VAE in fp32 when it runs in fp16
+/// (`needs_upcasting`), not in bf16: the VAE's weights double and its decode is fp32's.
+#[test]
+fn sdxl_in_fp16_upcasts_its_vae() {
+    let term = |precision: &str, name: &str| {
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"preset": "stabilityai/stable-diffusion-xl-base-1.0"},
+            "training": {"mode": "inference", "precision": precision, "micro_batch": 1},
+        }))
+        .unwrap();
+        estimate(&s).terms.iter().find(|t| t.name == name).map_or(0, |t| t.bytes)
+    };
+    let (weights_fp16, weights_bf16) = (term("fp16-mixed", "VAE weights"), term("bf16", "VAE weights"));
+    assert_eq!(weights_fp16, 2 * weights_bf16, "fp32 VAE weights under fp16");
+    assert_eq!(weights_bf16, 83_653_863 * 2);
+    assert!(term("fp16-mixed", "VAE decode") > term("bf16", "VAE decode"));
+    // FLUX.1 has a force_upcast VAE too, but its pipeline never upcasts it.
+    let flux = |precision: &str| {
+        let s: Scenario = serde_json::from_value(json!({"model": {"preset": "black-forest-labs/FLUX.1-dev"}, "training": {"mode": "inference", "precision": precision}})).unwrap();
+        estimate(&s).terms.iter().find(|t| t.name == "VAE weights").map_or(0, |t| t.bytes)
+    };
+    assert_eq!(flux("fp16-mixed"), flux("bf16"));
+}

@@ -127,6 +127,7 @@ fn alone(class: &str, denoiser: Option<Denoiser>, vae: Option<Vae>, text_encoder
         resolution: defaults.as_ref().map_or([1024, 1024], |p| p.resolution),
         frames: defaults.as_ref().map_or(1, |p| p.frames),
         guidance: defaults.as_ref().is_some_and(|p| p.guidance),
+        upcasts_vae: false,
         denoiser,
         vae,
         text_encoders,
@@ -215,6 +216,9 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
         resolution: defaults.as_ref().map_or([1024, 1024], |d| d.resolution),
         frames: defaults.as_ref().map_or(1, |d| d.frames),
         guidance: defaults.as_ref().is_some_and(|d| d.guidance),
+        // `pipeline_stable_diffusion_xl.py` `__call__`: an fp16 VAE with `force_upcast` decodes
+        // in fp32 (the other pipelines decode in the VAE's own dtype).
+        upcasts_vae: class.starts_with("StableDiffusionXL"),
         class,
         denoiser,
         vae,

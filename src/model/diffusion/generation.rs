@@ -15,6 +15,10 @@
 //! decodes the prompts' latents only; `enable_tiling()` bounds the decode's workspace to
 //! one tile (`vae.rs`).
 //!
+//! The SDXL pipelines decode with an fp16 VAE whose config says `force_upcast` upcast to
+//! fp32 (`pipeline_stable_diffusion_xl.py`: `needs_upcasting`, `upcast_vae()`): its weights
+//! and its decode are fp32's.
+//!
 //! `training.serving.weights` quantises the denoiser's linear layers as diffusers'
 //! quantizers load them (`BitsAndBytesConfig` NF4/int8, FP8, GGUF: every `nn.Linear` of the
 //! model passed `quantization_config`, the denoiser in diffusers' examples and benchmarks);
@@ -22,12 +26,14 @@
 //! for its matmul (bitsandbytes' `dequantize_4bit`), one at a time, inside the denoiser call.
 
 use super::options::GenerationOffload;
-use super::pipeline::DiffusionArch;
+use super::pipeline::{DiffusionArch, Vae};
 use super::text_encoder::TextEncoder;
 use crate::model::arch::param::{ParamTensor, Scope};
 use crate::model::breakdown::{Component, Lifetime, Moment};
+use crate::model::dtype::F32;
 use crate::model::inputs::Training;
 use crate::model::ledger::Ledger;
+use crate::model::precision::Precision;
 
 const WEIGHTS: &str = "parameters × bytes of the run's dtype (16-bit unless fp32), for the parts on the GPU (diffusers' offload hooks decide which)";
 const WORKSPACE: &str = "live tensors of one no-grad call of the part at the run's size, beyond its weights (model/diffusion/, measured on CPU with diffusers)";
@@ -41,9 +47,15 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
     let denoiser = part(Scope::Layer);
     let vae = part(Scope::Vae);
     let text = part(Scope::TextEncoder);
+    // An SDXL pipeline in fp16 runs a `force_upcast` VAE in fp32 (`upcasts_vae`).
+    let upcast = d.upcasts_vae && training.precision == Precision::Fp16Mixed && d.vae.as_ref().is_some_and(Vae::force_upcast);
     // Bytes of one tensor as loaded: the denoiser's linears in the chosen format.
     let stored = |t: &ParamTensor| -> f64 {
-        let per = if t.scope == Scope::Layer { crate::model::inference::weight_bytes(t, training, 1, false) } else { bytes };
+        let per = match t.scope {
+            Scope::Layer => crate::model::inference::weight_bytes(t, training, 1, false),
+            Scope::Vae if upcast => F32,
+            _ => bytes,
+        };
         t.numel() * per
     };
     let held = |tensors: &[ParamTensor]| -> f64 {
@@ -88,7 +100,10 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
         ledger.add(Component::Activations, "latents and prompt embeddings", latents + embeddings, WORKSPACE, Lifetime::WholeStep);
     }
     if let Some(v) = &d.vae {
-        let run = d.run(training, prompts);
+        let mut run = d.run(training, prompts);
+        if upcast {
+            run.precision = Precision::Fp32;
+        }
         moved(ledger, "VAE weights (on the GPU for the decode)", &vae, Moment::VaeDecode);
         ledger.add(Component::Temporary, "VAE decode", v.decode_peak(&run, o.vae_tiling), WORKSPACE, Lifetime::Transient(Moment::VaeDecode));
     }

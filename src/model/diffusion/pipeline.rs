@@ -147,6 +147,13 @@ impl Vae {
             Vae::Wan(v) => v.temporal_factor(),
         }
     }
+    /// The config's `force_upcast` (Wan's VAE has none).
+    pub fn force_upcast(&self) -> bool {
+        match self {
+            Vae::Kl(v) => v.force_upcast,
+            Vae::Wan(_) => false,
+        }
+    }
     pub fn class(&self) -> &'static str {
         match self {
             Vae::Kl(_) => "AutoencoderKL",
@@ -181,6 +188,11 @@ pub struct DiffusionArch {
     pub frames: u64,
     /// Classifier-free guidance batched with the prompt at generation.
     pub guidance: bool,
+    /// The pipeline runs an fp16 VAE whose config says `force_upcast` in fp32 for the decode
+    /// (the SDXL pipelines: `needs_upcasting = self.vae.dtype == torch.float16 and
+    /// self.vae.config.force_upcast`, then `self.upcast_vae()`).
+    #[serde(default)]
+    pub upcasts_vae: bool,
     /// Parts on the GPU during training (set per run; all of them until then).
     #[serde(skip, default = "all_resident")]
     pub resident: Resident,
