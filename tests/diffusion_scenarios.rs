@@ -135,3 +135,17 @@ fn sdxl_in_fp16_upcasts_its_vae() {
     };
     assert_eq!(flux("fp16-mixed"), flux("bf16"));
 }
+
+/// A hostile layer count is refused before any tensor list is built, naming the field (the
+/// 2²⁴ every dimension may reach would list hundreds of millions of tensors).
+#[test]
+fn a_huge_block_count_is_refused_by_name() {
+    for (config, field) in [
+        (json!({"_class_name": "FluxTransformer2DModel", "num_layers": 16_777_216}), "hf_config.num_layers"),
+        (json!({"_class_name": "UNet2DConditionModel", "layers_per_block": 100_000}), "hf_config.layers_per_block"),
+        (json!({"architectures": ["T5EncoderModel"], "num_layers": 16_777_216}), "hf_config.num_hidden_layers"),
+    ] {
+        let err = Scenario::from_json(&json!({"model": {"hf_config": config}}).to_string()).unwrap_err().to_string();
+        assert!(err.contains(field) && err.contains("at most 1024 blocks"), "{err}");
+    }
+}

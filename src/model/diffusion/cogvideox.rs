@@ -58,6 +58,7 @@ impl CogVideoX {
         ] {
             check_dim(field, v)?;
         }
+        super::check_blocks("num_layers", self.layers)?;
         Ok(())
     }
 

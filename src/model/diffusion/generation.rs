@@ -43,7 +43,8 @@ pub fn generation_memory(d: &DiffusionArch, training: &Training, ledger: &mut Le
     let bytes = training.precision.activation_bytes() as f64;
     let o = &training.diffusion;
     let prompts = training.micro_batch.max(1);
-    let part = |scope: Scope| -> Vec<ParamTensor> { d.param_tensors().into_iter().filter(|t| t.scope == scope).collect() };
+    let tensors = d.param_tensors();
+    let part = |scope: Scope| -> Vec<ParamTensor> { tensors.iter().filter(|t| t.scope == scope).cloned().collect() };
     let denoiser = part(Scope::Layer);
     let vae = part(Scope::Vae);
     let text = part(Scope::TextEncoder);

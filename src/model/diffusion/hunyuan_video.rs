@@ -58,6 +58,9 @@ impl HunyuanVideo {
         ] {
             check_dim(field, v)?;
         }
+        super::check_blocks("num_layers", self.layers)?;
+        super::check_blocks("num_single_layers", self.single_layers)?;
+        super::check_blocks("num_refiner_layers", self.refiner_layers)?;
         Ok(())
     }
 

@@ -47,6 +47,7 @@ impl LtxVideo {
         ] {
             check_dim(field, v)?;
         }
+        super::check_blocks("num_layers", self.layers)?;
         Ok(())
     }
 

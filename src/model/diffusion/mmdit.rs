@@ -50,6 +50,8 @@ impl Flux {
         check_dim("out_channels", self.out_channels)?;
         check_dim("num_layers", self.layers)?;
         check_dim("num_single_layers", self.single_layers)?;
+        super::check_blocks("num_layers", self.layers)?;
+        super::check_blocks("num_single_layers", self.single_layers)?;
         check_dim("num_attention_heads", self.heads)?;
         check_dim("attention_head_dim", self.head_dim)?;
         check_dim("joint_attention_dim", self.joint_attention_dim)?;

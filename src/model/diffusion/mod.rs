@@ -46,6 +46,21 @@ use crate::model::arch::param::LinearKind;
 use crate::model::inputs::Attention;
 use crate::model::precision::Precision;
 
+/// Most blocks of one kind (layers, resnets per level, levels) a part may have. The largest
+/// published denoisers have 60 (HunyuanVideo: 20 double + 40 single), text encoders 32;
+/// every part lists one tensor per block and walks its forward block by block, so the bound
+/// keeps a hostile config's tensor list and walk small.
+pub const MAX_BLOCKS: u64 = 1024;
+
+/// `Ok` when `n` blocks are at most [`MAX_BLOCKS`], else an error naming `field`.
+pub fn check_blocks(field: &str, n: u64) -> Result<(), crate::error::InputError> {
+    if n > MAX_BLOCKS {
+        Err(crate::error::InputError::new(field, format!("must be at most {MAX_BLOCKS} blocks, got {n}")))
+    } else {
+        Ok(())
+    }
+}
+
 /// One call of a part: the latent it works on and how it runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Run {

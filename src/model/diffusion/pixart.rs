@@ -52,6 +52,7 @@ impl PixArt {
         ] {
             check_dim(field, v)?;
         }
+        super::check_blocks("num_layers", self.layers)?;
         Ok(())
     }
 

@@ -60,6 +60,7 @@ impl Sana {
         ] {
             check_dim(field, v)?;
         }
+        super::check_blocks("num_layers", self.layers)?;
         Ok(())
     }
 

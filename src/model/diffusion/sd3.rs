@@ -57,6 +57,7 @@ impl Sd3 {
         check_dim("in_channels", self.in_channels)?;
         check_dim("out_channels", self.out_channels)?;
         check_dim("num_layers", self.layers)?;
+        super::check_blocks("num_layers", self.layers)?;
         check_dim("num_attention_heads", self.heads)?;
         check_dim("attention_head_dim", self.head_dim)?;
         check_dim("joint_attention_dim", self.joint_attention_dim)?;

@@ -75,6 +75,7 @@ impl TextEncoder {
     pub fn check(&self) -> Result<(), InputError> {
         check_dim("hidden_size", self.hidden)?;
         check_dim("num_hidden_layers", self.layers)?;
+        super::check_blocks("num_hidden_layers", self.layers)?;
         check_dim("num_attention_heads", self.heads)?;
         check_dim("head_dim", self.head_dim)?;
         check_dim("intermediate_size", self.ffn)?;

@@ -113,6 +113,13 @@ impl UNet2D {
                 return Err(InputError::new(field, format!("has {len} entries, but block_out_channels has {n}")));
             }
         }
+        super::check_blocks("block_out_channels", n as u64)?;
+        for &l in &self.layers {
+            super::check_blocks("layers_per_block", l)?;
+        }
+        for &l in &self.transformer_layers {
+            super::check_blocks("transformer_layers_per_block", l)?;
+        }
         for &c in &self.channels {
             check_dim("block_out_channels", c)?;
             if !c.is_multiple_of(self.norm_num_groups) {

@@ -44,6 +44,7 @@ impl AutoencoderKl {
         check_dim("out_channels", self.out_channels)?;
         check_dim("latent_channels", self.latent_channels)?;
         check_dim("layers_per_block", self.layers_per_block)?;
+        super::check_blocks("layers_per_block", self.layers_per_block)?;
         check_dim("norm_num_groups", self.norm_num_groups)?;
         check_dim("sample_size", self.sample_size)?;
         if self.channels.is_empty() || self.channels.len() > 8 {

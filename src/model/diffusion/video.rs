@@ -62,6 +62,7 @@ impl Wan {
         check_dim("freq_dim", self.freq_dim)?;
         check_dim("ffn_dim", self.ffn_dim)?;
         check_dim("num_layers", self.layers)?;
+        super::check_blocks("num_layers", self.layers)?;
         if let Some(d) = self.image_dim {
             check_dim("image_dim", d)?;
         }

@@ -51,6 +51,7 @@ impl WanVae {
         check_dim("decoder_base_dim", self.decoder_base_dim)?;
         check_dim("z_dim", self.z_dim)?;
         check_dim("num_res_blocks", self.num_res_blocks)?;
+        super::check_blocks("num_res_blocks", self.num_res_blocks)?;
         if self.dim_mult.is_empty() || self.dim_mult.len() > 8 {
             return Err(InputError::new("dim_mult", "needs 1 to 8 levels"));
         }
