@@ -94,7 +94,7 @@ fn fsdp2_tensor_load_matches_the_measured_broadcast() {
 /// An FSDP2 load the planner does not know is refused, naming the field.
 #[test]
 fn bad_fsdp_load_names_the_field() {
-    let err = Scenario::from_json(r#"{"parallel": {"dp": 2, "zero": "fsdp", "fsdp_load": "lazy"}}"#).err().expect("refused");
+    let err = Scenario::from_json(r#"{"parallel": {"dp": 2, "zero": "fsdp", "fsdp_load": "lazy"}}"#).expect_err("refused");
     assert!(err.to_string().contains("fsdp_load"), "{err}");
 }
 
