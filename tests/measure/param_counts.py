@@ -106,6 +106,10 @@ PUBLISHED = {
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80e9, None, "transformers docs (model_doc/qwen3_next.md): 80B total, 3B active "
                                          "(the active figure is not checked: see the case's notes)"),
     "state-spaces/mamba-2.8b-hf": (2.8e9, None, "state-spaces/mamba README: 2.8B (64 layers, model dim 2560)"),
+    "ai21labs/AI21-Jamba-1.5-Mini": (52e9, 12e9, "AI21's model card, as copied in asgaardlab/model-card-reorganization "
+                                     "verified_model_cards/ai21labs@AI21-Jamba-1.5-Mini: 52B total, 12B active"),
+    "nvidia/Nemotron-H-8B-Base-8K": (8e9, None, "NVIDIA-NeMo Megatron-Bridge docs/models/llm/nemotronh.md: 8B (52 layers, "
+                                     "hidden 4096)"),
     "google/gemma-3-4b-it": (4.3e9, None, "Hub safetensors 4.3B (vision tower and projector included)"),
     "google/gemma-3-27b-it": (27.4e9, None, "Hub safetensors 27.4B (vision tower and projector included)"),
 }
@@ -145,8 +149,7 @@ NOTES = {
         "embedding and lm_head (0.62B): 3.87B, 3.25B without them; the published '3B active' is rounded, "
         "so only the total is checked against it."),
     "ai21labs/AI21-Jamba-1.5-Mini": (
-        "Mamba layers with attention every 8th (offset 4) and 16 experts (top 2) every 2nd layer (offset 1). "
-        "AI21's card: 52B total, 12B active."),
+        "Mamba layers with attention every 8th (offset 4) and 16 experts (top 2) every 2nd layer (offset 1)."),
     "nvidia/Nemotron-H-8B-Base-8K": (
         "hybrid_override_pattern: 24 Mamba-2, 24 squared-ReLU MLP and 4 attention layers; "
         "n_routed_experts takes NemotronHConfig's default but no layer is 'E', so the model is dense."),
