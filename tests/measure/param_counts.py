@@ -105,6 +105,8 @@ PUBLISHED = {
                                  "7067621376' less its 4,194,304 LoRA parameters"),
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80e9, None, "transformers docs (model_doc/qwen3_next.md): 80B total, 3B active "
                                          "(the active figure is not checked: see the case's notes)"),
+    "mistralai/Mamba-Codestral-7B-v0.1": (7285403648, None, "Mistral's announcement (mistral.ai/news/codestral-mamba, as "
+                                          "copied in public repositories): 'an instructed model, with 7,285,403,648 parameters'"),
     "state-spaces/mamba-2.8b-hf": (2.8e9, None, "state-spaces/mamba README: 2.8B (64 layers, model dim 2560)"),
     "ai21labs/AI21-Jamba-1.5-Mini": (52e9, 12e9, "AI21's model card, as copied in asgaardlab/model-card-reorganization "
                                      "verified_model_cards/ai21labs@AI21-Jamba-1.5-Mini: 52B total, 12B active"),

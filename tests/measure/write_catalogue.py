@@ -1366,6 +1366,12 @@ CHAT = [
 #       block_auto_adjust_ff_dim as in the published file.
 #   state-spaces/mamba-2.8b-hf: a README quoting models/mamba_2.8b_hf_config.json, file
 #       19034661680; verbatim.
+#   mistralai/Mamba-Codestral-7B-v0.1: the xLSTM kernels' benchmark registry of Hub configs
+#       (codestral_mamba_config, "_name_or_path": "/raid/pablo/codestral-hf-good/", the
+#       transformers conversion published as this repository), file 20337672980; its
+#       "time_step_limit": [0.0, Infinity] is left out because Infinity is not JSON (the
+#       catalogue is parsed by serde_json); Mamba2Config's default is the same (0.0, inf) and
+#       no parameter depends on it.
 #   llava-hf/llava-1.5-7b-hf: LLaMA-Factory's training log printing the loaded LlavaConfig
 #       (loaded from .../models--llava-hf--llava-1.5-7b-hf/snapshots/05ae2434.../config.json,
 #       transformers 4.41.1), file 28752488583; the same values as tests/measure/vlm.py's
@@ -1376,10 +1382,9 @@ CHAT = [
 #   tiiuae/Falcon-H1-* (copies found are trimmed; the fullest, Falcon-H1-0.5B in
 #   Megatron-Bridge's tests, has no mamba_d_ssm, without which transformers builds a
 #   2,048-wide mixer instead of the published 24 x 64 = 1,536), ibm-granite/granite-4.0-h-
-#   small / -h-tiny (trimmed copies only), a Mamba-2 checkpoint in transformers format
-#   (mistralai/Mamba-Codestral-7B-v0.1: not found; state-spaces/mamba2-*: not in transformers
-#   format), google/paligemma2-3b-pt-224 (not found), Qwen3.5 (only transformers'
-#   re-serialised configs found, and their vision tower is not modelled: vlm::has_tower).
+#   small / -h-tiny (trimmed copies only), google/paligemma2-3b-pt-224 (not found; only
+#   toy and trimmed PaliGemma configs), Qwen3.5 (only transformers' re-serialised configs
+#   found, and their vision tower is not modelled: vlm::has_tower).
 # --------------------------------------------------------------------------------------
 
 HYBRID_VLM = [
@@ -1758,8 +1763,45 @@ HYBRID_VLM = [
         "use_pos_enc": True,
         "vocab_size": 65536,
     }),
+    # ---- mamba2: SSD state-space model ----
+    ("mistralai/Mamba-Codestral-7B-v0.1", "Mamba-Codestral 7B", "Mamba2ForCausalLM", ["mamba-codestral-7b", "codestral-mamba"], {
+        "architectures": ["Mamba2ForCausalLM"],
+        "bos_token_id": 0,
+        "chunk_size": 256,
+        "conv_kernel": 4,
+        "eos_token_id": 0,
+        "expand": 2,
+        "head_dim": 64,
+        "hidden_act": "silu",
+        "hidden_size": 4096,
+        "initializer_range": 0.1,
+        "intermediate_size": 8192,
+        "layer_norm_epsilon": 1e-05,
+        "model_type": "mamba2",
+        "n_groups": 8,
+        "norm_before_gate": True,
+        "num_heads": 128,
+        "num_hidden_layers": 64,
+        "pad_token_id": 0,
+        "rescale_prenorm_residual": False,
+        "residual_in_fp32": True,
+        "rms_norm": True,
+        "state_size": 128,
+        "tie_word_embeddings": False,
+        "time_step_floor": 0.0001,
+        "time_step_init_scheme": "random",
+        "time_step_max": 0.1,
+        "time_step_min": 0.001,
+        "time_step_rank": 256,
+        "time_step_scale": 1.0,
+        "torch_dtype": "bfloat16",
+        "use_bias": False,
+        "use_cache": True,
+        "use_conv_bias": True,
+        "vocab_size": 32768,
+    }),
     # ---- mamba: selective-scan state-space model ----
-    ("state-spaces/mamba-2.8b-hf", "Mamba 2.8B", "MambaForCausalLM", ["mamba-2.8b"], {
+    ("state-spaces/mamba-2.8b-hf", "Mamba 2.8B", "MambaForCausalLM", ["mamba-2.8b", "mamba"], {
         "architectures": ["MambaForCausalLM"],
         "bos_token_id": 0,
         "conv_kernel": 4,
