@@ -297,11 +297,17 @@ mod tests {
         assert_eq!(ids("qwen2.5-vl"), ["Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen2.5-VL-7B-Instruct"]);
         // Each is read with the catalogue's families alone and keeps its own layers: a
         // hybrid's mixer, a vision-language model's tower.
-        for id in ["Qwen/Qwen3-Next-80B-A3B-Instruct", "ai21labs/AI21-Jamba-1.5-Mini", "nvidia/Nemotron-H-8B-Base-8K", "state-spaces/mamba-2.8b-hf", "mistralai/Mamba-Codestral-7B-v0.1", "LiquidAI/LFM2-1.2B", "ibm-granite/granite-4.0-h-350m"] {
+        for id in [
+            "Qwen/Qwen3-Next-80B-A3B-Instruct", "ai21labs/AI21-Jamba-1.5-Mini", "nvidia/Nemotron-H-8B-Base-8K", "state-spaces/mamba-2.8b-hf", "mistralai/Mamba-Codestral-7B-v0.1",
+            "LiquidAI/LFM2-1.2B", "ibm-granite/granite-4.0-h-350m",
+        ] {
             let t = model_preset(id).and_then(|p| p.arch.transformer()).unwrap_or_else(|| panic!("{id}"));
             assert!(t.hybrid.is_some(), "{id}: no mixer layers");
         }
-        for id in ["Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen3-VL-8B-Instruct", "llava-hf/llava-1.5-7b-hf", "google/gemma-3-4b-it", "google/gemma-3-12b-pt", "google/gemma-3-27b-it"] {
+        for id in [
+            "Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen3-VL-8B-Instruct", "llava-hf/llava-1.5-7b-hf", "google/gemma-3-4b-it", "google/gemma-3-12b-pt",
+            "google/gemma-3-27b-it",
+        ] {
             let t = model_preset(id).and_then(|p| p.arch.transformer()).unwrap_or_else(|| panic!("{id}"));
             assert!(t.tower.is_some(), "{id}: no vision tower");
         }
