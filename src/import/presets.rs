@@ -215,7 +215,8 @@ mod tests {
     }
 
     /// The instruct, chat and distilled checkpoints added for issue 20 (their configs typed
-    /// from the published files; transformers was not run on them here): where one shares its
+    /// from the published files; since issue 23, param_counts.py measures each of them too, and
+    /// `tests/accuracy.rs` holds them to transformers' counts): where one shares its
     /// base model's architecture, its parameter count equals the base's, which
     /// `tests/fixtures/measured/param_counts.json` measured with transformers; the others
     /// are within the stated tolerance of the total their model cards publish.
