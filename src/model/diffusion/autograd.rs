@@ -27,8 +27,14 @@
 //!
 //! Every saved storage is counted once (views share their base's storage), as
 //! `tests/measure/common.py` `SavedTensorRecorder` counts them.
+//!
+//! Each op that makes a tensor needing a gradient is also recorded in a [`Graph`] (its inputs,
+//! the gradients its backward makes, the parameter gradients it makes first, when its saved
+//! tensors go), which `backward_walk.rs` walks back to find the backward's working set.
 
 use std::collections::HashSet;
+
+use super::backward_walk::{Graph, Input, Walk};
 
 use crate::model::diffusion::{LoraRun, Run, Saved};
 use crate::model::precision::Precision;
@@ -88,6 +94,9 @@ pub(crate) struct Tape {
     /// The largest [`Self::block`] so far: the recomputed block alive during its backward.
     recompute: f64,
     groups: Vec<Saved>,
+    /// The ops recorded for the backward walk, and the last one's output (the prediction).
+    graph: Graph,
+    last: Option<T>,
     /// Forward FLOPs so far: 2 per multiply-add of every matmul (LoRA's too) and of the two
     /// attention products (q·kᵀ and p·v).
     pub(crate) flops: f64,
@@ -104,6 +113,8 @@ impl Tape {
             block: None,
             recompute: 0.0,
             groups: Vec::new(),
+            graph: Graph::default(),
+            last: None,
             flops: 0.0,
         }
     }
@@ -146,7 +157,41 @@ impl Tape {
     /// A new tensor of `elems` elements of `bytes` each.
     pub(crate) fn new_tensor(&mut self, elems: f64, bytes: f64, grad: bool) -> T {
         self.next += 1;
+        self.graph.made(self.next);
         T { id: self.next, elems, bytes, store: elems * bytes, grad }
+    }
+
+    /// Bytes of a parameter's gradient: the parameter's type (fp32 masters under autocast).
+    fn param_bytes(&self) -> f64 {
+        if self.mode == Mode::Half {
+            2.0
+        } else {
+            4.0
+        }
+    }
+
+    /// Record the op that made `out` from `inputs` (those needing a gradient get a fresh one:
+    /// a slice's is its whole base, `slice_backward`), making `params` bytes of parameter
+    /// gradients and `scratch` bytes beside them in its backward. Nothing when `out` needs no
+    /// gradient (the op is not in the graph).
+    fn record(&mut self, out: T, inputs: &[T], params: f64, scratch: f64) {
+        let ins = inputs.iter().filter(|x| x.grad).map(|&x| Input { id: x.id, cost: grad_bytes(x), keep: grad_bytes(x) }).collect();
+        self.record_inputs(out, ins, params, scratch);
+    }
+
+    fn record_inputs(&mut self, out: T, inputs: Vec<Input>, params: f64, scratch: f64) {
+        if out.grad {
+            self.graph.op(out.id, out.elems * out.bytes, inputs, params, scratch);
+            self.last = Some(out);
+        }
+    }
+
+    /// An op of `x` alone whose result has `x`'s size and type (an elementwise op, a copy, a
+    /// constant added), its backward making `x`'s gradient and `scratch` bytes beside it.
+    pub(crate) fn derived(&mut self, x: T, scratch: f64) -> T {
+        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        self.record(y, &[x], 0.0, scratch);
+        y
     }
 
     /// A view of `t` with `elems` elements (same storage).
@@ -159,6 +204,7 @@ impl Tape {
             // The block's inputs are held already; the rest it saves again when recomputed.
             if !self.kept.contains(&t.id) && kept.insert(t.id) {
                 *bytes += t.store;
+                self.graph.saved(t.store);
             }
         } else if self.kept.insert(t.id) {
             self.add(name, t.store);
@@ -166,6 +212,7 @@ impl Tape {
     }
 
     fn add(&mut self, name: &'static str, bytes: f64) {
+        self.graph.saved(bytes);
         if let Some((block, _)) = self.block.as_mut() {
             *block += bytes;
             return;
@@ -181,7 +228,9 @@ impl Tape {
         if x.bytes == bytes {
             x
         } else {
-            self.new_tensor(x.elems, bytes, x.grad)
+            let y = self.new_tensor(x.elems, bytes, x.grad);
+            self.record(y, &[x], 0.0, 0.0);
+            y
         }
     }
 
@@ -189,9 +238,9 @@ impl Tape {
     /// a non-contiguous slice (`strided`), else the tensor itself.
     fn matmul_input(&mut self, x: T, strided: bool) -> T {
         if self.mode == Mode::Autocast && x.bytes == 4.0 {
-            self.new_tensor(x.elems, 2.0, x.grad)
+            self.cast(x, 2.0)
         } else if strided && self.batch > 1.0 {
-            self.new_tensor(x.elems, x.bytes, x.grad)
+            self.derived(x, 0.0)
         } else {
             x
         }
@@ -211,6 +260,8 @@ impl Tape {
         }
         let act = self.act();
         let y = self.new_tensor(rows * out as f64, act, x.grad || w != W::Frozen);
+        let mut params = if w == W::Trained { (inp * out) as f64 * self.param_bytes() } else { 0.0 };
+        let mut scratch = 0.0;
         if let W::Lora(r) = w {
             self.flops += 2.0 * rows * (r * (inp + out)) as f64;
             let fp32 = self.lora.as_ref().is_some_and(|l| l.fp32);
@@ -238,11 +289,17 @@ impl Tape {
             let a_bytes = if self.mode == Mode::Fp32 || (self.mode == Mode::Half && fp32) { 4.0 } else { 2.0 };
             let a_out = self.new_tensor(rows * r as f64, a_bytes, true);
             self.save("LoRA adapter inputs", a_out);
+            // backward: `lora_B`'s input gradient (rank-wide), then, when the input needs one,
+            // `lora_A`'s (the cast input's size and type) and its cast back, accumulated into the
+            // base's; the adapters' own gradients in their type
+            scratch = rows * r as f64 * a_bytes + if x.grad { x.elems * (a_in.bytes + x.bytes) } else { 0.0 };
+            params = r as f64 * (inp + out) as f64 * if fp32 { 4.0 } else { self.param_bytes() };
             if self.mode == Mode::Autocast && fp32 {
                 let copies = if x.grad { inp + out } else { out } as f64 * r as f64 * 2.0;
                 self.add("weight copies", copies);
             }
         }
+        self.record(y, &[xin], params, scratch);
         y
     }
 
@@ -253,7 +310,7 @@ impl Tape {
     /// A linear over a transposed view (rows not contiguous for any batch, Sana's stream after
     /// `flatten(2).transpose(1, 2)`): `reshape` copies it before the matmul.
     pub(crate) fn linear_transposed(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
-        let copy = if self.mode == Mode::Autocast && x.bytes == 4.0 { x } else { self.new_tensor(x.elems, x.bytes, x.grad) };
+        let copy = if self.mode == Mode::Autocast && x.bytes == 4.0 { x } else { self.derived(x, 0.0) };
         self.linear_strided(copy, inp, out, w, false)
     }
 
@@ -261,7 +318,7 @@ impl Tape {
     /// input (and the cast weight under autocast).
     pub(crate) fn depthwise(&mut self, x: T, channels: u64, k: u64) -> T {
         self.flops += 2.0 * x.elems * (k * k) as f64;
-        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.new_tensor(x.elems, 2.0, x.grad) } else { x };
+        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.cast(x, 2.0) } else { x };
         if self.full() || x.grad {
             self.save("linear inputs", xin);
         }
@@ -269,7 +326,10 @@ impl Tape {
             self.add("weight copies", (channels * k * k) as f64 * 2.0);
         }
         let act = self.act();
-        self.new_tensor(x.elems, act, x.grad || self.full())
+        let y = self.new_tensor(x.elems, act, x.grad || self.full());
+        let params = if self.full() { (channels * k * k) as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[xin], params, 0.0);
+        y
     }
 
     /// A convolution whose kernel equals its stride (a patch embedding, a 1×1 conv) over `x`,
@@ -290,6 +350,11 @@ impl Tape {
 
     /// `native_layer_norm` over the last dimension (`width`), without affine parameters.
     pub(crate) fn layer_norm(&mut self, x: T, width: u64) -> T {
+        self.layer_norm_params(x, width, 0.0)
+    }
+
+    /// `native_layer_norm` whose affine parameters make `params` bytes of gradients.
+    fn layer_norm_params(&mut self, x: T, width: u64, params: f64) -> T {
         let x = if self.mode == Mode::Autocast { self.cast(x, 4.0) } else { x };
         if x.grad {
             self.save("norm inputs and statistics", x);
@@ -299,7 +364,9 @@ impl Tape {
             self.save("norm inputs and statistics", mean);
             self.save("norm inputs and statistics", rstd);
         }
-        self.new_tensor(x.elems, x.bytes, x.grad)
+        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        self.record(y, &[x], params, 0.0);
+        y
     }
 
     /// A LayerNorm with weight and bias: besides the input and statistics, `native_layer_norm`
@@ -314,7 +381,8 @@ impl Tape {
         }
         let grad = x.grad || self.full();
         let x = T { grad, ..x };
-        self.layer_norm(x, width)
+        let params = if self.full() { 2.0 * width as f64 * self.param_bytes() } else { 0.0 };
+        self.layer_norm_params(x, width, params)
     }
 
     /// `torch.nn.RMSNorm(width)` with a weight (trained in full fine-tuning).
@@ -331,7 +399,10 @@ impl Tape {
             let rstd = self.new_tensor(x.elems / width as f64, 4.0, false);
             self.save("norm inputs and statistics", rstd);
         }
-        self.new_tensor(x.elems, x.bytes, grad)
+        let y = self.new_tensor(x.elems, x.bytes, grad);
+        let params = if self.full() { width as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[x], params, 0.0);
+        y
     }
 
     /// diffusers' own `RMSNorm(width)` with a weight (`normalization.py` lines 541–568, SD3.5's
@@ -352,7 +423,9 @@ impl Tape {
             self.save("norm inputs and statistics", r);
             self.save("norm inputs and statistics", x);
         }
+        // backward of `x32 * rstd`: the fp32 product's gradient and the reduction over `x32²`
         let hs = self.new_tensor(x.elems, 4.0, x.grad);
+        self.record(hs, &[x32], 0.0, x.elems * 4.0);
         if !weight {
             return self.cast(hs, x.bytes);
         }
@@ -361,7 +434,10 @@ impl Tape {
         if self.full() {
             self.save("norm inputs and statistics", hs);
         }
-        self.new_tensor(hs.elems, hs.bytes, hs.grad || self.full())
+        let y = self.new_tensor(hs.elems, hs.bytes, hs.grad || self.full());
+        let params = if self.full() { width as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[hs], params, 0.0);
+        y
     }
 
     /// Elementwise `a * b` (broadcasting: the result has `a`'s size).
@@ -372,12 +448,36 @@ impl Tape {
         if b.grad {
             self.save("elementwise products", a);
         }
-        self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad)
+        let y = self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad);
+        // a broadcast operand's gradient is the full product, then summed down
+        let scratch = [a, b].iter().filter(|t| t.grad && t.elems < y.elems).map(|_| y.elems * y.bytes).sum();
+        self.record(y, &[a, b], 0.0, scratch);
+        y
     }
 
-    /// Elementwise `a + b`.
+    /// Elementwise `a + b`. `AddBackward` hands the output's gradient itself to each operand of
+    /// the output's size (one storage: it is held by the operand made first, whose producer runs
+    /// last) and sums it down for a broadcast one.
     pub(crate) fn add2(&mut self, a: T, b: T) -> T {
-        self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad)
+        let y = self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad);
+        let (first, second) = if a.id <= b.id { (a, b) } else { (b, a) };
+        let mut handed = false;
+        let inputs = [first, second]
+            .iter()
+            .filter(|t| t.grad)
+            .map(|t| {
+                if t.elems < y.elems {
+                    Input { id: t.id, cost: grad_bytes(*t), keep: grad_bytes(*t) }
+                } else if !handed {
+                    handed = true;
+                    Input { id: t.id, cost: 0.0, keep: y.elems * y.bytes }
+                } else {
+                    Input { id: t.id, cost: 0.0, keep: 0.0 }
+                }
+            })
+            .collect();
+        self.record_inputs(y, inputs, 0.0, 0.0);
+        y
     }
 
     /// GELU / SiLU: their input.
@@ -385,7 +485,9 @@ impl Tape {
         if x.grad {
             self.save("activation inputs", x);
         }
-        self.new_tensor(x.elems, x.bytes, x.grad)
+        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        self.record(y, &[x], 0.0, 0.0);
+        y
     }
 
     /// ReLU: its output (`threshold_backward` reads the result).
@@ -394,6 +496,7 @@ impl Tape {
         if x.grad {
             self.save("activation inputs", y);
         }
+        self.record(y, &[x], 0.0, 0.0);
         y
     }
 
@@ -401,7 +504,11 @@ impl Tape {
     pub(crate) fn cat(&mut self, parts: &[T]) -> T {
         let elems = parts.iter().map(|t| t.elems).sum();
         let bytes = parts.iter().map(|t| t.bytes).fold(0.0, f64::max);
-        self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad))
+        let y = self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad));
+        // `CatBackward` hands out views of the output's gradient: nothing new
+        let inputs = parts.iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: 0.0, keep: t.elems * t.bytes }).collect();
+        self.record_inputs(y, inputs, 0.0, 0.0);
+        y
     }
 
     /// `scaled_dot_product_attention` of `heads` heads, `s` query tokens; returns the output.
@@ -433,6 +540,9 @@ impl Tape {
             self.save(name, lse);
             self.add(name, if flash { 24.0 } else { 16.0 });
         }
+        // the kernel's backward makes q's, k's and v's gradients, each its own size
+        let inputs = [q, k, v].iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: t.elems * t.bytes, keep: t.elems * t.bytes }).collect();
+        self.record_inputs(o, inputs, 0.0, 0.0);
         o
     }
 
@@ -448,9 +558,11 @@ impl Tape {
         // Nothing inside is kept now; what it saves is counted as the block's, for its
         // recomputation in backward.
         self.block = Some((0.0, HashSet::new()));
+        let start = self.graph.len();
         let r = block(self);
         if let Some((bytes, _)) = self.block.take() {
             self.recompute = self.recompute.max(bytes);
+            self.graph.block(start, bytes);
         }
         r
     }
@@ -459,10 +571,26 @@ impl Tape {
         self.groups
     }
 
+    /// The backward after this forward and diffusers' MSE loss on its last output
+    /// (`backward_walk.rs`): the most it holds at once beyond the forward's saved tensors.
+    pub(crate) fn backward(&self) -> Walk {
+        let saved = self.groups.iter().map(|g| g.bytes).sum();
+        match self.last {
+            Some(p) => self.graph.walk(p.id, p.elems, p.bytes, saved),
+            None => Walk::default(),
+        }
+    }
+
     /// What the largest checkpointed block saves when backward recomputes it (non-reentrant
     /// `torch.utils.checkpoint` reruns the block's forward with saving on, then its
     /// backward frees them): 0 without checkpointing.
     pub(crate) fn recompute_peak(&self) -> f64 {
         self.recompute
     }
+}
+
+/// Bytes of `t`'s gradient: its own size, or its whole base's when it is a slice of a longer
+/// storage (`slice_backward` makes a zero-filled base-sized gradient).
+fn grad_bytes(t: T) -> f64 {
+    (t.elems * t.bytes).max(t.store)
 }

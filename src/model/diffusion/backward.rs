@@ -13,24 +13,25 @@ use crate::model::inputs::{Checkpointing, Training};
 use crate::model::ledger::Ledger;
 
 const RECOMPUTE: &str =
-    "what the largest checkpointed block saves again when backward recomputes it (torch.utils.checkpoint, non-reentrant), from the denoiser's own op-by-op walk";
+    "what the checkpointed block being recomputed saves again (torch.utils.checkpoint, non-reentrant), alive at the backward's peak, from the denoiser's own op-by-op walk";
+const GRADIENTS: &str =
+    "at the backward's peak: activation gradients in flight, parameter gradients made so far (set_to_none zero_grad), the MSE loss's fp32 prediction, target and gradient, minus the saved tensors already freed; from walking the denoiser's recorded forward back as autograd's engine does (backward_walk.rs)";
 
 /// Add a training step's diffusion transients: the frozen parts' encodes when their outputs
 /// are not cached (`encodes.rs`; `saved`: the bytes of activations the step saves) and the
-/// recomputed block.
+/// backward's working set.
 pub fn add_step_transients(d: &DiffusionArch, training: &Training, saved: f64, ledger: &mut Ledger) {
     super::encodes::add_encodes(d, training, saved, ledger);
-    add_recompute(d, training, ledger);
+    add_backward(d, training, ledger);
 }
 
-/// Add the recomputed block of one micro-batch (nothing without checkpointing).
-fn add_recompute(d: &DiffusionArch, training: &Training, ledger: &mut Ledger) {
+/// Add what one micro-batch's backward holds at its peak beyond the saved tensors: the
+/// recomputed block under checkpointing, the gradients in flight.
+fn add_backward(d: &DiffusionArch, training: &Training, ledger: &mut Ledger) {
     let Some(denoiser) = &d.denoiser else { return };
-    if training.checkpointing == Checkpointing::None {
-        return;
-    }
-    let bytes = denoiser.recompute_peak(&d.run(training, training.micro_batch));
-    if bytes > 0.0 {
-        ledger.add(Component::Temporary, "recomputed block (checkpointing)", bytes, RECOMPUTE, Lifetime::Transient(Moment::Recompute));
-    }
+    let walk = denoiser.backward(&d.run(training, training.micro_batch));
+    let moment = if training.checkpointing == Checkpointing::None { Moment::BlockBackward } else { Moment::Recompute };
+    let recomputed = walk.recomputed.min(walk.beyond_saved);
+    ledger.add(Component::Temporary, "recomputed block (checkpointing)", recomputed, RECOMPUTE, Lifetime::Transient(moment));
+    ledger.add(Component::Temporary, "backward: gradients in flight", walk.beyond_saved - recomputed, GRADIENTS, Lifetime::Transient(moment));
 }

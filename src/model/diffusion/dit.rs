@@ -17,6 +17,7 @@ use crate::model::diffusion::pixart::PixArt;
 use crate::model::diffusion::sana::Sana;
 use crate::model::diffusion::sd3::Sd3;
 use crate::model::diffusion::video::Wan;
+use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::{Run, Saved};
 
 /// One diffusion transformer, by its diffusers `_class_name`.
@@ -95,20 +96,19 @@ impl Dit {
         }
     }
 
-    /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
-    /// attention), for step time.
-    /// What backward's recomputation of the largest checkpointed block saves again (0 without
-    /// checkpointing).
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
+    /// The backward after one training forward, walked op by op (`backward_walk.rs`): the most
+    /// it holds beyond the saved tensors (gradients in flight, parameter gradients made so far,
+    /// the loss's tensors, the recomputed block under checkpointing).
+    pub fn backward(&self, run: &Run) -> Walk {
         match self {
-            Dit::Flux(m) => m.recompute_peak(run),
-            Dit::Sd3(m) => m.recompute_peak(run),
-            Dit::Wan(m) => m.recompute_peak(run),
-            Dit::HunyuanVideo(m) => m.recompute_peak(run),
-            Dit::CogVideoX(m) => m.recompute_peak(run),
-            Dit::LtxVideo(m) => m.recompute_peak(run),
-            Dit::Sana(m) => m.recompute_peak(run),
-            Dit::PixArt(m) => m.recompute_peak(run),
+            Dit::Flux(m) => m.backward(run),
+            Dit::Sd3(m) => m.backward(run),
+            Dit::Wan(m) => m.backward(run),
+            Dit::HunyuanVideo(m) => m.backward(run),
+            Dit::CogVideoX(m) => m.backward(run),
+            Dit::LtxVideo(m) => m.backward(run),
+            Dit::Sana(m) => m.backward(run),
+            Dit::PixArt(m) => m.backward(run),
         }
     }
 

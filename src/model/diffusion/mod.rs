@@ -15,6 +15,7 @@
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
 mod autograd;
+pub mod backward_walk;
 pub mod backward;
 mod blocks;
 pub mod cogvideox;

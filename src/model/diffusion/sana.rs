@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::autograd::{Mode, Tape};
 use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops};
 use crate::model::diffusion::{Run, Saved};
@@ -252,9 +253,10 @@ impl Sana {
         self.simulate(run).finish()
     }
 
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
+    /// The backward after this forward, walked op by op (`backward_walk.rs`): the most it
+    /// holds beyond the saved tensors, and the recomputed block's part of that.
+    pub fn backward(&self, run: &Run) -> Walk {
+        self.simulate(run).backward()
     }
 
     /// Forward FLOPs of one call (2 per multiply-add of the linears, convolutions, linear

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::autograd::{Tape, T};
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
 use crate::model::diffusion::{Run, Saved};
@@ -272,9 +273,10 @@ impl Wan {
         self.simulate(run).finish()
     }
 
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
+    /// The backward after this forward, walked op by op (`backward_walk.rs`): the most it
+    /// holds beyond the saved tensors, and the recomputed block's part of that.
+    pub fn backward(&self, run: &Run) -> Walk {
+        self.simulate(run).backward()
     }
 
     /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
