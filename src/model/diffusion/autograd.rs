@@ -189,9 +189,40 @@ impl Tape {
     /// An op of `x` alone whose result has `x`'s size and type (an elementwise op, a copy, a
     /// constant added), its backward making `x`'s gradient and `scratch` bytes beside it.
     pub(crate) fn derived(&mut self, x: T, scratch: f64) -> T {
-        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        self.map(x, x.elems, scratch)
+    }
+
+    /// An op of `x` alone that saves nothing and makes `elems` elements of `x`'s type (a
+    /// nearest up-sampling), its backward making `x`'s gradient and `scratch` bytes beside it.
+    pub(crate) fn map(&mut self, x: T, elems: f64, scratch: f64) -> T {
+        let y = self.new_tensor(elems, x.bytes, x.grad);
         self.record(y, &[x], 0.0, scratch);
         y
+    }
+
+    /// A `k × k` convolution `cin → cout` whose output has `spatial` times the input's positions
+    /// (1, or ¼ for a stride-2 down-sampling): `ConvolutionBackward0` keeps the input whenever
+    /// the input or the weight needs a gradient.
+    pub(crate) fn conv(&mut self, x: T, cin: u64, cout: u64, k: u64, spatial: f64, w: W) -> T {
+        let trained = w == W::Trained;
+        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.cast(x, 2.0) } else { x };
+        if trained || x.grad {
+            self.save("linear inputs", xin);
+        }
+        let act = self.act();
+        let y = self.new_tensor(x.elems / cin as f64 * cout as f64 * spatial, act, x.grad || trained);
+        let params = if trained { (cin * cout * k * k) as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[xin], params, 0.0);
+        y
+    }
+
+    /// `GroupNorm(groups, channels)` with its affine weight and bias: `native_group_norm` keeps
+    /// the input and a mean and rstd per (sample, group).
+    pub(crate) fn group_norm(&mut self, x: T, channels: u64, groups: u64) -> T {
+        let x = T { grad: x.grad || self.full(), ..x };
+        let width = (x.elems / (self.batch * groups as f64)).max(1.0) as u64;
+        let params = if self.full() { 2.0 * channels as f64 * self.param_bytes() } else { 0.0 };
+        self.layer_norm_params(x, width, params)
     }
 
     /// A view of `t` with `elems` elements (same storage).

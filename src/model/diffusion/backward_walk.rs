@@ -135,7 +135,7 @@ impl Graph {
         // `MseLossBackward`; its fp32 gradient, then the cast back
         let copy = if pred_bytes == 4.0 { 0.0 } else { elems * 4.0 };
         let kept = copy + elems * 4.0;
-        let mut note = |now: f64, recomputed: f64, best: &mut Walk| {
+        let note = |now: f64, recomputed: f64, best: &mut Walk| {
             if now - saved > best.beyond_saved {
                 *best = Walk { beyond_saved: now - saved, recomputed };
             }

@@ -35,6 +35,7 @@ pub mod text_encoder;
 pub mod unet;
 mod unet_flops;
 mod unet_peak;
+mod unet_backward;
 mod unet_saved;
 pub mod vae;
 mod vae_peak;

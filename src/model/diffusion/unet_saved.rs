@@ -140,12 +140,6 @@ impl UNet2D {
         self.forward(run).1
     }
 
-    /// TODO
-    pub fn backward(&self, run: &Run) -> super::backward_walk::Walk {
-        let r = self.forward(run).1;
-        super::backward_walk::Walk { beyond_saved: r, recomputed: r }
-    }
-
     // long: the UNet's forward in order (time embedding, down, mid and up blocks), each op's
     // saved tensors where it runs; the parts share the running flow state.
     /// The saved groups of one training forward and the largest checkpointed block's own.
@@ -246,7 +240,7 @@ impl UNet2D {
     }
 
     /// Index in [`Self::walk`] of the mid block's first resnet.
-    fn mid_index(&self) -> Option<usize> {
+    pub(super) fn mid_index(&self) -> Option<usize> {
         if !self.mid_block {
             return None;
         }
