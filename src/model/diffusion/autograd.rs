@@ -68,6 +68,9 @@ pub(crate) struct T {
     /// Bytes of its storage (a view's base).
     store: f64,
     pub(crate) grad: bool,
+    /// A piece of `chunk`/`split`: its gradient is its own size, gathered with the other
+    /// pieces' by `SplitBackward` (not a zero-filled base per piece).
+    piece: bool,
 }
 
 /// A linear layer's weight in this run.
@@ -158,7 +161,7 @@ impl Tape {
     pub(crate) fn new_tensor(&mut self, elems: f64, bytes: f64, grad: bool) -> T {
         self.next += 1;
         self.graph.made(self.next);
-        T { id: self.next, elems, bytes, store: elems * bytes, grad }
+        T { id: self.next, elems, bytes, store: elems * bytes, grad, piece: false }
     }
 
     /// Bytes of a parameter's gradient: the parameter's type (fp32 masters under autocast).
@@ -175,7 +178,7 @@ impl Tape {
     /// gradients and `scratch` bytes beside them in its backward. Nothing when `out` needs no
     /// gradient (the op is not in the graph).
     fn record(&mut self, out: T, inputs: &[T], params: f64, scratch: f64) {
-        let ins = inputs.iter().filter(|x| x.grad).map(|&x| Input { id: x.id, cost: grad_bytes(x), keep: grad_bytes(x) }).collect();
+        let ins = inputs.iter().filter(|x| x.grad).map(|&x| Input { id: x.id, cost: grad_bytes(x), keep: grad_bytes(x), piece: x.piece }).collect();
         self.record_inputs(out, ins, params, scratch);
     }
 
@@ -228,6 +231,11 @@ impl Tape {
     /// A view of `t` with `elems` elements (same storage).
     pub(crate) fn view(t: T, elems: f64) -> T {
         T { elems, ..t }
+    }
+
+    /// One of the pieces of `t.chunk(..)` with `elems` elements (same storage).
+    pub(crate) fn chunk(t: T, elems: f64) -> T {
+        T { elems, piece: true, ..t }
     }
 
     pub(crate) fn save(&mut self, name: &'static str, t: T) {
@@ -498,12 +506,12 @@ impl Tape {
             .filter(|t| t.grad)
             .map(|t| {
                 if t.elems < y.elems {
-                    Input { id: t.id, cost: grad_bytes(*t), keep: grad_bytes(*t) }
+                    Input { id: t.id, cost: grad_bytes(*t), keep: grad_bytes(*t), piece: t.piece }
                 } else if !handed {
                     handed = true;
-                    Input { id: t.id, cost: 0.0, keep: y.elems * y.bytes }
+                    Input { id: t.id, cost: 0.0, keep: y.elems * y.bytes, piece: false }
                 } else {
-                    Input { id: t.id, cost: 0.0, keep: 0.0 }
+                    Input { id: t.id, cost: 0.0, keep: 0.0, piece: false }
                 }
             })
             .collect();
@@ -537,7 +545,7 @@ impl Tape {
         let bytes = parts.iter().map(|t| t.bytes).fold(0.0, f64::max);
         let y = self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad));
         // `CatBackward` hands out views of the output's gradient: nothing new
-        let inputs = parts.iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: 0.0, keep: t.elems * t.bytes }).collect();
+        let inputs = parts.iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: 0.0, keep: t.elems * t.bytes, piece: false }).collect();
         self.record_inputs(y, inputs, 0.0, 0.0);
         y
     }
@@ -572,7 +580,7 @@ impl Tape {
             self.add(name, if flash { 24.0 } else { 16.0 });
         }
         // the kernel's backward makes q's, k's and v's gradients, each its own size
-        let inputs = [q, k, v].iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: t.elems * t.bytes, keep: t.elems * t.bytes }).collect();
+        let inputs = [q, k, v].iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: t.elems * t.bytes, keep: t.elems * t.bytes, piece: t.piece }).collect();
         self.record_inputs(o, inputs, 0.0, 0.0);
         o
     }
@@ -623,5 +631,9 @@ impl Tape {
 /// Bytes of `t`'s gradient: its own size, or its whole base's when it is a slice of a longer
 /// storage (`slice_backward` makes a zero-filled base-sized gradient).
 fn grad_bytes(t: T) -> f64 {
-    (t.elems * t.bytes).max(t.store)
+    if t.piece {
+        t.elems * t.bytes
+    } else {
+        (t.elems * t.bytes).max(t.store)
+    }
 }

@@ -54,6 +54,9 @@ pub(crate) struct Input {
     pub(crate) id: u32,
     pub(crate) cost: f64,
     pub(crate) keep: f64,
+    /// A piece of a split tensor: the pieces' gradients wait side by side (`SplitBackward`
+    /// gathers them) rather than accumulating into one buffer.
+    pub(crate) piece: bool,
 }
 
 /// The recorded graph of one training forward.
@@ -164,6 +167,7 @@ impl Graph {
             };
             let cost: f64 = op.inputs.iter().map(|x| x.cost).sum();
             note(live + in_flight + grads + g_out + cost + op.params + op.scratch, recomputed, &mut best);
+            if std::env::var("WALK").is_ok() { eprintln!("op {i} live {live} flight {in_flight} grads {grads} g_out {g_out} cost {cost} params {} scratch {} total {}", op.params, op.scratch, live + in_flight + grads + g_out + cost + op.params + op.scratch - saved); }
             let freed = self.frees.get(i).copied().unwrap_or(0.0);
             live -= freed;
             if self.blocks.iter().any(|b| b.0 <= i && i < b.1) {
@@ -171,9 +175,16 @@ impl Graph {
             }
             grads += op.params;
             for x in &op.inputs {
-                if !pending.contains_key(&x.id) {
-                    pending.insert(x.id, x.keep);
-                    in_flight += x.keep;
+                match pending.get_mut(&x.id) {
+                    Some(g) if x.piece => {
+                        *g += x.keep;
+                        in_flight += x.keep;
+                    }
+                    Some(_) => {}
+                    None => {
+                        pending.insert(x.id, x.keep);
+                        in_flight += x.keep;
+                    }
                 }
             }
             // gradients of tensors made since the previous op were consumed by their producers

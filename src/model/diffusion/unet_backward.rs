@@ -172,7 +172,7 @@ fn basic_block(t: &mut Tape, x: T, text: T, s: f64, c: u64, heads: u64, text_wid
     // GEGLU: `proj` to 8c, `hidden * gelu(gate)` over its two halves, then `ff.net.2`
     let n = t.layer_norm_affine(x, c, false);
     let p = t.linear(n, c, 8 * c, t.weight(Some(LinearKind::Up)));
-    let half = Tape::view(p, p.elems / 2.0);
+    let half = Tape::chunk(p, p.elems / 2.0);
     let gate = t.activation(half);
     let prod = t.mul(half, gate);
     let f = t.linear(prod, 4 * c, c, t.weight(Some(LinearKind::Down)));
