@@ -160,7 +160,7 @@ impl Tape {
     /// A new tensor of `elems` elements of `bytes` each.
     pub(crate) fn new_tensor(&mut self, elems: f64, bytes: f64, grad: bool) -> T {
         self.next += 1;
-        self.graph.made(self.next);
+        self.graph.made(self.next, elems * bytes);
         T { id: self.next, elems, bytes, store: elems * bytes, grad, piece: false }
     }
 
@@ -179,10 +179,13 @@ impl Tape {
     /// gradient (the op is not in the graph).
     fn record(&mut self, out: T, inputs: &[T], params: f64, scratch: f64) {
         let ins = inputs.iter().filter(|x| x.grad).map(|&x| Input { id: x.id, cost: grad_bytes(x), keep: grad_bytes(x), piece: x.piece }).collect();
-        self.record_inputs(out, ins, params, scratch);
+        self.record_inputs(out, inputs, ins, params, scratch);
     }
 
-    fn record_inputs(&mut self, out: T, inputs: Vec<Input>, params: f64, scratch: f64) {
+    /// Record the op that made `out` from `all` (its tensor inputs), whose backward makes the
+    /// gradients `inputs`.
+    fn record_inputs(&mut self, out: T, all: &[T], inputs: Vec<Input>, params: f64, scratch: f64) {
+        self.graph.lives.op(out.id, all.iter().map(|t| t.id));
         if out.grad {
             self.graph.op(out.id, out.elems * out.bytes, inputs, params, scratch);
             self.last = Some(out);
@@ -244,9 +247,11 @@ impl Tape {
             if !self.kept.contains(&t.id) && kept.insert(t.id) {
                 *bytes += t.store;
                 self.graph.saved(t.store);
+                self.graph.lives.saved(t.id, self.next, true);
             }
         } else if self.kept.insert(t.id) {
             self.add(name, t.store);
+            self.graph.lives.saved(t.id, self.next, false);
         }
     }
 
@@ -515,7 +520,7 @@ impl Tape {
                 }
             })
             .collect();
-        self.record_inputs(y, inputs, 0.0, 0.0);
+        self.record_inputs(y, &[a, b], inputs, 0.0, 0.0);
         y
     }
 
@@ -546,7 +551,7 @@ impl Tape {
         let y = self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad));
         // `CatBackward` hands out views of the output's gradient: nothing new
         let inputs = parts.iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: 0.0, keep: t.elems * t.bytes, piece: false }).collect();
-        self.record_inputs(y, inputs, 0.0, 0.0);
+        self.record_inputs(y, parts, inputs, 0.0, 0.0);
         y
     }
 
@@ -581,7 +586,7 @@ impl Tape {
         }
         // the kernel's backward makes q's, k's and v's gradients, each its own size
         let inputs = [q, k, v].iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: t.elems * t.bytes, keep: t.elems * t.bytes, piece: t.piece }).collect();
-        self.record_inputs(o, inputs, 0.0, 0.0);
+        self.record_inputs(o, &[q, k, v], inputs, 0.0, 0.0);
         o
     }
 
@@ -597,11 +602,11 @@ impl Tape {
         // Nothing inside is kept now; what it saves is counted as the block's, for its
         // recomputation in backward.
         self.block = Some((0.0, HashSet::new()));
-        let start = self.graph.len();
+        let (start, first) = (self.graph.len(), self.next + 1);
         let r = block(self);
         if let Some((bytes, _)) = self.block.take() {
             self.recompute = self.recompute.max(bytes);
-            self.graph.block(start, bytes);
+            self.graph.block(start, bytes, first);
         }
         r
     }

@@ -33,6 +33,8 @@
 
 use std::collections::HashMap;
 
+use super::forward_live::Lives;
+
 /// One recorded op: the tensor it made, the gradients its backward makes for its inputs, the
 /// parameter gradients it makes first, and the scratch its backward formula allocates beside
 /// them.
@@ -69,8 +71,11 @@ pub(crate) struct Graph {
     /// Saved bytes released by the backward of the op at each index (the first op, in forward
     /// order, to save a storage holds it longest).
     frees: Vec<f64>,
-    /// Checkpointed blocks: the range of ops they ran and the bytes they save when recomputed.
-    blocks: Vec<(usize, usize, f64)>,
+    /// Checkpointed blocks: the range of ops they ran, the bytes they save when recomputed and
+    /// the range of tensor ids they made.
+    blocks: Vec<(usize, usize, f64, u32, u32)>,
+    /// Every tensor's lifetime in the forward.
+    pub(crate) lives: Lives,
 }
 
 /// What the walk found: the most alive at once beyond the saved tensors, and of that the part
@@ -86,7 +91,8 @@ pub struct Walk {
 
 impl Graph {
     /// A tensor was made now.
-    pub(crate) fn made(&mut self, id: u32) {
+    pub(crate) fn made(&mut self, id: u32, bytes: f64) {
+        self.lives.made(id, bytes);
         let i = id as usize;
         if self.created.len() < i {
             self.created.resize(i, usize::MAX);
@@ -113,10 +119,11 @@ impl Graph {
         self.ops.len()
     }
 
-    /// A checkpointed block ran the ops from `start` to now and saves `bytes` when recomputed.
-    pub(crate) fn block(&mut self, start: usize, bytes: f64) {
+    /// A checkpointed block ran the ops from `start` to now, made the tensors from `first` on
+    /// and saves `bytes` when recomputed.
+    pub(crate) fn block(&mut self, start: usize, bytes: f64, first: u32) {
         if self.ops.len() > start {
-            self.blocks.push((start, self.ops.len(), bytes));
+            self.blocks.push((start, self.ops.len(), bytes, first, self.lives.len()));
         }
     }
 
@@ -152,7 +159,10 @@ impl Graph {
         pending.insert(pred, elems * pred_bytes);
         in_flight += elems * pred_bytes;
         for i in (0..self.ops.len()).rev() {
-            if let Some(&(_, _, bytes)) = self.blocks.iter().find(|b| b.1 == i + 1) {
+            if let Some(&(_, _, bytes, lo, hi)) = self.blocks.iter().find(|b| b.1 == i + 1) {
+                // the recomputation: the block's forward with saving on, beside what is alive
+                let (forward, _) = self.lives.peak(lo, hi, true);
+                note(live + in_flight + grads + forward, forward, &mut best);
                 live += bytes;
                 recomputed += bytes;
             }
@@ -198,6 +208,11 @@ impl Graph {
             if self.blocks.iter().any(|b| b.0 == i) {
                 recomputed = 0.0;
             }
+        }
+        // the forward itself, beside what it has saved so far
+        let (forward, kept) = self.lives.peak(1, self.lives.len(), false);
+        if forward - kept > best.beyond_saved {
+            best = Walk { beyond_saved: forward - kept, recomputed: 0.0 };
         }
         best
     }

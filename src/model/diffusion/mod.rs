@@ -16,6 +16,7 @@
 
 mod autograd;
 pub mod backward_walk;
+mod forward_live;
 pub mod backward;
 mod blocks;
 pub mod cogvideox;
