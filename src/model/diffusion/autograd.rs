@@ -100,6 +100,8 @@ pub(crate) struct Tape {
     /// The ops recorded for the backward walk, and the last one's output (the prediction).
     graph: Graph,
     last: Option<T>,
+    /// Tensors the running block's Python function keeps bound until it returns ([`Self::hold`]).
+    held: Vec<u32>,
     /// Forward FLOPs so far: 2 per multiply-add of every matmul (LoRA's too) and of the two
     /// attention products (q·kᵀ and p·v).
     pub(crate) flops: f64,
@@ -118,6 +120,7 @@ impl Tape {
             groups: Vec::new(),
             graph: Graph::default(),
             last: None,
+            held: Vec::new(),
             flops: 0.0,
         }
     }
@@ -243,6 +246,7 @@ impl Tape {
 
     pub(crate) fn save(&mut self, name: &'static str, t: T) {
         if let Some((bytes, kept)) = self.block.as_mut() {
+            self.graph.lives.block_save(self.next);
             // The block's inputs are held already; the rest it saves again when recomputed.
             if !self.kept.contains(&t.id) && kept.insert(t.id) {
                 *bytes += t.store;
@@ -594,7 +598,9 @@ impl Tape {
     /// inside is saved.
     pub(crate) fn checkpoint<R>(&mut self, on: bool, inputs: &[T], block: impl FnOnce(&mut Tape) -> R) -> R {
         if !on {
-            return block(self);
+            let r = block(self);
+            self.release_held();
+            return r;
         }
         for &t in inputs {
             self.save("checkpointed block inputs", t);
@@ -604,11 +610,25 @@ impl Tape {
         self.block = Some((0.0, HashSet::new()));
         let (start, first) = (self.graph.len(), self.next + 1);
         let r = block(self);
+        self.release_held();
         if let Some((bytes, _)) = self.block.take() {
             self.recompute = self.recompute.max(bytes);
             self.graph.block(start, bytes, first);
         }
         r
+    }
+
+    /// `x` stays bound to a local of the running block's function (a `hidden_states` not yet
+    /// rebound, an `attn_output`) until the block returns: alive in the forward until then.
+    pub(crate) fn hold(&mut self, x: T) {
+        self.held.push(x.id);
+    }
+
+    /// The running block returned: its held locals live until its last tensor.
+    fn release_held(&mut self) {
+        for id in std::mem::take(&mut self.held) {
+            self.graph.lives.hold(id, self.next);
+        }
     }
 
     pub(crate) fn finish(self) -> Vec<Saved> {

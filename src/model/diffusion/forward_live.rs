@@ -19,6 +19,9 @@ pub(crate) struct Lives {
     last_use: Vec<u32>,
     /// When it was first saved, and whether inside a checkpointed block.
     saved: Vec<Option<(u32, bool)>>,
+    /// When each save inside a checkpointed block happened, repeated saves included (each is
+    /// a holder the recomputation must fill).
+    block_saves: Vec<u32>,
 }
 
 impl Lives {
@@ -46,6 +49,19 @@ impl Lives {
         }
     }
 
+    /// `id` is read (or named) until `until` is made: a Python local that stays bound until
+    /// its block's function returns.
+    pub(crate) fn hold(&mut self, id: u32, until: u32) {
+        if let Some(u) = self.last_use.get_mut(id as usize - 1) {
+            *u = (*u).max(until);
+        }
+    }
+
+    /// A tensor was saved (again) inside a checkpointed block now.
+    pub(crate) fn block_save(&mut self, now: u32) {
+        self.block_saves.push(now);
+    }
+
     /// `id` was saved now (`now`: the last id made), inside a checkpointed block or not.
     pub(crate) fn saved(&mut self, id: u32, now: u32, in_block: bool) {
         if let Some(s) = self.saved.get_mut(id as usize - 1) {
@@ -57,7 +73,15 @@ impl Lives {
     /// `block` counts the saves made inside checkpointed blocks as saves (a block being
     /// recomputed), else only the others (the forward itself).
     pub(crate) fn peak(&self, lo: u32, hi: u32, block: bool) -> (f64, f64) {
-        let (lo, hi) = (lo.max(1) as usize, (hi as usize).min(self.bytes.len()));
+        let (lo, mut hi) = (lo.max(1) as usize, (hi as usize).min(self.bytes.len()));
+        if block {
+            // non-reentrant checkpoint stops the recomputation once the last tensor the block
+            // saves is made (`torch/utils/checkpoint.py`: early stop is on by default,
+            // `set_checkpoint_early_stop`, `_StopRecomputationError`): its save comes with the
+            // op's output, the next id
+            let last = self.block_saves.iter().map(|&t| t as usize + 1).filter(|&t| lo <= t && t <= hi + 1).max();
+            hi = hi.min(last.unwrap_or(hi));
+        }
         if hi < lo {
             return (0.0, 0.0);
         }

@@ -246,6 +246,12 @@ impl Flux {
                 let o = t.attention(q, k, v, heads, s);
                 let o = t.cast(o, q.bytes);
                 let both = t.cat(&[o, mlp]);
+                // `FluxSingleTransformerBlock.forward`'s locals until it returns:
+                // `norm_hidden_states`, `mlp_hidden_states`, `attn_output`, and the concatenation
+                // as `hidden_states` until it is rebound
+                for local in [jm, mlp, o, both] {
+                    t.hold(local);
+                }
                 let y = t.linear(both, 5 * h, h, w);
                 let y = ops::gated(t, e, y, h);
                 t.add2(js, y)
