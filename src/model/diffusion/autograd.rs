@@ -94,8 +94,6 @@ pub(crate) struct Tape {
     /// Inside a checkpointed block: what the block would save, had it not been checkpointed
     /// (its recomputation in backward saves it again), and the storages counted in it.
     block: Option<(f64, HashSet<u32>)>,
-    /// The largest [`Self::block`] so far: the recomputed block alive during its backward.
-    recompute: f64,
     groups: Vec<Saved>,
     /// The ops recorded for the backward walk, and the last one's output (the prediction).
     graph: Graph,
@@ -116,7 +114,6 @@ impl Tape {
             next: 0,
             kept: HashSet::new(),
             block: None,
-            recompute: 0.0,
             groups: Vec::new(),
             graph: Graph::default(),
             last: None,
@@ -612,7 +609,6 @@ impl Tape {
         let r = block(self);
         self.release_held();
         if let Some((bytes, _)) = self.block.take() {
-            self.recompute = self.recompute.max(bytes);
             self.graph.block(start, bytes, first);
         }
         r
@@ -643,13 +639,6 @@ impl Tape {
             Some(p) => self.graph.walk(p.id, p.elems, p.bytes, saved),
             None => Walk::default(),
         }
-    }
-
-    /// What the largest checkpointed block saves when backward recomputes it (non-reentrant
-    /// `torch.utils.checkpoint` reruns the block's forward with saving on, then its
-    /// backward frees them): 0 without checkpointing.
-    pub(crate) fn recompute_peak(&self) -> f64 {
-        self.recompute
     }
 }
 

@@ -177,7 +177,6 @@ impl Graph {
             };
             let cost: f64 = op.inputs.iter().map(|x| x.cost).sum();
             note(live + in_flight + grads + g_out + cost + op.params + op.scratch, recomputed, &mut best);
-            if std::env::var("WALK").is_ok() { eprintln!("op {i} live {live} flight {in_flight} grads {grads} g_out {g_out} cost {cost} params {} scratch {} total {}", op.params, op.scratch, live + in_flight + grads + g_out + cost + op.params + op.scratch - saved); }
             let freed = self.frees.get(i).copied().unwrap_or(0.0);
             live -= freed;
             if self.blocks.iter().any(|b| b.0 <= i && i < b.1) {

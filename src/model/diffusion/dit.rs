@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
+use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::cogvideox::CogVideoX;
 use crate::model::diffusion::hunyuan_video::HunyuanVideo;
 use crate::model::diffusion::ltx_video::LtxVideo;
@@ -17,7 +18,6 @@ use crate::model::diffusion::pixart::PixArt;
 use crate::model::diffusion::sana::Sana;
 use crate::model::diffusion::sd3::Sd3;
 use crate::model::diffusion::video::Wan;
-use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::{Run, Saved};
 
 /// One diffusion transformer, by its diffusers `_class_name`.

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
-use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::autograd::{Mode, Tape};
+use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
 use crate::model::diffusion::{Run, Saved};
 

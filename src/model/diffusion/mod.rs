@@ -15,13 +15,13 @@
 //! fixtures in `tests/fixtures/measured/diffusion_*.json`).
 
 mod autograd;
-pub mod backward_walk;
-mod forward_live;
 pub mod backward;
+pub mod backward_walk;
 mod blocks;
 pub mod cogvideox;
 pub mod dit;
 pub mod encodes;
+mod forward_live;
 pub mod generation;
 pub mod hunyuan_video;
 mod live;
@@ -34,9 +34,9 @@ pub mod sana;
 pub mod sd3;
 pub mod text_encoder;
 pub mod unet;
+mod unet_backward;
 mod unet_flops;
 mod unet_peak;
-mod unet_backward;
 mod unet_saved;
 pub mod vae;
 mod vae_peak;
