@@ -11,9 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
-use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -102,7 +101,7 @@ impl LtxVideo {
     /// norms across heads and RoPE, cross-attention from the raw stream to the caption through
     /// the mask (the memory-efficient kernel, which keeps the mask), the gated feed-forward;
     /// `norm_out` and `proj_out`.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, heads) = (self.hidden(), self.heads);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -178,22 +177,6 @@ impl LtxVideo {
         let m = t.add2(m, table);
         t.linear(m, h, self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// The backward after this forward, walked op by op (`backward_walk.rs`): the most it
-    /// holds beyond the saved tensors, and the recomputed block's part of that.
-    pub fn backward(&self, run: &Run) -> Walk {
-        self.simulate(run).backward()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears and attention's products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its

@@ -17,9 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::Tape;
-use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -152,7 +151,7 @@ impl Flux {
     /// same over the concatenated sequence with the parallel MLP; checkpointing keeps each block's
     /// inputs instead; LoRA keeps only what the adapters and the ops after the first adapter need.
     // long: one training forward written op by op in the order FluxTransformer2DModel.forward runs it (both streams, the double and single blocks); cut into pieces, the tensors the ops share would have to be passed around by hand.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -264,22 +263,5 @@ impl Flux {
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, self.patch_size * self.patch_size * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// The backward after this forward, walked op by op (`backward_walk.rs`): the most it
-    /// holds beyond the saved tensors, and the recomputed block's part of that.
-    pub fn backward(&self, run: &Run) -> Walk {
-        self.simulate(run).backward()
-    }
-
-    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
-    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 }

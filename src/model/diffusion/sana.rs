@@ -14,9 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
-use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -139,7 +138,7 @@ impl Sana {
     /// the SiLU and depthwise conv inputs (2 × `mlp_ratio` × hidden), the gate's SiLU output and
     /// the product `conv_point` reads.
     // long: one training forward written op by op in the order SanaTransformer2DModel.forward runs it (linear attention, cross-attention, GLUMBConv); cut into pieces, the tensors the ops share would have to be passed around by hand.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p, m) = (self.hidden(), self.heads, self.patch_size, self.mlp_width);
         let d = self.head_dim;
         let mut t = Tape::new(run);
@@ -246,23 +245,6 @@ impl Sana {
         let mm = t.add2(mm, table);
         t.linear(mm, h, p * p * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// The backward after this forward, walked op by op (`backward_walk.rs`): the most it
-    /// holds beyond the saved tensors, and the recomputed block's part of that.
-    pub fn backward(&self, run: &Run) -> Walk {
-        self.simulate(run).backward()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears, convolutions, linear
-    /// attention's two batched matmuls and cross-attention's products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its
