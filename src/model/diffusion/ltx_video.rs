@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
-use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops};
+use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops, projection};
 use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
@@ -55,13 +55,6 @@ impl LtxVideo {
         self.heads * self.head_dim
     }
 
-    fn projection(&self, out: &mut Vec<ParamTensor>, name: &'static str, kind: &'static [LinearKind], o: u64, i: u64, bias: bool) {
-        out.push(ParamTensor::linear(name, kind, o, i, S));
-        if bias {
-            out.push(ParamTensor::vector(name, o, S, R));
-        }
-    }
-
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         let h = self.hidden();
         let mut out = Vec::new();
@@ -73,10 +66,10 @@ impl LtxVideo {
         for _ in 0..self.layers {
             out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
             for kv_in in [h, self.cross_attention_dim] {
-                self.projection(&mut out, "attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
-                self.projection(&mut out, "attention k (to_k)", &[LinearKind::K], h, kv_in, self.attention_bias);
-                self.projection(&mut out, "attention v (to_v)", &[LinearKind::V], h, kv_in, self.attention_bias);
-                self.projection(&mut out, "attention out (to_out.0)", &[LinearKind::O], h, h, self.attention_out_bias);
+                projection(&mut out, "attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
+                projection(&mut out, "attention k (to_k)", &[LinearKind::K], h, kv_in, self.attention_bias);
+                projection(&mut out, "attention v (to_v)", &[LinearKind::V], h, kv_in, self.attention_bias);
+                projection(&mut out, "attention out (to_out.0)", &[LinearKind::O], h, h, self.attention_out_bias);
                 out.push(ParamTensor::new("q/k RMS norms across heads", &[2, h], S, R));
             }
             feed_forward(&mut out, h, 4 * h);

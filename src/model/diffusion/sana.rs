@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
-use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops};
+use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops, projection};
 use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
@@ -68,13 +68,6 @@ impl Sana {
         self.heads * self.head_dim
     }
 
-    fn projection(&self, out: &mut Vec<ParamTensor>, name: &'static str, kind: &'static [LinearKind], o: u64, i: u64, bias: bool) {
-        out.push(ParamTensor::linear(name, kind, o, i, S));
-        if bias {
-            out.push(ParamTensor::vector(name, o, S, R));
-        }
-    }
-
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         let (h, p, m) = (self.hidden(), self.patch_size, self.mlp_width);
         let mut out = Vec::new();
@@ -89,10 +82,10 @@ impl Sana {
         out.push(ParamTensor::vector("caption RMS norm", h, S, R));
         for _ in 0..self.layers {
             out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
-            self.projection(&mut out, "linear attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
-            self.projection(&mut out, "linear attention k (to_k)", &[LinearKind::K], h, h, self.attention_bias);
-            self.projection(&mut out, "linear attention v (to_v)", &[LinearKind::V], h, h, self.attention_bias);
-            self.projection(&mut out, "linear attention out (to_out.0)", &[LinearKind::O], h, h, true);
+            projection(&mut out, "linear attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
+            projection(&mut out, "linear attention k (to_k)", &[LinearKind::K], h, h, self.attention_bias);
+            projection(&mut out, "linear attention v (to_v)", &[LinearKind::V], h, h, self.attention_bias);
+            projection(&mut out, "linear attention out (to_out.0)", &[LinearKind::O], h, h, true);
             if self.qk_norm {
                 out.push(ParamTensor::new("q/k RMS norms across heads", &[2, h], S, R));
             }
@@ -101,10 +94,10 @@ impl Sana {
                 if self.affine {
                     out.push(ParamTensor::new("cross-attention LayerNorm (norm2)", &[2, h], S, R));
                 }
-                self.projection(&mut out, "cross-attention q (to_q)", &[LinearKind::Q], c, h, true);
-                self.projection(&mut out, "cross-attention k (to_k)", &[LinearKind::K], c, cross, true);
-                self.projection(&mut out, "cross-attention v (to_v)", &[LinearKind::V], c, cross, true);
-                self.projection(&mut out, "cross-attention out (to_out.0)", &[LinearKind::O], h, c, true);
+                projection(&mut out, "cross-attention q (to_q)", &[LinearKind::Q], c, h, true);
+                projection(&mut out, "cross-attention k (to_k)", &[LinearKind::K], c, cross, true);
+                projection(&mut out, "cross-attention v (to_v)", &[LinearKind::V], c, cross, true);
+                projection(&mut out, "cross-attention out (to_out.0)", &[LinearKind::O], h, c, true);
                 if self.qk_norm {
                     out.push(ParamTensor::new("cross-attention q/k RMS norms", &[2, c], S, R));
                 }
