@@ -132,8 +132,10 @@ impl Graph {
     }
 
     /// Walk backward from `pred` (the model's output, `pred_bytes` per element, `elems`
-    /// elements) with `saved` bytes kept by the forward; `params` bytes of parameter gradients
-    /// in all (what the ops did not account for is made at the end, by the first ops).
+    /// elements) with `saved` bytes kept by the forward. Parameter gradients are the recorded
+    /// ops' weights (linears, convolutions, norms, LoRA adapters); biases and embedding tables
+    /// are left out (a bias is 1/fan-in of its weight). Then the forward's own peak beyond what
+    /// it has saved (`forward_live.rs`) is compared, since with a frozen base it can be larger.
     pub(crate) fn walk(&self, pred: u32, elems: f64, pred_bytes: f64, saved: f64) -> Walk {
         let mut pending: HashMap<u32, f64> = HashMap::new();
         let mut in_flight = 0.0;

@@ -245,7 +245,8 @@ impl Flux {
                 let o = t.attention(q, k, v, heads, s);
                 let o = t.cast(o, q.bytes);
                 let both = t.cat(&[o, mlp]);
-                // `FluxSingleTransformerBlock.forward`'s locals until it returns:
+                // `FluxSingleTransformerBlock.forward`'s locals until it returns (`transformer_flux.py`
+                // lines 383–412):
                 // `norm_hidden_states`, `mlp_hidden_states`, `attn_output`, and the concatenation
                 // as `hidden_states` until it is rebound
                 for local in [jm, mlp, o, both] {

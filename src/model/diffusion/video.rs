@@ -253,7 +253,8 @@ impl Wan {
                 // feed-forward
                 let xm = modulated(t, x);
                 let f = ops::feed_forward(t, xm, h, self.ffn_dim);
-                // `WanTransformerBlock.forward`'s locals until it returns: `attn_output`,
+                // `WanTransformerBlock.forward`'s locals until it returns (`transformer_wan.py` lines
+                // 462–504): `attn_output`,
                 // `norm_hidden_states`, `ff_output`, and `hidden_states` until its last rebinding
                 for local in [a, xm, f, x] {
                     t.hold(local);
