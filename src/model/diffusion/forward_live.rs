@@ -75,11 +75,14 @@ impl Lives {
     pub(crate) fn peak(&self, lo: u32, hi: u32, block: bool) -> (f64, f64) {
         let (lo, mut hi) = (lo.max(1) as usize, (hi as usize).min(self.bytes.len()));
         if block {
-            // non-reentrant checkpoint stops the recomputation once the last tensor the block
-            // saves is made (`torch/utils/checkpoint.py`: early stop is on by default,
-            // `set_checkpoint_early_stop`, `_StopRecomputationError`): its save comes with the
-            // op's output, the next id
-            let last = self.block_saves.iter().map(|&t| t as usize + 1).filter(|&t| lo <= t && t <= hi + 1).max();
+            // non-reentrant checkpoint stops the recomputation at the block's last save
+            // (`torch/utils/checkpoint.py`: early stop is on by default,
+            // `set_checkpoint_early_stop`; the pack hook raises `_StopRecomputationError` once
+            // every holder is filled). An op's inputs are saved before it runs (the generated
+            // `VariableType` kernels build the `SavedVariable`s, then redispatch), so a last save
+            // of inputs stops the recomputation before that op's output exists; an output save
+            // (ReLU's result, attention's output) comes after it: `now` at the save says which.
+            let last = self.block_saves.iter().map(|&t| t as usize).filter(|&t| lo <= t && t <= hi).max();
             hi = hi.min(last.unwrap_or(hi));
         }
         if hi < lo {
