@@ -16,10 +16,12 @@
 
 mod autograd;
 pub mod backward;
+pub mod backward_walk;
 mod blocks;
 pub mod cogvideox;
 pub mod dit;
 pub mod encodes;
+mod forward_live;
 pub mod generation;
 pub mod hunyuan_video;
 mod live;
@@ -32,6 +34,7 @@ pub mod sana;
 pub mod sd3;
 pub mod text_encoder;
 pub mod unet;
+mod unet_backward;
 mod unet_flops;
 mod unet_peak;
 mod unet_saved;

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::backward_walk::Walk;
 use super::dit::Dit;
 use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
@@ -49,11 +50,12 @@ impl Denoiser {
             Denoiser::Dit(d) => d.saved(run),
         }
     }
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
+    /// What one training step's backward holds beyond the forward's saved tensors, and the
+    /// recomputed block's part of it.
+    pub fn backward(&self, run: &Run) -> Walk {
         match self {
-            Denoiser::Unet(u) => u.recompute_peak(run),
-            Denoiser::Dit(d) => d.recompute_peak(run),
+            Denoiser::Unet(u) => u.backward(run),
+            Denoiser::Dit(d) => d.backward(run),
         }
     }
     /// The transient bytes of one no-grad call, beyond the weights.
