@@ -8,7 +8,12 @@
 //! feature extractors and safety checkers hold no GPU weights worth counting and are skipped;
 //! any other model component is named in a note as not counted.
 
+pub mod cogvideox_vae;
+pub mod dc_ae;
 pub mod dit;
+pub mod hunyuan_vae;
+mod lists;
+pub mod ltx_vae;
 pub mod text_encoder;
 pub mod unet;
 pub mod vae;
@@ -79,12 +84,27 @@ fn read_vae(class: &str, cfg: &Value) -> Option<Result<Vae, InputError>> {
     match class {
         "AutoencoderKL" => Some(vae::read(cfg).map(Vae::Kl)),
         "AutoencoderKLWan" => Some(wan_vae::read(cfg).map(Vae::Wan)),
+        "AutoencoderKLCogVideoX" => Some(cogvideox_vae::read(cfg).map(Vae::CogVideoX)),
+        "AutoencoderKLHunyuanVideo" => Some(hunyuan_vae::read(cfg).map(Vae::HunyuanVideo)),
+        "AutoencoderKLLTXVideo" => Some(ltx_vae::read(cfg).map(Vae::LtxVideo)),
+        "AutoencoderDC" => Some(dc_ae::read(cfg).map(Vae::Dc)),
         _ => None,
     }
 }
 
 /// Diffusers component classes Headroom reads.
-pub const COMPONENT_CLASSES: &[&str] = &["UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL", "AutoencoderKLWan"];
+pub const COMPONENT_CLASSES: &[&str] = &[
+    "UNet2DConditionModel",
+    "FluxTransformer2DModel",
+    "SD3Transformer2DModel",
+    "WanTransformer3DModel",
+    "AutoencoderKL",
+    "AutoencoderKLWan",
+    "AutoencoderKLCogVideoX",
+    "AutoencoderKLHunyuanVideo",
+    "AutoencoderKLLTXVideo",
+    "AutoencoderDC",
+];
 
 fn class_of(cfg: &Value) -> Result<&str, InputError> {
     match cfg.get("_class_name") {
@@ -208,6 +228,12 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
         } else {
             notes.push(format!("component {} ({}) is not counted", crate::safe_text::quoted(name), crate::safe_text::quoted(component_class)));
         }
+    }
+    if let Some(v) = vae.as_ref().filter(|v: &&Vae| !v.peak_measured()) {
+        notes.push(format!(
+            "the VAE ({}) counts its weights, but its encode and decode workspace is not modelled yet (not measured): the VAE encode and decode terms are 0",
+            v.class()
+        ));
     }
     let fallback = denoiser.as_ref().and_then(|d| pipeline_defaults(usual_pipeline(d.class())));
     let defaults = defaults.or(fallback);

@@ -8,7 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cogvideox_vae::CogVideoXVae;
+use super::dc_ae::DcAe;
 use super::dit::Dit;
+use super::hunyuan_vae::HunyuanVideoVae;
+use super::ltx_vae::LtxVideoVae;
 use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
 use super::vae::AutoencoderKl;
@@ -102,8 +106,17 @@ impl Denoiser {
 pub enum Vae {
     /// `AutoencoderKL` (SD, SDXL, SD3, Flux).
     Kl(AutoencoderKl),
-    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first).
+    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first),
+    /// or Wan 2.2's residual, patchified one.
     Wan(WanVae),
+    /// `AutoencoderKLCogVideoX` (CogVideoX).
+    CogVideoX(CogVideoXVae),
+    /// `AutoencoderKLHunyuanVideo` (HunyuanVideo).
+    HunyuanVideo(HunyuanVideoVae),
+    /// `AutoencoderKLLTXVideo` (LTX-Video 0.9.0).
+    LtxVideo(LtxVideoVae),
+    /// `AutoencoderDC` (Sana's 32× deep-compression autoencoder).
+    Dc(DcAe),
 }
 
 impl Vae {
@@ -111,26 +124,39 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.check(),
             Vae::Wan(v) => v.check(),
+            Vae::CogVideoX(v) => v.check(),
+            Vae::HunyuanVideo(v) => v.check(),
+            Vae::LtxVideo(v) => v.check(),
+            Vae::Dc(v) => v.check(),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Vae::Kl(v) => v.param_tensors(),
             Vae::Wan(v) => v.param_tensors(),
+            Vae::CogVideoX(v) => v.param_tensors(),
+            Vae::HunyuanVideo(v) => v.param_tensors(),
+            Vae::LtxVideo(v) => v.param_tensors(),
+            Vae::Dc(v) => v.param_tensors(),
         }
     }
     /// The transient bytes of encoding the run's pictures without gradients.
     pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.encode_peak(run, tiled),
+            // Not measured yet: see `peak_measured` (the pipeline's notes say so).
+            Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.encode_peak(run, tiled),
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
         }
     }
     /// The transient bytes of decoding the run's latents without gradients.
     pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.decode_peak(run, tiled),
+            Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.decode_peak(run, tiled),
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
@@ -138,6 +164,10 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.spatial_factor(),
             Vae::Wan(v) => v.spatial_factor(),
+            Vae::CogVideoX(v) => v.spatial_factor(),
+            Vae::HunyuanVideo(v) => v.spatial_factor(),
+            Vae::LtxVideo(v) => v.spatial_factor(),
+            Vae::Dc(v) => v.spatial_factor(),
         }
     }
     /// Frames per latent frame after the first (1 for images).
@@ -145,19 +175,37 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.temporal_factor(),
             Vae::Wan(v) => v.temporal_factor(),
+            Vae::CogVideoX(v) => v.temporal_factor(),
+            Vae::HunyuanVideo(v) => v.temporal_factor(),
+            Vae::LtxVideo(v) => v.temporal_factor(),
+            Vae::Dc(v) => v.temporal_factor(),
         }
     }
-    /// The config's `force_upcast` (Wan's VAE has none).
+    /// The config's `force_upcast`, read for `AutoencoderKL` only: SDXL's pipelines are the
+    /// ones that act on it; the video pipelines never upcast their VAE.
     pub fn force_upcast(&self) -> bool {
         match self {
             Vae::Kl(v) => v.force_upcast,
-            Vae::Wan(_) => false,
+            Vae::Wan(_) | Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
+        }
+    }
+    /// Whether `encode_peak`/`decode_peak` model this VAE from a measurement (the video VAEs
+    /// added for the catalogue and Wan 2.2's residual layout count their weights only).
+    pub fn peak_measured(&self) -> bool {
+        match self {
+            Vae::Kl(_) => true,
+            Vae::Wan(v) => !v.is_residual,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
         }
     }
     pub fn class(&self) -> &'static str {
         match self {
             Vae::Kl(_) => "AutoencoderKL",
             Vae::Wan(_) => "AutoencoderKLWan",
+            Vae::CogVideoX(_) => "AutoencoderKLCogVideoX",
+            Vae::HunyuanVideo(_) => "AutoencoderKLHunyuanVideo",
+            Vae::LtxVideo(_) => "AutoencoderKLLTXVideo",
+            Vae::Dc(_) => "AutoencoderDC",
         }
     }
 }
