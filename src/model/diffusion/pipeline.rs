@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::cogvideox_vae::CogVideoXVae;
 use super::dc_ae::DcAe;
 use super::dit::Dit;
+use super::experts::Experts;
 use super::hunyuan_vae::HunyuanVideoVae;
 use super::ltx_vae::LtxVideoVae;
 use super::text_encoder::TextEncoder;
@@ -30,6 +31,8 @@ pub enum Denoiser {
     Unet(UNet2D),
     /// A diffusion transformer (Flux, SD3, Wan).
     Dit(Dit),
+    /// Two experts taking turns over the timesteps (Wan 2.2 A14B).
+    Experts(Box<Experts>),
 }
 
 impl Denoiser {
@@ -37,12 +40,14 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.check(),
             Denoiser::Dit(d) => d.check(),
+            Denoiser::Experts(e) => e.high.check().and(e.low.check()),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Denoiser::Unet(u) => u.param_tensors(),
             Denoiser::Dit(d) => d.param_tensors(),
+            Denoiser::Experts(e) => [e.high.param_tensors(), e.low.param_tensors()].concat(),
         }
     }
     /// What one training forward saves for backward.
@@ -50,6 +55,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.saved(run),
             Denoiser::Dit(d) => d.saved(run),
+            Denoiser::Experts(e) => e.larger().saved(run),
         }
     }
     /// What backward's recomputation of the largest checkpointed block saves again.
@@ -57,6 +63,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.recompute_peak(run),
             Denoiser::Dit(d) => d.recompute_peak(run),
+            Denoiser::Experts(e) => e.larger().recompute_peak(run),
         }
     }
     /// The transient bytes of one no-grad call, beyond the weights.
@@ -64,6 +71,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.forward_peak(run),
             Denoiser::Dit(d) => d.forward_peak(run),
+            Denoiser::Experts(e) => e.larger().forward_peak(run),
         }
     }
     /// Forward FLOPs of one call.
@@ -71,6 +79,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.forward_flops(run),
             Denoiser::Dit(d) => d.forward_flops(run),
+            Denoiser::Experts(e) => e.larger().forward_flops(run),
         }
     }
     /// The diffusers class name.
@@ -78,6 +87,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(_) => "UNet2DConditionModel",
             Denoiser::Dit(d) => d.class(),
+            Denoiser::Experts(e) => e.high.class(),
         }
     }
     /// Latent channels of the VAE it works on (Flux's packed 64 input channels are 16 latent
@@ -87,6 +97,7 @@ impl Denoiser {
             Denoiser::Unet(u) => u.in_channels(),
             Denoiser::Dit(Dit::Flux(f)) => f.in_channels() / 4,
             Denoiser::Dit(d) => d.in_channels(),
+            Denoiser::Experts(e) => e.high.latent_channels(),
         }
     }
     /// Pixels between sizes the denoiser takes: the VAE's factor × the patch (Flux packs
@@ -96,6 +107,7 @@ impl Denoiser {
             Denoiser::Unet(u) => vae_factor << u.downsamplings(),
             Denoiser::Dit(Dit::Flux(_)) => vae_factor * 2,
             Denoiser::Dit(d) => vae_factor * d.patch_size(),
+            Denoiser::Experts(e) => e.high.pixel_step(vae_factor),
         }
     }
 }

@@ -1,0 +1,96 @@
+//! The video and Sana pipelines' VAEs (AutoencoderKLCogVideoX, AutoencoderKLHunyuanVideo,
+//! AutoencoderKLLTXVideo, AutoencoderDC, Wan 2.2's residual AutoencoderKLWan), their LLM
+//! text encoders (LlamaModel, Gemma2Model) and the Wan 2.2 transformers against diffusers
+//! 0.42.1 / transformers 5.25: parameter counts of the Hub configs and tiny configs built on
+//! the meta device (`tests/measure/diffusion_video_parts.py`,
+//! `tests/fixtures/measured/diffusion_video_parts.json`).
+
+use headroom::import::diffusers::{cogvideox_vae, dc_ae, dit, hunyuan_vae, ltx_vae, text_encoder, wan_vae};
+use serde_json::{json, Value};
+
+fn fixture() -> Value {
+    serde_json::from_str(include_str!("fixtures/measured/diffusion_video_parts.json")).unwrap()
+}
+
+fn config(entry: &Value) -> Value {
+    match &entry["config"] {
+        Value::String(path) => serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap(),
+        cfg => cfg.clone(),
+    }
+}
+
+fn read(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("tests/fixtures/diffusers/configs/{path}/config.json")).unwrap()).unwrap()
+}
+
+fn count(class: &str, cfg: &Value) -> f64 {
+    let sum = |t: Vec<headroom::model::arch::param::ParamTensor>| t.iter().map(|t| t.numel()).sum::<f64>();
+    match class {
+        "AutoencoderKLCogVideoX" => cogvideox_vae::read(cfg).unwrap().param_count(),
+        "AutoencoderKLHunyuanVideo" => hunyuan_vae::read(cfg).unwrap().param_count(),
+        "AutoencoderKLLTXVideo" => ltx_vae::read(cfg).unwrap().param_count(),
+        "AutoencoderDC" => dc_ae::read(cfg).unwrap().param_count(),
+        "AutoencoderKLWan" => wan_vae::read(cfg).unwrap().param_count(),
+        "WanTransformer3DModel" => sum(dit::read(cfg).unwrap().param_tensors()),
+        "LlamaModel" | "Gemma2Model" | "CLIPTextModel" => text_encoder::read(cfg, None).unwrap().param_count(),
+        other => panic!("unexpected class {other}"),
+    }
+}
+
+#[test]
+fn parameter_counts_equal_what_diffusers_and_transformers_build() {
+    let f = fixture();
+    let counts = f["counts"].as_array().unwrap();
+    assert!(counts.iter().filter(|c| c["config"].is_string()).count() >= 12, "every new catalogue part is measured");
+    assert!(counts.iter().filter(|c| !c["config"].is_string()).count() >= 8, "the tiny configs are measured");
+    for c in counts {
+        let cfg = config(c);
+        let name = c["name"].as_str().unwrap_or_else(|| c["config"].as_str().unwrap());
+        assert_eq!(count(c["class"].as_str().unwrap(), &cfg) as u64, c["params"].as_u64().unwrap(), "{name}");
+    }
+}
+
+/// The compression each VAE reports is what its pipeline divides by
+/// (`vae_scale_factor_spatial` / `_temporal` of each `pipeline_*.py`).
+#[test]
+fn vaes_compress_as_their_pipelines_say() {
+    let cog = cogvideox_vae::read(&read("THUDM--CogVideoX-2b/vae")).unwrap();
+    assert_eq!((cog.spatial_factor(), cog.temporal_factor(), cog.latent_channels()), (8, 4, 16));
+    let hy = hunyuan_vae::read(&read("hunyuanvideo-community--HunyuanVideo/vae")).unwrap();
+    assert_eq!((hy.spatial_factor(), hy.temporal_factor(), hy.latent_channels()), (8, 4, 16));
+    // LTX-Video: 32 × 32 × 8 into 128 channels (the paper's 1:192).
+    let ltx = ltx_vae::read(&read("Lightricks--LTX-Video/vae")).unwrap();
+    assert_eq!((ltx.spatial_factor(), ltx.temporal_factor(), ltx.latent_channels()), (32, 8, 128));
+    let dc = dc_ae::read(&read("Efficient-Large-Model--Sana_1600M_1024px_diffusers/vae")).unwrap();
+    assert_eq!((dc.spatial_factor(), dc.temporal_factor(), dc.latent_channels()), (32, 1, 32));
+    // Wan 2.2's VAE: 16× in space (patch 2 × 8), 4× in time, 48 channels.
+    let wan = wan_vae::read(&read("Wan-AI--Wan2.2-TI2V-5B-Diffusers/vae")).unwrap();
+    assert_eq!((wan.spatial_factor(), wan.temporal_factor(), wan.latent_channels()), (16, 4, 48));
+}
+
+/// LTX-Video's VAE file on the Hub is 1,676,798,532 bytes of fp32 (pinned with its sha256 in
+/// a stored inference repository): 4 bytes × the modelled count, the 2 × 128 latent
+/// statistics buffers and a safetensors header of under 24 KB.
+#[test]
+fn ltx_vae_matches_its_checkpoint_size() {
+    let params = ltx_vae::read(&read("Lightricks--LTX-Video/vae")).unwrap().param_count();
+    let file = 1_676_798_532.0;
+    let rest = file - 4.0 * (params + 256.0);
+    assert!((0.0..24_000.0).contains(&rest), "{rest} bytes left for the header");
+}
+
+#[test]
+fn bad_configs_name_the_field() {
+    let field = |r: Result<(), headroom::error::InputError>| r.unwrap_err().field;
+    assert_eq!(field(cogvideox_vae::read(&json!({"block_out_channels": [128, 250]})).map(|_| ())), "norm_num_groups");
+    assert_eq!(field(cogvideox_vae::read(&json!({"down_block_types": ["DownEncoderBlock2D"]})).map(|_| ())), "down_block_types");
+    assert_eq!(field(hunyuan_vae::read(&json!({"temporal_compression_ratio": 8})).map(|_| ())), "temporal_compression_ratio");
+    assert_eq!(field(ltx_vae::read(&json!({"timestep_conditioning": true})).map(|_| ())), "timestep_conditioning");
+    assert_eq!(field(ltx_vae::read(&json!({"layers_per_block": [4, 3]})).map(|_| ())), "layers_per_block");
+    assert_eq!(field(ltx_vae::read(&json!({"spatio_temporal_scaling": "yes"})).map(|_| ())), "spatio_temporal_scaling");
+    assert_eq!(field(dc_ae::read(&json!({"encoder_block_types": ["ResBlock", "Conv"]})).map(|_| ())), "encoder_block_types");
+    assert_eq!(field(dc_ae::read(&json!({"decoder_qkv_multiscales": [[5], "x"]})).map(|_| ())), "decoder_qkv_multiscales");
+    assert_eq!(field(dc_ae::read(&json!({"attention_head_dim": 48, "encoder_block_types": "EfficientViTBlock"})).map(|_| ())), "attention_head_dim");
+    assert_eq!(field(wan_vae::read(&json!({"is_residual": "yes"})).map(|_| ())), "is_residual");
+    assert_eq!(field(text_encoder::read(&json!({"architectures": ["LlamaModel"], "num_attention_heads": 0}), None).map(|_| ())), "num_attention_heads");
+}
