@@ -94,3 +94,35 @@ fn bad_configs_name_the_field() {
     assert_eq!(field(wan_vae::read(&json!({"is_residual": "yes"})).map(|_| ())), "is_residual");
     assert_eq!(field(text_encoder::read(&json!({"architectures": ["LlamaModel"], "num_attention_heads": 0}), None).map(|_| ())), "num_attention_heads");
 }
+
+/// The LLM text encoders' no-grad encode (tiny LlamaModel with SDPA, Gemma2Model with its
+/// eager soft-capped attention; fp32 and bf16; with and without `output_hidden_states`) within
+/// 10 % of the live bytes measured on CPU.
+#[test]
+fn llm_encode_peaks_match_the_measurement() {
+    let f = fixture();
+    let peaks = f["encode_peaks"].as_array().unwrap();
+    assert_eq!(peaks.len(), 16);
+    for p in peaks {
+        let t = text_encoder::read(&p["config"], Some(p["tokens"].as_u64().unwrap())).unwrap();
+        let bytes = if p["dtype"] == "float32" { 4.0 } else { 2.0 };
+        let model = t.decoder_encode_peak(p["batch"].as_u64().unwrap(), bytes, p["hidden_states"].as_bool().unwrap());
+        let measured = p["peak_bytes"].as_f64().unwrap();
+        let err = model / measured - 1.0;
+        assert!(err.abs() < 0.10, "{} {} b{} s{} hs {}: {model} vs {measured} ({:+.1} %)", p["name"], p["dtype"], p["batch"], p["tokens"], p["hidden_states"], 100.0 * err);
+    }
+}
+
+/// HunyuanVideo's LLM reads 256 + 95 template tokens and keeps every hidden state (it reads
+/// layer −3); its pipeline notes what is not modelled of the VAE.
+#[test]
+fn hunyuanvideo_encodes_its_template_and_keeps_hidden_states() {
+    let s: headroom::scenario::Scenario = serde_json::from_value(json!({"model": {"preset": "hunyuanvideo-community/HunyuanVideo"}})).unwrap();
+    let arch = s.model.architecture().unwrap();
+    let headroom::model::arch::Architecture::Diffusion(d) = arch.as_ref() else { panic!("not a pipeline") };
+    let llama = d.text_encoders.iter().find(|t| t.kind.class() == "LlamaModel").unwrap();
+    assert_eq!(llama.max_tokens, 351);
+    assert_eq!(d.text_tokens, 256);
+    assert!(llama.forward_peak(1, 2.0, true) > llama.decoder_encode_peak(1, 2.0, false));
+    assert!(s.model.notes().iter().any(|n| n.contains("AutoencoderKLHunyuanVideo") && n.contains("not modelled")), "{:?}", s.model.notes());
+}

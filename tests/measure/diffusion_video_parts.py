@@ -4,11 +4,12 @@ sum(p.numel())), for Headroom's model::diffusion::{cogvideox_vae, hunyuan_vae, l
 dc_ae, wan_vae} and the LlamaModel / Gemma2Model text encoders.
 
 counts: every real config under tests/fixtures/diffusers/configs/*/ whose class is one of
-  CLASSES below (diffusers `_class_name`, or transformers `architectures[0]`), and the tiny
-  configs below.
+  the classes below (diffusers `_class_name`, or transformers `architectures[0]`), and the
+  tiny configs below.
+encode_peaks: no-grad encodes of the tiny LlamaModel / Gemma2Model (see encode_peaks).
 
-Run: /work/venv/bin/python tests/measure/diffusion_video_parts.py
-Writes tests/fixtures/measured/diffusion_video_parts.json
+Run: /work/venv/bin/python tests/measure/diffusion_video_parts.py [counts|encode_peaks ...]
+Writes tests/fixtures/measured/diffusion_video_parts.json (sections not run are kept).
 """
 import json
 import pathlib
@@ -94,9 +95,46 @@ def counts():
     return out
 
 
+
+
+def encode_peaks():
+    """No-grad encodes of the tiny LlamaModel / Gemma2Model (random weights, CPU, torch's own
+    SDPA), `batch` prompts padded to `tokens` (the last quarter of each is padding, as the
+    pipelines pad to max_length and pass the attention mask), with and without
+    output_hidden_states (HunyuanVideo reads hidden_states[-3]; Sana the last hidden state):
+    live storage bytes beyond the weights, the ids and the mask (live_bytes.LiveBytes)."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from live_bytes import LiveBytes
+    out = []
+    torch.manual_seed(0)
+    for name in ["llama_tiny", "gemma2_tiny"]:
+        cfg = TINY[name]
+        model = build(cfg).eval()
+        for dtype in [torch.float32, torch.bfloat16]:
+            model = model.to(dtype)
+            for batch, tokens, hidden_states in [(1, 96, False), (2, 96, False), (2, 96, True), (1, 160, True)]:
+                ids = torch.randint(0, cfg["vocab_size"], (batch, tokens))
+                mask = torch.ones(batch, tokens, dtype=torch.long)
+                mask[:, tokens * 3 // 4:] = 0
+                with torch.no_grad():
+                    mode = LiveBytes()
+                    mode.ignore([*model.parameters(), *model.buffers(), ids, mask])
+                    with mode:
+                        model(input_ids=ids, attention_mask=mask, output_hidden_states=hidden_states)
+                out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": batch, "tokens": tokens,
+                            "hidden_states": hidden_states, "attn_implementation": model.config._attn_implementation,
+                            "peak_bytes": mode.peak})
+    return out
+
+
+SECTIONS = {"counts": counts, "encode_peaks": encode_peaks}
+
 if __name__ == "__main__":
+    import sys
     old = json.loads(DEST.read_text()) if DEST.exists() else {}
-    result = {**old, "diffusers": diffusers.__version__, "transformers": transformers.__version__, "torch": torch.__version__, "counts": counts()}
+    result = {**old, "diffusers": diffusers.__version__, "transformers": transformers.__version__, "torch": torch.__version__}
+    for name in sys.argv[1:] or list(SECTIONS):
+        result[name] = SECTIONS[name]()
+        print(name, len(result[name]))
     DEST.write_text(json.dumps(result, indent=1) + "\n")
-    for c in result["counts"]:
-        print(c.get("name") or c["config"], c["class"], c["params"])

@@ -155,6 +155,12 @@ impl TextEncoder {
         out
     }
 
+    /// A `LlamaModel`/`Gemma2Model` encode's live tensors with or without
+    /// `output_hidden_states` (0 for the other kinds); see `decoder_peak`.
+    pub fn decoder_encode_peak(&self, batch: u64, bytes: f64, hidden_states: bool) -> f64 {
+        self.decoder.as_ref().map_or(0.0, |arch| decoder_peak(arch, self.kind, batch, self.max_tokens as f64, bytes, hidden_states))
+    }
+
     /// Parameters, as `sum(p.numel())` over the module.
     pub fn param_count(&self) -> f64 {
         self.param_tensors().iter().map(ParamTensor::numel).sum()
@@ -178,8 +184,10 @@ impl TextEncoder {
         let s = self.max_tokens as f64;
         let tokens = batch as f64 * s;
         let (h, f, inner) = (self.hidden as f64, self.ffn as f64, (self.heads * self.head_dim) as f64);
-        if let Some(arch) = &self.decoder {
-            return decoder_peak(arch, self.kind, batch, s, bytes);
+        if self.decoder.is_some() {
+            // HunyuanVideo's pipeline reads a hidden state below the last (Llama); Sana's the
+            // last one (Gemma 2).
+            return self.decoder_encode_peak(batch, bytes, hidden_states && self.kind == TextEncoderKind::Llama);
         }
         if !self.is_t5() {
             let stream = if hidden_states { self.layers as f64 + 2.0 } else { 4.0 };
@@ -222,15 +230,47 @@ fn decoder_tensors(arch: &TransformerArch) -> Vec<ParamTensor> {
 }
 
 /// The live tensors of one no-grad `LlamaModel`/`Gemma2Model` encode of `batch` prompts of
-/// `s` tokens beyond the weights (`modeling_llama.py` `LlamaDecoderLayer`, `LlamaMLP`:
-/// `down_proj(act_fn(gate_proj(x)) * up_proj(x))`): at a block's feed-forward, the residual
-/// stream and the normed input beside the activated gate, the up projection and their
-/// product (three `ffn`-wide buffers); HunyuanVideo's pipeline asks for
-/// `output_hidden_states=True` (it reads layer −3, `num_hidden_layers_to_skip=2`), so every
-/// earlier layer's output stays too; Sana's reads the last hidden state only.
-fn decoder_peak(arch: &TransformerArch, kind: TextEncoderKind, batch: u64, s: f64, bytes: f64) -> f64 {
-    let tokens = batch as f64 * s;
-    let (h, f) = (arch.hidden as f64, arch.mlp.ffn as f64);
-    let kept = if kind == TextEncoderKind::Llama { arch.layers as f64 + 1.0 } else { 1.0 };
-    tokens * ((kept + 1.0) * h + 3.0 * f) * bytes
+/// `s` tokens beyond the weights, padded to `s` with the attention mask the pipelines pass
+/// (measured op by op in `diffusion_video_parts.json`, `encode_peaks`):
+/// - held through the stack (`modeling_llama.py` `LlamaModel.forward`, `modeling_gemma2.py`):
+///   the input embeddings (Gemma's scaled by √h), the current block's input, with
+///   `output_hidden_states` every earlier block's output (HunyuanVideo reads layer −3,
+///   `num_hidden_layers_to_skip=2`; Sana reads the last hidden state), the `DynamicCache` of
+///   every block's keys and values so far (`use_cache` is on in both Hub configs and the
+///   pipelines do not turn it off), the rotary `cos`/`sin` (one prompt's, s × head_dim each),
+///   `cache_position`, and the 4-D mask (`create_causal_mask`: b × s × s booleans for SDPA;
+///   Gemma 2's eager attention builds a full and a sliding one in the run's dtype);
+/// - a block's feed-forward (`LlamaMLP`/`Gemma2MLP`: `down_proj(act(gate_proj(x)) *
+///   up_proj(x))`): the residual after attention and the normed input beside the activated
+///   gate, the up projection and their product, three `ffn`-wide buffers;
+/// - Gemma 2's eager attention (`eager_attention_forward`): the normed input, the rotated
+///   queries, `repeat_kv`'s copies of the keys and values (when heads ≠ KV heads) and two
+///   heads × s × s score buffers at once (the scaled scores beside the soft-capped ones; in
+///   16-bit the masked scores beside their fp32 copy and the fp32 softmax).
+/// Llama's SDPA attention is never the larger moment at these widths.
+fn decoder_peak(arch: &TransformerArch, kind: TextEncoderKind, batch: u64, s: f64, bytes: f64, hidden_states: bool) -> f64 {
+    let b = batch as f64;
+    let tokens = b * s;
+    let a = &arch.attention;
+    let (h, f, l) = (arch.hidden as f64, arch.mlp.ffn as f64, arch.layers as f64);
+    let (heads, kv, d) = (a.heads as f64, a.kv_heads as f64, a.head_dim as f64);
+    let eager = kind == TextEncoderKind::Gemma2;
+    let stream = if arch.layers == 1 {
+        1.0
+    } else if hidden_states {
+        l
+    } else {
+        2.0
+    };
+    let cache = if arch.use_cache { 2.0 * l * kv * d * tokens * bytes } else { 0.0 };
+    let masks = if eager { 2.0 * b * s * s * bytes } else { b * s * s };
+    let held = tokens * stream * h * bytes + cache + 2.0 * s * d * bytes + 8.0 * s + masks;
+    let mlp = held + tokens * (2.0 * h + 3.0 * f) * bytes;
+    if !eager {
+        return mlp;
+    }
+    let repeated = if a.heads != a.kv_heads { 2.0 * heads * d } else { 0.0 };
+    let scores = b * heads * s * s * (bytes + if bytes < 4.0 { 8.0 } else { 4.0 });
+    let attention = held + tokens * (h + heads * d + repeated) * bytes + scores;
+    mlp.max(attention)
 }
