@@ -22,7 +22,6 @@ pub mod wan_vae;
 use serde_json::Value;
 
 use crate::error::InputError;
-use crate::model::diffusion::experts::Experts;
 use crate::model::diffusion::pipeline::{Denoiser, DiffusionArch, Resident, Vae};
 use crate::model::diffusion::text_encoder::{TextEncoder, TextEncoderKind};
 
@@ -228,7 +227,7 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
             cfg.ok_or_else(|| missing(name, component_class))?;
             let read = result.map_err(field)?;
             // A second denoiser (`transformer_2`) is Wan 2.2 A14B's low-noise expert; the
-            // pipeline switches to it below `boundary_ratio` (`experts.rs`).
+            // pipeline switches to it below `boundary_ratio` (`Denoiser::Experts`).
             denoiser = Some(match denoiser.take() {
                 None => read,
                 Some(high) => {
@@ -240,7 +239,7 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
                         "two experts ({} and {}): generation holds both and runs one per step (switching at boundary_ratio {boundary_ratio}); a training run of this pipeline counts both as trained, while training tools train one expert per run: plan that expert's transformer config alone for it",
                         "transformer", crate::safe_text::quoted(name)
                     ));
-                    Denoiser::Experts(Box::new(Experts { high, low: read, boundary_ratio }))
+                    Denoiser::Experts { high: Box::new(high), low: Box::new(read), boundary_ratio }
                 }
             });
         } else if let Some(result) = read_vae(component_class, cfg.unwrap_or(&Value::Null)) {

@@ -23,7 +23,6 @@ mod conv;
 pub mod dc_ae;
 pub mod dit;
 pub mod encodes;
-pub mod experts;
 pub mod generation;
 pub mod hunyuan_video;
 pub mod hunyuan_vae;

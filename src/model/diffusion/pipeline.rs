@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use super::cogvideox_vae::CogVideoXVae;
 use super::dc_ae::DcAe;
 use super::dit::Dit;
-use super::experts::Experts;
 use super::hunyuan_vae::HunyuanVideoVae;
 use super::ltx_vae::LtxVideoVae;
 use super::text_encoder::TextEncoder;
@@ -31,8 +30,22 @@ pub enum Denoiser {
     Unet(UNet2D),
     /// A diffusion transformer (Flux, SD3, Wan).
     Dit(Dit),
-    /// Two experts taking turns over the timesteps (Wan 2.2 A14B).
-    Experts(Box<Experts>),
+    /// Two denoisers taking turns over the timesteps: Wan 2.2 A14B's high-noise `transformer`
+    /// and low-noise `transformer_2` (`pipelines/wan/pipeline_wan.py`: `WanPipeline.__init__`
+    /// holds both, lines 130–152; `__call__` sets `boundary_timestep = boundary_ratio *
+    /// num_train_timesteps` and calls `self.transformer` while `t >= boundary_timestep`,
+    /// `self.transformer_2` after, lines 585–603). Generation holds both experts' weights and
+    /// each call is one expert's (workspace and FLOPs: the larger expert's). Training tools
+    /// train one expert per run on its timestep range (musubi-tuner's `--dit` with
+    /// `--min_timestep 875` for the high-noise one), planned from that expert's config alone;
+    /// planned as this pipeline a training run counts both experts as trained, and what one
+    /// step saves is the high-noise expert's (the same shape as the low-noise one in Wan 2.2).
+    Experts {
+        high: Box<Denoiser>,
+        low: Box<Denoiser>,
+        /// `model_index.json`'s `boundary_ratio` (0.875 for Wan2.2-T2V-A14B).
+        boundary_ratio: f64,
+    },
 }
 
 impl Denoiser {
@@ -40,14 +53,14 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.check(),
             Denoiser::Dit(d) => d.check(),
-            Denoiser::Experts(e) => e.high.check().and(e.low.check()),
+            Denoiser::Experts { high, low, .. } => high.check().and(low.check()),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Denoiser::Unet(u) => u.param_tensors(),
             Denoiser::Dit(d) => d.param_tensors(),
-            Denoiser::Experts(e) => [e.high.param_tensors(), e.low.param_tensors()].concat(),
+            Denoiser::Experts { high, low, .. } => [high.param_tensors(), low.param_tensors()].concat(),
         }
     }
     /// What one training forward saves for backward.
@@ -55,7 +68,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.saved(run),
             Denoiser::Dit(d) => d.saved(run),
-            Denoiser::Experts(e) => e.larger().saved(run),
+            Denoiser::Experts { high, .. } => high.saved(run),
         }
     }
     /// What backward's recomputation of the largest checkpointed block saves again.
@@ -63,7 +76,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.recompute_peak(run),
             Denoiser::Dit(d) => d.recompute_peak(run),
-            Denoiser::Experts(e) => e.larger().recompute_peak(run),
+            Denoiser::Experts { high, low, .. } => high.recompute_peak(run).max(low.recompute_peak(run)),
         }
     }
     /// The transient bytes of one no-grad call, beyond the weights.
@@ -71,7 +84,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.forward_peak(run),
             Denoiser::Dit(d) => d.forward_peak(run),
-            Denoiser::Experts(e) => e.larger().forward_peak(run),
+            Denoiser::Experts { high, low, .. } => high.forward_peak(run).max(low.forward_peak(run)),
         }
     }
     /// Forward FLOPs of one call.
@@ -79,7 +92,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.forward_flops(run),
             Denoiser::Dit(d) => d.forward_flops(run),
-            Denoiser::Experts(e) => e.larger().forward_flops(run),
+            Denoiser::Experts { high, low, .. } => high.forward_flops(run).max(low.forward_flops(run)),
         }
     }
     /// The diffusers class name.
@@ -87,7 +100,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(_) => "UNet2DConditionModel",
             Denoiser::Dit(d) => d.class(),
-            Denoiser::Experts(e) => e.high.class(),
+            Denoiser::Experts { high, .. } => high.class(),
         }
     }
     /// Latent channels of the VAE it works on (Flux's packed 64 input channels are 16 latent
@@ -97,7 +110,7 @@ impl Denoiser {
             Denoiser::Unet(u) => u.in_channels(),
             Denoiser::Dit(Dit::Flux(f)) => f.in_channels() / 4,
             Denoiser::Dit(d) => d.in_channels(),
-            Denoiser::Experts(e) => e.high.latent_channels(),
+            Denoiser::Experts { high, .. } => high.latent_channels(),
         }
     }
     /// Pixels between sizes the denoiser takes: the VAE's factor × the patch (Flux packs
@@ -107,7 +120,7 @@ impl Denoiser {
             Denoiser::Unet(u) => vae_factor << u.downsamplings(),
             Denoiser::Dit(Dit::Flux(_)) => vae_factor * 2,
             Denoiser::Dit(d) => vae_factor * d.patch_size(),
-            Denoiser::Experts(e) => e.high.pixel_step(vae_factor),
+            Denoiser::Experts { high, .. } => high.pixel_step(vae_factor),
         }
     }
 }

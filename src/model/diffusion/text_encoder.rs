@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
-use crate::model::arch::TransformerArch;
+use crate::model::arch::transformer::TransformerArch;
 use crate::model::dtype::INT64;
 
 /// Which transformers class a text encoder is.
