@@ -95,16 +95,8 @@ fn read_vae(class: &str, cfg: &Value) -> Option<Result<Vae, InputError>> {
 
 /// Diffusers component classes Headroom reads.
 pub const COMPONENT_CLASSES: &[&str] = &[
-    "UNet2DConditionModel",
-    "FluxTransformer2DModel",
-    "SD3Transformer2DModel",
-    "WanTransformer3DModel",
-    "AutoencoderKL",
-    "AutoencoderKLWan",
-    "AutoencoderKLCogVideoX",
-    "AutoencoderKLHunyuanVideo",
-    "AutoencoderKLLTXVideo",
-    "AutoencoderDC",
+    "UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL", "AutoencoderKLWan", "AutoencoderKLCogVideoX",
+    "AutoencoderKLHunyuanVideo", "AutoencoderKLLTXVideo", "AutoencoderDC",
 ];
 
 fn class_of(cfg: &Value) -> Result<&str, InputError> {
@@ -175,12 +167,7 @@ fn usual_pipeline(denoiser_class: &str) -> &'static str {
 /// Tokens the denoiser attends to: CLIP's 77 for the UNet pipelines; the long encoder's
 /// `max_sequence_length` where there is one, with SD3's 77 CLIP tokens in front.
 fn text_tokens(class: &str, encoders: &[TextEncoder], long: u64) -> u64 {
-    let clip = encoders
-        .iter()
-        .filter(|t| !t.is_long())
-        .map(|t| t.max_tokens)
-        .max()
-        .unwrap_or(77);
+    let clip = encoders.iter().filter(|t| !t.is_long()).map(|t| t.max_tokens).max().unwrap_or(77);
     match (class, long) {
         ("StableDiffusion3Pipeline", l) if l > 0 => clip + l,
         (_, l) if l > 0 => l,
@@ -232,7 +219,10 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
                 None => read,
                 Some(high) => {
                     let boundary_ratio = match index.get("boundary_ratio") {
-                        Some(v) => v.as_f64().filter(|r| (0.0..=1.0).contains(r)).ok_or_else(|| InputError::new("model_index.boundary_ratio", format!("must be a number from 0 to 1, got {v}")))?,
+                        Some(v) => v
+                            .as_f64()
+                            .filter(|r| (0.0..=1.0).contains(r))
+                            .ok_or_else(|| InputError::new("model_index.boundary_ratio", format!("must be a number from 0 to 1, got {v}")))?,
                         None => return Err(InputError::new("model_index.boundary_ratio", "missing: two denoisers need the timestep ratio where the pipeline switches")),
                     };
                     notes.push(format!(

@@ -65,7 +65,7 @@ impl DcAe {
         check_dim("attention_head_dim", self.attention_head_dim)?;
         for (side, s) in [("encoder", &self.encoder), ("decoder", &self.decoder)] {
             let n = s.channels.len();
-            if n < 2 || n > 8 {
+            if !(2..=8).contains(&n) {
                 return Err(InputError::new(format!("{side}_block_out_channels"), "needs 2 to 8 levels"));
             }
             for &c in &s.channels {

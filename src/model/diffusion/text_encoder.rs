@@ -247,6 +247,7 @@ fn decoder_tensors(arch: &TransformerArch) -> Vec<ParamTensor> {
 ///   queries, `repeat_kv`'s copies of the keys and values (when heads ≠ KV heads) and two
 ///   heads × s × s score buffers at once (the scaled scores beside the soft-capped ones; in
 ///   16-bit the masked scores beside their fp32 copy and the fp32 softmax).
+///
 /// Llama's SDPA attention is never the larger moment at these widths.
 fn decoder_peak(arch: &TransformerArch, kind: TextEncoderKind, batch: u64, s: f64, bytes: f64, hidden_states: bool) -> f64 {
     let b = batch as f64;
