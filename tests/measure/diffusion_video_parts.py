@@ -128,7 +128,61 @@ def encode_peaks():
     return out
 
 
-SECTIONS = {"counts": counts, "encode_peaks": encode_peaks}
+def dc_ae_peaks():
+    """No-grad AutoencoderDC decodes of the tiny DC-AEs (random weights, CPU, no tiling):
+    live storage bytes beyond the weights and the latents (live_bytes.LiveBytes)."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from live_bytes import LiveBytes
+    out = []
+    torch.manual_seed(0)
+    for name in ["dc_ae_tiny", "dc_ae_shuffle_tiny"]:
+        cfg = TINY[name]
+        model = build(cfg).eval()
+        for dtype in [torch.float32, torch.bfloat16]:
+            model = model.to(dtype)
+            for b, (h, w) in [(1, (16, 16)), (2, (8, 12)), (1, (32, 32)), (1, (4, 4))]:
+                z = torch.randn(b, cfg["latent_channels"], h, w, dtype=dtype)
+                with torch.no_grad():
+                    mode = LiveBytes()
+                    mode.ignore([*model.parameters(), *model.buffers(), z])
+                    with mode:
+                        model.decode(z)
+                out.append({"name": name, "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "latent": [h, w],
+                            "decode_peak_bytes": mode.peak})
+    return out
+
+
+def dc_ae_real_peaks():
+    """The Sana 1600M VAE's no-grad decode at 512 and 1024 pixels (16 and 32 latents) in bf16,
+    on fake tensors (FakeTensorMode: shapes and dtypes without memory), live storage bytes."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from live_bytes import LiveBytes
+    path = CONFIGS / "Efficient-Large-Model--Sana_1600M_1024px_diffusers/vae/config.json"
+    cfg = json.loads(path.read_text())
+    out = []
+    for latent in [16, 32]:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            prev = torch.get_default_dtype()
+            torch.set_default_dtype(torch.bfloat16)
+            try:
+                model = build(cfg).eval()
+            finally:
+                torch.set_default_dtype(prev)
+            z = torch.randn(1, cfg["latent_channels"], latent, latent, dtype=torch.bfloat16)
+            with torch.no_grad():
+                mode = LiveBytes()
+                mode.ignore([*model.parameters(), *model.buffers(), z])
+                with mode:
+                    model.decode(z)
+        out.append({"config": str(path.relative_to(ROOT)), "dtype": "bfloat16", "batch": 1, "latent": [latent, latent], "fake": True,
+                    "decode_peak_bytes": mode.peak})
+    return out
+
+
+SECTIONS = {"counts": counts, "encode_peaks": encode_peaks, "dc_ae_peaks": dc_ae_peaks, "dc_ae_real_peaks": dc_ae_real_peaks}
 
 if __name__ == "__main__":
     import sys

@@ -49,6 +49,7 @@ pub fn read(cfg: &Value) -> Result<DcAe, InputError> {
         decoder: side(&c, "decoder", &[3, 3, 3, 3, 3, 3])?,
         pixel_unshuffle: down == "pixel_unshuffle",
         interpolate: up == "interpolate",
+        in_shortcut: c.flag("decoder_in_shortcut", true)?,
     };
     vae.check()?;
     Ok(vae)

@@ -239,11 +239,11 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
             notes.push(format!("component {} ({}) is not counted", crate::safe_text::quoted(name), crate::safe_text::quoted(component_class)));
         }
     }
-    if let Some(v) = vae.as_ref().filter(|v: &&Vae| !v.peak_measured()) {
-        notes.push(format!(
-            "the VAE ({}) counts its weights, but its encode and decode workspace is not modelled yet (not measured): the VAE encode and decode terms are 0",
-            v.class()
-        ));
+    if let Some(v) = &vae {
+        let missing: Vec<&str> = [("encode", v.encode_measured()), ("decode", v.decode_measured())].iter().filter(|(_, m)| !m).map(|(s, _)| *s).collect();
+        if !missing.is_empty() {
+            notes.push(format!("the VAE ({}) counts its weights, but its {} workspace is not modelled yet (not measured): that term is 0", v.class(), missing.join(" and ")));
+        }
     }
     let fallback = denoiser.as_ref().and_then(|d| pipeline_defaults(usual_pipeline(d.class())));
     let defaults = defaults.or(fallback);

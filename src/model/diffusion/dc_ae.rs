@@ -56,6 +56,14 @@ pub struct DcAe {
     pub pixel_unshuffle: bool,
     /// `upsample_block_type` is "interpolate" (else "pixel_shuffle").
     pub interpolate: bool,
+    /// `decoder_in_shortcut`: the latent, repeated to the deepest width, is added to
+    /// `conv_in`'s output (default true).
+    #[serde(default = "yes")]
+    pub in_shortcut: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl DcAe {
@@ -99,6 +107,10 @@ impl DcAe {
 
     pub fn temporal_factor(&self) -> u64 {
         1
+    }
+
+    pub(super) fn decoder_in_shortcut(&self) -> bool {
+        self.in_shortcut
     }
 
     pub fn latent_channels(&self) -> u64 {

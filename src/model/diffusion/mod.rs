@@ -21,6 +21,7 @@ pub mod cogvideox;
 pub mod cogvideox_vae;
 mod conv;
 pub mod dc_ae;
+mod dc_ae_peak;
 pub mod dit;
 pub mod encodes;
 pub mod generation;

@@ -169,7 +169,7 @@ impl Vae {
     pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.encode_peak(run, tiled),
-            // Not measured yet: see `peak_measured` (the pipeline's notes say so).
+            // Not measured yet: see `encode_measured` (the pipeline's notes say so).
             Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.encode_peak(run, tiled),
             Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
@@ -181,7 +181,8 @@ impl Vae {
             Vae::Kl(v) => v.decode_peak(run, tiled),
             Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.decode_peak(run, tiled),
-            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
+            Vae::Dc(v) => v.decode_peak(run, tiled),
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) => 0.0,
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
@@ -214,9 +215,17 @@ impl Vae {
             Vae::Wan(_) | Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
         }
     }
-    /// Whether `encode_peak`/`decode_peak` model this VAE from a measurement (the video VAEs
-    /// added for the catalogue and Wan 2.2's residual layout count their weights only).
-    pub fn peak_measured(&self) -> bool {
+    /// Whether `decode_peak` models this VAE from a measurement (the video VAEs added for the
+    /// catalogue and Wan 2.2's residual layout count their weights only: their decode is 0).
+    pub fn decode_measured(&self) -> bool {
+        match self {
+            Vae::Kl(_) | Vae::Dc(_) => true,
+            Vae::Wan(v) => !v.is_residual,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) => false,
+        }
+    }
+    /// Whether `encode_peak` models this VAE from a measurement (else it is 0).
+    pub fn encode_measured(&self) -> bool {
         match self {
             Vae::Kl(_) => true,
             Vae::Wan(v) => !v.is_residual,
