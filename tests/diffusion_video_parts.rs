@@ -161,3 +161,37 @@ fn dc_ae_decode_peaks_match_the_measurement() {
     }
     assert!(worst < 0.10, "worst {:.1} %", 100.0 * worst);
 }
+
+/// Every new catalogue pipeline plans generation and LoRA training with finite terms; Sana's
+/// generation has a VAE decode term, the video VAEs whose workspace is not measured have none
+/// (their notes say so), and Wan 2.2 A14B's generation holds both experts.
+#[test]
+fn new_catalogue_pipelines_plan_generation_and_training() {
+    let ids = [
+        "THUDM/CogVideoX-2b",
+        "THUDM/CogVideoX-5b",
+        "Lightricks/LTX-Video",
+        "hunyuanvideo-community/HunyuanVideo",
+        "Efficient-Large-Model/Sana_1600M_1024px_diffusers",
+        "Wan-AI/Wan2.2-TI2V-5B-Diffusers",
+        "Wan-AI/Wan2.2-T2V-A14B-Diffusers",
+    ];
+    let term = |b: &headroom::model::breakdown::Breakdown, name: &str| b.terms.iter().find(|t| t.name == name).map_or(0, |t| t.bytes);
+    for id in ids {
+        let run = |training: Value| {
+            let s: headroom::scenario::Scenario = serde_json::from_value(json!({"model": {"preset": id}, "training": training})).unwrap();
+            (headroom::scenario::estimate(&s), s.model.notes().to_vec())
+        };
+        let (generate, notes) = run(json!({"mode": "inference", "precision": "bf16"}));
+        let (train, _) = run(json!({"precision": "bf16-mixed", "lora": {"rank": 16}, "checkpointing": "full"}));
+        eprintln!("{id}: generation {:.2} GiB (decode {:.2} GiB), LoRA step {:.2} GiB", generate.total as f64 / 1073741824.0, term(&generate, "VAE decode") as f64 / 1073741824.0, train.total as f64 / 1073741824.0);
+        assert!(generate.total > generate.parameters && train.total > train.parameters, "{id}");
+        let measured = !notes.iter().any(|n| n.contains("decode workspace is not modelled") || n.contains("encode and decode workspace is not modelled"));
+        assert_eq!(term(&generate, "VAE decode") > 0, measured, "{id}: {notes:?}");
+    }
+    let (a14b, _) = {
+        let s: headroom::scenario::Scenario = serde_json::from_value(json!({"model": {"preset": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}, "training": {"mode": "inference", "precision": "bf16"}})).unwrap();
+        (headroom::scenario::estimate(&s), ())
+    };
+    assert_eq!(term(&a14b, "denoiser weights"), 2 * 14_288_491_584 * 2, "both experts resident");
+}
