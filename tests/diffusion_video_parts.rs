@@ -184,14 +184,55 @@ fn new_catalogue_pipelines_plan_generation_and_training() {
         };
         let (generate, notes) = run(json!({"mode": "inference", "precision": "bf16"}));
         let (train, _) = run(json!({"precision": "bf16-mixed", "lora": {"rank": 16}, "checkpointing": "full"}));
-        eprintln!("{id}: generation {:.2} GiB (decode {:.2} GiB), LoRA step {:.2} GiB", generate.total as f64 / 1073741824.0, term(&generate, "VAE decode") as f64 / 1073741824.0, train.total as f64 / 1073741824.0);
+        eprintln!(
+            "{id}: generation {:.2} GiB (decode {:.2} GiB), LoRA step {:.2} GiB",
+            generate.total as f64 / 1073741824.0,
+            term(&generate, "VAE decode") as f64 / 1073741824.0,
+            train.total as f64 / 1073741824.0
+        );
         assert!(generate.total > generate.parameters && train.total > train.parameters, "{id}");
         let measured = !notes.iter().any(|n| n.contains("decode workspace is not modelled") || n.contains("encode and decode workspace is not modelled"));
         assert_eq!(term(&generate, "VAE decode") > 0, measured, "{id}: {notes:?}");
     }
     let (a14b, _) = {
-        let s: headroom::scenario::Scenario = serde_json::from_value(json!({"model": {"preset": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}, "training": {"mode": "inference", "precision": "bf16"}})).unwrap();
+        let s: headroom::scenario::Scenario =
+            serde_json::from_value(json!({"model": {"preset": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}, "training": {"mode": "inference", "precision": "bf16"}})).unwrap();
         (headroom::scenario::estimate(&s), ())
     };
     assert_eq!(term(&a14b, "denoiser weights"), 2 * 14_288_491_584 * 2, "both experts resident");
+}
+
+/// LTX-Video's VAE decode (the tiny 0.9.0 layout, fp32 and bf16, 1 to 5 latent frames; the
+/// real VAE at 480 × 704 pixels, 9 and 17 frames, in bf16 on fake tensors) within 10 % of the
+/// live bytes measured on CPU.
+#[test]
+fn ltx_vae_decode_peaks_match_the_measurement() {
+    let f = fixture();
+    let peaks: Vec<&Value> = f["ltx_vae_peaks"].as_array().unwrap().iter().chain(f["ltx_real_peaks"].as_array().unwrap()).collect();
+    assert_eq!(peaks.len(), 10);
+    let mut worst: f64 = 0.0;
+    for p in peaks {
+        let vae = ltx_vae::read(&config(p)).unwrap();
+        let precision = if p["dtype"] == "float32" { headroom::model::precision::Precision::Fp32 } else { headroom::model::precision::Precision::Bf16 };
+        let run = headroom::model::diffusion::Run {
+            batch: p["batch"].as_u64().unwrap(),
+            latent_frames: p["latent"][0].as_u64().unwrap(),
+            latent_height: p["latent"][1].as_u64().unwrap(),
+            latent_width: p["latent"][2].as_u64().unwrap(),
+            height: 0,
+            width: 0,
+            frames: 1,
+            text_tokens: 1,
+            precision,
+            checkpointing: false,
+            attention: headroom::model::inputs::Attention::default(),
+            lora: None,
+        };
+        let model = vae.decode_peak(&run, false);
+        let measured = p["decode_peak_bytes"].as_f64().unwrap();
+        let err = model / measured - 1.0;
+        eprintln!("ltx {} b{} {:?}: {model} vs {measured} ({:+.1} %)", p["dtype"], p["batch"], p["latent"], 100.0 * err);
+        worst = worst.max(err.abs());
+    }
+    assert!(worst < 0.10, "worst {:.1} %", 100.0 * worst);
 }

@@ -153,17 +153,17 @@ def dc_ae_peaks():
     return out
 
 
-def dc_ae_real_peaks():
-    """The Sana 1600M VAE's no-grad decode at 512 and 1024 pixels (16 and 32 latents) in bf16,
-    on fake tensors (FakeTensorMode: shapes and dtypes without memory), live storage bytes."""
+def real_peaks(rel, latents):
+    """No-grad decodes of a real VAE config in bf16 on fake tensors (FakeTensorMode: shapes and
+    dtypes without memory), live storage bytes beyond the weights and the latents."""
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).parent))
     from torch._subclasses.fake_tensor import FakeTensorMode
     from live_bytes import LiveBytes
-    path = CONFIGS / "Efficient-Large-Model--Sana_1600M_1024px_diffusers/vae/config.json"
+    path = CONFIGS / rel / "vae/config.json"
     cfg = json.loads(path.read_text())
     out = []
-    for latent in [16, 32]:
+    for latent in latents:
         with FakeTensorMode(allow_non_fake_inputs=True):
             prev = torch.get_default_dtype()
             torch.set_default_dtype(torch.bfloat16)
@@ -171,18 +171,53 @@ def dc_ae_real_peaks():
                 model = build(cfg).eval()
             finally:
                 torch.set_default_dtype(prev)
-            z = torch.randn(1, cfg["latent_channels"], latent, latent, dtype=torch.bfloat16)
+            z = torch.randn(1, cfg["latent_channels"], *latent, dtype=torch.bfloat16)
             with torch.no_grad():
                 mode = LiveBytes()
                 mode.ignore([*model.parameters(), *model.buffers(), z])
                 with mode:
                     model.decode(z)
-        out.append({"config": str(path.relative_to(ROOT)), "dtype": "bfloat16", "batch": 1, "latent": [latent, latent], "fake": True,
+        out.append({"config": str(path.relative_to(ROOT)), "dtype": "bfloat16", "batch": 1, "latent": list(latent), "fake": True,
                     "decode_peak_bytes": mode.peak})
     return out
 
 
-SECTIONS = {"counts": counts, "encode_peaks": encode_peaks, "dc_ae_peaks": dc_ae_peaks, "dc_ae_real_peaks": dc_ae_real_peaks}
+def ltx_vae_peaks():
+    """No-grad AutoencoderKLLTXVideo decodes of the tiny 0.9.0-layout VAE (random weights, CPU,
+    no tiling): live storage bytes beyond the weights and the latents (live_bytes.LiveBytes)."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from live_bytes import LiveBytes
+    out = []
+    torch.manual_seed(0)
+    cfg = TINY["ltx_vae_tiny"]
+    model = build(cfg).eval()
+    for dtype in [torch.float32, torch.bfloat16]:
+        model = model.to(dtype)
+        for b, (t, h, w) in [(1, (3, 8, 8)), (2, (2, 6, 10)), (1, (5, 4, 4)), (1, (1, 8, 8))]:
+            z = torch.randn(b, cfg["latent_channels"], t, h, w, dtype=dtype)
+            with torch.no_grad():
+                mode = LiveBytes()
+                mode.ignore([*model.parameters(), *model.buffers(), z])
+                with mode:
+                    model.decode(z)
+            out.append({"name": "ltx_vae_tiny", "config": cfg, "dtype": str(dtype).split(".")[-1], "batch": b, "latent": [t, h, w],
+                        "decode_peak_bytes": mode.peak})
+    return out
+
+
+def dc_ae_real_peaks():
+    """The Sana 1600M VAE at 512 and 1024 pixels (16 and 32 latents)."""
+    return real_peaks("Efficient-Large-Model--Sana_1600M_1024px_diffusers", [(16, 16), (32, 32)])
+
+
+def ltx_real_peaks():
+    """LTX-Video's VAE for 480 × 704 pixels, 9 and 17 frames (2 and 3 latent frames)."""
+    return real_peaks("Lightricks--LTX-Video", [(2, 15, 22), (3, 15, 22)])
+
+
+SECTIONS = {"counts": counts, "encode_peaks": encode_peaks, "dc_ae_peaks": dc_ae_peaks, "dc_ae_real_peaks": dc_ae_real_peaks,
+            "ltx_vae_peaks": ltx_vae_peaks, "ltx_real_peaks": ltx_real_peaks}
 
 if __name__ == "__main__":
     import sys

@@ -29,6 +29,7 @@ pub mod hunyuan_vae;
 pub mod hunyuan_video;
 mod live;
 pub mod ltx_vae;
+mod ltx_vae_peak;
 pub mod ltx_video;
 pub mod mmdit;
 pub mod options;

@@ -182,7 +182,8 @@ impl Vae {
             Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.decode_peak(run, tiled),
             Vae::Dc(v) => v.decode_peak(run, tiled),
-            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) => 0.0,
+            Vae::LtxVideo(v) => v.decode_peak(run, tiled),
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => 0.0,
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
@@ -219,9 +220,9 @@ impl Vae {
     /// catalogue and Wan 2.2's residual layout count their weights only: their decode is 0).
     pub fn decode_measured(&self) -> bool {
         match self {
-            Vae::Kl(_) | Vae::Dc(_) => true,
+            Vae::Kl(_) | Vae::Dc(_) | Vae::LtxVideo(_) => true,
             Vae::Wan(v) => !v.is_residual,
-            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) => false,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => false,
         }
     }
     /// Whether `encode_peak` models this VAE from a measurement (else it is 0).
