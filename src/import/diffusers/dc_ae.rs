@@ -1,6 +1,6 @@
 //! A diffusers `vae/config.json` with `_class_name: "AutoencoderDC"` → a [`DcAe`]. Missing
 //! keys take the defaults of `AutoencoderDC.__init__` (diffusers 0.42.1,
-//! `models/autoencoders/autoencoder_dc.py` lines 432–455: 3 channels, 32 latent channels,
+//! `models/autoencoders/autoencoder_dc.py` lines 433–455: 3 channels, 32 latent channels,
 //! head width 32, `ResBlock` everywhere, widths (128, 256, 512, 512, 1024, 1024), encoder
 //! layers (2, 2, 2, 3, 3, 3), decoder layers 3 per level, multiscale kernel 5 on the last
 //! three levels, pixel (un)shuffle resampling).

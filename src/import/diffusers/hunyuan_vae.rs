@@ -1,6 +1,6 @@
 //! A diffusers `vae/config.json` with `_class_name: "AutoencoderKLHunyuanVideo"` → a
 //! [`HunyuanVideoVae`]. Missing keys take the defaults of `AutoencoderKLHunyuanVideo.__init__`
-//! (diffusers 0.42.1, `models/autoencoders/autoencoder_kl_hunyuan_video.py` lines 636–660:
+//! (diffusers 0.42.1, `models/autoencoders/autoencoder_kl_hunyuan_video.py` lines 637–660:
 //! 3 → 3 channels, 16 latent channels, `block_out_channels` (128, 256, 512, 512), 2 layers
 //! per block, 32 groups, spatial ratio 8, temporal ratio 4, mid-block attention).
 

@@ -2,7 +2,7 @@
 //! (`models/autoencoders/autoencoder_kl_cogvideox.py`: `CogVideoXCausalConv3d` 67–145,
 //! `CogVideoXSpatialNorm3D` 147–196, `CogVideoXResnetBlock3D` 198–327, the down, mid and up
 //! blocks 329–642, `CogVideoXEncoder3D` 644–794, `CogVideoXDecoder3D` 796–954,
-//! `AutoencoderKLCogVideoX.__init__` 992–1060):
+//! `AutoencoderKLCogVideoX.__init__` 991–1051):
 //! - the encoder: a causal 3×3×3 `conv_in`, per level `layers_per_block` residual blocks
 //!   (GroupNorm, causal 3×3×3 conv, GroupNorm, causal 3×3×3 conv, a 1×1×1 shortcut when the
 //!   width changes; no time embedding: `temb_channels=0`), a 2-D stride-2 3×3 conv on every

@@ -1,7 +1,7 @@
 //! `AutoencoderDC`, the deep-compression autoencoder of Sana (32× spatial, 32 latent
 //! channels), as diffusers 0.42.1 builds it (`models/autoencoders/autoencoder_dc.py`:
-//! `ResBlock` 32–62, `EfficientViTBlock` 64–99, `DCDownBlock2d` 121–157, `DCUpBlock2d`
-//! 159–199, `Encoder` 202–287, `Decoder` 290–385, `AutoencoderDC.__init__` 432–480; the
+//! `ResBlock` 32–62, `EfficientViTBlock` 64–99, `DCDownBlock2d` 120–157, `DCUpBlock2d`
+//! 159–199, `Encoder` 201–285, `Decoder` 287–377, `AutoencoderDC.__init__` 433–480; the
 //! attention is `attention_processor.py` `SanaMultiscaleLinearAttention` 866–910 with
 //! `SanaMultiscaleAttentionProjection` 840–864, the feed-forward `GLUMBConv` in
 //! `transformers/sana_transformer.py` 38–75):

@@ -1,6 +1,6 @@
 //! The working set of an [`DcAe`] decode under `torch.no_grad()`, beyond the weights and the
 //! latents (diffusers 0.42.1 `models/autoencoders/autoencoder_dc.py` `Decoder.forward` lines
-//! 362–377, `ResBlock` 49–61, `DCUpBlock2d` 184–199, `EfficientViTBlock` 95–98;
+//! 362–377, `ResBlock` 49–61, `DCUpBlock2d` 183–199, `EfficientViTBlock` 91–94;
 //! `attention_processor.py` `SanaMultiscaleAttnProcessor2_0` 5250–5302 and
 //! `SanaMultiscaleLinearAttention.apply_linear_attention` 912–919;
 //! `transformers/sana_transformer.py` `GLUMBConv.forward` 62–82; `normalization.py`

@@ -1,7 +1,9 @@
 //! `AutoencoderKLHunyuanVideo`, HunyuanVideo's causal 3-D VAE, as diffusers 0.42.1 builds it
-//! (`models/autoencoders/autoencoder_kl_hunyuan_video.py`: `HunyuanVideoCausalConv3d`,
-//! `HunyuanVideoResnetBlockCausal3D`, the down, mid and up blocks, `HunyuanVideoEncoder3D`
-//! 420–500, `HunyuanVideoDecoder3D` 520–600, `AutoencoderKLHunyuanVideo.__init__` 636–690):
+//! (`models/autoencoders/autoencoder_kl_hunyuan_video.py`: `HunyuanVideoCausalConv3d` 46–77,
+//! the causal up/down-sampling convs 79–139, `HunyuanVideoResnetBlockCausal3D` 141–185,
+//! `HunyuanVideoMidBlock3D` 187–282, the down and up blocks 284–408,
+//! `HunyuanVideoEncoder3D` 410–516, `HunyuanVideoDecoder3D` 518–623,
+//! `AutoencoderKLHunyuanVideo.__init__` 637–690):
 //! `AutoencoderKL`'s layout with causal 3-D convs:
 //! - the encoder: a causal 3×3×3 `conv_in`; per level `layers_per_block` residual blocks
 //!   (GroupNorm, 3×3×3 conv, GroupNorm, 3×3×3 conv, a 1×1×1 causal shortcut when the width

@@ -1,8 +1,8 @@
 //! The working set of an [`LtxVideoVae`] decode under `torch.no_grad()`, beyond the weights
 //! and the latents, without tiling (diffusers 0.42.1 `models/autoencoders/autoencoder_kl_ltx.py`:
-//! `LTXVideoCausalConv3d.forward` lines 63–79, `LTXVideoResnetBlock3d.forward` 145–195,
-//! `LTXVideoUpsampler3d.forward` 273–296, `LTXVideoMidBlock3d.forward` 580–598,
-//! `LTXVideoUpBlock3d.forward` 695–724, `LTXVideoDecoder3d.forward` 990–1033; `RMSNorm` in
+//! `LTXVideoCausalConv3d.forward` lines 66–79, `LTXVideoResnetBlock3d.forward` 149–195,
+//! `LTXVideoUpsampler3d.forward` 273–296, `LTXVideoMidBlock3d.forward` 573–598,
+//! `LTXVideoUpBlock3d.forward` 694–724, `LTXVideoDecoder3d.forward` 990–1033; `RMSNorm` in
 //! `normalization.py` 554–566). The decoder is not causal: every 3×3×3 conv first
 //! concatenates a copy of its input between one repeated first and last frame (both kept to
 //! the conv's return); a 1×1×1 shortcut still copies its input (`torch.concatenate` of
