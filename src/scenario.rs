@@ -387,6 +387,7 @@ impl Scenario {
         self.training.optimizer_impl = d.optimizer_impl;
         self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
         self.parallel.fsdp_version = d.fsdp_version;
+        self.parallel.fsdp_load = d.fsdp_load;
         self.training.fp32_gradients = d.fp32_gradients;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;

@@ -150,3 +150,28 @@ fn a_huge_block_count_is_refused_by_name() {
         assert!(err.contains(field) && err.contains("at most 1024 blocks"), "{err}");
     }
 }
+
+/// diffusers' SDXL training scripts keep the pipeline's own VAE (`force_upcast`) in fp32 in a
+/// 16-bit run and cast a replacement VAE such as the fp16-fix to the weight dtype; the SD 1.5
+/// scripts cast theirs. The VAE is on the GPU while latents are not cached.
+#[test]
+fn sdxl_training_keeps_its_own_vae_in_fp32() {
+    const SDXL_VAE: u64 = 83_653_863;
+    let frozen = |model: Value, precision: &str, cache: bool| {
+        let s = scenario(model, json!({"precision": precision, "micro_batch": 1, "lora": {"rank": 16}, "diffusion": {"cache_latents": cache}}));
+        estimate(&s).terms.iter().find(|t| t.name == "frozen weights").map_or(0, |t| t.bytes)
+    };
+    let vae_bytes = |model: Value, precision: &str| frozen(model.clone(), precision, false) - frozen(model, precision, true);
+    let sdxl = json!({"preset": "stabilityai/stable-diffusion-xl-base-1.0"});
+    assert_eq!(vae_bytes(sdxl.clone(), "bf16"), 4 * SDXL_VAE);
+    assert_eq!(vae_bytes(sdxl.clone(), "fp16-mixed"), 4 * SDXL_VAE);
+    assert_eq!(vae_bytes(sdxl, "fp32"), 4 * SDXL_VAE);
+    // The same pipeline with the fp16-fix VAE (`force_upcast: false`) in its place.
+    let path = format!("{}/src/import/catalogue/stabilityai--stable-diffusion-xl-base-1.0.json", env!("CARGO_MANIFEST_DIR"));
+    let mut pipeline: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    pipeline["pipeline"]["vae"] = config("madebyollin--sdxl-vae-fp16-fix/vae");
+    assert_eq!(vae_bytes(json!({"pipeline": pipeline["pipeline"]}), "bf16"), 2 * SDXL_VAE);
+    // SD 1.5's scripts cast the VAE to the weight dtype.
+    let sd15 = json!({"preset": "stable-diffusion-v1-5/stable-diffusion-v1-5"});
+    assert_eq!(vae_bytes(sd15, "bf16"), 2 * SDXL_VAE);
+}

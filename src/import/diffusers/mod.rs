@@ -144,7 +144,7 @@ fn alone(class: &str, denoiser: Option<Denoiser>, vae: Option<Vae>, text_encoder
         denoiser,
         vae,
         text_encoders,
-        resident: Resident { vae: true, text_encoders: true },
+        resident: Resident::all(),
     }
 }
 
@@ -259,7 +259,7 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
         denoiser,
         vae,
         text_encoders: encoders,
-        resident: Resident { vae: true, text_encoders: true },
+        resident: Resident::all(),
     };
     arch.check()?;
     Ok((arch, notes))

@@ -21,6 +21,7 @@ use super::{Run, Saved};
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
 use crate::model::inputs::{Checkpointing, Training};
+use crate::model::precision::Precision;
 
 /// The denoiser of a pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -251,6 +252,14 @@ impl Vae {
 pub struct Resident {
     pub vae: bool,
     pub text_encoders: bool,
+    /// The VAE stays in fp32 in a 16-bit run: diffusers' SDXL training scripts keep the
+    /// pipeline's own VAE in fp32 "to avoid NaN losses" and cast only a replacement VAE
+    /// (`--pretrained_vae_model_name_or_path`, e.g. the fp16-fix) to the weight dtype
+    /// (`examples/text_to_image/train_text_to_image_lora_sdxl.py`: `if
+    /// args.pretrained_vae_model_name_or_path is None: vae.to(accelerator.device,
+    /// dtype=torch.float32)`). The pipeline's own VAE is the one whose config says
+    /// `force_upcast`; the fp16-fix's says false.
+    pub vae_fp32: bool,
 }
 
 /// A pipeline, or one component of one.
@@ -273,7 +282,8 @@ pub struct DiffusionArch {
     pub guidance: bool,
     /// The pipeline runs an fp16 VAE whose config says `force_upcast` in fp32 for the decode
     /// (the SDXL pipelines: `needs_upcasting = self.vae.dtype == torch.float16 and
-    /// self.vae.config.force_upcast`, then `self.upcast_vae()`).
+    /// self.vae.config.force_upcast`, then `self.upcast_vae()`), and its training scripts keep
+    /// such a VAE in fp32 ([`Resident::vae_fp32`]).
     #[serde(default)]
     pub upcasts_vae: bool,
     /// Parts on the GPU during training (set per run; all of them until then).
@@ -297,7 +307,14 @@ fn as_linear_layer(mut t: ParamTensor) -> ParamTensor {
 }
 
 fn all_resident() -> Resident {
-    Resident { vae: true, text_encoders: true }
+    Resident::all()
+}
+
+impl Resident {
+    /// Every part on the GPU, in the run's dtype.
+    pub fn all() -> Resident {
+        Resident { vae: true, text_encoders: true, vae_fp32: false }
+    }
 }
 
 impl DiffusionArch {
@@ -333,7 +350,8 @@ impl DiffusionArch {
     /// cached, the text encoders when embeddings are cached or kept in host memory.
     pub fn for_run(&self, training: &Training) -> DiffusionArch {
         let o = &training.diffusion;
-        DiffusionArch { resident: Resident { vae: !o.cache_latents, text_encoders: !(o.cache_text_embeddings || o.offload_text_encoders) }, ..self.clone() }
+        let vae_fp32 = self.upcasts_vae && training.precision != Precision::Fp32 && self.vae.as_ref().is_some_and(Vae::force_upcast);
+        DiffusionArch { resident: Resident { vae: !o.cache_latents, text_encoders: !(o.cache_text_embeddings || o.offload_text_encoders), vae_fp32 }, ..self.clone() }
     }
 
     /// Pixels per latent side.
