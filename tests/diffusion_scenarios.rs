@@ -78,13 +78,14 @@ fn cached_embeddings_take_the_text_encoders_off_the_gpu() {
 
 /// Every catalogue pipeline counts what diffusers and transformers build from its component
 /// configs: the sum of their meta-device counts (`diffusion_unet_vae.json`,
-/// `diffusion_dit.json`, `diffusion_text_encoders.json`), matched by the config's content;
+/// `diffusion_dit.json`, `diffusion_text_encoders.json`, `diffusion_video_parts.json`),
+/// matched by the config's content;
 /// a component Headroom does not build yet is named in the preset's notes instead.
 #[test]
 fn catalogue_pipelines_count_their_components() {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut measured: Vec<(Value, u64)> = Vec::new();
-    for fixture in ["diffusion_unet_vae", "diffusion_dit", "diffusion_text_encoders"] {
+    for fixture in ["diffusion_unet_vae", "diffusion_dit", "diffusion_text_encoders", "diffusion_video_parts"] {
         let f: Value = serde_json::from_str(&std::fs::read_to_string(format!("{root}/tests/fixtures/measured/{fixture}.json")).unwrap()).unwrap();
         for c in f["counts"].as_array().unwrap() {
             // A Hub config is named by its path; a tiny one is inline.
@@ -109,7 +110,7 @@ fn catalogue_pipelines_count_their_components() {
         let s: Scenario = serde_json::from_value(json!({"model": {"preset": id}})).unwrap();
         assert_eq!(estimate(&s).param_count, want, "{id}");
     }
-    assert_eq!(pipelines, 10);
+    assert_eq!(pipelines, 17);
 }
 
 /// SDXL's pipeline decodes with its `force_upcast` VAE in fp32 when it runs in fp16

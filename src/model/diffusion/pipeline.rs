@@ -9,7 +9,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::backward_walk::Walk;
+use super::cogvideox_vae::CogVideoXVae;
+use super::dc_ae::DcAe;
 use super::dit::Dit;
+use super::hunyuan_vae::HunyuanVideoVae;
+use super::ltx_vae::LtxVideoVae;
 use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
 use super::vae::AutoencoderKl;
@@ -28,6 +32,22 @@ pub enum Denoiser {
     Unet(UNet2D),
     /// A diffusion transformer (Flux, SD3, Wan).
     Dit(Dit),
+    /// Two denoisers taking turns over the timesteps: Wan 2.2 A14B's high-noise `transformer`
+    /// and low-noise `transformer_2` (`pipelines/wan/pipeline_wan.py`: `WanPipeline.__init__`
+    /// holds both, lines 130–152; `__call__` sets `boundary_timestep = boundary_ratio *
+    /// num_train_timesteps` and calls `self.transformer` while `t >= boundary_timestep`,
+    /// `self.transformer_2` after, lines 585–603). Generation holds both experts' weights and
+    /// each call is one expert's (workspace and FLOPs: the larger expert's). Training tools
+    /// train one expert per run on its timestep range (musubi-tuner's `--dit` with
+    /// `--min_timestep 875` for the high-noise one), planned from that expert's config alone;
+    /// planned as this pipeline a training run counts both experts as trained, and what one
+    /// step saves is the high-noise expert's (the same shape as the low-noise one in Wan 2.2).
+    Experts {
+        high: Box<Denoiser>,
+        low: Box<Denoiser>,
+        /// `model_index.json`'s `boundary_ratio` (0.875 for Wan2.2-T2V-A14B).
+        boundary_ratio: f64,
+    },
 }
 
 impl Denoiser {
@@ -35,12 +55,14 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.check(),
             Denoiser::Dit(d) => d.check(),
+            Denoiser::Experts { high, low, .. } => high.check().and(low.check()),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Denoiser::Unet(u) => u.param_tensors(),
             Denoiser::Dit(d) => d.param_tensors(),
+            Denoiser::Experts { high, low, .. } => [high.param_tensors(), low.param_tensors()].concat(),
         }
     }
     /// What one training forward saves for backward.
@@ -48,6 +70,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.saved(run),
             Denoiser::Dit(d) => d.saved(run),
+            Denoiser::Experts { high, .. } => high.saved(run),
         }
     }
     /// What one training step's backward holds beyond the forward's saved tensors, and the
@@ -56,6 +79,9 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.backward(run),
             Denoiser::Dit(d) => d.backward(run),
+            // Both experts have one shape (Wan 2.2 A14B); the step is planned as the high-noise
+            // expert's, as `saved` is.
+            Denoiser::Experts { high, .. } => high.backward(run),
         }
     }
     /// The transient bytes of one no-grad call, beyond the weights.
@@ -63,6 +89,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.forward_peak(run),
             Denoiser::Dit(d) => d.forward_peak(run),
+            Denoiser::Experts { high, low, .. } => high.forward_peak(run).max(low.forward_peak(run)),
         }
     }
     /// Forward FLOPs of one call.
@@ -70,6 +97,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.forward_flops(run),
             Denoiser::Dit(d) => d.forward_flops(run),
+            Denoiser::Experts { high, low, .. } => high.forward_flops(run).max(low.forward_flops(run)),
         }
     }
     /// The diffusers class name.
@@ -77,6 +105,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(_) => "UNet2DConditionModel",
             Denoiser::Dit(d) => d.class(),
+            Denoiser::Experts { high, .. } => high.class(),
         }
     }
     /// Latent channels of the VAE it works on (Flux's packed 64 input channels are 16 latent
@@ -86,6 +115,7 @@ impl Denoiser {
             Denoiser::Unet(u) => u.in_channels(),
             Denoiser::Dit(Dit::Flux(f)) => f.in_channels() / 4,
             Denoiser::Dit(d) => d.in_channels(),
+            Denoiser::Experts { high, .. } => high.latent_channels(),
         }
     }
     /// Pixels between sizes the denoiser takes: the VAE's factor × the patch (Flux packs
@@ -95,6 +125,7 @@ impl Denoiser {
             Denoiser::Unet(u) => vae_factor << u.downsamplings(),
             Denoiser::Dit(Dit::Flux(_)) => vae_factor * 2,
             Denoiser::Dit(d) => vae_factor * d.patch_size(),
+            Denoiser::Experts { high, .. } => high.pixel_step(vae_factor),
         }
     }
 }
@@ -105,8 +136,17 @@ impl Denoiser {
 pub enum Vae {
     /// `AutoencoderKL` (SD, SDXL, SD3, Flux).
     Kl(AutoencoderKl),
-    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first).
+    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first),
+    /// or Wan 2.2's residual, patchified one.
     Wan(WanVae),
+    /// `AutoencoderKLCogVideoX` (CogVideoX).
+    CogVideoX(CogVideoXVae),
+    /// `AutoencoderKLHunyuanVideo` (HunyuanVideo).
+    HunyuanVideo(HunyuanVideoVae),
+    /// `AutoencoderKLLTXVideo` (LTX-Video 0.9.0).
+    LtxVideo(LtxVideoVae),
+    /// `AutoencoderDC` (Sana's 32× deep-compression autoencoder).
+    Dc(DcAe),
 }
 
 impl Vae {
@@ -114,26 +154,41 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.check(),
             Vae::Wan(v) => v.check(),
+            Vae::CogVideoX(v) => v.check(),
+            Vae::HunyuanVideo(v) => v.check(),
+            Vae::LtxVideo(v) => v.check(),
+            Vae::Dc(v) => v.check(),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Vae::Kl(v) => v.param_tensors(),
             Vae::Wan(v) => v.param_tensors(),
+            Vae::CogVideoX(v) => v.param_tensors(),
+            Vae::HunyuanVideo(v) => v.param_tensors(),
+            Vae::LtxVideo(v) => v.param_tensors(),
+            Vae::Dc(v) => v.param_tensors(),
         }
     }
     /// The transient bytes of encoding the run's pictures without gradients.
     pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.encode_peak(run, tiled),
+            // Not measured yet: see `encode_measured` (the pipeline's notes say so).
+            Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.encode_peak(run, tiled),
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
         }
     }
     /// The transient bytes of decoding the run's latents without gradients.
     pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
         match self {
             Vae::Kl(v) => v.decode_peak(run, tiled),
+            Vae::Wan(v) if v.is_residual => 0.0,
             Vae::Wan(v) => v.decode_peak(run, tiled),
+            Vae::Dc(v) => v.decode_peak(run, tiled),
+            Vae::LtxVideo(v) => v.decode_peak(run, tiled),
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => 0.0,
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
@@ -141,6 +196,10 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.spatial_factor(),
             Vae::Wan(v) => v.spatial_factor(),
+            Vae::CogVideoX(v) => v.spatial_factor(),
+            Vae::HunyuanVideo(v) => v.spatial_factor(),
+            Vae::LtxVideo(v) => v.spatial_factor(),
+            Vae::Dc(v) => v.spatial_factor(),
         }
     }
     /// Frames per latent frame after the first (1 for images).
@@ -148,19 +207,45 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.temporal_factor(),
             Vae::Wan(v) => v.temporal_factor(),
+            Vae::CogVideoX(v) => v.temporal_factor(),
+            Vae::HunyuanVideo(v) => v.temporal_factor(),
+            Vae::LtxVideo(v) => v.temporal_factor(),
+            Vae::Dc(v) => v.temporal_factor(),
         }
     }
-    /// The config's `force_upcast` (Wan's VAE has none).
+    /// The config's `force_upcast`, read for `AutoencoderKL` only: SDXL's pipelines are the
+    /// ones that act on it; the video pipelines never upcast their VAE.
     pub fn force_upcast(&self) -> bool {
         match self {
             Vae::Kl(v) => v.force_upcast,
-            Vae::Wan(_) => false,
+            Vae::Wan(_) | Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
+        }
+    }
+    /// Whether `decode_peak` models this VAE from a measurement (the video VAEs added for the
+    /// catalogue and Wan 2.2's residual layout count their weights only: their decode is 0).
+    pub fn decode_measured(&self) -> bool {
+        match self {
+            Vae::Kl(_) | Vae::Dc(_) | Vae::LtxVideo(_) => true,
+            Vae::Wan(v) => !v.is_residual,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => false,
+        }
+    }
+    /// Whether `encode_peak` models this VAE from a measurement (else it is 0).
+    pub fn encode_measured(&self) -> bool {
+        match self {
+            Vae::Kl(_) => true,
+            Vae::Wan(v) => !v.is_residual,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
         }
     }
     pub fn class(&self) -> &'static str {
         match self {
             Vae::Kl(_) => "AutoencoderKL",
             Vae::Wan(_) => "AutoencoderKLWan",
+            Vae::CogVideoX(_) => "AutoencoderKLCogVideoX",
+            Vae::HunyuanVideo(_) => "AutoencoderKLHunyuanVideo",
+            Vae::LtxVideo(_) => "AutoencoderKLLTXVideo",
+            Vae::Dc(_) => "AutoencoderDC",
         }
     }
 }
