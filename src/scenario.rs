@@ -157,7 +157,8 @@ impl ModelSpec {
     pub fn from_hf_config(raw: Value) -> Result<ModelSpec, InputError> {
         if crate::import::diffusers::is_component(&raw) {
             let arch = crate::import::diffusers::read_component(&raw)?;
-            return Ok(ModelSpec::HfConfig { raw, arch: Architecture::Diffusion(Box::new(arch)), notes: Vec::new() });
+            let notes = crate::import::diffusers::component_notes(&arch);
+            return Ok(ModelSpec::HfConfig { raw, arch: Architecture::Diffusion(Box::new(arch)), notes });
         }
         let imported = import_hf_config(&raw)?;
         Ok(ModelSpec::HfConfig { raw, arch: imported.arch, notes: imported.warnings })

@@ -236,3 +236,17 @@ fn ltx_vae_decode_peaks_match_the_measurement() {
     }
     assert!(worst < 0.10, "worst {:.1} %", 100.0 * worst);
 }
+
+/// A VAE pasted alone says which of its workspaces is not modelled yet, as a pipeline holding
+/// it does; a measured one says nothing.
+#[test]
+fn a_lone_unmeasured_vae_says_so() {
+    let notes = |path: &str| {
+        let s: headroom::Scenario = serde_json::from_value(json!({"model": {"hf_config": read(path)}})).expect("scenario");
+        s.model.notes().to_vec()
+    };
+    let cog = notes("THUDM--CogVideoX-2b/vae");
+    assert!(cog.iter().any(|n| n.contains("AutoencoderKLCogVideoX") && n.contains("not modelled")), "{cog:?}");
+    let ltx = notes("Lightricks--LTX-Video/vae");
+    assert!(ltx.iter().any(|n| n.contains("encode workspace")) && !ltx.iter().any(|n| n.contains("decode")), "{ltx:?}");
+}

@@ -124,6 +124,18 @@ pub fn read_component(cfg: &Value) -> Result<DiffusionArch, InputError> {
     Err(unknown_class(class))
 }
 
+/// What a VAE whose encode or decode workspace is not modelled yet says in the plan's notes.
+fn unmodelled_vae_note(v: &Vae) -> Option<String> {
+    let missing: Vec<&str> = [("encode", v.encode_measured()), ("decode", v.decode_measured())].iter().filter(|(_, m)| !m).map(|(s, _)| *s).collect();
+    (!missing.is_empty())
+        .then(|| format!("the VAE ({}) counts its weights, but its {} workspace is not modelled yet (not measured): that term is 0", v.class(), missing.join(" and ")))
+}
+
+/// The notes a single component's plan carries (a VAE whose workspace is not modelled).
+pub fn component_notes(arch: &DiffusionArch) -> Vec<String> {
+    arch.vae.as_ref().and_then(unmodelled_vae_note).into_iter().collect()
+}
+
 fn unknown_class(class: &str) -> InputError {
     let mut known: Vec<&str> = COMPONENT_CLASSES.to_vec();
     known.extend(text_encoder::CLASSES);
@@ -239,12 +251,7 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
             notes.push(format!("component {} ({}) is not counted", crate::safe_text::quoted(name), crate::safe_text::quoted(component_class)));
         }
     }
-    if let Some(v) = &vae {
-        let missing: Vec<&str> = [("encode", v.encode_measured()), ("decode", v.decode_measured())].iter().filter(|(_, m)| !m).map(|(s, _)| *s).collect();
-        if !missing.is_empty() {
-            notes.push(format!("the VAE ({}) counts its weights, but its {} workspace is not modelled yet (not measured): that term is 0", v.class(), missing.join(" and ")));
-        }
-    }
+    notes.extend(vae.as_ref().and_then(unmodelled_vae_note));
     let fallback = denoiser.as_ref().and_then(|d| pipeline_defaults(usual_pipeline(d.class())));
     let defaults = defaults.or(fallback);
     let arch = DiffusionArch {
