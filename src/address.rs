@@ -18,6 +18,9 @@ use crate::url::{self, BUDGET_KEY, COMPARE_KEY, LADDER_KEY};
 /// [`LINK_PARAMS`]: a link of 200,000 unknown keys must not be written back on every edit.
 pub const FOREIGN_PAIRS: usize = 16;
 
+/// A ladder as the link carries it: each step, and whether it is on.
+pub type Ladder = Vec<(Step, bool)>;
+
 /// The page key of the open view (`view=strategy`; none for the planner unless named).
 pub const VIEW_KEY: &str = "view";
 /// The page key of the units (`units=gb`; GiB when absent).
@@ -163,18 +166,13 @@ impl Address {
 
     /// The Strategy view's ladder, if the link has one, and the problems naming `ladder`
     /// ([`crate::url::decode_ladder`]).
-    pub fn ladder(&self) -> Option<(Vec<(Step, bool)>, Vec<InputError>)> {
+    pub fn ladder(&self) -> Option<(Ladder, Vec<InputError>)> {
         self.ladder.as_deref().map(url::decode_ladder)
     }
 
     /// Sets the ladder (`None` drops the key).
     pub fn set_ladder(&mut self, rungs: Option<&[(Step, bool)]>) {
         self.ladder = rungs.map(url::encode_ladder);
-    }
-
-    /// True for `embed=1` (or a bare `embed`, `embed=true`).
-    pub fn is_embed(&self) -> bool {
-        matches!(self.embed.as_deref(), Some("1" | "" | "true"))
     }
 }
 
@@ -265,7 +263,7 @@ mod tests {
         assert_eq!(rungs, [(Step::Zero3, true)]);
         assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["url.ladder", "url.ladder"]);
         assert_eq!(a.units, Units::Gib);
-        assert!(!a.is_embed() && Address::parse("embed").is_embed() && Address::parse("embed=true").is_embed());
+        assert_eq!((a.embed.as_deref(), Address::parse("embed").embed.as_deref()), (Some("0"), Some("")));
         assert_eq!(a.view.as_deref(), Some(""));
         assert_eq!(Address::parse("view=compare&view=strategy").view.as_deref(), Some("compare"));
         assert_eq!(Address::parse("gpus=8").budget, Some("8".into()));

@@ -7,7 +7,8 @@
 //! edit. A shared link or an embed needs it before anything is drawn: [`super::mount`] waits
 //! for it first (`url::carries_scenario`), and the page preloads its files beside the main module when
 //! the address has a query (`scripts/trunk-split-wasm.mjs`). Until it has arrived, a change
-//! to the scenario waits for it (`url_sync`).
+//! to the scenario or the Compare columns waits for it before it reaches the address bar
+//! (`address_bar`).
 
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
@@ -17,20 +18,28 @@ use crate::error::InputError;
 use crate::format::Units;
 use crate::scenario::Scenario;
 
+/// Compare columns read from a link, and what could not be read.
+pub type Columns = (Vec<Scenario>, Vec<InputError>);
+
 /// What the chunk holds.
 #[derive(Clone, Copy)]
 pub struct UrlCodec {
     /// The scenario, units and decoding problems of a query.
     pub decode_view: fn(&str) -> (Scenario, Units, Vec<InputError>),
-    /// The query for a scenario and units, keeping the other page keys of the current query.
-    pub compose: fn(&Scenario, Units, &str) -> String,
+    /// The scenario's query ([`crate::url::encode`]).
+    pub encode: fn(&Scenario) -> String,
+    /// The Compare columns' `cmp=` pairs ([`crate::url::encode_compare`]).
+    pub encode_compare: fn(&[Scenario]) -> String,
+    /// The Compare columns of a query, at most so many, and their problems
+    /// ([`crate::url::decode_compare`]).
+    pub decode_compare: fn(&str, usize) -> Columns,
 }
 
 /// The codec, in the `url_codec` chunk. (Built here, not in a `static`: a function pointer
 /// in the main module's data would keep the function in the main module.)
 #[wasm_split(url_codec, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn load_chunk() -> Result<UrlCodec, SplitLoaderError> {
-    Ok(UrlCodec { decode_view: crate::page_query::decode_view, compose: crate::page_query::compose })
+    Ok(UrlCodec { decode_view: crate::page_query::decode_view, encode: crate::url::encode, encode_compare: crate::url::encode_compare, decode_compare: crate::url::decode_compare })
 }
 static CODEC: Chunked<UrlCodec> = Chunked::new();
 

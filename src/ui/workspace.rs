@@ -14,16 +14,19 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::state::Planner;
-use super::url_sync::{location_query, replace_page_key, UrlNotice};
+use super::url_sync::{location_query, UrlNotice};
+use crate::address::Address;
+use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
-use crate::page_query::page_param;
 use crate::plan::escalation::Step;
 use crate::plan::search::SearchResult;
 use crate::scenario::Scenario;
-use crate::url;
 
 /// Largest GPU budget the Strategy view accepts.
 pub const MAX_GPUS: u64 = 4096;
+
+/// Most Compare columns (and most a link opens).
+pub const MAX_COLUMNS: usize = 4;
 
 /// The three views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +103,8 @@ pub struct StrategyState {
     /// GPUs available to the escalation's distributed steps: the planner's world size
     /// (dp × tp × pp × cp) until edited, and again whenever that changes.
     pub gpus: RwSignal<u64>,
+    /// The planner's world size (at most [`MAX_GPUS`]); a budget equal to it stays out of the link.
+    pub world: Memo<u64>,
 }
 
 /// The automatic planner's margin, result and progress; its GPUs are the Strategy budget
@@ -144,12 +149,17 @@ pub struct CompareState {
     owner: StoredValue<Option<Owner>>,
     /// GPUs for the strategy table.
     pub table_gpus: RwSignal<u64>,
+    /// What the link's `cmp=` pairs could not say (shown by the Compare view).
+    pub notice: RwSignal<Vec<InputError>>,
 }
 
 /// The page's view state: the open tab and one state per view, kept across tab switches.
 #[derive(Clone, Copy)]
 pub struct Workspace {
     pub tab: RwSignal<Tab>,
+    /// The link names the open tab even when it is the planner (`view=planner`, as after an
+    /// Apply); choosing a tab clears it.
+    pub view_named: RwSignal<bool>,
     pub strategy: StrategyState,
     pub search: SearchState,
     pub rent: RentState,
@@ -164,10 +174,12 @@ impl Workspace {
     pub fn provide() -> Workspace {
         let planner = Planner::get();
         let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
-        let (budget, ladder) = strategy_from_link(&location_query(), world.get_untracked());
+        let address = Address::parse(&location_query());
+        let (budget, ladder) = strategy_from_link(&address, world.get_untracked());
         let ws = Workspace {
-            tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
-            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget) },
+            tab: RwSignal::new(Tab::from_id(address.view.as_deref().unwrap_or_default())),
+            view_named: RwSignal::new(address.view.as_deref() == Some(Tab::Planner.id())),
+            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world },
             search: SearchState {
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
                 outcome: RwSignal::new(None),
@@ -183,7 +195,13 @@ impl Workspace {
                 millis: RwSignal::new(None),
                 by_time: RwSignal::new(false),
             },
-            compare: CompareState { columns: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), owner: StoredValue::new(Owner::current()), table_gpus: RwSignal::new(8) },
+            compare: CompareState {
+                columns: RwSignal::new(Vec::new()),
+                next_key: StoredValue::new(0),
+                owner: StoredValue::new(Owner::current()),
+                table_gpus: RwSignal::new(8),
+                notice: RwSignal::new(Vec::new()),
+            },
             applied: RwSignal::new(None),
         };
         // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
@@ -203,7 +221,6 @@ impl Workspace {
             }
             gpus
         });
-        keep_strategy_in_link(ws, world);
         provide_context(ws);
         install_bench_hook();
         ws
@@ -228,6 +245,16 @@ impl Workspace {
         }
     }
 
+    /// The columns a link's entry names (back/forward) and what it could not say: the columns
+    /// are replaced only where they differ.
+    pub fn restore_columns(self, scenarios: Vec<Scenario>, errors: Vec<InputError>) {
+        self.compare.notice.set(errors);
+        let same = self.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
+        if !same {
+            self.set_columns(scenarios.into_iter().map(|s| self.new_slot(s)).collect());
+        }
+    }
+
     /// Replaces the Compare columns with `slots`; the columns left out are disposed once
     /// their views are gone (on the next animation frame).
     pub fn set_columns(self, slots: Vec<CompareSlot>) {
@@ -249,20 +276,21 @@ impl Workspace {
 }
 
 /// The Strategy view's GPU budget and ladder from the link's page keys (`gpus=`, `ladder=`,
-/// [`url::BUDGET_KEY`]): the planner's world size and the default ladder for the budget where
-/// absent. What cannot be read joins the link's problems ([`UrlNotice`]).
-fn strategy_from_link(query: &str, world: u64) -> (u64, Vec<Rung>) {
+/// [`Address::budget`], [`Address::ladder`]): the planner's world size and the default ladder
+/// for the budget where absent. What cannot be read joins the link's problems ([`UrlNotice`]).
+/// The address bar keeps them in the link while they differ from these defaults
+/// (`address_bar`).
+fn strategy_from_link(address: &Address, world: u64) -> (u64, Vec<Rung>) {
     let mut problems = Vec::new();
-    let budget = page_param(query, url::BUDGET_KEY).map_or(world, |v| {
-        url::decode_budget(&v, MAX_GPUS).unwrap_or_else(|e| {
+    let budget = address.budget(MAX_GPUS).map_or(world, |b| {
+        b.unwrap_or_else(|e| {
             problems.push(e);
             world
         })
     });
-    let ladder = page_param(query, url::LADDER_KEY).map_or_else(
+    let ladder = address.ladder().map_or_else(
         || Rung::defaults(budget),
-        |v| {
-            let (rungs, errors) = url::decode_ladder(&v);
+        |(rungs, errors)| {
             problems.extend(errors);
             rungs.into_iter().map(|(step, enabled)| Rung { step, enabled }).collect()
         },
@@ -271,22 +299,6 @@ fn strategy_from_link(query: &str, world: u64) -> (u64, Vec<Rung>) {
         notice.0.update(|e| e.extend(problems));
     }
     (budget, ladder)
-}
-
-/// Keeps `gpus=` and `ladder=` in the address bar while they differ from what the planner's
-/// world size implies (so a Strategy link reopens the same plan), and drops them otherwise.
-fn keep_strategy_in_link(ws: Workspace, world: Memo<u64>) {
-    Effect::new(move |_| {
-        let gpus = ws.strategy.gpus.get();
-        let budget = (gpus != world.get()).then(|| gpus.to_string());
-        let ladder = ws.strategy.ladder.with(|l| (*l != Rung::defaults(gpus)).then(|| url::encode_ladder(&l.iter().map(|r| (r.step, r.enabled)).collect::<Vec<_>>())));
-        let query = location_query();
-        for (key, value) in [(url::BUDGET_KEY, budget), (url::LADDER_KEY, ladder)] {
-            if page_param(&query, key) != value {
-                replace_page_key(key, value.as_deref());
-            }
-        }
-    });
 }
 
 /// The model's search on the default scenario `repeats` times: layouts, evaluations and
@@ -332,13 +344,15 @@ pub fn focus_tab(tab: Tab) {
     }
 }
 
-/// Shows `tab` and writes it into the link (`view=`; none for the planner).
+/// Shows `tab`; the address bar follows (`view=`; none for the planner).
 pub fn select_tab(ws: Workspace, tab: Tab) {
     // Choosing the open tab again must not mount its view afresh.
     if ws.tab.get_untracked() != tab {
         ws.tab.set(tab);
     }
-    replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
+    if ws.view_named.get_untracked() {
+        ws.view_named.set(false);
+    }
     if tab == Tab::Planner {
         // The planner chart may have been resized while hidden: let it measure again.
         if let Ok(ev) = web_sys::Event::new("resize") {
@@ -360,7 +374,7 @@ pub fn apply_to_planner(ws: Workspace, planner: Planner, what: &str, next: Scena
 /// Planner tab.
 pub fn show_planner_at_top(ws: Workspace) {
     select_tab(ws, Tab::Planner);
-    replace_page_key("view", Some(Tab::Planner.id()));
+    ws.view_named.set(true);
     request_animation_frame(|| {
         focus_tab(Tab::Planner);
         window().scroll_to_with_x_and_y(0.0, 0.0);
