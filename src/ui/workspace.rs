@@ -1,6 +1,8 @@
 //! The page's view state ([`Workspace`]): the open tab, and one state per view — the
 //! Strategy ladder and budget ([`StrategyState`]), the automatic planner ([`SearchState`]),
-//! the Compare columns ([`CompareState`]) — kept while a view is hidden, with the one GPU
+//! the Compare columns ([`CompareState`]) — kept while a view is hidden, the results the views
+//! read (the escalation, the strategy table, the step timeline: [`PageResult`]s made on first
+//! read), with the one GPU
 //! budget of the flowchart and the search following the planner's world size; choosing a
 //! tab ([`select_tab`]), writing a plan into the planner with the changes it makes
 //! ([`apply_to_planner`]) and the way back to the planner after an Apply
@@ -13,13 +15,16 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::after_paint::AfterPaint;
 use super::state::Planner;
 use super::url_sync::{location_query, UrlNotice};
 use crate::address::Address;
 use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
-use crate::plan::escalation::Step;
+use crate::model::timeline::{timeline, Timeline};
+use crate::plan::escalation::{escalate_ladder, Escalation, Step};
 use crate::plan::search::SearchResult;
+use crate::plan::strategy_table::{strategy_rows, StrategyRow};
 use crate::scenario::Scenario;
 
 /// Largest GPU budget the Strategy view accepts.
@@ -58,6 +63,33 @@ impl Tab {
             Tab::Strategy => "Strategy",
             Tab::Compare => "Compare",
         }
+    }
+}
+
+/// A result of the page state computed from other state (a plan, a timeline), made by the first
+/// view that reads it and then kept by the page: every view reads the same one, and it outlives
+/// the view. Made on first read, not in [`Workspace::provide`], so that its code stays in the
+/// chunk of the view that needs it (`lazy_view.rs`: a function only a chunk reaches is cut into
+/// that chunk).
+#[derive(Clone, Copy)]
+pub struct PageResult<T: Send + Sync + 'static>(StoredValue<Option<T>>);
+
+impl<T: Copy + Send + Sync + 'static> PageResult<T> {
+    fn new() -> PageResult<T> {
+        PageResult(StoredValue::new(None))
+    }
+
+    /// The result, made by `make` under the page's `owner` the first time.
+    fn get_or_make(self, owner: Option<Owner>, make: impl FnOnce() -> T) -> T {
+        if let Some(made) = self.0.get_value() {
+            return made;
+        }
+        let made = match owner {
+            Some(owner) => owner.with(make),
+            None => make(),
+        };
+        self.0.set_value(Some(made));
+        made
     }
 }
 
@@ -105,6 +137,8 @@ pub struct StrategyState {
     pub gpus: RwSignal<u64>,
     /// The planner's world size (at most [`MAX_GPUS`]); a budget equal to it stays out of the link.
     pub world: Memo<u64>,
+    /// The ladder run on the planner's scenario ([`Workspace::escalation`]).
+    escalation: PageResult<Memo<Escalation>>,
 }
 
 /// The automatic planner's margin, result and progress; its GPUs are the Strategy budget
@@ -144,11 +178,10 @@ pub struct CompareState {
     /// Compare columns (empty until the Compare view first opens).
     pub columns: RwSignal<Vec<CompareSlot>>,
     pub next_key: StoredValue<u32>,
-    /// The page's owner: Compare columns belong to it, not to the Compare view, so they
-    /// outlive the view when another tab is chosen.
-    owner: StoredValue<Option<Owner>>,
     /// GPUs for the strategy table.
     pub table_gpus: RwSignal<u64>,
+    /// The strategy table's rows ([`Workspace::strategy_table`]).
+    table: PageResult<Memo<Vec<StrategyRow>>>,
     /// What the link's `cmp=` pairs could not say (shown by the Compare view).
     pub notice: RwSignal<Vec<InputError>>,
 }
@@ -167,6 +200,11 @@ pub struct Workspace {
     /// The last scenario written into the planner by an Apply or a "use this", with what it
     /// changed in words; shown on the Planner while the planner holds that scenario.
     pub applied: RwSignal<Option<(Scenario, String)>>,
+    /// The step timeline's points ([`Workspace::timeline`]).
+    timeline: PageResult<RwSignal<Option<Timeline>>>,
+    /// The page's owner: Compare columns and the [`PageResult`]s belong to it, not to a view,
+    /// so they outlive the view when another tab is chosen.
+    owner: StoredValue<Option<Owner>>,
 }
 
 impl Workspace {
@@ -179,7 +217,7 @@ impl Workspace {
         let ws = Workspace {
             tab: RwSignal::new(Tab::from_id(address.view.as_deref().unwrap_or_default())),
             view_named: RwSignal::new(address.view.as_deref() == Some(Tab::Planner.id())),
-            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world },
+            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world, escalation: PageResult::new() },
             search: SearchState {
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
                 outcome: RwSignal::new(None),
@@ -198,11 +236,13 @@ impl Workspace {
             compare: CompareState {
                 columns: RwSignal::new(Vec::new()),
                 next_key: StoredValue::new(0),
-                owner: StoredValue::new(Owner::current()),
                 table_gpus: RwSignal::new(8),
+                table: PageResult::new(),
                 notice: RwSignal::new(Vec::new()),
             },
             applied: RwSignal::new(None),
+            timeline: PageResult::new(),
+            owner: StoredValue::new(Owner::current()),
         };
         // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
         Effect::new(move |seen: Option<()>| {
@@ -239,10 +279,54 @@ impl Workspace {
             let plan = Memo::new(move |_| scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s))));
             CompareSlot { key, scenario, plan }
         };
-        match self.compare.owner.get_value() {
+        match self.owner.get_value() {
             Some(owner) => owner.with(make),
             None => make(),
         }
+    }
+
+    /// The Strategy view's escalation: the edited ladder run on the planner's (last valid)
+    /// scenario within the GPU budget and the search's margin
+    /// ([`crate::plan::escalation::escalate_ladder`]), once per change of them.
+    pub fn escalation(self) -> Memo<Escalation> {
+        let planner = Planner::get();
+        self.strategy.escalation.get_or_make(self.owner.get_value(), move || {
+            Memo::new(move |_| {
+                let ladder: Vec<(Step, bool)> = self.strategy.ladder.with(|l| l.iter().map(|r| (r.step, r.enabled)).collect());
+                let gpus = self.strategy.gpus.get();
+                let margin = self.search.margin.get();
+                planner.valid.with(|s| escalate_ladder(s, &ladder, gpus, margin))
+            })
+        })
+    }
+
+    /// The Compare view's strategy table for the planner's (last valid) scenario and its GPU
+    /// count ([`crate::plan::strategy_table::strategy_rows`]); a unit switch only re-renders it.
+    pub fn strategy_table(self) -> Memo<Vec<StrategyRow>> {
+        let planner = Planner::get();
+        self.compare.table.get_or_make(self.owner.get_value(), move || {
+            Memo::new(move |_| {
+                let gpus = self.compare.table_gpus.get();
+                planner.valid.with(|s| strategy_rows(s, gpus))
+            })
+        })
+    }
+
+    /// The step timeline of the planner's plan ([`crate::model::timeline::timeline`]), worked
+    /// out after the frame showing the new bar has been painted ([`AfterPaint`]), so neither the
+    /// first chart nor a dragged slider waits for it; `None` until then, and for a plan with no
+    /// training step (inference).
+    pub fn timeline(self) -> RwSignal<Option<Timeline>> {
+        let planner = Planner::get();
+        self.timeline.get_or_make(self.owner.get_value(), move || {
+            let points = RwSignal::new(None::<Timeline>);
+            let after_paint = AfterPaint::new();
+            Effect::new(move |_| {
+                planner.plan.track();
+                after_paint.schedule(move || points.set(planner.plan.with_untracked(|p| p.breakdown.step.is_some().then(|| timeline(&p.breakdown)))));
+            });
+            points
+        })
     }
 
     /// The columns a link's entry names (back/forward) and what it could not say: the columns
