@@ -73,12 +73,10 @@ impl Bar {
         let mut next = current.clone();
         let (scenario, units) = (self.planner.scenario.get_untracked(), self.planner.units.get_untracked());
         let (scenario_changed, units_changed) = self.shown.with_value(|(s, u)| (*s != scenario, *u != units));
-        let mut waits = false;
-        if scenario_changed {
-            match codec {
-                Some(codec) => next.set_scenario(&(codec.encode)(&scenario)),
-                None => waits = true,
-            }
+        let scenario_written = scenario_changed && codec.is_some();
+        let mut waits = scenario_changed && codec.is_none();
+        if let (true, Some(codec)) = (scenario_written, codec) {
+            next.set_scenario(&(codec.encode)(&scenario));
         }
         let columns = self.column_scenarios();
         if !columns.is_empty() {
@@ -101,7 +99,6 @@ impl Bar {
         next.set_budget((gpus != ws.strategy.world.get_untracked()).then_some(gpus));
         let ladder = ws.strategy.ladder.with_untracked(|l| (*l != Rung::defaults(gpus)).then(|| l.iter().map(|r| (r.step, r.enabled)).collect::<Vec<_>>()));
         next.set_ladder(ladder.as_deref());
-        let scenario_written = scenario_changed && !waits;
         if scenario_written || units_changed {
             next.units = units;
             self.shown.set_value((if scenario_written { scenario } else { self.shown.with_value(|s| s.0.clone()) }, units));
