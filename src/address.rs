@@ -7,7 +7,6 @@
 //! called here, so the page's first download can hold this module while the codec waits in its
 //! chunk: a scenario part arrives already encoded ([`Address::set_scenario`]).
 
-use crate::error::InputError;
 use crate::format::Units;
 use crate::input_limits::{LINK_CHARS, LINK_PARAMS};
 use crate::plan::escalation::Step;
@@ -153,27 +152,52 @@ impl Address {
         self.compare.iter().map(|v| format!("{COMPARE_KEY}={v}")).collect::<Vec<_>>().join("&")
     }
 
-    /// The Strategy view's GPU budget, if the link has one: a whole number from 1 to `max`, or
-    /// the problem naming `gpus` ([`crate::url::decode_budget`]).
-    pub fn budget(&self, max: u64) -> Option<Result<u64, InputError>> {
-        self.budget.as_deref().map(|v| url::decode_budget(v, max))
-    }
-
     /// Sets the GPU budget (`None` drops the key).
     pub fn set_budget(&mut self, gpus: Option<u64>) {
         self.budget = gpus.map(|g| g.to_string());
-    }
-
-    /// The Strategy view's ladder, if the link has one, and the problems naming `ladder`
-    /// ([`crate::url::decode_ladder`]).
-    pub fn ladder(&self) -> Option<(Ladder, Vec<InputError>)> {
-        self.ladder.as_deref().map(url::decode_ladder)
     }
 
     /// Sets the ladder (`None` drops the key).
     pub fn set_ladder(&mut self, rungs: Option<&[(Step, bool)]>) {
         self.ladder = rungs.map(url::encode_ladder);
     }
+}
+
+/// What the page's state wants the address bar to say, part by part; the address bar's writer
+/// (`ui/address_bar.rs`) fills it from the parts' owners and [`rewrite`] applies it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Wanted {
+    /// The scenario's query ([`crate::url::encode`]) when it changed; `None` keeps the bar's pairs.
+    pub scenario: Option<String>,
+    pub units: Units,
+    /// The open view's id, or `None` for the planner when the link does not name it.
+    pub view: Option<&'static str>,
+    /// The Strategy budget while it differs from the planner's world size.
+    pub budget: Option<u64>,
+    /// The Strategy ladder while it differs from the budget's default one.
+    pub ladder: Option<Ladder>,
+    /// The Compare columns' `cmp=` pairs ([`crate::url::encode_compare`]) once there are columns;
+    /// `None` keeps the bar's (the Compare view has not opened yet).
+    pub compare: Option<String>,
+}
+
+/// The query `current` becomes with the `wanted` parts, the others (`embed`, foreign pairs, and
+/// the scenario or columns where `wanted` keeps them) as they are; `None` when that is the
+/// address `current` already is (the same parts in another order count as the same).
+pub fn rewrite(current: &str, wanted: &Wanted) -> Option<String> {
+    let before = Address::parse(current);
+    let mut next = before.clone();
+    if let Some(scenario) = &wanted.scenario {
+        next.set_scenario(scenario);
+    }
+    if let Some(pairs) = &wanted.compare {
+        next.set_compare(pairs);
+    }
+    next.units = wanted.units;
+    next.view = wanted.view.map(str::to_string);
+    next.set_budget(wanted.budget);
+    next.set_ladder(wanted.ladder.as_deref());
+    (next != before).then(|| next.to_query())
 }
 
 #[cfg(test)]
@@ -255,17 +279,32 @@ mod tests {
     }
 
     #[test]
-    fn bad_page_values_are_reported_as_before() {
-        let a = Address::parse("gpus=0&ladder=zero3,warp-drive,zero3&units=tb&embed=0&view");
-        assert_eq!(a.budget(4096).map(|r| r.map_err(|e| e.to_string())), Some(Err(url::decode_budget("0", 4096).unwrap_err().to_string())));
-        assert_eq!(Address::parse("gpus=64").budget(4096).map(Result::ok), Some(Some(64)));
-        let (rungs, errors) = a.ladder().expect("a ladder");
-        assert_eq!(rungs, [(Step::Zero3, true)]);
-        assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["url.ladder", "url.ladder"]);
-        assert_eq!(a.units, Units::Gib);
-        assert_eq!((a.embed.as_deref(), Address::parse("embed").embed.as_deref()), (Some("0"), Some("")));
-        assert_eq!(a.view.as_deref(), Some(""));
+    fn a_rewrite_replaces_what_the_state_owns_and_keeps_the_rest() {
+        let wanted = Wanted {
+            scenario: None,
+            units: Units::Gb,
+            view: Some("strategy"),
+            budget: Some(16),
+            ladder: Some(vec![(Step::Zero3, true), (Step::MixedPrecision, false)]),
+            compare: None,
+        };
+        // Already so, in another order: nothing to write.
+        let shuffled = "utm_source=x&cmp=v%3D1%26m%3Dgpt2&ladder=zero3,-mixed-precision&view=strategy&v=1&units=gb&m=gpt2&gpus=16&cmp=v%3D1%26dp%3D8&b=4";
+        assert_eq!(rewrite(shuffled, &wanted), None);
+        // The scenario changed: only its pairs move; columns, embed and foreign pairs stay.
+        let scenario = Wanted { scenario: Some("v=1&m=gpt2&b=8".into()), ..wanted.clone() };
+        assert_eq!(rewrite(LINK, &scenario).as_deref(), Some(LINK.replace("b=4", "b=8").as_str()));
+        assert_eq!(rewrite(&format!("embed&{LINK}"), &scenario).as_deref(), Some(LINK.replace("b=4", "b=8").replace("units=gb", "units=gb&embed").as_str()));
+        // The planner tab at the world size with the default ladder, the columns gone.
+        let planner = Wanted { units: Units::Gib, view: None, budget: None, ladder: None, compare: Some(String::new()), ..Wanted::default() };
+        assert_eq!(rewrite(LINK, &planner).as_deref(), Some("v=1&m=gpt2&b=4&utm_source=x"));
+        // Bad page values are kept as written until the state replaces them (they were reported
+        // when the link was read, `url::decode_budget`, `url::decode_ladder`).
+        let bad = "v=1&gpus=0&ladder=zero3,warp-drive";
+        assert_eq!(Address::parse(bad).budget.as_deref(), Some("0"));
+        assert_eq!(rewrite(bad, &Wanted { ladder: Some(vec![(Step::Zero3, true)]), ..Wanted::default() }).as_deref(), Some("v=1&ladder=zero3"));
+        assert!(url::decode_budget("0", 4096).is_err() && url::decode_ladder("zero3,warp-drive").1.len() == 1);
         assert_eq!(Address::parse("view=compare&view=strategy").view.as_deref(), Some("compare"));
-        assert_eq!(Address::parse("gpus=8").budget, Some("8".into()));
+        assert_eq!((Address::parse("units=tb").units, Address::parse("embed").embed.as_deref()), (Units::Gib, Some("")));
     }
 }

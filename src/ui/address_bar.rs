@@ -1,5 +1,5 @@
 //! The address bar's one writer and one reader. One effect ([`start`]) computes the wanted
-//! [`Address`] from the parts' owners — the scenario and units ([`Planner`]), the open tab and
+//! [`crate::address::Address`] from the parts' owners — the scenario and units ([`Planner`]), the open tab and
 //! the Strategy view's budget and ladder ([`Workspace`]), the Compare columns — and writes it
 //! whole; one `popstate` listener reads the entry back and hands each part to its owner.
 //!
@@ -8,11 +8,12 @@
 //! burst ends [`BURST_MS`] after the last change; so back goes to the scenario before the drag,
 //! not to each pixel of it. Every other part replaces the current entry.
 //!
-//! The scenario and the columns are encoded by the link codec, the `url_codec` chunk
-//! ([`url_codec`]): until it has arrived a change to them waits for it (the other parts are
-//! written at once, the scenario's pairs kept as the bar shows them). Back/forward restore the
-//! scenario, the units and the columns; the tab, the budget and the ladder stay as they are (as
-//! before this module), and the entry is rewritten to show them.
+//! The query is put together by the link codec's chunk ([`url_codec`]: the scenario's and the
+//! columns' codec and [`crate::address`]), so none of it is in the first download: a change made
+//! before the chunk has arrived is written when it does (it is fetched after the first chart).
+//! The bar shows the link the page was opened with until the first change. Back/forward restore
+//! the scenario, the units and the columns; the tab, the budget and the ladder stay as they are
+//! (as before this module), and the entry is rewritten to show them.
 
 use leptos::prelude::*;
 use wasm_bindgen::JsValue;
@@ -21,8 +22,8 @@ use super::after_paint::AfterPaint;
 use super::state::Planner;
 use super::url_codec::{self, UrlCodec};
 use super::url_sync::{codec_missing, location_query, UrlNotice};
-use super::workspace::{Rung, Tab, Workspace, MAX_COLUMNS};
-use crate::address::Address;
+use super::workspace::{Rung, Tab, Workspace};
+use crate::address::Wanted;
 use crate::format::Units;
 use crate::scenario::Scenario;
 
@@ -61,84 +62,76 @@ impl Bar {
         self.burst.set_value(None);
     }
 
-    /// The Compare columns' scenarios (none until the Compare view first opens).
-    fn column_scenarios(self) -> Vec<Scenario> {
-        self.ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect())
+    /// The Compare columns' `cmp=` pairs, once there are columns (encoded again only when
+    /// they changed).
+    fn compare_pairs(self, codec: UrlCodec) -> Option<String> {
+        let columns: Vec<Scenario> = self.ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
+        if columns.is_empty() {
+            return None;
+        }
+        if let Some(pairs) = self.columns.with_value(|c| c.as_ref().filter(|(shown, _)| *shown == columns).map(|(_, pairs)| pairs.clone())) {
+            return Some(pairs);
+        }
+        let pairs = (codec.encode_compare)(&columns);
+        self.columns.set_value(Some((columns, pairs.clone())));
+        Some(pairs)
     }
 
-    /// Writes the wanted address into the bar. Returns true when a part still waits for the
-    /// codec (`codec` is `None` and the scenario or the columns changed): written once it is here.
-    fn write(self, codec: Option<UrlCodec>) -> bool {
-        let current = Address::parse(&location_query());
-        let mut next = current.clone();
-        let (scenario, units) = (self.planner.scenario.get_untracked(), self.planner.units.get_untracked());
-        let (scenario_changed, units_changed) = self.shown.with_value(|(s, u)| (*s != scenario, *u != units));
-        let scenario_written = scenario_changed && codec.is_some();
-        let mut waits = scenario_changed && codec.is_none();
-        if let (true, Some(codec)) = (scenario_written, codec) {
-            next.set_scenario(&(codec.encode)(&scenario));
-        }
-        let columns = self.column_scenarios();
-        if !columns.is_empty() {
-            match self.columns.with_value(|c| c.as_ref().filter(|(shown, _)| *shown == columns).map(|(_, pairs)| pairs.clone())) {
-                Some(pairs) => next.set_compare(&pairs),
-                None => match codec {
-                    Some(codec) => {
-                        let pairs = (codec.encode_compare)(&columns);
-                        next.set_compare(&pairs);
-                        self.columns.set_value(Some((columns, pairs)));
-                    }
-                    None => waits = true,
-                },
-            }
-        }
+    /// What the page's state wants in the bar: the scenario's pairs when it changed, the units,
+    /// the tab, the Strategy budget and ladder where they differ from the defaults, the columns.
+    fn wanted(self, codec: UrlCodec, scenario: &Scenario, units: Units, scenario_changed: bool) -> Wanted {
         let ws = self.ws;
         let tab = ws.tab.get_untracked();
-        next.view = (tab != Tab::Planner || ws.view_named.get_untracked()).then(|| tab.id().to_string());
         let gpus = ws.strategy.gpus.get_untracked();
-        next.set_budget((gpus != ws.strategy.world.get_untracked()).then_some(gpus));
-        let ladder = ws.strategy.ladder.with_untracked(|l| (*l != Rung::defaults(gpus)).then(|| l.iter().map(|r| (r.step, r.enabled)).collect::<Vec<_>>()));
-        next.set_ladder(ladder.as_deref());
-        if scenario_written || units_changed {
-            next.units = units;
-            self.shown.set_value((if scenario_written { scenario } else { self.shown.with_value(|s| s.0.clone()) }, units));
+        Wanted {
+            scenario: scenario_changed.then(|| (codec.encode)(scenario)),
+            units,
+            view: (tab != Tab::Planner || ws.view_named.get_untracked()).then_some(tab.id()),
+            budget: (gpus != ws.strategy.world.get_untracked()).then_some(gpus),
+            ladder: ws.strategy.ladder.with_untracked(|l| (*l != Rung::defaults(gpus)).then(|| l.iter().map(|r| (r.step, r.enabled)).collect())),
+            compare: self.compare_pairs(codec),
         }
-        if next != current {
-            let push = (scenario_written || units_changed) && self.burst.with_value(Option::is_none);
-            write_history(&next.to_query(), push);
+    }
+
+    /// Writes the wanted address into the bar: a new history entry for the first change of the
+    /// scenario (or units) in a burst, the current one otherwise.
+    fn write(self, codec: UrlCodec) {
+        let (scenario, units) = (self.planner.scenario.get_untracked(), self.planner.units.get_untracked());
+        let changed = self.shown.with_value(|(s, u)| (*s != scenario, *u != units));
+        let wanted = self.wanted(codec, &scenario, units, changed.0);
+        if let Some(query) = (codec.rewrite)(&location_query(), &wanted) {
+            write_history(&query, (changed.0 || changed.1) && self.burst.with_value(Option::is_none));
         }
-        if scenario_written || units_changed {
+        if changed.0 || changed.1 {
+            self.shown.set_value((scenario, units));
             self.end_burst();
             match set_timeout_with_handle(move || self.burst.set_value(None), std::time::Duration::from_millis(BURST_MS)) {
                 Ok(handle) => self.burst.set_value(Some(handle)),
                 Err(_) => self.burst.set_value(None),
             }
         }
-        waits
     }
 
-    /// Writes the wanted address now, and again once the codec has arrived if a part waits for it.
+    /// Writes the wanted address, once the codec (which holds [`crate::address`]) has arrived.
     fn sync(self) {
-        if self.write(url_codec::get()) {
-            leptos::task::spawn_local(async move {
+        match url_codec::get() {
+            Some(codec) => self.write(codec),
+            None => leptos::task::spawn_local(async move {
                 match url_codec::load().await {
-                    Ok(codec) => {
-                        self.write(Some(codec));
-                    }
+                    Ok(codec) => self.write(codec),
                     Err(_) => leptos::logging::warn!("address bar not updated: the link code did not load"),
                 }
-            });
+            }),
         }
     }
 
     /// Hands back/forward's entry to the parts' owners: the scenario and units to the planner
-    /// (its problems to `notice`), the columns to the Compare state (if it has columns; an
-    /// entry without `cmp=` pairs keeps them); then shows the rest of the page's state in it.
+    /// (its problems to `notice`), the `cmp=` pairs to the Compare view's reader
+    /// ([`CompareState::from_link`](super::workspace::CompareState), once the view has opened);
+    /// then shows the rest of the page's state in the entry.
     fn restore(self, notice: UrlNotice, codec: Option<UrlCodec>) {
         let query = location_query();
-        let address = Address::parse(&query);
-        let decoded = url_codec::decode_without(&query).or_else(|| codec.map(|c| (c.decode_view)(&query)));
-        match decoded {
+        match url_codec::decode_without(&query).or_else(|| codec.map(|c| (c.decode_view)(&query))) {
             Some((scenario, units, errors)) => {
                 self.shown.set_value((scenario.clone(), units));
                 notice.0.set(errors);
@@ -151,10 +144,8 @@ impl Bar {
             }
             None => notice.0.set(vec![codec_missing()]),
         }
-        let has_columns = self.ws.compare.columns.with_untracked(|c| !c.is_empty());
-        if let (true, false, Some(codec)) = (has_columns, address.compare.is_empty(), codec) {
-            let (scenarios, errors) = (codec.decode_compare)(&address.compare_query(), MAX_COLUMNS);
-            self.ws.restore_columns(scenarios, errors);
+        if let Some(read_columns) = self.ws.compare.from_link.get_value() {
+            read_columns(self.ws, &query);
         }
         self.sync();
     }
@@ -170,7 +161,7 @@ pub fn start(planner: Planner, ws: Workspace, notice: UrlNotice) {
         columns: StoredValue::new(None),
         burst: StoredValue::new(None),
     };
-    Effect::new(move |_| {
+    Effect::new(move |first: Option<()>| {
         planner.scenario.track();
         planner.units.track();
         ws.tab.track();
@@ -179,16 +170,18 @@ pub fn start(planner: Planner, ws: Workspace, notice: UrlNotice) {
         ws.strategy.world.track();
         ws.strategy.ladder.track();
         ws.compare.columns.with(|c| c.iter().for_each(|slot| slot.scenario.track()));
-        bar.sync();
+        // The bar shows the link the page was opened with until the first change.
+        if first.is_some() {
+            bar.sync();
+        }
     });
     AfterPaint::new().schedule(url_codec::prefetch);
     let popstate = window_event_listener(leptos::ev::popstate, move |_| {
         bar.end_burst();
         let query = location_query();
-        let needs_codec = crate::url::carries_scenario(&query) || (!Address::parse(&query).compare.is_empty() && ws.compare.columns.with_untracked(|c| !c.is_empty()));
         match url_codec::get() {
             Some(codec) => bar.restore(notice, Some(codec)),
-            None if !needs_codec => bar.restore(notice, None),
+            None if !crate::url::carries_scenario(&query) => bar.restore(notice, None),
             None => leptos::task::spawn_local(async move {
                 let codec = url_codec::load().await.ok();
                 bar.restore(notice, codec);

@@ -1,6 +1,6 @@
 //! The address bar's scenario codec ([`crate::url`]: `encode`, `decode` and the serde code
 //! behind them; 52 KB of the first download's gzip before it moved, measured by leaving it
-//! out) as the `url_codec` WASM chunk.
+//! out) and the address bar's query by part ([`crate::address`]) as the `url_codec` WASM chunk.
 //!
 //! A page opened without a scenario in its address (the default planner) never needs it to
 //! draw, so it is fetched after the first chart ([`prefetch`]) and is there by the first
@@ -14,12 +14,10 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::lazy_view::Chunked;
 
+use crate::address::Wanted;
 use crate::error::InputError;
 use crate::format::Units;
 use crate::scenario::Scenario;
-
-/// Compare columns read from a link, and what could not be read.
-pub type Columns = (Vec<Scenario>, Vec<InputError>);
 
 /// What the chunk holds.
 #[derive(Clone, Copy)]
@@ -30,16 +28,15 @@ pub struct UrlCodec {
     pub encode: fn(&Scenario) -> String,
     /// The Compare columns' `cmp=` pairs ([`crate::url::encode_compare`]).
     pub encode_compare: fn(&[Scenario]) -> String,
-    /// The Compare columns of a query, at most so many, and their problems
-    /// ([`crate::url::decode_compare`]).
-    pub decode_compare: fn(&str, usize) -> Columns,
+    /// The address bar's query with the parts the page's state wants ([`crate::address::rewrite`]).
+    pub rewrite: fn(&str, &Wanted) -> Option<String>,
 }
 
 /// The codec, in the `url_codec` chunk. (Built here, not in a `static`: a function pointer
 /// in the main module's data would keep the function in the main module.)
 #[wasm_split(url_codec, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn load_chunk() -> Result<UrlCodec, SplitLoaderError> {
-    Ok(UrlCodec { decode_view: crate::page_query::decode_view, encode: crate::url::encode, encode_compare: crate::url::encode_compare, decode_compare: crate::url::decode_compare })
+    Ok(UrlCodec { decode_view: crate::page_query::decode_view, encode: crate::url::encode, encode_compare: crate::url::encode_compare, rewrite: crate::address::rewrite })
 }
 static CODEC: Chunked<UrlCodec> = Chunked::new();
 

@@ -18,20 +18,18 @@ use wasm_bindgen::JsCast;
 use super::after_paint::AfterPaint;
 use super::state::Planner;
 use super::url_sync::{location_query, UrlNotice};
-use crate::address::Address;
 use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
 use crate::model::timeline::{timeline, Timeline};
+use crate::page_query::page_param;
 use crate::plan::escalation::{escalate_ladder, Escalation, Step};
 use crate::plan::search::SearchResult;
 use crate::plan::strategy_table::{strategy_rows, StrategyRow};
 use crate::scenario::Scenario;
+use crate::url;
 
 /// Largest GPU budget the Strategy view accepts.
 pub const MAX_GPUS: u64 = 4096;
-
-/// Most Compare columns (and most a link opens).
-pub const MAX_COLUMNS: usize = 4;
 
 /// The three views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +170,9 @@ pub struct RentState {
     pub by_time: RwSignal<bool>,
 }
 
+/// A reader of a query's part into the page state ([`CompareState::from_link`]).
+pub type LinkReader = fn(Workspace, &str);
+
 /// The Compare view's columns and its strategy table's GPU count.
 #[derive(Clone, Copy)]
 pub struct CompareState {
@@ -184,6 +185,9 @@ pub struct CompareState {
     table: PageResult<Memo<Vec<StrategyRow>>>,
     /// What the link's `cmp=` pairs could not say (shown by the Compare view).
     pub notice: RwSignal<Vec<InputError>>,
+    /// Reads the Compare columns of a query into this state (back/forward); set by the Compare
+    /// view when it first opens, so its code stays in the view's chunk.
+    pub from_link: StoredValue<Option<LinkReader>>,
 }
 
 /// The page's view state: the open tab and one state per view, kept across tab switches.
@@ -212,11 +216,12 @@ impl Workspace {
     pub fn provide() -> Workspace {
         let planner = Planner::get();
         let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
-        let address = Address::parse(&location_query());
-        let (budget, ladder) = strategy_from_link(&address, world.get_untracked());
+        let query = location_query();
+        let (budget, ladder) = strategy_from_link(&query, world.get_untracked());
+        let view = page_param(&query, "view");
         let ws = Workspace {
-            tab: RwSignal::new(Tab::from_id(address.view.as_deref().unwrap_or_default())),
-            view_named: RwSignal::new(address.view.as_deref() == Some(Tab::Planner.id())),
+            tab: RwSignal::new(Tab::from_id(view.as_deref().unwrap_or_default())),
+            view_named: RwSignal::new(view.as_deref() == Some(Tab::Planner.id())),
             strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world, escalation: PageResult::new() },
             search: SearchState {
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
@@ -239,6 +244,7 @@ impl Workspace {
                 table_gpus: RwSignal::new(8),
                 table: PageResult::new(),
                 notice: RwSignal::new(Vec::new()),
+                from_link: StoredValue::new(None),
             },
             applied: RwSignal::new(None),
             timeline: PageResult::new(),
@@ -329,16 +335,6 @@ impl Workspace {
         })
     }
 
-    /// The columns a link's entry names (back/forward) and what it could not say: the columns
-    /// are replaced only where they differ.
-    pub fn restore_columns(self, scenarios: Vec<Scenario>, errors: Vec<InputError>) {
-        self.compare.notice.set(errors);
-        let same = self.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
-        if !same {
-            self.set_columns(scenarios.into_iter().map(|s| self.new_slot(s)).collect());
-        }
-    }
-
     /// Replaces the Compare columns with `slots`; the columns left out are disposed once
     /// their views are gone (on the next animation frame).
     pub fn set_columns(self, slots: Vec<CompareSlot>) {
@@ -360,21 +356,21 @@ impl Workspace {
 }
 
 /// The Strategy view's GPU budget and ladder from the link's page keys (`gpus=`, `ladder=`,
-/// [`Address::budget`], [`Address::ladder`]): the planner's world size and the default ladder
-/// for the budget where absent. What cannot be read joins the link's problems ([`UrlNotice`]).
-/// The address bar keeps them in the link while they differ from these defaults
-/// (`address_bar`).
-fn strategy_from_link(address: &Address, world: u64) -> (u64, Vec<Rung>) {
+/// [`url::BUDGET_KEY`]): the planner's world size and the default ladder for the budget where
+/// absent. What cannot be read joins the link's problems ([`UrlNotice`]). The address bar keeps
+/// them in the link while they differ from these defaults (`address_bar.rs`).
+fn strategy_from_link(query: &str, world: u64) -> (u64, Vec<Rung>) {
     let mut problems = Vec::new();
-    let budget = address.budget(MAX_GPUS).map_or(world, |b| {
-        b.unwrap_or_else(|e| {
+    let budget = page_param(query, url::BUDGET_KEY).map_or(world, |v| {
+        url::decode_budget(&v, MAX_GPUS).unwrap_or_else(|e| {
             problems.push(e);
             world
         })
     });
-    let ladder = address.ladder().map_or_else(
+    let ladder = page_param(query, url::LADDER_KEY).map_or_else(
         || Rung::defaults(budget),
-        |(rungs, errors)| {
+        |v| {
+            let (rungs, errors) = url::decode_ladder(&v);
             problems.extend(errors);
             rungs.into_iter().map(|(step, enabled)| Rung { step, enabled }).collect()
         },

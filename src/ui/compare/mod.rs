@@ -17,7 +17,7 @@ use leptos::prelude::*;
 use super::chart_box::ChartBox;
 use super::state::Planner;
 use super::url_sync::{link_problems, location_query};
-use super::workspace::{Workspace, MAX_COLUMNS};
+use super::workspace::Workspace;
 use crate::address::Address;
 use crate::chart::compare::compare_chart;
 use crate::error::InputError;
@@ -28,6 +28,8 @@ use column::{column_name, CompareColumn};
 use strategy::CompareStrategyTable;
 use table::CompareTable;
 
+/// Most columns (and most a link opens).
+pub const MAX_COLUMNS: usize = 4;
 /// Fewest columns.
 pub const MIN_COLUMNS: usize = 2;
 
@@ -47,12 +49,31 @@ fn columns_from_url(planner: Planner) -> (Vec<Scenario>, Vec<InputError>) {
     (scenarios, errors)
 }
 
+/// Back/forward's entry `query` into the columns ([`CompareState::from_link`]): its `cmp=`
+/// columns and what they could not say; the columns are replaced only where they differ. An
+/// entry from before the columns existed keeps them (the address bar then writes them into it).
+///
+/// [`CompareState::from_link`]: super::workspace::CompareState
+fn columns_from_link(ws: Workspace, query: &str) {
+    let address = Address::parse(query);
+    if address.compare.is_empty() {
+        return;
+    }
+    let (scenarios, errors) = url::decode_compare(&address.compare_query(), MAX_COLUMNS);
+    ws.compare.notice.set(errors);
+    let same = ws.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
+    if !same {
+        ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
+    }
+}
+
 /// The Compare tab.
 #[component]
 pub fn CompareView() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
     let notice = ws.compare.notice;
+    ws.compare.from_link.set_value(Some(columns_from_link));
     if ws.compare.columns.with_untracked(Vec::is_empty) {
         let (scenarios, errors) = columns_from_url(planner);
         notice.set(errors);
