@@ -1,8 +1,8 @@
 //! The page's view state ([`Workspace`]): the open tab, and one state per view — the
 //! Strategy ladder and budget ([`StrategyState`]), the automatic planner ([`SearchState`]),
 //! the Compare columns ([`CompareState`]) — kept while a view is hidden, the results the views
-//! read (the escalation, the strategy table, the step timeline: [`PageResult`]s made on first
-//! read), with the one GPU
+//! read (the escalation, the strategy table, the step timeline: made once on first read and
+//! kept by the page, [`Workspace::escalation`]), with the one GPU
 //! budget of the flowchart and the search following the planner's world size; choosing a
 //! tab ([`select_tab`]), writing a plan into the planner with the changes it makes
 //! ([`apply_to_planner`]) and the way back to the planner after an Apply
@@ -64,33 +64,6 @@ impl Tab {
     }
 }
 
-/// A result of the page state computed from other state (a plan, a timeline), made by the first
-/// view that reads it and then kept by the page: every view reads the same one, and it outlives
-/// the view. Made on first read, not in [`Workspace::provide`], so that its code stays in the
-/// chunk of the view that needs it (`lazy_view.rs`: a function only a chunk reaches is cut into
-/// that chunk).
-#[derive(Clone, Copy)]
-pub struct PageResult<T: Send + Sync + 'static>(StoredValue<Option<T>>);
-
-impl<T: Copy + Send + Sync + 'static> PageResult<T> {
-    fn new() -> PageResult<T> {
-        PageResult(StoredValue::new(None))
-    }
-
-    /// The result, made by `make` under the page's `owner` the first time.
-    fn get_or_make(self, owner: Option<Owner>, make: impl FnOnce() -> T) -> T {
-        if let Some(made) = self.0.get_value() {
-            return made;
-        }
-        let made = match owner {
-            Some(owner) => owner.with(make),
-            None => make(),
-        };
-        self.0.set_value(Some(made));
-        made
-    }
-}
-
 /// One rung of the editable ladder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rung {
@@ -135,8 +108,6 @@ pub struct StrategyState {
     pub gpus: RwSignal<u64>,
     /// The planner's world size (at most [`MAX_GPUS`]); a budget equal to it stays out of the link.
     pub world: Memo<u64>,
-    /// The ladder run on the planner's scenario ([`Workspace::escalation`]).
-    escalation: PageResult<Memo<Escalation>>,
 }
 
 /// The automatic planner's margin, result and progress; its GPUs are the Strategy budget
@@ -181,8 +152,6 @@ pub struct CompareState {
     pub next_key: StoredValue<u32>,
     /// GPUs for the strategy table.
     pub table_gpus: RwSignal<u64>,
-    /// The strategy table's rows ([`Workspace::strategy_table`]).
-    table: PageResult<Memo<Vec<StrategyRow>>>,
     /// What the link's `cmp=` pairs could not say (shown by the Compare view).
     pub notice: RwSignal<Vec<InputError>>,
     /// Reads the Compare columns of a query into this state (back/forward); set by the Compare
@@ -204,10 +173,8 @@ pub struct Workspace {
     /// The last scenario written into the planner by an Apply or a "use this", with what it
     /// changed in words; shown on the Planner while the planner holds that scenario.
     pub applied: RwSignal<Option<(Scenario, String)>>,
-    /// The step timeline's points ([`Workspace::timeline`]).
-    timeline: PageResult<RwSignal<Option<Timeline>>>,
-    /// The page's owner: Compare columns and the [`PageResult`]s belong to it, not to a view,
-    /// so they outlive the view when another tab is chosen.
+    /// The page's owner: Compare columns and the results the views read belong to it, not to a
+    /// view, so they outlive the view when another tab is chosen.
     owner: StoredValue<Option<Owner>>,
 }
 
@@ -222,7 +189,7 @@ impl Workspace {
         let ws = Workspace {
             tab: RwSignal::new(Tab::from_id(view.as_deref().unwrap_or_default())),
             view_named: RwSignal::new(view.as_deref() == Some(Tab::Planner.id())),
-            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world, escalation: PageResult::new() },
+            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world },
             search: SearchState {
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
                 outcome: RwSignal::new(None),
@@ -242,12 +209,10 @@ impl Workspace {
                 columns: RwSignal::new(Vec::new()),
                 next_key: StoredValue::new(0),
                 table_gpus: RwSignal::new(8),
-                table: PageResult::new(),
                 notice: RwSignal::new(Vec::new()),
                 from_link: StoredValue::new(None),
             },
             applied: RwSignal::new(None),
-            timeline: PageResult::new(),
             owner: StoredValue::new(Owner::current()),
         };
         // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
@@ -291,12 +256,29 @@ impl Workspace {
         }
     }
 
+    /// A result of the page state computed from other state (a plan, a timeline): made by
+    /// `make` under the page's owner the first time a view reads it, and kept there as context
+    /// (one per type), so every view reads the same one and it outlives the view. Made on first
+    /// read, not in [`Workspace::provide`], so its code stays in the chunk of the view that
+    /// needs it (`lazy_view.rs`: a function only a chunk reaches is cut into that chunk).
+    fn page_result<T: Clone + Send + Sync + 'static>(self, make: impl FnOnce() -> T) -> T {
+        let Some(owner) = self.owner.get_value() else {
+            return make();
+        };
+        if let Some(made) = owner.with(use_context::<T>) {
+            return made;
+        }
+        let made = owner.with(make);
+        owner.with(|| provide_context(made.clone()));
+        made
+    }
+
     /// The Strategy view's escalation: the edited ladder run on the planner's (last valid)
     /// scenario within the GPU budget and the search's margin
     /// ([`crate::plan::escalation::escalate_ladder`]), once per change of them.
     pub fn escalation(self) -> Memo<Escalation> {
         let planner = Planner::get();
-        self.strategy.escalation.get_or_make(self.owner.get_value(), move || {
+        self.page_result(move || {
             Memo::new(move |_| {
                 let ladder: Vec<(Step, bool)> = self.strategy.ladder.with(|l| l.iter().map(|r| (r.step, r.enabled)).collect());
                 let gpus = self.strategy.gpus.get();
@@ -310,7 +292,7 @@ impl Workspace {
     /// count ([`crate::plan::strategy_table::strategy_rows`]); a unit switch only re-renders it.
     pub fn strategy_table(self) -> Memo<Vec<StrategyRow>> {
         let planner = Planner::get();
-        self.compare.table.get_or_make(self.owner.get_value(), move || {
+        self.page_result(move || {
             Memo::new(move |_| {
                 let gpus = self.compare.table_gpus.get();
                 planner.valid.with(|s| strategy_rows(s, gpus))
@@ -324,7 +306,7 @@ impl Workspace {
     /// training step (inference).
     pub fn timeline(self) -> RwSignal<Option<Timeline>> {
         let planner = Planner::get();
-        self.timeline.get_or_make(self.owner.get_value(), move || {
+        self.page_result(move || {
             let points = RwSignal::new(None::<Timeline>);
             let after_paint = AfterPaint::new();
             Effect::new(move |_| {
