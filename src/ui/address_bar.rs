@@ -20,10 +20,9 @@ use wasm_bindgen::JsValue;
 
 use super::after_paint::AfterPaint;
 use super::state::Planner;
-use super::url_codec::{self, UrlCodec};
+use super::url_codec::{self, Parts, UrlCodec};
 use super::url_sync::{codec_missing, location_query, UrlNotice};
 use super::workspace::{Rung, Tab, Workspace};
-use crate::address::Wanted;
 use crate::format::Units;
 use crate::scenario::Scenario;
 
@@ -42,15 +41,13 @@ fn write_history(query: &str, push: bool) {
     }
 }
 
-/// What the address bar shows of the parts that need the codec, and the burst in progress.
+/// The parts' owners, the scenario the address bar shows, and the burst in progress.
 #[derive(Clone, Copy)]
 struct Bar {
     planner: Planner,
     ws: Workspace,
     /// The scenario and units the bar's scenario pairs stand for.
     shown: StoredValue<(Scenario, Units)>,
-    /// The columns the bar's `cmp=` pairs stand for, and those pairs.
-    columns: StoredValue<Option<(Vec<Scenario>, String)>>,
     burst: StoredValue<Option<TimeoutHandle>>,
 }
 
@@ -62,44 +59,23 @@ impl Bar {
         self.burst.set_value(None);
     }
 
-    /// The Compare columns' `cmp=` pairs, once there are columns (encoded again only when
-    /// they changed).
-    fn compare_pairs(self, codec: UrlCodec) -> Option<String> {
-        let columns: Vec<Scenario> = self.ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
-        if columns.is_empty() {
-            return None;
-        }
-        if let Some(pairs) = self.columns.with_value(|c| c.as_ref().filter(|(shown, _)| *shown == columns).map(|(_, pairs)| pairs.clone())) {
-            return Some(pairs);
-        }
-        let pairs = (codec.encode_compare)(&columns);
-        self.columns.set_value(Some((columns, pairs.clone())));
-        Some(pairs)
-    }
-
-    /// What the page's state wants in the bar: the scenario's pairs when it changed, the units,
-    /// the tab, the Strategy budget and ladder where they differ from the defaults, the columns.
-    fn wanted(self, codec: UrlCodec, scenario: &Scenario, units: Units, scenario_changed: bool) -> Wanted {
+    /// Writes the wanted address into the bar: a new history entry for the first change of the
+    /// scenario (or units) in a burst, the current one otherwise.
+    fn write(self, codec: UrlCodec) {
         let ws = self.ws;
-        let tab = ws.tab.get_untracked();
-        let gpus = ws.strategy.gpus.get_untracked();
-        Wanted {
-            scenario: scenario_changed.then(|| (codec.encode)(scenario)),
+        let (scenario, units) = (self.planner.scenario.get_untracked(), self.planner.units.get_untracked());
+        let changed = self.shown.with_value(|(s, u)| (*s != scenario, *u != units));
+        let columns: Vec<Scenario> = ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
+        let (tab, gpus) = (ws.tab.get_untracked(), ws.strategy.gpus.get_untracked());
+        let parts = Parts {
+            scenario: changed.0.then_some(&scenario),
             units,
             view: (tab != Tab::Planner || ws.view_named.get_untracked()).then_some(tab.id()),
             budget: (gpus != ws.strategy.world.get_untracked()).then_some(gpus),
             ladder: ws.strategy.ladder.with_untracked(|l| (*l != Rung::defaults(gpus)).then(|| l.iter().map(|r| (r.step, r.enabled)).collect())),
-            compare: self.compare_pairs(codec),
-        }
-    }
-
-    /// Writes the wanted address into the bar: a new history entry for the first change of the
-    /// scenario (or units) in a burst, the current one otherwise.
-    fn write(self, codec: UrlCodec) {
-        let (scenario, units) = (self.planner.scenario.get_untracked(), self.planner.units.get_untracked());
-        let changed = self.shown.with_value(|(s, u)| (*s != scenario, *u != units));
-        let wanted = self.wanted(codec, &scenario, units, changed.0);
-        if let Some(query) = (codec.rewrite)(&location_query(), &wanted) {
+            columns: (!columns.is_empty()).then_some(columns.as_slice()),
+        };
+        if let Some(query) = (codec.compose)(&location_query(), &parts) {
             write_history(&query, (changed.0 || changed.1) && self.burst.with_value(Option::is_none));
         }
         if changed.0 || changed.1 {
@@ -154,13 +130,7 @@ impl Bar {
 /// Keeps the address bar in step with the page's state from now on, and hands back/forward's
 /// entries to the state. The link codec is fetched once the first chart has been painted.
 pub fn start(planner: Planner, ws: Workspace, notice: UrlNotice) {
-    let bar = Bar {
-        planner,
-        ws,
-        shown: StoredValue::new((planner.scenario.get_untracked(), planner.units.get_untracked())),
-        columns: StoredValue::new(None),
-        burst: StoredValue::new(None),
-    };
+    let bar = Bar { planner, ws, shown: StoredValue::new((planner.scenario.get_untracked(), planner.units.get_untracked())), burst: StoredValue::new(None) };
     Effect::new(move |first: Option<()>| {
         planner.scenario.track();
         planner.units.track();

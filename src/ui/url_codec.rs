@@ -14,29 +14,61 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::lazy_view::Chunked;
 
-use crate::address::Wanted;
+use std::cell::RefCell;
+
+use crate::address::{rewrite, Ladder, Wanted};
 use crate::error::InputError;
 use crate::format::Units;
 use crate::scenario::Scenario;
+
+/// What the page's state wants in the address bar, before encoding (see [`crate::address::Wanted`]).
+pub struct Parts<'a> {
+    /// The scenario when it changed since the bar last showed it; `None` keeps the bar's pairs.
+    pub scenario: Option<&'a Scenario>,
+    pub units: Units,
+    pub view: Option<&'static str>,
+    pub budget: Option<u64>,
+    pub ladder: Option<Ladder>,
+    /// The Compare columns once there are any; `None` keeps the bar's `cmp=` pairs.
+    pub columns: Option<&'a [Scenario]>,
+}
 
 /// What the chunk holds.
 #[derive(Clone, Copy)]
 pub struct UrlCodec {
     /// The scenario, units and decoding problems of a query.
     pub decode_view: fn(&str) -> (Scenario, Units, Vec<InputError>),
-    /// The scenario's query ([`crate::url::encode`]).
-    pub encode: fn(&Scenario) -> String,
-    /// The Compare columns' `cmp=` pairs ([`crate::url::encode_compare`]).
-    pub encode_compare: fn(&[Scenario]) -> String,
-    /// The address bar's query with the parts the page's state wants ([`crate::address::rewrite`]).
-    pub rewrite: fn(&str, &Wanted) -> Option<String>,
+    /// The address bar's query with the state's parts, or `None` when it says so already ([`compose`]).
+    pub compose: fn(&str, &Parts) -> Option<String>,
+}
+
+thread_local! {
+    /// The columns last encoded and their `cmp=` pairs: a planner edit does not encode them again.
+    static COLUMNS: RefCell<Option<(Vec<Scenario>, String)>> = const { RefCell::new(None) };
+}
+
+/// `current` with `parts` encoded ([`crate::url::encode`], [`crate::url::encode_compare`]) and
+/// applied ([`crate::address::rewrite`]); `None` when the query says so already.
+fn compose(current: &str, parts: &Parts) -> Option<String> {
+    let compare = parts.columns.map(|columns| {
+        COLUMNS.with_borrow_mut(|shown| match shown {
+            Some((cols, pairs)) if cols.as_slice() == columns => pairs.clone(),
+            _ => {
+                let pairs = crate::url::encode_compare(columns);
+                *shown = Some((columns.to_vec(), pairs.clone()));
+                pairs
+            }
+        })
+    });
+    let wanted = Wanted { scenario: parts.scenario.map(crate::url::encode), units: parts.units, view: parts.view, budget: parts.budget, ladder: parts.ladder.clone(), compare };
+    rewrite(current, &wanted)
 }
 
 /// The codec, in the `url_codec` chunk. (Built here, not in a `static`: a function pointer
 /// in the main module's data would keep the function in the main module.)
 #[wasm_split(url_codec, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn load_chunk() -> Result<UrlCodec, SplitLoaderError> {
-    Ok(UrlCodec { decode_view: crate::page_query::decode_view, encode: crate::url::encode, encode_compare: crate::url::encode_compare, rewrite: crate::address::rewrite })
+    Ok(UrlCodec { decode_view: crate::page_query::decode_view, compose })
 }
 static CODEC: Chunked<UrlCodec> = Chunked::new();
 
