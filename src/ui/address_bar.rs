@@ -134,10 +134,8 @@ pub fn start(planner: Planner, ws: Workspace, notice: UrlNotice) {
     Effect::new(move |first: Option<()>| {
         planner.scenario.track();
         planner.units.track();
-        ws.tab.track();
-        ws.view_named.track();
-        ws.strategy.gpus.track();
-        ws.strategy.world.track();
+        // Read with `get` where the page already does (no new code in the first download).
+        let _ = (ws.tab.get(), ws.view_named.get(), ws.strategy.gpus.get(), ws.strategy.world.get());
         ws.strategy.ladder.track();
         ws.compare.columns.with(|c| c.iter().for_each(|slot| slot.scenario.track()));
         // The bar shows the link the page was opened with until the first change.
