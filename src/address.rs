@@ -1,11 +1,11 @@
 //! The address bar's query as one value, [`Address`]: the scenario's pairs, the units, the
 //! embed flag, the open view, the Strategy view's GPU budget and ladder, the Compare columns
 //! and the pairs of keys the page does not know. The page reads the bar into one
-//! ([`Address::parse`]), replaces the part whose owner changed, and writes it back whole
-//! ([`Address::to_query`]), always in the same key order. Pure string work, tested natively;
-//! the scenario's and the columns' own codec ([`crate::url::encode`], `encode_compare`) is not
-//! called here, so the page's first download can hold this module while the codec waits in its
-//! chunk: a scenario part arrives already encoded ([`Address::set_scenario`]).
+//! ([`Address::parse`]), replaces the parts whose owners want something else ([`rewrite`] with a
+//! [`Wanted`]), and writes it back whole ([`Address::to_query`]), always in the same key order.
+//! Pure string work, tested natively. The scenario and the columns arrive encoded
+//! ([`crate::url::encode`], `encode_compare`); on the page this module is in the `url_codec`
+//! chunk with the codec (`ui/url_codec.rs`), not in the first download.
 
 use crate::format::Units;
 use crate::input_limits::{LINK_CHARS, LINK_PARAMS};
