@@ -138,11 +138,11 @@ pub fn start(planner: Planner, ws: Workspace, notice: UrlNotice) {
         let _ = (ws.tab.get(), ws.view_named.get(), ws.strategy.gpus.get(), ws.strategy.world.get());
         ws.strategy.ladder.track();
         ws.compare.columns.with(|c| c.iter().for_each(|slot| slot.scenario.track()));
-        // The bar shows the link the page was opened with until the first change. The write
-        // waits for the effects of this change to have run (a microtask): the history call
-        // takes milliseconds and must not hold the chart's update back.
+        // The bar shows the link the page was opened with until the first change. The write is
+        // a task queued behind the effects this change has already woken (the chart's): the
+        // history call takes milliseconds and must not hold the chart's update back.
         if first.is_some() {
-            queue_microtask(move || bar.sync());
+            leptos::task::spawn_local(async move { bar.sync() });
         }
     });
     AfterPaint::new().schedule(url_codec::prefetch);
