@@ -6,6 +6,7 @@
 //! - [`chart`]: pure chart builders (`memory_chart(&Breakdown, Units) -> charming::Chart`).
 //! - `ui`: the Leptos page, built only for `wasm32`.
 
+pub mod address;
 pub mod chart;
 pub mod enum_id;
 pub mod error;

@@ -1,7 +1,7 @@
 //! The page's own query keys beside the scenario's (`embed`, `units`, `view`, …: the
-//! [`crate::url::PAGE_KEYS`]): reading one, dropping one, and the address bar's query for a
-//! scenario with the page keys kept. Pure string functions, used by the page's address bar
-//! (`ui/url_sync.rs`, the `url_codec` chunk) and tested natively.
+//! [`crate::url::PAGE_KEYS`]): reading one, dropping one, and a query's scenario and units
+//! ([`decode_view`], in the `url_codec` chunk). Pure string functions, tested natively; the
+//! address bar's query as a whole, part by part, is [`crate::address::Address`].
 
 use crate::error::InputError;
 use crate::format::Units;
@@ -37,22 +37,6 @@ pub fn decode_view(query: &str) -> (Scenario, Units, Vec<InputError>) {
     (scenario, units_from(query), errors)
 }
 
-/// The query for `scenario` and `units`, keeping the other page keys of `current`.
-pub fn compose(scenario: &Scenario, units: Units, current: &str) -> String {
-    let mut query = url::encode(scenario);
-    if units == Units::Gb {
-        query.push_str("&units=gb");
-    }
-    for pair in current.split('&') {
-        let key = pair.split('=').next().unwrap_or("");
-        if url::PAGE_KEYS.contains(&key) && key != "units" {
-            query.push('&');
-            query.push_str(pair);
-        }
-    }
-    query
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,7 +52,5 @@ mod tests {
         assert_eq!((units_from(query), units_from("units=GiB")), (Units::Gb, Units::Gib));
         let (scenario, units, errors) = decode_view(query);
         assert_eq!((scenario.model.label(), units, errors.len()), ("gpt2".to_string(), Units::Gb, 0));
-        assert_eq!(compose(&scenario, Units::Gib, query), "v=1&m=gpt2&embed&view=compare");
-        assert_eq!(compose(&scenario, Units::Gb, "units=gb&cmp=x"), "v=1&m=gpt2&units=gb&cmp=x");
     }
 }

@@ -105,6 +105,16 @@ pub fn unreadable_link(query: &str) -> Option<InputError> {
         .then(|| InputError::new("url", format!("the link would be {} characters long, more than the {LINK_CHARS} a link carries; share the scenario JSON instead", query.len())))
 }
 
+/// The keys [`decode`] reads by hand (the version, the model, the adapters, frozen blocks, the
+/// resolution, the device and its node size); the others are the field table's
+/// ([`crate::fields::scalar_keys`], [`crate::fields::device_keys`]).
+pub const HAND_KEYS: [&str; 10] = ["v", "m", "hf", "pl", "arch", "lora", "fz", "res", "d", "gpn"];
+
+/// Whether [`decode`] reads `key` (as written, not percent-decoded) as part of the scenario.
+pub fn is_scenario_key(key: &str) -> bool {
+    HAND_KEYS.contains(&key) || scalar_keys().any(|(k, _)| k == key) || device_keys().any(|(k, _)| k == key)
+}
+
 /// Whether a query (without `?`) holds anything but page keys ([`PAGE_KEYS`]), i.e.
 /// whether [`decode`] can read more from it than the default scenario. Keys are compared as
 /// written: a percent-encoded page key counts as a scenario key, and is then decoded (and
@@ -421,6 +431,19 @@ pub fn decode_budget(text: &str, max: u64) -> Result<u64, InputError> {
 mod tests {
     use super::*;
     use crate::scenario::Zero;
+
+    #[test]
+    fn the_scenario_keys_are_those_decode_reads() {
+        for key in HAND_KEYS.iter().copied().chain(scalar_keys().map(|(k, _)| k)).chain(device_keys().map(|(k, _)| k)) {
+            assert!(is_scenario_key(key), "{key}");
+            let (_, errors) = decode(&format!("{key}=%00bad"));
+            assert!(errors.iter().all(|e| e.message != UNKNOWN_PARAMETER), "{key}: {errors:?}");
+        }
+        for key in PAGE_KEYS.iter().copied().chain(["utm_source", "fbclid"]) {
+            assert!(!is_scenario_key(key), "{key}");
+        }
+        assert_eq!(decode("fbclid=1").1[0].message, UNKNOWN_PARAMETER);
+    }
 
     #[test]
     fn ladders_round_trip_and_bad_steps_are_named() {

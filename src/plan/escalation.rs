@@ -103,6 +103,13 @@ pub fn escalate(start: &Scenario, ladder: &[Step], gpus: u64) -> Escalation {
     escalate_with_margin(start, ladder, gpus, DEFAULT_MARGIN)
 }
 
+/// [`escalate_with_margin`] over an edited ladder (the Strategy view's): each step in order with
+/// whether it is on; a step that is off is left out, as if it were not on the ladder.
+pub fn escalate_ladder(start: &Scenario, ladder: &[(Step, bool)], gpus: u64, margin: f64) -> Escalation {
+    let on: Vec<Step> = ladder.iter().filter(|&&(_, on)| on).map(|&(step, _)| step).collect();
+    escalate_with_margin(start, &on, gpus, margin)
+}
+
 /// [`escalate`] with the share of capacity the plan must leave free when it drops a step.
 pub fn escalate_with_margin(start: &Scenario, ladder: &[Step], gpus: u64, margin: f64) -> Escalation {
     let gpus = gpus.max(1);
@@ -199,6 +206,21 @@ fn fitting(s: Scenario, margin: f64) -> Option<EscalationStep> {
 mod tests {
     use super::*;
     use crate::model::inputs::{Checkpointing, Zero};
+
+    /// A step switched off in the edited ladder is not run: the same escalation as the ladder
+    /// without it, and not the one with it (ZeRO-2 is what makes the default scenario fit on 8).
+    #[test]
+    fn an_edited_ladder_runs_only_the_steps_that_are_on() {
+        let s = Scenario::default();
+        let edited: Vec<(Step, bool)> = Step::DEFAULT_LADDER.iter().map(|&step| (step, step != Step::Zero2)).collect();
+        let without: Vec<Step> = Step::DEFAULT_LADDER.iter().copied().filter(|&step| step != Step::Zero2).collect();
+        let e = escalate_ladder(&s, &edited, 8, 0.1);
+        assert_eq!(e, escalate_with_margin(&s, &without, 8, 0.1));
+        assert_ne!(e, escalate_with_margin(&s, &Step::DEFAULT_LADDER, 8, 0.1));
+        assert!(e.steps.iter().all(|st| st.step != Some(Step::Zero2)));
+        let all_on: Vec<(Step, bool)> = Step::DEFAULT_LADDER.iter().map(|&step| (step, true)).collect();
+        assert_eq!(escalate_ladder(&s, &all_on, 8, DEFAULT_MARGIN), escalate(&s, &Step::DEFAULT_LADDER, 8));
+    }
 
     /// Issue 10's case: Llama-3-8B full fine-tuning on one 24 GB GPU (RTX 4090, Linux: out of
     /// memory, no spill) cannot shard anything; the single-GPU ladder reaches a fitting plan,

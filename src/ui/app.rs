@@ -6,6 +6,7 @@
 
 use leptos::prelude::*;
 
+use super::address_bar;
 use super::planner::breakdown_table::BreakdownTable;
 use super::planner::device_picker::DevicePicker;
 use super::planner::diffusion_controls::DiffusionControls;
@@ -44,8 +45,9 @@ fn skip_to_controls(ev: leptos::ev::MouseEvent, ws: Workspace) {
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
-    provide_planner();
+    let (planner, notice) = provide_planner();
     let ws = Workspace::provide();
+    address_bar::start(planner, ws, notice);
     view! {
         <a class="skip-link" href="#controls" on:click=move |ev| skip_to_controls(ev, ws)>"Skip to controls"</a>
         <header class="topbar">

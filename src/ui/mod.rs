@@ -4,9 +4,10 @@
 //! [`crate::estimate`], and the verdict, chart and table read that memo. No component
 //! computes memory. Built only for `wasm32`; the pure pieces it shows (the chart option, the
 //! verdict text, unit formatting) live in [`crate::chart`] and [`crate::format`] and are
-//! tested natively. The address bar carries the scenario ([`url_sync`]); `?embed=1` shows
+//! tested natively. The address bar carries the scenario and the views' state ([`address_bar`], [`url_sync`]); `?embed=1` shows
 //! the compact [`embed_view`] instead of the planner.
 
+mod address_bar;
 mod after_paint;
 mod app;
 mod chart_box;

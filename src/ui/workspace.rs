@@ -1,6 +1,8 @@
 //! The page's view state ([`Workspace`]): the open tab, and one state per view — the
 //! Strategy ladder and budget ([`StrategyState`]), the automatic planner ([`SearchState`]),
-//! the Compare columns ([`CompareState`]) — kept while a view is hidden, with the one GPU
+//! the Compare columns ([`CompareState`]) — kept while a view is hidden, the results the views
+//! read (the escalation, the strategy table, the step timeline: made once on first read and
+//! kept by the page, [`Workspace::escalation`]), with the one GPU
 //! budget of the flowchart and the search following the planner's world size; choosing a
 //! tab ([`select_tab`]), writing a plan into the planner with the changes it makes
 //! ([`apply_to_planner`]) and the way back to the planner after an Apply
@@ -13,12 +15,16 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::after_paint::AfterPaint;
 use super::state::Planner;
-use super::url_sync::{location_query, replace_page_key, UrlNotice};
+use super::url_sync::{location_query, UrlNotice};
+use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
+use crate::model::timeline::{timeline, Timeline};
 use crate::page_query::page_param;
-use crate::plan::escalation::Step;
+use crate::plan::escalation::{escalate_ladder, Escalation, Step};
 use crate::plan::search::SearchResult;
+use crate::plan::strategy_table::{strategy_rows, StrategyRow};
 use crate::scenario::Scenario;
 use crate::url;
 
@@ -100,6 +106,8 @@ pub struct StrategyState {
     /// GPUs available to the escalation's distributed steps: the planner's world size
     /// (dp × tp × pp × cp) until edited, and again whenever that changes.
     pub gpus: RwSignal<u64>,
+    /// The planner's world size (at most [`MAX_GPUS`]); a budget equal to it stays out of the link.
+    pub world: Memo<u64>,
 }
 
 /// The automatic planner's margin, result and progress; its GPUs are the Strategy budget
@@ -133,23 +141,31 @@ pub struct RentState {
     pub by_time: RwSignal<bool>,
 }
 
+/// A reader of a query's part into the page state ([`CompareState::from_link`]).
+pub type LinkReader = fn(Workspace, &str);
+
 /// The Compare view's columns and its strategy table's GPU count.
 #[derive(Clone, Copy)]
 pub struct CompareState {
     /// Compare columns (empty until the Compare view first opens).
     pub columns: RwSignal<Vec<CompareSlot>>,
     pub next_key: StoredValue<u32>,
-    /// The page's owner: Compare columns belong to it, not to the Compare view, so they
-    /// outlive the view when another tab is chosen.
-    owner: StoredValue<Option<Owner>>,
     /// GPUs for the strategy table.
     pub table_gpus: RwSignal<u64>,
+    /// What the link's `cmp=` pairs could not say (shown by the Compare view).
+    pub notice: RwSignal<Vec<InputError>>,
+    /// Reads the Compare columns of a query into this state (back/forward); set by the Compare
+    /// view when it first opens, so its code stays in the view's chunk.
+    pub from_link: StoredValue<Option<LinkReader>>,
 }
 
 /// The page's view state: the open tab and one state per view, kept across tab switches.
 #[derive(Clone, Copy)]
 pub struct Workspace {
     pub tab: RwSignal<Tab>,
+    /// The link names the open tab even when it is the planner (`view=planner`, as after an
+    /// Apply); choosing a tab clears it.
+    pub view_named: RwSignal<bool>,
     pub strategy: StrategyState,
     pub search: SearchState,
     pub rent: RentState,
@@ -157,6 +173,9 @@ pub struct Workspace {
     /// The last scenario written into the planner by an Apply or a "use this", with what it
     /// changed in words; shown on the Planner while the planner holds that scenario.
     pub applied: RwSignal<Option<(Scenario, String)>>,
+    /// The page's owner: Compare columns and the results the views read belong to it, not to a
+    /// view, so they outlive the view when another tab is chosen.
+    owner: StoredValue<Option<Owner>>,
 }
 
 impl Workspace {
@@ -164,10 +183,13 @@ impl Workspace {
     pub fn provide() -> Workspace {
         let planner = Planner::get();
         let world = Memo::new(move |_| planner.valid.with(|s| s.parallel.world_size().clamp(1, MAX_GPUS)));
-        let (budget, ladder) = strategy_from_link(&location_query(), world.get_untracked());
+        let query = location_query();
+        let (budget, ladder) = strategy_from_link(&query, world.get_untracked());
+        let view = page_param(&query, "view");
         let ws = Workspace {
-            tab: RwSignal::new(Tab::from_id(&page_param(&location_query(), "view").unwrap_or_default())),
-            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget) },
+            tab: RwSignal::new(Tab::from_id(view.as_deref().unwrap_or_default())),
+            view_named: RwSignal::new(view.as_deref() == Some(Tab::Planner.id())),
+            strategy: StrategyState { ladder: RwSignal::new(ladder), gpus: RwSignal::new(budget), world },
             search: SearchState {
                 margin: RwSignal::new(crate::plan::DEFAULT_MARGIN),
                 outcome: RwSignal::new(None),
@@ -183,8 +205,15 @@ impl Workspace {
                 millis: RwSignal::new(None),
                 by_time: RwSignal::new(false),
             },
-            compare: CompareState { columns: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), owner: StoredValue::new(Owner::current()), table_gpus: RwSignal::new(8) },
+            compare: CompareState {
+                columns: RwSignal::new(Vec::new()),
+                next_key: StoredValue::new(0),
+                table_gpus: RwSignal::new(8),
+                notice: RwSignal::new(Vec::new()),
+                from_link: StoredValue::new(None),
+            },
             applied: RwSignal::new(None),
+            owner: StoredValue::new(Owner::current()),
         };
         // A new planner layout is a new budget: a one-GPU scenario is planned on one GPU.
         Effect::new(move |seen: Option<()>| {
@@ -203,7 +232,6 @@ impl Workspace {
             }
             gpus
         });
-        keep_strategy_in_link(ws, world);
         provide_context(ws);
         install_bench_hook();
         ws
@@ -222,10 +250,71 @@ impl Workspace {
             let plan = Memo::new(move |_| scenario.with(|s| s.validate().is_empty().then(|| crate::estimate(s))));
             CompareSlot { key, scenario, plan }
         };
-        match self.compare.owner.get_value() {
+        match self.owner.get_value() {
             Some(owner) => owner.with(make),
             None => make(),
         }
+    }
+
+    /// A result of the page state computed from other state (a plan, a timeline): made by
+    /// `make` under the page's owner the first time a view reads it, and kept there as context
+    /// (one per type), so every view reads the same one and it outlives the view. Made on first
+    /// read, not in [`Workspace::provide`], so its code stays in the chunk of the view that
+    /// needs it (`lazy_view.rs`: a function only a chunk reaches is cut into that chunk).
+    fn page_result<T: Clone + Send + Sync + 'static>(self, make: impl FnOnce() -> T) -> T {
+        let Some(owner) = self.owner.get_value() else {
+            return make();
+        };
+        if let Some(made) = owner.with(use_context::<T>) {
+            return made;
+        }
+        let made = owner.with(make);
+        owner.with(|| provide_context(made.clone()));
+        made
+    }
+
+    /// The Strategy view's escalation: the edited ladder run on the planner's (last valid)
+    /// scenario within the GPU budget and the search's margin
+    /// ([`crate::plan::escalation::escalate_ladder`]), once per change of them.
+    pub fn escalation(self) -> Memo<Escalation> {
+        let planner = Planner::get();
+        self.page_result(move || {
+            Memo::new(move |_| {
+                let ladder: Vec<(Step, bool)> = self.strategy.ladder.with(|l| l.iter().map(|r| (r.step, r.enabled)).collect());
+                let gpus = self.strategy.gpus.get();
+                let margin = self.search.margin.get();
+                planner.valid.with(|s| escalate_ladder(s, &ladder, gpus, margin))
+            })
+        })
+    }
+
+    /// The Compare view's strategy table for the planner's (last valid) scenario and its GPU
+    /// count ([`crate::plan::strategy_table::strategy_rows`]); a unit switch only re-renders it.
+    pub fn strategy_table(self) -> Memo<Vec<StrategyRow>> {
+        let planner = Planner::get();
+        self.page_result(move || {
+            Memo::new(move |_| {
+                let gpus = self.compare.table_gpus.get();
+                planner.valid.with(|s| strategy_rows(s, gpus))
+            })
+        })
+    }
+
+    /// The step timeline of the planner's plan ([`crate::model::timeline::timeline`]), worked
+    /// out after the frame showing the new bar has been painted ([`AfterPaint`]), so neither the
+    /// first chart nor a dragged slider waits for it; `None` until then, and for a plan with no
+    /// training step (inference).
+    pub fn timeline(self) -> RwSignal<Option<Timeline>> {
+        let planner = Planner::get();
+        self.page_result(move || {
+            let points = RwSignal::new(None::<Timeline>);
+            let after_paint = AfterPaint::new();
+            Effect::new(move |_| {
+                planner.plan.track();
+                after_paint.schedule(move || points.set(planner.plan.with_untracked(|p| p.breakdown.step.is_some().then(|| timeline(&p.breakdown)))));
+            });
+            points
+        })
     }
 
     /// Replaces the Compare columns with `slots`; the columns left out are disposed once
@@ -250,7 +339,8 @@ impl Workspace {
 
 /// The Strategy view's GPU budget and ladder from the link's page keys (`gpus=`, `ladder=`,
 /// [`url::BUDGET_KEY`]): the planner's world size and the default ladder for the budget where
-/// absent. What cannot be read joins the link's problems ([`UrlNotice`]).
+/// absent. What cannot be read joins the link's problems ([`UrlNotice`]). The address bar keeps
+/// them in the link while they differ from these defaults (`address_bar.rs`).
 fn strategy_from_link(query: &str, world: u64) -> (u64, Vec<Rung>) {
     let mut problems = Vec::new();
     let budget = page_param(query, url::BUDGET_KEY).map_or(world, |v| {
@@ -271,22 +361,6 @@ fn strategy_from_link(query: &str, world: u64) -> (u64, Vec<Rung>) {
         notice.0.update(|e| e.extend(problems));
     }
     (budget, ladder)
-}
-
-/// Keeps `gpus=` and `ladder=` in the address bar while they differ from what the planner's
-/// world size implies (so a Strategy link reopens the same plan), and drops them otherwise.
-fn keep_strategy_in_link(ws: Workspace, world: Memo<u64>) {
-    Effect::new(move |_| {
-        let gpus = ws.strategy.gpus.get();
-        let budget = (gpus != world.get()).then(|| gpus.to_string());
-        let ladder = ws.strategy.ladder.with(|l| (*l != Rung::defaults(gpus)).then(|| url::encode_ladder(&l.iter().map(|r| (r.step, r.enabled)).collect::<Vec<_>>())));
-        let query = location_query();
-        for (key, value) in [(url::BUDGET_KEY, budget), (url::LADDER_KEY, ladder)] {
-            if page_param(&query, key) != value {
-                replace_page_key(key, value.as_deref());
-            }
-        }
-    });
 }
 
 /// The model's search on the default scenario `repeats` times: layouts, evaluations and
@@ -332,13 +406,15 @@ pub fn focus_tab(tab: Tab) {
     }
 }
 
-/// Shows `tab` and writes it into the link (`view=`; none for the planner).
+/// Shows `tab`; the address bar follows (`view=`; none for the planner).
 pub fn select_tab(ws: Workspace, tab: Tab) {
     // Choosing the open tab again must not mount its view afresh.
     if ws.tab.get_untracked() != tab {
         ws.tab.set(tab);
     }
-    replace_page_key("view", (tab != Tab::Planner).then_some(tab.id()));
+    if ws.view_named.get_untracked() {
+        ws.view_named.set(false);
+    }
     if tab == Tab::Planner {
         // The planner chart may have been resized while hidden: let it measure again.
         if let Ok(ev) = web_sys::Event::new("resize") {
@@ -360,7 +436,7 @@ pub fn apply_to_planner(ws: Workspace, planner: Planner, what: &str, next: Scena
 /// Planner tab.
 pub fn show_planner_at_top(ws: Workspace) {
     select_tab(ws, Tab::Planner);
-    replace_page_key("view", Some(Tab::Planner.id()));
+    ws.view_named.set(true);
     request_animation_frame(|| {
         focus_tab(Tab::Planner);
         window().scroll_to_with_x_and_y(0.0, 0.0);

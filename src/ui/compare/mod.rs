@@ -4,8 +4,8 @@
 //!
 //! Columns come from the link's `cmp=` pairs ([`url::decode_compare`]), or start as two
 //! copies of the planner's scenario; their state lives in the [`Workspace`] so it survives
-//! tab switches, and the address bar follows them ([`url::encode_compare`]), so a reload
-//! or a copied link opens the same columns. Each column's plan is the column's own memo
+//! tab switches, and the address bar follows them (`ui/address_bar.rs`, which also brings an
+//! entry's columns back on back/forward), so a reload or a copied link opens the same columns. Each column's plan is the column's own memo
 //! ([`super::workspace::CompareSlot::plan`]), so changing one column estimates that column only.
 
 mod column;
@@ -16,8 +16,9 @@ use leptos::prelude::*;
 
 use super::chart_box::ChartBox;
 use super::state::Planner;
-use super::url_sync::{link_problems, location_query, replace_page_pairs};
+use super::url_sync::{link_problems, location_query};
 use super::workspace::Workspace;
+use crate::address::Address;
 use crate::chart::compare::compare_chart;
 use crate::error::InputError;
 use crate::model::breakdown::Breakdown;
@@ -27,7 +28,7 @@ use column::{column_name, CompareColumn};
 use strategy::CompareStrategyTable;
 use table::CompareTable;
 
-/// Most columns.
+/// Most columns (and most a link opens).
 pub const MAX_COLUMNS: usize = 4;
 /// Fewest columns.
 pub const MIN_COLUMNS: usize = 2;
@@ -38,19 +39,32 @@ pub fn column_plans(ws: Workspace) -> Vec<(String, Option<Breakdown>)> {
     ws.compare.columns.with(|cols| cols.iter().enumerate().map(|(i, slot)| (column_name(i), slot.plan.get())).collect())
 }
 
-/// The `cmp=` pairs of a query, as written there.
-fn compare_pairs(query: &str) -> String {
-    query.split('&').filter(|p| p.split('=').next() == Some(url::COMPARE_KEY)).collect::<Vec<_>>().join("&")
-}
-
 /// The columns the address bar names (at least [`MIN_COLUMNS`]: the planner's scenario
 /// fills in), and the problems found in them.
 fn columns_from_url(planner: Planner) -> (Vec<Scenario>, Vec<InputError>) {
-    let (mut scenarios, errors) = url::decode_compare(&location_query(), MAX_COLUMNS);
+    let (mut scenarios, errors) = url::decode_compare(&Address::parse(&location_query()).compare_query(), MAX_COLUMNS);
     while scenarios.len() < MIN_COLUMNS {
         scenarios.push(planner.scenario.get_untracked());
     }
     (scenarios, errors)
+}
+
+/// Back/forward's entry `query` into the columns ([`CompareState::from_link`]): its `cmp=`
+/// columns and what they could not say; the columns are replaced only where they differ. An
+/// entry from before the columns existed keeps them (the address bar then writes them into it).
+///
+/// [`CompareState::from_link`]: super::workspace::CompareState
+fn columns_from_link(ws: Workspace, query: &str) {
+    let address = Address::parse(query);
+    if address.compare.is_empty() {
+        return;
+    }
+    let (scenarios, errors) = url::decode_compare(&address.compare_query(), MAX_COLUMNS);
+    ws.compare.notice.set(errors);
+    let same = ws.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
+    if !same {
+        ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
+    }
 }
 
 /// The Compare tab.
@@ -58,36 +72,13 @@ fn columns_from_url(planner: Planner) -> (Vec<Scenario>, Vec<InputError>) {
 pub fn CompareView() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
-    let notice = RwSignal::new(Vec::<InputError>::new());
+    let notice = ws.compare.notice;
+    ws.compare.from_link.set_value(Some(columns_from_link));
     if ws.compare.columns.with_untracked(Vec::is_empty) {
         let (scenarios, errors) = columns_from_url(planner);
         notice.set(errors);
         ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
     }
-    // The address bar follows the columns (replacing the current entry)…
-    Effect::new(move |_| {
-        let scenarios: Vec<Scenario> = ws.compare.columns.with(|c| c.iter().map(|slot| slot.scenario.get()).collect());
-        let pairs = url::encode_compare(&scenarios);
-        if compare_pairs(&location_query()) != pairs {
-            replace_page_pairs(url::COMPARE_KEY, &pairs);
-        }
-    });
-    // …and back/forward bring the columns of that entry back.
-    let popstate = window_event_listener(leptos::ev::popstate, move |_| {
-        if compare_pairs(&location_query()).is_empty() {
-            // An entry from before the columns existed: keep them, and say so in the address.
-            let scenarios: Vec<Scenario> = ws.compare.columns.with_untracked(|c| c.iter().map(|slot| slot.scenario.get_untracked()).collect());
-            replace_page_pairs(url::COMPARE_KEY, &url::encode_compare(&scenarios));
-            return;
-        }
-        let (scenarios, errors) = columns_from_url(planner);
-        notice.set(errors);
-        let same = ws.compare.columns.with_untracked(|c| c.len() == scenarios.len() && c.iter().zip(&scenarios).all(|(slot, s)| slot.scenario.with_untracked(|x| x == s)));
-        if !same {
-            ws.set_columns(scenarios.into_iter().map(|s| ws.new_slot(s)).collect());
-        }
-    });
-    on_cleanup(move || popstate.remove());
     let plans = Memo::new(move |_| column_plans(ws));
     let build = Callback::new(move |_| {
         let units = planner.units.get();

@@ -1,12 +1,12 @@
 //! `CompareStrategyTable`: the seed's strategy table computed for the planner's scenario:
 //! for data, tensor and pipeline parallelism, ZeRO-1/2/3 and mixed precision, the per-GPU
-//! memory each saves and the communication each adds, from [`strategy_rows`].
+//! memory each saves and the communication each adds, read from the page's memo
+//! ([`Workspace::strategy_table`], [`crate::plan::strategy_table::strategy_rows`]).
 
 use leptos::prelude::*;
 
 use crate::chart::outcome_word;
 use crate::format::{self, Units};
-use crate::plan::strategy_table::strategy_rows;
 use crate::ui::state::Planner;
 use crate::ui::workspace::Workspace;
 
@@ -25,12 +25,8 @@ fn signed_bytes(n: i128, units: Units) -> String {
 pub fn CompareStrategyTable() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
-    let valid = planner.valid;
-    // Estimated once per scenario and GPU count; a unit switch only re-renders.
-    let table = Memo::new(move |_| {
-        let gpus = ws.compare.table_gpus.get();
-        valid.with(|s| strategy_rows(s, gpus))
-    });
+    // Estimated once per scenario and GPU count, in the page state; a unit switch only re-renders.
+    let table = ws.strategy_table();
     let rows = move || {
         let units = planner.units.get();
         table

@@ -6,9 +6,9 @@
 //! The card is in the first download; the plot (the pure [`crate::model::timeline::timeline`],
 //! the option from [`crate::chart::timeline::timeline_chart`], drawn by [`ChartBox`]) is the
 //! `timeline` WASM chunk ([`crate::ui::lazy_view`]), fetched once the stacked bar is painted. The
-//! points are worked out after the frame that shows the bar has been painted ([`AfterPaint`]),
-//! on load and after every change, so the bar never waits for the timeline. Until then an
-//! empty box of the chart's size holds its place.
+//! points are the page state's ([`Workspace::timeline`]), worked out after the frame that shows
+//! the bar has been painted, on load and after every change, so the bar never waits for the
+//! timeline. Until then an empty box of the chart's size holds its place.
 
 use charming::Chart;
 use leptos::prelude::*;
@@ -16,11 +16,10 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use crate::chart::timeline::timeline_chart;
 use crate::format::bytes;
-use crate::model::timeline::{timeline, Timeline};
-use crate::ui::after_paint::AfterPaint;
 use crate::ui::chart_box::ChartBox;
 use crate::ui::lazy_view::{lazy_view_or, Build, Chunked};
 use crate::ui::state::Planner;
+use crate::ui::workspace::Workspace;
 
 /// The plot's builder, in the `timeline` chunk.
 #[wasm_split(timeline, wasm_split_path = ::leptos::wasm_split, fallible)]
@@ -54,12 +53,7 @@ pub fn TimelineChart() -> impl IntoView {
 fn TimelinePlot() -> impl IntoView {
     let planner = Planner::get();
     // `None` until the first points: then the placeholder keeps the place.
-    let points = RwSignal::new(None::<Timeline>);
-    let after_paint = AfterPaint::new();
-    Effect::new(move |_| {
-        planner.plan.track();
-        after_paint.schedule(move || points.set(Some(planner.plan.with_untracked(|p| timeline(&p.breakdown)))));
-    });
+    let points = Workspace::get().timeline();
     let label = Signal::derive(move || {
         let units = planner.units.get();
         points.with(|t| match t.as_ref().and_then(|t| Some((t.points.len(), t.peak()?))) {

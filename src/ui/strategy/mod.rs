@@ -3,8 +3,9 @@
 //! played one step at a time beside the stacked memory bar, with the editable ladder and the
 //! automatic planner under it. Below [`NARROW_QUERY`] the flowchart is one column.
 //!
-//! Every number comes from [`crate::plan::escalation::escalate_with_margin`] (and the
-//! search); the flowchart geometry and wording come from [`crate::chart::flow`].
+//! Every number comes from the page's escalation memo ([`Workspace::escalation`], which runs
+//! [`crate::plan::escalation::escalate_ladder`]) and the search; the flowchart geometry and
+//! wording come from [`crate::chart::flow`].
 
 mod animation;
 mod flow_chart;
@@ -30,7 +31,6 @@ use super::url_sync::UrlNoticeBanner;
 use super::workspace::Workspace;
 use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
-use crate::plan::escalation::escalate_with_margin;
 use launch_panel::LaunchPanel;
 use rent_panel::RentPanel;
 use search_panel::SearchPanel;
@@ -48,13 +48,7 @@ fn narrow_viewport() -> bool {
 pub fn StrategyView() -> impl IntoView {
     let planner = Planner::get();
     let ws = Workspace::get();
-    let valid = planner.valid;
-    let escalation = Memo::new(move |_| {
-        let ladder: Vec<_> = ws.strategy.ladder.with(|l| l.iter().filter(|r| r.enabled).map(|r| r.step).collect());
-        let gpus = ws.strategy.gpus.get();
-        let margin = ws.search.margin.get();
-        valid.with(|s| escalate_with_margin(s, &ladder, gpus, margin))
-    });
+    let escalation = ws.escalation();
     let last = Memo::new(move |_| escalation.with(|e| e.steps.len().saturating_sub(1)));
     let stop = Memo::new(move |_| escalation.with(|e| e.first_fit.unwrap_or(e.steps.len().saturating_sub(1))));
     let anim = Animation { escalation, current: RwSignal::new(stop.get_untracked()), playing: RwSignal::new(false), stop, last, plan_shown: RwSignal::new(false) };
