@@ -7,10 +7,13 @@
 //! tested natively. The address bar carries the scenario ([`url_sync`]); `?embed=1` shows
 //! the compact [`embed_view`] instead of the planner.
 
+use leptos::prelude::document;
+
 mod after_paint;
 mod app;
 mod chart_box;
 mod compare;
+mod diffusion_parts;
 mod fields;
 mod lazy_view;
 mod panic_panel;
@@ -29,18 +32,29 @@ pub use app::App;
 pub use root::Root;
 pub use state::Planner;
 
-/// Installs the panic panel, then mounts the page for the address (planner or embed) into
+/// Installs the panic panel and the diffusion parts' loader ([`diffusion_parts`]), then mounts the page for the address (planner or embed) into
 /// `<body>`: at once for an address without a scenario, else once the link codec's chunk
 /// has arrived ([`url_codec`]), so a shared link's scenario is the first one drawn.
 pub fn mount() {
     panic_panel::install();
+    diffusion_parts::install_hook();
     if crate::url::carries_scenario(&url_sync::location_query()) {
         wasm_bindgen_futures::spawn_local(async {
             // On failure the page opens anyway, saying the link could not be read.
             let _ = url_codec::load().await;
-            leptos::mount::mount_to_body(root::Root);
+            mount_now();
         });
     } else {
-        leptos::mount::mount_to_body(root::Root);
+        mount_now();
     }
+}
+
+/// Replaces `index.html`'s static first paint (`#first-paint`, `src/first_paint.rs`'s
+/// markup) with the page, in one task: the frame after it shows the page's own boxes where
+/// the copy's were.
+fn mount_now() {
+    if let Some(copy) = document().get_element_by_id("first-paint") {
+        copy.remove();
+    }
+    leptos::mount::mount_to_body(root::Root);
 }

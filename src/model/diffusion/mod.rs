@@ -26,6 +26,7 @@ mod live;
 pub mod ltx_video;
 pub mod mmdit;
 pub mod options;
+pub mod parts;
 pub mod pipeline;
 pub mod pixart;
 pub mod sana;

@@ -13,7 +13,7 @@ use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
 use super::vae::AutoencoderKl;
 use super::wan_vae::WanVae;
-use super::{Run, Saved};
+use super::Run;
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
 use crate::model::inputs::{Checkpointing, Training};
@@ -39,34 +39,6 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.param_tensors(),
             Denoiser::Dit(d) => d.param_tensors(),
-        }
-    }
-    /// What one training forward saves for backward.
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        match self {
-            Denoiser::Unet(u) => u.saved(run),
-            Denoiser::Dit(d) => d.saved(run),
-        }
-    }
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        match self {
-            Denoiser::Unet(u) => u.recompute_peak(run),
-            Denoiser::Dit(d) => d.recompute_peak(run),
-        }
-    }
-    /// The transient bytes of one no-grad call, beyond the weights.
-    pub fn forward_peak(&self, run: &Run) -> f64 {
-        match self {
-            Denoiser::Unet(u) => u.forward_peak(run),
-            Denoiser::Dit(d) => d.forward_peak(run),
-        }
-    }
-    /// Forward FLOPs of one call.
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        match self {
-            Denoiser::Unet(u) => u.forward_flops(run),
-            Denoiser::Dit(d) => d.forward_flops(run),
         }
     }
     /// The diffusers class name.
@@ -117,20 +89,6 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.param_tensors(),
             Vae::Wan(v) => v.param_tensors(),
-        }
-    }
-    /// The transient bytes of encoding the run's pictures without gradients.
-    pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
-        match self {
-            Vae::Kl(v) => v.encode_peak(run, tiled),
-            Vae::Wan(v) => v.encode_peak(run, tiled),
-        }
-    }
-    /// The transient bytes of decoding the run's latents without gradients.
-    pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
-        match self {
-            Vae::Kl(v) => v.decode_peak(run, tiled),
-            Vae::Wan(v) => v.decode_peak(run, tiled),
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
@@ -219,6 +177,10 @@ fn all_resident() -> Resident {
 
 impl DiffusionArch {
     pub fn check(&self) -> Result<(), InputError> {
+        // On the page, before the parts' chunk has arrived (`parts.rs`): the plan waits.
+        if let Some(loading) = super::parts::missing() {
+            return Err(loading);
+        }
         if let Some(d) = &self.denoiser {
             d.check()?;
         }
