@@ -17,7 +17,9 @@ use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
 use super::lazy_view::Chunked;
 
+use crate::model::arch::Architecture;
 use crate::model::diffusion::parts::{self, Parts};
+use crate::scenario::Scenario;
 
 /// The parts' table, in the `diffusion` chunk. (Built here, not in a `static`: a function
 /// pointer in the main module's data would keep the function in the main module.)
@@ -70,5 +72,25 @@ fn missing() -> &'static str {
             });
             "the diffusion pipeline code is loading; the plan follows when it has arrived"
         }
+    }
+}
+
+/// Whether `s` plans a diffusion pipeline whose parts have not arrived yet.
+pub fn needed(s: &Scenario) -> bool {
+    !parts::installed() && s.model.architecture().is_some_and(|a| matches!(a.as_ref(), Architecture::Diffusion(_)))
+}
+
+/// Fetches and installs the parts (a failure is said by the next check, which retries).
+pub async fn load() {
+    if let Ok(table) = CHUNK.load(load_chunk).await {
+        parts::install(table);
+    }
+}
+
+/// Fetches the parts in the background (the model search does when it gets the focus: a
+/// pipeline chosen there then plans at once).
+pub fn prefetch() {
+    if !parts::installed() && STATE.with(|s| s.get()) == State::Idle {
+        leptos::task::spawn_local(load());
     }
 }

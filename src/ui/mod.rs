@@ -32,9 +32,11 @@ pub use app::App;
 pub use root::Root;
 pub use state::Planner;
 
-/// Installs the panic panel and the diffusion parts' loader ([`diffusion_parts`]), then mounts the page for the address (planner or embed) into
-/// `<body>`: at once for an address without a scenario, else once the link codec's chunk
-/// has arrived ([`url_codec`]), so a shared link's scenario is the first one drawn.
+/// Installs the panic panel and the diffusion parts' loader ([`diffusion_parts`]), then
+/// mounts the page for the address (planner or embed) into `<body>`: at once for an address
+/// without a scenario, else once the link codec's chunk has arrived ([`url_codec`]) and, for
+/// a linked diffusion pipeline, its parts' chunk, so a shared link's scenario is the first
+/// one drawn.
 pub fn mount() {
     panic_panel::install();
     diffusion_parts::install_hook();
@@ -42,6 +44,10 @@ pub fn mount() {
         wasm_bindgen_futures::spawn_local(async {
             // On failure the page opens anyway, saying the link could not be read.
             let _ = url_codec::load().await;
+            // A linked pipeline is drawn with its parts' chunk, not after a "loading" frame.
+            if diffusion_parts::needed(&url_sync::decode_location().0) {
+                diffusion_parts::load().await;
+            }
             mount_now();
         });
     } else {
