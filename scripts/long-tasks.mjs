@@ -56,14 +56,24 @@ try {
       for (let id = s.id; id !== undefined; id = parent.get(id)) {
         const f = byId.get(id).callFrame;
         const name = f.functionName || '(anon)';
-        if (!/headroom|wasm|echarts|instantiate|compile/i.test(name + f.url) || seen.has(name)) continue;
+        // The page's own functions (a names build: `headroom::…`), ECharts' entry points and
+        // the WASM's compilation; not the executor's and bindings' frames every task has.
+        if (!/^headroom::(?!main|ui::mount|ui::lazy_view)|setOption|^init$|instantiate|compile|^echarts/i.test(name) || seen.has(name)) continue;
         seen.add(name);
         count.set(name, (count.get(name) ?? 0) + 1);
       }
     }
-    const top = [...count.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([n, c]) => `${Math.round((100 * c) / Math.max(1, inside.length))}% ${n.slice(0, 90)}`);
+    // Self time: the function each sample was in.
+    const self = new Map();
+    for (const s of inside) {
+      const name = byId.get(s.id).callFrame.functionName || '(anon)';
+      self.set(name, (self.get(name) ?? 0) + 1);
+    }
+    const selfTop = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, c]) => `${Math.round((100 * c) / Math.max(1, inside.length))}% ${n.slice(0, 60)}`);
+    const top = [...count.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([n, c]) => `${Math.round((100 * c) / Math.max(1, inside.length))}% ${n.slice(0, 90)}`);
     console.log(`${task.start.toFixed(0).padStart(6)} +${task.duration.toFixed(0).padStart(4)} ms${task.start > firstChart ? ' (after the first chart)' : ''}`);
     for (const line of top) console.log(`          ${line}`);
+    console.log(`          self: ${selfTop.join(' · ')}`);
   }
   console.log(`blocking (sum of each task's time over 50 ms): ${blocking.toFixed(0)} ms`);
 } finally {

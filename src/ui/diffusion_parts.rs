@@ -4,7 +4,7 @@
 //! or a pasted config.
 //!
 //! The model asks for the chunk through the hook [`install_hook`] sets: a pipeline's
-//! `check` fails with the hook's message while the parts are missing, so the page keeps the
+//! validation (`Scenario::validate`) fails with the hook's message while the parts are missing, so the page keeps the
 //! previous plan (as for any invalid input), and the hook starts the download once. Every
 //! memo that validated a pipeline meanwhile tracked [`ARRIVED`], so it runs again when the
 //! chunk has been installed (or has failed, to show that); nothing else on the page needs to
@@ -48,7 +48,7 @@ pub fn install_hook() {
     parts::on_missing(missing);
 }
 
-/// Called by a pipeline's `check` while the parts are missing: subscribes the running memo
+/// Called by `Scenario::validate` of a pipeline while the parts are missing: subscribes the running memo
 /// to the chunk's arrival, starts the download if none is under way, and says what is
 /// happening. After a failure, the message says so once and the next check retries.
 fn missing() -> &'static str {
@@ -80,7 +80,7 @@ pub fn needed(s: &Scenario) -> bool {
     !parts::installed() && s.model.architecture().is_some_and(|a| matches!(a.as_ref(), Architecture::Diffusion(_)))
 }
 
-/// Fetches and installs the parts (a failure is said by the next check, which retries).
+/// Fetches and installs the parts (a failure is said by the next validation, which retries).
 pub async fn load() {
     if let Ok(table) = CHUNK.load(load_chunk).await {
         parts::install(table);

@@ -8,7 +8,7 @@
 //! [`install`] when a pipeline is first chosen, linked or pasted: the linker then finds the
 //! walks reachable from that chunk alone and `wasm-split-cli` moves them out of the main
 //! module (`docs/wasm-size.md`, "Diffusion in the main module"). Until it has arrived,
-//! [`missing`] makes a pipeline's `check` fail with a message, so validation keeps the
+//! [`missing`] makes `Scenario::validate` refuse a pipeline with a message, so the page keeps the
 //! previous plan and the estimate never reaches an empty table. Natively (the CLI, the
 //! tests) the table is built on first use: nothing to install, the numbers are the same.
 
@@ -82,7 +82,7 @@ pub fn on_missing(hook: fn() -> &'static str) {
     let _ = ON_MISSING.set(hook);
 }
 
-/// The error a pipeline's `check` gives while the table is not there (only on the page,
+/// The error `Scenario::validate` gives a pipeline while the table is not there (only on the page,
 /// before the `diffusion` chunk has arrived: the [`on_missing`] hook's message); `None` once
 /// it is.
 pub fn missing() -> Option<InputError> {
@@ -94,7 +94,7 @@ pub fn missing() -> Option<InputError> {
 }
 
 /// The table. Natively it is built on first use; on the page the estimate only reaches a
-/// pipeline that passed `check`, which needs the table ([`missing`]).
+/// pipeline that passed validation, which needs the table ([`missing`]).
 fn get() -> &'static Parts {
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -102,7 +102,7 @@ fn get() -> &'static Parts {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        PARTS.get().expect("a diffusion pipeline was estimated before its parts' chunk was installed (check() should have refused it)")
+        PARTS.get().expect("a diffusion pipeline was estimated before its parts' chunk was installed (Scenario::validate should have refused it)")
     }
 }
 

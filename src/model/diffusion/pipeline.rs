@@ -177,10 +177,6 @@ fn all_resident() -> Resident {
 
 impl DiffusionArch {
     pub fn check(&self) -> Result<(), InputError> {
-        // On the page, before the parts' chunk has arrived (`parts.rs`): the plan waits.
-        if let Some(loading) = super::parts::missing() {
-            return Err(loading);
-        }
         if let Some(d) = &self.denoiser {
             d.check()?;
         }
