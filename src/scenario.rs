@@ -614,8 +614,8 @@ impl Scenario {
         let p = &self.parallel;
         // On the page, a pipeline waits for its parts' chunk (`model/diffusion/parts.rs`):
         // refused with a message meanwhile, so the estimate never runs without them.
-        if let (Architecture::Diffusion(_), Some(loading)) = (arch, crate::model::diffusion::parts::missing()) {
-            errors.push(loading);
+        if matches!(arch, Architecture::Diffusion(_)) {
+            errors.extend(crate::model::diffusion::parts::missing());
         }
         if let (Some(len), Architecture::Transformer(x)) = (t.serving.max_model_len, arch) {
             let positions = x.embedding.max_positions;
