@@ -1,11 +1,12 @@
 //! The diffusion pipelines' parts (`model::diffusion::parts`: the denoisers' and VAEs'
-//! op-by-op walks, about 100 KB of gzip) as the `diffusion` WASM chunk, fetched the first
-//! time a pipeline is validated: chosen in a model list, read from a link, a saved scenario
-//! or a pasted config.
+//! op-by-op walks, 31 KB of gzip that left the main module) as the `diffusion` WASM chunk,
+//! fetched the first time a pipeline is validated: chosen in a model list, read from a link,
+//! a saved scenario or a pasted config.
 //!
 //! The model asks for the chunk through the hook [`install_hook`] sets: a pipeline's
-//! validation (`Scenario::validate`) fails with the hook's message while the parts are missing, so the page keeps the
-//! previous plan (as for any invalid input), and the hook starts the download once. Every
+//! validation (`Scenario::validate`) fails with the hook's message while the parts are
+//! missing, so the page keeps the previous plan (as for any invalid input), and the hook
+//! starts the download once. Every
 //! memo that validated a pipeline meanwhile tracked [`ARRIVED`], so it runs again when the
 //! chunk has been installed (or has failed, to show that); nothing else on the page needs to
 //! know about the chunk.

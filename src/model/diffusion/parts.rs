@@ -7,9 +7,9 @@
 //! (`src/ui/diffusion_parts.rs`, a `#[wasm_split]` function) and handed over with
 //! [`install`] when a pipeline is first chosen, linked or pasted: the linker then finds the
 //! walks reachable from that chunk alone and `wasm-split-cli` moves them out of the main
-//! module (`docs/wasm-size.md`, "Diffusion in the main module"). Until it has arrived,
-//! [`missing`] makes `Scenario::validate` refuse a pipeline with a message, so the page keeps the
-//! previous plan and the estimate never reaches an empty table. Natively (the CLI, the
+//! module (`docs/wasm-size.md`, "Diffusion out of the main module"). Until it has arrived,
+//! [`missing`] makes `Scenario::validate` refuse a pipeline with a message, so the page keeps
+//! the previous plan and the estimate never reaches an empty table. Natively (the CLI, the
 //! tests) the table is built on first use: nothing to install, the numbers are the same.
 
 use std::sync::OnceLock;
