@@ -45,6 +45,7 @@ try {
         const node = lcp[0]?.items?.[0]?.node;
         if (node) console.log(`  LCP element: ${node.selector} "${(node.nodeLabel ?? '').slice(0, 80)}"`);
         for (const phase of lcp[1]?.items ?? []) console.log(`    ${phase.phase}: ${Math.round(phase.timing)} ms`);
+        for (const shift of audits['layout-shifts']?.details?.items ?? []) console.log(`  layout shift ${shift.score?.toFixed(3)}: ${shift.node?.selector ?? ''}`);
         const tasks = audits['long-tasks']?.details?.items ?? [];
         console.log(`  long tasks: ${tasks.map((t) => `${Math.round(t.startTime)}+${Math.round(t.duration)} ms ${String(t.url).split('/').pop()}`).join(', ')}`);
       }

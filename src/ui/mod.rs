@@ -7,7 +7,7 @@
 //! tested natively. The address bar carries the scenario ([`url_sync`]); `?embed=1` shows
 //! the compact [`embed_view`] instead of the planner.
 
-use leptos::prelude::document;
+use leptos::prelude::{document, request_animation_frame, set_timeout};
 
 mod after_paint;
 mod app;
@@ -50,6 +50,12 @@ pub fn mount() {
             }
             mount_now();
         });
+    } else if document().get_element_by_id("first-paint").is_some() {
+        // The static copy is painted first, then replaced: on a fast link the WASM can be
+        // ready before the browser's first frame, and the page would then replace a copy no
+        // one saw (its largest text would paint only with the page). A task posted from an
+        // animation frame runs after that frame has been painted (`after_paint.rs`).
+        request_animation_frame(|| set_timeout(mount_now, std::time::Duration::ZERO));
     } else {
         mount_now();
     }
