@@ -175,6 +175,7 @@ pub const FIELDS: &[Field] = &[
     f("parallel.full_state_dict_on_save", Scalar("fsd"), "Full state dict on save", "", Switch, Control),
     f("parallel.gradient_as_bucket_view", Scalar("gbv"), "DDP gradient_as_bucket_view", "", Switch, Control),
     f("parallel.fsdp_version", Scalar("fv"), "FSDP version", "", count(1, 2), Listed),
+    f("parallel.fsdp_load", Scalar("fl"), "FSDP2 load", "", Choice(&["unit", "tensor", "sharded"]), Listed),
     f("parallel.virtual_stages", Scalar("vs"), "Virtual pipeline stages", "chunks per stage", count(1, 1024), Listed),
     f("runtime.platform", Scalar("pf"), "Beyond GPU memory", "", Choice(PLATFORMS), Control),
     f("runtime.memory_fraction", Scalar("mf"), "Per-process memory fraction", "fraction", FRACTION, Control),

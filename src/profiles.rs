@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::inputs::{Attention, Checkpointing, Loss, OptimizerImpl, Zero};
+use crate::model::inputs::{Attention, Checkpointing, FsdpLoad, Loss, OptimizerImpl, Zero};
 use crate::model::precision::Precision;
 
 /// A training framework whose defaults a scenario starts from.
@@ -66,6 +66,7 @@ impl Framework {
     }
 
     /// The defaults this framework decides, or `None` for [`Framework::Custom`].
+    // long: one row per framework, each with the source comment its defaults come from; split, the sources would part from their rows.
     pub fn defaults(self) -> Option<Defaults> {
         let base = Defaults {
             precision: Precision::Bf16Mixed,
@@ -95,6 +96,11 @@ impl Framework {
             // `FSDP_VERSION`, "1" when unset (accelerate 1.16.0 `utils/dataclasses.py`, line
             // 1710): the transformers `Trainer`'s `fsdp` runs FSDP1 unless told otherwise.
             fsdp_version: 1,
+            // A model loaded with `from_pretrained` lives on the host until it is sharded
+            // (accelerate's `cpu_ram_efficient_loading` is off unless
+            // `FSDP_CPU_RAM_EFFICIENT_LOADING` is set: accelerate 1.16.0 `utils/dataclasses.py`,
+            // lines 1850–1853).
+            fsdp_load: FsdpLoad::Unit,
         };
         Some(match self {
             Framework::Custom => return None,
@@ -121,9 +127,13 @@ impl Framework {
             // LoRA adapters included (`Lora::fp32_adapters`).
             // Its recipe configs build `torch.optim.AdamW` with `fused: True`
             // (`recipes/configs/llama3_1/8B_lora_single_device.yaml`, `8B_full.yaml`).
-            // Its distributed recipes shard with FSDP2 `fully_shard` (`training.shard_model`).
+            // Its distributed recipes shard with FSDP2 `fully_shard` (`training.shard_model`) a
+            // model built on the meta device, then fill it with
+            // `training.load_from_full_model_state_dict` (`set_model_state_dict` with
+            // `broadcast_from_rank0=True`: one tensor at a time, `FsdpLoad::Tensor`).
             Framework::Torchtune => Defaults {
                 fsdp_version: 2,
+                fsdp_load: FsdpLoad::Tensor,
                 precision: Precision::Bf16,
                 loss: Loss::Chunked,
                 checkpointing: Checkpointing::Full,
@@ -148,7 +158,10 @@ impl Framework {
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
             // `[optimizer] implementation` defaults to "fused" (`torchtitan/config/job_config.py`,
             // `Optimizer.implementation: Literal["for-loop", "foreach", "fused"] = "fused"`).
-            Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), fsdp_version: 2, ..base },
+            // It builds the model on the meta device and reads each rank's shards with
+            // torch.distributed.checkpoint (`torchtitan/components/checkpoint.py`, `dcp.load`;
+            // Hugging Face weights through DCP's `HuggingFaceStorageReader`): `FsdpLoad::Sharded`.
+            Framework::Torchtitan => Defaults { checkpointing: Checkpointing::Selective, zero: Some(Zero::Parameters), fsdp_version: 2, fsdp_load: FsdpLoad::Sharded, ..base },
             // Megatron-Core GPT examples: `--bf16` with fp32 main parameters and gradients,
             // `--use-distributed-optimizer` (optimizer states sharded over data parallel:
             // ZeRO-1), Transformer Engine's fused (flash) attention, no recomputation by default;
@@ -191,6 +204,8 @@ pub struct Defaults {
     pub fp32_gradients: bool,
     /// FSDP1 or FSDP2 under a ZeRO-3 FSDP layout (`Parallel::fsdp_version`).
     pub fsdp_version: u64,
+    /// How FSDP2's weights reach the GPU (`Parallel::fsdp_load`).
+    pub fsdp_load: FsdpLoad,
 }
 
 #[cfg(test)]

@@ -157,7 +157,8 @@ impl ModelSpec {
     pub fn from_hf_config(raw: Value) -> Result<ModelSpec, InputError> {
         if crate::import::diffusers::is_component(&raw) {
             let arch = crate::import::diffusers::read_component(&raw)?;
-            return Ok(ModelSpec::HfConfig { raw, arch: Architecture::Diffusion(Box::new(arch)), notes: Vec::new() });
+            let notes = crate::import::diffusers::component_notes(&arch);
+            return Ok(ModelSpec::HfConfig { raw, arch: Architecture::Diffusion(Box::new(arch)), notes });
         }
         let imported = import_hf_config(&raw)?;
         Ok(ModelSpec::HfConfig { raw, arch: imported.arch, notes: imported.warnings })
@@ -387,6 +388,7 @@ impl Scenario {
         self.training.optimizer_impl = d.optimizer_impl;
         self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
         self.parallel.fsdp_version = d.fsdp_version;
+        self.parallel.fsdp_load = d.fsdp_load;
         self.training.fp32_gradients = d.fp32_gradients;
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;

@@ -57,6 +57,15 @@ fn parameter_counts_equal_transformers_for_every_preset() {
         if p_total != total || p_active != active {
             failures.push(format!("{id}: total {p_total} vs {total} ({:+.0}), active {p_active} vs {active}", p_total - total));
         }
+        // A vision-language model's count split as the contract names it (param_count_by_part).
+        if let Some(want) = case.get("param_count_by_part") {
+            let s: Scenario = serde_json::from_value(serde_json::json!({"model": {"preset": id}, "training": {"micro_batch": 1, "seq_len": 512}})).expect("scenario");
+            let got = estimate(&s).param_count_by_part;
+            let got = got.map(|p| serde_json::json!({"vision_tower": p.vision_tower, "projector": p.projector, "language_model": p.language_model}));
+            if got.as_ref() != Some(want) {
+                failures.push(format!("{id}: param_count_by_part {got:?} vs {want}"));
+            }
+        }
     }
     assert!(cases(&f).len() >= 50);
     assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), cases(&f).len(), failures.join("\n"));

@@ -78,13 +78,14 @@ fn cached_embeddings_take_the_text_encoders_off_the_gpu() {
 
 /// Every catalogue pipeline counts what diffusers and transformers build from its component
 /// configs: the sum of their meta-device counts (`diffusion_unet_vae.json`,
-/// `diffusion_dit.json`, `diffusion_text_encoders.json`), matched by the config's content;
+/// `diffusion_dit.json`, `diffusion_text_encoders.json`, `diffusion_video_parts.json`),
+/// matched by the config's content;
 /// a component Headroom does not build yet is named in the preset's notes instead.
 #[test]
 fn catalogue_pipelines_count_their_components() {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut measured: Vec<(Value, u64)> = Vec::new();
-    for fixture in ["diffusion_unet_vae", "diffusion_dit", "diffusion_text_encoders"] {
+    for fixture in ["diffusion_unet_vae", "diffusion_dit", "diffusion_text_encoders", "diffusion_video_parts"] {
         let f: Value = serde_json::from_str(&std::fs::read_to_string(format!("{root}/tests/fixtures/measured/{fixture}.json")).unwrap()).unwrap();
         for c in f["counts"].as_array().unwrap() {
             // A Hub config is named by its path; a tiny one is inline.
@@ -109,7 +110,7 @@ fn catalogue_pipelines_count_their_components() {
         let s: Scenario = serde_json::from_value(json!({"model": {"preset": id}})).unwrap();
         assert_eq!(estimate(&s).param_count, want, "{id}");
     }
-    assert_eq!(pipelines, 10);
+    assert_eq!(pipelines, 17);
 }
 
 /// SDXL's pipeline decodes with its `force_upcast` VAE in fp32 when it runs in fp16
@@ -148,4 +149,29 @@ fn a_huge_block_count_is_refused_by_name() {
         let err = Scenario::from_json(&json!({"model": {"hf_config": config}}).to_string()).unwrap_err().to_string();
         assert!(err.contains(field) && err.contains("at most 1024 blocks"), "{err}");
     }
+}
+
+/// diffusers' SDXL training scripts keep the pipeline's own VAE (`force_upcast`) in fp32 in a
+/// 16-bit run and cast a replacement VAE such as the fp16-fix to the weight dtype; the SD 1.5
+/// scripts cast theirs. The VAE is on the GPU while latents are not cached.
+#[test]
+fn sdxl_training_keeps_its_own_vae_in_fp32() {
+    const SDXL_VAE: u64 = 83_653_863;
+    let frozen = |model: Value, precision: &str, cache: bool| {
+        let s = scenario(model, json!({"precision": precision, "micro_batch": 1, "lora": {"rank": 16}, "diffusion": {"cache_latents": cache}}));
+        estimate(&s).terms.iter().find(|t| t.name == "frozen weights").map_or(0, |t| t.bytes)
+    };
+    let vae_bytes = |model: Value, precision: &str| frozen(model.clone(), precision, false) - frozen(model, precision, true);
+    let sdxl = json!({"preset": "stabilityai/stable-diffusion-xl-base-1.0"});
+    assert_eq!(vae_bytes(sdxl.clone(), "bf16"), 4 * SDXL_VAE);
+    assert_eq!(vae_bytes(sdxl.clone(), "fp16-mixed"), 4 * SDXL_VAE);
+    assert_eq!(vae_bytes(sdxl, "fp32"), 4 * SDXL_VAE);
+    // The same pipeline with the fp16-fix VAE (`force_upcast: false`) in its place.
+    let path = format!("{}/src/import/catalogue/stabilityai--stable-diffusion-xl-base-1.0.json", env!("CARGO_MANIFEST_DIR"));
+    let mut pipeline: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    pipeline["pipeline"]["vae"] = config("madebyollin--sdxl-vae-fp16-fix/vae");
+    assert_eq!(vae_bytes(json!({"pipeline": pipeline["pipeline"]}), "bf16"), 2 * SDXL_VAE);
+    // SD 1.5's scripts cast the VAE to the weight dtype.
+    let sd15 = json!({"preset": "stable-diffusion-v1-5/stable-diffusion-v1-5"});
+    assert_eq!(vae_bytes(sd15, "bf16"), 2 * SDXL_VAE);
 }

@@ -67,7 +67,9 @@ fn bad_configs_name_the_field() {
     assert_eq!(verr(serde_json::json!({"block_out_channels": [64, 128]})), "down_block_types");
     assert_eq!(verr(serde_json::json!({"use_quant_conv": "no"})), "use_quant_conv");
     let werr = |cfg: Value| wan_vae::read(&cfg).unwrap_err().field;
-    assert_eq!(werr(serde_json::json!({"is_residual": true})), "is_residual");
+    // Wan 2.2's residual layout is built (tests/diffusion_video_parts.rs); a wrong type is refused.
+    assert_eq!(werr(serde_json::json!({"is_residual": "yes"})), "is_residual");
+    assert_eq!(werr(serde_json::json!({"patch_size": 0})), "patch_size");
     assert_eq!(werr(serde_json::json!({"temperal_downsample": [true]})), "temperal_downsample");
     assert_eq!(werr(serde_json::json!({"attn_scales": ["half"]})), "attn_scales");
 }

@@ -1,4 +1,5 @@
-//! The load phase (`model::load`): FSDP1's unit moved and flattened while it wraps, and a 4-bit
+//! The load phase (`model::load`): FSDP1's unit moved and flattened while it wraps, FSDP2's unit
+//! or tensor moved whole before it is sharded, and a 4-bit
 //! base quantised at load, against `tests/fixtures/measured/load.json`
 //! (`tests/measure/load.py`); the peak is the largest of the three phases.
 
@@ -46,13 +47,55 @@ fn fsdp1_load_matches_the_measured_wrap() {
     assert!((predicted - measured).abs() <= 1e-3 * measured, "{predicted} vs {measured}");
     // Only weights, overhead and the load's transient exist at load.
     assert_eq!((load.gradients, load.optimizer_states, load.activations), (0, 0, 0));
-    // FSDP2 (the default) has no such term.
+    // FSDP2 (the default) moves the unit but never flattens it: half the transient.
     let mut v = case["scenario"].clone();
     v["parallel"]["fsdp_version"] = 2.into();
     let fsdp2 = plan(&v.to_string());
-    assert_eq!(load_terms(&fsdp2), 0.0);
+    assert_eq!(load_terms(&fsdp2), LLAMA_TINY_ROOT * 4.0);
     assert!(fsdp2.phases.load.total < b.phases.load.total);
     assert_eq!(b.phases.forward_backward, fsdp2.phases.forward_backward, "the step itself is unchanged");
+}
+
+/// FSDP2 on a host model (`fsdp_load: unit`), the move to the GPU emulated by a copy on CPU:
+/// the GPU's peak is every shard plus the root unit whole, as the load phase counts it.
+#[test]
+fn fsdp2_unit_load_matches_the_measured_sharding() {
+    let f = fixture();
+    let case = f["fsdp2_cases"].as_array().expect("fsdp2_cases").iter().find(|c| c["scenario"]["parallel"]["fsdp_load"] == "unit").expect("unit case");
+    assert_eq!(case["root_param_count"].as_f64().unwrap(), LLAMA_TINY_ROOT);
+    let b = plan(&case["scenario"].to_string());
+    assert_eq!(load_terms(&b), LLAMA_TINY_ROOT * 4.0);
+    let measured = case["measured"]["gpu_peak_bytes"].as_f64().unwrap();
+    let predicted = (b.phases.load.parameters + b.phases.load.temporary) as f64;
+    println!("FSDP2 unit load: predicted {predicted}, measured {measured}");
+    assert!((predicted - measured).abs() <= 1e-3 * measured, "{predicted} vs {measured}");
+}
+
+/// FSDP2 on a meta model filled from a broadcast full state dict (`fsdp_load: tensor`, torchtune):
+/// rank 1 receives one tensor whole at a time; the largest (the embedding or the head) is the
+/// transient. A sharded checkpoint (`sharded`, torchtitan) has none.
+#[test]
+fn fsdp2_tensor_load_matches_the_measured_broadcast() {
+    let f = fixture();
+    let case = f["fsdp2_cases"].as_array().expect("fsdp2_cases").iter().find(|c| c["scenario"]["parallel"]["fsdp_load"] == "tensor").expect("tensor case");
+    let largest = case["largest_tensor"].as_f64().unwrap();
+    assert_eq!(largest, 32000.0 * 512.0);
+    let b = plan(&case["scenario"].to_string());
+    let predicted = load_terms(&b);
+    let measured = case["measured"]["extra_bytes"].as_f64().unwrap();
+    println!("FSDP2 tensor load: predicted {predicted}, measured {measured}");
+    assert_eq!(predicted, largest * 4.0);
+    assert!((predicted - measured).abs() <= 0.01 * measured, "{predicted} vs {measured}");
+    let mut v = case["scenario"].clone();
+    v["parallel"]["fsdp_load"] = "sharded".into();
+    assert_eq!(load_terms(&plan(&v.to_string())), 0.0);
+}
+
+/// An FSDP2 load the planner does not know is refused, naming the field.
+#[test]
+fn bad_fsdp_load_names_the_field() {
+    let err = Scenario::from_json(r#"{"parallel": {"dp": 2, "zero": "fsdp", "fsdp_load": "lazy"}}"#).expect_err("refused");
+    assert!(err.to_string().contains("fsdp_load"), "{err}");
 }
 
 /// One MLP weight quantised to NF4 (double quantisation): the measured peak is the modelled
@@ -116,13 +159,20 @@ fn bad_fsdp_version_names_the_field() {
 }
 
 /// Profiles set the FSDP version their code uses: accelerate's default 1 (transformers, TRL,
-/// Unsloth), Lightning Fabric's FSDP1 (LitGPT), FSDP2 for torchtune and torchtitan.
+/// Unsloth), Lightning Fabric's FSDP1 (LitGPT), FSDP2 for torchtune (a meta model filled one
+/// tensor at a time) and torchtitan (sharded checkpoints).
 #[test]
 fn profiles_choose_their_fsdp() {
+    use headroom::model::inputs::FsdpLoad;
     use headroom::profiles::Framework;
-    for (framework, version) in [(Framework::Transformers, 1), (Framework::Litgpt, 1), (Framework::Torchtune, 2), (Framework::Torchtitan, 2)] {
+    for (framework, version, load) in [
+        (Framework::Transformers, 1, FsdpLoad::Unit),
+        (Framework::Litgpt, 1, FsdpLoad::Unit),
+        (Framework::Torchtune, 2, FsdpLoad::Tensor),
+        (Framework::Torchtitan, 2, FsdpLoad::Sharded),
+    ] {
         let mut s = Scenario::default();
         s.apply_framework(framework);
-        assert_eq!(s.parallel.fsdp_version, version, "{framework:?}");
+        assert_eq!((s.parallel.fsdp_version, s.parallel.fsdp_load), (version, load), "{framework:?}");
     }
 }

@@ -94,6 +94,13 @@ families! {
         "t5" => encoders::t5,
         "vit" => encoders::vit,
         "resnet" => encoders::resnet,
+        "mamba" => dec!(hybrids::mamba),
+        "mamba2" => dec!(hybrids::mamba2),
+        "jamba" => dec!(hybrids::jamba),
+        "qwen3_next" => dec!(hybrids::qwen3_next),
+        "nemotron_h" => dec!(hybrids::nemotron_h),
+        "granitemoehybrid" => dec!(hybrids::granitemoehybrid),
+        "lfm2" => dec!(hybrids::lfm2),
     }
     // The others: only a pasted config or a link's `hf=` reads them (`import_hf_config`).
     more: {
@@ -151,18 +158,11 @@ families! {
         "minicpm3" => dec!(families::minicpm3),
         "youtu" => dec!(families::youtu),
         "glm_moe_dsa" => dec!(families::glm_moe_dsa),
-        "mamba" => dec!(hybrids::mamba),
         "falcon_mamba" => dec!(hybrids::mamba),
-        "mamba2" => dec!(hybrids::mamba2),
-        "jamba" => dec!(hybrids::jamba),
-        "qwen3_next" => dec!(hybrids::qwen3_next),
         "qwen3_5_text" => dec!(hybrids::qwen3_5_text),
         "qwen3_5_moe_text" => dec!(hybrids::qwen3_5_moe_text),
-        "nemotron_h" => dec!(hybrids::nemotron_h),
         "bamba" => dec!(hybrids::bamba),
-        "granitemoehybrid" => dec!(hybrids::granitemoehybrid),
         "falcon_h1" => dec!(hybrids::falcon_h1),
-        "lfm2" => dec!(hybrids::lfm2),
     }
 }
 

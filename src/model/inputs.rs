@@ -348,6 +348,27 @@ pub struct Parallel {
     /// load phase only: FSDP1 moves each unit to the GPU unsharded and flattens it into one
     /// more copy before sharding it (`model::load`; measured in `load.json`).
     pub fsdp_version: u64,
+    /// How FSDP2's weights reach the GPU at load ([`FsdpLoad`]); FSDP1 has its own path.
+    pub fsdp_load: FsdpLoad,
+}
+
+/// How an FSDP2 (`fully_shard`) run's weights reach the GPU before the first step, which
+/// decides the load phase's transient (`model::load`; measured in `load.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsdpLoad {
+    /// The model is built on the host and `fully_shard` moves each unit's parameters to the
+    /// GPU unsharded before cutting this rank's shard (`from_pretrained` and then
+    /// `fully_shard`, accelerate's FSDP2 without `cpu_ram_efficient_loading`).
+    #[default]
+    Unit,
+    /// The model is built on the meta device, sharded, and filled from a full state dict one
+    /// broadcast tensor at a time (torchtune's `load_from_full_model_state_dict`, accelerate's
+    /// `cpu_ram_efficient_loading`).
+    Tensor,
+    /// Each rank reads its own shards from a sharded checkpoint (torch.distributed.checkpoint:
+    /// torchtitan, Megatron's distributed checkpoints): no full tensor on the GPU.
+    Sharded,
 }
 
 /// The implementation of ZeRO stage 3.
@@ -379,6 +400,7 @@ impl Default for Parallel {
             full_state_dict_on_save: false,
             gradient_as_bucket_view: false,
             fsdp_version: 2,
+            fsdp_load: FsdpLoad::Unit,
         }
     }
 }

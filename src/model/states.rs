@@ -300,6 +300,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                 // norms, the head. Measured in `lora.json` (`qlora_cpu`). torchtune does not
                 // (`Lora::fp32_unquantised`).
                 Some(l) if l.base == LoraBase::Nf4 && l.fp32_unquantised => F32,
+                _ if arch.keeps_fp32(t.scope) => F32,
                 _ => precision.activation_bytes() as f64,
             };
             frozen_weights += n * frozen * frozen_bytes;

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, ROOT, chooseModel, componentSize, modelKey, openPlanner, setValue, start, waitForChart } from './browser.mjs';
+import { ARTIFACTS, ROOT, chooseModel, componentSize, modelKey, openPlanner, setValue, shots, start, waitForChart } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -191,6 +191,48 @@ test('the model search finds catalogue models by Hub id or name, by keyboard', a
   await page.waitForFunction(() => document.getElementById('model').dataset.key === 'custom');
   assert.match(await page.locator('.warnings').innerText(), /vision tower is not/);
   assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the model search finds the hybrid, state-space and vision-language models of the catalogue', async () => {
+  const { page, problems } = await openPlanner(env.browser, env.url);
+  const first = async (query) => {
+    await page.locator('#model').fill('');
+    await page.locator('#model').click();
+    await page.keyboard.type(query);
+    await page.locator('#model-list [role=option]').first().waitFor();
+    return page.locator('#model-list [role=option]').first().innerText();
+  };
+  for (const [query, id] of [
+    ['qwen3-next', 'Qwen/Qwen3-Next-80B-A3B-Instruct'],
+    ['jamba', 'ai21labs/AI21-Jamba-1.5-Mini'],
+    ['nemotron-h', 'nvidia/Nemotron-H-8B-Base-8K'],
+    ['mamba', 'state-spaces/mamba-2.8b-hf'],
+    ['qwen2.5-vl', 'Qwen/Qwen2.5-VL-3B-Instruct'],
+  ]) {
+    assert.match(await first(query), new RegExp(id.replace(/[.]/g, '\\.')), query);
+    await page.keyboard.press('Escape');
+  }
+  assert.match(await first('vl'), /Qwen\/Qwen2\.5-VL-3B-Instruct/);
+  await page.screenshot({ path: join(ARTIFACTS, 'model-search-vl.png') });
+  await page.keyboard.press('Escape');
+  // Picked from the list, a hybrid is read by the first download's families and planned.
+  await first('qwen3-next');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('model').dataset.key === 'Qwen/Qwen3-Next-80B-A3B-Instruct');
+  await page.waitForFunction(() => !document.querySelector('.stale'));
+  assert.match(await page.locator('#model-summary').innerText(), /79\.67 B params/);
+  assert.match(await page.locator('#verdict').innerText(), /^(Fits|Spills|Out of memory)/);
+  await shots(page, 'catalogue-qwen3-next');
+  // A vision-language model from the list shows the image size beside the sequence length.
+  await first('qwen2.5-vl 7b');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('model').dataset.key === 'Qwen/Qwen2.5-VL-7B-Instruct');
+  await page.locator('#vlm-image-size').waitFor();
+  assert.match(await page.locator('#model-summary').innerText(), /8\.29 B params/);
+  await shots(page, 'catalogue-qwen2_5_vl_7b');
+  assert.deepEqual(problems, []);
+  assert.equal(await page.locator('#panic-panel').count(), 0, 'the panic panel appeared');
   await page.close();
 });
 

@@ -205,7 +205,8 @@ def fake_cuda_autocast(dtype):
 ORIG_SDPA = torch._C._nn.scaled_dot_product_attention
 
 
-def cuda_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+def cuda_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False,
+              devices=("cuda",)):
     """Run scaled_dot_product_attention choosing the kernel as torch 2.15's CUDA dispatch does
     (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp), which fake CUDA tensors cannot do
     themselves (they would fall back to the math kernel). Returns (kernel name, output).
@@ -222,8 +223,9 @@ def cuda_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         and aligned/expanded as aten::scaled_dot_product_attention does (convert_boolean_attn_mask
         + preprocess_mask): the kernel saves that per-call float mask.
     Under CUDA autocast q, k, v are cast to the autocast dtype first (aten::scaled_dot_product_attention
-    is on autocast's lower-precision list). Non-CUDA tensors run torch's own SDPA ("cpu-native-sdpa")."""
-    if query.device.type != "cuda":
+    is on autocast's lower-precision list). Non-CUDA tensors run torch's own SDPA ("cpu-native-sdpa");
+    `devices` names the device types treated as CUDA (diffusion_steps.py adds "meta")."""
+    if query.device.type not in devices:
         k = "cpu-native-sdpa" + ("(mask)" if attn_mask is not None else "")
         return k, ORIG_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
                             scale=scale, enable_gqa=enable_gqa)

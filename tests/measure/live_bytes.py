@@ -14,8 +14,11 @@ from torch.utils._pytree import tree_flatten
 
 
 class LiveBytes(TorchDispatchMode):
-    def __init__(self):
+    def __init__(self, count_meta=False):
+        """`count_meta`: count meta tensors too (a step run on the meta device with CUDA's
+        kernel choice, diffusion_steps.py); off, meta tensors are never counted."""
         super().__init__()
+        self.count_meta = count_meta
         self.tracked = {}  # cdata -> (weakref, nbytes)
         self.live = 0
         self.peak = 0
@@ -37,7 +40,7 @@ class LiveBytes(TorchDispatchMode):
         flat, _ = tree_flatten(out)
         fresh = []
         for t in flat:
-            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            if isinstance(t, torch.Tensor) and (self.count_meta or t.device.type != "meta"):
                 ref = StorageWeakRef(t.untyped_storage())
                 if ref.cdata not in self.tracked:
                     fresh.append((ref, t.untyped_storage().nbytes()))

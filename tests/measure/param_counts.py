@@ -6,11 +6,14 @@ deterministic (models are built on torch.device("meta"): shapes only, no memory)
 
 Building. The catalogue file minus "_headroom" is passed to
 transformers.AutoConfig.for_model(model_type, **config) and the class named by
-_headroom.hf_class is instantiated from it. For multimodal wrappers
-(_headroom.text_only: gemma3, mllama) the wrapper config is parsed the same way
-and the text class is built from its parsed .text_config (e.g. Gemma3ForCausalLM
-from Gemma3TextConfig, MllamaForCausalLM from MllamaTextConfig): vision tower and
-projector are not counted.
+_headroom.hf_class is instantiated from it. Vision-language models (Gemma 3 4B and up,
+Qwen2.5-VL, Qwen3-VL, LLaVA) are built whole by their ForConditionalGeneration class, vision
+tower and projector included, and their count is also split as tests/measure/vlm.py splits
+it (param_count_by_part: vision_tower = the tower module less its mergers, projector =
+model.visual.merger (+ Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector,
+language_model = the rest). For a multimodal wrapper listed for its text model only
+(_headroom.text_only: mllama, none in the catalogue now) the wrapper config is parsed the
+same way and the text class is built from its parsed .text_config.
 
 Counts.
 * param_count = sum(p.numel() for p in model.parameters()). PyTorch yields a
@@ -95,6 +98,22 @@ PUBLISHED = {
     "google-t5/t5-small": (60.5e6, None, "Hub safetensors 60.5M"),
     "google-t5/t5-base": (223e6, None, "Hub safetensors 223M"),
     "google/flan-t5-large": (783e6, None, "Hub safetensors 783M (untied lm_head: compared with checkpoint_param_count)"),
+    # Issue 23's entries (write_catalogue.py's HYBRID_VLM says where each config was read).
+    "Qwen/Qwen3-VL-8B-Instruct": (8767123696, None, "the checkpoint's tensors summed, 8,767,123,696 (the same model-inspection "
+                                  "report the config was read from)"),
+    "llava-hf/llava-1.5-7b-hf": (7063427072, None, "LLaMA-Factory's log of a LoRA run on llava-hf/llava-1.5-7b-hf: 'all params: "
+                                 "7067621376' less its 4,194,304 LoRA parameters"),
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": (80e9, None, "transformers docs (model_doc/qwen3_next.md): 80B total, 3B active "
+                                         "(the active figure is not checked: see the case's notes)"),
+    "mistralai/Mamba-Codestral-7B-v0.1": (7285403648, None, "Mistral's announcement (mistral.ai/news/codestral-mamba, as "
+                                          "copied in public repositories): 'an instructed model, with 7,285,403,648 parameters'"),
+    "state-spaces/mamba-2.8b-hf": (2.8e9, None, "state-spaces/mamba README: 2.8B (64 layers, model dim 2560)"),
+    "ai21labs/AI21-Jamba-1.5-Mini": (52e9, 12e9, "AI21's model card, as copied in asgaardlab/model-card-reorganization "
+                                     "verified_model_cards/ai21labs@AI21-Jamba-1.5-Mini: 52B total, 12B active"),
+    "nvidia/Nemotron-H-8B-Base-8K": (8e9, None, "NVIDIA-NeMo Megatron-Bridge docs/models/llm/nemotronh.md: 8B (52 layers, "
+                                     "hidden 4096)"),
+    "google/gemma-3-4b-it": (4.3e9, None, "Hub safetensors 4.3B (vision tower and projector included)"),
+    "google/gemma-3-27b-it": (27.4e9, None, "Hub safetensors 27.4B (vision tower and projector included)"),
 }
 
 NOTES = {
@@ -122,9 +141,26 @@ NOTES = {
         "lm_head copy separately.)"),
     "tiiuae/falcon-40b": "new_decoder_architecture true, num_kv_heads 8, tie_word_embeddings default (true).",
     "google/gemma-3-12b-pt": (
-        "text_only: Gemma3ForCausalLM built from the parsed text_config (unspecified keys take Gemma3TextConfig "
-        "defaults: head_dim 256, vocab 262208, sliding_window_pattern 6); SigLIP vision tower (~0.42B) and "
-        "projector not counted (published 12B total)."),
+        "Gemma3ForConditionalGeneration: SigLIP vision tower (27 layers of 1152, no head) and the projector "
+        "(RMSNorm + 1152 x hidden) counted; the text_config's unspecified keys take Gemma3TextConfig defaults "
+        "(head_dim 256, vocab 262208, sliding_window_pattern 6). Published 12B total."),
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": (
+        "Gated DeltaNet in 36 layers, gated attention in 12 (full_attention_interval 4), 512 routed experts "
+        "(top 10) and a gated shared expert in every layer. The published checkpoint also stores a multi-token-"
+        "prediction layer (mtp.*), which transformers does not build: not counted. Active includes the "
+        "embedding and lm_head (0.62B): 3.87B, 3.25B without them; the published '3B active' is rounded, "
+        "so only the total is checked against it."),
+    "ai21labs/AI21-Jamba-1.5-Mini": (
+        "Mamba layers with attention every 8th (offset 4) and 16 experts (top 2) every 2nd layer (offset 1)."),
+    "nvidia/Nemotron-H-8B-Base-8K": (
+        "hybrid_override_pattern: 24 Mamba-2, 24 squared-ReLU MLP and 4 attention layers; "
+        "n_routed_experts takes NemotronHConfig's default but no layer is 'E', so the model is dense."),
+    "ibm-granite/granite-4.0-h-350m": (
+        "28 Mamba-2 and 4 NoPE attention layers (layer_types), num_local_experts 0: every layer a dense "
+        "shared MLP of 2048."),
+    "LiquidAI/LFM2-1.2B": (
+        "10 gated short-convolution and 6 attention layers (full_attn_idxs); block_auto_adjust_ff_dim turns "
+        "block_ff_dim 12288 into an 8192-wide SwiGLU (two thirds, rounded up to block_multiple_of)."),
     "meta-llama/Llama-3.2-11B-Vision": (
         "text_only: MllamaForCausalLM built from the parsed text_config (40 layers of which 8 are cross-attention "
         "layers; embed_tokens has vocab_size + 8 rows); vision tower and projector not counted (published 10.6B "
@@ -189,7 +225,9 @@ def counts(model, config):
         routed_by_layer[mt.group(1)] = routed_by_layer.get(mt.group(1), 0) + p.numel()
     info = None
     active = total
-    if moe is not None:
+    # A config that names experts but builds none (Nemotron-H's n_routed_experts default
+    # with no "E" in its pattern, Granite 4.0-H's num_local_experts 0) is dense.
+    if moe is not None and routed_by_layer:
         e, k = moe
         inactive = 0
         for layer, n in routed_by_layer.items():
@@ -201,6 +239,26 @@ def counts(model, config):
                 "routed_expert_params": sum(routed_by_layer.values()),
                 "params_per_routed_expert": per_expert[0] if len(per_expert) == 1 else per_expert}
     return total, active, largest, largest_name, info
+
+
+def parts(model):
+    """param_count_by_part of a vision-language model, as tests/measure/vlm.py splits it; None
+    for a model without a vision tower."""
+    inner = getattr(model, "model", None)
+    if inner is None:
+        return None
+    if hasattr(inner, "visual"):
+        projector = sum(p.numel() for p in inner.visual.merger.parameters())
+        if hasattr(inner.visual, "deepstack_merger_list"):
+            projector += sum(p.numel() for p in inner.visual.deepstack_merger_list.parameters())
+        tower = sum(p.numel() for p in inner.visual.parameters()) - projector
+    elif hasattr(inner, "vision_tower"):
+        projector = sum(p.numel() for p in inner.multi_modal_projector.parameters())
+        tower = sum(p.numel() for p in inner.vision_tower.parameters())
+    else:
+        return None
+    total = sum(p.numel() for p in model.parameters())
+    return {"vision_tower": tower, "projector": projector, "language_model": total - tower - projector}
 
 
 def main():
@@ -249,6 +307,9 @@ def main():
         }
         if checkpoint_count is not None:
             case["checkpoint_param_count"] = checkpoint_count
+        by_part = parts(model)
+        if by_part is not None:
+            case["param_count_by_part"] = by_part
         if cfg["model_type"] == "resnet":
             tv_name = "resnet" + hub_id.rsplit("-", 1)[1]
             with torch.device("meta"):
@@ -265,7 +326,8 @@ def main():
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "torchvision": torchvision.__version__,
-        "method": ("model built on torch.device('meta') from the catalogue config (text_only wrappers: the text "
+        "method": ("model built on torch.device('meta') from the catalogue config (vision-language models whole, "
+                   "split into param_count_by_part as tests/measure/vlm.py splits them; text_only wrappers: the text "
                    "class from the parsed text_config); param_count = sum(p.numel() for p in model.parameters()) "
                    "(tied weights once); active_param_count = param_count - (num_experts - top_k)/num_experts of the "
                    "routed-expert parameters (names containing '.experts.') of every MoE layer; equal to "

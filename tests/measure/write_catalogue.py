@@ -18,9 +18,14 @@ Deliberate differences from the Hub files (none affects the architecture):
 Everything that shapes the model is kept (including quantization_config of the
 fp8 / mxfp4 checkpoints, which tells how the published weights are stored).
 
-Multimodal wrappers (gemma3, mllama) keep their real nested config; "hf_class"
-is then the text-only class built from config["text_config"] and
-"_headroom.text_only" is true.
+Vision-language models (Gemma 3 4B and up, Qwen2.5-VL, Qwen3-VL, LLaVA) keep their real
+nested (or, for Qwen2.5-VL, flat) config and "hf_class" is the ForConditionalGeneration
+class, so the count includes the vision tower and projector. A wrapper whose tower Headroom
+does not model (mllama) would be listed for its text model only: "hf_class" the text class
+built from config["text_config"] and "_headroom.text_only" true.
+
+The hybrid, state-space and vision-language entries of issue 23 (HYBRID_VLM) say where each
+config.json was read, and which models were left out for want of a complete config.
 
 The first 21 entries are the former presets of src/model/presets/models/ (their
 old short id is their first alias); their values are unchanged from
@@ -29,7 +34,7 @@ counts were already verified.
 
 No network access is needed; nothing is downloaded. Deterministic: rewrites
 every file, sorted keys, 2-space indent. Also removes catalogue files that are no
-longer listed here.
+longer listed here, except the diffusion pipelines' (written by write_diffusion_catalogue.py).
 """
 import copy
 import json
@@ -788,8 +793,8 @@ NEW = [
         "use_cache": True,
         "vocab_size": 262144,
     }),
-    # ---- gemma3 (multimodal wrapper; text model built) ----
-    ("google/gemma-3-12b-pt", "Gemma 3 12B (pt, text)", "Gemma3ForCausalLM", ["gemma-3-12b"], {
+    # ---- gemma3 (vision-language: SigLIP tower, projector and text model built) ----
+    ("google/gemma-3-12b-pt", "Gemma 3 12B (pt)", "Gemma3ForConditionalGeneration", ["gemma-3-12b"], {
         "architectures": ["Gemma3ForConditionalGeneration"],
         "boi_token_index": 255999,
         "eoi_token_index": 256000,
@@ -1258,9 +1263,9 @@ CHAT = [
     # ---- Qwen3 (one checkpoint per size for chat, thinking and non-thinking) ----
     ("Qwen/Qwen3-4B", "Qwen3 4B", "Qwen3ForCausalLM", ["qwen3-4b"], qwen3(2560, 36, 32, 8, 9728, True)),
     ("Qwen/Qwen3-14B", "Qwen3 14B", "Qwen3ForCausalLM", ["qwen3-14b"], qwen3(5120, 40, 40, 8, 17408, False)),
-    # ---- Gemma 3 instruction-tuned (text model built) ----
+    # ---- Gemma 3 instruction-tuned (1B: text only; 4B and up: vision tower, projector and text model) ----
     ("google/gemma-3-1b-it", "Gemma 3 1B Instruct", "Gemma3ForCausalLM", ["gemma-3-1b-it"], None),
-    ("google/gemma-3-4b-it", "Gemma 3 4B Instruct (text)", "Gemma3ForCausalLM", ["gemma-3-4b-it", "gemma-3-4b"], gemma3_it({
+    ("google/gemma-3-4b-it", "Gemma 3 4B Instruct", "Gemma3ForConditionalGeneration", ["gemma-3-4b-it", "gemma-3-4b"], gemma3_it({
         "hidden_size": 2560,
         "intermediate_size": 10240,
         "model_type": "gemma3_text",
@@ -1270,8 +1275,8 @@ CHAT = [
         "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
         "sliding_window": 1024,
     })),
-    ("google/gemma-3-12b-it", "Gemma 3 12B Instruct (text)", "Gemma3ForCausalLM", ["gemma-3-12b-it"], None),
-    ("google/gemma-3-27b-it", "Gemma 3 27B Instruct (text)", "Gemma3ForCausalLM", ["gemma-3-27b-it", "gemma-3-27b"], gemma3_it({
+    ("google/gemma-3-12b-it", "Gemma 3 12B Instruct", "Gemma3ForConditionalGeneration", ["gemma-3-12b-it"], None),
+    ("google/gemma-3-27b-it", "Gemma 3 27B Instruct", "Gemma3ForConditionalGeneration", ["gemma-3-27b-it", "gemma-3-27b"], gemma3_it({
         "head_dim": 128,
         "hidden_size": 5376,
         "intermediate_size": 21504,
@@ -1318,7 +1323,522 @@ CHAT = [
      llama31(8192, 80, 64, 28672)),
 ]
 
-TEXT_ONLY_TYPES = {"gemma3", "mllama"}
+
+# --------------------------------------------------------------------------------------
+# Hybrid, state-space and vision-language models (issue 23). The Hub is not reachable
+# from where this catalogue is written, so each config.json below was read where a public
+# repository had copied it, found by its distinctive keys (the stored files' ids are those
+# of the code-search index these copies were read from; repository paths where the index
+# names them). Every key that shapes the model is kept as read; the bookkeeping keys left
+# out everywhere (transformers_version, auto_map, _name_or_path) and the keys a copy had
+# added or changed are named per entry.
+#
+#   Qwen/Qwen3-Next-80B-A3B-Instruct: a model-inspection report of the published checkpoint
+#       ("原始 config.json" of /nfs/.../opensource/Qwen3-Next-80B-A3B-Instruct), file 62751147890;
+#       verbatim.
+#   Qwen/Qwen2.5-VL-7B-Instruct: a README quoting /data/share/Qwen2.5-VL-7B-Instruct/config.json
+#       with three keys its layer-skipping method adds (skip_layer_mlp, skip_layer_attn,
+#       mlp_scalars), file 25661707017; those three left out. Same values as
+#       tests/measure/vlm.py's QWEN25_VL_7B.
+#   Qwen/Qwen2.5-VL-3B-Instruct: a "model config" page of Qwen/Qwen2.5-VL-3B-Instruct, file
+#       11644284334 (its model print is of a shrunken copy; the config is the published one:
+#       36 layers, vocab 151936); verbatim.
+#   Qwen/Qwen3-VL-8B-Instruct: the same inspection report series as Qwen3-Next, file
+#       62543607479; verbatim. The report also gives the checkpoint's tensor total,
+#       8,767,123,696 (param_counts.py's PUBLISHED).
+#   ai21labs/AI21-Jamba-1.5-Mini: onnx-diagnostic's untrained-model helper "See
+#       ai21labs/AI21-Jamba-1.5-Mini/config.json", file 32223319525; its "use_mamba_kernels":
+#       False is the helper's own choice ("maybe another test to add") and is left out
+#       (transformers' default, True, is the Hub's). Jamba-Mini 1.6 and 1.7 publish the same
+#       architecture; their own files were not found, so the catalogue names the 1.5 id.
+#   nvidia/Nemotron-H-8B-Base-8K: Megatron-Bridge's unit test fixture nemotronh_8b_config_dict,
+#       file 52149605348; two keys the test adds are left out ("hidden_act": "relu2",
+#       "Required for base class activation mapping", and "n_routed_experts": None).
+#   ibm-granite/granite-4.0-h-350m: an mlx 4-bit conversion's config.json quoted in a Rust
+#       test (GRANITE_4_350M_CONFIG), file 54665629904; the conversion's "quantization" key is
+#       left out. That copy lists no "architectures" and no "mamba_expand" (the mixer's width
+#       is mamba_n_heads x mamba_d_head = 1536 = 2 x 768 either way).
+#   LiquidAI/LFM2-1.2B: a test fixture of LFM2-1.2B-NPU2's config.json, file 68303452161,
+#       cross-checked against another repository's "REAL LiquidAI/LFM2-1.2B/config.json"
+#       (file 59124207504, trimmed of init scales and token ids): the two keys the first
+#       has and the Hub file does not ("intermediate_size": 8192 and "head_dim": 64, the NPU
+#       container's derived values) are left out, so the width comes from block_ff_dim and
+#       block_auto_adjust_ff_dim as in the published file.
+#   state-spaces/mamba-2.8b-hf: a README quoting models/mamba_2.8b_hf_config.json, file
+#       19034661680; verbatim.
+#   mistralai/Mamba-Codestral-7B-v0.1: the xLSTM kernels' benchmark registry of Hub configs
+#       (codestral_mamba_config, "_name_or_path": "/raid/pablo/codestral-hf-good/", the
+#       transformers conversion published as this repository), file 20337672980; its
+#       "time_step_limit": [0.0, Infinity] is left out because Infinity is not JSON (the
+#       catalogue is parsed by serde_json); Mamba2Config's default is the same (0.0, inf) and
+#       no parameter depends on it.
+#   llava-hf/llava-1.5-7b-hf: LLaMA-Factory's training log printing the loaded LlavaConfig
+#       (loaded from .../models--llava-hf--llava-1.5-7b-hf/snapshots/05ae2434.../config.json,
+#       transformers 4.41.1), file 28752488583; the same values as tests/measure/vlm.py's
+#       LLAVA_15_7B. The log also prints "all params: 7067621376" with a 4,194,304-parameter
+#       LoRA, i.e. 7,063,427,072 for the model (PUBLISHED).
+#
+# Not in the catalogue, because no complete copy of their config.json was found:
+#   tiiuae/Falcon-H1-* (copies found are trimmed; the fullest, Falcon-H1-0.5B in
+#   Megatron-Bridge's tests, has no mamba_d_ssm, without which transformers builds a
+#   2,048-wide mixer instead of the published 24 x 64 = 1,536), ibm-granite/granite-4.0-h-
+#   small / -h-tiny (trimmed copies only), google/paligemma2-3b-pt-224 (not found; only
+#   toy and trimmed PaliGemma configs), Qwen3.5 (only transformers' re-serialised configs
+#   found, and their vision tower is not modelled: vlm::has_tower).
+# --------------------------------------------------------------------------------------
+
+HYBRID_VLM = [
+    # ---- qwen3_next: Gated DeltaNet + gated attention, 512 experts ----
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next 80B-A3B Instruct", "Qwen3NextForCausalLM",
+     ["qwen3-next-80b-a3b-instruct", "qwen3-next-80b", "qwen3-next"], {
+        "architectures": ["Qwen3NextForCausalLM"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 151643,
+        "decoder_sparse_step": 1,
+        "eos_token_id": 151645,
+        "full_attention_interval": 4,
+        "head_dim": 256,
+        "hidden_act": "silu",
+        "hidden_size": 2048,
+        "initializer_range": 0.02,
+        "intermediate_size": 5120,
+        "linear_conv_kernel_dim": 4,
+        "linear_key_head_dim": 128,
+        "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32,
+        "linear_value_head_dim": 128,
+        "max_position_embeddings": 262144,
+        "mlp_only_layers": [],
+        "model_type": "qwen3_next",
+        "moe_intermediate_size": 512,
+        "norm_topk_prob": True,
+        "num_attention_heads": 16,
+        "num_experts": 512,
+        "num_experts_per_tok": 10,
+        "num_hidden_layers": 48,
+        "num_key_value_heads": 2,
+        "output_router_logits": False,
+        "partial_rotary_factor": 0.25,
+        "rms_norm_eps": 1e-06,
+        "rope_scaling": None,
+        "rope_theta": 10000000,
+        "router_aux_loss_coef": 0.001,
+        "shared_expert_intermediate_size": 512,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "use_cache": True,
+        "use_sliding_window": False,
+        "vocab_size": 151936,
+    }),
+    # ---- qwen2_5_vl (flat Hub configs: the language model's keys beside vision_config) ----
+    ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL 7B Instruct", "Qwen2_5_VLForConditionalGeneration",
+     ["qwen2.5-vl-7b-instruct", "qwen2.5-vl-7b"], {
+        "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
+        "vision_start_token_id": 151652,
+        "vision_end_token_id": 151653,
+        "vision_token_id": 151654,
+        "image_token_id": 151655,
+        "video_token_id": 151656,
+        "hidden_act": "silu",
+        "hidden_size": 3584,
+        "initializer_range": 0.02,
+        "intermediate_size": 18944,
+        "max_position_embeddings": 128000,
+        "max_window_layers": 28,
+        "model_type": "qwen2_5_vl",
+        "num_attention_heads": 28,
+        "num_hidden_layers": 28,
+        "num_key_value_heads": 4,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 1000000.0,
+        "sliding_window": 32768,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "use_cache": True,
+        "use_sliding_window": False,
+        "vision_config": {
+            "depth": 32,
+            "hidden_act": "silu",
+            "hidden_size": 1280,
+            "intermediate_size": 3420,
+            "num_heads": 16,
+            "in_chans": 3,
+            "out_hidden_size": 3584,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "spatial_patch_size": 14,
+            "window_size": 112,
+            "fullatt_block_indexes": [7, 15, 23, 31],
+            "tokens_per_second": 2,
+            "temporal_patch_size": 2,
+        },
+        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+        "vocab_size": 152064,
+    }),
+    ("Qwen/Qwen2.5-VL-3B-Instruct", "Qwen2.5-VL 3B Instruct", "Qwen2_5_VLForConditionalGeneration",
+     ["qwen2.5-vl-3b-instruct", "qwen2.5-vl-3b"], {
+        "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
+        "vision_start_token_id": 151652,
+        "vision_end_token_id": 151653,
+        "vision_token_id": 151654,
+        "image_token_id": 151655,
+        "video_token_id": 151656,
+        "hidden_act": "silu",
+        "hidden_size": 2048,
+        "initializer_range": 0.02,
+        "intermediate_size": 11008,
+        "max_position_embeddings": 128000,
+        "max_window_layers": 70,
+        "model_type": "qwen2_5_vl",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 36,
+        "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 1000000.0,
+        "sliding_window": 32768,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+        "use_cache": True,
+        "use_sliding_window": False,
+        "vision_config": {
+            "depth": 32,
+            "hidden_act": "silu",
+            "hidden_size": 1280,
+            "intermediate_size": 3420,
+            "num_heads": 16,
+            "in_chans": 3,
+            "out_hidden_size": 2048,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "spatial_patch_size": 14,
+            "window_size": 112,
+            "fullatt_block_indexes": [7, 15, 23, 31],
+            "tokens_per_second": 2,
+            "temporal_patch_size": 2,
+        },
+        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+        "vocab_size": 151936,
+    }),
+    # ---- qwen3_vl ----
+    ("Qwen/Qwen3-VL-8B-Instruct", "Qwen3-VL 8B Instruct", "Qwen3VLForConditionalGeneration",
+     ["qwen3-vl-8b-instruct", "qwen3-vl-8b"], {
+        "architectures": ["Qwen3VLForConditionalGeneration"],
+        "image_token_id": 151655,
+        "model_type": "qwen3_vl",
+        "text_config": {
+            "attention_bias": False,
+            "attention_dropout": 0.0,
+            "bos_token_id": 151643,
+            "dtype": "bfloat16",
+            "eos_token_id": 151645,
+            "head_dim": 128,
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "initializer_range": 0.02,
+            "intermediate_size": 12288,
+            "max_position_embeddings": 262144,
+            "model_type": "qwen3_vl_text",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 36,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": {"mrope_interleaved": True, "mrope_section": [24, 20, 20], "rope_type": "default"},
+            "rope_theta": 5000000,
+            "use_cache": True,
+            "vocab_size": 151936,
+        },
+        "tie_word_embeddings": False,
+        "video_token_id": 151656,
+        "vision_config": {
+            "deepstack_visual_indexes": [8, 16, 24],
+            "depth": 27,
+            "hidden_act": "gelu_pytorch_tanh",
+            "hidden_size": 1152,
+            "in_channels": 3,
+            "initializer_range": 0.02,
+            "intermediate_size": 4304,
+            "model_type": "qwen3_vl",
+            "num_heads": 16,
+            "num_position_embeddings": 2304,
+            "out_hidden_size": 4096,
+            "patch_size": 16,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+        },
+        "vision_end_token_id": 151653,
+        "vision_start_token_id": 151652,
+    }),
+    # ---- llava ----
+    ("llava-hf/llava-1.5-7b-hf", "LLaVA 1.5 7B", "LlavaForConditionalGeneration", ["llava-1.5-7b"], {
+        "architectures": ["LlavaForConditionalGeneration"],
+        "ignore_index": -100,
+        "image_token_index": 32000,
+        "model_type": "llava",
+        "pad_token_id": 32001,
+        "projector_hidden_act": "gelu",
+        "text_config": {
+            "architectures": ["LlamaForCausalLM"],
+            "max_position_embeddings": 4096,
+            "model_type": "llama",
+            "rms_norm_eps": 1e-05,
+            "torch_dtype": "float16",
+            "vocab_size": 32064,
+        },
+        "tie_word_embeddings": False,
+        "torch_dtype": "float16",
+        "vision_config": {
+            "hidden_size": 1024,
+            "image_size": 336,
+            "intermediate_size": 4096,
+            "model_type": "clip_vision_model",
+            "num_attention_heads": 16,
+            "num_hidden_layers": 24,
+            "patch_size": 14,
+            "projection_dim": 768,
+            "vocab_size": 32000,
+        },
+        "vision_feature_layer": -2,
+        "vision_feature_select_strategy": "default",
+    }),
+    # ---- jamba: Mamba + attention every 8th layer + 16 experts every 2nd ----
+    ("ai21labs/AI21-Jamba-1.5-Mini", "Jamba 1.5 Mini (52B-A12B)", "JambaForCausalLM",
+     ["jamba-1.5-mini", "jamba-mini"], {
+        "architectures": ["JambaForCausalLM"],
+        "attention_dropout": 0.0,
+        "attn_layer_offset": 4,
+        "attn_layer_period": 8,
+        "bos_token_id": 1,
+        "eos_token_id": [2, 518],
+        "expert_layer_offset": 1,
+        "expert_layer_period": 2,
+        "hidden_act": "silu",
+        "hidden_size": 4096,
+        "initializer_range": 0.02,
+        "intermediate_size": 14336,
+        "mamba_conv_bias": True,
+        "mamba_d_conv": 4,
+        "mamba_d_state": 16,
+        "mamba_dt_rank": 256,
+        "mamba_expand": 2,
+        "mamba_proj_bias": False,
+        "max_position_embeddings": 262144,
+        "model_type": "jamba",
+        "num_attention_heads": 32,
+        "num_experts": 16,
+        "num_experts_per_tok": 2,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 8,
+        "num_logits_to_keep": 1,
+        "output_router_logits": False,
+        "pad_token_id": 0,
+        "rms_norm_eps": 1e-06,
+        "router_aux_loss_coef": 0.001,
+        "sliding_window": None,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "use_cache": True,
+        "vocab_size": 65536,
+    }),
+    # ---- nemotron_h: Mamba-2, MLP and 4 attention layers by hybrid_override_pattern ----
+    ("nvidia/Nemotron-H-8B-Base-8K", "Nemotron-H 8B Base", "NemotronHForCausalLM", ["nemotron-h-8b"], {
+        "architectures": ["NemotronHForCausalLM"],
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "attention_head_dim": 128,
+        "bos_token_id": 1,
+        "chunk_size": 128,
+        "conv_kernel": 4,
+        "eos_token_id": 2,
+        "expand": 2,
+        "hidden_dropout": 0.0,
+        "hidden_size": 4096,
+        "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "initializer_range": 0.02,
+        "intermediate_size": 21504,
+        "layer_norm_epsilon": 1e-05,
+        "mamba_head_dim": 64,
+        "mamba_hidden_act": "silu",
+        "mamba_num_heads": 128,
+        "mamba_proj_bias": False,
+        "max_position_embeddings": 8192,
+        "mlp_bias": False,
+        "mlp_hidden_act": "relu2",
+        "model_type": "nemotron_h",
+        "n_groups": 8,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 52,
+        "num_key_value_heads": 8,
+        "num_logits_to_keep": 1,
+        "pad_token_id": 0,
+        "rescale_prenorm_residual": True,
+        "residual_in_fp32": False,
+        "rms_norm_eps": 1e-05,
+        "ssm_state_size": 128,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "use_bias": False,
+        "use_cache": True,
+        "use_conv_bias": True,
+        "use_mamba_kernels": True,
+        "vocab_size": 131072,
+    }),
+    # ---- granitemoehybrid: Mamba-2 + NoPE attention (the 350M has no experts) ----
+    ("ibm-granite/granite-4.0-h-350m", "Granite 4.0 H 350M", "GraniteMoeHybridForCausalLM", ["granite-4.0-h-350m"], {
+        "model_type": "granitemoehybrid",
+        "attention_bias": False,
+        "attention_multiplier": 0.015625,
+        "embedding_multiplier": 12,
+        "eos_token_id": 100257,
+        "hidden_size": 768,
+        "intermediate_size": 2048,
+        "logits_scaling": 3,
+        "layer_types": [
+            "mamba", "mamba", "mamba", "mamba", "mamba", "mamba", "mamba", "mamba",
+            "mamba", "mamba", "attention", "mamba", "mamba", "attention", "mamba",
+            "mamba", "mamba", "attention", "mamba", "mamba", "mamba", "mamba",
+            "mamba", "mamba", "mamba", "mamba", "mamba", "attention", "mamba",
+            "mamba", "mamba", "mamba",
+        ],
+        "mamba_conv_bias": True,
+        "mamba_d_conv": 4,
+        "mamba_d_head": 32,
+        "mamba_d_state": 128,
+        "mamba_n_groups": 1,
+        "mamba_n_heads": 48,
+        "mamba_proj_bias": False,
+        "max_position_embeddings": 32768,
+        "num_attention_heads": 12,
+        "num_experts_per_tok": 0,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 4,
+        "num_local_experts": 0,
+        "position_embedding_type": "nope",
+        "residual_multiplier": 0.246,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 10000,
+        "shared_intermediate_size": 2048,
+        "tie_word_embeddings": True,
+        "vocab_size": 100352,
+    }),
+    # ---- lfm2: gated short convolutions + 6 attention layers ----
+    ("LiquidAI/LFM2-1.2B", "LFM2 1.2B", "Lfm2ForCausalLM", ["lfm2-1.2b"], {
+        "architectures": ["Lfm2ForCausalLM"],
+        "block_auto_adjust_ff_dim": True,
+        "block_dim": 2048,
+        "block_ff_dim": 12288,
+        "block_ffn_dim_multiplier": 1.0,
+        "block_mlp_init_scale": 1.0,
+        "block_multiple_of": 256,
+        "block_norm_eps": 1e-05,
+        "block_out_init_scale": 1.0,
+        "block_use_swiglu": True,
+        "block_use_xavier_init": True,
+        "bos_token_id": 1,
+        "conv_L_cache": 3,
+        "conv_bias": False,
+        "conv_dim": 2048,
+        "conv_dim_out": 2048,
+        "conv_use_xavier_init": True,
+        "eos_token_id": 7,
+        "full_attn_idxs": [2, 5, 8, 10, 12, 14],
+        "hidden_size": 2048,
+        "initializer_range": 0.02,
+        "max_position_embeddings": 128000,
+        "model_type": "lfm2",
+        "norm_eps": 1e-05,
+        "num_attention_heads": 32,
+        "num_heads": 32,
+        "num_hidden_layers": 16,
+        "num_key_value_heads": 8,
+        "pad_token_id": 0,
+        "rope_theta": 1000000.0,
+        "torch_dtype": "bfloat16",
+        "use_cache": True,
+        "use_pos_enc": True,
+        "vocab_size": 65536,
+    }),
+    # ---- mamba2: SSD state-space model ----
+    ("mistralai/Mamba-Codestral-7B-v0.1", "Mamba-Codestral 7B", "Mamba2ForCausalLM", ["mamba-codestral-7b", "codestral-mamba"], {
+        "architectures": ["Mamba2ForCausalLM"],
+        "bos_token_id": 0,
+        "chunk_size": 256,
+        "conv_kernel": 4,
+        "eos_token_id": 0,
+        "expand": 2,
+        "head_dim": 64,
+        "hidden_act": "silu",
+        "hidden_size": 4096,
+        "initializer_range": 0.1,
+        "intermediate_size": 8192,
+        "layer_norm_epsilon": 1e-05,
+        "model_type": "mamba2",
+        "n_groups": 8,
+        "norm_before_gate": True,
+        "num_heads": 128,
+        "num_hidden_layers": 64,
+        "pad_token_id": 0,
+        "rescale_prenorm_residual": False,
+        "residual_in_fp32": True,
+        "rms_norm": True,
+        "state_size": 128,
+        "tie_word_embeddings": False,
+        "time_step_floor": 0.0001,
+        "time_step_init_scheme": "random",
+        "time_step_max": 0.1,
+        "time_step_min": 0.001,
+        "time_step_rank": 256,
+        "time_step_scale": 1.0,
+        "torch_dtype": "bfloat16",
+        "use_bias": False,
+        "use_cache": True,
+        "use_conv_bias": True,
+        "vocab_size": 32768,
+    }),
+    # ---- mamba: selective-scan state-space model ----
+    ("state-spaces/mamba-2.8b-hf", "Mamba 2.8B", "MambaForCausalLM", ["mamba-2.8b", "mamba"], {
+        "architectures": ["MambaForCausalLM"],
+        "bos_token_id": 0,
+        "conv_kernel": 4,
+        "eos_token_id": 0,
+        "expand": 2,
+        "fused_add_norm": True,
+        "hidden_act": "silu",
+        "hidden_size": 2560,
+        "initializer_range": 0.1,
+        "intermediate_size": 5120,
+        "layer_norm_epsilon": 1e-05,
+        "model_type": "mamba",
+        "n_layer": 64,
+        "num_hidden_layers": 64,
+        "pad_token_id": 0,
+        "pad_vocab_size_multiple": 8,
+        "rescale_prenorm_residual": False,
+        "residual_in_fp32": True,
+        "rms_norm": True,
+        "state_size": 16,
+        "time_step_floor": 0.0001,
+        "time_step_init_scheme": "random",
+        "time_step_max": 0.1,
+        "time_step_min": 0.001,
+        "time_step_rank": 160,
+        "time_step_scale": 1.0,
+        "torch_dtype": "float32",
+        "use_bias": False,
+        "use_cache": True,
+        "use_conv_bias": True,
+        "vocab_size": 50280,
+    }),
+]
+
+
+# mllama (not in the catalogue) would be listed for its text model only.
+TEXT_ONLY_TYPES = {"mllama"}
 
 
 def entries():
@@ -1327,7 +1847,7 @@ def entries():
     # The instruction-tuned Gemma 3 1B and 12B publish the same config.json as their
     # pretrained checkpoints.
     same_as = {"google/gemma-3-1b-it": "google/gemma-3-1b-pt", "google/gemma-3-12b-it": "google/gemma-3-12b-pt"}
-    for hub_id, name, cls, aliases, cfg in LEGACY + NEW + CHAT:
+    for hub_id, name, cls, aliases, cfg in LEGACY + NEW + CHAT + HYBRID_VLM:
         d = copy.deepcopy(cfg if cfg is not None else by_id[same_as[hub_id]])
         meta = {"id": hub_id, "name": name, "hf_class": cls, "aliases": aliases}
         if d["model_type"] in TEXT_ONLY_TYPES:
@@ -1336,6 +1856,13 @@ def entries():
         d["_headroom"] = meta
         out.append(d)
     return out
+
+
+def is_pipeline(path):
+    """A diffusion pipeline's file (`{"pipeline": ...}`), written by write_diffusion_catalogue.py:
+    never removed here."""
+    with open(path) as f:
+        return "pipeline" in json.load(f)
 
 
 def file_name(hub_id):
@@ -1361,7 +1888,7 @@ def main():
             json.dump(d, f, indent=2, sort_keys=True)
             f.write("\n")
     for name in sorted(os.listdir(OUT)):
-        if name.endswith(".json") and name not in wanted:
+        if name.endswith(".json") and name not in wanted and not is_pipeline(os.path.join(OUT, name)):
             os.remove(os.path.join(OUT, name))
     print("wrote", len(es), "catalogue files to", OUT)
 

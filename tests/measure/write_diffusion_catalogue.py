@@ -30,7 +30,8 @@ SD3_TEXT = {
 }
 FLUX_TEXT = {"text_encoder": ("transformers", "CLIPTextModel", CLIP_L), "text_encoder_2": ("transformers", "T5EncoderModel", T5XXL)}
 
-# (Hub id, display name, aliases, pipeline class, {component: (library, class, config dir)}).
+# (Hub id, display name, aliases, pipeline class, {component: (library, class, config dir)}
+# or {setting: value} for a model_index.json setting that is not a component).
 PIPELINES = [
     ("stable-diffusion-v1-5/stable-diffusion-v1-5", "Stable Diffusion 1.5", ["sd15", "sd-1.5", "stable-diffusion-1.5"], "StableDiffusionPipeline",
      {**SD_TEXT, "unet": ("diffusers", "UNet2DConditionModel", None), "vae": ("diffusers", "AutoencoderKL", None)}),
@@ -52,6 +53,25 @@ PIPELINES = [
      {"text_encoder": ("transformers", "UMT5EncoderModel", UMT5), "transformer": ("diffusers", "WanTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLWan", None)}),
     ("Wan-AI/Wan2.1-T2V-14B-Diffusers", "Wan 2.1 T2V 14B", ["wan2.1-14b", "wan-14b"], "WanPipeline",
      {"text_encoder": ("transformers", "UMT5EncoderModel", UMT5), "transformer": ("diffusers", "WanTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLWan", "Wan-AI--Wan2.1-T2V-1.3B-Diffusers/vae")}),
+    ("Wan-AI/Wan2.2-TI2V-5B-Diffusers", "Wan 2.2 TI2V 5B", ["wan2.2-5b", "wan2.2-ti2v-5b"], "WanPipeline",
+     {"text_encoder": ("transformers", "UMT5EncoderModel", UMT5), "transformer": ("diffusers", "WanTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLWan", None)}),
+    # Two experts: `transformer` (high noise) and `transformer_2` (low noise), switching at
+    # boundary_ratio 0.875 (the Hub's model_index.json); the VAE is Wan 2.1's.
+    ("Wan-AI/Wan2.2-T2V-A14B-Diffusers", "Wan 2.2 T2V A14B", ["wan2.2-a14b", "wan2.2-t2v-a14b", "wan2.2"], "WanPipeline",
+     {"text_encoder": ("transformers", "UMT5EncoderModel", UMT5), "transformer": ("diffusers", "WanTransformer3DModel", None),
+      "transformer_2": ("diffusers", "WanTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLWan", "Wan-AI--Wan2.1-T2V-1.3B-Diffusers/vae"),
+      "boundary_ratio": 0.875}),
+    ("THUDM/CogVideoX-2b", "CogVideoX 2B", ["cogvideox-2b", "cogvideox"], "CogVideoXPipeline",
+     {"text_encoder": ("transformers", "T5EncoderModel", T5XXL), "transformer": ("diffusers", "CogVideoXTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLCogVideoX", None)}),
+    ("THUDM/CogVideoX-5b", "CogVideoX 5B", ["cogvideox-5b"], "CogVideoXPipeline",
+     {"text_encoder": ("transformers", "T5EncoderModel", T5XXL), "transformer": ("diffusers", "CogVideoXTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLCogVideoX", None)}),
+    ("Lightricks/LTX-Video", "LTX-Video", ["ltx-video", "ltxv", "ltx"], "LTXPipeline",
+     {"text_encoder": ("transformers", "T5EncoderModel", T5XXL), "transformer": ("diffusers", "LTXVideoTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLLTXVideo", None)}),
+    ("hunyuanvideo-community/HunyuanVideo", "HunyuanVideo", ["hunyuanvideo", "hunyuan-video"], "HunyuanVideoPipeline",
+     {"text_encoder": ("transformers", "LlamaModel", None), "text_encoder_2": ("transformers", "CLIPTextModel", None),
+      "transformer": ("diffusers", "HunyuanVideoTransformer3DModel", None), "vae": ("diffusers", "AutoencoderKLHunyuanVideo", None)}),
+    ("Efficient-Large-Model/Sana_1600M_1024px_diffusers", "Sana 1600M 1024px", ["sana", "sana-1.6b", "sana-1600m"], "SanaPipeline",
+     {"text_encoder": ("transformers", "Gemma2Model", None), "transformer": ("diffusers", "SanaTransformer2DModel", None), "vae": ("diffusers", "AutoencoderDC", None)}),
 ]
 
 
@@ -61,7 +81,11 @@ def main():
         index = {"_class_name": cls, "_diffusers_version": "0.32.0"}
         pipeline = {"model_index": index}
         missing = []
-        for comp, (lib, comp_cls, src) in sorted(components.items()):
+        for comp, value in sorted(components.items()):
+            if not isinstance(value, tuple):
+                index[comp] = value  # a pipeline setting of model_index.json (boundary_ratio)
+                continue
+            lib, comp_cls, src = value
             index[comp] = [lib, comp_cls]
             path = CONFIGS / (src or f"{stem}/{comp}") / "config.json"
             if path.exists():

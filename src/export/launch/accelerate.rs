@@ -9,7 +9,7 @@
 //! | `num_processes`, `num_machines` | `parallel.dp`; nodes from the device's GPUs per node |
 //! | `mixed_precision` | `training.precision` (bf16-mixed `bf16`, fp16-mixed `fp16`, fp8-mixed `fp8`; fp32 and pure bf16 `no`) |
 //! | `deepspeed_config.zero_stage`, `offload_*_device` | `parallel.zero`, `parallel.offload` |
-//! | `fsdp_config.fsdp_version: 2`, `fsdp_reshard_after_forward`, `fsdp_offload_params`, `fsdp_activation_checkpointing`, `fsdp_state_dict_type` | FSDP2; `parallel.fsdp_reshard_after_forward`; `parallel.offload`; `training.checkpointing` full; `parallel.full_state_dict_on_save` |
+//! | `fsdp_config.fsdp_version: 2`, `fsdp_reshard_after_forward`, `fsdp_offload_params`, `fsdp_activation_checkpointing`, `fsdp_state_dict_type`, `fsdp_cpu_ram_efficient_loading` | FSDP2; `parallel.fsdp_reshard_after_forward`; `parallel.offload`; `training.checkpointing` full; `parallel.full_state_dict_on_save`; `parallel.fsdp_load` tensor (unit, or a sharded checkpoint accelerate cannot read: off) |
 //! | `--per_device_train_batch_size`, `--gradient_accumulation_steps`, `--max_length` | `training.micro_batch`, `training.grad_accum`, `training.seq_len` |
 //! | `--bf16` / `--fp16`, `--dtype bfloat16` | `training.precision` |
 //! | `--gradient_checkpointing` | `training.checkpointing` full (without FSDP, which checkpoints itself) |
@@ -24,7 +24,7 @@
 use super::shared::{hub_id, machines, refuse, Target};
 use crate::error::InputError;
 use crate::model::arch::LinearKind;
-use crate::model::inputs::{Checkpointing, LoraBase, Offload, Optimizer, Zero, Zero3Impl};
+use crate::model::inputs::{Checkpointing, FsdpLoad, LoraBase, Offload, Optimizer, Zero, Zero3Impl};
 use crate::model::precision::Precision;
 use crate::scenario::Scenario;
 
@@ -99,7 +99,9 @@ pub fn config(s: &Scenario) -> Result<String, InputError> {
         y.push_str(&format!("  fsdp_offload_params: {}\n", p.offload == Offload::OptimizerAndParams));
         y.push_str(&format!("  fsdp_activation_checkpointing: {}\n", t.checkpointing == Checkpointing::Full));
         y.push_str(&format!("  fsdp_state_dict_type: {}\n", if p.full_state_dict_on_save { "FULL_STATE_DICT" } else { "SHARDED_STATE_DICT" }));
-        y.push_str("  fsdp_cpu_ram_efficient_loading: true\n");
+        // accelerate fills a meta model from rank 0's full state dict one tensor at a time
+        // with this on (`fsdp2_load_full_state_dict`), and shards a host model otherwise.
+        y.push_str(&format!("  fsdp_cpu_ram_efficient_loading: {}\n", p.fsdp_load == FsdpLoad::Tensor));
     }
     let args = trainer_args(s, fsdp)?;
     y.push_str("# Launch TRL's SFT script with the plan's arguments (dataset and output are yours):\n");

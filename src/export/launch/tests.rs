@@ -51,11 +51,21 @@ fn deepspeed_json_has_the_plans_batch_zero_and_precision() {
 fn accelerate_yaml_and_trl_arguments() {
     let text = launch(&fixture("full-70b"), Target::Accelerate).unwrap();
     for line in [
-        "distributed_type: 'FSDP'", "mixed_precision: 'bf16'", "num_processes: 32", "num_machines: 4", "  fsdp_version: 2", "  fsdp_activation_checkpointing: true",
+        "distributed_type: 'FSDP'",
+        "mixed_precision: 'bf16'",
+        "num_processes: 32",
+        "num_machines: 4",
+        "  fsdp_version: 2",
+        "  fsdp_activation_checkpointing: true",
         "  fsdp_offload_params: false",
+        "  fsdp_cpu_ram_efficient_loading: false",
     ] {
         assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
     }
+    // A meta model filled one tensor at a time is accelerate's cpu_ram_efficient_loading.
+    let mut tensor = fixture("full-70b");
+    tensor.parallel.fsdp_load = crate::model::inputs::FsdpLoad::Tensor;
+    assert!(launch(&tensor, Target::Accelerate).unwrap().lines().any(|l| l == "  fsdp_cpu_ram_efficient_loading: true"));
     let f = flags(&text.lines().filter(|l| l.starts_with("#   ")).map(|l| &l[1..]).collect::<Vec<_>>().join(" "));
     assert_eq!(get(&f, "--per_device_train_batch_size"), "1");
     assert_eq!(get(&f, "--gradient_accumulation_steps"), "8");

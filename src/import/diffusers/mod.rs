@@ -8,7 +8,12 @@
 //! feature extractors and safety checkers hold no GPU weights worth counting and are skipped;
 //! any other model component is named in a note as not counted.
 
+pub mod cogvideox_vae;
+pub mod dc_ae;
 pub mod dit;
+pub mod hunyuan_vae;
+mod lists;
+pub mod ltx_vae;
 pub mod text_encoder;
 pub mod unet;
 pub mod vae;
@@ -18,7 +23,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::diffusion::pipeline::{Denoiser, DiffusionArch, Resident, Vae};
-use crate::model::diffusion::text_encoder::TextEncoder;
+use crate::model::diffusion::text_encoder::{TextEncoder, TextEncoderKind};
 
 /// What a pipeline class does by default, from its diffusers `__call__`.
 struct PipelineDefaults {
@@ -60,9 +65,10 @@ fn pipeline_defaults(class: &str) -> Option<PipelineDefaults> {
 /// Components that hold no GPU weights worth counting.
 const SKIPPED: [&str; 6] = ["tokenizer", "tokenizer_2", "tokenizer_3", "scheduler", "feature_extractor", "safety_checker"];
 
-/// Whether a config is a diffusers component or a pipeline's text encoder.
+/// Whether a config is a diffusers component or a pipeline's text encoder (a `LlamaModel` or
+/// `Gemma2Model` config alone is an LLM's: it is a text encoder inside a pipeline only).
 pub fn is_component(cfg: &Value) -> bool {
-    cfg.get("_class_name").is_some() || text_encoder::kind_of(cfg).is_some()
+    cfg.get("_class_name").is_some() || text_encoder::kind_of(cfg).is_some_and(|k| !matches!(k, TextEncoderKind::Llama | TextEncoderKind::Gemma2))
 }
 
 /// A denoiser from its config, if `class` is one.
@@ -79,12 +85,19 @@ fn read_vae(class: &str, cfg: &Value) -> Option<Result<Vae, InputError>> {
     match class {
         "AutoencoderKL" => Some(vae::read(cfg).map(Vae::Kl)),
         "AutoencoderKLWan" => Some(wan_vae::read(cfg).map(Vae::Wan)),
+        "AutoencoderKLCogVideoX" => Some(cogvideox_vae::read(cfg).map(Vae::CogVideoX)),
+        "AutoencoderKLHunyuanVideo" => Some(hunyuan_vae::read(cfg).map(Vae::HunyuanVideo)),
+        "AutoencoderKLLTXVideo" => Some(ltx_vae::read(cfg).map(Vae::LtxVideo)),
+        "AutoencoderDC" => Some(dc_ae::read(cfg).map(Vae::Dc)),
         _ => None,
     }
 }
 
 /// Diffusers component classes Headroom reads.
-pub const COMPONENT_CLASSES: &[&str] = &["UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL", "AutoencoderKLWan"];
+pub const COMPONENT_CLASSES: &[&str] = &[
+    "UNet2DConditionModel", "FluxTransformer2DModel", "SD3Transformer2DModel", "WanTransformer3DModel", "AutoencoderKL", "AutoencoderKLWan", "AutoencoderKLCogVideoX",
+    "AutoencoderKLHunyuanVideo", "AutoencoderKLLTXVideo", "AutoencoderDC",
+];
 
 fn class_of(cfg: &Value) -> Result<&str, InputError> {
     match cfg.get("_class_name") {
@@ -111,6 +124,18 @@ pub fn read_component(cfg: &Value) -> Result<DiffusionArch, InputError> {
     Err(unknown_class(class))
 }
 
+/// What a VAE whose encode or decode workspace is not modelled yet says in the plan's notes.
+fn unmodelled_vae_note(v: &Vae) -> Option<String> {
+    let missing: Vec<&str> = [("encode", v.encode_measured()), ("decode", v.decode_measured())].iter().filter(|(_, m)| !m).map(|(s, _)| *s).collect();
+    (!missing.is_empty())
+        .then(|| format!("the VAE ({}) counts its weights, but its {} workspace is not modelled yet (not measured): that term is 0", v.class(), missing.join(" and ")))
+}
+
+/// The notes a single component's plan carries (a VAE whose workspace is not modelled).
+pub fn component_notes(arch: &DiffusionArch) -> Vec<String> {
+    arch.vae.as_ref().and_then(unmodelled_vae_note).into_iter().collect()
+}
+
 fn unknown_class(class: &str) -> InputError {
     let mut known: Vec<&str> = COMPONENT_CLASSES.to_vec();
     known.extend(text_encoder::CLASSES);
@@ -131,7 +156,7 @@ fn alone(class: &str, denoiser: Option<Denoiser>, vae: Option<Vae>, text_encoder
         denoiser,
         vae,
         text_encoders,
-        resident: Resident { vae: true, text_encoders: true },
+        resident: Resident::all(),
     }
 }
 
@@ -154,12 +179,7 @@ fn usual_pipeline(denoiser_class: &str) -> &'static str {
 /// Tokens the denoiser attends to: CLIP's 77 for the UNet pipelines; the long encoder's
 /// `max_sequence_length` where there is one, with SD3's 77 CLIP tokens in front.
 fn text_tokens(class: &str, encoders: &[TextEncoder], long: u64) -> u64 {
-    let clip = encoders
-        .iter()
-        .filter(|t| !matches!(t.kind, crate::model::diffusion::text_encoder::TextEncoderKind::T5 | crate::model::diffusion::text_encoder::TextEncoderKind::Umt5))
-        .map(|t| t.max_tokens)
-        .max()
-        .unwrap_or(77);
+    let clip = encoders.iter().filter(|t| !t.is_long()).map(|t| t.max_tokens).max().unwrap_or(77);
     match (class, long) {
         ("StableDiffusion3Pipeline", l) if l > 0 => clip + l,
         (_, l) if l > 0 => l,
@@ -197,11 +217,33 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
         let cfg = map.get(name.as_str());
         if let Some(kind) = text_encoder_class(component_class) {
             let cfg = cfg.ok_or_else(|| missing(name, component_class))?;
-            let tokens = if kind { None } else { Some(long) };
+            let tokens = if kind { None } else { Some(long + template_tokens(&class, component_class)) };
             encoders.push(text_encoder::read(cfg, tokens).map_err(field)?);
+            if component_class == "Gemma2Model" && class == "SanaPipeline" {
+                notes.push("Sana's prompt encode is counted at max_sequence_length (300) tokens: the default complex_human_instruction's own tokens are not counted".to_string());
+            }
         } else if let Some(result) = read_denoiser(component_class, cfg.unwrap_or(&Value::Null)) {
             cfg.ok_or_else(|| missing(name, component_class))?;
-            denoiser = Some(result.map_err(field)?);
+            let read = result.map_err(field)?;
+            // A second denoiser (`transformer_2`) is Wan 2.2 A14B's low-noise expert; the
+            // pipeline switches to it below `boundary_ratio` (`Denoiser::Experts`).
+            denoiser = Some(match denoiser.take() {
+                None => read,
+                Some(high) => {
+                    let boundary_ratio = match index.get("boundary_ratio") {
+                        Some(v) => v
+                            .as_f64()
+                            .filter(|r| (0.0..=1.0).contains(r))
+                            .ok_or_else(|| InputError::new("model_index.boundary_ratio", format!("must be a number from 0 to 1, got {v}")))?,
+                        None => return Err(InputError::new("model_index.boundary_ratio", "missing: two denoisers need the timestep ratio where the pipeline switches")),
+                    };
+                    notes.push(format!(
+                        "two experts ({} and {}): generation holds both and runs one per step (switching at boundary_ratio {boundary_ratio}); a training run of this pipeline counts both as trained, while training tools train one expert per run: plan that expert's transformer config alone for it",
+                        "transformer", crate::safe_text::quoted(name)
+                    ));
+                    Denoiser::Experts { high: Box::new(high), low: Box::new(read), boundary_ratio }
+                }
+            });
         } else if let Some(result) = read_vae(component_class, cfg.unwrap_or(&Value::Null)) {
             cfg.ok_or_else(|| missing(name, component_class))?;
             vae = Some(result.map_err(field)?);
@@ -209,6 +251,7 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
             notes.push(format!("component {} ({}) is not counted", crate::safe_text::quoted(name), crate::safe_text::quoted(component_class)));
         }
     }
+    notes.extend(vae.as_ref().and_then(unmodelled_vae_note));
     let fallback = denoiser.as_ref().and_then(|d| pipeline_defaults(usual_pipeline(d.class())));
     let defaults = defaults.or(fallback);
     let arch = DiffusionArch {
@@ -223,7 +266,7 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
         denoiser,
         vae,
         text_encoders: encoders,
-        resident: Resident { vae: true, text_encoders: true },
+        resident: Resident::all(),
     };
     arch.check()?;
     Ok((arch, notes))
@@ -233,8 +276,22 @@ pub fn read_pipeline(obj: &Value) -> Result<(DiffusionArch, Vec<String>), InputE
 fn text_encoder_class(class: &str) -> Option<bool> {
     match class {
         "CLIPTextModel" | "CLIPTextModelWithProjection" => Some(true),
-        "T5EncoderModel" | "UMT5EncoderModel" => Some(false),
+        "T5EncoderModel" | "UMT5EncoderModel" | "LlamaModel" | "Gemma2Model" => Some(false),
         _ => None,
+    }
+}
+
+/// Tokens an LLM text encoder reads beyond `max_sequence_length`: HunyuanVideo's prompt
+/// template, whose first `crop_start` (95) tokens are encoded and then cropped
+/// (`pipeline_hunyuan_video.py` `DEFAULT_PROMPT_TEMPLATE`, `_get_llama_prompt_embeds`:
+/// `max_sequence_length += crop_start`). Sana's default `complex_human_instruction` adds its
+/// own tokens too (`pipeline_sana.py` `_get_gemma_prompt_embeds`: `max_length_all =
+/// num_chi_prompt_tokens + max_sequence_length - 2`), which need its tokenizer to count: not
+/// added (a note says so).
+fn template_tokens(pipeline: &str, encoder_class: &str) -> u64 {
+    match (pipeline, encoder_class) {
+        ("HunyuanVideoPipeline", "LlamaModel") => 95,
+        _ => 0,
     }
 }
 

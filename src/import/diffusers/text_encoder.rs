@@ -1,8 +1,10 @@
 //! A pipeline's `text_encoder*/config.json` (transformers) → a [`TextEncoder`]: the class
 //! its `architectures` names decides what is built (`CLIPTextModel`,
-//! `CLIPTextModelWithProjection`, `T5EncoderModel`, `UMT5EncoderModel`); missing keys take
-//! the defaults of `CLIPTextConfig`, `T5Config` and `UMT5Config` (transformers 5.25,
-//! `configuration_clip.py`, `configuration_t5.py`, `configuration_umt5.py`).
+//! `CLIPTextModelWithProjection`, `T5EncoderModel`, `UMT5EncoderModel`, `LlamaModel`,
+//! `Gemma2Model`); missing keys take the defaults of `CLIPTextConfig`, `T5Config`,
+//! `UMT5Config` (transformers 5.25, `configuration_clip.py`, `configuration_t5.py`,
+//! `configuration_umt5.py`), and `LlamaConfig`/`Gemma2Config` through Headroom's LLM
+//! importer (`import/families.rs` `llama`, `gemma2`).
 
 use serde_json::Value;
 
@@ -11,7 +13,7 @@ use crate::import::keys::Keys;
 use crate::model::diffusion::text_encoder::{TextEncoder, TextEncoderKind};
 
 /// The text-encoder classes Headroom builds, by the name a config's `architectures` gives.
-pub const CLASSES: [&str; 4] = ["CLIPTextModel", "CLIPTextModelWithProjection", "T5EncoderModel", "UMT5EncoderModel"];
+pub const CLASSES: [&str; 6] = ["CLIPTextModel", "CLIPTextModelWithProjection", "T5EncoderModel", "UMT5EncoderModel", "LlamaModel", "Gemma2Model"];
 
 /// The class a config names, if it is a text encoder Headroom reads.
 pub fn kind_of(cfg: &Value) -> Option<TextEncoderKind> {
@@ -21,12 +23,14 @@ pub fn kind_of(cfg: &Value) -> Option<TextEncoderKind> {
         "CLIPTextModelWithProjection" => Some(TextEncoderKind::ClipWithProjection),
         "T5EncoderModel" => Some(TextEncoderKind::T5),
         "UMT5EncoderModel" => Some(TextEncoderKind::Umt5),
+        "LlamaModel" => Some(TextEncoderKind::Llama),
+        "Gemma2Model" => Some(TextEncoderKind::Gemma2),
         _ => None,
     }
 }
 
 /// Read a text encoder's config; `max_tokens`: what the pipeline encodes (CLIP: its own 77
-/// positions when `None`; T5: 512 when `None`, Flux's `max_sequence_length`).
+/// positions when `None`; T5 and the LLMs: 512 when `None`, Flux's `max_sequence_length`).
 pub fn read(cfg: &Value, max_tokens: Option<u64>) -> Result<TextEncoder, InputError> {
     let kind = kind_of(cfg).ok_or_else(|| InputError::new("architectures", format!("expected one of {}", CLASSES.join(", "))))?;
     let map = cfg.as_object().ok_or_else(|| InputError::new("", "expected a JSON object"))?;
@@ -50,6 +54,7 @@ pub fn read(cfg: &Value, max_tokens: Option<u64>) -> Result<TextEncoder, InputEr
                 positions,
                 projection: c.uint("projection_dim", 512)?,
                 max_tokens: max_tokens.unwrap_or(positions).min(positions),
+                decoder: None,
             }
         }
         TextEncoderKind::T5 | TextEncoderKind::Umt5 => {
@@ -68,6 +73,26 @@ pub fn read(cfg: &Value, max_tokens: Option<u64>) -> Result<TextEncoder, InputEr
                 positions: c.uint("relative_attention_num_buckets", 32)?,
                 projection: 0,
                 max_tokens: max_tokens.unwrap_or(512),
+                decoder: None,
+            }
+        }
+        TextEncoderKind::Llama | TextEncoderKind::Gemma2 => {
+            let arch = if kind == TextEncoderKind::Llama { crate::import::families::llama(&c)? } else { crate::import::families::gemma2(&c)? };
+            let a = &arch.attention;
+            TextEncoder {
+                kind,
+                hidden: arch.hidden,
+                layers: arch.layers,
+                heads: a.heads,
+                head_dim: a.head_dim,
+                ffn: arch.mlp.ffn,
+                gated: true,
+                quick_gelu: false,
+                vocab: arch.vocab,
+                positions: c.uint("max_position_embeddings", 8192)?,
+                projection: 0,
+                max_tokens: max_tokens.unwrap_or(512),
+                decoder: Some(Box::new(arch)),
             }
         }
     };

@@ -2,8 +2,8 @@
 //! Missing keys take the defaults of `AutoencoderKLWan.__init__` (diffusers 0.42.1,
 //! `models/autoencoders/autoencoder_kl_wan.py` lines 980–1030: `base_dim` 96, `z_dim` 16,
 //! `dim_mult` [1, 2, 4, 4], `num_res_blocks` 2, no attention scales, `temperal_downsample`
-//! [false, true, true], 3 → 3 channels). Wan 2.2's layout (`is_residual`, `patch_size`) is
-//! refused, naming the key.
+//! [false, true, true], 3 → 3 channels, `is_residual` false, no `patch_size`). Wan 2.2's
+//! TI2V-5B VAE sets `is_residual`, `patch_size` 2 and 12 → 12 channels.
 
 use serde_json::Value;
 
@@ -14,12 +14,6 @@ use crate::model::diffusion::wan_vae::WanVae;
 pub fn read(cfg: &Value) -> Result<WanVae, InputError> {
     let map = cfg.as_object().ok_or_else(|| InputError::new("", "expected a JSON object"))?;
     let c = Keys::new(map);
-    if c.flag("is_residual", false)? {
-        return Err(InputError::new("is_residual", "Wan 2.2's residual VAE layout is not built yet (Wan 2.1's is)"));
-    }
-    if c.get("patch_size").is_some() {
-        return Err(InputError::new("patch_size", "Wan 2.2's patchified VAE is not built yet (Wan 2.1's is)"));
-    }
     let dim_mult = c.uint_list("dim_mult", &[1, 2, 4, 4])?;
     let temporal_downsample = match c.get("temperal_downsample") {
         None => vec![false, true, true],
@@ -49,6 +43,8 @@ pub fn read(cfg: &Value) -> Result<WanVae, InputError> {
         dim_mult,
         temporal_downsample,
         attn_levels,
+        is_residual: c.flag("is_residual", false)?,
+        patch_size: if c.is_null("patch_size") { 1 } else { c.uint("patch_size", 1)? },
     };
     vae.check()?;
     Ok(vae)

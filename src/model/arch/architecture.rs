@@ -119,6 +119,12 @@ impl Architecture {
         }
     }
 
+    /// Whether the frozen tensors of `scope` stay in fp32 in a 16-bit run (an SDXL pipeline's
+    /// own VAE in its training scripts: [`Resident::vae_fp32`](crate::model::diffusion::pipeline::Resident::vae_fp32)).
+    pub fn keeps_fp32(&self, scope: Scope) -> bool {
+        matches!((self, scope), (Architecture::Diffusion(d), Scope::Vae) if d.resident.vae_fp32)
+    }
+
     /// This architecture as one run holds it on the GPU (a diffusion pipeline without the
     /// parts its caching or offload keeps off it); other architectures as they are.
     pub fn for_run(&self, training: &crate::model::inputs::Training) -> std::borrow::Cow<'_, Architecture> {

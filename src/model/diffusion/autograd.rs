@@ -27,8 +27,14 @@
 //!
 //! Every saved storage is counted once (views share their base's storage), as
 //! `tests/measure/common.py` `SavedTensorRecorder` counts them.
+//!
+//! Each op that makes a tensor needing a gradient is also recorded in a [`Graph`] (its inputs,
+//! the gradients its backward makes, the parameter gradients it makes first, when its saved
+//! tensors go), which `backward_walk.rs` walks back to find the backward's working set.
 
 use std::collections::HashSet;
+
+use super::backward_walk::{Graph, Input, Walk};
 
 use crate::model::diffusion::{LoraRun, Run, Saved};
 use crate::model::precision::Precision;
@@ -62,6 +68,9 @@ pub(crate) struct T {
     /// Bytes of its storage (a view's base).
     store: f64,
     pub(crate) grad: bool,
+    /// A piece of `chunk`/`split`: its gradient is its own size, gathered with the other
+    /// pieces' by `SplitBackward` (not a zero-filled base per piece).
+    piece: bool,
 }
 
 /// A linear layer's weight in this run.
@@ -85,9 +94,12 @@ pub(crate) struct Tape {
     /// Inside a checkpointed block: what the block would save, had it not been checkpointed
     /// (its recomputation in backward saves it again), and the storages counted in it.
     block: Option<(f64, HashSet<u32>)>,
-    /// The largest [`Self::block`] so far: the recomputed block alive during its backward.
-    recompute: f64,
     groups: Vec<Saved>,
+    /// The ops recorded for the backward walk, and the last one's output (the prediction).
+    graph: Graph,
+    last: Option<T>,
+    /// Tensors the running block's Python function keeps bound until it returns ([`Self::hold`]).
+    held: Vec<u32>,
     /// Forward FLOPs so far: 2 per multiply-add of every matmul (LoRA's too) and of the two
     /// attention products (q·kᵀ and p·v).
     pub(crate) flops: f64,
@@ -102,8 +114,10 @@ impl Tape {
             next: 0,
             kept: HashSet::new(),
             block: None,
-            recompute: 0.0,
             groups: Vec::new(),
+            graph: Graph::default(),
+            last: None,
+            held: Vec::new(),
             flops: 0.0,
         }
     }
@@ -146,7 +160,75 @@ impl Tape {
     /// A new tensor of `elems` elements of `bytes` each.
     pub(crate) fn new_tensor(&mut self, elems: f64, bytes: f64, grad: bool) -> T {
         self.next += 1;
-        T { id: self.next, elems, bytes, store: elems * bytes, grad }
+        self.graph.made(self.next, elems * bytes);
+        T { id: self.next, elems, bytes, store: elems * bytes, grad, piece: false }
+    }
+
+    /// Bytes of a parameter's gradient: the parameter's type (fp32 masters under autocast).
+    fn param_bytes(&self) -> f64 {
+        if self.mode == Mode::Half {
+            2.0
+        } else {
+            4.0
+        }
+    }
+
+    /// Record the op that made `out` from `inputs` (those needing a gradient get a fresh one:
+    /// a slice's is its whole base, `slice_backward`), making `params` bytes of parameter
+    /// gradients and `scratch` bytes beside them in its backward. Nothing when `out` needs no
+    /// gradient (the op is not in the graph).
+    fn record(&mut self, out: T, inputs: &[T], params: f64, scratch: f64) {
+        let ins = inputs.iter().filter(|x| x.grad).map(|&x| Input { id: x.id, cost: grad_bytes(x), keep: grad_bytes(x), piece: x.piece }).collect();
+        self.record_inputs(out, inputs, ins, params, scratch);
+    }
+
+    /// Record the op that made `out` from `all` (its tensor inputs), whose backward makes the
+    /// gradients `inputs`.
+    fn record_inputs(&mut self, out: T, all: &[T], inputs: Vec<Input>, params: f64, scratch: f64) {
+        self.graph.lives.op(out.id, all.iter().map(|t| t.id));
+        if out.grad {
+            self.graph.op(out.id, out.elems * out.bytes, inputs, params, scratch);
+            self.last = Some(out);
+        }
+    }
+
+    /// An op of `x` alone whose result has `x`'s size and type (an elementwise op, a copy, a
+    /// constant added), its backward making `x`'s gradient and `scratch` bytes beside it.
+    pub(crate) fn derived(&mut self, x: T, scratch: f64) -> T {
+        self.map(x, x.elems, scratch)
+    }
+
+    /// An op of `x` alone that saves nothing and makes `elems` elements of `x`'s type (a
+    /// nearest up-sampling), its backward making `x`'s gradient and `scratch` bytes beside it.
+    pub(crate) fn map(&mut self, x: T, elems: f64, scratch: f64) -> T {
+        let y = self.new_tensor(elems, x.bytes, x.grad);
+        self.record(y, &[x], 0.0, scratch);
+        y
+    }
+
+    /// A `k × k` convolution `cin → cout` whose output has `spatial` times the input's positions
+    /// (1, or ¼ for a stride-2 down-sampling): `ConvolutionBackward0` keeps the input whenever
+    /// the input or the weight needs a gradient.
+    pub(crate) fn conv(&mut self, x: T, cin: u64, cout: u64, k: u64, spatial: f64, w: W) -> T {
+        let trained = w == W::Trained;
+        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.cast(x, 2.0) } else { x };
+        if trained || x.grad {
+            self.save("linear inputs", xin);
+        }
+        let act = self.act();
+        let y = self.new_tensor(x.elems / cin as f64 * cout as f64 * spatial, act, x.grad || trained);
+        let params = if trained { (cin * cout * k * k) as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[xin], params, 0.0);
+        y
+    }
+
+    /// `GroupNorm(groups, channels)` with its affine weight and bias: `native_group_norm` keeps
+    /// the input and a mean and rstd per (sample, group).
+    pub(crate) fn group_norm(&mut self, x: T, channels: u64, groups: u64) -> T {
+        let x = T { grad: x.grad || self.full(), ..x };
+        let width = (x.elems / (self.batch * groups as f64)).max(1.0) as u64;
+        let params = if self.full() { 2.0 * channels as f64 * self.param_bytes() } else { 0.0 };
+        self.layer_norm_params(x, width, params)
     }
 
     /// A view of `t` with `elems` elements (same storage).
@@ -154,18 +236,28 @@ impl Tape {
         T { elems, ..t }
     }
 
+    /// One of the pieces of `t.chunk(..)` with `elems` elements (same storage).
+    pub(crate) fn chunk(t: T, elems: f64) -> T {
+        T { elems, piece: true, ..t }
+    }
+
     pub(crate) fn save(&mut self, name: &'static str, t: T) {
         if let Some((bytes, kept)) = self.block.as_mut() {
+            self.graph.lives.block_save(self.next);
             // The block's inputs are held already; the rest it saves again when recomputed.
             if !self.kept.contains(&t.id) && kept.insert(t.id) {
                 *bytes += t.store;
+                self.graph.saved(t.store);
+                self.graph.lives.saved(t.id, self.next, true);
             }
         } else if self.kept.insert(t.id) {
             self.add(name, t.store);
+            self.graph.lives.saved(t.id, self.next, false);
         }
     }
 
     fn add(&mut self, name: &'static str, bytes: f64) {
+        self.graph.saved(bytes);
         if let Some((block, _)) = self.block.as_mut() {
             *block += bytes;
             return;
@@ -181,7 +273,9 @@ impl Tape {
         if x.bytes == bytes {
             x
         } else {
-            self.new_tensor(x.elems, bytes, x.grad)
+            let y = self.new_tensor(x.elems, bytes, x.grad);
+            self.record(y, &[x], 0.0, 0.0);
+            y
         }
     }
 
@@ -189,9 +283,9 @@ impl Tape {
     /// a non-contiguous slice (`strided`), else the tensor itself.
     fn matmul_input(&mut self, x: T, strided: bool) -> T {
         if self.mode == Mode::Autocast && x.bytes == 4.0 {
-            self.new_tensor(x.elems, 2.0, x.grad)
+            self.cast(x, 2.0)
         } else if strided && self.batch > 1.0 {
-            self.new_tensor(x.elems, x.bytes, x.grad)
+            self.derived(x, 0.0)
         } else {
             x
         }
@@ -211,6 +305,8 @@ impl Tape {
         }
         let act = self.act();
         let y = self.new_tensor(rows * out as f64, act, x.grad || w != W::Frozen);
+        let mut params = if w == W::Trained { (inp * out) as f64 * self.param_bytes() } else { 0.0 };
+        let mut scratch = 0.0;
         if let W::Lora(r) = w {
             self.flops += 2.0 * rows * (r * (inp + out)) as f64;
             let fp32 = self.lora.as_ref().is_some_and(|l| l.fp32);
@@ -238,11 +334,17 @@ impl Tape {
             let a_bytes = if self.mode == Mode::Fp32 || (self.mode == Mode::Half && fp32) { 4.0 } else { 2.0 };
             let a_out = self.new_tensor(rows * r as f64, a_bytes, true);
             self.save("LoRA adapter inputs", a_out);
+            // backward: `lora_B`'s input gradient (rank-wide), then, when the input needs one,
+            // `lora_A`'s (the cast input's size and type) and its cast back, accumulated into the
+            // base's; the adapters' own gradients in their type
+            scratch = rows * r as f64 * a_bytes + if x.grad { x.elems * (a_in.bytes + x.bytes) } else { 0.0 };
+            params = r as f64 * (inp + out) as f64 * if fp32 { 4.0 } else { self.param_bytes() };
             if self.mode == Mode::Autocast && fp32 {
                 let copies = if x.grad { inp + out } else { out } as f64 * r as f64 * 2.0;
                 self.add("weight copies", copies);
             }
         }
+        self.record(y, &[xin], params, scratch);
         y
     }
 
@@ -253,7 +355,7 @@ impl Tape {
     /// A linear over a transposed view (rows not contiguous for any batch, Sana's stream after
     /// `flatten(2).transpose(1, 2)`): `reshape` copies it before the matmul.
     pub(crate) fn linear_transposed(&mut self, x: T, inp: u64, out: u64, w: W) -> T {
-        let copy = if self.mode == Mode::Autocast && x.bytes == 4.0 { x } else { self.new_tensor(x.elems, x.bytes, x.grad) };
+        let copy = if self.mode == Mode::Autocast && x.bytes == 4.0 { x } else { self.derived(x, 0.0) };
         self.linear_strided(copy, inp, out, w, false)
     }
 
@@ -261,7 +363,7 @@ impl Tape {
     /// input (and the cast weight under autocast).
     pub(crate) fn depthwise(&mut self, x: T, channels: u64, k: u64) -> T {
         self.flops += 2.0 * x.elems * (k * k) as f64;
-        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.new_tensor(x.elems, 2.0, x.grad) } else { x };
+        let xin = if self.mode == Mode::Autocast && x.bytes == 4.0 { self.cast(x, 2.0) } else { x };
         if self.full() || x.grad {
             self.save("linear inputs", xin);
         }
@@ -269,7 +371,10 @@ impl Tape {
             self.add("weight copies", (channels * k * k) as f64 * 2.0);
         }
         let act = self.act();
-        self.new_tensor(x.elems, act, x.grad || self.full())
+        let y = self.new_tensor(x.elems, act, x.grad || self.full());
+        let params = if self.full() { (channels * k * k) as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[xin], params, 0.0);
+        y
     }
 
     /// A convolution whose kernel equals its stride (a patch embedding, a 1×1 conv) over `x`,
@@ -290,6 +395,11 @@ impl Tape {
 
     /// `native_layer_norm` over the last dimension (`width`), without affine parameters.
     pub(crate) fn layer_norm(&mut self, x: T, width: u64) -> T {
+        self.layer_norm_params(x, width, 0.0)
+    }
+
+    /// `native_layer_norm` whose affine parameters make `params` bytes of gradients.
+    fn layer_norm_params(&mut self, x: T, width: u64, params: f64) -> T {
         let x = if self.mode == Mode::Autocast { self.cast(x, 4.0) } else { x };
         if x.grad {
             self.save("norm inputs and statistics", x);
@@ -299,7 +409,9 @@ impl Tape {
             self.save("norm inputs and statistics", mean);
             self.save("norm inputs and statistics", rstd);
         }
-        self.new_tensor(x.elems, x.bytes, x.grad)
+        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        self.record(y, &[x], params, 0.0);
+        y
     }
 
     /// A LayerNorm with weight and bias: besides the input and statistics, `native_layer_norm`
@@ -314,7 +426,8 @@ impl Tape {
         }
         let grad = x.grad || self.full();
         let x = T { grad, ..x };
-        self.layer_norm(x, width)
+        let params = if self.full() { 2.0 * width as f64 * self.param_bytes() } else { 0.0 };
+        self.layer_norm_params(x, width, params)
     }
 
     /// `torch.nn.RMSNorm(width)` with a weight (trained in full fine-tuning).
@@ -331,7 +444,10 @@ impl Tape {
             let rstd = self.new_tensor(x.elems / width as f64, 4.0, false);
             self.save("norm inputs and statistics", rstd);
         }
-        self.new_tensor(x.elems, x.bytes, grad)
+        let y = self.new_tensor(x.elems, x.bytes, grad);
+        let params = if self.full() { width as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[x], params, 0.0);
+        y
     }
 
     /// diffusers' own `RMSNorm(width)` with a weight (`normalization.py` lines 541–568, SD3.5's
@@ -352,7 +468,9 @@ impl Tape {
             self.save("norm inputs and statistics", r);
             self.save("norm inputs and statistics", x);
         }
+        // backward of `x32 * rstd`: the fp32 product's gradient and the reduction over `x32²`
         let hs = self.new_tensor(x.elems, 4.0, x.grad);
+        self.record(hs, &[x32], 0.0, x.elems * 4.0);
         if !weight {
             return self.cast(hs, x.bytes);
         }
@@ -361,7 +479,10 @@ impl Tape {
         if self.full() {
             self.save("norm inputs and statistics", hs);
         }
-        self.new_tensor(hs.elems, hs.bytes, hs.grad || self.full())
+        let y = self.new_tensor(hs.elems, hs.bytes, hs.grad || self.full());
+        let params = if self.full() { width as f64 * self.param_bytes() } else { 0.0 };
+        self.record(y, &[hs], params, 0.0);
+        y
     }
 
     /// Elementwise `a * b` (broadcasting: the result has `a`'s size).
@@ -372,12 +493,36 @@ impl Tape {
         if b.grad {
             self.save("elementwise products", a);
         }
-        self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad)
+        let y = self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad);
+        // a broadcast operand's gradient is the full product, then summed down
+        let scratch = [a, b].iter().filter(|t| t.grad && t.elems < y.elems).map(|_| y.elems * y.bytes).sum();
+        self.record(y, &[a, b], 0.0, scratch);
+        y
     }
 
-    /// Elementwise `a + b`.
+    /// Elementwise `a + b`. `AddBackward` hands the output's gradient itself to each operand of
+    /// the output's size (one storage: it is held by the operand made first, whose producer runs
+    /// last) and sums it down for a broadcast one.
     pub(crate) fn add2(&mut self, a: T, b: T) -> T {
-        self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad)
+        let y = self.new_tensor(a.elems.max(b.elems), a.bytes.max(b.bytes), a.grad || b.grad);
+        let (first, second) = if a.id <= b.id { (a, b) } else { (b, a) };
+        let mut handed = false;
+        let inputs = [first, second]
+            .iter()
+            .filter(|t| t.grad)
+            .map(|t| {
+                if t.elems < y.elems {
+                    Input { id: t.id, cost: grad_bytes(*t), keep: grad_bytes(*t), piece: t.piece }
+                } else if !handed {
+                    handed = true;
+                    Input { id: t.id, cost: 0.0, keep: y.elems * y.bytes, piece: false }
+                } else {
+                    Input { id: t.id, cost: 0.0, keep: 0.0, piece: false }
+                }
+            })
+            .collect();
+        self.record_inputs(y, &[a, b], inputs, 0.0, 0.0);
+        y
     }
 
     /// GELU / SiLU: their input.
@@ -385,7 +530,9 @@ impl Tape {
         if x.grad {
             self.save("activation inputs", x);
         }
-        self.new_tensor(x.elems, x.bytes, x.grad)
+        let y = self.new_tensor(x.elems, x.bytes, x.grad);
+        self.record(y, &[x], 0.0, 0.0);
+        y
     }
 
     /// ReLU: its output (`threshold_backward` reads the result).
@@ -394,6 +541,7 @@ impl Tape {
         if x.grad {
             self.save("activation inputs", y);
         }
+        self.record(y, &[x], 0.0, 0.0);
         y
     }
 
@@ -401,7 +549,11 @@ impl Tape {
     pub(crate) fn cat(&mut self, parts: &[T]) -> T {
         let elems = parts.iter().map(|t| t.elems).sum();
         let bytes = parts.iter().map(|t| t.bytes).fold(0.0, f64::max);
-        self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad))
+        let y = self.new_tensor(elems, bytes, parts.iter().any(|t| t.grad));
+        // `CatBackward` hands out views of the output's gradient: nothing new
+        let inputs = parts.iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: 0.0, keep: t.elems * t.bytes, piece: false }).collect();
+        self.record_inputs(y, parts, inputs, 0.0, 0.0);
+        y
     }
 
     /// `scaled_dot_product_attention` of `heads` heads, `s` query tokens; returns the output.
@@ -433,6 +585,9 @@ impl Tape {
             self.save(name, lse);
             self.add(name, if flash { 24.0 } else { 16.0 });
         }
+        // the kernel's backward makes q's, k's and v's gradients, each its own size
+        let inputs = [q, k, v].iter().filter(|t| t.grad).map(|t| Input { id: t.id, cost: t.elems * t.bytes, keep: t.elems * t.bytes, piece: t.piece }).collect();
+        self.record_inputs(o, &[q, k, v], inputs, 0.0, 0.0);
         o
     }
 
@@ -440,7 +595,9 @@ impl Tape {
     /// inside is saved.
     pub(crate) fn checkpoint<R>(&mut self, on: bool, inputs: &[T], block: impl FnOnce(&mut Tape) -> R) -> R {
         if !on {
-            return block(self);
+            let r = block(self);
+            self.release_held();
+            return r;
         }
         for &t in inputs {
             self.save("checkpointed block inputs", t);
@@ -448,21 +605,49 @@ impl Tape {
         // Nothing inside is kept now; what it saves is counted as the block's, for its
         // recomputation in backward.
         self.block = Some((0.0, HashSet::new()));
+        let (start, first) = (self.graph.len(), self.next + 1);
         let r = block(self);
+        self.release_held();
         if let Some((bytes, _)) = self.block.take() {
-            self.recompute = self.recompute.max(bytes);
+            self.graph.block(start, bytes, first);
         }
         r
+    }
+
+    /// `x` stays bound to a local of the running block's function (a `hidden_states` not yet
+    /// rebound, an `attn_output`) until the block returns: alive in the forward until then.
+    pub(crate) fn hold(&mut self, x: T) {
+        self.held.push(x.id);
+    }
+
+    /// The running block returned: its held locals live until its last tensor.
+    fn release_held(&mut self) {
+        for id in std::mem::take(&mut self.held) {
+            self.graph.lives.hold(id, self.next);
+        }
     }
 
     pub(crate) fn finish(self) -> Vec<Saved> {
         self.groups
     }
 
-    /// What the largest checkpointed block saves when backward recomputes it (non-reentrant
-    /// `torch.utils.checkpoint` reruns the block's forward with saving on, then its
-    /// backward frees them): 0 without checkpointing.
-    pub(crate) fn recompute_peak(&self) -> f64 {
-        self.recompute
+    /// The backward after this forward and diffusers' MSE loss on its last output
+    /// (`backward_walk.rs`): the most it holds at once beyond the forward's saved tensors.
+    pub(crate) fn backward(&self) -> Walk {
+        let saved = self.groups.iter().map(|g| g.bytes).sum();
+        match self.last {
+            Some(p) => self.graph.walk(p.id, p.elems, p.bytes, saved),
+            None => Walk::default(),
+        }
+    }
+}
+
+/// Bytes of `t`'s gradient: its own size, or its whole base's when it is a slice of a longer
+/// storage (`slice_backward` makes a zero-filled base-sized gradient).
+fn grad_bytes(t: T) -> f64 {
+    if t.piece {
+        t.elems * t.bytes
+    } else {
+        (t.elems * t.bytes).max(t.store)
     }
 }

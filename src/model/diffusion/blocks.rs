@@ -20,6 +20,15 @@ pub(crate) fn linear(out: &mut Vec<ParamTensor>, name: &'static str, kinds: Opti
     out.push(ParamTensor::vector(name, o, S, R));
 }
 
+/// A LoRA-targetable projection `inp → out` of `kind`, with its bias when the module has one
+/// (`Attention`'s `bias` / `out_bias`).
+pub(crate) fn projection(out: &mut Vec<ParamTensor>, name: &'static str, kind: &'static [LinearKind], o: u64, i: u64, bias: bool) {
+    out.push(ParamTensor::linear(name, kind, o, i, S));
+    if bias {
+        out.push(ParamTensor::vector(name, o, S, R));
+    }
+}
+
 /// diffusers' `TimestepEmbedding(in, h)` / `PixArtAlphaTextProjection(in, h)`: two linears
 /// (`embeddings.py`).
 pub(crate) fn embedder(out: &mut Vec<ParamTensor>, name: &'static str, inp: u64, h: u64) {

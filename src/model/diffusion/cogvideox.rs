@@ -14,7 +14,7 @@ use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
 use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -126,7 +126,7 @@ impl CogVideoX {
     /// `cat([text, video])` with LayerNorm q/k norms (RoPE written in place into the video part of
     /// q and k keeps only the cos/sin tables), the gated residuals from slices of `to_out`'s
     /// output, and one feed-forward over the concatenation; `norm_final`, `norm_out`, `proj_out`.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads, te) = (self.hidden(), self.head_dim, self.heads, self.time_embed_dim);
         let (p, pt) = (self.patch_size, self.patch_size_t.unwrap_or(1));
         let rope = self.rope;
@@ -211,22 +211,6 @@ impl CogVideoX {
         let m = t.add2(m, Tape::view(e, b * h as f64));
         t.linear(m, h, p * p * pt * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears, the patch embedding and
-    /// attention's two products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
+use crate::model::diffusion::autograd::Tape;
+use crate::model::diffusion::backward_walk::Walk;
 use crate::model::diffusion::cogvideox::CogVideoX;
 use crate::model::diffusion::hunyuan_video::HunyuanVideo;
 use crate::model::diffusion::ltx_video::LtxVideo;
@@ -83,47 +85,34 @@ impl Dit {
     /// "weight copies" holds the cast copies of weights kept for backward (autocast's 16-bit
     /// copies of fp32 weights, fp32 copies of 16-bit norm weights).
     pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        match self {
-            Dit::Flux(m) => m.saved(run),
-            Dit::Sd3(m) => m.saved(run),
-            Dit::Wan(m) => m.saved(run),
-            Dit::HunyuanVideo(m) => m.saved(run),
-            Dit::CogVideoX(m) => m.saved(run),
-            Dit::LtxVideo(m) => m.saved(run),
-            Dit::Sana(m) => m.saved(run),
-            Dit::PixArt(m) => m.saved(run),
-        }
+        self.tape(run).finish()
     }
 
-    /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
-    /// attention), for step time.
-    /// What backward's recomputation of the largest checkpointed block saves again (0 without
-    /// checkpointing).
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        match self {
-            Dit::Flux(m) => m.recompute_peak(run),
-            Dit::Sd3(m) => m.recompute_peak(run),
-            Dit::Wan(m) => m.recompute_peak(run),
-            Dit::HunyuanVideo(m) => m.recompute_peak(run),
-            Dit::CogVideoX(m) => m.recompute_peak(run),
-            Dit::LtxVideo(m) => m.recompute_peak(run),
-            Dit::Sana(m) => m.recompute_peak(run),
-            Dit::PixArt(m) => m.recompute_peak(run),
-        }
+    /// The backward after one training forward, walked op by op (`backward_walk.rs`): the most
+    /// it holds beyond the saved tensors (gradients in flight, parameter gradients made so far,
+    /// the loss's tensors, the recomputed block under checkpointing).
+    pub fn backward(&self, run: &Run) -> Walk {
+        self.tape(run).backward()
     }
 
     /// Forward FLOPs of one denoiser call (2 per multiply-add of matmuls, convolutions and
     /// attention), for step time.
     pub fn forward_flops(&self, run: &Run) -> f64 {
+        self.tape(run).flops
+    }
+
+    /// One training forward written op by op over the [`Tape`] (each class's `simulate`): what
+    /// it saves, its FLOPs and its recorded graph for the backward walk.
+    fn tape(&self, run: &Run) -> Tape {
         match self {
-            Dit::Flux(m) => m.forward_flops(run),
-            Dit::Sd3(m) => m.forward_flops(run),
-            Dit::Wan(m) => m.forward_flops(run),
-            Dit::HunyuanVideo(m) => m.forward_flops(run),
-            Dit::CogVideoX(m) => m.forward_flops(run),
-            Dit::LtxVideo(m) => m.forward_flops(run),
-            Dit::Sana(m) => m.forward_flops(run),
-            Dit::PixArt(m) => m.forward_flops(run),
+            Dit::Flux(m) => m.simulate(run),
+            Dit::Sd3(m) => m.simulate(run),
+            Dit::Wan(m) => m.simulate(run),
+            Dit::HunyuanVideo(m) => m.simulate(run),
+            Dit::CogVideoX(m) => m.simulate(run),
+            Dit::LtxVideo(m) => m.simulate(run),
+            Dit::Sana(m) => m.simulate(run),
+            Dit::PixArt(m) => m.simulate(run),
         }
     }
 

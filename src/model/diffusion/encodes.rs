@@ -8,11 +8,15 @@
 //! saved activations + the forward and backward's transients). The ledger adds every saved
 //! activation to every moment of the step, so an encode is entered as its workspace less the
 //! activations the step saves: the moment wins exactly when the encode is the larger peak.
+//!
+//! An SDXL pipeline's own VAE encodes in fp32 in a 16-bit run, as its training scripts keep it
+//! ([`Resident::vae_fp32`](super::pipeline::Resident::vae_fp32)).
 
 use super::pipeline::DiffusionArch;
 use crate::model::breakdown::{Component, Lifetime, Moment};
 use crate::model::inputs::Training;
 use crate::model::ledger::Ledger;
+use crate::model::precision::Precision;
 
 const ENCODE: &str =
     "live tensors of the no-grad encode (model/diffusion/, measured on CPU with diffusers), less the step's saved activations, which do not exist yet when it runs";
@@ -22,7 +26,11 @@ pub fn add_encodes(d: &DiffusionArch, training: &Training, saved: f64, ledger: &
     let bytes = training.precision.activation_bytes() as f64;
     let batch = training.micro_batch.max(1);
     if let (Some(vae), true) = (&d.vae, d.resident.vae) {
-        let encode = vae.encode_peak(&d.run(training, batch), training.diffusion.vae_tiling);
+        let mut run = d.run(training, batch);
+        if d.resident.vae_fp32 {
+            run.precision = Precision::Fp32;
+        }
+        let encode = vae.encode_peak(&run, training.diffusion.vae_tiling);
         ledger.add(Component::Temporary, "VAE encode (latents not cached)", (encode - saved).max(0.0), ENCODE, Lifetime::Transient(Moment::VaeEncode));
     }
     if d.resident.text_encoders {

@@ -15,7 +15,7 @@ use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -138,7 +138,7 @@ impl HunyuanVideo {
     /// every joint attention goes through the boolean text mask, which the memory-efficient
     /// kernel takes as a new float mask and keeps.
     // long: one training forward written op by op in the order HunyuanVideoTransformer3DModel.forward runs it (token refiner, double and single blocks); cut into pieces, the tensors the ops share would have to be passed around by hand.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let (p, pt) = (self.patch_size, self.patch_size_t);
         let mut t = Tape::new(run);
@@ -273,22 +273,6 @@ impl HunyuanVideo {
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, pt * p * p * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears, the patch embedding and
-    /// attention's products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
-use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops, projection};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -55,13 +55,6 @@ impl LtxVideo {
         self.heads * self.head_dim
     }
 
-    fn projection(&self, out: &mut Vec<ParamTensor>, name: &'static str, kind: &'static [LinearKind], o: u64, i: u64, bias: bool) {
-        out.push(ParamTensor::linear(name, kind, o, i, S));
-        if bias {
-            out.push(ParamTensor::vector(name, o, S, R));
-        }
-    }
-
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         let h = self.hidden();
         let mut out = Vec::new();
@@ -73,10 +66,10 @@ impl LtxVideo {
         for _ in 0..self.layers {
             out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
             for kv_in in [h, self.cross_attention_dim] {
-                self.projection(&mut out, "attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
-                self.projection(&mut out, "attention k (to_k)", &[LinearKind::K], h, kv_in, self.attention_bias);
-                self.projection(&mut out, "attention v (to_v)", &[LinearKind::V], h, kv_in, self.attention_bias);
-                self.projection(&mut out, "attention out (to_out.0)", &[LinearKind::O], h, h, self.attention_out_bias);
+                projection(&mut out, "attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
+                projection(&mut out, "attention k (to_k)", &[LinearKind::K], h, kv_in, self.attention_bias);
+                projection(&mut out, "attention v (to_v)", &[LinearKind::V], h, kv_in, self.attention_bias);
+                projection(&mut out, "attention out (to_out.0)", &[LinearKind::O], h, h, self.attention_out_bias);
                 out.push(ParamTensor::new("q/k RMS norms across heads", &[2, h], S, R));
             }
             feed_forward(&mut out, h, 4 * h);
@@ -101,7 +94,7 @@ impl LtxVideo {
     /// norms across heads and RoPE, cross-attention from the raw stream to the caption through
     /// the mask (the memory-efficient kernel, which keeps the mask), the gated feed-forward;
     /// `norm_out` and `proj_out`.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, heads) = (self.hidden(), self.heads);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -177,21 +170,6 @@ impl LtxVideo {
         let m = t.add2(m, table);
         t.linear(m, h, self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears and attention's products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its

@@ -18,7 +18,7 @@ use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::Tape;
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -151,7 +151,7 @@ impl Flux {
     /// same over the concatenated sequence with the parallel MLP; checkpointing keeps each block's
     /// inputs instead; LoRA keeps only what the adapters and the ops after the first adapter need.
     // long: one training forward written op by op in the order FluxTransformer2DModel.forward runs it (both streams, the double and single blocks); cut into pieces, the tensors the ops share would have to be passed around by hand.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -245,6 +245,13 @@ impl Flux {
                 let o = t.attention(q, k, v, heads, s);
                 let o = t.cast(o, q.bytes);
                 let both = t.cat(&[o, mlp]);
+                // `FluxSingleTransformerBlock.forward`'s locals until it returns (`transformer_flux.py`
+                // lines 383–412):
+                // `norm_hidden_states`, `mlp_hidden_states`, `attn_output`, and the concatenation
+                // as `hidden_states` until it is rebound
+                for local in [jm, mlp, o, both] {
+                    t.hold(local);
+                }
                 let y = t.linear(both, 5 * h, h, w);
                 let y = ops::gated(t, e, y, h);
                 t.add2(js, y)
@@ -257,21 +264,5 @@ impl Flux {
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, self.patch_size * self.patch_size * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
-    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 }

@@ -1,6 +1,6 @@
-//! The pipeline parts' run-dependent functions (each denoiser's `saved`, `recompute_peak`,
+//! The pipeline parts' run-dependent functions (each denoiser's `saved`, `backward`,
 //! `forward_peak` and `forward_flops`, each VAE's encode and decode peaks: the op-by-op walks
-//! of nine denoisers and three VAEs) behind one table of function pointers, so the page's
+//! of the denoisers and VAEs) behind one table of function pointers, so the page's
 //! first download does not carry them.
 //!
 //! On the page the table is built by [`Parts::all`] inside the `diffusion` WASM chunk
@@ -14,6 +14,7 @@
 
 use std::sync::OnceLock;
 
+use super::backward_walk::Walk;
 use super::pipeline::{Denoiser, Vae};
 use super::{Run, Saved};
 use crate::error::InputError;
@@ -22,7 +23,7 @@ use crate::error::InputError;
 #[derive(Clone, Copy)]
 pub struct Parts {
     saved: fn(&Denoiser, &Run) -> Vec<Saved>,
-    recompute_peak: fn(&Denoiser, &Run) -> f64,
+    backward: fn(&Denoiser, &Run) -> Walk,
     forward_peak: fn(&Denoiser, &Run) -> f64,
     forward_flops: fn(&Denoiser, &Run) -> f64,
     encode_peak: fn(&Vae, &Run, bool) -> f64,
@@ -37,26 +38,39 @@ impl Parts {
             saved: |d, run| match d {
                 Denoiser::Unet(u) => u.saved(run),
                 Denoiser::Dit(x) => x.saved(run),
+                Denoiser::Experts { high, .. } => high.saved(run),
             },
-            recompute_peak: |d, run| match d {
-                Denoiser::Unet(u) => u.recompute_peak(run),
-                Denoiser::Dit(x) => x.recompute_peak(run),
+            backward: |d, run| match d {
+                Denoiser::Unet(u) => u.backward(run),
+                Denoiser::Dit(x) => x.backward(run),
+                // Both experts have one shape (Wan 2.2 A14B); the step is planned as the
+                // high-noise expert's, as `saved` is.
+                Denoiser::Experts { high, .. } => high.backward(run),
             },
             forward_peak: |d, run| match d {
                 Denoiser::Unet(u) => u.forward_peak(run),
                 Denoiser::Dit(x) => x.forward_peak(run),
+                Denoiser::Experts { high, low, .. } => high.forward_peak(run).max(low.forward_peak(run)),
             },
             forward_flops: |d, run| match d {
                 Denoiser::Unet(u) => u.forward_flops(run),
                 Denoiser::Dit(x) => x.forward_flops(run),
+                Denoiser::Experts { high, low, .. } => high.forward_flops(run).max(low.forward_flops(run)),
             },
             encode_peak: |v, run, tiled| match v {
                 Vae::Kl(k) => k.encode_peak(run, tiled),
+                // Not measured yet: see `encode_measured` (the pipeline's notes say so).
+                Vae::Wan(w) if w.is_residual => 0.0,
                 Vae::Wan(w) => w.encode_peak(run, tiled),
+                Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
             },
             decode_peak: |v, run, tiled| match v {
                 Vae::Kl(k) => k.decode_peak(run, tiled),
+                Vae::Wan(w) if w.is_residual => 0.0,
                 Vae::Wan(w) => w.decode_peak(run, tiled),
+                Vae::Dc(d) => d.decode_peak(run, tiled),
+                Vae::LtxVideo(l) => l.decode_peak(run, tiled),
+                Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => 0.0,
             },
         }
     }
@@ -111,9 +125,10 @@ impl Denoiser {
     pub fn saved(&self, run: &Run) -> Vec<Saved> {
         (get().saved)(self, run)
     }
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        (get().recompute_peak)(self, run)
+    /// What one training step's backward holds beyond the forward's saved tensors, and the
+    /// recomputed block's part of it.
+    pub fn backward(&self, run: &Run) -> Walk {
+        (get().backward)(self, run)
     }
     /// The transient bytes of one no-grad call, beyond the weights.
     pub fn forward_peak(&self, run: &Run) -> f64 {

@@ -8,7 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cogvideox_vae::CogVideoXVae;
+use super::dc_ae::DcAe;
 use super::dit::Dit;
+use super::hunyuan_vae::HunyuanVideoVae;
+use super::ltx_vae::LtxVideoVae;
 use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
 use super::vae::AutoencoderKl;
@@ -17,6 +21,7 @@ use super::Run;
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
 use crate::model::inputs::{Checkpointing, Training};
+use crate::model::precision::Precision;
 
 /// The denoiser of a pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,6 +31,22 @@ pub enum Denoiser {
     Unet(UNet2D),
     /// A diffusion transformer (Flux, SD3, Wan).
     Dit(Dit),
+    /// Two denoisers taking turns over the timesteps: Wan 2.2 A14B's high-noise `transformer`
+    /// and low-noise `transformer_2` (`pipelines/wan/pipeline_wan.py`: `WanPipeline.__init__`
+    /// holds both, lines 130–152; `__call__` sets `boundary_timestep = boundary_ratio *
+    /// num_train_timesteps` and calls `self.transformer` while `t >= boundary_timestep`,
+    /// `self.transformer_2` after, lines 585–603). Generation holds both experts' weights and
+    /// each call is one expert's (workspace and FLOPs: the larger expert's). Training tools
+    /// train one expert per run on its timestep range (musubi-tuner's `--dit` with
+    /// `--min_timestep 875` for the high-noise one), planned from that expert's config alone;
+    /// planned as this pipeline a training run counts both experts as trained, and what one
+    /// step saves is the high-noise expert's (the same shape as the low-noise one in Wan 2.2).
+    Experts {
+        high: Box<Denoiser>,
+        low: Box<Denoiser>,
+        /// `model_index.json`'s `boundary_ratio` (0.875 for Wan2.2-T2V-A14B).
+        boundary_ratio: f64,
+    },
 }
 
 impl Denoiser {
@@ -33,12 +54,14 @@ impl Denoiser {
         match self {
             Denoiser::Unet(u) => u.check(),
             Denoiser::Dit(d) => d.check(),
+            Denoiser::Experts { high, low, .. } => high.check().and(low.check()),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Denoiser::Unet(u) => u.param_tensors(),
             Denoiser::Dit(d) => d.param_tensors(),
+            Denoiser::Experts { high, low, .. } => [high.param_tensors(), low.param_tensors()].concat(),
         }
     }
     /// The diffusers class name.
@@ -46,6 +69,7 @@ impl Denoiser {
         match self {
             Denoiser::Unet(_) => "UNet2DConditionModel",
             Denoiser::Dit(d) => d.class(),
+            Denoiser::Experts { high, .. } => high.class(),
         }
     }
     /// Latent channels of the VAE it works on (Flux's packed 64 input channels are 16 latent
@@ -55,6 +79,7 @@ impl Denoiser {
             Denoiser::Unet(u) => u.in_channels(),
             Denoiser::Dit(Dit::Flux(f)) => f.in_channels() / 4,
             Denoiser::Dit(d) => d.in_channels(),
+            Denoiser::Experts { high, .. } => high.latent_channels(),
         }
     }
     /// Pixels between sizes the denoiser takes: the VAE's factor × the patch (Flux packs
@@ -64,6 +89,7 @@ impl Denoiser {
             Denoiser::Unet(u) => vae_factor << u.downsamplings(),
             Denoiser::Dit(Dit::Flux(_)) => vae_factor * 2,
             Denoiser::Dit(d) => vae_factor * d.patch_size(),
+            Denoiser::Experts { high, .. } => high.pixel_step(vae_factor),
         }
     }
 }
@@ -74,8 +100,17 @@ impl Denoiser {
 pub enum Vae {
     /// `AutoencoderKL` (SD, SDXL, SD3, Flux).
     Kl(AutoencoderKl),
-    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first).
+    /// `AutoencoderKLWan`: Wan 2.1's causal 3-D VAE (4 frames per latent frame after the first),
+    /// or Wan 2.2's residual, patchified one.
     Wan(WanVae),
+    /// `AutoencoderKLCogVideoX` (CogVideoX).
+    CogVideoX(CogVideoXVae),
+    /// `AutoencoderKLHunyuanVideo` (HunyuanVideo).
+    HunyuanVideo(HunyuanVideoVae),
+    /// `AutoencoderKLLTXVideo` (LTX-Video 0.9.0).
+    LtxVideo(LtxVideoVae),
+    /// `AutoencoderDC` (Sana's 32× deep-compression autoencoder).
+    Dc(DcAe),
 }
 
 impl Vae {
@@ -83,12 +118,20 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.check(),
             Vae::Wan(v) => v.check(),
+            Vae::CogVideoX(v) => v.check(),
+            Vae::HunyuanVideo(v) => v.check(),
+            Vae::LtxVideo(v) => v.check(),
+            Vae::Dc(v) => v.check(),
         }
     }
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         match self {
             Vae::Kl(v) => v.param_tensors(),
             Vae::Wan(v) => v.param_tensors(),
+            Vae::CogVideoX(v) => v.param_tensors(),
+            Vae::HunyuanVideo(v) => v.param_tensors(),
+            Vae::LtxVideo(v) => v.param_tensors(),
+            Vae::Dc(v) => v.param_tensors(),
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).
@@ -96,6 +139,10 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.spatial_factor(),
             Vae::Wan(v) => v.spatial_factor(),
+            Vae::CogVideoX(v) => v.spatial_factor(),
+            Vae::HunyuanVideo(v) => v.spatial_factor(),
+            Vae::LtxVideo(v) => v.spatial_factor(),
+            Vae::Dc(v) => v.spatial_factor(),
         }
     }
     /// Frames per latent frame after the first (1 for images).
@@ -103,19 +150,45 @@ impl Vae {
         match self {
             Vae::Kl(v) => v.temporal_factor(),
             Vae::Wan(v) => v.temporal_factor(),
+            Vae::CogVideoX(v) => v.temporal_factor(),
+            Vae::HunyuanVideo(v) => v.temporal_factor(),
+            Vae::LtxVideo(v) => v.temporal_factor(),
+            Vae::Dc(v) => v.temporal_factor(),
         }
     }
-    /// The config's `force_upcast` (Wan's VAE has none).
+    /// The config's `force_upcast`, read for `AutoencoderKL` only: SDXL's pipelines are the
+    /// ones that act on it; the video pipelines never upcast their VAE.
     pub fn force_upcast(&self) -> bool {
         match self {
             Vae::Kl(v) => v.force_upcast,
-            Vae::Wan(_) => false,
+            Vae::Wan(_) | Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
+        }
+    }
+    /// Whether `decode_peak` models this VAE from a measurement (the video VAEs added for the
+    /// catalogue and Wan 2.2's residual layout count their weights only: their decode is 0).
+    pub fn decode_measured(&self) -> bool {
+        match self {
+            Vae::Kl(_) | Vae::Dc(_) | Vae::LtxVideo(_) => true,
+            Vae::Wan(v) => !v.is_residual,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => false,
+        }
+    }
+    /// Whether `encode_peak` models this VAE from a measurement (else it is 0).
+    pub fn encode_measured(&self) -> bool {
+        match self {
+            Vae::Kl(_) => true,
+            Vae::Wan(v) => !v.is_residual,
+            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => false,
         }
     }
     pub fn class(&self) -> &'static str {
         match self {
             Vae::Kl(_) => "AutoencoderKL",
             Vae::Wan(_) => "AutoencoderKLWan",
+            Vae::CogVideoX(_) => "AutoencoderKLCogVideoX",
+            Vae::HunyuanVideo(_) => "AutoencoderKLHunyuanVideo",
+            Vae::LtxVideo(_) => "AutoencoderKLLTXVideo",
+            Vae::Dc(_) => "AutoencoderDC",
         }
     }
 }
@@ -126,6 +199,14 @@ impl Vae {
 pub struct Resident {
     pub vae: bool,
     pub text_encoders: bool,
+    /// The VAE stays in fp32 in a 16-bit run: diffusers' SDXL training scripts keep the
+    /// pipeline's own VAE in fp32 "to avoid NaN losses" and cast only a replacement VAE
+    /// (`--pretrained_vae_model_name_or_path`, e.g. the fp16-fix) to the weight dtype
+    /// (`examples/text_to_image/train_text_to_image_lora_sdxl.py`: `if
+    /// args.pretrained_vae_model_name_or_path is None: vae.to(accelerator.device,
+    /// dtype=torch.float32)`). The pipeline's own VAE is the one whose config says
+    /// `force_upcast`; the fp16-fix's says false.
+    pub vae_fp32: bool,
 }
 
 /// A pipeline, or one component of one.
@@ -148,7 +229,8 @@ pub struct DiffusionArch {
     pub guidance: bool,
     /// The pipeline runs an fp16 VAE whose config says `force_upcast` in fp32 for the decode
     /// (the SDXL pipelines: `needs_upcasting = self.vae.dtype == torch.float16 and
-    /// self.vae.config.force_upcast`, then `self.upcast_vae()`).
+    /// self.vae.config.force_upcast`, then `self.upcast_vae()`), and its training scripts keep
+    /// such a VAE in fp32 ([`Resident::vae_fp32`]).
     #[serde(default)]
     pub upcasts_vae: bool,
     /// Parts on the GPU during training (set per run; all of them until then).
@@ -172,7 +254,14 @@ fn as_linear_layer(mut t: ParamTensor) -> ParamTensor {
 }
 
 fn all_resident() -> Resident {
-    Resident { vae: true, text_encoders: true }
+    Resident::all()
+}
+
+impl Resident {
+    /// Every part on the GPU, in the run's dtype.
+    pub fn all() -> Resident {
+        Resident { vae: true, text_encoders: true, vae_fp32: false }
+    }
 }
 
 impl DiffusionArch {
@@ -208,7 +297,8 @@ impl DiffusionArch {
     /// cached, the text encoders when embeddings are cached or kept in host memory.
     pub fn for_run(&self, training: &Training) -> DiffusionArch {
         let o = &training.diffusion;
-        DiffusionArch { resident: Resident { vae: !o.cache_latents, text_encoders: !(o.cache_text_embeddings || o.offload_text_encoders) }, ..self.clone() }
+        let vae_fp32 = self.upcasts_vae && training.precision != Precision::Fp32 && self.vae.as_ref().is_some_and(Vae::force_upcast);
+        DiffusionArch { resident: Resident { vae: !o.cache_latents, text_encoders: !(o.cache_text_embeddings || o.offload_text_encoders), vae_fp32 }, ..self.clone() }
     }
 
     /// Pixels per latent side.

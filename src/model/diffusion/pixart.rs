@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
-use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::blocks::{act_bytes, embedder, feed_forward, linear, ops, projection};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -60,13 +60,6 @@ impl PixArt {
         self.heads * self.head_dim
     }
 
-    fn projection(&self, out: &mut Vec<ParamTensor>, name: &'static str, kind: &'static [LinearKind], o: u64, i: u64, bias: bool) {
-        out.push(ParamTensor::linear(name, kind, o, i, S));
-        if bias {
-            out.push(ParamTensor::vector(name, o, S, R));
-        }
-    }
-
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         let (h, p) = (self.hidden(), self.patch_size);
         let mut out = Vec::new();
@@ -76,10 +69,10 @@ impl PixArt {
         for _ in 0..self.layers {
             out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
             for kv_in in [h, self.cross_attention_dim] {
-                self.projection(&mut out, "attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
-                self.projection(&mut out, "attention k (to_k)", &[LinearKind::K], h, kv_in, self.attention_bias);
-                self.projection(&mut out, "attention v (to_v)", &[LinearKind::V], h, kv_in, self.attention_bias);
-                self.projection(&mut out, "attention out (to_out.0)", &[LinearKind::O], h, h, true);
+                projection(&mut out, "attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
+                projection(&mut out, "attention k (to_k)", &[LinearKind::K], h, kv_in, self.attention_bias);
+                projection(&mut out, "attention v (to_v)", &[LinearKind::V], h, kv_in, self.attention_bias);
+                projection(&mut out, "attention out (to_out.0)", &[LinearKind::O], h, h, true);
             }
             feed_forward(&mut out, h, 4 * h);
         }
@@ -111,7 +104,7 @@ impl PixArt {
     /// to the caption through the prompt mask (memory-efficient kernel), the gated 4×
     /// feed-forward (every attention output is divided by `rescale_output_factor`, a new
     /// tensor); the output norm, modulation and `proj_out`.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p) = (self.hidden(), self.heads, self.patch_size);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -182,22 +175,6 @@ impl PixArt {
         let m = t.add2(m, table);
         t.linear(m, h, p * p * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears, the patch embedding and
-    /// attention's products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its

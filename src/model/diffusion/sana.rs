@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape};
-use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::blocks::{act_bytes, embedder, linear, ops, projection};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -68,13 +68,6 @@ impl Sana {
         self.heads * self.head_dim
     }
 
-    fn projection(&self, out: &mut Vec<ParamTensor>, name: &'static str, kind: &'static [LinearKind], o: u64, i: u64, bias: bool) {
-        out.push(ParamTensor::linear(name, kind, o, i, S));
-        if bias {
-            out.push(ParamTensor::vector(name, o, S, R));
-        }
-    }
-
     pub fn param_tensors(&self) -> Vec<ParamTensor> {
         let (h, p, m) = (self.hidden(), self.patch_size, self.mlp_width);
         let mut out = Vec::new();
@@ -89,10 +82,10 @@ impl Sana {
         out.push(ParamTensor::vector("caption RMS norm", h, S, R));
         for _ in 0..self.layers {
             out.push(ParamTensor::new("block scale_shift_table", &[6, h], S, R));
-            self.projection(&mut out, "linear attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
-            self.projection(&mut out, "linear attention k (to_k)", &[LinearKind::K], h, h, self.attention_bias);
-            self.projection(&mut out, "linear attention v (to_v)", &[LinearKind::V], h, h, self.attention_bias);
-            self.projection(&mut out, "linear attention out (to_out.0)", &[LinearKind::O], h, h, true);
+            projection(&mut out, "linear attention q (to_q)", &[LinearKind::Q], h, h, self.attention_bias);
+            projection(&mut out, "linear attention k (to_k)", &[LinearKind::K], h, h, self.attention_bias);
+            projection(&mut out, "linear attention v (to_v)", &[LinearKind::V], h, h, self.attention_bias);
+            projection(&mut out, "linear attention out (to_out.0)", &[LinearKind::O], h, h, true);
             if self.qk_norm {
                 out.push(ParamTensor::new("q/k RMS norms across heads", &[2, h], S, R));
             }
@@ -101,10 +94,10 @@ impl Sana {
                 if self.affine {
                     out.push(ParamTensor::new("cross-attention LayerNorm (norm2)", &[2, h], S, R));
                 }
-                self.projection(&mut out, "cross-attention q (to_q)", &[LinearKind::Q], c, h, true);
-                self.projection(&mut out, "cross-attention k (to_k)", &[LinearKind::K], c, cross, true);
-                self.projection(&mut out, "cross-attention v (to_v)", &[LinearKind::V], c, cross, true);
-                self.projection(&mut out, "cross-attention out (to_out.0)", &[LinearKind::O], h, c, true);
+                projection(&mut out, "cross-attention q (to_q)", &[LinearKind::Q], c, h, true);
+                projection(&mut out, "cross-attention k (to_k)", &[LinearKind::K], c, cross, true);
+                projection(&mut out, "cross-attention v (to_v)", &[LinearKind::V], c, cross, true);
+                projection(&mut out, "cross-attention out (to_out.0)", &[LinearKind::O], h, c, true);
                 if self.qk_norm {
                     out.push(ParamTensor::new("cross-attention q/k RMS norms", &[2, c], S, R));
                 }
@@ -138,7 +131,7 @@ impl Sana {
     /// the SiLU and depthwise conv inputs (2 × `mlp_ratio` × hidden), the gate's SiLU output and
     /// the product `conv_point` reads.
     // long: one training forward written op by op in the order SanaTransformer2DModel.forward runs it (linear attention, cross-attention, GLUMBConv); cut into pieces, the tensors the ops share would have to be passed around by hand.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p, m) = (self.hidden(), self.heads, self.patch_size, self.mlp_width);
         let d = self.head_dim;
         let mut t = Tape::new(run);
@@ -245,22 +238,6 @@ impl Sana {
         let mm = t.add2(mm, table);
         t.linear(mm, h, p * p * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call (2 per multiply-add of the linears, convolutions, linear
-    /// attention's two batched matmuls and cross-attention's products).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 
     /// The live tensors of one `torch.no_grad()` call beyond the weights and inputs, at its

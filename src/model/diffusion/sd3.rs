@@ -14,7 +14,7 @@ use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Mode, Tape, T};
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -190,7 +190,7 @@ impl Sd3 {
     /// per block each stream's adaLN, q/k/v (and their `qk_norm`), the joint attention over image +
     /// text, the gated residuals and feed-forwards (the last block's text stream stops after
     /// attention), the dual blocks' second image-only attention; `norm_out` and `proj_out`.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, heads, p) = (self.hidden(), self.heads, self.patch_size);
         let mut t = Tape::new(run);
         let b = t.batch;
@@ -282,21 +282,5 @@ impl Sd3 {
         let (_, xm) = ops::modulate(&mut t, x, e, h);
         t.linear(xm, h, p * p * self.out_channels, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
-    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 }

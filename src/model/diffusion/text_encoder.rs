@@ -15,6 +15,10 @@
 //! - `UMT5EncoderModel` (`modeling_umt5.py`): T5's encoder with a relative position bias table
 //!   in every block (`UMT5Attention(has_relative_attention_bias=True)` for each layer); Wan's
 //!   umT5-XXL.
+//! - `LlamaModel` and `Gemma2Model` (`modeling_llama.py`, `modeling_gemma2.py`): the decoder
+//!   stacks of the causal LMs without their `lm_head`, read by Headroom's own LLM importer
+//!   (`import/families.rs`, whose `param_count` is checked against transformers for every
+//!   family); HunyuanVideo's llava-llama-3-8b text tower and Sana's gemma-2-2b-it.
 //!
 //! The pipelines run them under `torch.no_grad()` once per prompt; what they hold while they
 //! run is [`TextEncoder::forward_peak`].
@@ -23,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::model::arch::transformer::TransformerArch;
 use crate::model::dtype::INT64;
 
 /// Which transformers class a text encoder is.
@@ -33,6 +38,8 @@ pub enum TextEncoderKind {
     ClipWithProjection,
     T5,
     Umt5,
+    Llama,
+    Gemma2,
 }
 
 impl TextEncoderKind {
@@ -43,6 +50,8 @@ impl TextEncoderKind {
             TextEncoderKind::ClipWithProjection => "CLIPTextModelWithProjection",
             TextEncoderKind::T5 => "T5EncoderModel",
             TextEncoderKind::Umt5 => "UMT5EncoderModel",
+            TextEncoderKind::Llama => "LlamaModel",
+            TextEncoderKind::Gemma2 => "Gemma2Model",
         }
     }
 }
@@ -69,6 +78,10 @@ pub struct TextEncoder {
     pub quick_gelu: bool,
     /// Tokens the pipeline encodes (CLIP's 77; T5's `max_sequence_length`, e.g. 512 in Flux).
     pub max_tokens: u64,
+    /// `LlamaModel`/`Gemma2Model`: the decoder stack as the LLM importer reads it (its
+    /// `lm_head`, which these classes do not build, is left out of the tensors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder: Option<Box<TransformerArch>>,
 }
 
 impl TextEncoder {
@@ -84,6 +97,11 @@ impl TextEncoder {
         check_dim("max_tokens", self.max_tokens)
     }
 
+    /// A long-text encoder (T5, umT5 or an LLM), as opposed to CLIP.
+    pub fn is_long(&self) -> bool {
+        !matches!(self.kind, TextEncoderKind::Clip | TextEncoderKind::ClipWithProjection)
+    }
+
     fn is_t5(&self) -> bool {
         matches!(self.kind, TextEncoderKind::T5 | TextEncoderKind::Umt5)
     }
@@ -93,6 +111,9 @@ impl TextEncoder {
         let (h, f, inner) = (self.hidden, self.ffn, self.heads * self.head_dim);
         let s = Scope::TextEncoder;
         let r = TpSplit::Replicated;
+        if let Some(arch) = &self.decoder {
+            return decoder_tensors(arch);
+        }
         let mut out = Vec::with_capacity(16 * self.layers as usize + 8);
         out.push(ParamTensor::table("text encoder token embedding", self.vocab, h, s, r));
         if self.is_t5() {
@@ -134,6 +155,12 @@ impl TextEncoder {
         out
     }
 
+    /// A `LlamaModel`/`Gemma2Model` encode's live tensors with or without
+    /// `output_hidden_states` (0 for the other kinds); see `decoder_peak`.
+    pub fn decoder_encode_peak(&self, batch: u64, bytes: f64, hidden_states: bool) -> f64 {
+        self.decoder.as_ref().map_or(0.0, |arch| decoder_peak(arch, self.kind, batch, self.max_tokens as f64, bytes, hidden_states))
+    }
+
     /// Parameters, as `sum(p.numel())` over the module.
     pub fn param_count(&self) -> f64 {
         self.param_tensors().iter().map(ParamTensor::numel).sum()
@@ -157,6 +184,11 @@ impl TextEncoder {
         let s = self.max_tokens as f64;
         let tokens = batch as f64 * s;
         let (h, f, inner) = (self.hidden as f64, self.ffn as f64, (self.heads * self.head_dim) as f64);
+        if self.decoder.is_some() {
+            // HunyuanVideo's pipeline reads a hidden state below the last (Llama); Sana's the
+            // last one (Gemma 2).
+            return self.decoder_encode_peak(batch, bytes, hidden_states && self.kind == TextEncoderKind::Llama);
+        }
         if !self.is_t5() {
             let stream = if hidden_states { self.layers as f64 + 2.0 } else { 4.0 };
             let activation = if self.quick_gelu { 3.0 } else { 2.0 };
@@ -175,4 +207,71 @@ impl TextEncoder {
         let ffn = kept_bias + tokens * (4.0 * f + 4.0 * h) * bytes;
         buckets.max(attention).max(ffn)
     }
+}
+
+/// A decoder's tensors as the `*Model` class builds them: one entry per block's tensor (the
+/// importer lists a block's tensors once, in a per-block scope), no `lm_head`, every tensor
+/// frozen in [`Scope::TextEncoder`].
+fn decoder_tensors(arch: &TransformerArch) -> Vec<ParamTensor> {
+    let mut out = Vec::new();
+    for t in arch.param_tensors() {
+        if t.name.starts_with("lm_head") {
+            continue;
+        }
+        let copies = arch.blocks(t.scope);
+        let mut frozen = t;
+        frozen.scope = Scope::TextEncoder;
+        frozen.tp = TpSplit::Replicated;
+        frozen.linear = None;
+        frozen.lora_dims = None;
+        out.extend(std::iter::repeat_n(frozen, copies as usize));
+    }
+    out
+}
+
+/// The live tensors of one no-grad `LlamaModel`/`Gemma2Model` encode of `batch` prompts of
+/// `s` tokens beyond the weights, padded to `s` with the attention mask the pipelines pass
+/// (measured op by op in `diffusion_video_parts.json`, `encode_peaks`):
+/// - held through the stack (`modeling_llama.py` `LlamaModel.forward`, `modeling_gemma2.py`):
+///   the input embeddings (Gemma's scaled by √h), the current block's input, with
+///   `output_hidden_states` every earlier block's output (HunyuanVideo reads layer −3,
+///   `num_hidden_layers_to_skip=2`; Sana reads the last hidden state), the `DynamicCache` of
+///   every block's keys and values so far (`use_cache` is on in both Hub configs and the
+///   pipelines do not turn it off), the rotary `cos`/`sin` (one prompt's, s × head_dim each),
+///   `cache_position`, and the 4-D mask (`create_causal_mask`: b × s × s booleans for SDPA;
+///   Gemma 2's eager attention builds a full and a sliding one in the run's dtype);
+/// - a block's feed-forward (`LlamaMLP`/`Gemma2MLP`: `down_proj(act(gate_proj(x)) *
+///   up_proj(x))`): the residual after attention and the normed input beside the activated
+///   gate, the up projection and their product, three `ffn`-wide buffers;
+/// - Gemma 2's eager attention (`eager_attention_forward`): the normed input, the rotated
+///   queries, `repeat_kv`'s copies of the keys and values (when heads ≠ KV heads) and two
+///   heads × s × s score buffers at once (the scaled scores beside the soft-capped ones; in
+///   16-bit the masked scores beside their fp32 copy and the fp32 softmax).
+///
+/// Llama's SDPA attention is never the larger moment at these widths.
+fn decoder_peak(arch: &TransformerArch, kind: TextEncoderKind, batch: u64, s: f64, bytes: f64, hidden_states: bool) -> f64 {
+    let b = batch as f64;
+    let tokens = b * s;
+    let a = &arch.attention;
+    let (h, f, l) = (arch.hidden as f64, arch.mlp.ffn as f64, arch.layers as f64);
+    let (heads, kv, d) = (a.heads as f64, a.kv_heads as f64, a.head_dim as f64);
+    let eager = kind == TextEncoderKind::Gemma2;
+    let stream = if arch.layers == 1 {
+        1.0
+    } else if hidden_states {
+        l
+    } else {
+        2.0
+    };
+    let cache = if arch.use_cache { 2.0 * l * kv * d * tokens * bytes } else { 0.0 };
+    let masks = if eager { 2.0 * b * s * s * bytes } else { b * s * s };
+    let held = tokens * stream * h * bytes + cache + 2.0 * s * d * bytes + 8.0 * s + masks;
+    let mlp = held + tokens * (2.0 * h + 3.0 * f) * bytes;
+    if !eager {
+        return mlp;
+    }
+    let repeated = if a.heads != a.kv_heads { 2.0 * heads * d } else { 0.0 };
+    let scores = b * heads * s * s * (bytes + if bytes < 4.0 { 8.0 } else { 4.0 });
+    let attention = held + tokens * (h + heads * d + repeated) * bytes + scores;
+    mlp.max(attention)
 }

@@ -58,16 +58,8 @@ struct Groups {
     weight_copies: f64,
 }
 
-impl Groups {
-    fn total(&self) -> f64 {
-        self.resnets + self.norms + self.attention + self.feed_forward + self.lora + self.other + self.checkpoint + self.weight_copies
-    }
-}
-
 /// How tensors flow through the forward: their sizes and what needs a gradient.
 struct Flow<'a> {
-    /// The largest checkpointed block's own saved bytes so far (its recomputation in backward).
-    recompute: f64,
     b: f64,
     /// Bytes of a hidden state between modules (fp32: 4; 16-bit or autocast: 2).
     a: f64,
@@ -117,7 +109,7 @@ impl Flow<'_> {
 impl UNet2D {
     /// What one training forward keeps for backward, by group (see the module doc).
     pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        let (g, _) = self.forward(run);
+        let g = self.forward(run);
         [
             ("resnet blocks", g.resnets),
             ("transformer norms and projections", g.norms),
@@ -133,17 +125,10 @@ impl UNet2D {
         .collect()
     }
 
-    /// What backward's recomputation of the largest checkpointed resnet or transformer block
-    /// saves again (non-reentrant `torch.utils.checkpoint` reruns its forward with saving on):
-    /// 0 without checkpointing.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.forward(run).1
-    }
-
     // long: the UNet's forward in order (time embedding, down, mid and up blocks), each op's
     // saved tensors where it runs; the parts share the running flow state.
-    /// The saved groups of one training forward and the largest checkpointed block's own.
-    fn forward(&self, run: &Run) -> (Groups, f64) {
+    /// The saved groups of one training forward.
+    fn forward(&self, run: &Run) -> Groups {
         let mixed = run.precision.is_mixed();
         let a = if run.precision == Precision::Fp32 { 4.0 } else { 2.0 };
         let lora_fp32 = run.lora.as_ref().is_some_and(|l| l.fp32);
@@ -164,7 +149,6 @@ impl UNet2D {
             ckpt: run.checkpointing,
             temb_held: false,
             text_held: false,
-            recompute: 0.0,
         };
         let mut g = Groups::default();
         let (h0, w0) = (run.latent_height.max(1), run.latent_width.max(1));
@@ -235,12 +219,11 @@ impl UNet2D {
                 }
             }
         }
-        let recompute = f.recompute;
-        (g, recompute)
+        g
     }
 
     /// Index in [`Self::walk`] of the mid block's first resnet.
-    fn mid_index(&self) -> Option<usize> {
+    pub(super) fn mid_index(&self) -> Option<usize> {
         if !self.mid_block {
             return None;
         }
@@ -271,12 +254,6 @@ impl UNet2D {
         if f.ckpt {
             for _ in 0..layers {
                 let output_grad = f.full() || f.lora.is_some_and(|l| !l.targets.is_empty());
-                // What its recomputation in backward saves again.
-                let (grad, text_held) = (f.grad, f.text_held);
-                let mut block = Groups::default();
-                self.block(f, &mut block, s, cf, heads, t);
-                f.recompute = f.recompute.max(block.total());
-                (f.grad, f.text_held) = (grad, text_held);
                 if output_grad || f.grad {
                     g.checkpoint += n * a;
                     if !f.text_held {
@@ -434,12 +411,6 @@ fn resnet(f: &mut Flow, g: &mut Groups, x_in: f64, x_out: f64, cin: u64, cout: u
     let (ci, co) = (cin as f64, cout as f64);
     let mixed_full = f.mixed && f.full();
     if checkpointed {
-        // What its recomputation in backward saves again.
-        let (grad, temb_held) = (f.grad, f.temb_held);
-        let mut block = Groups::default();
-        resnet(f, &mut block, x_in, x_out, cin, cout, temb, groups, false);
-        f.recompute = f.recompute.max(block.total());
-        (f.grad, f.temb_held) = (grad, temb_held);
         g.checkpoint += b * x_in * a;
         if !f.temb_held {
             g.checkpoint += b * temb * a;

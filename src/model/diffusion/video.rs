@@ -19,7 +19,7 @@ use crate::error::InputError;
 use crate::model::arch::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::model::diffusion::autograd::{Tape, T};
 use crate::model::diffusion::blocks::{act_bytes, attention, embedder, feed_forward, linear, ops};
-use crate::model::diffusion::{Run, Saved};
+use crate::model::diffusion::Run;
 
 const S: Scope = Scope::Layer;
 const R: TpSplit = TpSplit::Replicated;
@@ -179,7 +179,7 @@ impl Wan {
     /// 16-bit stream keeps fp32 copies at each of them; self-attention with RMS q/k norms across
     /// heads and 3-D RoPE (the products by the cos/sin tables keep the tables), cross-attention to
     /// the text, the feed-forward, `norm_out` and `proj_out`.
-    fn simulate(&self, run: &Run) -> Tape {
+    pub(crate) fn simulate(&self, run: &Run) -> Tape {
         let (h, hd, heads) = (self.hidden(), self.head_dim, self.heads);
         let [pt, ph, pw] = self.patch_size;
         let mut t = Tape::new(run);
@@ -253,6 +253,12 @@ impl Wan {
                 // feed-forward
                 let xm = modulated(t, x);
                 let f = ops::feed_forward(t, xm, h, self.ffn_dim);
+                // `WanTransformerBlock.forward`'s locals until it returns (`transformer_wan.py` lines
+                // 462–504): `attn_output`,
+                // `norm_hidden_states`, `ff_output`, and `hidden_states` until its last rebinding
+                for local in [a, xm, f, x] {
+                    t.hold(local);
+                }
                 residual(t, x, f, true)
             });
         }
@@ -265,21 +271,5 @@ impl Wan {
         let m = t.cast(m, x.bytes);
         t.linear(m, h, self.out_channels * pt * ph * pw, w);
         t
-    }
-
-    /// What one training forward keeps for backward, by kind (the forward is `simulate`'s).
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        self.simulate(run).finish()
-    }
-
-    /// What backward's recomputation of the largest checkpointed block saves again.
-    pub fn recompute_peak(&self, run: &Run) -> f64 {
-        self.simulate(run).recompute_peak()
-    }
-
-    /// Forward FLOPs of one call: 2 per multiply-add of every linear, patch convolution and
-    /// LoRA adapter, and of attention's q·kᵀ and p·v (as `torch.utils.flop_counter` counts them).
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        self.simulate(run).flops
     }
 }

@@ -17,15 +17,20 @@
 //!   (3, 1, 1) time conv doubling the channels (`upsample3d`, which doubles the frames);
 //!   `norm_out`, `conv_out`.
 //!
-//! Only Wan 2.1's layout is built (Wan 2.2's `is_residual` blocks and `patch_size` are refused
-//! by the reader).
+//! Wan 2.2's layout (`is_residual`, Wan2.2-TI2V-5B's VAE): the encoder's levels are
+//! `WanResidualDownBlock`s (the same residual blocks and resamplers, no attention, plus a
+//! weightless `AvgDown3D` shortcut, lines 477–510); the decoder's are `WanResidualUpBlock`s
+//! (lines 635–720): the input width is not halved and the up-sampling conv keeps the width
+//! (`upsample_out_dim=out_dim`), beside a weightless `DupUp3D` shortcut. `patch_size` folds
+//! p × p pixels into the channels before `conv_in` (`patchify`, lines 921–942: the config's
+//! `in_channels` already counts them, 12 = 3 × 2 × 2), so a latent pixel covers p × 8 pixels.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::arch::param::{check_dim, ParamTensor, Scope, TpSplit};
 
-/// An `AutoencoderKLWan` (Wan 2.1 layout).
+/// An `AutoencoderKLWan` (Wan 2.1 layout, or Wan 2.2's with `is_residual`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WanVae {
     pub in_channels: u64,
@@ -41,6 +46,16 @@ pub struct WanVae {
     /// `attn_scales` entries that fall on a level (1, 1/2, 1/4, …): attention after each of
     /// that level's encoder residual blocks.
     pub attn_levels: Vec<bool>,
+    /// Wan 2.2's residual up and down blocks (`is_residual`).
+    #[serde(default)]
+    pub is_residual: bool,
+    /// `patch_size` (Wan 2.2: 2; 1 when the config has none).
+    #[serde(default = "one")]
+    pub patch_size: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl WanVae {
@@ -51,6 +66,7 @@ impl WanVae {
         check_dim("decoder_base_dim", self.decoder_base_dim)?;
         check_dim("z_dim", self.z_dim)?;
         check_dim("num_res_blocks", self.num_res_blocks)?;
+        check_dim("patch_size", self.patch_size)?;
         super::check_blocks("num_res_blocks", self.num_res_blocks)?;
         if self.dim_mult.is_empty() || self.dim_mult.len() > 8 {
             return Err(InputError::new("dim_mult", "needs 1 to 8 levels"));
@@ -61,9 +77,10 @@ impl WanVae {
         Ok(())
     }
 
-    /// Pixels per latent pixel along each side: 2 per level but the last.
+    /// Pixels per latent pixel along each side: 2 per level but the last, times the patch
+    /// (`scale_factor_spatial`: 8 for Wan 2.1, 16 for Wan 2.2's patchified VAE).
     pub fn spatial_factor(&self) -> u64 {
-        1 << (self.dim_mult.len() - 1)
+        (1 << (self.dim_mult.len() - 1)) * self.patch_size.max(1)
     }
 
     /// Frames per latent frame after the first: 2 per temporally down-sampling level
@@ -88,7 +105,7 @@ impl WanVae {
             let (mut cin, c) = (dims[i], dims[i + 1]);
             for _ in 0..self.num_res_blocks {
                 residual(&mut out, cin, c);
-                if self.attn_levels.get(i).copied().unwrap_or(false) {
+                if !self.is_residual && self.attn_levels.get(i).copied().unwrap_or(false) {
                     attention(&mut out, c);
                 }
                 cin = c;
@@ -112,13 +129,15 @@ impl WanVae {
         mid(&mut out, dd[0]);
         let temporal_up: Vec<bool> = self.temporal_downsample.iter().take(n - 1).rev().copied().collect();
         for i in 0..n {
-            let (mut cin, c) = (if i > 0 { dd[i] / 2 } else { dd[i] }, dd[i + 1]);
+            // Wan 2.1 halves the width at every up-sampler; Wan 2.2's residual blocks keep it.
+            let halved = i > 0 && !self.is_residual;
+            let (mut cin, c) = (if halved { dd[i] / 2 } else { dd[i] }, dd[i + 1]);
             for _ in 0..=self.num_res_blocks {
                 residual(&mut out, cin, c);
                 cin = c;
             }
             if i + 1 < n {
-                conv2(&mut out, "wan vae upsample conv", c, c / 2);
+                conv2(&mut out, "wan vae upsample conv", c, if self.is_residual { c } else { c / 2 });
                 if temporal_up[i] {
                     conv3(&mut out, "wan vae upsample time_conv", c, 2 * c, [3, 1, 1]);
                 }
