@@ -58,10 +58,17 @@ for (const width of [390, 1440]) {
 
     const page = await context.newPage();
     await markFirstChart(page);
-    // Layout shifts of the load (the Layout Instability API), from the first paint on.
+    // Layout shifts (the Layout Instability API) from the first paint to two frames after the
+    // app replaced it: the swap's own. (Later parts, the timeline's card below the chart, may
+    // shift things after that; Lighthouse reports those.)
     await page.addInitScript(() => {
       window.__shifts = [];
       new PerformanceObserver((list) => window.__shifts.push(...list.getEntries().map((e) => e.value))).observe({ type: 'layout-shift', buffered: true });
+      new MutationObserver((_, obs) => {
+        if (!document.getElementById('verdict')) return;
+        obs.disconnect();
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => (window.__swapShift = window.__shifts.reduce((a, b) => a + b, 0)), 0)));
+      }).observe(document, { childList: true, subtree: true });
     });
     await page.goto(env.url);
     await page.waitForFunction(() => window.__firstChart !== undefined);
@@ -72,8 +79,8 @@ for (const width of [390, 1440]) {
       assert.equal(copy[name].text, app[name].text, `${name}: same text`);
       assert.deepEqual(copy[name].box, app[name].box, `${name}: same box`);
     }
-    const shift = await page.evaluate(() => window.__shifts.reduce((a, b) => a + b, 0));
-    assert.ok(shift < 0.01, `layout shift up to the first chart: ${shift}`);
+    const shift = await page.evaluate(() => window.__swapShift);
+    assert.ok(shift < 0.01, `layout shift of the swap: ${shift}`);
     await context.close();
   });
 }
