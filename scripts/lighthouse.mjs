@@ -39,6 +39,17 @@ try {
       );
       const failing = Object.values(audits).filter((a) => a.score !== null && a.score < 0.9 && a.scoreDisplayMode !== 'informative' && a.scoreDisplayMode !== 'notApplicable');
       if (i === 0) for (const a of failing) console.log(`  below 0.9: ${a.id} (${a.displayValue ?? a.score})`);
+      {
+        // What the LCP is (its element and its phases) and the main thread's long tasks.
+        const lcp = audits['largest-contentful-paint-element']?.details?.items ?? [];
+        const node = lcp[0]?.items?.[0]?.node;
+        if (node) console.log(`  LCP element: ${node.selector} "${(node.nodeLabel ?? '').slice(0, 80)}"`);
+        else console.log('  LCP element: no longer in the page (the static first paint, replaced by the app)');
+        for (const phase of lcp[1]?.items ?? []) console.log(`    ${phase.phase}: ${Math.round(phase.timing)} ms`);
+        for (const shift of audits['layout-shifts']?.details?.items ?? []) console.log(`  layout shift ${shift.score?.toFixed(3)}: ${shift.node?.selector ?? ''}`);
+        const tasks = audits['long-tasks']?.details?.items ?? [];
+        console.log(`  long tasks: ${tasks.map((t) => `${Math.round(t.startTime)}+${Math.round(t.duration)} ms ${String(t.url).split('/').pop()}`).join(', ')}`);
+      }
     }
     summary[formFactor] = median(scores);
   }

@@ -1,29 +1,41 @@
 // Where a cold load's main-thread time goes before the first chart (developer tool): records
 // a Chrome trace of one load per run and prints the top-level tasks' events by kind, in
 // milliseconds from navigation start, up to the frame after the memory chart's canvas.
-//   HEADROOM_DIST=dist node scripts/trace-load.mjs [runs=3]
+//   HEADROOM_DIST=dist node scripts/trace-load.mjs [runs=3] [--cpu 4] [--width 390] [--after 5000]
+// `--cpu` slows the CPU as Lighthouse's mobile run does (×4), `--width` sets the viewport
+// (390 × 844 for a phone), `--after` keeps tracing that long after the first chart, to see the
+// tasks that follow it (Total Blocking Time counts those too).
 import { markFirstChart, start } from '../tests/e2e/browser.mjs';
 
-const RUNS = Number(process.argv[2] ?? 3);
+const option = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const RUNS = Number(process.argv[2]?.startsWith('--') ? 3 : (process.argv[2] ?? 3));
+const CPU = option('cpu', 1);
+const WIDTH = option('width', 1280);
+const AFTER = option('after', 0);
 const env = await start();
 try {
   for (let run = 0; run < RUNS; run++) {
-    const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await env.browser.newContext({ viewport: { width: WIDTH, height: WIDTH < 600 ? 844 : 900 } });
     const page = await context.newPage();
     await markFirstChart(page);
     const cdp = await context.newCDPSession(page);
+    if (CPU > 1) await cdp.send('Emulation.setCPUThrottlingRate', { rate: CPU });
     const events = [];
     cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));
     const done = new Promise((ok) => cdp.once('Tracing.tracingComplete', ok));
     await cdp.send('Tracing.start', { categories: 'devtools.timeline,v8.execute,blink.user_timing,disabled-by-default-devtools.timeline,v8', transferMode: 'ReportEvents' });
     await page.goto(env.url);
-    await page.waitForFunction(() => window.__firstChart !== undefined);
+    await page.waitForFunction(() => window.__firstChart !== undefined, null, { timeout: 60000 });
+    if (AFTER > 0) await page.waitForTimeout(AFTER);
     await cdp.send('Tracing.end');
     await done;
     const nav = events.find((e) => e.name === 'navigationStart' || e.name === 'NavigationStartToLoad' || (e.name === 'markAsMainFrame')) ?? events.find((e) => e.name === 'TracingStartedInBrowser');
     const navStart = events.filter((e) => e.name === 'navigationStart').map((e) => e.ts).sort((a, b) => b - a)[0] ?? nav.ts;
     const mark = (n) => (events.find((e) => e.name === n && e.cat.includes('user_timing'))?.ts - navStart) / 1000;
-    const end = mark('first-chart');
+    const end = mark('first-chart') + AFTER;
     const main = events.filter((e) => e.name === 'RunTask' && e.ph === 'X' && e.ts >= navStart && (e.ts - navStart) / 1000 <= end);
     // The renderer's main thread: the one that parsed the page's HTML.
     const tid = events.find((e) => e.name === 'ParseHTML' && e.args?.beginData?.url?.startsWith(env.url))?.tid ?? mode(main.map((e) => e.tid));
@@ -41,7 +53,8 @@ try {
       }
       kinds.set(label.split(' ')[0], (kinds.get(label.split(' ')[0]) ?? 0) + task.dur / 1000);
     }
-    console.log(`run ${run + 1}: canvas at ${mark('canvas').toFixed(0)} ms, first chart at ${end.toFixed(0)} ms`);
+    const blocking = main.filter((e) => e.tid === tid).reduce((a, e) => a + Math.max(0, e.dur / 1000 - 50), 0);
+    console.log(`run ${run + 1}: canvas at ${mark('canvas').toFixed(0)} ms, first chart at ${(end - AFTER).toFixed(0)} ms; blocking time (each task over 50 ms) up to ${end.toFixed(0)} ms: ${blocking.toFixed(0)} ms`);
     rows.forEach((r) => console.log('  ' + r));
     await context.close();
   }

@@ -4,7 +4,8 @@
 //! - [`scenario`]: the one input type, its JSON decoding and validation.
 //! - [`cli`]: the native command line (`headroom estimate`), not built for WASM.
 //! - [`chart`]: pure chart builders (`memory_chart(&Breakdown, Units) -> charming::Chart`).
-//! - `ui`: the Leptos page, built only for `wasm32`.
+//! - `ui`: the Leptos page, built only for `wasm32`; [`first_paint`]: the static copy of its
+//!   first screen in `index.html` (native, checked by a test).
 
 pub mod address;
 pub mod chart;
@@ -12,6 +13,8 @@ pub mod enum_id;
 pub mod error;
 pub mod export;
 pub mod fields;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod first_paint;
 pub mod format;
 pub mod import;
 pub mod input_limits;

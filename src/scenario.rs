@@ -614,6 +614,11 @@ impl Scenario {
     fn validate_against(&self, arch: &Architecture, errors: &mut Vec<InputError>) {
         let t = &self.training;
         let p = &self.parallel;
+        // On the page, a pipeline waits for its parts' chunk (`model/diffusion/parts.rs`):
+        // refused with a message meanwhile, so the estimate never runs without them.
+        if matches!(arch, Architecture::Diffusion(_)) {
+            errors.extend(crate::model::diffusion::parts::missing());
+        }
         if let (Some(len), Architecture::Transformer(x)) = (t.serving.max_model_len, arch) {
             let positions = x.embedding.max_positions;
             if t.mode == Mode::Inference && t.serving.engine != Engine::Transformers && positions > 0 && len > positions {

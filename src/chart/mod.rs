@@ -11,7 +11,7 @@ pub mod flow;
 pub mod timeline;
 mod verdict;
 
-pub use verdict::{outcome_word, platform_outcomes, spill_explanation, verdict, Verdict};
+pub use verdict::{outcome_word, platform_outcomes, spill_explanation, verdict, verdict_details, Verdict};
 
 use charming::component::{Axis, Grid, Legend};
 use charming::datatype::CompositeValue;

@@ -142,6 +142,41 @@ pub fn verdict(b: &Breakdown, units: Units) -> Verdict {
     }
 }
 
+/// The line under the banner's sentence: the model's size, the GPU count and the step time
+/// (or prefill and per-token time, or a generation's denoising step), the spill's slowdown
+/// and what is kept in host memory, for the plan `b` of scenario `s`.
+pub fn verdict_details(b: &Breakdown, s: &crate::scenario::Scenario, units: Units) -> String {
+    let generation = s.training.mode == crate::scenario::Mode::Inference;
+    // An engine serves the sequences its cache holds at once, not the whole batch.
+    let batch = b.serving.as_ref().filter(|r| r.concurrency > 0).map_or(s.training.micro_batch.max(1), |r| r.concurrency);
+    let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
+    let st = &b.step_time;
+    let mut line = if st.decode_seconds_per_token > 0.0 {
+        format!(
+            "{} parameters · {gpus} · first token after ≈ {} (prefill) · then {} per token, {:.0} tokens/s for the batch of {}",
+            format::count(b.param_count),
+            format::seconds(st.prefill_seconds),
+            format::seconds(st.decode_seconds_per_token),
+            batch as f64 / st.decode_seconds_per_token,
+            batch
+        )
+    } else if generation {
+        // A diffusion pipeline's generation: one denoiser call per step.
+        format!("{} parameters · {gpus} · denoising step ≈ {}", format::count(b.param_count), format::seconds(st.seconds))
+    } else {
+        format!("{} parameters ({} trainable) · {gpus} · step ≈ {}", format::count(b.param_count), format::count(b.trainable_params), format::seconds(st.seconds))
+    };
+    if b.spill.outcome == Outcome::Spills {
+        let [low, high] = st.slowdown_range;
+        let base = if st.decode_seconds_per_token > 0.0 { st.decode_seconds_per_token } else { st.seconds };
+        line.push_str(&format!(", {}–{} with spill", format::seconds(base * low), format::seconds(base * high)));
+    }
+    if b.host_bytes > 0 {
+        line.push_str(&format!(" · {} per GPU kept in host memory", format::bytes(b.host_bytes, units)));
+    }
+    line
+}
+
 /// A platform's name, as the side-by-side list shows it.
 fn platform_name(platform: Platform) -> &'static str {
     match platform {

@@ -35,6 +35,7 @@ mod ltx_vae_peak;
 pub mod ltx_video;
 pub mod mmdit;
 pub mod options;
+pub mod parts;
 pub mod pipeline;
 pub mod pixart;
 pub mod sana;

@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::backward_walk::Walk;
 use super::cogvideox_vae::CogVideoXVae;
 use super::dc_ae::DcAe;
 use super::dit::Dit;
@@ -18,7 +17,7 @@ use super::text_encoder::TextEncoder;
 use super::unet::UNet2D;
 use super::vae::AutoencoderKl;
 use super::wan_vae::WanVae;
-use super::{Run, Saved};
+use super::Run;
 use crate::error::InputError;
 use crate::model::arch::param::ParamTensor;
 use crate::model::inputs::{Checkpointing, Training};
@@ -63,41 +62,6 @@ impl Denoiser {
             Denoiser::Unet(u) => u.param_tensors(),
             Denoiser::Dit(d) => d.param_tensors(),
             Denoiser::Experts { high, low, .. } => [high.param_tensors(), low.param_tensors()].concat(),
-        }
-    }
-    /// What one training forward saves for backward.
-    pub fn saved(&self, run: &Run) -> Vec<Saved> {
-        match self {
-            Denoiser::Unet(u) => u.saved(run),
-            Denoiser::Dit(d) => d.saved(run),
-            Denoiser::Experts { high, .. } => high.saved(run),
-        }
-    }
-    /// What one training step's backward holds beyond the forward's saved tensors, and the
-    /// recomputed block's part of it.
-    pub fn backward(&self, run: &Run) -> Walk {
-        match self {
-            Denoiser::Unet(u) => u.backward(run),
-            Denoiser::Dit(d) => d.backward(run),
-            // Both experts have one shape (Wan 2.2 A14B); the step is planned as the high-noise
-            // expert's, as `saved` is.
-            Denoiser::Experts { high, .. } => high.backward(run),
-        }
-    }
-    /// The transient bytes of one no-grad call, beyond the weights.
-    pub fn forward_peak(&self, run: &Run) -> f64 {
-        match self {
-            Denoiser::Unet(u) => u.forward_peak(run),
-            Denoiser::Dit(d) => d.forward_peak(run),
-            Denoiser::Experts { high, low, .. } => high.forward_peak(run).max(low.forward_peak(run)),
-        }
-    }
-    /// Forward FLOPs of one call.
-    pub fn forward_flops(&self, run: &Run) -> f64 {
-        match self {
-            Denoiser::Unet(u) => u.forward_flops(run),
-            Denoiser::Dit(d) => d.forward_flops(run),
-            Denoiser::Experts { high, low, .. } => high.forward_flops(run).max(low.forward_flops(run)),
         }
     }
     /// The diffusers class name.
@@ -168,27 +132,6 @@ impl Vae {
             Vae::HunyuanVideo(v) => v.param_tensors(),
             Vae::LtxVideo(v) => v.param_tensors(),
             Vae::Dc(v) => v.param_tensors(),
-        }
-    }
-    /// The transient bytes of encoding the run's pictures without gradients.
-    pub fn encode_peak(&self, run: &Run, tiled: bool) -> f64 {
-        match self {
-            Vae::Kl(v) => v.encode_peak(run, tiled),
-            // Not measured yet: see `encode_measured` (the pipeline's notes say so).
-            Vae::Wan(v) if v.is_residual => 0.0,
-            Vae::Wan(v) => v.encode_peak(run, tiled),
-            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) | Vae::LtxVideo(_) | Vae::Dc(_) => 0.0,
-        }
-    }
-    /// The transient bytes of decoding the run's latents without gradients.
-    pub fn decode_peak(&self, run: &Run, tiled: bool) -> f64 {
-        match self {
-            Vae::Kl(v) => v.decode_peak(run, tiled),
-            Vae::Wan(v) if v.is_residual => 0.0,
-            Vae::Wan(v) => v.decode_peak(run, tiled),
-            Vae::Dc(v) => v.decode_peak(run, tiled),
-            Vae::LtxVideo(v) => v.decode_peak(run, tiled),
-            Vae::CogVideoX(_) | Vae::HunyuanVideo(_) => 0.0,
         }
     }
     /// Pixels per latent along each side (8 for SD's and Flux's VAE).

@@ -177,7 +177,11 @@ pub fn ModelPicker() -> impl IntoView {
             input.select();
         }
     };
-    let on_focus = move |ev: leptos::ev::FocusEvent| select_name(event_target(&ev));
+    let on_focus = move |ev: leptos::ev::FocusEvent| {
+        // A pipeline may be chosen next: its parts' chunk is fetched now (`diffusion_parts`).
+        crate::ui::diffusion_parts::prefetch();
+        select_name(event_target(&ev))
+    };
     let on_click = move |ev: leptos::ev::MouseEvent| select_name(event_target(&ev));
     view! {
         <fieldset class="group">

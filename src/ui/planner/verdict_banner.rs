@@ -14,10 +14,8 @@
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 
-use crate::chart::verdict;
-use crate::format;
+use crate::chart::{verdict, verdict_details};
 use crate::format::Units;
-use crate::model::breakdown::Outcome;
 use crate::plan::explain::{cheapest_fix, CheapestFix};
 use crate::scenario::Scenario;
 use crate::ui::after_paint::AfterPaint;
@@ -70,39 +68,8 @@ pub fn VerdictBanner() -> impl IntoView {
     let outdated = Memo::new(move |_| stale.get() || planner.rejected_paste.with(Option::is_some));
     let stuck = sticky_state();
     let details = move || {
-        let batch = planner.valid.with(|s| s.training.micro_batch.max(1));
-        let generation = planner.valid.with(|s| s.training.mode == crate::scenario::Mode::Inference);
-        planner.plan.with(|p| {
-            let b = &p.breakdown;
-            // An engine serves the sequences its cache holds at once, not the whole batch.
-            let batch = b.serving.as_ref().filter(|r| r.concurrency > 0).map_or(batch, |r| r.concurrency);
-            let gpus = if b.gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", b.gpus) };
-            let st = &b.step_time;
-            let mut line = if st.decode_seconds_per_token > 0.0 {
-                format!(
-                    "{} parameters · {gpus} · first token after ≈ {} (prefill) · then {} per token, {:.0} tokens/s for the batch of {}",
-                    format::count(b.param_count),
-                    format::seconds(st.prefill_seconds),
-                    format::seconds(st.decode_seconds_per_token),
-                    batch as f64 / st.decode_seconds_per_token,
-                    batch
-                )
-            } else if generation {
-                // A diffusion pipeline's generation: one denoiser call per step.
-                format!("{} parameters · {gpus} · denoising step ≈ {}", format::count(b.param_count), format::seconds(st.seconds))
-            } else {
-                format!("{} parameters ({} trainable) · {gpus} · step ≈ {}", format::count(b.param_count), format::count(b.trainable_params), format::seconds(st.seconds))
-            };
-            if b.spill.outcome == Outcome::Spills {
-                let [low, high] = st.slowdown_range;
-                let base = if st.decode_seconds_per_token > 0.0 { st.decode_seconds_per_token } else { st.seconds };
-                line.push_str(&format!(", {}–{} with spill", format::seconds(base * low), format::seconds(base * high)));
-            }
-            if b.host_bytes > 0 {
-                line.push_str(&format!(" · {} per GPU kept in host memory", format::bytes(b.host_bytes, planner.units.get())));
-            }
-            line
-        })
+        let units = planner.units.get();
+        planner.valid.with(|s| planner.plan.with(|p| verdict_details(&p.breakdown, s, units)))
     };
     let warnings = move || planner.plan.with(|p| p.breakdown.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view());
     view! {
