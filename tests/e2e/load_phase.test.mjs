@@ -28,7 +28,7 @@ test('FSDP1 on 64 ranks: the load is the peak, and the step is one click away', 
   }
 });
 
-test('FSDP1 on 8 ranks: the load is a phase of its own with its term; FSDP2 has none', async () => {
+test('FSDP1 on 8 ranks: the load is a phase of its own with its term; FSDP2 moves one unit whole; a sharded checkpoint has none', async () => {
   const { page, problems } = await openPlanner(env.browser, env.url + '?v=1&m=llama-3-8b&dp=8&z=3&fv=1', { viewport: { width: 1440, height: 1000 } });
   assert.doesNotMatch(await page.locator('#phase-peak').innerText(), /loading/);
   const peak = gib(await page.locator('#total').innerText());
@@ -39,6 +39,11 @@ test('FSDP1 on 8 ranks: the load is a phase of its own with its term; FSDP2 has 
   assert.ok(await page.getByText('FSDP1 unit unsharded at load').count() > 0);
   await page.locator('section.table-card').screenshot({ path: join(ARTIFACTS, 'load-phase-shown-1440-light.png') });
   await page.goto(env.url + '?v=1&m=llama-3-8b&dp=8&z=3&fv=2');
+  await page.waitForSelector('#phase-peak');
+  await page.click('#phase-load');
+  assert.ok(gib(await page.locator('#phase-total').innerText()) < load, 'one unit, not two');
+  assert.ok(await page.getByText('FSDP2 unit unsharded at load').count() > 0);
+  await page.goto(env.url + '?v=1&m=llama-3-8b&dp=8&z=3&fv=2&fl=sharded');
   await page.waitForSelector('#phase-peak');
   assert.equal(await page.locator('#phase-load').count(), 0);
   assert.deepEqual(problems, []);
