@@ -38,21 +38,8 @@ pub struct CogVideoXVae {
 
 impl CogVideoXVae {
     pub fn check(&self) -> Result<(), InputError> {
-        check_dim("in_channels", self.in_channels)?;
-        check_dim("out_channels", self.out_channels)?;
-        check_dim("latent_channels", self.latent_channels)?;
-        check_dim("layers_per_block", self.layers_per_block)?;
-        super::check_blocks("layers_per_block", self.layers_per_block)?;
+        super::vae_shape::check_levels(self.in_channels, self.out_channels, self.latent_channels, self.layers_per_block, &self.channels, self.norm_num_groups)?;
         check_dim("temporal_compression_ratio", self.temporal_compression_ratio)?;
-        if self.channels.is_empty() || self.channels.len() > 8 {
-            return Err(InputError::new("block_out_channels", "needs 1 to 8 levels"));
-        }
-        for &c in &self.channels {
-            check_dim("block_out_channels", c)?;
-            if c % self.norm_num_groups.max(1) != 0 {
-                return Err(InputError::new("norm_num_groups", format!("must divide every block_out_channels entry, {c} is not a multiple of {}", self.norm_num_groups)));
-            }
-        }
         Ok(())
     }
 

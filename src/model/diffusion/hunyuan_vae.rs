@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::conv::{conv, linear, vector};
 use crate::error::InputError;
-use crate::model::arch::param::{check_dim, ParamTensor};
+use crate::model::arch::param::ParamTensor;
 
 /// An `AutoencoderKLHunyuanVideo`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,20 +40,7 @@ pub struct HunyuanVideoVae {
 
 impl HunyuanVideoVae {
     pub fn check(&self) -> Result<(), InputError> {
-        check_dim("in_channels", self.in_channels)?;
-        check_dim("out_channels", self.out_channels)?;
-        check_dim("latent_channels", self.latent_channels)?;
-        check_dim("layers_per_block", self.layers_per_block)?;
-        super::check_blocks("layers_per_block", self.layers_per_block)?;
-        if self.channels.is_empty() || self.channels.len() > 8 {
-            return Err(InputError::new("block_out_channels", "needs 1 to 8 levels"));
-        }
-        for &c in &self.channels {
-            check_dim("block_out_channels", c)?;
-            if c % self.norm_num_groups.max(1) != 0 {
-                return Err(InputError::new("norm_num_groups", format!("must divide every block_out_channels entry, {c} is not a multiple of {}", self.norm_num_groups)));
-            }
-        }
+        super::vae_shape::check_levels(self.in_channels, self.out_channels, self.latent_channels, self.layers_per_block, &self.channels, self.norm_num_groups)?;
         for (field, ratio) in [("spatial_compression_ratio", self.spatial_compression_ratio), ("temporal_compression_ratio", self.temporal_compression_ratio)] {
             if !ratio.is_power_of_two() || ratio > 1 << (self.channels.len() - 1).max(1) {
                 return Err(InputError::new(field, format!("must be a power of two the levels can reach, got {ratio}")));

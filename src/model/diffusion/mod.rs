@@ -48,6 +48,7 @@ mod unet_peak;
 mod unet_saved;
 pub mod vae;
 mod vae_peak;
+mod vae_shape;
 pub mod video;
 pub mod wan_vae;
 mod wan_vae_encode;

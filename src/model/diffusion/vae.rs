@@ -40,22 +40,8 @@ pub struct AutoencoderKl {
 
 impl AutoencoderKl {
     pub fn check(&self) -> Result<(), InputError> {
-        check_dim("in_channels", self.in_channels)?;
-        check_dim("out_channels", self.out_channels)?;
-        check_dim("latent_channels", self.latent_channels)?;
-        check_dim("layers_per_block", self.layers_per_block)?;
-        super::check_blocks("layers_per_block", self.layers_per_block)?;
-        check_dim("norm_num_groups", self.norm_num_groups)?;
+        super::vae_shape::check_levels(self.in_channels, self.out_channels, self.latent_channels, self.layers_per_block, &self.channels, self.norm_num_groups)?;
         check_dim("sample_size", self.sample_size)?;
-        if self.channels.is_empty() || self.channels.len() > 8 {
-            return Err(InputError::new("block_out_channels", "needs 1 to 8 levels"));
-        }
-        for &c in &self.channels {
-            check_dim("block_out_channels", c)?;
-            if !c.is_multiple_of(self.norm_num_groups) {
-                return Err(InputError::new("block_out_channels", format!("{c} channels do not split into norm_num_groups = {} groups", self.norm_num_groups)));
-            }
-        }
         Ok(())
     }
 
