@@ -73,12 +73,17 @@ for (const width of [390, 1440]) {
     await page.goto(env.url);
     await page.waitForFunction(() => window.__firstChart !== undefined);
     assert.equal(await page.locator('#first-paint').count(), 0, 'the app removed the first paint');
-    // The cheapest fix is worked out in a chunk fetched after the first chart: on a busy machine
-    // the line says "working it out…" for a moment (same box) before it reads as the copy does.
-    await page.waitForFunction(() => !/working it out/.test(document.getElementById('cheapest-fix')?.innerText ?? ''));
     const app = await measure(page, 1);
     for (const name of Object.keys(PARTS)) {
       assert.ok(copy[name] && app[name], `${name} in both`);
+      // The cheapest fix is worked out in a chunk fetched after the first chart: the copy and the
+      // app's first frame say "working it out…", unless the chunk has already answered (a fast
+      // load), when the line holds the fix itself.
+      if (name === 'fix' && copy.fix.text !== app.fix.text) {
+        assert.match(copy.fix.text, /working it out/);
+        assert.match(app.fix.text, /^Cheapest fix: \S/);
+        continue;
+      }
       assert.equal(copy[name].text, app[name].text, `${name}: same text`);
       assert.deepEqual(copy[name].box, app[name].box, `${name}: same box`);
     }
