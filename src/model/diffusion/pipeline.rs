@@ -234,7 +234,7 @@ pub struct DiffusionArch {
     #[serde(default)]
     pub upcasts_vae: bool,
     /// Parts on the GPU during training (set per run; all of them until then).
-    #[serde(skip, default = "all_resident")]
+    #[serde(skip, default = "Resident::all")]
     pub resident: Resident,
 }
 
@@ -251,10 +251,6 @@ fn as_linear_layer(mut t: ParamTensor) -> ParamTensor {
         }
     }
     t
-}
-
-fn all_resident() -> Resident {
-    Resident::all()
 }
 
 impl Resident {
