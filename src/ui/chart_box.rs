@@ -69,10 +69,9 @@ fn set_chart(echarts: &Echarts, chart: &Chart) {
     }
 }
 
-/// A new ECharts instance in the element `id`, showing `chart`.
-fn render(id: &str, dark: bool, chart: &Chart) -> Result<Echarts, String> {
-    let element = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)).ok_or_else(|| format!("no element with id `{id}` found"))?;
-    let echarts = echarts_init(&element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
+/// A new ECharts instance in `element`, showing `chart`.
+fn render(element: &web_sys::Element, dark: bool, chart: &Chart) -> Result<Echarts, String> {
+    let echarts = echarts_init(element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
     set_chart(&echarts, chart);
     Ok(echarts)
 }
@@ -128,6 +127,7 @@ pub fn ChartBox(
     let handle = StoredValue::new_local(None::<Echarts>);
     let failed = RwSignal::new(false);
     let ready = RwSignal::new(false);
+    let container = NodeRef::<leptos::html::Div>::new();
     when_echarts_settles(move |loaded| match (loaded, extra) {
         (false, _) => {
             failed.set(true);
@@ -146,13 +146,18 @@ pub fn ChartBox(
     });
     Effect::new(move |_| {
         let chart = option.run(());
+        // The container is read through its node reference (tracked), not looked up by id:
+        // the effect waits for the element itself rather than failing if it runs first.
+        let Some(element) = container.get() else {
+            return;
+        };
         if !ready.get() {
             return;
         }
         handle.update_value(|h| match h {
             Some(echarts) => set_chart(echarts, &chart),
             None => {
-                match render(id, prefers_dark(), &chart) {
+                match render(&element, prefers_dark(), &chart) {
                     Ok(echarts) => *h = Some(echarts),
                     Err(e) => {
                         leptos::logging::warn!("chart not drawn: {e}");
@@ -181,7 +186,7 @@ pub fn ChartBox(
     });
     view! {
         <figure class="chart-figure">
-            <div id=id class=format!("chart {class}") role="img" aria-label=move || label.get()></div>
+            <div node_ref=container id=id class=format!("chart {class}") role="img" aria-label=move || label.get()></div>
             <Show when=move || failed.get()>
                 <p class="field-error">"The chart could not be drawn (the chart library did not load). Reload the page to retry; the numbers are in the table."</p>
             </Show>

@@ -73,7 +73,10 @@ export async function openPlanner(browser, url, { colorScheme = 'light', viewpor
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('request', (r) => requests.push(r.url()));
   await page.goto(url);
-  await waitForChart(page);
+  await waitForChart(page).catch((e) => {
+    e.message += `\nconsole: ${JSON.stringify(problems)}`;
+    throw e;
+  });
   return { page, problems, requests };
 }
 
@@ -82,10 +85,27 @@ export async function openPlanner(browser, url, { colorScheme = 'light', viewpor
  * `below_fold` chunk's table and control groups) have replaced their placeholders.
  */
 export async function waitForChart(page) {
-  await page.waitForFunction(() => {
-    const el = document.getElementById('memory-chart');
-    return el && window.echarts && window.echarts.getInstanceByDom(el) && el.querySelector('canvas') && !document.querySelector('.pending-part');
-  }, null, { timeout: 15000 });
+  try {
+    await page.waitForFunction(() => {
+      const el = document.getElementById('memory-chart');
+      return el && window.echarts && window.echarts.getInstanceByDom(el) && el.querySelector('canvas') && !document.querySelector('.pending-part');
+    }, null, { timeout: 15000 });
+  } catch (e) {
+    // Say which part never came, so a rare timeout can be traced from the CI log alone.
+    const state = await page
+      .evaluate(() => ({
+        echarts: Boolean(window.echarts),
+        echartsSettled: window.headroomEcharts,
+        chartElement: Boolean(document.getElementById('memory-chart')),
+        canvas: Boolean(document.querySelector('#memory-chart canvas')),
+        pendingParts: [...document.querySelectorAll('.pending-part')].map((el) => el.className),
+        errors: [...document.querySelectorAll('.field-error')].map((el) => el.textContent),
+        visibility: document.visibilityState,
+      }))
+      .catch((err) => `page state unreadable: ${err.message}`);
+    e.message += `\npage state: ${JSON.stringify(state)}`;
+    throw e;
+  }
 }
 
 /** Sets an input's value and fires `input` (and `change`), as a user would. */
