@@ -24,7 +24,7 @@ const chrome = await chromeLauncher.launch({ chromePath: process.env.CHROMIUM ??
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const summary = {};
 try {
-  for (const formFactor of ['mobile', 'desktop']) {
+  for (const formFactor of (process.env.LH_FORM ? [process.env.LH_FORM] : ["mobile", "desktop"])) {
     const scores = [];
     for (let i = 0; i < runs; i++) {
       const options = { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility', 'best-practices', 'seo'] };

@@ -30,6 +30,11 @@ extern "C" {
     #[wasm_bindgen(catch, method, js_name = setOption)]
     fn set_option(this: &Echarts, option: &JsValue) -> Result<(), JsValue>;
 
+    /// `setOption(option, opts)`: with `{lazyUpdate: true}` ECharts takes the option now and
+    /// renders it in its next animation frame.
+    #[wasm_bindgen(catch, method, js_name = setOption)]
+    fn set_option_with(this: &Echarts, option: &JsValue, opts: &JsValue) -> Result<(), JsValue>;
+
     #[wasm_bindgen(method)]
     fn resize(this: &Echarts);
 
@@ -69,10 +74,16 @@ fn set_chart(echarts: &Echarts, chart: &Chart) {
     }
 }
 
-/// A new ECharts instance in `element`, showing `chart`.
+/// A new ECharts instance in `element`, showing `chart`. The first option is set with
+/// `lazyUpdate`, so ECharts' first (cold, slowest) work is two tasks, reading the option now
+/// and rendering it in the next frame, rather than one long task that blocks input.
 fn render(element: &web_sys::Element, dark: bool, chart: &Chart) -> Result<Echarts, String> {
     let echarts = echarts_init(element, if dark { "dark" } else { "" }).map_err(|e| format!("{e:?}"))?;
-    set_chart(&echarts, chart);
+    if let Ok(option) = js_sys::JSON::parse(&crate::chart::option_json(chart)) {
+        let lazy = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&lazy, &JsValue::from_str("lazyUpdate"), &JsValue::TRUE);
+        echarts.set_option_with(&option, &lazy).map_err(|e| format!("chart option refused: {e:?}"))?;
+    }
     Ok(echarts)
 }
 
@@ -102,6 +113,30 @@ fn when_echarts_settles(settle: impl Fn(bool) + 'static) {
     let _ = window.add_event_listener_with_callback_and_add_event_listener_options("headroom-echarts", handler.unchecked_ref(), &options);
 }
 
+/// Sets `near` once `element` enters the viewport (and is shown:
+/// a closed `<details>` gives it no box). The observer is dropped once it has answered, or
+/// when the chart's view goes (the returned guard).
+fn when_near_view(element: &web_sys::Element, near: RwSignal<bool>) -> Option<NearGuard> {
+    let callback = Closure::<dyn FnMut(js_sys::Array, web_sys::IntersectionObserver)>::new(move |entries: js_sys::Array, observer: web_sys::IntersectionObserver| {
+        let seen = entries.iter().any(|e| e.unchecked_into::<web_sys::IntersectionObserverEntry>().is_intersecting());
+        if seen {
+            observer.disconnect();
+            let _ = near.try_set(true);
+        }
+    });
+    let options = web_sys::IntersectionObserverInit::new();
+    options.set_root_margin("0px");
+    let observer = web_sys::IntersectionObserver::new_with_options(callback.as_ref().unchecked_ref(), &options).ok()?;
+    observer.observe(element);
+    Some(NearGuard { observer, _callback: callback })
+}
+
+/// An observer of [`when_near_view`] and its callback, kept alive together.
+struct NearGuard {
+    observer: web_sys::IntersectionObserver,
+    _callback: Closure<dyn FnMut(js_sys::Array, web_sys::IntersectionObserver)>,
+}
+
 /// True when the user prefers a dark colour scheme.
 fn prefers_dark() -> bool {
     web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()).map(|m| m.matches()).unwrap_or(false)
@@ -123,11 +158,25 @@ pub fn ChartBox(
     /// The option needs ECharts' second stage (line series): the chart waits for it too.
     #[prop(optional)]
     extra: bool,
+    /// Drawn only once the container enters the viewport: a chart below the
+    /// fold (the step timeline on a phone) costs the page's load nothing, and ECharts' work
+    /// for it runs when the reader scrolls towards it.
+    #[prop(optional)]
+    when_near: bool,
 ) -> impl IntoView {
     let handle = StoredValue::new_local(None::<Echarts>);
     let failed = RwSignal::new(false);
     let ready = RwSignal::new(false);
     let container = NodeRef::<leptos::html::Div>::new();
+    let near = RwSignal::new(!when_near);
+    let observer = StoredValue::new_local(None::<NearGuard>);
+    if when_near {
+        Effect::new(move |_| {
+            if let Some(element) = container.get() {
+                observer.set_value(when_near_view(&element, near));
+            }
+        });
+    }
     when_echarts_settles(move |loaded| match (loaded, extra) {
         (false, _) => {
             failed.set(true);
@@ -151,7 +200,7 @@ pub fn ChartBox(
         let Some(element) = container.get() else {
             return;
         };
-        if !ready.get() {
+        if !(ready.get() && near.get()) {
             return;
         }
         handle.update_value(|h| match h {
@@ -177,6 +226,9 @@ pub fn ChartBox(
     });
     on_cleanup(move || {
         resize.remove();
+        if let Some(guard) = observer.try_update_value(Option::take).flatten() {
+            guard.observer.disconnect();
+        }
         handle.update_value(|h| {
             // Free the ECharts instance of a view that is unmounted.
             if let Some(echarts) = h.take() {

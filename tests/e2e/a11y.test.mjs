@@ -50,7 +50,9 @@ async function openView(view, colorScheme) {
     return page;
   }
   const { page } = await openPlanner(env.browser, env.url, { colorScheme, viewport: SIZES.desktop });
-  // The step timeline is drawn after the first chart: wait for it so axe sees the whole page.
+  // The step timeline is drawn after the first chart, once it is near the viewport: scroll to
+  // it and wait, so axe sees the whole page.
+  await page.locator('#timeline-chart').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => {
     const el = document.getElementById('timeline-chart');
     return el && window.echarts.getInstanceByDom(el);

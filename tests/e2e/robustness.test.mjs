@@ -101,6 +101,7 @@ test("ECharts' two stages: the timeline draws its lines with the second; without
     const { page, problems } = await watchedPage();
     await page.goto(env.url);
     await waitForChart(page);
+    await page.locator('#timeline-chart').scrollIntoViewIfNeeded();
     await page.waitForFunction(() => {
       const el = document.getElementById('timeline-chart');
       return el && window.echarts.getInstanceByDom(el)?.getOption().series.some((s) => s.type === 'line') && el.querySelector('canvas');

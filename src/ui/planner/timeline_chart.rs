@@ -8,7 +8,9 @@
 //! `timeline` WASM chunk ([`crate::ui::lazy_view`]), fetched once the stacked bar is painted. The
 //! points are the page state's ([`Workspace::timeline`]), worked out after the frame that shows
 //! the bar has been painted, on load and after every change, so the bar never waits for the
-//! timeline. Until then an empty box of the chart's size holds its place.
+//! timeline. Until then an empty box of the chart's size holds its place. ECharts draws the
+//! plot once it enters the viewport (`ChartBox`'s `when_near`): below the fold, as on a
+//! phone, its drawing is no part of the page's load.
 
 use charming::Chart;
 use leptos::prelude::*;
@@ -70,7 +72,7 @@ fn TimelinePlot() -> impl IntoView {
     let ready = Memo::new(move |_| points.with(Option::is_some));
     view! {
         <Show when=move || ready.get() fallback=placeholder>
-            <ChartBox id="timeline-chart" class="timeline" label option=build extra=true />
+            <ChartBox id="timeline-chart" class="timeline" label option=build extra=true when_near=true />
         </Show>
     }
 }
