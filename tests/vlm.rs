@@ -21,7 +21,7 @@ fn breakdown(config: &Value) -> headroom::Breakdown {
 fn parts_equal_transformers() {
     let f = fixture();
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 8);
+    assert_eq!(cases.len(), 10);
     for (name, case) in cases {
         let b = breakdown(&case["config"]);
         assert_eq!(b.param_count, case["param_count"].as_u64().unwrap(), "{name}: param_count");
@@ -56,7 +56,7 @@ fn tower_activations_against_cpu_measurement() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_activations.json");
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 10);
+    assert_eq!(cases.len(), 14);
     for (name, case) in cases {
         let frozen = case["frozen_tower"].as_bool().unwrap();
         let mut training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"]});

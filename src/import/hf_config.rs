@@ -182,6 +182,9 @@ const TEXT_MODEL_OF: &[(&str, &str)] = &[
     ("qwen3_vl_moe", "qwen3_vl_moe_text"),
     ("glm4v", "glm4v_text"),
     ("glm4v_moe", "glm4v_moe_text"),
+    // `Idefics3Config` / `SmolVLMConfig`: a Llama text model unless `text_config` says otherwise.
+    ("idefics3", "llama"),
+    ("smolvlm", "llama"),
 ];
 
 /// Keys a family's configuration class reads under another name (its `attribute_map`, or
@@ -290,9 +293,9 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
         if vlm::has_tower(&model_type) && map.get("vision_config").is_some_and(Value::is_object) {
             if let Architecture::Transformer(t) = &mut imported.arch {
-                let (tower, defaulted) = vlm::tower(&model_type, map, t.hidden)?;
+                let (tower, tower_warnings) = vlm::tower(&model_type, map, t.hidden)?;
                 t.tower = Some(Box::new(tower));
-                imported.warnings.extend(defaulted.into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
+                imported.warnings.extend(tower_warnings);
             }
             imported.arch.check()?;
             imported.warnings.insert(

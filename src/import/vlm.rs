@@ -1,8 +1,9 @@
 //! Vision-language wrappers: the `vision_config` (and the wrapper's projector keys) of a
-//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma or LLaVA config → a [`VisionTower`] beside the language model that
+//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma, LLaVA, Idefics3 or SmolVLM config → a [`VisionTower`] beside the language model that
 //! `hf_config.rs` reads from the text part. Defaults are those of transformers 5.25's
-//! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`) and the
-//! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`);
+//! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`), the
+//! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`) and
+//! `Idefics3VisionConfig` / `SmolVLMVisionConfig` (`configuration_idefics3.py`, `configuration_smolvlm.py`);
 //! counts are checked against transformers in `tests/fixtures/measured/vlm_params.json`.
 
 use serde_json::{Map, Value};
@@ -13,12 +14,12 @@ use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava")
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm")
 }
 
 /// The tower and projector of `config` (a `model_type` for which [`has_tower`] holds),
-/// writing into a language model of width `text_hidden`, and the `vision_config` keys that
-/// took their defaults.
+/// writing into a language model of width `text_hidden`, and the warnings for the user: the
+/// keys that took their defaults and what the reader assumed.
 pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) -> Result<(VisionTower, Vec<String>), InputError> {
     let empty = Map::new();
     let vision = config.get("vision_config").and_then(Value::as_object).unwrap_or(&empty);
@@ -43,6 +44,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
             text_hidden,
             positions: 0,
             deepstack: 0,
+            longest_edge: 0,
         })
     };
     let tower = match model_type {
@@ -64,6 +66,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 text_hidden: c.uint("out_hidden_size", text_hidden).map_err(within)?,
                 positions: 0,
                 deepstack: 0,
+                longest_edge: 0,
             }
         }
         "qwen3_vl" | "qwen3_vl_moe" => VisionTower {
@@ -86,6 +89,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 Some(v) if !v.is_null() => return Err(InputError::new("vision_config.deepstack_visual_indexes", format!("must be a list of layer indices, got {v}"))),
                 _ => 3,
             },
+            longest_edge: 0,
         },
         "gemma3" => siglip(TowerKind::Siglip, top.uint("mm_tokens_per_image", 256)?, text_hidden)?,
         // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
@@ -111,11 +115,66 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 text_hidden,
                 positions: 0,
                 deepstack: 0,
+                longest_edge: 0,
             }
+        }
+        "idefics3" | "smolvlm" => {
+            let merge = top.uint("scale_factor", 2)?;
+            idefics3(&c, merge, text_hidden).map_err(within)?
         }
         other => return Err(InputError::new("model_type", format!("\"{other}\" has no vision tower reader"))),
     };
-    let mut defaulted: Vec<String> = c.defaulted().into_iter().map(|d| format!("vision_config.{d}")).collect();
-    defaulted.extend(top.defaulted());
-    Ok((tower, defaulted))
+    let defaulted = c.defaulted().into_iter().map(|d| format!("vision_config.{d}")).chain(top.defaulted());
+    let mut warnings: Vec<String> = defaulted.map(|d| format!("config.json does not set {d}: transformers' default used")).collect();
+    warnings.extend(c.notes());
+    Ok((tower, warnings))
+}
+
+/// Idefics3's / SmolVLM's SigLIP tower (`Idefics3VisionConfig`'s defaults: 1152 wide, 12
+/// blocks, 16 heads, 3072 MLP, 224 px, 32-px patches) and the connector's `scale_factor`
+/// (default 2, a key of the wrapper). The tiles' processor size is not in `config.json`
+/// proper: SmolVLM's Hub configs carry it in `vision_config.size.longest_edge`; without it
+/// the processors' default ratio is assumed, 4 tiles per side (`size.longest_edge` 1456 =
+/// 4 × `max_image_size.longest_edge` 364 in `image_processing_idefics3.py`), and said.
+fn idefics3(c: &Keys, merge: u64, text_hidden: u64) -> Result<VisionTower, InputError> {
+    let image_size = c.uint("image_size", 224)?;
+    let longest_edge = match c.nested("size").and_then(|size| size.get("longest_edge")) {
+        Some(v) => v.as_u64().filter(|&n| n > 0).ok_or_else(|| InputError::new("size.longest_edge", format!("must be a positive whole number of pixels, got {v}")))?,
+        None => {
+            c.note(format!(
+                "vision_config.size.longest_edge not set: images are resized to a longest edge of 4 tiles ({} px) before splitting, the image processors' default ratio; set it to the preprocessor_config.json's size.longest_edge",
+                4 * image_size
+            ));
+            4 * image_size
+        }
+    };
+    let patch = c.uint("patch_size", 32)?;
+    // The connector's pixel shuffle reshapes each tile's square grid of patches into blocks of
+    // scale_factor × scale_factor (`Idefics3Connector.pixel_shuffle`); transformers builds the
+    // model either way (the default config's 7 × 7 grid does not divide by 2) but its forward
+    // fails on an image.
+    let side = image_size / patch;
+    if side == 0 || side % merge != 0 {
+        c.note(format!(
+            "vision_config: a tile of {image_size} px has {side} patches of {patch} px per side, which scale_factor {merge} does not divide: transformers' connector cannot pixel-shuffle it, so images fail in its forward (parameters counted; tokens per tile rounded down)"
+        ));
+    }
+    Ok(VisionTower {
+        kind: TowerKind::Idefics3,
+        hidden: c.uint("hidden_size", 1152)?,
+        layers: c.uint("num_hidden_layers", 12)?,
+        heads: c.uint("num_attention_heads", 16)?,
+        ffn: c.uint("intermediate_size", 3072)?,
+        patch,
+        channels: c.uint("num_channels", 3)?,
+        image_size,
+        temporal_patch: 1,
+        merge,
+        tokens_per_image: 0,
+        head: false,
+        text_hidden,
+        positions: 0,
+        deepstack: 0,
+        longest_edge,
+    })
 }

@@ -3,11 +3,13 @@
 
 No network, nothing downloaded: each model is built on torch.device("meta") from its config
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
-Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration).
+Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration,
+Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration).
 
 Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
 Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
-(and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector; language_model = everything else (embeddings, blocks, final
+(and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector (model.connector for
+Idefics3 and SmolVLM, whose tower is model.vision_model); language_model = everything else (embeddings, blocks, final
 norm, LM head). param_count = sum(p.numel()) of the whole model (tied weights once).
 
 Configs: each family's configuration-class default, and the Hub config.json of
@@ -76,6 +78,9 @@ def count(config):
         if hasattr(inner.visual, "deepstack_merger_list"):
             projector += sum(p.numel() for p in inner.visual.deepstack_merger_list.parameters())
         tower = sum(p.numel() for p in inner.visual.parameters()) - projector
+    elif hasattr(inner, "connector"):
+        projector = sum(p.numel() for p in inner.connector.parameters())
+        tower = sum(p.numel() for p in inner.vision_model.parameters())
     else:
         projector = sum(p.numel() for p in inner.multi_modal_projector.parameters())
         tower = sum(p.numel() for p in inner.vision_tower.parameters())
@@ -98,6 +103,8 @@ def main():
         "paligemma@default": default("paligemma"),
         "llava@1.5-7b": LLAVA_15_7B,
         "llava@default": default("llava"),
+        "idefics3@default": default("idefics3"),
+        "smolvlm@default": default("smolvlm"),
     }
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "cases": {}}
     for name, cfg in cases.items():
@@ -145,7 +152,34 @@ TINY_VLM = {
               "text_config": {**TINY_TEXT, "model_type": "llama"},
               "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
                                 "image_size": 32, "patch_size": 8}},
+    # Idefics3 / SmolVLM: 32-px tiles of 4 × 4 patches, pixel-shuffled 2 × 2 into 4 tokens; the
+    # processor's `size.longest_edge` rides in vision_config as SmolVLM's Hub configs carry it.
+    "idefics3": {"model_type": "idefics3", "image_token_id": 500, "scale_factor": 2,
+                 "text_config": {**TINY_TEXT, "model_type": "llama"},
+                 "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                   "image_size": 32, "patch_size": 8, "size": {"longest_edge": 64}}},
+    "smolvlm": {"model_type": "smolvlm", "image_token_id": 500, "scale_factor": 2,
+                "text_config": {**TINY_TEXT, "model_type": "llama"},
+                "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                  "image_size": 32, "patch_size": 8, "size": {"longest_edge": 96}}},
 }
+
+# The tiled families' images (height, width) before the processor: 64 × 64 becomes 2 × 2 tiles and
+# the global view (5 tiles); 32 × 96 becomes 1 × 3 tiles and the global view (4 tiles).
+TILED_IMAGE = {"idefics3": (64, 64), "smolvlm": (32, 96)}
+
+
+def tiled_pixels(name, cfg):
+    """The real image processor (PIL backend) on a random image: pixel_values, the
+    pixel_attention_mask and the tiles' count."""
+    from transformers import Idefics3ImageProcessorPil, SmolVLMImageProcessorPil
+    cls = Idefics3ImageProcessorPil if name == "idefics3" else SmolVLMImageProcessorPil
+    v = cfg["vision_config"]
+    proc = cls(size={"longest_edge": v["size"]["longest_edge"]}, max_image_size={"longest_edge": v["image_size"]})
+    h, w = TILED_IMAGE[name]
+    image = torch.randint(1, 255, (3, h, w), dtype=torch.uint8)
+    out = proc(images=[[image]], return_tensors="pt")
+    return out["pixel_values"], out["pixel_attention_mask"], [w, h]
 
 
 def vlm_inputs(name, cfg, text_tokens=32):
@@ -167,6 +201,10 @@ def vlm_inputs(name, cfg, text_tokens=32):
         image_tokens = cfg["mm_tokens_per_image"]
         extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
         resolution = [64, 64]
+    elif name in TILED_IMAGE:
+        pixel_values, mask, resolution = tiled_pixels(name, cfg)
+        image_tokens = pixel_values.shape[1] * (32 // 8) ** 2 // 4
+        extra = {"pixel_values": pixel_values, "pixel_attention_mask": mask}
     else:
         image_tokens = (32 // 8) ** 2
         extra = {"pixel_values": torch.randn(1, 3, 32, 32)}
@@ -191,7 +229,7 @@ def vlm_activations():
             m.train()
             inner = m.model
             if frozen:
-                (inner.visual if hasattr(inner, "visual") else inner.vision_tower).requires_grad_(False)
+                (inner.visual if hasattr(inner, "visual") else getattr(inner, "vision_tower", None) or inner.vision_model).requires_grad_(False)
                 if hasattr(inner, "visual"):
                     inner.visual.merger.requires_grad_(True)
                     if hasattr(inner.visual, "deepstack_merger_list"):
@@ -203,8 +241,8 @@ def vlm_activations():
                 loss = m(input_ids=ids, labels=ids, **extra).loss
             def part(pred):
                 return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
-            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod  # deepstack_merger_list too
-            is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod) and not is_projector(mod)
+            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod or "connector" in mod  # deepstack_merger_list too
+            is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod or "vision_model" in mod) and not is_projector(mod)
             total, _, _ = rec.totals()
             key = f"{name}@{'frozen' if frozen else 'trained'}"
             out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens,

@@ -51,7 +51,9 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
 pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
     let visual = training.visual();
     let (patches, tokens) = tower.sample_tokens(visual);
-    let images = (visual.images * visual.frames.max(1).div_ceil(tower.temporal_patch.max(1))).max(1) as f64;
+    let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
+    // Each image (Qwen: each temporal group; Idefics3: each tile) is its own sequence.
+    let images = (visual.images * tower.sequences(w, h, visual.frames)).max(1) as f64;
     let per_image = patches as f64 / images;
     let frozen = training.frozen.vision_tower || training.lora.is_some();
     if !frozen {
@@ -74,6 +76,10 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
             // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
             TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+            // Idefics3's too, and the position ids its embedding computes per tile (bucketed
+            // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which the
+            // position embedding keeps for its backward; SigLIP's are a buffer.
+            TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + 8.0 * vc.tokens,
             // CLIP's `post_layernorm` runs on the pooled class token only.
             TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
         };
@@ -122,6 +128,9 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // `PaliGemmaMultiModalProjector`: the linear's input, the post-norm's output (its
         // weight is trained either way).
         TowerKind::PaliGemma => x * b * patches * h,
+        // `Idefics3Connector`: the pixel shuffle's copy, the projection's input (s² · h wide per
+        // token, as many values as the patches).
+        TowerKind::Idefics3 => x * b * patches * h,
         // `LlavaMultiModalProjector`: linear_1's input (the selected layer's output, which a
         // trained tower already keeps), the GELU's input and linear_2's input, text-wide.
         TowerKind::Clip => {

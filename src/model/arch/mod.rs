@@ -22,6 +22,7 @@ pub mod norm;
 pub mod param;
 pub mod resnet;
 pub mod tensors;
+pub mod tiling;
 pub mod tower;
 pub mod transformer;
 

@@ -25,15 +25,22 @@
 //!   blocks (`pre_layrnorm`), SigLIP's block, a post LayerNorm; LLaVA's projector
 //!   (`modeling_llava.py` `LlavaMultiModalProjector`): Linear(vision → text), GELU,
 //!   Linear(text → text), with biases.
+//! - Idefics3 / SmolVLM (`modeling_idefics3.py` `Idefics3VisionTransformer`, the same tree in
+//!   `modeling_smolvlm.py`): SigLIP's tree without the pooling head, over square tiles of
+//!   `image_size` px; its connector (`Idefics3Connector`) pixel-shuffles `scale_factor` ×
+//!   `scale_factor` patches into one token (`merge`) and projects it with one Linear(h · s² →
+//!   text width) without bias (`Idefics3SimpleMLP`).
 //!
 //! Image tokens (what the language model reads per image) and patches (what the tower
 //! reads) follow each image processor: Qwen2.5-VL resizes to multiples of patch × merge
 //! within `min_pixels`/`max_pixels` (`image_processing_qwen2_vl.py` `smart_resize`),
-//! SigLIP and CLIP resize to their own square `image_size`.
+//! SigLIP and CLIP resize to their own square `image_size`, Idefics3 and SmolVLM split the
+//! image into tiles of `image_size` px plus a global view (`tiling.rs`).
 
 use serde::{Deserialize, Serialize};
 
 use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::tiling::idefics3_tiles;
 use crate::error::InputError;
 
 /// Which tower.
@@ -51,6 +58,8 @@ pub enum TowerKind {
     PaliGemma,
     /// CLIP with LLaVA's two-layer projector.
     Clip,
+    /// Idefics3's / SmolVLM's SigLIP over image tiles, with the pixel-shuffle connector.
+    Idefics3,
 }
 
 /// A vision tower and its projector.
@@ -87,6 +96,10 @@ pub struct VisionTower {
     /// Qwen3-VL's DeepStack mergers (`deepstack_visual_indexes`), one per listed layer.
     #[serde(default)]
     pub deepstack: u64,
+    /// The image processor's `size.longest_edge` (Idefics3, SmolVLM): every image is resized
+    /// to it before it is split into tiles of `image_size`.
+    #[serde(default)]
+    pub longest_edge: u64,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -147,6 +160,12 @@ impl VisionTower {
         check_dim("vision_config.patch_size", self.patch)?;
         check_dim("vision_config.in_channels", self.channels)?;
         check_dim("vision_config.temporal_patch_size", self.temporal_patch)?;
+        if self.kind == TowerKind::Idefics3 {
+            check_dim("scale_factor", self.merge)?;
+            check_dim("vision_config.image_size", self.image_size)?;
+            check_dim("vision_config.size.longest_edge", self.longest_edge)?;
+            return Ok(());
+        }
         check_dim("vision_config.spatial_merge_size", self.merge)?;
         if self.fixed_size().is_some() {
             check_dim("vision_config.image_size", self.image_size)?;
@@ -179,6 +198,24 @@ impl VisionTower {
                 let patches = (self.image_size / self.patch).pow(2);
                 (patches + 1, patches)
             }
+            TowerKind::Idefics3 => {
+                let patches = self.sequences(width, height, frames) * (self.image_size / self.patch).pow(2);
+                (patches, patches / (self.merge * self.merge))
+            }
+        }
+    }
+
+    /// The separate sequences the tower's attention runs over for one image (or video) of
+    /// `width × height` px: Qwen's temporal patch groups (all in one sequence per group),
+    /// Idefics3's tiles, one image otherwise. A video is one global view per frame for
+    /// SmolVLM (`processing_smolvlm.py` `_get_num_multimodal_tokens`: "Videos are always
+    /// processed without image splitting").
+    pub fn sequences(&self, width: u64, height: u64, frames: u64) -> u64 {
+        match self.kind {
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => frames.max(1).div_ceil(self.temporal_patch.max(1)),
+            TowerKind::Idefics3 if frames > 1 => frames,
+            TowerKind::Idefics3 => idefics3_tiles(width, height, self.longest_edge, self.image_size),
+            _ => frames.max(1),
         }
     }
 
@@ -186,6 +223,8 @@ impl VisionTower {
     pub fn default_size(&self) -> (u64, u64) {
         match self.kind {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
+            // Any square image is resized to `longest_edge` first: the same tiles at any side.
+            TowerKind::Idefics3 => (self.longest_edge, self.longest_edge),
             _ => (self.image_size, self.image_size),
         }
     }
@@ -198,10 +237,10 @@ impl VisionTower {
     }
 
     /// The image side a tower resizes every image to (SigLIP, CLIP), or `None` when it
-    /// takes the image's own size (Qwen2.5-VL).
+    /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 => None,
             _ => Some(self.image_size),
         }
     }
@@ -271,7 +310,7 @@ impl VisionTower {
                     out.push(v("projector.linear_fc2.bias", self.text_hidden));
                 }
             }
-            TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip => {
+            TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
                     out.push(v("vision.class_embedding", h));
@@ -314,6 +353,8 @@ impl VisionTower {
                 } else if self.kind == TowerKind::PaliGemma {
                     out.push(m("projector.linear", self.text_hidden, h));
                     out.push(v("projector.linear.bias", self.text_hidden));
+                } else if self.kind == TowerKind::Idefics3 {
+                    out.push(m("projector.modality_projection.proj", self.text_hidden, h * self.merge * self.merge));
                 } else {
                     let t = self.text_hidden;
                     out.push(m("projector.linear_1", t, h));
