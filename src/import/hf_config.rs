@@ -185,6 +185,8 @@ const TEXT_MODEL_OF: &[(&str, &str)] = &[
     // `Idefics3Config` / `SmolVLMConfig`: a Llama text model unless `text_config` says otherwise.
     ("idefics3", "llama"),
     ("smolvlm", "llama"),
+    // `InternVLConfig`: a Qwen2 text model by default.
+    ("internvl", "qwen2"),
 ];
 
 /// Keys a family's configuration class reads under another name (its `attribute_map`, or
@@ -272,6 +274,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             wrapper.insert("vision_config".into(), v);
         }
         text.remove("model_type");
+        // The wrapper's own config keeps `tie_word_embeddings` (it ties the LM head).
+        if let Some(tied) = text.get("tie_word_embeddings") {
+            wrapper.insert("tie_word_embeddings".into(), tied.clone());
+        }
         wrapper.insert("text_config".into(), Value::Object(text));
         return import(&Value::Object(wrapper), readers);
     }
@@ -286,9 +292,18 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             obj.insert("model_type".into(), Value::String(text_family(inner).to_string()));
         }
         // Hub wrappers often say `tie_word_embeddings` only at the top (Qwen3-VL: false for
-        // the 8B and up, true for the 2B/4B): the text model inherits it unless it says its own.
-        if let (Some(obj), Some(Value::Bool(tied))) = (text.as_object_mut(), map.get("tie_word_embeddings")) {
-            obj.entry("tie_word_embeddings").or_insert(Value::Bool(*tied));
+        // the 8B and up, true for the 2B/4B). A vision-language wrapper's LM head sits in the
+        // wrapper, which ties it by its own config (transformers 5.25 `modeling_utils.py`
+        // `get_expanded_tied_weights_keys` reads `self.config.tie_word_embeddings`): its value,
+        // or the wrapper class's default, wins over the text config's (InternVL: true over
+        // Qwen2's false). Other wrappers: the text model inherits it unless it says its own.
+        if let Some(obj) = text.as_object_mut() {
+            let top = map.get("tie_word_embeddings").and_then(Value::as_bool);
+            if vlm::has_tower(&model_type) {
+                obj.insert("tie_word_embeddings".into(), Value::Bool(top.unwrap_or_else(|| vlm::ties_by_default(&model_type))));
+            } else if let Some(tied) = top {
+                obj.entry("tie_word_embeddings").or_insert(Value::Bool(tied));
+            }
         }
         let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
         if vlm::has_tower(&model_type) && map.get("vision_config").is_some_and(Value::is_object) {

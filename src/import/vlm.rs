@@ -3,18 +3,27 @@
 //! `hf_config.rs` reads from the text part. Defaults are those of transformers 5.25's
 //! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`), the
 //! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`) and
-//! `Idefics3VisionConfig` / `SmolVLMVisionConfig` (`configuration_idefics3.py`, `configuration_smolvlm.py`);
+//! `Idefics3VisionConfig` / `SmolVLMVisionConfig` (`configuration_idefics3.py`, `configuration_smolvlm.py`)
+//! and `InternVLVisionConfig` (`configuration_internvl.py`);
 //! counts are checked against transformers in `tests/fixtures/measured/vlm_params.json`.
 
 use serde_json::{Map, Value};
 
 use super::keys::Keys;
 use crate::error::InputError;
+use crate::model::arch::tower::InternVit;
 use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm")
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl")
+}
+
+/// `tie_word_embeddings` of the wrapper's configuration class when `config.json` leaves it
+/// out (transformers 5.25: `Gemma3Config`, `PaliGemmaConfig` and `InternVLConfig` tie,
+/// the others do not).
+pub fn ties_by_default(model_type: &str) -> bool {
+    matches!(model_type, "gemma3" | "paligemma" | "internvl")
 }
 
 /// The tower and projector of `config` (a `model_type` for which [`has_tower`] holds),
@@ -45,6 +54,8 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
             positions: 0,
             deepstack: 0,
             longest_edge: 0,
+            max_tiles: 0,
+            internvit: InternVit::default(),
         })
     };
     let tower = match model_type {
@@ -67,6 +78,8 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 positions: 0,
                 deepstack: 0,
                 longest_edge: 0,
+                max_tiles: 0,
+                internvit: InternVit::default(),
             }
         }
         "qwen3_vl" | "qwen3_vl_moe" => VisionTower {
@@ -90,6 +103,8 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 _ => 3,
             },
             longest_edge: 0,
+            max_tiles: 0,
+            internvit: InternVit::default(),
         },
         "gemma3" => siglip(TowerKind::Siglip, top.uint("mm_tokens_per_image", 256)?, text_hidden)?,
         // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
@@ -116,8 +131,11 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 positions: 0,
                 deepstack: 0,
                 longest_edge: 0,
+                max_tiles: 0,
+                internvit: InternVit::default(),
             }
         }
+        "internvl" => internvl(&c, &top, text_hidden)?,
         "idefics3" | "smolvlm" => {
             let merge = top.uint("scale_factor", 2)?;
             idefics3(&c, merge, text_hidden).map_err(within)?
@@ -176,5 +194,64 @@ fn idefics3(c: &Keys, merge: u64, text_hidden: u64) -> Result<VisionTower, Input
         positions: 0,
         deepstack: 0,
         longest_edge,
+        max_tiles: 0,
+        internvit: InternVit::default(),
+    })
+}
+
+/// InternVL's InternViT (`InternVLVisionConfig`'s defaults: 1024 wide, 24 blocks, 16 heads,
+/// 4096 MLP, 448-px tiles of 14-px patches, LayerNorm, no q/k norm, no q/k/v biases, mean
+/// pooling) and the wrapper's `downsample_ratio` (0.5: 2 × 2 patches per token). The tiles'
+/// limit, the processor's `max_patches`, is not in `config.json`: the default of
+/// `GotOcr2ImageProcessor` (12) is used, and said.
+fn internvl(c: &Keys, top: &Keys, text_hidden: u64) -> Result<VisionTower, InputError> {
+    let within = |e: InputError| e.within("vision_config");
+    let ratio = top.number("downsample_ratio", 0.5)?;
+    // The projector is `int(1 / downsample_ratio)`² · h wide, and the pixel shuffle needs the
+    // tile's patch grid to divide by it.
+    let merge = 1.0 / ratio;
+    if !(merge >= 1.0 && merge.fract() == 0.0 && merge <= 64.0) {
+        return Err(InputError::new("downsample_ratio", format!("must be 1 / n for a whole n (0.5: 2 × 2 patches per token), got {ratio}")));
+    }
+    let square = |key: &str, default: u64| -> Result<u64, InputError> {
+        match c.get(key) {
+            Some(Value::Array(sides)) => match sides.as_slice() {
+                [a, b] if a == b => a.as_u64().filter(|&n| n > 0).ok_or_else(|| InputError::new(key, format!("must be positive whole numbers, got {a}"))),
+                _ => Err(InputError::new(key, "only square sizes ([n, n]) are supported")),
+            },
+            _ => c.uint(key, default),
+        }
+    };
+    let norm_type = c.text("norm_type", "layer_norm").map_err(within)?;
+    if norm_type != "layer_norm" && norm_type != "rms_norm" {
+        return Err(InputError::new("vision_config.norm_type", format!("must be \"layer_norm\" or \"rms_norm\", got \"{norm_type}\"")));
+    }
+    c.note("the InternVL image processor's max_patches is not in config.json: GotOcr2ImageProcessor's default, 12 tiles and a thumbnail at most, is used");
+    Ok(VisionTower {
+        kind: TowerKind::InternVl,
+        hidden: c.uint("hidden_size", 1024).map_err(within)?,
+        layers: c.uint("num_hidden_layers", 24).map_err(within)?,
+        heads: c.uint("num_attention_heads", 16).map_err(within)?,
+        ffn: c.uint("intermediate_size", 4096).map_err(within)?,
+        patch: square("patch_size", 14).map_err(within)?,
+        channels: c.uint("num_channels", 3).map_err(within)?,
+        image_size: square("image_size", 448).map_err(within)?,
+        temporal_patch: 1,
+        merge: merge as u64,
+        tokens_per_image: 0,
+        head: false,
+        text_hidden,
+        positions: 0,
+        deepstack: 0,
+        longest_edge: 0,
+        max_tiles: 12,
+        internvit: InternVit {
+            rms_norm: norm_type == "rms_norm",
+            qk_norm: c.flag("use_qk_norm", false).map_err(within)?,
+            attention_bias: c.flag("attention_bias", false).map_err(within)?,
+            final_norm: !c.flag("use_mean_pooling", true).map_err(within)?,
+            mask_token: c.flag("use_mask_token", false).map_err(within)?,
+            positions: c.flag("use_absolute_position_embeddings", true).map_err(within)?,
+        },
     })
 }

@@ -4,7 +4,7 @@
 No network, nothing downloaded: each model is built on torch.device("meta") from its config
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
 Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration,
-Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration).
+Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration, InternVLForConditionalGeneration).
 
 Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
 Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
@@ -105,6 +105,12 @@ def main():
         "llava@default": default("llava"),
         "idefics3@default": default("idefics3"),
         "smolvlm@default": default("smolvlm"),
+        "internvl@default": default("internvl"),
+        # InternViT-6B's switches (RMSNorm blocks, q/k norms, a final LayerNorm instead of mean
+        # pooling, a mask token, no attention biases) on the default's shapes.
+        "internvl@rms-qk-norm": {**default("internvl"), "vision_config": {
+            **default("internvl")["vision_config"], "norm_type": "rms_norm", "use_qk_norm": True, "use_mean_pooling": False,
+            "use_mask_token": True, "attention_bias": False, "num_hidden_layers": 4}},
     }
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "cases": {}}
     for name, cfg in cases.items():
@@ -162,22 +168,38 @@ TINY_VLM = {
                 "text_config": {**TINY_TEXT, "model_type": "llama"},
                 "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
                                   "image_size": 32, "patch_size": 8, "size": {"longest_edge": 96}}},
+    # InternVL: 32-px tiles of 4 × 4 patches and a class token, pixel-shuffled 2 × 2 into 4
+    # tokens; a 64 × 32 image is 2 × 1 tiles and the thumbnail (GotOcr2ImageProcessor,
+    # crop_to_patches, max_patches 12). The second case has InternViT-6B's switches.
+    "internvl": {"model_type": "internvl", "image_token_id": 500, "downsample_ratio": 0.5,
+                 "text_config": {**TINY_TEXT, "model_type": "qwen2"},
+                 "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                   "image_size": 32, "patch_size": 8, "attention_bias": True}},
+    "internvl_rms": {"model_type": "internvl", "image_token_id": 500, "downsample_ratio": 0.5,
+                     "text_config": {**TINY_TEXT, "model_type": "qwen2"},
+                     "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                       "image_size": 32, "patch_size": 8, "norm_type": "rms_norm", "use_qk_norm": True,
+                                       "use_mean_pooling": False}},
 }
 
 # The tiled families' images (height, width) before the processor: 64 × 64 becomes 2 × 2 tiles and
 # the global view (5 tiles); 32 × 96 becomes 1 × 3 tiles and the global view (4 tiles).
-TILED_IMAGE = {"idefics3": (64, 64), "smolvlm": (32, 96)}
+TILED_IMAGE = {"idefics3": (64, 64), "smolvlm": (32, 96), "internvl": (32, 64), "internvl_rms": (32, 64)}
 
 
 def tiled_pixels(name, cfg):
     """The real image processor (PIL backend) on a random image: pixel_values, the
     pixel_attention_mask and the tiles' count."""
-    from transformers import Idefics3ImageProcessorPil, SmolVLMImageProcessorPil
-    cls = Idefics3ImageProcessorPil if name == "idefics3" else SmolVLMImageProcessorPil
+    from transformers import GotOcr2ImageProcessorPil, Idefics3ImageProcessorPil, SmolVLMImageProcessorPil
     v = cfg["vision_config"]
-    proc = cls(size={"longest_edge": v["size"]["longest_edge"]}, max_image_size={"longest_edge": v["image_size"]})
     h, w = TILED_IMAGE[name]
     image = torch.randint(1, 255, (3, h, w), dtype=torch.uint8)
+    if name.startswith("internvl"):
+        proc = GotOcr2ImageProcessorPil(size={"height": v["image_size"], "width": v["image_size"]}, crop_to_patches=True, max_patches=12)
+        out = proc(images=[image], return_tensors="pt")
+        return out["pixel_values"], None, [w, h]
+    cls = Idefics3ImageProcessorPil if name == "idefics3" else SmolVLMImageProcessorPil
+    proc = cls(size={"longest_edge": v["size"]["longest_edge"]}, max_image_size={"longest_edge": v["image_size"]})
     out = proc(images=[[image]], return_tensors="pt")
     return out["pixel_values"], out["pixel_attention_mask"], [w, h]
 
@@ -201,6 +223,10 @@ def vlm_inputs(name, cfg, text_tokens=32):
         image_tokens = cfg["mm_tokens_per_image"]
         extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
         resolution = [64, 64]
+    elif name.startswith("internvl"):
+        pixel_values, _, resolution = tiled_pixels(name, cfg)
+        image_tokens = pixel_values.shape[0] * (32 // 8) ** 2 // 4
+        extra = {"pixel_values": pixel_values}
     elif name in TILED_IMAGE:
         pixel_values, mask, resolution = tiled_pixels(name, cfg)
         image_tokens = pixel_values.shape[1] * (32 // 8) ** 2 // 4

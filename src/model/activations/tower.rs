@@ -14,7 +14,7 @@
 use super::block::block_terms;
 use super::norm::{norm_saved, weight_operand};
 use super::term::{push, ActTerm, Ctx, Place, Split};
-use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TowerKind, TransformerArch, VisionTower};
+use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
 use crate::model::inputs::Training;
 
@@ -25,6 +25,30 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
     // fused qkv with rotary positions. SigLIP and CLIP: LayerNorm, GELU, separate q/k/v.
     let qwen = matches!(tower.kind, TowerKind::Qwen25Vl | TowerKind::Qwen3Vl);
     let qwen25 = tower.kind == TowerKind::Qwen25Vl;
+    if tower.kind == TowerKind::InternVl {
+        // InternViT: LayerNorm or RMSNorm blocks, separate q/k/v, q/k RMSNorms over the whole
+        // width, exact GELU (`hidden_act` "gelu").
+        let o = tower.internvit;
+        return TransformerArch {
+            stack: Stack::Encoder,
+            hidden: h,
+            layers: tower.layers,
+            vocab: 1,
+            attention: AttentionPart {
+                heads,
+                kv_heads: heads,
+                head_dim: h / heads,
+                qkv_bias: o.attention_bias,
+                out_bias: true,
+                qk_norm: if o.qk_norm { QkNorm::Full } else { QkNorm::None },
+                ..AttentionPart::default()
+            },
+            norm: NormPart { kind: if o.rms_norm { NormKind::Rmsnorm } else { NormKind::Layernorm }, ..NormPart::default() },
+            mlp: MlpPart { ffn: tower.ffn, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: true },
+            use_cache: false,
+            ..TransformerArch::default()
+        };
+    }
     TransformerArch {
         stack: Stack::Encoder,
         hidden: h,
@@ -62,6 +86,11 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         let mut inner = Vec::new();
         block_terms(&blocks, training, &vc, &mut inner);
         let mut per_block: f64 = inner.iter().map(|t| t.bytes).sum();
+        if tower.kind == TowerKind::InternVl {
+            // The layer scales, `lambda_1 * attention_output` and `lambda_2 * layer_output`:
+            // each keeps its input for the vector's gradient.
+            per_block += 2.0 * c.x * vc.tokens * tower.hidden as f64;
+        }
         if tower.kind == TowerKind::Clip {
             // CLIP's `quick_gelu`, x · sigmoid(1.702 x), keeps the sigmoid's output beside its
             // input: one more intermediate-wide tensor than a fused GELU.
@@ -82,12 +111,15 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + 8.0 * vc.tokens,
             // CLIP's `post_layernorm` runs on the pooled class token only.
             TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
+            // InternViT's final LayerNorm over every token, unless it mean-pools.
+            TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+            TowerKind::InternVl => 0.0,
         };
         push(out, "vision tower rotary tables and final norm", edges, Split::Sequence, Place::Input);
         // The patch embedding keeps its input pixels (16-bit under autocast or in bf16); CLIP's
         // class token is not a patch.
         let pixel = if c.x == F32 { F32 } else { HALF };
-        let pixel_patches = if tower.kind == TowerKind::Clip { patches as f64 - images } else { patches as f64 };
+        let pixel_patches = if matches!(tower.kind, TowerKind::Clip | TowerKind::InternVl) { patches as f64 - images } else { patches as f64 };
         let pixels_per_patch = (tower.channels * tower.temporal_patch * tower.patch * tower.patch) as f64;
         push(out, "vision tower patch-embedding input (pixels)", pixel * c.b * pixel_patches * pixels_per_patch, Split::Sequence, Place::Input);
     }
@@ -131,6 +163,13 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // `Idefics3Connector`: the pixel shuffle's copy, the projection's input (s² · h wide per
         // token, as many values as the patches).
         TowerKind::Idefics3 => x * b * patches * h,
+        // `InternVLMultiModalProjector`: LayerNorm(s² · h) over the shuffled tokens (its input
+        // and statistics, whether or not the tower is trained), linear_1's input (the norm's
+        // output), the GELU's input and linear_2's input, text-wide.
+        TowerKind::InternVl => {
+            let merged = h * (tower.merge * tower.merge) as f64;
+            b * norm_saved(NormKind::Layernorm, tokens, merged, x) + x * b * tokens * merged + 2.0 * x * b * tokens * tower.text_hidden as f64
+        }
         // `LlavaMultiModalProjector`: linear_1's input (the selected layer's output, which a
         // trained tower already keeps), the GELU's input and linear_2's input, text-wide.
         TowerKind::Clip => {

@@ -9,6 +9,13 @@
 //! multiple, the other `int(longer / aspect)` rounded up to a multiple); `split_images` cuts
 //! it into `rows × cols` tiles and adds the whole image resized to one tile (the "global"
 //! view); an image that already fits one tile is that one tile alone.
+//!
+//! InternVL (`image_processing_got_ocr2.py` `get_optimal_tiled_canvas` and `crop_to_patches`,
+//! the image processor `processing_internvl.py` runs with `crop_to_patches`): of the grids of
+//! `cols × rows` tiles with 1 to `max_patches` tiles (ordered by tile count, then columns),
+//! the one whose aspect ratio is closest to the image's; on a tie the larger grid while the
+//! image's area exceeds half of the grid's; the image is resized to that grid and cut, and a
+//! thumbnail (the whole image as one tile) is added when there is more than one tile.
 
 /// `MAX_IMAGE_SIZE` of `image_processing_idefics3.py`: no side beyond 4096 px.
 const MAX_IMAGE_SIZE: f64 = 4096.0;
@@ -67,6 +74,40 @@ pub fn idefics3_tiles(width: u64, height: u64, longest_edge: u64, tile: u64) -> 
     }
 }
 
+/// Tiles of one `width × height` image for InternVL: the grid closest to the image's aspect
+/// ratio within `max_patches` tiles of `tile` px, and the thumbnail when the grid has more
+/// than one tile.
+pub fn internvl_tiles(width: u64, height: u64, tile: u64, max_patches: u64) -> u64 {
+    if max_patches <= 1 {
+        return 1;
+    }
+    let (w, h) = (width.max(1) as f64, height.max(1) as f64);
+    let aspect = w / h;
+    let area = w * h;
+    let t = tile.max(1) as f64;
+    // `get_all_supported_aspect_ratios(1, max)`: (cols, rows) with cols outer, sorted (stably)
+    // by the tile count.
+    let mut grids: Vec<(u64, u64)> = (1..=max_patches).flat_map(|c| (1..=max_patches).map(move |r| (c, r))).filter(|(c, r)| c * r <= max_patches).collect();
+    grids.sort_by_key(|(c, r)| c * r);
+    let mut best = (1, 1);
+    let mut best_diff = f64::INFINITY;
+    for (c, r) in grids {
+        let diff = (aspect - c as f64 / r as f64).abs();
+        if diff < best_diff {
+            best_diff = diff;
+            best = (c, r);
+        } else if diff == best_diff && area > 0.5 * t * t * (c * r) as f64 {
+            best = (c, r);
+        }
+    }
+    let n = best.0 * best.1;
+    if n > 1 {
+        n + 1
+    } else {
+        1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +124,17 @@ mod tests {
         assert_eq!(idefics3_tiles(500, 300, 2048, 512), 13);
         assert_eq!(idefics3_tiles(4000, 100, 2048, 512), 5);
         assert_eq!(idefics3_tiles(512, 512, 512, 512), 1);
+    }
+
+    /// InternVL at 448-px tiles and 12 at most, as measured in `vlm_image_tokens.json`: a
+    /// square image of 448 px is one tile; of 896 px, 2 × 2 and the thumbnail (the tie between
+    /// 1 × 1 and 2 × 2 goes to the larger grid while the image covers half of it); 2:1 is 2 × 1.
+    #[test]
+    fn internvl_tiles_follow_the_aspect_ratio() {
+        assert_eq!(internvl_tiles(448, 448, 448, 12), 1);
+        assert_eq!(internvl_tiles(896, 896, 448, 12), 5);
+        assert_eq!(internvl_tiles(896, 448, 448, 12), 3);
+        assert_eq!(internvl_tiles(64, 32, 32, 12), 3);
+        assert_eq!(internvl_tiles(896, 448, 448, 1), 1);
     }
 }

@@ -30,17 +30,26 @@
 //!   `image_size` px; its connector (`Idefics3Connector`) pixel-shuffles `scale_factor` ×
 //!   `scale_factor` patches into one token (`merge`) and projects it with one Linear(h · s² →
 //!   text width) without bias (`Idefics3SimpleMLP`).
+//! - InternVL (`modeling_internvl.py` `InternVLVisionModel`, InternViT): a class token, a patch
+//!   conv with bias, learned positions for the patches and the class token, blocks with
+//!   LayerNorm or RMSNorm (`norm_type`), separate q/k/v (biases when `attention_bias`), q/k
+//!   RMSNorms over the whole width (`use_qk_norm`), a `projection_layer` with bias, a GELU MLP
+//!   with biases and two layer-scale vectors (`lambda_1`, `lambda_2`); a final LayerNorm
+//!   unless `use_mean_pooling`; its projector (`InternVLMultiModalProjector`) pixel-shuffles
+//!   2 × 2 patches (`downsample_ratio` 0.5) and runs LayerNorm(4h), Linear(4h → text), GELU,
+//!   Linear(text → text), with biases.
 //!
 //! Image tokens (what the language model reads per image) and patches (what the tower
 //! reads) follow each image processor: Qwen2.5-VL resizes to multiples of patch × merge
 //! within `min_pixels`/`max_pixels` (`image_processing_qwen2_vl.py` `smart_resize`),
 //! SigLIP and CLIP resize to their own square `image_size`, Idefics3 and SmolVLM split the
-//! image into tiles of `image_size` px plus a global view (`tiling.rs`).
+//! image into tiles of `image_size` px plus a global view, InternVL into the tile grid closest to
+//! its aspect ratio plus a thumbnail (`tiling.rs`).
 
 use serde::{Deserialize, Serialize};
 
 use super::param::{check_dim, ParamTensor, Scope, TpSplit};
-use super::tiling::idefics3_tiles;
+use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
 
 /// Which tower.
@@ -60,6 +69,27 @@ pub enum TowerKind {
     Clip,
     /// Idefics3's / SmolVLM's SigLIP over image tiles, with the pixel-shuffle connector.
     Idefics3,
+    /// InternVL's InternViT over image tiles, with the pixel-shuffle MLP projector.
+    InternVl,
+}
+
+/// InternViT's switches (`InternVLVisionConfig`), which its two sizes set differently
+/// (InternViT-300M: LayerNorm, no q/k norm, mean pooling; InternViT-6B: RMSNorm, q/k norms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InternVit {
+    /// `norm_type: "rms_norm"` (else LayerNorm).
+    pub rms_norm: bool,
+    /// `use_qk_norm`: an RMSNorm over the whole q and k projections.
+    pub qk_norm: bool,
+    /// `attention_bias`: biases on q/k/v.
+    pub attention_bias: bool,
+    /// `use_mean_pooling: false`: a final LayerNorm over the last hidden state.
+    pub final_norm: bool,
+    /// `use_mask_token`: one more learned vector.
+    pub mask_token: bool,
+    /// `use_absolute_position_embeddings`.
+    pub positions: bool,
 }
 
 /// A vision tower and its projector.
@@ -100,6 +130,12 @@ pub struct VisionTower {
     /// to it before it is split into tiles of `image_size`.
     #[serde(default)]
     pub longest_edge: u64,
+    /// The image processor's `max_patches` (InternVL): the most tiles of the grid.
+    #[serde(default)]
+    pub max_tiles: u64,
+    /// InternViT's switches (InternVL only).
+    #[serde(default)]
+    pub internvit: InternVit,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -160,6 +196,11 @@ impl VisionTower {
         check_dim("vision_config.patch_size", self.patch)?;
         check_dim("vision_config.in_channels", self.channels)?;
         check_dim("vision_config.temporal_patch_size", self.temporal_patch)?;
+        if self.kind == TowerKind::InternVl {
+            check_dim("downsample_ratio", self.merge)?;
+            check_dim("vision_config.image_size", self.image_size)?;
+            return Ok(());
+        }
         if self.kind == TowerKind::Idefics3 {
             check_dim("scale_factor", self.merge)?;
             check_dim("vision_config.image_size", self.image_size)?;
@@ -202,6 +243,13 @@ impl VisionTower {
                 let patches = self.sequences(width, height, frames) * (self.image_size / self.patch).pow(2);
                 (patches, patches / (self.merge * self.merge))
             }
+            // Each tile's patches and its class token; the class token is dropped before the
+            // pixel shuffle (`vision_feature_select_strategy` "default").
+            TowerKind::InternVl => {
+                let tiles = self.sequences(width, height, frames);
+                let patches = (self.image_size / self.patch).pow(2);
+                (tiles * (patches + 1), tiles * (patches / (self.merge * self.merge)))
+            }
         }
     }
 
@@ -215,6 +263,9 @@ impl VisionTower {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => frames.max(1).div_ceil(self.temporal_patch.max(1)),
             TowerKind::Idefics3 if frames > 1 => frames,
             TowerKind::Idefics3 => idefics3_tiles(width, height, self.longest_edge, self.image_size),
+            // `processing_internvl.py`: a video frame is one tile.
+            TowerKind::InternVl if frames > 1 => frames,
+            TowerKind::InternVl => internvl_tiles(width, height, self.image_size, self.max_tiles),
             _ => frames.max(1),
         }
     }
@@ -225,6 +276,8 @@ impl VisionTower {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
             // Any square image is resized to `longest_edge` first: the same tiles at any side.
             TowerKind::Idefics3 => (self.longest_edge, self.longest_edge),
+            // One tile: the side the tower was trained at.
+            TowerKind::InternVl => (self.image_size, self.image_size),
             _ => (self.image_size, self.image_size),
         }
     }
@@ -240,7 +293,7 @@ impl VisionTower {
     /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl => None,
             _ => Some(self.image_size),
         }
     }
@@ -310,6 +363,7 @@ impl VisionTower {
                     out.push(v("projector.linear_fc2.bias", self.text_hidden));
                 }
             }
+            TowerKind::InternVl => self.internvit_tensors(out),
             TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
@@ -364,6 +418,60 @@ impl VisionTower {
                 }
             }
         }
+    }
+}
+
+impl VisionTower {
+    /// InternViT's tensors and InternVL's projector (`modeling_internvl.py`
+    /// `InternVLVisionModel`, `InternVLMultiModalProjector`).
+    fn internvit_tensors(&self, out: &mut Vec<ParamTensor>) {
+        use TpSplit::Replicated;
+        let s = Scope::Tower;
+        let (h, f, p, c, o) = (self.hidden, self.ffn, self.patch, self.channels, self.internvit);
+        let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
+        let m = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Replicated);
+        // LayerNorm: weight and bias; InternVL's RMSNorm: a weight.
+        let norm = if o.rms_norm { h } else { 2 * h };
+        out.push(v("vision.embeddings.cls_token", h));
+        if o.mask_token {
+            out.push(v("vision.embeddings.mask_token", h));
+        }
+        out.push(ParamTensor::new("vision.embeddings.patch_embeddings.projection", &[h, c, p, p], s, Replicated));
+        out.push(v("vision.embeddings.patch_embeddings.projection.bias", h));
+        if o.positions {
+            out.push(m("vision.embeddings.position_embeddings", (self.image_size / p).pow(2) + 1, h));
+        }
+        for _ in 0..self.layers {
+            for name in ["vision.attention.q_proj", "vision.attention.k_proj", "vision.attention.v_proj"] {
+                out.push(m(name, h, h));
+                if o.attention_bias {
+                    out.push(v(name, h));
+                }
+            }
+            if o.qk_norm {
+                out.push(v("vision.attention.q_norm", h));
+                out.push(v("vision.attention.k_norm", h));
+            }
+            out.push(m("vision.attention.projection_layer", h, h));
+            out.push(v("vision.attention.projection_layer.bias", h));
+            out.push(m("vision.mlp.fc1", f, h));
+            out.push(v("vision.mlp.fc1.bias", f));
+            out.push(m("vision.mlp.fc2", h, f));
+            out.push(v("vision.mlp.fc2.bias", h));
+            out.push(v("vision.layernorm_before", norm));
+            out.push(v("vision.layernorm_after", norm));
+            out.push(v("vision.lambda_1", h));
+            out.push(v("vision.lambda_2", h));
+        }
+        if o.final_norm {
+            out.push(v("vision.layernorm", 2 * h));
+        }
+        let (merged, t) = (h * self.merge * self.merge, self.text_hidden);
+        out.push(v("projector.layer_norm", 2 * merged));
+        out.push(m("projector.linear_1", t, merged));
+        out.push(v("projector.linear_1.bias", t));
+        out.push(m("projector.linear_2", t, t));
+        out.push(v("projector.linear_2.bias", t));
     }
 }
 
