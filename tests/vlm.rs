@@ -21,7 +21,7 @@ fn breakdown(config: &Value) -> headroom::Breakdown {
 fn parts_equal_transformers() {
     let f = fixture();
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 12);
+    assert_eq!(cases.len(), 13);
     for (name, case) in cases {
         let b = breakdown(&case["config"]);
         assert_eq!(b.param_count, case["param_count"].as_u64().unwrap(), "{name}: param_count");
@@ -56,7 +56,7 @@ fn tower_activations_against_cpu_measurement() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_activations.json");
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 18);
+    assert_eq!(cases.len(), 20);
     for (name, case) in cases {
         let frozen = case["frozen_tower"].as_bool().unwrap();
         let mut training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"]});
@@ -111,14 +111,16 @@ fn bad_visual_inputs_name_their_field() {
 /// Tiles and language-model tokens per image of the tiling families
 /// (`tests/measure/vlm_image_tokens.py`, `vlm_image_tokens.json`: transformers' own image
 /// processors on random images of 18 sizes, 224 px to 4000 × 100): Idefics3 (364-px tiles,
-/// longest edge 1456), SmolVLM (512-px tiles, longest edge 2048) and InternVL (448-px tiles,
-/// 12 at most, a thumbnail), every size exact.
+/// longest edge 1456), SmolVLM (512-px tiles, longest edge 2048), InternVL (448-px tiles,
+/// 12 at most, a thumbnail) and LLaVA-NeXT (336-px CLIP, the default pinpoints; the tokens
+/// from `pack_image_features` itself: base patches, unpadded grid features, newlines), every
+/// size exact.
 #[test]
 fn tiles_and_image_tokens_follow_the_processors() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_image_tokens.json");
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
     let mut checked = 0;
-    for family in ["idefics3", "smolvlm", "internvl"] {
+    for family in ["idefics3", "smolvlm", "internvl", "llava_next"] {
         let case = &f["cases"][family];
         let mut config = case["config"].clone();
         config["text_config"] = json!({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 512});
@@ -131,5 +133,5 @@ fn tiles_and_image_tokens_follow_the_processors() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 54);
+    assert_eq!(checked, 72);
 }

@@ -187,6 +187,9 @@ const TEXT_MODEL_OF: &[(&str, &str)] = &[
     ("smolvlm", "llama"),
     // `InternVLConfig`: a Qwen2 text model by default.
     ("internvl", "qwen2"),
+    // `LlavaConfig` / `LlavaNextConfig`: a Llama text model by default.
+    ("llava", "llama"),
+    ("llava_next", "llama"),
 ];
 
 /// Keys a family's configuration class reads under another name (its `attribute_map`, or

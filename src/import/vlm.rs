@@ -4,7 +4,8 @@
 //! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`), the
 //! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`) and
 //! `Idefics3VisionConfig` / `SmolVLMVisionConfig` (`configuration_idefics3.py`, `configuration_smolvlm.py`)
-//! and `InternVLVisionConfig` (`configuration_internvl.py`);
+//! and `InternVLVisionConfig` (`configuration_internvl.py`); LLaVA-NeXT is LLaVA's CLIP with
+//! `image_grid_pinpoints` (`configuration_llava_next.py`);
 //! counts are checked against transformers in `tests/fixtures/measured/vlm_params.json`.
 
 use serde_json::{Map, Value};
@@ -16,7 +17,7 @@ use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl")
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl" | "llava_next")
 }
 
 /// `tie_word_embeddings` of the wrapper's configuration class when `config.json` leaves it
@@ -56,6 +57,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
             longest_edge: 0,
             max_tiles: 0,
             internvit: InternVit::default(),
+            pinpoints: Vec::new(),
         })
     };
     let tower = match model_type {
@@ -80,6 +82,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 longest_edge: 0,
                 max_tiles: 0,
                 internvit: InternVit::default(),
+                pinpoints: Vec::new(),
             }
         }
         "qwen3_vl" | "qwen3_vl_moe" => VisionTower {
@@ -105,36 +108,13 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
             longest_edge: 0,
             max_tiles: 0,
             internvit: InternVit::default(),
+            pinpoints: Vec::new(),
         },
         "gemma3" => siglip(TowerKind::Siglip, top.uint("mm_tokens_per_image", 256)?, text_hidden)?,
         // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
         // own default tower, used when there is no `vision_config`, is not read here).
         "paligemma" => siglip(TowerKind::PaliGemma, 0, top.uint("projection_dim", text_hidden)?)?,
-        "llava" => {
-            if !top.flag("multi_modal_projector_bias", true)? {
-                return Err(InputError::new("multi_modal_projector_bias", "a projector without biases is not supported yet"));
-            }
-            VisionTower {
-                kind: TowerKind::Clip,
-                hidden: c.uint("hidden_size", 1024).map_err(within)?,
-                layers: c.uint("num_hidden_layers", 24).map_err(within)?,
-                heads: c.uint("num_attention_heads", 16).map_err(within)?,
-                ffn: c.uint("intermediate_size", 4096).map_err(within)?,
-                patch: c.uint("patch_size", 14).map_err(within)?,
-                channels: c.uint("num_channels", 3).map_err(within)?,
-                image_size: c.uint("image_size", 336).map_err(within)?,
-                temporal_patch: 1,
-                merge: 1,
-                tokens_per_image: 0,
-                head: false,
-                text_hidden,
-                positions: 0,
-                deepstack: 0,
-                longest_edge: 0,
-                max_tiles: 0,
-                internvit: InternVit::default(),
-            }
-        }
+        "llava" | "llava_next" => clip(&c, &top, model_type, text_hidden)?,
         "internvl" => internvl(&c, &top, text_hidden)?,
         "idefics3" | "smolvlm" => {
             let merge = top.uint("scale_factor", 2)?;
@@ -145,6 +125,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
     let defaulted = c.defaulted().into_iter().map(|d| format!("vision_config.{d}")).chain(top.defaulted());
     let mut warnings: Vec<String> = defaulted.map(|d| format!("config.json does not set {d}: transformers' default used")).collect();
     warnings.extend(c.notes());
+    warnings.extend(top.notes());
     Ok((tower, warnings))
 }
 
@@ -196,6 +177,7 @@ fn idefics3(c: &Keys, merge: u64, text_hidden: u64) -> Result<VisionTower, Input
         longest_edge,
         max_tiles: 0,
         internvit: InternVit::default(),
+        pinpoints: Vec::new(),
     })
 }
 
@@ -253,5 +235,67 @@ fn internvl(c: &Keys, top: &Keys, text_hidden: u64) -> Result<VisionTower, Input
             mask_token: c.flag("use_mask_token", false).map_err(within)?,
             positions: c.flag("use_absolute_position_embeddings", true).map_err(within)?,
         },
+        pinpoints: Vec::new(),
+    })
+}
+
+/// LLaVA-NeXT's `image_grid_pinpoints` (`[height, width]` pairs; `LlavaNextConfig`'s default
+/// when absent) and its `vision_feature_select_strategy`, which must be "default": with "full"
+/// the class token stays in each tile's features and `pack_image_features` cannot lay them
+/// out as a grid.
+fn anyres_pinpoints(top: &Keys) -> Result<Vec<[u64; 2]>, InputError> {
+    if top.text("vision_feature_select_strategy", "default")? != "default" {
+        return Err(InputError::new("vision_feature_select_strategy", "LLaVA-NeXT's anyres packing is modelled for \"default\" only"));
+    }
+    let bad = |v: &Value| InputError::new("image_grid_pinpoints", format!("must be a list of [height, width] pairs in pixels, got {v}"));
+    match top.get("image_grid_pinpoints") {
+        None => {
+            top.note("config.json does not set image_grid_pinpoints: LlavaNextConfig's default used ([[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]])");
+            Ok(vec![[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]])
+        }
+        Some(Value::Array(list)) if !list.is_empty() => list
+            .iter()
+            .map(|pair| match pair.as_array().map(Vec::as_slice) {
+                Some([h, w]) => match (h.as_u64(), w.as_u64()) {
+                    (Some(h), Some(w)) if h > 0 && w > 0 => Ok([h, w]),
+                    _ => Err(bad(pair)),
+                },
+                _ => Err(bad(pair)),
+            })
+            .collect(),
+        Some(v) => Err(bad(v)),
+    }
+}
+
+/// LLaVA's and LLaVA-NeXT's CLIP tower (the `CLIPVisionConfig` `LlavaConfig` builds when the
+/// `vision_config` leaves keys out: 1024 wide, 24 blocks, 16 heads, 4096 MLP, 336 px, 14-px
+/// patches) and two-layer projector.
+fn clip(c: &Keys, top: &Keys, model_type: &str, text_hidden: u64) -> Result<VisionTower, InputError> {
+    let within = |e: InputError| e.within("vision_config");
+    // `LlavaConfig.multimodal_projector_bias` (also LLaVA-NeXT's).
+    if !top.flag("multimodal_projector_bias", true)? {
+        return Err(InputError::new("multimodal_projector_bias", "a projector without biases is not supported yet"));
+    }
+    let pinpoints = if model_type == "llava_next" { anyres_pinpoints(top)? } else { Vec::new() };
+    Ok(VisionTower {
+        kind: TowerKind::Clip,
+        hidden: c.uint("hidden_size", 1024).map_err(within)?,
+        layers: c.uint("num_hidden_layers", 24).map_err(within)?,
+        heads: c.uint("num_attention_heads", 16).map_err(within)?,
+        ffn: c.uint("intermediate_size", 4096).map_err(within)?,
+        patch: c.uint("patch_size", 14).map_err(within)?,
+        channels: c.uint("num_channels", 3).map_err(within)?,
+        image_size: c.uint("image_size", 336).map_err(within)?,
+        temporal_patch: 1,
+        merge: 1,
+        tokens_per_image: 0,
+        head: false,
+        text_hidden,
+        positions: 0,
+        deepstack: 0,
+        longest_edge: 0,
+        max_tiles: 0,
+        internvit: InternVit::default(),
+        pinpoints,
     })
 }

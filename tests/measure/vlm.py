@@ -4,12 +4,14 @@
 No network, nothing downloaded: each model is built on torch.device("meta") from its config
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
 Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration,
-Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration, InternVLForConditionalGeneration).
+Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration, InternVLForConditionalGeneration,
+LlavaNextForConditionalGeneration).
 
 Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
 Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
 (and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector (model.connector for
-Idefics3 and SmolVLM, whose tower is model.vision_model); language_model = everything else (embeddings, blocks, final
+Idefics3 and SmolVLM, whose tower is model.vision_model; LLaVA-NeXT's model.image_newline, the
+vector its packing appends to each row of image features, is counted with the projector); language_model = everything else (embeddings, blocks, final
 norm, LM head). param_count = sum(p.numel()) of the whole model (tied weights once).
 
 Configs: each family's configuration-class default, and the Hub config.json of
@@ -83,6 +85,8 @@ def count(config):
         tower = sum(p.numel() for p in inner.vision_model.parameters())
     else:
         projector = sum(p.numel() for p in inner.multi_modal_projector.parameters())
+        if getattr(inner, "image_newline", None) is not None:
+            projector += inner.image_newline.numel()
         tower = sum(p.numel() for p in inner.vision_tower.parameters())
     return {"config": config, "class": type(m).__name__, "param_count": total,
             "param_count_by_part": {"vision_tower": tower, "projector": projector, "language_model": total - tower - projector}}
@@ -111,6 +115,7 @@ def main():
         "internvl@rms-qk-norm": {**default("internvl"), "vision_config": {
             **default("internvl")["vision_config"], "norm_type": "rms_norm", "use_qk_norm": True, "use_mean_pooling": False,
             "use_mask_token": True, "attention_bias": False, "num_hidden_layers": 4}},
+        "llava_next@default": default("llava_next"),
     }
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "cases": {}}
     for name, cfg in cases.items():
@@ -180,11 +185,19 @@ TINY_VLM = {
                      "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
                                        "image_size": 32, "patch_size": 8, "norm_type": "rms_norm", "use_qk_norm": True,
                                        "use_mean_pooling": False}},
+    # LLaVA-NeXT: CLIP over 32-px tiles of 4 × 4 patches and a class token; a 64 × 32 image
+    # fits the [32, 64] pinpoint: the base tile and 1 × 2 crops (3 tiles), 16 + 4 × 8 + 4 = 52
+    # language-model tokens after pack_image_features.
+    "llava_next": {"model_type": "llava_next", "image_token_index": 500, "vision_feature_layer": -2,
+                   "image_grid_pinpoints": [[32, 64], [64, 32], [64, 64]],
+                   "text_config": {**TINY_TEXT, "model_type": "llama"},
+                   "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                     "image_size": 32, "patch_size": 8}},
 }
 
 # The tiled families' images (height, width) before the processor: 64 × 64 becomes 2 × 2 tiles and
 # the global view (5 tiles); 32 × 96 becomes 1 × 3 tiles and the global view (4 tiles).
-TILED_IMAGE = {"idefics3": (64, 64), "smolvlm": (32, 96), "internvl": (32, 64), "internvl_rms": (32, 64)}
+TILED_IMAGE = {"idefics3": (64, 64), "smolvlm": (32, 96), "internvl": (32, 64), "internvl_rms": (32, 64), "llava_next": (32, 64)}
 
 
 def tiled_pixels(name, cfg):
@@ -194,6 +207,12 @@ def tiled_pixels(name, cfg):
     v = cfg["vision_config"]
     h, w = TILED_IMAGE[name]
     image = torch.randint(1, 255, (3, h, w), dtype=torch.uint8)
+    if name == "llava_next":
+        from transformers import LlavaNextImageProcessorPil
+        proc = LlavaNextImageProcessorPil(size={"shortest_edge": v["image_size"]}, crop_size={"height": v["image_size"], "width": v["image_size"]},
+                                          image_grid_pinpoints=cfg["image_grid_pinpoints"])
+        out = proc(images=[image], return_tensors="pt")
+        return out["pixel_values"], out["image_sizes"], [w, h]
     if name.startswith("internvl"):
         proc = GotOcr2ImageProcessorPil(size={"height": v["image_size"], "width": v["image_size"]}, crop_to_patches=True, max_patches=12)
         out = proc(images=[image], return_tensors="pt")
@@ -223,6 +242,15 @@ def vlm_inputs(name, cfg, text_tokens=32):
         image_tokens = cfg["mm_tokens_per_image"]
         extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
         resolution = [64, 64]
+    elif name == "llava_next":
+        from transformers.models.llava_next.modeling_llava_next import LlavaNextModel
+        pixel_values, image_sizes, resolution = tiled_pixels(name, cfg)
+        counter = LlavaNextModel(AutoConfig.for_model("llava_next").__class__.from_dict(cfg))
+        with torch.no_grad():
+            _, lens = counter.pack_image_features([torch.zeros(pixel_values.shape[1], (32 // 8) ** 2, 64)], image_sizes, "default",
+                                                  image_newline=counter.image_newline)
+        image_tokens = int(lens[0])
+        extra = {"pixel_values": pixel_values, "image_sizes": image_sizes}
     elif name.startswith("internvl"):
         pixel_values, _, resolution = tiled_pixels(name, cfg)
         image_tokens = pixel_values.shape[0] * (32 // 8) ** 2 // 4

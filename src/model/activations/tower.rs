@@ -128,12 +128,19 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // gradient, so nothing is saved.
         return;
     }
+    let bytes = projector_bytes(tower, frozen, c, (patches as f64, tokens as f64, images));
+    push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}
+
+/// The projector's saved tensors for one micro-batch: `patches` the tower read, `tokens` the
+/// language model reads, over `images` sequences per sample; `frozen`: the tower is.
+fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
     let (x, b) = (c.x, c.b);
-    let (h, tokens, patches) = (tower.hidden as f64, tokens as f64, patches as f64);
+    let h = tower.hidden as f64;
     // The projector's norm keeps its input and statistics when the tower before it is trained,
     // only the weight's operand when the tower is frozen (its input needs no gradient).
     let norm = |kind: NormKind, rows: f64| if frozen { weight_operand(kind, rows, h, x) } else { norm_saved(kind, rows, h, x) };
-    let bytes = match tower.kind {
+    match tower.kind {
         // `Qwen2_5_VLPatchMerger`: ln_q over the patches, then mlp.0's input, the GELU's input
         // and mlp.2's input, merge² · h wide per token.
         TowerKind::Qwen25Vl => {
@@ -172,10 +179,21 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         }
         // `LlavaMultiModalProjector`: linear_1's input (the selected layer's output, which a
         // trained tower already keeps), the GELU's input and linear_2's input, text-wide.
+        // The projector runs on every tile's patch features (LLaVA-NeXT packs them into fewer
+        // tokens only after it: `pack_image_features`), the class tokens dropped by slicing
+        // `[:, 1:]`. Of one sequence the slice is a view linear_1 flattens in place (its input
+        // is then the selected layer's whole output); of several, flattening copies it, and the
+        // copy is what linear_1 keeps, trained tower or frozen.
         TowerKind::Clip => {
-            let features = if frozen { x * b * patches * h } else { 0.0 };
-            features + 2.0 * x * b * tokens * tower.text_hidden as f64
+            let rows = patches - images;
+            let features = if b * images > 1.0 {
+                x * b * rows * h
+            } else if frozen {
+                x * b * patches * h
+            } else {
+                0.0
+            };
+            features + 2.0 * x * b * rows * tower.text_hidden as f64
         }
-    };
-    push(out, "projector input", bytes, Split::Sequence, Place::Input);
+    }
 }

@@ -14,6 +14,7 @@
 //! (transformers on the `meta` device). This module knows nothing of precision, optimizers
 //! or parallelism: it only says which tensors exist, their shapes, and how they may be split.
 
+pub mod anyres;
 pub mod architecture;
 pub mod attention;
 pub mod mixer;

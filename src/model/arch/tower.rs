@@ -24,7 +24,8 @@
 //!   without bias, positions for the patches and the class token, a LayerNorm before the
 //!   blocks (`pre_layrnorm`), SigLIP's block, a post LayerNorm; LLaVA's projector
 //!   (`modeling_llava.py` `LlavaMultiModalProjector`): Linear(vision → text), GELU,
-//!   Linear(text → text), with biases.
+//!   Linear(text → text), with biases; LLaVA-NeXT (`modeling_llava_next.py`) adds one
+//!   learned `image_newline` vector of the text width, counted with the projector.
 //! - Idefics3 / SmolVLM (`modeling_idefics3.py` `Idefics3VisionTransformer`, the same tree in
 //!   `modeling_smolvlm.py`): SigLIP's tree without the pooling head, over square tiles of
 //!   `image_size` px; its connector (`Idefics3Connector`) pixel-shuffles `scale_factor` ×
@@ -48,6 +49,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::anyres::{anyres_tiles, anyres_tokens};
 use super::param::{check_dim, ParamTensor, Scope, TpSplit};
 use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
@@ -136,6 +138,11 @@ pub struct VisionTower {
     /// InternViT's switches (InternVL only).
     #[serde(default)]
     pub internvit: InternVit,
+    /// LLaVA-NeXT's `image_grid_pinpoints`, `[height, width]` each: the resolutions an image is
+    /// resized and padded to before it is cut into tiles of `image_size` (empty: LLaVA-1.5,
+    /// one tile).
+    #[serde(default)]
+    pub pinpoints: Vec<[u64; 2]>,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -233,6 +240,14 @@ impl VisionTower {
                 let patches = (self.image_size / self.patch).pow(2);
                 (patches, patches)
             }
+            // LLaVA-NeXT: every tile (the base image and the grid's crops) is a CLIP sequence;
+            // the language model reads the base image's patches, then the grid's features
+            // with the padding cut away and a newline per row (`anyres.rs`).
+            TowerKind::Clip if !self.pinpoints.is_empty() => {
+                let side = self.image_size / self.patch;
+                let tiles = self.sequences(width, height, frames);
+                (tiles * (side * side + 1), anyres_tokens(width, height, &self.pinpoints, self.image_size, side))
+            }
             // CLIP reads the patches and a class token; LLaVA's "default" feature selection
             // drops the class token.
             TowerKind::Clip => {
@@ -266,6 +281,7 @@ impl VisionTower {
             // `processing_internvl.py`: a video frame is one tile.
             TowerKind::InternVl if frames > 1 => frames,
             TowerKind::InternVl => internvl_tiles(width, height, self.image_size, self.max_tiles),
+            TowerKind::Clip if !self.pinpoints.is_empty() => anyres_tiles(width, height, &self.pinpoints, self.image_size),
             _ => frames.max(1),
         }
     }
@@ -415,6 +431,10 @@ impl VisionTower {
                     out.push(v("projector.linear_1.bias", t));
                     out.push(m("projector.linear_2", t, t));
                     out.push(v("projector.linear_2.bias", t));
+                    if !self.pinpoints.is_empty() {
+                        // LLaVA-NeXT's `image_newline`, appended to each row of the grid's features.
+                        out.push(v("projector.image_newline", t));
+                    }
                 }
             }
         }
