@@ -275,37 +275,43 @@ def vlm_inputs(name, cfg, text_tokens=32):
 def vlm_activations():
     from common import ModuleStack, SavedTensorRecorder
     out = {}
-    for name, cfg in TINY_VLM.items():
-        for frozen in (False, True):
-            config = AutoConfig.for_model(cfg["model_type"]).__class__.from_dict(cfg)
-            torch.manual_seed(0)
-            m = AutoModelForImageTextToText.from_config(config)
-            m.train()
-            inner = m.model
-            if frozen:
-                (inner.visual if hasattr(inner, "visual") else getattr(inner, "vision_tower", None) or inner.vision_model).requires_grad_(False)
-                if hasattr(inner, "visual"):
-                    inner.visual.merger.requires_grad_(True)
-                    if hasattr(inner.visual, "deepstack_merger_list"):
-                        inner.visual.deepstack_merger_list.requires_grad_(True)
-            ids, extra, resolution, image_tokens = vlm_inputs(name, cfg)
-            stack = ModuleStack(m)
-            rec = SavedTensorRecorder(m, stack)
-            with rec.hooks():
-                loss = m(input_ids=ids, labels=ids, **extra).loss
-            def part(pred):
-                return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
-            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod or "connector" in mod  # deepstack_merger_list too
-            is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod or "vision_model" in mod) and not is_projector(mod)
-            total, _, _ = rec.totals()
-            key = f"{name}@{'frozen' if frozen else 'trained'}"
-            out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens,
-                        "precision": "fp32", "frozen_tower": frozen,
-                        "attention": str(getattr(config.vision_config, "_attn_implementation", None)),
-                        "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total}
-            print(key, out[key]["tower_saved_bytes"], out[key]["projector_saved_bytes"], total)
-            loss.backward()
-            stack.remove()
+    # LLaVA also at two samples per micro-batch: its projector's input is then a copy of the
+    # class-token-less slice (one sample's slice is a view of the tower's output).
+    runs = [(name, cfg, frozen, 1) for name, cfg in TINY_VLM.items() for frozen in (False, True)]
+    runs += [("llava", TINY_VLM["llava"], frozen, 2) for frozen in (False, True)]
+    for name, cfg, frozen, batch in runs:
+        config = AutoConfig.for_model(cfg["model_type"]).__class__.from_dict(cfg)
+        torch.manual_seed(0)
+        m = AutoModelForImageTextToText.from_config(config)
+        m.train()
+        inner = m.model
+        if frozen:
+            (inner.visual if hasattr(inner, "visual") else getattr(inner, "vision_tower", None) or inner.vision_model).requires_grad_(False)
+            if hasattr(inner, "visual"):
+                inner.visual.merger.requires_grad_(True)
+                if hasattr(inner.visual, "deepstack_merger_list"):
+                    inner.visual.deepstack_merger_list.requires_grad_(True)
+        ids, extra, resolution, image_tokens = vlm_inputs(name, cfg)
+        if batch > 1:
+            ids = ids.repeat(batch, 1)
+            extra = {"pixel_values": extra["pixel_values"].repeat(batch, 1, 1, 1)}
+        stack = ModuleStack(m)
+        rec = SavedTensorRecorder(m, stack)
+        with rec.hooks():
+            loss = m(input_ids=ids, labels=ids, **extra).loss
+        def part(pred):
+            return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
+        is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod or "connector" in mod  # deepstack_merger_list too
+        is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod or "vision_model" in mod) and not is_projector(mod)
+        total, _, _ = rec.totals()
+        key = f"{name}@{'frozen' if frozen else 'trained'}" + (f"-b{batch}" if batch > 1 else "")
+        out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens, "micro_batch": batch,
+                    "precision": "fp32", "frozen_tower": frozen,
+                    "attention": str(getattr(config.vision_config, "_attn_implementation", None)),
+                    "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total}
+        print(key, out[key]["tower_saved_bytes"], out[key]["projector_saved_bytes"], total)
+        loss.backward()
+        stack.remove()
     path = os.path.join(ROOT, "tests", "fixtures", "measured", "vlm_activations.json")
     with open(path, "w") as f:
         json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "cases": out}, f, indent=1, sort_keys=True)
