@@ -137,3 +137,23 @@ fn tiles_and_image_tokens_follow_the_processors() {
     }
     assert_eq!(checked, 72);
 }
+
+/// The new readers' bad keys name their field; what a config cannot say (the processor's
+/// tile limits) is said in a warning.
+#[test]
+fn tiling_readers_name_bad_keys_and_assumptions() {
+    let text = json!({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 512});
+    let import = |config: Value| headroom::import::hf_config::import_hf_config(&config);
+    let field = |config: Value| import(config).err().map(|e| e.field).unwrap_or_default();
+    assert_eq!(field(json!({"model_type": "internvl", "downsample_ratio": 0.3, "text_config": text, "vision_config": {}})), "downsample_ratio");
+    assert_eq!(field(json!({"model_type": "internvl", "text_config": text, "vision_config": {"norm_type": "batch_norm"}})), "vision_config.norm_type");
+    assert_eq!(field(json!({"model_type": "internvl", "text_config": text, "vision_config": {"image_size": [448, 224]}})), "vision_config.image_size");
+    assert_eq!(field(json!({"model_type": "llava_next", "image_grid_pinpoints": [[336]], "text_config": text, "vision_config": {}})), "image_grid_pinpoints");
+    assert_eq!(field(json!({"model_type": "llava_next", "vision_feature_select_strategy": "full", "text_config": text, "vision_config": {}})), "vision_feature_select_strategy");
+    assert_eq!(field(json!({"model_type": "smolvlm", "text_config": text, "vision_config": {"size": {"longest_edge": 0}}})), "vision_config.size.longest_edge");
+    let warnings = |config: Value| import(config).expect("config").warnings.join("\n");
+    assert!(warnings(json!({"model_type": "internvl", "text_config": text, "vision_config": {}})).contains("max_patches"));
+    let smol = warnings(json!({"model_type": "smolvlm", "text_config": text, "vision_config": {}}));
+    assert!(smol.contains("size.longest_edge not set") && smol.contains("does not divide"), "{smol}");
+    assert!(warnings(json!({"model_type": "llava_next", "text_config": text, "vision_config": {}})).contains("image_grid_pinpoints"));
+}

@@ -536,8 +536,11 @@ mod tests {
         assert!(err.message.contains("not a supported model_type"), "{err}");
     }
 
-    /// Qwen3-VL's Hub configs say `tie_word_embeddings` at the top only: the text model
-    /// inherits it, and its own setting wins where it has one.
+    /// Qwen3-VL's Hub configs say `tie_word_embeddings` at the top only. The wrapper holds the
+    /// LM head and ties it by its own flag, or `Qwen3VLConfig`'s default (false) without one,
+    /// whatever the text config says (checked with transformers 5.25 on the meta device:
+    /// `Qwen3VLForConditionalGeneration`'s lm_head is embed_tokens exactly when the top-level
+    /// flag is true, for text flags true, false and absent).
     #[test]
     fn wrapper_tie_flag_reaches_the_text_model() {
         let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000});
@@ -553,7 +556,9 @@ mod tests {
             import_hf_config(&cfg).unwrap().arch.param_count()
         };
         assert_eq!(count(json!(false), None) - count(json!(true), None), 64_000.0);
-        assert_eq!(count(json!(false), Some(true)), count(json!(true), None));
+        assert_eq!(count(json!(false), Some(true)), count(json!(false), None));
+        assert_eq!(count(json!(true), Some(false)), count(json!(true), None));
+        assert_eq!(count(Value::Null, Some(true)), count(json!(false), None));
         assert_eq!(import_hf_config(&json!({"model_type": "qwen3_vl", "text_config": text})).unwrap().model_type, "qwen3");
     }
 
