@@ -2,7 +2,8 @@
 //! `tests/fixtures/measured/vlm_params.json`): the whole model's parameter count and its split
 //! into `vision_tower`, `projector` and `language_model` equal what transformers builds, for
 //! the Hub configs of Qwen2.5-VL-7B-Instruct (flat), Gemma 3 4B and LLaVA-1.5-7B and each
-//! family's default config (Qwen3-VL's and PaliGemma's included).
+//! family's default config (Qwen3-VL's, PaliGemma's, Idefics3's, SmolVLM's, InternVL's and LLaVA-NeXT's included), an
+//! InternViT-6B-switched InternVL and SmolVLM2-500M's shapes.
 
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
@@ -21,7 +22,7 @@ fn breakdown(config: &Value) -> headroom::Breakdown {
 fn parts_equal_transformers() {
     let f = fixture();
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 13);
+    assert_eq!(cases.len(), 14);
     for (name, case) in cases {
         let b = breakdown(&case["config"]);
         assert_eq!(b.param_count, case["param_count"].as_u64().unwrap(), "{name}: param_count");

@@ -62,6 +62,22 @@ LLAVA_15_7B = {
 }
 
 
+# SmolVLM2-500M-Video-Instruct's shapes as a stored public repository file quotes the Hub
+# config.json ("verbatim from the model card"; find_string "\"model_type\": \"smolvlm\"", the
+# offline-cache test helper): its origin could not be checked, so it is a shape case here, not
+# a catalogue entry. Only the keys that shape the model are kept.
+SMOLVLM2_500M_SHAPES = {
+    "architectures": ["SmolVLMForConditionalGeneration"], "image_token_id": 49190, "model_type": "smolvlm", "scale_factor": 4,
+    "text_config": {"head_dim": 64, "hidden_size": 960, "intermediate_size": 2560, "max_position_embeddings": 8192, "model_type": "llama",
+                    "num_attention_heads": 15, "num_hidden_layers": 32, "num_key_value_heads": 5, "rms_norm_eps": 1e-05,
+                    "rope_theta": 100000, "vocab_size": 49280},
+    "tie_word_embeddings": False,
+    "vision_config": {"hidden_size": 768, "image_size": 512, "max_image_size": {"longest_edge": 512}, "model_type": "smolvlm_vision",
+                      "num_attention_heads": 12, "patch_size": 16, "size": {"longest_edge": 2048}},
+    "vocab_size": 49280,
+}
+
+
 def gemma3_4b():
     with open(os.path.join(ROOT, "src", "import", "catalogue", "google--gemma-3-4b-it.json")) as f:
         c = json.load(f)
@@ -109,6 +125,7 @@ def main():
         "llava@default": default("llava"),
         "idefics3@default": default("idefics3"),
         "smolvlm@default": default("smolvlm"),
+        "smolvlm@2-500m-shapes": SMOLVLM2_500M_SHAPES,
         "internvl@default": default("internvl"),
         # InternViT-6B's switches (RMSNorm blocks, q/k norms, a final LayerNorm instead of mean
         # pooling, a mask token, no attention biases) on the default's shapes.
