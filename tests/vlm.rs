@@ -148,6 +148,7 @@ fn tiling_readers_name_bad_keys_and_assumptions() {
     let field = |config: Value| import(config).err().map(|e| e.field).unwrap_or_default();
     assert_eq!(field(json!({"model_type": "internvl", "downsample_ratio": 0.3, "text_config": text, "vision_config": {}})), "downsample_ratio");
     assert_eq!(field(json!({"model_type": "internvl", "text_config": text, "vision_config": {"norm_type": "batch_norm"}})), "vision_config.norm_type");
+    assert_eq!(field(json!({"model_type": "internvl", "vision_feature_select_strategy": "full", "text_config": text, "vision_config": {}})), "vision_feature_select_strategy");
     assert_eq!(field(json!({"model_type": "internvl", "text_config": text, "vision_config": {"image_size": [448, 224]}})), "vision_config.image_size");
     assert_eq!(field(json!({"model_type": "llava_next", "image_grid_pinpoints": [[336]], "text_config": text, "vision_config": {}})), "image_grid_pinpoints");
     assert_eq!(field(json!({"model_type": "llava_next", "vision_feature_select_strategy": "full", "text_config": text, "vision_config": {}})), "vision_feature_select_strategy");

@@ -204,6 +204,11 @@ fn internvl(c: &Keys, top: &Keys, text_hidden: u64) -> Result<VisionTower, Input
             _ => c.uint(key, default),
         }
     };
+    // With "full" the class token stays in each tile's features, which then do not form the
+    // square grid `InternVLModel.get_image_features` reshapes them into.
+    if top.text("vision_feature_select_strategy", "default")? != "default" {
+        return Err(InputError::new("vision_feature_select_strategy", "InternVL's pixel shuffle needs \"default\" (the class token dropped)"));
+    }
     let norm_type = c.text("norm_type", "layer_norm").map_err(within)?;
     if norm_type != "layer_norm" && norm_type != "rms_norm" {
         return Err(InputError::new("vision_config.norm_type", format!("must be \"layer_norm\" or \"rms_norm\", got \"{norm_type}\"")));

@@ -269,10 +269,10 @@ impl VisionTower {
     }
 
     /// The separate sequences the tower's attention runs over for one image (or video) of
-    /// `width × height` px: Qwen's temporal patch groups (all in one sequence per group),
-    /// Idefics3's tiles, one image otherwise. A video is one global view per frame for
-    /// SmolVLM (`processing_smolvlm.py` `_get_num_multimodal_tokens`: "Videos are always
-    /// processed without image splitting").
+    /// `width × height` px: Qwen's temporal patch groups (all in one sequence per group), the
+    /// tiles of Idefics3, InternVL and LLaVA-NeXT, one image otherwise. A video is one global
+    /// view per frame for SmolVLM (`processing_smolvlm.py` `_get_num_multimodal_tokens`:
+    /// "Videos are always processed without image splitting") and InternVL.
     pub fn sequences(&self, width: u64, height: u64, frames: u64) -> u64 {
         match self.kind {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => frames.max(1).div_ceil(self.temporal_patch.max(1)),
@@ -292,8 +292,7 @@ impl VisionTower {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
             // Any square image is resized to `longest_edge` first: the same tiles at any side.
             TowerKind::Idefics3 => (self.longest_edge, self.longest_edge),
-            // One tile: the side the tower was trained at.
-            TowerKind::InternVl => (self.image_size, self.image_size),
+            // One tile (InternVL, LLaVA-NeXT's smallest grid): the side the tower was trained at.
             _ => (self.image_size, self.image_size),
         }
     }
@@ -306,7 +305,7 @@ impl VisionTower {
     }
 
     /// The image side a tower resizes every image to (SigLIP, CLIP), or `None` when it
-    /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3).
+    /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3, InternVL).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl => None,
