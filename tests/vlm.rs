@@ -2,7 +2,8 @@
 //! `tests/fixtures/measured/vlm_params.json`): the whole model's parameter count and its split
 //! into `vision_tower`, `projector` and `language_model` equal what transformers builds, for
 //! the Hub configs of Qwen2.5-VL-7B-Instruct (flat), Gemma 3 4B and LLaVA-1.5-7B and each
-//! family's default config (Qwen3-VL's and PaliGemma's included).
+//! family's default config (Qwen3-VL's, PaliGemma's, Idefics3's, SmolVLM's, InternVL's and LLaVA-NeXT's included), an
+//! InternViT-6B-switched InternVL and SmolVLM2-500M's shapes.
 
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
@@ -21,7 +22,7 @@ fn breakdown(config: &Value) -> headroom::Breakdown {
 fn parts_equal_transformers() {
     let f = fixture();
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 8);
+    assert_eq!(cases.len(), 14);
     for (name, case) in cases {
         let b = breakdown(&case["config"]);
         assert_eq!(b.param_count, case["param_count"].as_u64().unwrap(), "{name}: param_count");
@@ -46,20 +47,22 @@ fn breakdown_json_names_the_parts() {
 }
 
 /// Saved activations of tiny VLMs on CPU (`vlm_activations.json`, fp32, one image per
-/// sample, transformers' CPU SDPA): the projector's bytes equal Headroom's term, trained
-/// tower or frozen; the tower's are within 4% (measured: Gemma 3's and PaliGemma's SigLIP +0.4%, LLaVA's
-/// CLIP −2.8%, Qwen3-VL's ViT −1.8%, Qwen2.5-VL's windowed ViT −3.5%: its per-window SDPA
-/// calls and the window index are not modelled); a frozen tower saves nothing but Qwen2.5-VL's 128-byte window
-/// index. `-- --nocapture` prints the table.
+/// sample, one sample per micro-batch but LLaVA's `-b2` cases, transformers' CPU SDPA): the
+/// projector's bytes equal Headroom's term, trained tower or frozen; the tower's are within 4%
+/// (measured: Gemma 3's and PaliGemma's SigLIP +0.4%, Idefics3's and SmolVLM's +0.5% over
+/// 5 and 4 tiles, InternVL's +0.4% and +0.3% (RMSNorm, q/k norms) over 3 tiles, LLaVA's and
+/// LLaVA-NeXT's CLIP −2.8%, Qwen3-VL's ViT −1.8%, Qwen2.5-VL's windowed ViT −3.5%: its
+/// per-window SDPA calls and the window index are not modelled); a frozen tower saves nothing
+/// but Qwen2.5-VL's 128-byte window index. `-- --nocapture` prints the table.
 #[test]
 fn tower_activations_against_cpu_measurement() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_activations.json");
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 10);
+    assert_eq!(cases.len(), 22);
     for (name, case) in cases {
         let frozen = case["frozen_tower"].as_bool().unwrap();
-        let mut training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"]});
+        let mut training = json!({"micro_batch": case["micro_batch"], "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"]});
         if frozen {
             training["frozen"] = json!({"vision_tower": true});
         }
@@ -106,4 +109,53 @@ fn bad_visual_inputs_name_their_field() {
     let errors = s.validate();
     assert!(errors.iter().any(|e| e.field == "training.resolution"), "{errors:?}");
     assert!(errors.iter().any(|e| e.field == "training.images_per_sample"), "{errors:?}");
+}
+
+/// Tiles and language-model tokens per image of the tiling families
+/// (`tests/measure/vlm_image_tokens.py`, `vlm_image_tokens.json`: transformers' own image
+/// processors on random images of 18 sizes, 224 px to 4000 × 100): Idefics3 (364-px tiles,
+/// longest edge 1456), SmolVLM (512-px tiles, longest edge 2048), InternVL (448-px tiles,
+/// 12 at most, a thumbnail) and LLaVA-NeXT (336-px CLIP, the default pinpoints; the tokens
+/// from `pack_image_features` itself: base patches, unpadded grid features, newlines), every
+/// size exact.
+#[test]
+fn tiles_and_image_tokens_follow_the_processors() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_image_tokens.json");
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
+    let mut checked = 0;
+    for family in ["idefics3", "smolvlm", "internvl", "llava_next"] {
+        let case = &f["cases"][family];
+        let mut config = case["config"].clone();
+        config["text_config"] = json!({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 512});
+        let imported = headroom::import::hf_config::import_hf_config(&config).unwrap_or_else(|e| panic!("{family}: {e}"));
+        let tower = imported.arch.transformer().and_then(|t| t.tower.clone()).unwrap_or_else(|| panic!("{family}: no tower"));
+        for row in case["sizes"].as_array().expect("sizes") {
+            let (w, h) = (row["resolution"][0].as_u64().unwrap(), row["resolution"][1].as_u64().unwrap());
+            assert_eq!(tower.sequences(w, h, 1), row["tiles"].as_u64().unwrap(), "{family} {w} × {h}: tiles");
+            assert_eq!(tower.tokens(w, h, 1).1, row["image_tokens"].as_u64().unwrap(), "{family} {w} × {h}: image tokens");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 72);
+}
+
+/// The new readers' bad keys name their field; what a config cannot say (the processor's
+/// tile limits) is said in a warning.
+#[test]
+fn tiling_readers_name_bad_keys_and_assumptions() {
+    let text = json!({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 512});
+    let import = |config: Value| headroom::import::hf_config::import_hf_config(&config);
+    let field = |config: Value| import(config).err().map(|e| e.field).unwrap_or_default();
+    assert_eq!(field(json!({"model_type": "internvl", "downsample_ratio": 0.3, "text_config": text, "vision_config": {}})), "downsample_ratio");
+    assert_eq!(field(json!({"model_type": "internvl", "text_config": text, "vision_config": {"norm_type": "batch_norm"}})), "vision_config.norm_type");
+    assert_eq!(field(json!({"model_type": "internvl", "vision_feature_select_strategy": "full", "text_config": text, "vision_config": {}})), "vision_feature_select_strategy");
+    assert_eq!(field(json!({"model_type": "internvl", "text_config": text, "vision_config": {"image_size": [448, 224]}})), "vision_config.image_size");
+    assert_eq!(field(json!({"model_type": "llava_next", "image_grid_pinpoints": [[336]], "text_config": text, "vision_config": {}})), "image_grid_pinpoints");
+    assert_eq!(field(json!({"model_type": "llava_next", "vision_feature_select_strategy": "full", "text_config": text, "vision_config": {}})), "vision_feature_select_strategy");
+    assert_eq!(field(json!({"model_type": "smolvlm", "text_config": text, "vision_config": {"size": {"longest_edge": 0}}})), "vision_config.size.longest_edge");
+    let warnings = |config: Value| import(config).expect("config").warnings.join("\n");
+    assert!(warnings(json!({"model_type": "internvl", "text_config": text, "vision_config": {}})).contains("max_patches"));
+    let smol = warnings(json!({"model_type": "smolvlm", "text_config": text, "vision_config": {}}));
+    assert!(smol.contains("size.longest_edge not set") && smol.contains("does not divide"), "{smol}");
+    assert!(warnings(json!({"model_type": "llava_next", "text_config": text, "vision_config": {}})).contains("image_grid_pinpoints"));
 }

@@ -182,6 +182,14 @@ const TEXT_MODEL_OF: &[(&str, &str)] = &[
     ("qwen3_vl_moe", "qwen3_vl_moe_text"),
     ("glm4v", "glm4v_text"),
     ("glm4v_moe", "glm4v_moe_text"),
+    // `Idefics3Config` / `SmolVLMConfig`: a Llama text model unless `text_config` says otherwise.
+    ("idefics3", "llama"),
+    ("smolvlm", "llama"),
+    // `InternVLConfig`: a Qwen2 text model by default.
+    ("internvl", "qwen2"),
+    // `LlavaConfig` / `LlavaNextConfig`: a Llama text model by default.
+    ("llava", "llama"),
+    ("llava_next", "llama"),
 ];
 
 /// Keys a family's configuration class reads under another name (its `attribute_map`, or
@@ -269,6 +277,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             wrapper.insert("vision_config".into(), v);
         }
         text.remove("model_type");
+        // The wrapper's own config keeps `tie_word_embeddings` (it ties the LM head).
+        if let Some(tied) = text.get("tie_word_embeddings") {
+            wrapper.insert("tie_word_embeddings".into(), tied.clone());
+        }
         wrapper.insert("text_config".into(), Value::Object(text));
         return import(&Value::Object(wrapper), readers);
     }
@@ -283,16 +295,25 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             obj.insert("model_type".into(), Value::String(text_family(inner).to_string()));
         }
         // Hub wrappers often say `tie_word_embeddings` only at the top (Qwen3-VL: false for
-        // the 8B and up, true for the 2B/4B): the text model inherits it unless it says its own.
-        if let (Some(obj), Some(Value::Bool(tied))) = (text.as_object_mut(), map.get("tie_word_embeddings")) {
-            obj.entry("tie_word_embeddings").or_insert(Value::Bool(*tied));
+        // the 8B and up, true for the 2B/4B). A vision-language wrapper's LM head sits in the
+        // wrapper, which ties it by its own config (transformers 5.25 `modeling_utils.py`
+        // `get_expanded_tied_weights_keys` reads `self.config.tie_word_embeddings`): its value,
+        // or the wrapper class's default, wins over the text config's (InternVL: true over
+        // Qwen2's false). Other wrappers: the text model inherits it unless it says its own.
+        if let Some(obj) = text.as_object_mut() {
+            let top = map.get("tie_word_embeddings").and_then(Value::as_bool);
+            if vlm::has_tower(&model_type) {
+                obj.insert("tie_word_embeddings".into(), Value::Bool(top.unwrap_or_else(|| vlm::ties_by_default(&model_type))));
+            } else if let Some(tied) = top {
+                obj.entry("tie_word_embeddings").or_insert(Value::Bool(tied));
+            }
         }
         let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
         if vlm::has_tower(&model_type) && map.get("vision_config").is_some_and(Value::is_object) {
             if let Architecture::Transformer(t) = &mut imported.arch {
-                let (tower, defaulted) = vlm::tower(&model_type, map, t.hidden)?;
+                let (tower, tower_warnings) = vlm::tower(&model_type, map, t.hidden)?;
                 t.tower = Some(Box::new(tower));
-                imported.warnings.extend(defaulted.into_iter().map(|d| format!("config.json does not set {d}: transformers' default used")));
+                imported.warnings.extend(tower_warnings);
             }
             imported.arch.check()?;
             imported.warnings.insert(
@@ -515,8 +536,11 @@ mod tests {
         assert!(err.message.contains("not a supported model_type"), "{err}");
     }
 
-    /// Qwen3-VL's Hub configs say `tie_word_embeddings` at the top only: the text model
-    /// inherits it, and its own setting wins where it has one.
+    /// Qwen3-VL's Hub configs say `tie_word_embeddings` at the top only. The wrapper holds the
+    /// LM head and ties it by its own flag, or `Qwen3VLConfig`'s default (false) without one,
+    /// whatever the text config says (checked with transformers 5.25 on the meta device:
+    /// `Qwen3VLForConditionalGeneration`'s lm_head is embed_tokens exactly when the top-level
+    /// flag is true, for text flags true, false and absent).
     #[test]
     fn wrapper_tie_flag_reaches_the_text_model() {
         let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000});
@@ -532,7 +556,9 @@ mod tests {
             import_hf_config(&cfg).unwrap().arch.param_count()
         };
         assert_eq!(count(json!(false), None) - count(json!(true), None), 64_000.0);
-        assert_eq!(count(json!(false), Some(true)), count(json!(true), None));
+        assert_eq!(count(json!(false), Some(true)), count(json!(false), None));
+        assert_eq!(count(json!(true), Some(false)), count(json!(true), None));
+        assert_eq!(count(Value::Null, Some(true)), count(json!(false), None));
         assert_eq!(import_hf_config(&json!({"model_type": "qwen3_vl", "text_config": text})).unwrap().model_type, "qwen3");
     }
 

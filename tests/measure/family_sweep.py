@@ -132,8 +132,10 @@ HUB_CONFIGS = {
 # Vision-language wrappers (image-text-to-text, not in the causal-LM mapping) whose text
 # model Headroom imports. As param_counts.py does for the catalogue's wrappers, the text
 # model is counted from the parsed text_config: its base model (AutoModel.from_config) plus
-# an lm_head of vocab × hidden unless text_config.tie_word_embeddings (the wrapper's where
-# the text config has no such attribute).
+# an lm_head of vocab × hidden unless the wrapper's tie_word_embeddings (the wrapper holds the
+# lm_head and ties it by its own config: modeling_utils.py get_expanded_tied_weights_keys
+# reads self.config.tie_word_embeddings; Qwen3VLMoeConfig's default is False while its
+# text config's is True, and Qwen3VLMoeForConditionalGeneration leaves lm_head untied).
 VLM_WRAPPERS = ["glm4v", "glm4v_moe", "qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"]
 
 # Keys holding one entry per layer, shrunk with num_hidden_layers.
@@ -271,9 +273,7 @@ def main():
         with torch.device("meta"):
             base = AutoModel.from_config(tc)
         n = sum(p.numel() for p in base.parameters())
-        # Text configs without the attribute (Glm4vTextConfig) leave it to the wrapper's.
-        tied = getattr(tc, "tie_word_embeddings", None)
-        tied = bool(cfg.tie_word_embeddings if tied is None else tied)
+        tied = bool(cfg.tie_word_embeddings)
         if not tied:
             n += tc.vocab_size * tc.hidden_size
         out["families"][model_type] = {

@@ -3,11 +3,15 @@
 
 No network, nothing downloaded: each model is built on torch.device("meta") from its config
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
-Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration).
+Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration,
+Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration, InternVLForConditionalGeneration,
+LlavaNextForConditionalGeneration).
 
 Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
 Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
-(and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector; language_model = everything else (embeddings, blocks, final
+(and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector (model.connector for
+Idefics3 and SmolVLM, whose tower is model.vision_model; LLaVA-NeXT's model.image_newline, the
+vector its packing appends to each row of image features, is counted with the projector); language_model = everything else (embeddings, blocks, final
 norm, LM head). param_count = sum(p.numel()) of the whole model (tied weights once).
 
 Configs: each family's configuration-class default, and the Hub config.json of
@@ -58,6 +62,22 @@ LLAVA_15_7B = {
 }
 
 
+# SmolVLM2-500M-Video-Instruct's shapes as a stored public repository file quotes the Hub
+# config.json ("verbatim from the model card"; find_string "\"model_type\": \"smolvlm\"", the
+# offline-cache test helper): its origin could not be checked, so it is a shape case here, not
+# a catalogue entry. Only the keys that shape the model are kept.
+SMOLVLM2_500M_SHAPES = {
+    "architectures": ["SmolVLMForConditionalGeneration"], "image_token_id": 49190, "model_type": "smolvlm", "scale_factor": 4,
+    "text_config": {"head_dim": 64, "hidden_size": 960, "intermediate_size": 2560, "max_position_embeddings": 8192, "model_type": "llama",
+                    "num_attention_heads": 15, "num_hidden_layers": 32, "num_key_value_heads": 5, "rms_norm_eps": 1e-05,
+                    "rope_theta": 100000, "vocab_size": 49280},
+    "tie_word_embeddings": False,
+    "vision_config": {"hidden_size": 768, "image_size": 512, "max_image_size": {"longest_edge": 512}, "model_type": "smolvlm_vision",
+                      "num_attention_heads": 12, "patch_size": 16, "size": {"longest_edge": 2048}},
+    "vocab_size": 49280,
+}
+
+
 def gemma3_4b():
     with open(os.path.join(ROOT, "src", "import", "catalogue", "google--gemma-3-4b-it.json")) as f:
         c = json.load(f)
@@ -76,8 +96,13 @@ def count(config):
         if hasattr(inner.visual, "deepstack_merger_list"):
             projector += sum(p.numel() for p in inner.visual.deepstack_merger_list.parameters())
         tower = sum(p.numel() for p in inner.visual.parameters()) - projector
+    elif hasattr(inner, "connector"):
+        projector = sum(p.numel() for p in inner.connector.parameters())
+        tower = sum(p.numel() for p in inner.vision_model.parameters())
     else:
         projector = sum(p.numel() for p in inner.multi_modal_projector.parameters())
+        if getattr(inner, "image_newline", None) is not None:
+            projector += inner.image_newline.numel()
         tower = sum(p.numel() for p in inner.vision_tower.parameters())
     return {"config": config, "class": type(m).__name__, "param_count": total,
             "param_count_by_part": {"vision_tower": tower, "projector": projector, "language_model": total - tower - projector}}
@@ -98,6 +123,16 @@ def main():
         "paligemma@default": default("paligemma"),
         "llava@1.5-7b": LLAVA_15_7B,
         "llava@default": default("llava"),
+        "idefics3@default": default("idefics3"),
+        "smolvlm@default": default("smolvlm"),
+        "smolvlm@2-500m-shapes": SMOLVLM2_500M_SHAPES,
+        "internvl@default": default("internvl"),
+        # InternViT-6B's switches (RMSNorm blocks, q/k norms, a final LayerNorm instead of mean
+        # pooling, a mask token, no attention biases) on the default's shapes.
+        "internvl@rms-qk-norm": {**default("internvl"), "vision_config": {
+            **default("internvl")["vision_config"], "norm_type": "rms_norm", "use_qk_norm": True, "use_mean_pooling": False,
+            "use_mask_token": True, "attention_bias": False, "num_hidden_layers": 4}},
+        "llava_next@default": default("llava_next"),
     }
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "cases": {}}
     for name, cfg in cases.items():
@@ -145,7 +180,64 @@ TINY_VLM = {
               "text_config": {**TINY_TEXT, "model_type": "llama"},
               "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
                                 "image_size": 32, "patch_size": 8}},
+    # Idefics3 / SmolVLM: 32-px tiles of 4 × 4 patches, pixel-shuffled 2 × 2 into 4 tokens; the
+    # processor's `size.longest_edge` rides in vision_config as SmolVLM's Hub configs carry it.
+    "idefics3": {"model_type": "idefics3", "image_token_id": 500, "scale_factor": 2,
+                 "text_config": {**TINY_TEXT, "model_type": "llama"},
+                 "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                   "image_size": 32, "patch_size": 8, "size": {"longest_edge": 64}}},
+    "smolvlm": {"model_type": "smolvlm", "image_token_id": 500, "scale_factor": 2,
+                "text_config": {**TINY_TEXT, "model_type": "llama"},
+                "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                  "image_size": 32, "patch_size": 8, "size": {"longest_edge": 96}}},
+    # InternVL: 32-px tiles of 4 × 4 patches and a class token, pixel-shuffled 2 × 2 into 4
+    # tokens; a 64 × 32 image is 2 × 1 tiles and the thumbnail (GotOcr2ImageProcessor,
+    # crop_to_patches, max_patches 12). The second case has InternViT-6B's switches.
+    "internvl": {"model_type": "internvl", "image_token_id": 500, "downsample_ratio": 0.5,
+                 "text_config": {**TINY_TEXT, "model_type": "qwen2"},
+                 "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                   "image_size": 32, "patch_size": 8, "attention_bias": True}},
+    "internvl_rms": {"model_type": "internvl", "image_token_id": 500, "downsample_ratio": 0.5,
+                     "text_config": {**TINY_TEXT, "model_type": "qwen2"},
+                     "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                       "image_size": 32, "patch_size": 8, "norm_type": "rms_norm", "use_qk_norm": True,
+                                       "use_mean_pooling": False}},
+    # LLaVA-NeXT: CLIP over 32-px tiles of 4 × 4 patches and a class token; a 64 × 32 image
+    # fits the [32, 64] pinpoint: the base tile and 1 × 2 crops (3 tiles), 16 + 4 × 8 + 4 = 52
+    # language-model tokens after pack_image_features.
+    "llava_next": {"model_type": "llava_next", "image_token_index": 500, "vision_feature_layer": -2,
+                   "image_grid_pinpoints": [[32, 64], [64, 32], [64, 64]],
+                   "text_config": {**TINY_TEXT, "model_type": "llama"},
+                   "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                     "image_size": 32, "patch_size": 8}},
 }
+
+# The tiled families' images (height, width) before the processor: 64 × 64 becomes 2 × 2 tiles and
+# the global view (5 tiles); 32 × 96 becomes 1 × 3 tiles and the global view (4 tiles).
+TILED_IMAGE = {"idefics3": (64, 64), "smolvlm": (32, 96), "internvl": (32, 64), "internvl_rms": (32, 64), "llava_next": (32, 64)}
+
+
+def tiled_pixels(name, cfg):
+    """The real image processor (PIL backend) on a random image: pixel_values, the
+    pixel_attention_mask and the tiles' count."""
+    from transformers import GotOcr2ImageProcessorPil, Idefics3ImageProcessorPil, SmolVLMImageProcessorPil
+    v = cfg["vision_config"]
+    h, w = TILED_IMAGE[name]
+    image = torch.randint(1, 255, (3, h, w), dtype=torch.uint8)
+    if name == "llava_next":
+        from transformers import LlavaNextImageProcessorPil
+        proc = LlavaNextImageProcessorPil(size={"shortest_edge": v["image_size"]}, crop_size={"height": v["image_size"], "width": v["image_size"]},
+                                          image_grid_pinpoints=cfg["image_grid_pinpoints"])
+        out = proc(images=[image], return_tensors="pt")
+        return out["pixel_values"], out["image_sizes"], [w, h]
+    if name.startswith("internvl"):
+        proc = GotOcr2ImageProcessorPil(size={"height": v["image_size"], "width": v["image_size"]}, crop_to_patches=True, max_patches=12)
+        out = proc(images=[image], return_tensors="pt")
+        return out["pixel_values"], None, [w, h]
+    cls = Idefics3ImageProcessorPil if name == "idefics3" else SmolVLMImageProcessorPil
+    proc = cls(size={"longest_edge": v["size"]["longest_edge"]}, max_image_size={"longest_edge": v["image_size"]})
+    out = proc(images=[[image]], return_tensors="pt")
+    return out["pixel_values"], out["pixel_attention_mask"], [w, h]
 
 
 def vlm_inputs(name, cfg, text_tokens=32):
@@ -167,6 +259,23 @@ def vlm_inputs(name, cfg, text_tokens=32):
         image_tokens = cfg["mm_tokens_per_image"]
         extra = {"pixel_values": torch.randn(1, 3, 64, 64)}
         resolution = [64, 64]
+    elif name == "llava_next":
+        from transformers.models.llava_next.modeling_llava_next import LlavaNextModel
+        pixel_values, image_sizes, resolution = tiled_pixels(name, cfg)
+        counter = LlavaNextModel(AutoConfig.for_model("llava_next").__class__.from_dict(cfg))
+        with torch.no_grad():
+            _, lens = counter.pack_image_features([torch.zeros(pixel_values.shape[1], (32 // 8) ** 2, 64)], image_sizes, "default",
+                                                  image_newline=counter.image_newline)
+        image_tokens = int(lens[0])
+        extra = {"pixel_values": pixel_values, "image_sizes": image_sizes}
+    elif name.startswith("internvl"):
+        pixel_values, _, resolution = tiled_pixels(name, cfg)
+        image_tokens = pixel_values.shape[0] * (32 // 8) ** 2 // 4
+        extra = {"pixel_values": pixel_values}
+    elif name in TILED_IMAGE:
+        pixel_values, mask, resolution = tiled_pixels(name, cfg)
+        image_tokens = pixel_values.shape[1] * (32 // 8) ** 2 // 4
+        extra = {"pixel_values": pixel_values, "pixel_attention_mask": mask}
     else:
         image_tokens = (32 // 8) ** 2
         extra = {"pixel_values": torch.randn(1, 3, 32, 32)}
@@ -183,37 +292,43 @@ def vlm_inputs(name, cfg, text_tokens=32):
 def vlm_activations():
     from common import ModuleStack, SavedTensorRecorder
     out = {}
-    for name, cfg in TINY_VLM.items():
-        for frozen in (False, True):
-            config = AutoConfig.for_model(cfg["model_type"]).__class__.from_dict(cfg)
-            torch.manual_seed(0)
-            m = AutoModelForImageTextToText.from_config(config)
-            m.train()
-            inner = m.model
-            if frozen:
-                (inner.visual if hasattr(inner, "visual") else inner.vision_tower).requires_grad_(False)
-                if hasattr(inner, "visual"):
-                    inner.visual.merger.requires_grad_(True)
-                    if hasattr(inner.visual, "deepstack_merger_list"):
-                        inner.visual.deepstack_merger_list.requires_grad_(True)
-            ids, extra, resolution, image_tokens = vlm_inputs(name, cfg)
-            stack = ModuleStack(m)
-            rec = SavedTensorRecorder(m, stack)
-            with rec.hooks():
-                loss = m(input_ids=ids, labels=ids, **extra).loss
-            def part(pred):
-                return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
-            is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod  # deepstack_merger_list too
-            is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod) and not is_projector(mod)
-            total, _, _ = rec.totals()
-            key = f"{name}@{'frozen' if frozen else 'trained'}"
-            out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens,
-                        "precision": "fp32", "frozen_tower": frozen,
-                        "attention": str(getattr(config.vision_config, "_attn_implementation", None)),
-                        "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total}
-            print(key, out[key]["tower_saved_bytes"], out[key]["projector_saved_bytes"], total)
-            loss.backward()
-            stack.remove()
+    # LLaVA also at two samples per micro-batch: its projector's input is then a copy of the
+    # class-token-less slice (one sample's slice is a view of the tower's output).
+    runs = [(name, cfg, frozen, 1) for name, cfg in TINY_VLM.items() for frozen in (False, True)]
+    runs += [("llava", TINY_VLM["llava"], frozen, 2) for frozen in (False, True)]
+    for name, cfg, frozen, batch in runs:
+        config = AutoConfig.for_model(cfg["model_type"]).__class__.from_dict(cfg)
+        torch.manual_seed(0)
+        m = AutoModelForImageTextToText.from_config(config)
+        m.train()
+        inner = m.model
+        if frozen:
+            (inner.visual if hasattr(inner, "visual") else getattr(inner, "vision_tower", None) or inner.vision_model).requires_grad_(False)
+            if hasattr(inner, "visual"):
+                inner.visual.merger.requires_grad_(True)
+                if hasattr(inner.visual, "deepstack_merger_list"):
+                    inner.visual.deepstack_merger_list.requires_grad_(True)
+        ids, extra, resolution, image_tokens = vlm_inputs(name, cfg)
+        if batch > 1:
+            ids = ids.repeat(batch, 1)
+            extra = {"pixel_values": extra["pixel_values"].repeat(batch, 1, 1, 1)}
+        stack = ModuleStack(m)
+        rec = SavedTensorRecorder(m, stack)
+        with rec.hooks():
+            loss = m(input_ids=ids, labels=ids, **extra).loss
+        def part(pred):
+            return sum(e["nbytes"] for e in rec.entries.values() if e["module"] and pred(e["module"]))
+        is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod or "connector" in mod  # deepstack_merger_list too
+        is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod or "vision_model" in mod) and not is_projector(mod)
+        total, _, _ = rec.totals()
+        key = f"{name}@{'frozen' if frozen else 'trained'}" + (f"-b{batch}" if batch > 1 else "")
+        out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens, "micro_batch": batch,
+                    "precision": "fp32", "frozen_tower": frozen,
+                    "attention": str(getattr(config.vision_config, "_attn_implementation", None)),
+                    "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total}
+        print(key, out[key]["tower_saved_bytes"], out[key]["projector_saved_bytes"], total)
+        loss.backward()
+        stack.remove()
     path = os.path.join(ROOT, "tests", "fixtures", "measured", "vlm_activations.json")
     with open(path, "w") as f:
         json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "cases": out}, f, indent=1, sort_keys=True)

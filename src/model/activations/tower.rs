@@ -14,7 +14,7 @@
 use super::block::block_terms;
 use super::norm::{norm_saved, weight_operand};
 use super::term::{push, ActTerm, Ctx, Place, Split};
-use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TowerKind, TransformerArch, VisionTower};
+use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
 use crate::model::inputs::Training;
 
@@ -25,6 +25,30 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
     // fused qkv with rotary positions. SigLIP and CLIP: LayerNorm, GELU, separate q/k/v.
     let qwen = matches!(tower.kind, TowerKind::Qwen25Vl | TowerKind::Qwen3Vl);
     let qwen25 = tower.kind == TowerKind::Qwen25Vl;
+    if tower.kind == TowerKind::InternVl {
+        // InternViT: LayerNorm or RMSNorm blocks, separate q/k/v, q/k RMSNorms over the whole
+        // width, exact GELU (`hidden_act` "gelu").
+        let o = tower.internvit;
+        return TransformerArch {
+            stack: Stack::Encoder,
+            hidden: h,
+            layers: tower.layers,
+            vocab: 1,
+            attention: AttentionPart {
+                heads,
+                kv_heads: heads,
+                head_dim: h / heads,
+                qkv_bias: o.attention_bias,
+                out_bias: true,
+                qk_norm: if o.qk_norm { QkNorm::Full } else { QkNorm::None },
+                ..AttentionPart::default()
+            },
+            norm: NormPart { kind: if o.rms_norm { NormKind::Rmsnorm } else { NormKind::Layernorm }, ..NormPart::default() },
+            mlp: MlpPart { ffn: tower.ffn, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: true },
+            use_cache: false,
+            ..TransformerArch::default()
+        };
+    }
     TransformerArch {
         stack: Stack::Encoder,
         hidden: h,
@@ -51,7 +75,9 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
 pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
     let visual = training.visual();
     let (patches, tokens) = tower.sample_tokens(visual);
-    let images = (visual.images * visual.frames.max(1).div_ceil(tower.temporal_patch.max(1))).max(1) as f64;
+    let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
+    // Each image (Qwen: each temporal group; Idefics3: each tile) is its own sequence.
+    let images = (visual.images * tower.sequences(w, h, visual.frames)).max(1) as f64;
     let per_image = patches as f64 / images;
     let frozen = training.frozen.vision_tower || training.lora.is_some();
     if !frozen {
@@ -60,6 +86,11 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         let mut inner = Vec::new();
         block_terms(&blocks, training, &vc, &mut inner);
         let mut per_block: f64 = inner.iter().map(|t| t.bytes).sum();
+        if tower.kind == TowerKind::InternVl {
+            // The layer scales, `lambda_1 * attention_output` and `lambda_2 * layer_output`:
+            // each keeps its input for the vector's gradient.
+            per_block += 2.0 * c.x * vc.tokens * tower.hidden as f64;
+        }
         if tower.kind == TowerKind::Clip {
             // CLIP's `quick_gelu`, x · sigmoid(1.702 x), keeps the sigmoid's output beside its
             // input: one more intermediate-wide tensor than a fused GELU.
@@ -74,14 +105,21 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
             // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
             TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+            // Idefics3's too, and the position ids its embedding computes per tile (bucketed
+            // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which the
+            // position embedding keeps for its backward; SigLIP's are a buffer.
+            TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + 8.0 * vc.tokens,
             // CLIP's `post_layernorm` runs on the pooled class token only.
             TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
+            // InternViT's final LayerNorm over every token, unless it mean-pools.
+            TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+            TowerKind::InternVl => 0.0,
         };
         push(out, "vision tower rotary tables and final norm", edges, Split::Sequence, Place::Input);
         // The patch embedding keeps its input pixels (16-bit under autocast or in bf16); CLIP's
         // class token is not a patch.
         let pixel = if c.x == F32 { F32 } else { HALF };
-        let pixel_patches = if tower.kind == TowerKind::Clip { patches as f64 - images } else { patches as f64 };
+        let pixel_patches = if matches!(tower.kind, TowerKind::Clip | TowerKind::InternVl) { patches as f64 - images } else { patches as f64 };
         let pixels_per_patch = (tower.channels * tower.temporal_patch * tower.patch * tower.patch) as f64;
         push(out, "vision tower patch-embedding input (pixels)", pixel * c.b * pixel_patches * pixels_per_patch, Split::Sequence, Place::Input);
     }
@@ -90,12 +128,19 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // gradient, so nothing is saved.
         return;
     }
+    let bytes = projector_bytes(tower, frozen, c, (patches as f64, tokens as f64, images));
+    push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}
+
+/// The projector's saved tensors for one micro-batch: `patches` the tower read, `tokens` the
+/// language model reads, over `images` sequences per sample; `frozen`: the tower is.
+fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
     let (x, b) = (c.x, c.b);
-    let (h, tokens, patches) = (tower.hidden as f64, tokens as f64, patches as f64);
+    let h = tower.hidden as f64;
     // The projector's norm keeps its input and statistics when the tower before it is trained,
     // only the weight's operand when the tower is frozen (its input needs no gradient).
     let norm = |kind: NormKind, rows: f64| if frozen { weight_operand(kind, rows, h, x) } else { norm_saved(kind, rows, h, x) };
-    let bytes = match tower.kind {
+    match tower.kind {
         // `Qwen2_5_VLPatchMerger`: ln_q over the patches, then mlp.0's input, the GELU's input
         // and mlp.2's input, merge² · h wide per token.
         TowerKind::Qwen25Vl => {
@@ -122,12 +167,33 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // `PaliGemmaMultiModalProjector`: the linear's input, the post-norm's output (its
         // weight is trained either way).
         TowerKind::PaliGemma => x * b * patches * h,
+        // `Idefics3Connector`: the pixel shuffle's copy, the projection's input (s² · h wide per
+        // token, as many values as the patches).
+        TowerKind::Idefics3 => x * b * patches * h,
+        // `InternVLMultiModalProjector`: LayerNorm(s² · h) over the shuffled tokens (its input
+        // and statistics, whether or not the tower is trained), linear_1's input (the norm's
+        // output), the GELU's input and linear_2's input, text-wide.
+        TowerKind::InternVl => {
+            let merged = h * (tower.merge * tower.merge) as f64;
+            b * norm_saved(NormKind::Layernorm, tokens, merged, x) + x * b * tokens * merged + 2.0 * x * b * tokens * tower.text_hidden as f64
+        }
         // `LlavaMultiModalProjector`: linear_1's input (the selected layer's output, which a
         // trained tower already keeps), the GELU's input and linear_2's input, text-wide.
+        // The projector runs on every tile's patch features (LLaVA-NeXT packs them into fewer
+        // tokens only after it: `pack_image_features`), the class tokens dropped by slicing
+        // `[:, 1:]`. Of one sequence the slice is a view linear_1 flattens in place (its input
+        // is then the selected layer's whole output); of several, flattening copies it, and the
+        // copy is what linear_1 keeps, trained tower or frozen.
         TowerKind::Clip => {
-            let features = if frozen { x * b * patches * h } else { 0.0 };
-            features + 2.0 * x * b * tokens * tower.text_hidden as f64
+            let rows = patches - images;
+            let features = if b * images > 1.0 {
+                x * b * rows * h
+            } else if frozen {
+                x * b * patches * h
+            } else {
+                0.0
+            };
+            features + 2.0 * x * b * rows * tower.text_hidden as f64
         }
-    };
-    push(out, "projector input", bytes, Split::Sequence, Place::Input);
+    }
 }

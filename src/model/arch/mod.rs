@@ -14,6 +14,7 @@
 //! (transformers on the `meta` device). This module knows nothing of precision, optimizers
 //! or parallelism: it only says which tensors exist, their shapes, and how they may be split.
 
+pub mod anyres;
 pub mod architecture;
 pub mod attention;
 pub mod mixer;
@@ -22,6 +23,7 @@ pub mod norm;
 pub mod param;
 pub mod resnet;
 pub mod tensors;
+pub mod tiling;
 pub mod tower;
 pub mod transformer;
 

@@ -24,16 +24,34 @@
 //!   without bias, positions for the patches and the class token, a LayerNorm before the
 //!   blocks (`pre_layrnorm`), SigLIP's block, a post LayerNorm; LLaVA's projector
 //!   (`modeling_llava.py` `LlavaMultiModalProjector`): Linear(vision → text), GELU,
+//!   Linear(text → text), with biases; LLaVA-NeXT (`modeling_llava_next.py`) adds one
+//!   learned `image_newline` vector of the text width, counted with the projector.
+//! - Idefics3 / SmolVLM (`modeling_idefics3.py` `Idefics3VisionTransformer`, the same tree in
+//!   `modeling_smolvlm.py`): SigLIP's tree without the pooling head, over square tiles of
+//!   `image_size` px; its connector (`Idefics3Connector`) pixel-shuffles `scale_factor` ×
+//!   `scale_factor` patches into one token (`merge`) and projects it with one Linear(h · s² →
+//!   text width) without bias (`Idefics3SimpleMLP`).
+//! - InternVL (`modeling_internvl.py` `InternVLVisionModel`, InternViT): a class token, a patch
+//!   conv with bias, learned positions for the patches and the class token, blocks with
+//!   LayerNorm or RMSNorm (`norm_type`), separate q/k/v (biases when `attention_bias`), q/k
+//!   RMSNorms over the whole width (`use_qk_norm`), a `projection_layer` with bias, a GELU MLP
+//!   with biases and two layer-scale vectors (`lambda_1`, `lambda_2`); a final LayerNorm
+//!   unless `use_mean_pooling`; its projector (`InternVLMultiModalProjector`) pixel-shuffles
+//!   2 × 2 patches (`downsample_ratio` 0.5) and runs LayerNorm(4h), Linear(4h → text), GELU,
 //!   Linear(text → text), with biases.
 //!
 //! Image tokens (what the language model reads per image) and patches (what the tower
 //! reads) follow each image processor: Qwen2.5-VL resizes to multiples of patch × merge
 //! within `min_pixels`/`max_pixels` (`image_processing_qwen2_vl.py` `smart_resize`),
-//! SigLIP and CLIP resize to their own square `image_size`.
+//! SigLIP and CLIP resize to their own square `image_size`, Idefics3 and SmolVLM split the
+//! image into tiles of `image_size` px plus a global view, InternVL into the tile grid closest to
+//! its aspect ratio plus a thumbnail (`tiling.rs`).
 
 use serde::{Deserialize, Serialize};
 
+use super::anyres::{anyres_tiles, anyres_tokens};
 use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
 
 /// Which tower.
@@ -51,6 +69,29 @@ pub enum TowerKind {
     PaliGemma,
     /// CLIP with LLaVA's two-layer projector.
     Clip,
+    /// Idefics3's / SmolVLM's SigLIP over image tiles, with the pixel-shuffle connector.
+    Idefics3,
+    /// InternVL's InternViT over image tiles, with the pixel-shuffle MLP projector.
+    InternVl,
+}
+
+/// InternViT's switches (`InternVLVisionConfig`), which its two sizes set differently
+/// (InternViT-300M: LayerNorm, no q/k norm, mean pooling; InternViT-6B: RMSNorm, q/k norms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InternVit {
+    /// `norm_type: "rms_norm"` (else LayerNorm).
+    pub rms_norm: bool,
+    /// `use_qk_norm`: an RMSNorm over the whole q and k projections.
+    pub qk_norm: bool,
+    /// `attention_bias`: biases on q/k/v.
+    pub attention_bias: bool,
+    /// `use_mean_pooling: false`: a final LayerNorm over the last hidden state.
+    pub final_norm: bool,
+    /// `use_mask_token`: one more learned vector.
+    pub mask_token: bool,
+    /// `use_absolute_position_embeddings`.
+    pub positions: bool,
 }
 
 /// A vision tower and its projector.
@@ -87,6 +128,21 @@ pub struct VisionTower {
     /// Qwen3-VL's DeepStack mergers (`deepstack_visual_indexes`), one per listed layer.
     #[serde(default)]
     pub deepstack: u64,
+    /// The image processor's `size.longest_edge` (Idefics3, SmolVLM): every image is resized
+    /// to it before it is split into tiles of `image_size`.
+    #[serde(default)]
+    pub longest_edge: u64,
+    /// The image processor's `max_patches` (InternVL): the most tiles of the grid.
+    #[serde(default)]
+    pub max_tiles: u64,
+    /// InternViT's switches (InternVL only).
+    #[serde(default)]
+    pub internvit: InternVit,
+    /// LLaVA-NeXT's `image_grid_pinpoints`, `[height, width]` each: the resolutions an image is
+    /// resized and padded to before it is cut into tiles of `image_size` (empty: LLaVA-1.5,
+    /// one tile).
+    #[serde(default)]
+    pub pinpoints: Vec<[u64; 2]>,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -147,6 +203,17 @@ impl VisionTower {
         check_dim("vision_config.patch_size", self.patch)?;
         check_dim("vision_config.in_channels", self.channels)?;
         check_dim("vision_config.temporal_patch_size", self.temporal_patch)?;
+        if self.kind == TowerKind::InternVl {
+            check_dim("downsample_ratio", self.merge)?;
+            check_dim("vision_config.image_size", self.image_size)?;
+            return Ok(());
+        }
+        if self.kind == TowerKind::Idefics3 {
+            check_dim("scale_factor", self.merge)?;
+            check_dim("vision_config.image_size", self.image_size)?;
+            check_dim("vision_config.size.longest_edge", self.longest_edge)?;
+            return Ok(());
+        }
         check_dim("vision_config.spatial_merge_size", self.merge)?;
         if self.fixed_size().is_some() {
             check_dim("vision_config.image_size", self.image_size)?;
@@ -173,12 +240,49 @@ impl VisionTower {
                 let patches = (self.image_size / self.patch).pow(2);
                 (patches, patches)
             }
+            // LLaVA-NeXT: every tile (the base image and the grid's crops) is a CLIP sequence;
+            // the language model reads the base image's patches, then the grid's features
+            // with the padding cut away and a newline per row (`anyres.rs`).
+            TowerKind::Clip if !self.pinpoints.is_empty() => {
+                let side = self.image_size / self.patch;
+                let tiles = self.sequences(width, height, frames);
+                (tiles * (side * side + 1), anyres_tokens(width, height, &self.pinpoints, self.image_size, side))
+            }
             // CLIP reads the patches and a class token; LLaVA's "default" feature selection
             // drops the class token.
             TowerKind::Clip => {
                 let patches = (self.image_size / self.patch).pow(2);
                 (patches + 1, patches)
             }
+            TowerKind::Idefics3 => {
+                let patches = self.sequences(width, height, frames) * (self.image_size / self.patch).pow(2);
+                (patches, patches / (self.merge * self.merge))
+            }
+            // Each tile's patches and its class token; the class token is dropped before the
+            // pixel shuffle (`vision_feature_select_strategy` "default").
+            TowerKind::InternVl => {
+                let tiles = self.sequences(width, height, frames);
+                let patches = (self.image_size / self.patch).pow(2);
+                (tiles * (patches + 1), tiles * (patches / (self.merge * self.merge)))
+            }
+        }
+    }
+
+    /// The separate sequences the tower's attention runs over for one image (or video) of
+    /// `width × height` px: Qwen's temporal patch groups (all in one sequence per group), the
+    /// tiles of Idefics3, InternVL and LLaVA-NeXT, one image otherwise. A video is one global
+    /// view per frame for SmolVLM (`processing_smolvlm.py` `_get_num_multimodal_tokens`:
+    /// "Videos are always processed without image splitting") and InternVL.
+    pub fn sequences(&self, width: u64, height: u64, frames: u64) -> u64 {
+        match self.kind {
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => frames.max(1).div_ceil(self.temporal_patch.max(1)),
+            TowerKind::Idefics3 if frames > 1 => frames,
+            TowerKind::Idefics3 => idefics3_tiles(width, height, self.longest_edge, self.image_size),
+            // `processing_internvl.py`: a video frame is one tile.
+            TowerKind::InternVl if frames > 1 => frames,
+            TowerKind::InternVl => internvl_tiles(width, height, self.image_size, self.max_tiles),
+            TowerKind::Clip if !self.pinpoints.is_empty() => anyres_tiles(width, height, &self.pinpoints, self.image_size),
+            _ => frames.max(1),
         }
     }
 
@@ -186,6 +290,9 @@ impl VisionTower {
     pub fn default_size(&self) -> (u64, u64) {
         match self.kind {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
+            // Any square image is resized to `longest_edge` first: the same tiles at any side.
+            TowerKind::Idefics3 => (self.longest_edge, self.longest_edge),
+            // One tile (InternVL, LLaVA-NeXT's smallest grid): the side the tower was trained at.
             _ => (self.image_size, self.image_size),
         }
     }
@@ -198,10 +305,10 @@ impl VisionTower {
     }
 
     /// The image side a tower resizes every image to (SigLIP, CLIP), or `None` when it
-    /// takes the image's own size (Qwen2.5-VL).
+    /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3, InternVL).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl => None,
             _ => Some(self.image_size),
         }
     }
@@ -271,7 +378,8 @@ impl VisionTower {
                     out.push(v("projector.linear_fc2.bias", self.text_hidden));
                 }
             }
-            TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip => {
+            TowerKind::InternVl => self.internvit_tensors(out),
+            TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
                     out.push(v("vision.class_embedding", h));
@@ -314,15 +422,75 @@ impl VisionTower {
                 } else if self.kind == TowerKind::PaliGemma {
                     out.push(m("projector.linear", self.text_hidden, h));
                     out.push(v("projector.linear.bias", self.text_hidden));
+                } else if self.kind == TowerKind::Idefics3 {
+                    out.push(m("projector.modality_projection.proj", self.text_hidden, h * self.merge * self.merge));
                 } else {
                     let t = self.text_hidden;
                     out.push(m("projector.linear_1", t, h));
                     out.push(v("projector.linear_1.bias", t));
                     out.push(m("projector.linear_2", t, t));
                     out.push(v("projector.linear_2.bias", t));
+                    if !self.pinpoints.is_empty() {
+                        // LLaVA-NeXT's `image_newline`, appended to each row of the grid's features.
+                        out.push(v("projector.image_newline", t));
+                    }
                 }
             }
         }
+    }
+}
+
+impl VisionTower {
+    /// InternViT's tensors and InternVL's projector (`modeling_internvl.py`
+    /// `InternVLVisionModel`, `InternVLMultiModalProjector`).
+    fn internvit_tensors(&self, out: &mut Vec<ParamTensor>) {
+        use TpSplit::Replicated;
+        let s = Scope::Tower;
+        let (h, f, p, c, o) = (self.hidden, self.ffn, self.patch, self.channels, self.internvit);
+        let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
+        let m = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Replicated);
+        // LayerNorm: weight and bias; InternVL's RMSNorm: a weight.
+        let norm = if o.rms_norm { h } else { 2 * h };
+        out.push(v("vision.embeddings.cls_token", h));
+        if o.mask_token {
+            out.push(v("vision.embeddings.mask_token", h));
+        }
+        out.push(ParamTensor::new("vision.embeddings.patch_embeddings.projection", &[h, c, p, p], s, Replicated));
+        out.push(v("vision.embeddings.patch_embeddings.projection.bias", h));
+        if o.positions {
+            out.push(m("vision.embeddings.position_embeddings", (self.image_size / p).pow(2) + 1, h));
+        }
+        for _ in 0..self.layers {
+            for name in ["vision.attention.q_proj", "vision.attention.k_proj", "vision.attention.v_proj"] {
+                out.push(m(name, h, h));
+                if o.attention_bias {
+                    out.push(v(name, h));
+                }
+            }
+            if o.qk_norm {
+                out.push(v("vision.attention.q_norm", h));
+                out.push(v("vision.attention.k_norm", h));
+            }
+            out.push(m("vision.attention.projection_layer", h, h));
+            out.push(v("vision.attention.projection_layer.bias", h));
+            out.push(m("vision.mlp.fc1", f, h));
+            out.push(v("vision.mlp.fc1.bias", f));
+            out.push(m("vision.mlp.fc2", h, f));
+            out.push(v("vision.mlp.fc2.bias", h));
+            out.push(v("vision.layernorm_before", norm));
+            out.push(v("vision.layernorm_after", norm));
+            out.push(v("vision.lambda_1", h));
+            out.push(v("vision.lambda_2", h));
+        }
+        if o.final_norm {
+            out.push(v("vision.layernorm", 2 * h));
+        }
+        let (merged, t) = (h * self.merge * self.merge, self.text_hidden);
+        out.push(v("projector.layer_norm", 2 * merged));
+        out.push(m("projector.linear_1", t, merged));
+        out.push(v("projector.linear_1.bias", t));
+        out.push(m("projector.linear_2", t, t));
+        out.push(v("projector.linear_2.bias", t));
     }
 }
 
