@@ -33,10 +33,11 @@ fn each_quantised_linear_keeps_what_bitsandbytes_keeps() {
     }
 }
 
-/// torchtune's `llama3_1/8B_qlora_single_device` model (LoRA rank 8 on q, v, output and the MLP;
-/// pure bf16; Llama-3.1-8B has Llama-3-8B's shapes) with its profile.
+/// torchtune's `llama3_1/8B_qlora_single_device` model as torchtune #1398 quotes its defaults
+/// (LoRA rank 8 on q, k, v, output and the MLP, not the head; pure bf16; Llama-3.1-8B has
+/// Llama-3-8B's shapes) with its profile.
 const TORCHTUNE_QLORA_8B: &str = r#"{"framework": "torchtune", "model": {"preset": "llama-3-8b"}, "training": {"micro_batch": 2, "seq_len": 2048,
-    "lora": {"rank": 8, "base": "nf4", "targets": ["q", "v", "o", "gate", "up", "down"]}}"#;
+    "lora": {"rank": 8, "base": "nf4", "targets": ["q", "k", "v", "o", "gate", "up", "down"]}}"#;
 
 fn load_bytes(b: &Breakdown, with_reserve: bool) -> f64 {
     use headroom::model::breakdown::{Component, Lifetime};
