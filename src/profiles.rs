@@ -76,6 +76,7 @@ impl Framework {
             optimizer_in_backward: false,
             activation_offload: false,
             liger_kernels: false,
+            compile_model: false,
             zero: None,
             qlora_fp32_unquantised: true,
             // transformers 5 `TrainingArguments.optim` defaults to "adamw_torch_fused" with
@@ -108,13 +109,17 @@ impl Framework {
             // parameters, `gradient_checkpointing=False`; models load with
             // `attn_implementation="sdpa"`; the loss is `ForCausalLMLoss`, logits upcast to fp32
             // (`loss/loss_utils.py`).
-            Framework::Transformers => base,
+            // Its `torch_compile=True` reaches accelerate's `prepare_model`, which compiles the
+            // whole model, `torch.compile(model)` (accelerate 1.16 `accelerator.py` 2040–2045;
+            // the Trainer builds the `TorchDynamoPlugin`, `trainer.py` 792–802 in 5.25.0).
+            Framework::Transformers => Defaults { compile_model: true, ..base },
             // TRL `SFTConfig(use_liger_kernel=True)` applies `_apply_liger_kernel_to_instance`,
             // whose `apply_liger_kernel_to_*` defaults are `rope=True, rms_norm=True, swiglu=True,
             // fused_linear_cross_entropy=True` (liger_kernel `transformers/monkey_patch.py`, e.g.
             // `apply_liger_kernel_to_llama`, lines 221–285 at ead96b6): fused linear cross-entropy
             // replaces the head and loss, and Liger's norm, SwiGLU and RoPE Functions the eager ones.
-            Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, liger_kernels: true, ..base },
+            // `SFTTrainer` is a transformers `Trainer`: the whole model compiled, as above.
+            Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, liger_kernels: true, compile_model: true, ..base },
             // Unsloth `FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth")`
             // offloads each checkpointed block input to host memory; its fused cross-entropy
             // never builds the fp32 logits; FlashAttention-2/xformers kernels.
@@ -189,6 +194,8 @@ pub struct Defaults {
     pub activation_offload: bool,
     /// Liger's norm, SwiGLU and RoPE kernels (`Techniques::liger_kernels`).
     pub liger_kernels: bool,
+    /// With `torch.compile` on, the whole model compiled (`Techniques::compile_model`).
+    pub compile_model: bool,
     /// ZeRO stage or FSDP, where the framework decides it (otherwise the layout's own).
     pub zero: Option<Zero>,
     /// QLoRA's unquantised weights in fp32 (`Lora::fp32_unquantised`): PEFT's
@@ -243,6 +250,17 @@ mod tests {
         assert!(s.training.techniques.liger_kernels);
         s.apply_framework(Framework::Transformers);
         assert!(!s.training.techniques.liger_kernels);
+    }
+
+    /// The Trainer compiles the whole model (accelerate's `torch.compile(model)`); torchtune
+    /// compiles its blocks (and loss) one by one.
+    #[test]
+    fn the_trainer_profiles_compile_the_whole_model() {
+        let mut s = Scenario::default();
+        for (framework, whole) in [(Framework::Transformers, true), (Framework::TrlLiger, true), (Framework::Torchtune, false), (Framework::Torchtitan, false)] {
+            s.apply_framework(framework);
+            assert_eq!(s.training.techniques.compile_model, whole, "{framework:?}");
+        }
     }
 
     #[test]

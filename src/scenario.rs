@@ -385,6 +385,7 @@ impl Scenario {
         self.training.techniques.optimizer_in_backward = d.optimizer_in_backward && self.training.grad_accum <= 1;
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
+        self.training.techniques.compile_model = d.compile_model;
         self.training.optimizer_impl = d.optimizer_impl;
         self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
         self.parallel.fsdp_version = d.fsdp_version;

@@ -41,11 +41,11 @@ fn scenario() -> impl Strategy<Value = Scenario> {
 /// The switches the monotonicity properties leave alone: memory techniques, the runtime
 /// (platform, GPU sharing, host RAM) and the serving engine's settings.
 fn switches() -> impl Strategy<Value = (Techniques, Runtime, Serving)> {
-    let techniques = (prop::sample::select(vec![Loss::Standard, Loss::Chunked, Loss::FusedLinear, Loss::ChunkedNoUpcast]), 1u64..64, any::<[bool; 5]>()).prop_map(
-        |(loss, loss_chunks, [optimizer_in_backward, activation_offload, liger_kernels, compile, compile_loss])| {
+    let techniques = (prop::sample::select(vec![Loss::Standard, Loss::Chunked, Loss::FusedLinear, Loss::ChunkedNoUpcast]), 1u64..64, any::<[bool; 6]>()).prop_map(
+        |(loss, loss_chunks, [optimizer_in_backward, activation_offload, liger_kernels, compile, compile_loss, compile_model])| {
             let mut t = Techniques::default();
             (t.loss, t.loss_chunks, t.optimizer_in_backward, t.activation_offload) = (loss, loss_chunks, optimizer_in_backward, activation_offload);
-            (t.liger_kernels, t.compile, t.compile_loss) = (liger_kernels, compile, compile_loss);
+            (t.liger_kernels, t.compile, t.compile_loss, t.compile_model) = (liger_kernels, compile, compile_loss, compile_model);
             t
         },
     );

@@ -570,11 +570,27 @@ pub struct Techniques {
     /// `model.model.layers[i].compile()` leaves it: the eager loss terms with the compiled
     /// blocks' (each measured in `compile.json`).
     pub compile_loss: bool,
+    /// With `compile`: the whole model is one compiled region (`torch.compile(model)`, as
+    /// accelerate's `prepare_model` compiles it for the transformers `Trainer`'s
+    /// `torch_compile=True`: accelerate 1.16 `accelerator.py` 2040–2045), embeddings, blocks,
+    /// head and loss together, so the loss is compiled whatever `compile_loss` says. Its output
+    /// returns the logits beside the loss, and autograd hands the compiled backward a zero
+    /// gradient for them (`temporary.rs`, measured in `compile_whole.json`).
+    pub compile_model: bool,
 }
 
 impl Default for Techniques {
     fn default() -> Self {
-        Techniques { loss: Loss::Standard, loss_chunks: 8, optimizer_in_backward: false, activation_offload: false, liger_kernels: false, compile: false, compile_loss: true }
+        Techniques {
+            loss: Loss::Standard,
+            loss_chunks: 8,
+            optimizer_in_backward: false,
+            activation_offload: false,
+            liger_kernels: false,
+            compile: false,
+            compile_loss: true,
+            compile_model: false,
+        }
     }
 }
 

@@ -12,6 +12,8 @@
 //!   16-bit weight beside its quantisation's fp32 statistics.
 //!
 //! Both are measured on CPU by `tests/measure/load.py` (`tests/fixtures/measured/load.json`).
+//! What the NF4 load leaves reserved in the caching allocator above these allocations is
+//! `nf4_load.rs`'s.
 
 use super::arch::ParamTensor;
 use super::breakdown::{Component, Lifetime};

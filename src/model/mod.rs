@@ -10,6 +10,7 @@
 //! wasm-bindgen or charming (checked by `tests/model_is_pure.rs`).
 
 pub mod activations;
+pub mod allocator;
 pub mod arch;
 pub mod breakdown;
 pub mod communication;
@@ -22,6 +23,7 @@ pub mod inputs;
 pub mod layout;
 pub mod ledger;
 pub mod load;
+pub mod nf4_load;
 pub mod overhead;
 pub mod precision;
 pub mod reuse;
@@ -177,6 +179,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
             &mut ledger,
         );
         load::load_transients(&tensors.list, s.training, s.parallel, &layout, &summary, &mut ledger);
+        nf4_load::load_reserve(arch, &tensors.list, s.training, &layout, s.runtime.expandable_segments, &mut ledger);
         // Optimizer step fused into backward: no gradients persist and there is no
         // optimizer-step peak; one parameter's gradient and update are a backward transient
         // (temporary.rs).

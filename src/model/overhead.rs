@@ -37,7 +37,8 @@ pub const NCCL_INIT: f64 = 1.45e9;
 
 /// Share of dynamic allocations lost to the caching allocator's rounding and fragmentation:
 /// Megatron-LM adds 5% to activations (`theoretical_memory_usage.py`); measured gaps are larger
-/// without expandable segments (torchtune #1185: 16.39 vs 10.83 GiB reserved).
+/// without expandable segments (torchtune #1185: 16.39 vs 10.83 GiB reserved over the training
+/// steps, its peaks reset after model init; the load's own reserve is `nf4_load.rs`'s).
 const FRAGMENTATION: f64 = 0.05;
 
 /// Add the overhead terms. `dynamic` is the bytes allocated and freed within a step

@@ -60,14 +60,32 @@ type Transient = (Moment, &'static str, f64, &'static str);
 /// - compiled (`techniques.compile`, decoders; `activations/compile.rs`): the loss keeps the
 ///   logits as saved tensors and makes no fp32 copy, and its backward writes the logit
 ///   gradient in the logits' dtype in one kernel (x), freeing the saved logits as it goes —
-///   measured in `compile.json` (allocator peak of backward).
+///   measured in `compile.json` (allocator peak of backward);
+/// - the whole model compiled (`techniques.compile_model`, standard loss): 2·x at the start of
+///   backward, the logits' gradient and a zero-filled gradient for the logits the model returns.
+///   The compiled graph's outputs are the loss and the logits; the loss alone is used, and
+///   AOTAutograd's `CompiledFunction` is a `torch.autograd.Function` that never calls
+///   `set_materialize_grads(False)` (torch 2.15 `_functorch/_aot_autograd/runtime_wrappers.py`
+///   3513–3520 only stops it for non-differentiable outputs), so autograd expands the logits'
+///   missing gradient "to tensors full of zeros prior to calling the backward"
+///   (`autograd/function.py` 362–369). Inductor's backward takes it as `tangents_2`, adds the
+///   cross-entropy's gradient into a new `(b, s, v)` buffer in the logits' dtype and only then
+///   runs the head's matmuls (`extern_kernels.mm(buf1, …)`). Measured in `compile_whole.json`
+///   on sizes where s·b, h and v differ: 2.000·x·s·b·v over 12 cases, and 1 buffer or fewer
+///   when the compiled function returns the loss alone.
 fn loss_transients(arch: &crate::model::arch::TransformerArch, t: &Training, weight_grad_bytes: f64, tokens: f64, tp: f64) -> Vec<Transient> {
     let x = t.precision.activation_bytes() as f64;
     let upcast = if x == F32 { 0.0 } else { F32 };
     let (v, h) = (arch.vocab as f64, arch.hidden as f64);
     let logits = tokens * v / tp;
-    let compiled = t.techniques.compile && t.techniques.compile_loss && arch.stack == Stack::Decoder;
+    let compiled = t.techniques.compile && (t.techniques.compile_loss || t.techniques.compile_model) && arch.stack == Stack::Decoder;
     match t.techniques.loss {
+        Loss::Standard if compiled && t.techniques.compile_model => vec![(
+            Moment::LossBackward,
+            "loss gradient buffers",
+            2.0 * x * logits,
+            "the whole model compiled returns the logits beside the loss, so autograd hands its backward a zero-filled gradient for them (s·b·v·x: torch.autograd.Function's materialize_grads, which AOTAutograd's CompiledFunction keeps), and the compiled backward writes the logits' gradient into a second s·b·v·x buffer — measured in tests/fixtures/measured/compile_whole.json",
+        )],
         Loss::Standard if compiled => vec![(
             Moment::LossBackward,
             "loss gradient buffers",

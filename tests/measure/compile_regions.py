@@ -6,9 +6,10 @@ after forward, and the forward's peak, per compiled region:
   * blocks: every decoder layer `layer.compile(backend="inductor")`, head and loss eager (torchtune with
     `compile_loss`'s return value unused; `model.model.layers[i].compile()`);
   * blocks+loss: blocks as above and the loss function `torch.compile`d (torchtitan; compile.py's "compiled");
-  * whole: `model.compile(backend="inductor")` with `labels` passed, so the embeddings, every block, the final
-    norm, the output projection and transformers' loss are traced together (graph breaks allowed, as
-    `model.compile()` does by default).
+  (the whole model compiled, `model.compile()`, is measured by compile_whole.py: with forward and backward in one
+  profiler, which sees what backward frees; two profilers, as here, cannot see the frees of tensors allocated
+  before the second started, so the figures here are the bytes backward allocates and keeps up to its peak, an upper
+  bound of its net peak.)
 Measured on the second step (the first compiles), with the c10 CPU allocator's [memory] events from
 torch.profiler(profile_memory=True) (Inductor allocates through empty_strided_cpu, which a TorchDispatchMode
 does not see), as compile.py does. The AOTAutograd cache is off.
@@ -28,7 +29,7 @@ import compile as C  # noqa: E402  LLAMA, causal_lm_loss, allocator_peak, alloca
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "measured", "compile_regions.json")
-REGIONS = ("eager", "blocks", "blocks+loss", "whole")
+REGIONS = ("eager", "blocks", "blocks+loss")
 
 
 def run(precision, region):
@@ -39,14 +40,10 @@ def run(precision, region):
         for layer in model.model.layers:
             layer.compile(backend="inductor")
     loss_fn = torch.compile(C.causal_lm_loss, backend="inductor") if region == "blocks+loss" else C.causal_lm_loss
-    if region == "whole":
-        model.compile(backend="inductor")
     torch.manual_seed(1)
     ids = torch.randint(0, V, (C.B, C.S))
 
     def forward():
-        if region == "whole":
-            return model(input_ids=ids, labels=ids, use_cache=False).loss
         h = model.model(input_ids=ids, use_cache=False).last_hidden_state
         return loss_fn(model.lm_head(h), ids, V)
 

@@ -56,7 +56,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     }
     output_terms(t, &c, &mut out);
     if training.techniques.compile {
-        super::compile::apply(t, &c, training.techniques.compile_loss, &mut out);
+        super::compile::apply(t, &c, training.techniques.compile_loss || training.techniques.compile_model, &mut out);
     }
     (out, c.r * c.tokens * t.hidden as f64)
 }

@@ -57,6 +57,7 @@ pub fn TrainingControls() -> impl IntoView {
     let liger = planner.slice(|s| s.training.techniques.liger_kernels);
     let compile = planner.slice(|s| s.training.techniques.compile);
     let compile_loss = planner.slice(|s| s.training.techniques.compile_loss);
+    let compile_model = planner.slice(|s| s.training.techniques.compile_model);
     view! {
         <fieldset class="group">
             <legend>{move || match (inference.get(), diffusion.get()) {
@@ -222,6 +223,8 @@ pub fn TrainingControls() -> impl IntoView {
                 <div hidden=move || !compile.get()>
                     <CheckboxField label=fields::label("training.techniques.compile_loss") id="compile-loss" field="training.techniques.compile_loss"
                         value=compile_loss on_change=move |on| planner.set(|s| s.training.techniques.compile_loss = on) />
+                    <CheckboxField label=fields::label("training.techniques.compile_model") id="compile-model" field="training.techniques.compile_model"
+                        value=compile_model on_change=move |on| planner.set(|s| s.training.techniques.compile_model = on) />
                 </div>
             </div>
             </div>

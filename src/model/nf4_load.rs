@@ -1,0 +1,159 @@
+//! What quantising a QLoRA base to NF4 while loading (`training.lora.quantize_at_load`) leaves
+//! reserved: the load's allocations and frees, replayed through the caching allocator
+//! ([`super::allocator`]), give `max_memory_reserved` beside what the load asked for, and the
+//! difference is the load phase's "caching allocator's reserve" term.
+//!
+//! The sequence is bitsandbytes 0.50.2's on CUDA, tensor by tensor in module order (embeddings,
+//! then each block's tensors as `param_tensors` lists them, then the final norm and head), as
+//! `from_pretrained` moves them to the GPU:
+//! - a tensor that is not a 4-bit linear arrives in the 16-bit compute dtype and stays;
+//! - a 4-bit linear's weight arrives in 16 bits (`Params4bit._quantize`: `w =
+//!   self.data.contiguous().to(device)`, nn/modules.py 381–395) and `quantize_4bit`
+//!   (functional.py 884–969) allocates, in order: the kernel's fp32 `absmax`, one per 64 weights,
+//!   and the packed uint8 output, n/2 bytes (backends/cuda/ops.py 391–392); the 16-entry fp32
+//!   NF4 code (`get_4bit_type`, 936); with double quantisation the fp32 `offset` (`_absmax.mean()`,
+//!   939), `_absmax - offset` (940), then `quantize_blockwise` (functional.py 613–) allocates the
+//!   nested fp32 absmax, one per 256, and the uint8 absmax (backends/cuda/ops.py 310–311) and
+//!   copies its 256-entry fp32 code (`code.to(A.device, copy=True)`); `_absmax - offset` and
+//!   `_absmax` are freed (`del _absmax`, 941), and the 16-bit weight when `_quantize` returns
+//!   (`self.data = w_4bit`).
+//!
+//! What each linear keeps is checked against bitsandbytes itself on the CPU
+//! (`tests/measure/nf4_load_sequence.py` → `nf4_load_sequence.json`); the CPU backend's own
+//! transients differ from the CUDA kernel's and are not replayed.
+
+use std::cell::RefCell;
+
+use super::allocator::{Allocation, CachingAllocator};
+use super::arch::{Architecture, ParamTensor, Scope, TpSplit};
+use super::breakdown::{Component, Lifetime};
+use super::inputs::{LoraBase, Training};
+use super::layout::Layout;
+use super::ledger::Ledger;
+
+/// One step of a quantisation: an allocation of so many bytes, or the free of the allocation
+/// made at that step's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Alloc(u64),
+    Free(usize),
+}
+
+/// The steps of quantising one linear of `n` weights (the 16-bit weight is step 0, freed last).
+pub fn quantise_steps(n: u64, double_quant: bool) -> Vec<Step> {
+    let blocks = n.div_ceil(64);
+    let mut steps = vec![Step::Alloc(2 * n), Step::Alloc(4 * blocks), Step::Alloc(n.div_ceil(2)), Step::Alloc(16 * 4)];
+    if double_quant {
+        steps.extend([Step::Alloc(4), Step::Alloc(4 * blocks), Step::Alloc(4 * blocks.div_ceil(256)), Step::Alloc(blocks), Step::Alloc(256 * 4), Step::Free(5), Step::Free(1)]);
+    }
+    steps.push(Step::Free(0));
+    steps
+}
+
+/// The bytes of the allocations a quantisation keeps, largest first.
+pub fn kept_bytes(steps: &[Step]) -> Vec<u64> {
+    let freed: Vec<usize> = steps.iter().filter_map(|s| if let Step::Free(i) = s { Some(*i) } else { None }).collect();
+    let mut kept: Vec<u64> = steps.iter().enumerate().filter(|(i, _)| !freed.contains(i)).filter_map(|(_, s)| if let Step::Alloc(b) = s { Some(*b) } else { None }).collect();
+    kept.sort_unstable_by(|a, b| b.cmp(a));
+    kept
+}
+
+/// One tensor of `n` local elements arriving: kept in 16 bits, or quantised.
+fn load_one(a: &mut CachingAllocator, n: u64, linear: bool, double_quant: bool) {
+    if !linear {
+        a.malloc(2 * n);
+        return;
+    }
+    let mut made: Vec<Option<Allocation>> = Vec::new();
+    for step in quantise_steps(n, double_quant) {
+        match step {
+            Step::Alloc(bytes) => made.push(Some(a.malloc(bytes))),
+            Step::Free(i) => {
+                if let Some(h) = made.get_mut(i).and_then(Option::take) {
+                    a.free(h);
+                }
+                made.push(None);
+            }
+        }
+    }
+}
+
+/// What the replay depends on: each tensor's local elements, whether it is quantised, its
+/// instances on this rank and where it loads (0 before the blocks, 1 in them, 2 after); the
+/// stage's blocks; double quantisation; expandable segments.
+type Key = (Vec<(u64, bool, u64, u8)>, u64, bool, bool);
+
+thread_local! {
+    /// The last replay's key and `(peak reserved, peak requested)`: a plan search re-estimates
+    /// one model many times with other batch sizes, which leave the load unchanged.
+    static LAST: RefCell<Option<(Key, (u64, u64))>> = const { RefCell::new(None) };
+}
+
+/// The load's `(peak reserved, peak requested)` bytes; `None` without a 4-bit base quantised
+/// at load.
+pub fn replay(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, expandable_segments: bool) -> Option<(u64, u64)> {
+    let lora = training.lora.as_ref().filter(|l| l.base == LoraBase::Nf4 && l.quantize_at_load)?;
+    let tp = layout.tp.max(1.0);
+    let place = |t: &ParamTensor| {
+        if t.scope.in_blocks() {
+            1
+        } else if t.scope == Scope::Output {
+            2
+        } else {
+            0
+        }
+    };
+    let list = tensors
+        .iter()
+        .map(|t| {
+            let split = if t.tp == TpSplit::Sharded { tp } else { 1.0 };
+            // Instances on this rank (copies count a TP shard as a fraction).
+            let count = (layout.copies(arch, t) * split * 1e6).round() as u64;
+            ((t.numel() / split).ceil() as u64, t.linear.is_some(), count, place(t))
+        })
+        .collect();
+    let key: Key = (list, layout.layers_on_stage.round().max(1.0) as u64, lora.double_quant, expandable_segments);
+    if let Some(hit) = LAST.with(|l| l.borrow().as_ref().filter(|(k, _)| *k == key).map(|(_, v)| *v)) {
+        return Some(hit);
+    }
+    let a = run(&key);
+    let value = (a.peak_reserved, a.peak_requested);
+    LAST.with(|l| *l.borrow_mut() = Some((key, value)));
+    Some(value)
+}
+
+/// Loads the edges before the blocks, each block's share of the block tensors (all of them in a
+/// dense stack; MoE and hybrid kinds spread evenly over the stage's blocks), then the edges after.
+fn run(key: &Key) -> CachingAllocator {
+    let (list, layers, double_quant, expandable) = key;
+    let mut a = CachingAllocator::new(*expandable);
+    let instances = |count: u64| (count as f64 / 1e6).round() as u64;
+    for &(n, linear, count, _) in list.iter().filter(|t| t.3 == 0) {
+        (0..instances(count)).for_each(|_| load_one(&mut a, n, linear, *double_quant));
+    }
+    for b in 0..*layers {
+        for &(n, linear, count, _) in list.iter().filter(|t| t.3 == 1) {
+            let per = count as f64 / 1e6 / *layers as f64;
+            let here = ((b + 1) as f64 * per).floor() - (b as f64 * per).floor();
+            (0..here as u64).for_each(|_| load_one(&mut a, n, linear, *double_quant));
+        }
+    }
+    for &(n, linear, count, _) in list.iter().filter(|t| t.3 == 2) {
+        (0..instances(count)).for_each(|_| load_one(&mut a, n, linear, *double_quant));
+    }
+    a
+}
+
+const RESERVE_FORMULA: &str = "max_memory_reserved − the load's own peak: bitsandbytes' quantise-at-load sequence (16-bit weight, fp32 absmax, packed uint8, statistics; the 16-bit weight freed) replayed tensor by tensor through PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp: 512 B rounding, 2 MiB small and 20 MiB medium segments, larger ones rounded to 2 MiB, best fit, split above 1 MiB, freed blocks cached) — src/model/allocator.rs, nf4_load.rs";
+
+const EXPANDABLE_FORMULA: &str = "max_memory_reserved − the load's own peak under expandable_segments:True: the same replay with one segment per pool grown by 20 MiB pages (2 MiB for the small pool) — src/model/allocator.rs, nf4_load.rs";
+
+/// Adds the load's reserve above its allocations (none without quantise-at-load).
+pub fn load_reserve(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, expandable_segments: bool, ledger: &mut Ledger) {
+    let Some((reserved, requested)) = replay(arch, tensors, training, layout, expandable_segments) else {
+        return;
+    };
+    let formula = if expandable_segments { EXPANDABLE_FORMULA } else { RESERVE_FORMULA };
+    let reserve = reserved.saturating_sub(requested) as f64;
+    ledger.add(Component::Overhead, "caching allocator's reserve at load (NF4 quantisation)", reserve, formula, Lifetime::Load);
+}
