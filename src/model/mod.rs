@@ -192,17 +192,7 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
                 Lifetime::OptimizerStep,
             );
         }
-        // Stages hold ⌈L/p⌉ blocks each (layout.rs); the last holds what is left.
-        let (per_stage, model_layers) = (layout.layers_on_stage as u64, arch.layers());
-        let first_layer = stage.saturating_mul(per_stage).min(model_layers - 1);
-        step = Some(StepShape {
-            layers: (model_layers - first_layer).clamp(1, per_stage.max(1)),
-            first_layer,
-            model_layers,
-            micro_batches: s.training.grad_accum.max(1),
-            in_flight: in_flight_count(&layout, s.training.grad_accum, s.parallel.pp_schedule),
-            stages: layout.pp as u64,
-        });
+        step = Some(step_shape(s, &layout, stage));
     } else {
         let engine_inputs = serving::EngineInputs {
             arch,
@@ -231,6 +221,21 @@ fn stage_ledger(s: &Inputs, tensors: &Tensors, stage: u64, compute: &Training, m
     }
     let tally = ledger.tally();
     StagePlan { ledger, tally, host, activation_host, stage, trainable_params, step, paged, serving: engine }
+}
+
+/// The blocks and micro-batches of one stage's training step: stages hold ⌈L/p⌉ blocks each
+/// (layout.rs); the last holds what is left.
+fn step_shape(s: &Inputs, layout: &Layout, stage: u64) -> StepShape {
+    let (per_stage, model_layers) = (layout.layers_on_stage as u64, s.arch.layers());
+    let first_layer = stage.saturating_mul(per_stage).min(model_layers - 1);
+    StepShape {
+        layers: (model_layers - first_layer).clamp(1, per_stage.max(1)),
+        first_layer,
+        model_layers,
+        micro_batches: s.training.grad_accum.max(1),
+        in_flight: in_flight_count(layout, s.training.grad_accum, s.parallel.pp_schedule),
+        stages: layout.pp as u64,
+    }
 }
 
 /// The six components as they stand during `phase`.

@@ -131,6 +131,21 @@ fn when_near_view(element: &web_sys::Element, near: RwSignal<bool>) -> Option<Ne
     Some(NearGuard { observer, _callback: callback })
 }
 
+/// Whether the chart may be drawn as far as the viewport goes: at once, or (`when_near`)
+/// once `container` has entered the viewport; with the observer to drop when the view goes.
+fn near_signal(container: NodeRef<leptos::html::Div>, when_near: bool) -> (RwSignal<bool>, StoredValue<Option<NearGuard>, LocalStorage>) {
+    let near = RwSignal::new(!when_near);
+    let observer = StoredValue::new_local(None::<NearGuard>);
+    if when_near {
+        Effect::new(move |_| {
+            if let Some(element) = container.get() {
+                observer.set_value(when_near_view(&element, near));
+            }
+        });
+    }
+    (near, observer)
+}
+
 /// An observer of [`when_near_view`] and its callback, kept alive together.
 struct NearGuard {
     observer: web_sys::IntersectionObserver,
@@ -168,15 +183,7 @@ pub fn ChartBox(
     let failed = RwSignal::new(false);
     let ready = RwSignal::new(false);
     let container = NodeRef::<leptos::html::Div>::new();
-    let near = RwSignal::new(!when_near);
-    let observer = StoredValue::new_local(None::<NearGuard>);
-    if when_near {
-        Effect::new(move |_| {
-            if let Some(element) = container.get() {
-                observer.set_value(when_near_view(&element, near));
-            }
-        });
-    }
+    let (near, observer) = near_signal(container, when_near);
     when_echarts_settles(move |loaded| match (loaded, extra) {
         (false, _) => {
             failed.set(true);
