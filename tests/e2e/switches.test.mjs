@@ -102,6 +102,13 @@ test('torch.compile: the loss inside the compiled region or eager', async () => 
   const eagerLoss = await total(page);
   assert.ok(eagerLoss - compiled > 3.5 && eagerLoss - compiled < 4.5, `${compiled} → ${eagerLoss}`);
   await page.waitForFunction(() => location.search.includes('cmpl_loss=false'));
+  // The whole model compiled (the loss with it): backward starts with two bf16 logits-sized
+  // buffers, the logits' gradient and the zero gradient of the returned logits (2 × 2 B × 4096
+  // × 128,256 = 1.96 GiB), where the compiled loss alone has one.
+  await page.locator('#compile-model').check();
+  await page.waitForFunction(() => location.search.includes('cmpl_model=true'));
+  const whole = await total(page);
+  assert.ok(whole - compiled > 0.8 && whole - compiled < 1.2, `${compiled} → ${whole}`);
   assert.deepEqual(problems, []);
   await page.close();
 });
