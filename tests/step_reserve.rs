@@ -52,9 +52,11 @@
 //!   varying lengths', which a scenario with one `seq_len` cannot express.
 //!
 //! The estimate keeps the flat term for now: the replay of one length is closer (27 % of the
-//! gap against 5 %), but run inside the estimate it cost about a millisecond per stage (the
-//! planner's 5 µs estimates, which the searches call thousands of times; measured in
-//! `benches/estimate.rs`, see the session's report), so it waits for a cheaper replay.
+//! gap against 5 %), but run inside the estimate (tried: the same replay over the ledger's
+//! terms, before `overhead.rs`) it took an estimate from 2.05 µs to 2.27 ms on
+//! `benches/estimate.rs`'s Llama-3-70B tp8 pp4 case (two stages, each replayed, about 1.1 ms
+//! each), and the layout search's fast path must give the estimate's numbers to the bit
+//! (`tests/search_fast_path.rs`), so the searches would pay it for every layout they try.
 
 use headroom::measured::predicted;
 use headroom::model::allocator::{Allocation, CachingAllocator};
