@@ -102,8 +102,15 @@ where
             Ok(build) => Load::Ready(build),
             Err(_) => Load::Failed,
         };
-        // The view may have been closed meanwhile, its signal with it: nothing to show then.
-        let _ = state.try_set(next);
+        // Built in a task of its own: chunks that arrive together would otherwise all be
+        // built in the microtasks of one task, one long task that blocks input. The view may
+        // have been closed meanwhile, its signal with it: nothing to show then.
+        set_timeout(
+            move || {
+                let _ = state.try_set(next);
+            },
+            std::time::Duration::ZERO,
+        );
     });
 }
 
