@@ -372,6 +372,17 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
                 "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (hybrid_activations.json)",
                 hy.mixer.label()
             ));
+            if let Some(l) = &s.training.lora {
+                let idle: Vec<&str> =
+                    tensors.list.iter().filter(|t| t.adapter_bypassed && t.linear.is_some_and(|k| k.iter().any(|k| l.targets.contains(k)))).map(|t| t.name).collect();
+                if !idle.is_empty() {
+                    warnings.push(format!(
+                        "LoRA on {}: transformers' {} forward reads these weights directly (the fused kernel's arguments), so PEFT's adapters on them are made but never run: their weights are counted, with no gradients, optimizer states or saved tensors. PEFT 0.21 refuses `out_proj` outright for mamba, mamba2, falcon_mamba, falcon_h1 and nemotron_h",
+                        idle.join(", "),
+                        hy.mixer.label()
+                    ));
+                }
+            }
         } else if match s.training.serving.engine {
             crate::model::inputs::Engine::Transformers => false,
             // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is

@@ -256,6 +256,8 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
+    // Adapters on linears whose weight the forward reads directly (`ParamTensor::adapter_bypassed`).
+    let mut idle_adapters = 0.0;
     let lora = training.lora.as_ref();
     let ab = adapter_budget(training, b);
     for t in tensors {
@@ -316,22 +318,30 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                 let (inp, out) = t.lora_dims.unwrap_or((0, 0));
                 let per_copy = l.rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
+                summary.trainable_params += per_copy * arch.multiplicity(t.scope);
+                summary.params_local += a;
+                if t.adapter_bypassed {
+                    // PEFT makes the adapter (and counts it trainable), but the forward reads
+                    // the base weight directly: no gradient reaches it, and torch's optimizers
+                    // make no state for a parameter whose `grad` is None (`torch/optim/adam.py`
+                    // `_init_group`: `if p.grad is not None`). Its weights only.
+                    idle_adapters += a;
+                    continue;
+                }
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
                 adapter_states += optimizer_state_bytes(training.optimizer, &adapter, ab.state) * copies;
                 // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
                 paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
-                summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
                 if t.scope.in_blocks() {
                     summary.block_params_local += a / layout.layers_on_stage.max(1.0);
                     summary.block_trainable_local += a / layout.layers_on_stage.max(1.0);
                 }
-                summary.params_local += a;
             }
         }
     }
-    weights += adapters * ab.weight;
+    weights += (adapters + idle_adapters) * ab.weight;
     grads += adapters * ab.grad;
     master += adapters * ab.master;
     states += adapter_states;

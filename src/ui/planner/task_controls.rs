@@ -56,10 +56,11 @@ impl FineTuning {
 }
 
 /// The adapted-layer choices (PEFT `target_modules`), by the value the select uses.
-const TARGETS: [(&str, &str, &[LinearKind]); 3] = [
+const TARGETS: [(&str, &str, &[LinearKind]); 4] = [
     ("all", "all linear layers", &LinearKind::ALL),
     ("attention", "attention (q, k, v, o)", &[LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O]),
     ("mlp", "MLP (gate, up, down)", &[LinearKind::Gate, LinearKind::Up, LinearKind::Down]),
+    ("mixer", "hybrid token mixer (in_proj, x_proj, dt_proj, out_proj)", &LinearKind::MIXER),
 ];
 
 /// The select value for a target list (`custom` for a list no option names, from a link).
