@@ -176,6 +176,13 @@ impl ParamTensor {
         self.shape().iter().map(|&d| d as f64).product()
     }
 
+    /// A linear that weight formats quantise (QLoRA's NF4, serving's int8/int4/fp8/GGUF):
+    /// the language model's, not a vision tower's, which keeps the model's 16-bit dtype here as
+    /// it did before its linears were LoRA targets (not measured).
+    pub fn is_quantized_linear(&self) -> bool {
+        self.linear.is_some() && self.scope != Scope::Tower
+    }
+
     /// Whether autocast casts this tensor for a matmul or convolution (every weight matrix
     /// except embedding tables).
     pub fn is_matmul_weight(&self) -> bool {
