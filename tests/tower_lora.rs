@@ -1,16 +1,15 @@
 //! LoRA on vision towers' linears against PEFT (`tests/measure/tower_lora.py`,
-//! `tests/fixtures/measured/tower_lora.json`): tiny Qwen2.5-VL, Gemma 3 (SigLIP) and LLaVA (CLIP)
+//! `tests/fixtures/measured/tower_lora.json`): tiny Qwen2.5-VL, Qwen3-VL, Gemma 3 (SigLIP) and
+//! LLaVA (CLIP)
 //! with adapters on the tower blocks' linears only, fp32 on CPU, one sample with one image:
 //! - the adapter parameters PEFT makes in the tower equal what `training.lora.vision_tower`
 //!   adds to `trainable_params`;
 //! - the bytes saved under the frozen projector equal Headroom's "projector input" term;
-//! - the bytes saved under the tower against the tower's terms: LLaVA +1.7 %, Qwen2.5-VL −2.8 %,
-//!   Gemma 3 +5.9 % when this was written (held to ±6 %). Two things the text block's LoRA terms
-//!   do not model, both visible in the measured listing: the first block's attention norm saves
-//!   nothing (its input needs no gradient; 4,224 of Gemma 3's 5,760 bytes over, 1/2 of the norms
-//!   of a 2-block tower, 1/27 of SigLIP-400M's), and Qwen's fused `qkv` output stays alive whole
-//!   through the saved `v` view and its windowed attention runs one SDPA per window (the
-//!   trained tower's test, `tests/vlm.rs`, shows the same, within 4 %).
+//! - the bytes saved under the tower within 3 % of the tower's terms (measured when this was
+//!   written: Qwen2.5-VL −0.02 %, Qwen3-VL 0.00 %, Gemma 3 +0.53 %, LLaVA +0.41 %; the rest is
+//!   the fp32 logsumexp's 32-row padding of CUDA's memory-efficient kernel, which Headroom
+//!   models and CPU's flash kernel does not have). The first block's attention norm keeps
+//!   nothing (its input, the frozen patch embedding's output, needs no gradient).
 
 use headroom::{estimate, Breakdown, Scenario};
 use serde_json::{json, Value};
@@ -67,6 +66,6 @@ fn adapted_tower_blocks_against_peft() {
         let (model, measured) = (term(&b, &TOWER), case["tower_saved_bytes"].as_f64().unwrap());
         let error = model / measured - 1.0;
         println!("{name:12} tower measured {measured:>8} model {model:>8.0} {:+.2}%", 100.0 * error);
-        assert!(error.abs() <= 0.06, "{name}: tower {model} vs measured {measured}");
+        assert!(error.abs() <= 0.03, "{name}: tower {model} vs measured {measured}");
     }
 }

@@ -2,11 +2,12 @@
 """LoRA adapters on vision towers' linears, measured with PEFT on CPU
 (tests/fixtures/measured/tower_lora.json).
 
-No network, nothing downloaded: the tiny VLMs of vlm.py (TINY_VLM, vlm_inputs), in fp32.
+No network, nothing downloaded: the tiny VLMs of vlm.py (TINY_VLM, vlm_inputs: Qwen2.5-VL, Qwen3-VL,
+Gemma 3 with SigLIP, LLaVA with CLIP), in fp32.
 
 PEFT LoraConfig(r=8, lora_alpha=16, lora_dropout=0, target_modules=<a regex for the tower
 blocks' linears only>): Qwen2.5-VL's `attn.qkv`, `attn.proj` and `mlp.gate_proj/up_proj/
-down_proj`; SigLIP's and CLIP's `self_attn.q_proj/k_proj/v_proj/out_proj` and `mlp.fc1/fc2`.
+down_proj`; Qwen3-VL's `attn.qkv`, `attn.proj`, `mlp.linear_fc1/linear_fc2`; SigLIP's and CLIP's `self_attn.q_proj/k_proj/v_proj/out_proj` and `mlp.fc1/fc2`.
 Everything else is frozen (PEFT), the language model and the projector included.
 Recorded: the adapter parameters PEFT adds, and the bytes saved for backward (saved_tensors_hooks,
 each storage once, common.SavedTensorRecorder) by modules under the tower and under the
@@ -31,7 +32,7 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "tower_lora.json")
 RANK = 8
 
 TOWER_LINEARS = (r".*(visual\.blocks|vision_tower\.encoder\.layers)\.\d+\."
-                 r"(attn\.qkv|attn\.proj|self_attn\.(q|k|v|out)_proj|mlp\.(gate_proj|up_proj|down_proj|fc1|fc2))")
+                 r"(attn\.qkv|attn\.proj|self_attn\.(q|k|v|out)_proj|mlp\.(gate_proj|up_proj|down_proj|fc1|fc2|linear_fc1|linear_fc2))")
 
 
 def measure(name):
@@ -69,7 +70,7 @@ def measure(name):
 
 def main():
     out = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__}, "cases": {}}
-    for name in ("qwen2_5_vl", "gemma3", "llava"):
+    for name in ("qwen2_5_vl", "qwen3_vl", "gemma3", "llava"):
         out["cases"][name] = measure(name)
     with open(OUT, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)

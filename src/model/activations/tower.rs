@@ -18,11 +18,11 @@
 //! Measured with PEFT in `tower_lora.json` (`tests/tower_lora.rs`).
 
 use super::block::block_terms;
-use super::norm::{norm_saved, weight_operand};
+use super::norm::{norm_saved, residual_norm, weight_operand};
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
-use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
+use crate::model::arch::{Activation, AttentionPart, LinearKind, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
-use crate::model::inputs::Training;
+use crate::model::inputs::{Attention, Training};
 
 /// The tower's blocks as a text transformer's: `layers` encoder blocks of its width.
 fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
@@ -101,6 +101,16 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             // each keeps its input for the vector's gradient (none when the vector is frozen).
             per_block += 2.0 * c.x * vc.tokens * tower.hidden as f64;
         }
+        if matches!(tower.kind, TowerKind::Qwen25Vl | TowerKind::Qwen3Vl) && training.attention != Attention::Flash {
+            // Qwen's vision attention runs SDPA per image (window) and concatenates the outputs
+            // (`modeling_qwen2_5_vl.py` `Qwen2_5_VLVisionAttention.forward`, lines 316–337:
+            // `torch.cat(attn_outputs, dim=1)`; `modeling_qwen3_vl.py` line 320): `proj` reads
+            // that copy, which it keeps (trained) or its adapter does (LoRA); flash attention's
+            // one varlen call leaves a view.
+            if adapted.is_none_or(|l| l.adapted(&[LinearKind::O], false) > 0.0) {
+                per_block += c.x * vc.tokens * tower.hidden as f64;
+            }
+        }
         if tower.kind == TowerKind::Clip {
             // CLIP's `quick_gelu`, x · sigmoid(1.702 x), keeps the sigmoid's output beside its
             // input: one more intermediate-wide tensor than a fused GELU.
@@ -111,7 +121,16 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
                 push(out, "vision tower pre-norm", norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x), Split::Sequence, Place::Input);
             }
         }
-        push(out, "vision tower blocks", per_block * tower.layers as f64, Split::Sequence, Place::Input);
+        // With LoRA on the tower, the first block's input (the frozen patch embedding's output)
+        // needs no gradient: its attention norm keeps nothing.
+        let first_norm = if adapted.is_some() { residual_norm(blocks.norm.kind, &vc, tower.hidden as f64) } else { 0.0 };
+        // Qwen3-VL's DeepStack mergers run right after their blocks and their LayerNorm keeps
+        // the block's output (a view of it, `use_postshuffle_norm`), counted with the projector:
+        // the next block's norm1 keeps the same storage (`modeling_qwen3_vl.py`
+        // `Qwen3VLVisionModel.forward`; every listed index is followed by a block in the Hub
+        // configs, 8, 16 and 24 of 27).
+        let deepstack_shared = if tower.kind == TowerKind::Qwen3Vl { tower.deepstack as f64 * c.r * vc.tokens * tower.hidden as f64 } else { 0.0 };
+        push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
         let edges = match tower.kind {
             // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
@@ -121,8 +140,11 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which a trained
             // position embedding keeps for its backward; SigLIP's are a buffer.
             TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + if adapted.is_none() { 8.0 * vc.tokens } else { 0.0 },
-            // CLIP's `post_layernorm` runs on the pooled class token only.
-            TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
+            // CLIP's `post_layernorm` runs on the pooled class token only
+            // (`last_hidden_state[:, 0, :]`, `modeling_clip.py` `CLIPVisionTransformer.forward`),
+            // but the input it keeps is that select's view, which keeps the whole last hidden
+            // state's storage alive; its two fp32 statistics are per class token.
+            TowerKind::Clip => c.x * vc.tokens * tower.hidden as f64 + 2.0 * F32 * vc.b,
             // InternViT's final LayerNorm over every token, unless it mean-pools.
             TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
             TowerKind::InternVl => 0.0,
