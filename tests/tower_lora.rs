@@ -69,3 +69,19 @@ fn adapted_tower_blocks_against_peft() {
         assert!(error.abs() <= 0.03, "{name}: tower {model} vs measured {measured}");
     }
 }
+
+/// PEFT matches `target_modules` by name: a Llama-style list adapts SigLIP's q/k/v and
+/// Qwen2.5-VL's tower MLP too, so a plan that keeps the tower frozen says so.
+#[test]
+fn a_frozen_tower_under_lora_names_the_modules_peft_would_match() {
+    let f = fixture();
+    for (name, want) in [("gemma3", "q_proj, k_proj, v_proj"), ("llava", "q_proj, k_proj, v_proj"), ("qwen2_5_vl", "gate_proj, up_proj, down_proj")] {
+        let case = &f["cases"][name];
+        let warned = |b: &Breakdown| b.warnings.iter().find(|w| w.contains("PEFT's target_modules match module names")).cloned();
+        let off = warned(&breakdown(case, false)).unwrap_or_else(|| panic!("{name}: no warning"));
+        assert!(off.contains(want), "{name}: {off}");
+        assert!(warned(&breakdown(case, true)).is_none(), "{name}");
+    }
+    // Qwen3-VL's tower names (qkv, proj, linear_fc1, linear_fc2) match none of them.
+    assert!(!breakdown(&f["cases"]["qwen3_vl"], false).warnings.iter().any(|w| w.contains("PEFT's target_modules match module names")));
+}

@@ -365,6 +365,25 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             "vision input: {} image(s) per sample of {w} × {h} px{assumed}, each {patches} patches in the vision tower and {tokens} tokens in the language model, after the text's training.seq_len",
             visual.images
         ));
+        if let Some(l) = s.training.lora.as_ref().filter(|l| !l.vision_tower) {
+            // PEFT matches `target_modules` by the module's last name: the tower's own
+            // q_proj/k_proj/v_proj (SigLIP, CLIP, InternViT) or gate/up/down_proj (Qwen2.5-VL)
+            // are adapted by a Llama-style list unless excluded.
+            const SHARED: [&str; 6] = ["q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"];
+            let mut names: Vec<&str> = tensors
+                .list
+                .iter()
+                .filter(|t| t.scope == arch::Scope::Tower && t.linear.is_some_and(|k| k.iter().any(|k| l.targets.contains(k))))
+                .filter_map(|t| t.name.rsplit('.').next().filter(|n| SHARED.contains(n)))
+                .collect();
+            names.dedup();
+            if !names.is_empty() {
+                warnings.push(format!(
+                    "LoRA leaves the vision tower frozen here (training.lora.vision_tower is off), but PEFT's target_modules match module names and the tower's {} carry the language model's names: exclude them (exclude_modules, or a regex naming the language model) or set training.lora.vision_tower",
+                    names.join(", ")
+                ));
+            }
+        }
     }
     if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
         if s.training.mode == Mode::Train {
