@@ -23,6 +23,7 @@ pub mod inputs;
 pub mod layout;
 pub mod ledger;
 pub mod load;
+pub mod lora_notes;
 pub mod nf4_load;
 pub mod overhead;
 pub mod precision;
@@ -365,25 +366,6 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             "vision input: {} image(s) per sample of {w} × {h} px{assumed}, each {patches} patches in the vision tower and {tokens} tokens in the language model, after the text's training.seq_len",
             visual.images
         ));
-        if let Some(l) = s.training.lora.as_ref().filter(|l| !l.vision_tower) {
-            // PEFT matches `target_modules` by the module's last name: the tower's own
-            // q_proj/k_proj/v_proj (SigLIP, CLIP, InternViT) or gate/up/down_proj (Qwen2.5-VL)
-            // are adapted by a Llama-style list unless excluded.
-            const SHARED: [&str; 6] = ["q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"];
-            let mut names: Vec<&str> = tensors
-                .list
-                .iter()
-                .filter(|t| t.scope == arch::Scope::Tower && t.linear.is_some_and(|k| k.iter().any(|k| l.targets.contains(k))))
-                .filter_map(|t| t.name.rsplit('.').next().filter(|n| SHARED.contains(n)))
-                .collect();
-            names.dedup();
-            if !names.is_empty() {
-                warnings.push(format!(
-                    "LoRA leaves the vision tower frozen here (training.lora.vision_tower is off), but PEFT's target_modules match module names and the tower's {} carry the language model's names: exclude them (exclude_modules, or a regex naming the language model) or set training.lora.vision_tower",
-                    names.join(", ")
-                ));
-            }
-        }
     }
     if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
         if s.training.mode == Mode::Train {
@@ -391,17 +373,6 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
                 "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (hybrid_activations.json)",
                 hy.mixer.label()
             ));
-            if let Some(l) = &s.training.lora {
-                let idle: Vec<&str> =
-                    tensors.list.iter().filter(|t| t.adapter_bypassed && t.linear.is_some_and(|k| k.iter().any(|k| l.targets.contains(k)))).map(|t| t.name).collect();
-                if !idle.is_empty() {
-                    warnings.push(format!(
-                        "LoRA on {}: transformers' {} forward reads these weights directly (the fused kernel's arguments), so PEFT's adapters on them are made but never run: their weights are counted, with no gradients, optimizer states or saved tensors. PEFT 0.21 refuses `out_proj` outright for mamba, mamba2, falcon_mamba, falcon_h1 and nemotron_h",
-                        idle.join(", "),
-                        hy.mixer.label()
-                    ));
-                }
-            }
         } else if match s.training.serving.engine {
             crate::model::inputs::Engine::Transformers => false,
             // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is
@@ -417,6 +388,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             ));
         }
     }
+    warnings.extend(lora_notes::lora_notes(s.training, arch, &tensors.list));
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
