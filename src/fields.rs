@@ -104,7 +104,7 @@ pub const SECTIONS: [&str; 2] = ["parallel", "device"];
 
 const PRECISIONS: &[&str] = &["fp32", "fp16-mixed", "bf16-mixed", "bf16", "fp8-mixed"];
 const OPTIMIZERS: &[&str] = &["adamw", "adam", "sgd", "sgd-momentum", "adamw-8bit", "adafactor", "lion", "paged-adamw", "paged-adamw-8bit"];
-const LINEARS: &[&str] = &["q", "k", "v", "o", "gate", "up", "down", "add-q", "add-k", "add-v", "add-o"];
+const LINEARS: &[&str] = &["q", "k", "v", "o", "gate", "up", "down", "add-q", "add-k", "add-v", "add-o", "mixer-in", "mixer-gates", "x-proj", "dt-proj", "mixer-out"];
 const WEIGHTS: &[&str] = &["bf16", "fp8", "int8", "int4", "nf4", "mxfp4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"];
 const FRAMEWORKS: &[&str] = &["custom", "transformers", "trl-liger", "unsloth", "torchtune", "litgpt", "torchtitan", "megatron-core", "deepspeed"];
 const PLATFORMS: &[&str] = &["auto", "linux", "windows-fallback", "windows-no-fallback", "managed", "offload", "c2c"];
@@ -221,6 +221,7 @@ pub const FIELDS: &[Field] = &[
     f("training.lora.fp32_unquantised", Own("lora"), "Unquantised weights in fp32 (PEFT)", "", Switch, Control),
     f("training.lora.fp32_adapters", Own("lora"), "Adapters in fp32 (PEFT)", "", Switch, Control),
     f("training.lora.quantize_at_load", Own("lora"), "Quantise while loading", "", Switch, Listed),
+    f("training.lora.vision_tower", Own("lora"), "LoRA on the vision tower", "", Switch, Control),
     f("training.frozen.layers", Own("fz"), "Frozen blocks (from the bottom)", "blocks", count(0, u64::MAX), Control).bound("at most the model's layers"),
     f("training.frozen.embeddings", Own("fz"), "Freeze the embeddings", "", Switch, Listed),
     f("training.frozen.vision_tower", Own("fz"), "Freeze the vision tower", "", Switch, Control),

@@ -51,8 +51,9 @@ fn breakdown_json_names_the_parts() {
 /// projector's bytes equal Headroom's term, trained tower or frozen; the tower's are within 4%
 /// (measured: Gemma 3's and PaliGemma's SigLIP +0.4%, Idefics3's and SmolVLM's +0.5% over
 /// 5 and 4 tiles, InternVL's +0.4% and +0.3% (RMSNorm, q/k norms) over 3 tiles, LLaVA's and
-/// LLaVA-NeXT's CLIP −2.8%, Qwen3-VL's ViT −1.8%, Qwen2.5-VL's windowed ViT −3.5%: its
-/// per-window SDPA calls and the window index are not modelled); a frozen tower saves nothing
+/// LLaVA-NeXT's CLIP +0.4% (the pooled class token's norm keeps the whole last hidden state),
+/// Qwen3-VL's ViT −0.3% and Qwen2.5-VL's windowed ViT −0.03% (`proj` reads the concatenated
+/// per-window SDPA outputs, a copy; the window index is not modelled); a frozen tower saves nothing
 /// but Qwen2.5-VL's 128-byte window index. `-- --nocapture` prints the table.
 #[test]
 fn tower_activations_against_cpu_measurement() {

@@ -201,7 +201,8 @@ pub fn jamba(c: &Keys) -> Result<TransformerArch, InputError> {
 /// `full_attention_interval`-th block (default 4) unless `layer_types` lists them, with an
 /// output gate in `q_proj`, per-head q/k norms and a quarter of each head rotated; the
 /// norms are zero-centred (`Qwen3NextRMSNorm`: x · (1 + w), computed in fp32).
-fn qwen_gated_deltanet(c: &Keys, d: &Defaults) -> Result<TransformerArch, InputError> {
+/// `split_projections`: Qwen3.5's four input matrices in place of Qwen3-Next's two.
+fn qwen_gated_deltanet(c: &Keys, d: &Defaults, split_projections: bool) -> Result<TransformerArch, InputError> {
     let mut t = families::decoder(c, d)?;
     t.attention.qkv_bias = c.flag("attention_bias", false)?;
     t.attention.out_bias = t.attention.qkv_bias;
@@ -217,6 +218,7 @@ fn qwen_gated_deltanet(c: &Keys, d: &Defaults) -> Result<TransformerArch, InputE
         key_dim: c.uint("linear_key_head_dim", 128)?,
         value_dim: c.uint("linear_value_head_dim", 128)?,
         conv: c.uint("linear_conv_kernel_dim", 4)?,
+        split_projections,
     };
     let layers = t.layers;
     let moe_layers = t.moe.as_ref().map_or(0, |m| m.moe_blocks(layers));
@@ -261,21 +263,21 @@ fn qwen_next_moe(c: &Keys, t: &mut TransformerArch, experts: u64, top_k: u64, no
 /// 512 and a gated shared expert in every block.
 pub fn qwen3_next(c: &Keys) -> Result<TransformerArch, InputError> {
     let d = Defaults { hidden: 2048, layers: 48, heads: 16, kv_heads: Some(2), ffn: 5632, vocab: 151936, head_dim: Some(256), tied: false };
-    let mut t = qwen_gated_deltanet(c, &d)?;
+    let mut t = qwen_gated_deltanet(c, &d, false)?;
     qwen_next_moe(c, &mut t, 512, 10, true)?;
     Ok(t)
 }
 
 /// `Qwen3_5TextConfig`: Qwen3-Next's blocks with a dense SwiGLU MLP.
 pub fn qwen3_5_text(c: &Keys) -> Result<TransformerArch, InputError> {
-    qwen_gated_deltanet(c, &Defaults { hidden: 4096, layers: 32, heads: 16, kv_heads: Some(4), ffn: 12288, vocab: 248320, head_dim: Some(256), tied: false })
+    qwen_gated_deltanet(c, &Defaults { hidden: 4096, layers: 32, heads: 16, kv_heads: Some(4), ffn: 12288, vocab: 248320, head_dim: Some(256), tied: false }, true)
 }
 
 /// `Qwen3_5MoeTextConfig`: Qwen3-Next's blocks, 256 experts top-8 of width 512 and a gated
 /// shared expert.
 pub fn qwen3_5_moe_text(c: &Keys) -> Result<TransformerArch, InputError> {
     let d = Defaults { hidden: 2048, layers: 40, heads: 16, kv_heads: Some(2), ffn: 512, vocab: 248320, head_dim: Some(256), tied: false };
-    let mut t = qwen_gated_deltanet(c, &d)?;
+    let mut t = qwen_gated_deltanet(c, &d, true)?;
     qwen_next_moe(c, &mut t, 256, 8, false)?;
     Ok(t)
 }

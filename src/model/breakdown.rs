@@ -460,7 +460,9 @@ pub struct Breakdown {
     /// `language_model`); absent for other models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub param_count_by_part: Option<PartCounts>,
-    /// Parameters that receive gradients.
+    /// Parameters that receive gradients (under LoRA, every adapter PEFT makes, as its
+    /// `print_trainable_parameters` counts them: also those on a linear the forward bypasses,
+    /// `ParamTensor::adapter_bypassed`).
     pub trainable_params: u64,
     /// Device memory available to the process (after sharing and a per-process cap).
     pub capacity: u64,

@@ -65,7 +65,7 @@ pub fn weight_bytes(t: &ParamTensor, training: &Training, layers: u64, tied: boo
     if format == WeightFormat::Mxfp4 {
         return if t.scope == Scope::Expert { MXFP4_BYTES } else { own };
     }
-    let Some((inputs, _)) = t.lora_dims.filter(|_| t.linear.is_some()) else {
+    let Some((inputs, _)) = t.lora_dims.filter(|_| t.is_quantized_linear()) else {
         return own;
     };
     match format {
@@ -83,7 +83,7 @@ pub fn weight_bytes(t: &ParamTensor, training: &Training, layers: u64, tied: boo
 
 /// How llama.cpp's quantiser sees a tensor (`gguf::GgufRole`); a tied embedding is the head.
 fn gguf_role(t: &ParamTensor, tied: bool) -> GgufRole {
-    let kinds = t.linear.unwrap_or(&[]);
+    let kinds = if t.is_quantized_linear() { t.linear.unwrap_or(&[]) } else { &[] };
     if t.shape().iter().filter(|&&d| d > 1).count() <= 1 {
         GgufRole::Vector
     } else if t.scope == Scope::Output || (tied && t.table) {

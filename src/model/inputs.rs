@@ -169,6 +169,18 @@ pub struct Lora {
     /// default), so links made before it encode as they did.
     #[serde(skip_serializing_if = "is_true")]
     pub quantize_at_load: bool,
+    /// A vision-language model's tower gets adapters too, on its blocks' linears whose kind is
+    /// among `targets` (`arch/tower.rs` `tower_linear`: Qwen's `qkv`, `proj`, `gate_proj`,
+    /// `up_proj`, `down_proj`; SigLIP's and CLIP's `q_proj`, `k_proj`, `v_proj`, `out_proj`,
+    /// `fc1`, `fc2`), as PEFT adapts the modules its `target_modules` name there; the rest of the
+    /// tower and the projector stay frozen. `false`: the tower is frozen whole. Left out of the
+    /// JSON when false, so links made before it encode as they did.
+    #[serde(skip_serializing_if = "is_false")]
+    pub vision_tower: bool,
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -190,6 +202,7 @@ impl Default for Lora {
             fp32_unquantised: true,
             fp32_adapters: true,
             quantize_at_load: true,
+            vision_tower: false,
         }
     }
 }

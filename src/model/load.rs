@@ -52,7 +52,7 @@ pub fn load_transients(tensors: &[ParamTensor], training: &Training, parallel: &
     if let Some(lora) = training.lora.as_ref().filter(|l| l.base == LoraBase::Nf4 && l.quantize_at_load) {
         // The 4-bit weights are the blocks' linears (`ParamTensor::linear`); a tensor-parallel
         // rank quantises its own shard.
-        let largest = tensors.iter().filter(|t| t.linear.is_some()).map(|t| t.numel() / layout.tp.max(1.0)).fold(0.0, f64::max);
+        let largest = tensors.iter().filter(|t| t.is_quantized_linear()).map(|t| t.numel() / layout.tp.max(1.0)).fold(0.0, f64::max);
         let statistics = if lora.double_quant { 2.0 * F32 / 64.0 } else { 0.0 };
         ledger.add(Component::Temporary, "16-bit weight being quantised to NF4 at load (one linear)", largest * (HALF + statistics), NF4_FORMULA, Lifetime::Load);
     }

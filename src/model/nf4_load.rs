@@ -109,7 +109,7 @@ pub fn replay(arch: &Architecture, tensors: &[ParamTensor], training: &Training,
             let split = if t.tp == TpSplit::Sharded { tp } else { 1.0 };
             // Instances on this rank (copies count a TP shard as a fraction).
             let count = (layout.copies(arch, t) * split * 1e6).round() as u64;
-            ((t.numel() / split).ceil() as u64, t.linear.is_some(), count, place(t))
+            ((t.numel() / split).ceil() as u64, t.is_quantized_linear(), count, place(t))
         })
         .collect();
     let key: Key = (list, layout.layers_on_stage.round().max(1.0) as u64, lora.double_quant, expandable_segments);

@@ -21,13 +21,13 @@
 //! ZeRO-1 divides the optimizer states (with the master copy) by N_d, ZeRO-2 also the
 //! gradients, ZeRO-3 also the weights.
 
-use super::arch::{Architecture, LinearKind, ParamTensor, Scope, TpSplit};
+use super::arch::{Architecture, ParamTensor, Scope, TpSplit};
 use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::precision::Precision;
-use crate::model::inputs::{LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
+use crate::model::inputs::{Lora, LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
@@ -162,10 +162,11 @@ fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64
     }
 }
 
-fn lora_adapts(t: &ParamTensor, targets: &[LinearKind]) -> bool {
+fn lora_adapts(t: &ParamTensor, l: &Lora) -> bool {
     // A fused linear (GPT-2's c_attn, Phi-3's qkv_proj) is one module, adapted when any of
-    // the projections it stands for is a target (PEFT adapts modules by name).
-    t.linear.is_some_and(|kinds| kinds.iter().any(|k| targets.contains(k)))
+    // the projections it stands for is a target (PEFT adapts modules by name); a vision
+    // tower's only when the tower is adapted too (`Lora::vision_tower`).
+    (t.scope != Scope::Tower || l.vision_tower) && t.linear.is_some_and(|kinds| kinds.iter().any(|k| l.targets.contains(k)))
 }
 
 /// What `state_bytes` found, for the other parts of the model.
@@ -256,6 +257,8 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
+    // Adapters on linears whose weight the forward reads directly (`ParamTensor::adapter_bypassed`).
+    let mut idle_adapters = 0.0;
     let lora = training.lora.as_ref();
     let ab = adapter_budget(training, b);
     for t in tensors {
@@ -294,7 +297,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
         let frozen = 1.0 - trainable;
         if frozen > 0.0 {
             let frozen_bytes = match lora {
-                Some(l) if l.base == LoraBase::Nf4 && t.linear.is_some() => nf4_bytes_per_weight(l.double_quant),
+                Some(l) if l.base == LoraBase::Nf4 && t.is_quantized_linear() => nf4_bytes_per_weight(l.double_quant),
                 // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that
                 // is not a `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209): embeddings,
                 // norms, the head. Measured in `lora.json` (`qlora_cpu`). torchtune does not
@@ -312,26 +315,34 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
             }
         }
         if let Some(l) = lora {
-            if lora_adapts(t, &l.targets) {
+            if lora_adapts(t, l) {
                 let (inp, out) = t.lora_dims.unwrap_or((0, 0));
                 let per_copy = l.rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
+                summary.trainable_params += per_copy * arch.multiplicity(t.scope);
+                summary.params_local += a;
+                if t.adapter_bypassed {
+                    // PEFT makes the adapter (and counts it trainable), but the forward reads
+                    // the base weight directly: no gradient reaches it, and torch's optimizers
+                    // make no state for a parameter whose `grad` is None (`torch/optim/adam.py`
+                    // `_init_group`: `if p.grad is not None`). Its weights only.
+                    idle_adapters += a;
+                    continue;
+                }
                 adapters += a;
                 let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
                 adapter_states += optimizer_state_bytes(training.optimizer, &adapter, ab.state) * copies;
                 // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
                 paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
-                summary.trainable_params += per_copy * arch.multiplicity(t.scope);
                 summary.trainable_local += a;
                 if t.scope.in_blocks() {
                     summary.block_params_local += a / layout.layers_on_stage.max(1.0);
                     summary.block_trainable_local += a / layout.layers_on_stage.max(1.0);
                 }
-                summary.params_local += a;
             }
         }
     }
-    weights += adapters * ab.weight;
+    weights += (adapters + idle_adapters) * ab.weight;
     grads += adapters * ab.grad;
     master += adapters * ab.master;
     states += adapter_states;

@@ -30,20 +30,27 @@ use crate::scenario::Scenario;
 
 const T: Target = Target::Accelerate;
 
-/// The module names PEFT matches for each adapted linear (Llama-style naming).
-pub fn module_name(kind: LinearKind) -> &'static str {
+/// The module names PEFT matches for each adapted linear (Llama-style naming; a mixer's
+/// linears under every name the hybrid families give them, `arch/mixer.rs`: PEFT refuses a
+/// list only when none of its names is found).
+pub fn module_names(kind: LinearKind) -> &'static [&'static str] {
     match kind {
-        LinearKind::Q => "q_proj",
-        LinearKind::K => "k_proj",
-        LinearKind::V => "v_proj",
-        LinearKind::O => "o_proj",
-        LinearKind::Gate => "gate_proj",
-        LinearKind::Up => "up_proj",
-        LinearKind::Down => "down_proj",
-        LinearKind::AddQ => "add_q_proj",
-        LinearKind::AddK => "add_k_proj",
-        LinearKind::AddV => "add_v_proj",
-        LinearKind::AddO => "to_add_out",
+        LinearKind::Q => &["q_proj"],
+        LinearKind::K => &["k_proj"],
+        LinearKind::V => &["v_proj"],
+        LinearKind::O => &["o_proj"],
+        LinearKind::Gate => &["gate_proj"],
+        LinearKind::Up => &["up_proj"],
+        LinearKind::Down => &["down_proj"],
+        LinearKind::AddQ => &["add_q_proj"],
+        LinearKind::AddK => &["add_k_proj"],
+        LinearKind::AddV => &["add_v_proj"],
+        LinearKind::AddO => &["to_add_out"],
+        LinearKind::MixerIn => &["in_proj", "in_proj_qkvz", "in_proj_qkv", "in_proj_z"],
+        LinearKind::MixerGates => &["in_proj_ba", "in_proj_b", "in_proj_a"],
+        LinearKind::XProj => &["x_proj"],
+        LinearKind::DtProj => &["dt_proj"],
+        LinearKind::MixerOut => &["out_proj"],
     }
 }
 
@@ -149,7 +156,7 @@ pub fn trainer_args(s: &Scenario, fsdp: bool) -> Result<Vec<String>, InputError>
     if let Some(lora) = &t.lora {
         a.push("--use_peft true".into());
         a.push(format!("--lora_r {}", lora.rank));
-        let modules: Vec<&str> = lora.targets.iter().map(|&k| module_name(k)).collect();
+        let modules: Vec<&str> = lora.targets.iter().flat_map(|&k| module_names(k).iter().copied()).collect();
         a.push(format!("--lora_target_modules {}", modules.join(" ")));
         a.push(format!("--lora_dropout {}", lora.dropout));
         if lora.base == LoraBase::Nf4 {

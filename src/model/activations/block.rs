@@ -57,7 +57,9 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
     if let Some(l) = &c.lora {
         use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
         let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
-        let mlp = l.adapted(&[Gate, Up], t.mlp.fused_gate_up && t.mlp.gated) + l.adapted(&[Down], false);
+        // A non-gated MLP has no gate linear: its `fc1` is the up projection.
+        let reads = if t.mlp.gated { l.adapted(&[Gate, Up], t.mlp.fused_gate_up) } else { l.adapted(&[Up], false) };
+        let mlp = reads + l.adapted(&[Down], false);
         push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
         push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }

@@ -6,12 +6,20 @@
 //! `tests/hybrids.rs`.
 //!
 //! Every mixer also keeps its input projection's input (the block norm's output; one
-//! 16-bit copy per projection under autocast, none when the projection is frozen under
-//! LoRA, which does not target mixers here).
+//! 16-bit copy per projection under autocast) and, where `out_proj` is called as a module
+//! (Jamba, Gated DeltaNet, LFM2), its input. Under LoRA the frozen projections keep neither;
+//! the adapters PEFT puts on the mixer's linears keep theirs (`lora.rs`: the input, its
+//! dropout mask and copy, `lora_A`'s output), except those on linears whose weight the CUDA
+//! path reads directly, which never run (`ParamTensor::adapter_bypassed`, `arch/mixer.rs`):
+//! Mamba's adapters run on `in_proj` only, Jamba's on all but `dt_proj`, the Mamba-2
+//! family's on `in_proj` only. Measured with PEFT on the torch fallbacks, where the same
+//! adapters run but Mamba's `x_proj` and `out_proj` and Mamba-2's `out_proj`
+//! (`tests/fixtures/measured/mixer_lora.json`, `tests/mixer_lora.rs`).
 
+use super::lora::{adapter_inputs, adapter_intermediates};
 use super::norm::linear_inputs;
 use super::term::{push, ActTerm, Ctx, Place, Split};
-use crate::model::arch::{Mixer, Scope, TransformerArch};
+use crate::model::arch::{LinearKind, Mixer, Scope, TransformerArch};
 use crate::model::dtype::F32;
 
 /// The tokens per scan chunk whose fp32 intermediates `selective_scan_cuda.fwd` keeps
@@ -28,13 +36,35 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<Ac
     let place = Place::Block(Scope::Mixer);
     let h = t.hidden as f64;
     let (tok, x) = (c.tokens, c.x);
-    // The input projections read the block norm's output (frozen under LoRA: none).
-    let projections = match mixer {
-        Mixer::GatedDeltaNet { .. } => 2.0,
-        _ => 1.0,
+    // `out_proj`'s input where the forward calls it as a module, and its width.
+    let out_width = match *mixer {
+        Mixer::Mamba { inner, dt_norms: true, .. } => Some(inner as f64),
+        Mixer::GatedDeltaNet { value_heads, value_dim, .. } => Some((value_heads * value_dim) as f64),
+        Mixer::ShortConv { .. } => Some(h),
+        Mixer::Mamba { .. } | Mixer::Mamba2 { .. } => None,
     };
-    if c.lora.is_none() {
-        push(out, "mixer input projection inputs", linear_inputs(c, h, projections), Split::Sequence, place);
+    match &c.lora {
+        None => {
+            push(out, "mixer input projection inputs", linear_inputs(c, h, mixer.input_projections().len() as f64), Split::Sequence, place);
+            if let Some(w) = out_width {
+                push(out, "mixer output projection input", x * tok * w, Split::Tensor, place);
+            }
+        }
+        Some(l) => {
+            let adapted = |kinds: &[LinearKind]| kinds.iter().filter(|k| l.targets.contains(k)).count() as f64;
+            let inputs = adapted(mixer.input_projections());
+            push(out, "LoRA adapter inputs (mixer input projections)", adapter_inputs(c, l, h, inputs, false), Split::Sequence, place);
+            // Jamba's `x_proj` reads the conv output, which the scan keeps anyway (below).
+            let x_proj = match *mixer {
+                Mixer::Mamba { inner, dt_norms: true, .. } => Some((inner as f64, adapted(&[LinearKind::XProj]))),
+                _ => None,
+            };
+            let outs = out_width.map(|w| (w, adapted(&[LinearKind::MixerOut])));
+            let inner = x_proj.map_or(0.0, |(w, n)| adapter_inputs(c, l, w, n, true)) + outs.map_or(0.0, |(w, n)| adapter_inputs(c, l, w, n, false));
+            push(out, "LoRA adapter inputs (mixer inner projections)", inner, Split::Tensor, place);
+            let modules = inputs + x_proj.map_or(0.0, |(_, n)| n) + outs.map_or(0.0, |(_, n)| n);
+            push(out, "LoRA adapter intermediates (mixer)", adapter_intermediates(c, l, modules), Split::Sequence, place);
+        }
     }
     let bytes = match *mixer {
         // `MambaInnerFn.forward` (state-spaces/mamba `mamba_ssm/ops/selective_scan_interface.py`,
@@ -50,10 +80,10 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<Ac
         // the in_proj output, 2·d), `x_proj` its input (the conv output, d), the three RMSNorms
         // their inputs and fp32 statistics (R, N, N), `dt_proj` its input (R),
         // `selective_scan_fn` (`SelectiveScanFn`) Δ (d), B and C (N each), z (a view), the
-        // intermediates and its output (d), and `out_proj` the gated output (d).
+        // intermediates and its output (d); `out_proj`'s input, the gated output, is above.
         Mixer::Mamba { inner, state, dt_rank, dt_norms: true, .. } => {
             let (d, n, r) = (inner as f64, state as f64, dt_rank as f64);
-            x * tok * (2.0 * d + d + (r + 2.0 * n) + r + d + 2.0 * n + d + d) + F32 * tok * 3.0 + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
+            x * tok * (2.0 * d + d + (r + 2.0 * n) + r + d + 2.0 * n + d) + F32 * tok * 3.0 + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
         }
         // `MambaSplitConv1dScanCombinedFn.forward` (state-spaces/mamba
         // `mamba_ssm/ops/triton/ssd_combined.py`) saves zxbcdt, the whole in_proj output
@@ -71,19 +101,19 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<Ac
         // fp32 rstd per head, v made contiguous by `input_guard` (V), the fp32 cumulated gate g
         // and β per value head, and the WY matrix A, 64 per token and value head in the input
         // dtype), the gate's fp32 softplus input and product (2 per value head), fla's
-        // `FusedRMSNormGated` (its input V, the gate z V, fp32 rstd per value head) and
-        // `out_proj`'s input (V). K = Hk·dk, V = Hv·dv.
+        // `FusedRMSNormGated` (its input V, the gate z V, fp32 rstd per value head);
+        // `out_proj`'s input (V) is above. K = Hk·dk, V = Hv·dv.
         Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, .. } => {
             let (k, v, hk, hv) = ((key_heads * key_dim) as f64, (value_heads * value_dim) as f64, key_heads as f64, value_heads as f64);
             let conv_input = 2.0 * k + v;
             let kernel = 2.0 * k + v + hv + FLA_CHUNK * hv;
-            let norm = 3.0 * v;
+            let norm = 2.0 * v;
             x * tok * (conv_input + kernel + norm) + F32 * tok * (2.0 * hk + hv + 2.0 * hv + hv)
         }
         // LFM2 (`modeling_lfm2.py` `Lfm2ShortConv.forward`): `B * x` keeps both (views of the
-        // in_proj output, 3h), the conv keeps its input B·x (h), `C * conv` the conv output
-        // (h), and `out_proj` the contiguous product (h).
-        Mixer::ShortConv { .. } => x * tok * (3.0 * h + h + h + h),
+        // in_proj output, 3h), the conv keeps its input B·x (h) and `C * conv` the conv output
+        // (h); `out_proj`'s input, the contiguous product (h), is above.
+        Mixer::ShortConv { .. } => x * tok * (3.0 * h + h + h),
     };
     push(out, "mixer saved tensors (fused CUDA kernels)", bytes, Split::Tensor, place);
 }

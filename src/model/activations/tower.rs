@@ -7,16 +7,22 @@
 //! an image (Qwen2.5-VL's windows change which keys a patch sees, not what SDPA's flash or
 //! memory-efficient kernels save: q, k, v, the output and the logsumexp). Its patch
 //! embedding keeps the pixels (a Conv3d/Conv2d input). A frozen tower (`frozen.vision_tower`,
-//! or LoRA, which adapts no tower module here) reads inputs that need no gradient, so
-//! autograd saves nothing in it; a trained projector still keeps its inputs. Checked on tiny
-//! towers on CPU in `tests/fixtures/measured/vlm_activations.json` (`tests/vlm.rs`).
+//! or LoRA without `Lora::vision_tower`) reads inputs that need no gradient, so autograd
+//! saves nothing in it; a trained projector still keeps its inputs. Checked on tiny towers on
+//! CPU in `tests/fixtures/measured/vlm_activations.json` (`tests/vlm.rs`).
+//!
+//! LoRA on the tower (`Lora::vision_tower`): its blocks save what a LoRA-adapted text block
+//! saves (`lora.rs`: frozen norms without their weight's operand, the adapters' inputs and
+//! `lora_A` outputs), the pixels are not kept (the patch embedding is frozen and its input
+//! needs no gradient), and the frozen projector keeps only what its input's gradient needs.
+//! Measured with PEFT in `tower_lora.json` (`tests/tower_lora.rs`).
 
 use super::block::block_terms;
-use super::norm::{norm_saved, weight_operand};
-use super::term::{push, ActTerm, Ctx, Place, Split};
-use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
+use super::norm::{norm_saved, residual_norm, weight_operand};
+use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
+use crate::model::arch::{Activation, AttentionPart, LinearKind, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
-use crate::model::inputs::Training;
+use crate::model::inputs::{Attention, Training};
 
 /// The tower's blocks as a text transformer's: `layers` encoder blocks of its width.
 fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
@@ -79,57 +85,122 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
     // Each image (Qwen: each temporal group; Idefics3: each tile) is its own sequence.
     let images = (visual.images * tower.sequences(w, h, visual.frames)).max(1) as f64;
     let per_image = patches as f64 / images;
-    let frozen = training.frozen.vision_tower || training.lora.is_some();
+    // LoRA on the tower's linears (`Lora::vision_tower`): a frozen tower whose blocks run
+    // adapters, so everything after the first adapter needs a gradient.
+    let adapted = c.lora.as_ref().filter(|_| training.lora.as_ref().is_some_and(|l| l.vision_tower));
+    let frozen = training.frozen.vision_tower || (training.lora.is_some() && adapted.is_none());
     if !frozen {
         let blocks = tower_as_blocks(tower);
-        let vc = Ctx { tokens: c.b * patches as f64, b: c.b * images, s: per_image, s_full: per_image, lora: None, frozen_norms: false, ..*c };
+        let lora = adapted.map(|l| LoraCtx { rank: l.rank, dropout: l.dropout, fp32: l.fp32, targets: l.targets.clone() });
+        let vc = Ctx { tokens: c.b * patches as f64, b: c.b * images, s: per_image, s_full: per_image, lora, frozen_norms: adapted.is_some(), ..*c };
         let mut inner = Vec::new();
         block_terms(&blocks, training, &vc, &mut inner);
         let mut per_block: f64 = inner.iter().map(|t| t.bytes).sum();
-        if tower.kind == TowerKind::InternVl {
+        if tower.kind == TowerKind::InternVl && adapted.is_none() {
             // The layer scales, `lambda_1 * attention_output` and `lambda_2 * layer_output`:
-            // each keeps its input for the vector's gradient.
+            // each keeps its input for the vector's gradient (none when the vector is frozen).
             per_block += 2.0 * c.x * vc.tokens * tower.hidden as f64;
+        }
+        if matches!(tower.kind, TowerKind::Qwen25Vl | TowerKind::Qwen3Vl) && training.attention != Attention::Flash {
+            // Qwen's vision attention runs SDPA per image (window) and concatenates the outputs
+            // (`modeling_qwen2_5_vl.py` `Qwen2_5_VLVisionAttention.forward`, lines 316–337:
+            // `torch.cat(attn_outputs, dim=1)`; `modeling_qwen3_vl.py` line 320): `proj` reads
+            // that copy, which it keeps (trained) or its adapter does (LoRA); flash attention's
+            // one varlen call leaves a view.
+            if adapted.is_none_or(|l| l.adapted(&[LinearKind::O], false) > 0.0) {
+                per_block += c.x * vc.tokens * tower.hidden as f64;
+            }
         }
         if tower.kind == TowerKind::Clip {
             // CLIP's `quick_gelu`, x · sigmoid(1.702 x), keeps the sigmoid's output beside its
             // input: one more intermediate-wide tensor than a fused GELU.
             per_block += c.x * vc.tokens * tower.ffn as f64;
             // `pre_layrnorm` before the first block (a LayerNorm: its input and two fp32
-            // statistics per row).
-            push(out, "vision tower pre-norm", norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x), Split::Sequence, Place::Input);
+            // statistics per row), when its input (the embeddings) needs a gradient.
+            if adapted.is_none() {
+                push(out, "vision tower pre-norm", norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x), Split::Sequence, Place::Input);
+            }
         }
-        push(out, "vision tower blocks", per_block * tower.layers as f64, Split::Sequence, Place::Input);
+        // With LoRA on the tower, the first block's input (the frozen patch embedding's output)
+        // needs no gradient: its attention norm keeps nothing.
+        let first_norm = if adapted.is_some() { residual_norm(blocks.norm.kind, &vc, tower.hidden as f64) } else { 0.0 };
+        // Qwen3-VL's DeepStack mergers run right after their blocks and their LayerNorm keeps
+        // the block's output (a view of it, `use_postshuffle_norm`), counted with the projector:
+        // the next block's norm1 keeps the same storage (`modeling_qwen3_vl.py`
+        // `Qwen3VLVisionModel.forward`; every listed index is followed by a block in the Hub
+        // configs, 8, 16 and 24 of 27).
+        let deepstack_shared = if tower.kind == TowerKind::Qwen3Vl { tower.deepstack as f64 * c.r * vc.tokens * tower.hidden as f64 } else { 0.0 };
+        push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
         let edges = match tower.kind {
             // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
             // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
             TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
             // Idefics3's too, and the position ids its embedding computes per tile (bucketed
-            // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which the
+            // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which a trained
             // position embedding keeps for its backward; SigLIP's are a buffer.
-            TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + 8.0 * vc.tokens,
-            // CLIP's `post_layernorm` runs on the pooled class token only.
-            TowerKind::Clip => norm_saved(NormKind::Layernorm, vc.b, tower.hidden as f64, c.x),
+            TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + if adapted.is_none() { 8.0 * vc.tokens } else { 0.0 },
+            // CLIP's `post_layernorm` runs on the pooled class token only
+            // (`last_hidden_state[:, 0, :]`, `modeling_clip.py` `CLIPVisionTransformer.forward`),
+            // but the input it keeps is that select's view, which keeps the whole last hidden
+            // state's storage alive; its two fp32 statistics are per class token.
+            TowerKind::Clip => c.x * vc.tokens * tower.hidden as f64 + 2.0 * F32 * vc.b,
             // InternViT's final LayerNorm over every token, unless it mean-pools.
             TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
             TowerKind::InternVl => 0.0,
         };
         push(out, "vision tower rotary tables and final norm", edges, Split::Sequence, Place::Input);
-        // The patch embedding keeps its input pixels (16-bit under autocast or in bf16); CLIP's
-        // class token is not a patch.
-        let pixel = if c.x == F32 { F32 } else { HALF };
-        let pixel_patches = if matches!(tower.kind, TowerKind::Clip | TowerKind::InternVl) { patches as f64 - images } else { patches as f64 };
-        let pixels_per_patch = (tower.channels * tower.temporal_patch * tower.patch * tower.patch) as f64;
-        push(out, "vision tower patch-embedding input (pixels)", pixel * c.b * pixel_patches * pixels_per_patch, Split::Sequence, Place::Input);
+        if adapted.is_none() {
+            // The patch embedding keeps its input pixels (16-bit under autocast or in bf16) for
+            // its weight's gradient; CLIP's class token is not a patch.
+            let pixel = if c.x == F32 { F32 } else { HALF };
+            let pixel_patches = if matches!(tower.kind, TowerKind::Clip | TowerKind::InternVl) { patches as f64 - images } else { patches as f64 };
+            let pixels_per_patch = (tower.channels * tower.temporal_patch * tower.patch * tower.patch) as f64;
+            push(out, "vision tower patch-embedding input (pixels)", pixel * c.b * pixel_patches * pixels_per_patch, Split::Sequence, Place::Input);
+        }
+    }
+    let counts = (patches as f64, tokens as f64, images);
+    if adapted.is_some() {
+        push(out, "projector input", frozen_projector_bytes(tower, c, counts), Split::Sequence, Place::Input);
+        return;
     }
     if training.lora.is_some() {
         // LoRA adapts no tower or projector module here: nothing on the vision side needs a
         // gradient, so nothing is saved.
         return;
     }
-    let bytes = projector_bytes(tower, frozen, c, (patches as f64, tokens as f64, images));
+    let bytes = projector_bytes(tower, frozen, c, counts);
     push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}
+
+/// The projector's saved tensors when it is frozen but its input needs a gradient (LoRA on the
+/// tower, `Lora::vision_tower`): its linears keep nothing (their weights need no gradient), its
+/// norms their input and statistics but not the weight's operand, its GELU its input. Measured
+/// for Qwen2.5-VL, Gemma 3 and LLaVA (`tower_lora.json`); the other projectors follow the same
+/// rules over their modules.
+fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
+    let (x, b) = (c.x, c.b);
+    let h = tower.hidden as f64;
+    let merged = h * (tower.merge * tower.merge) as f64;
+    let frozen_norm = |kind: NormKind, rows: f64, width: f64| norm_saved(kind, rows, width, x) - weight_operand(kind, rows, width, x);
+    let gelu = |width: f64| x * b * tokens * width;
+    match tower.kind {
+        // ln_q over the patches, the GELU between mlp.0 and mlp.2.
+        TowerKind::Qwen25Vl => b * frozen_norm(NormKind::Rmsnorm, patches, h) + gelu(merged),
+        // The merger's LayerNorm over the patches and its GELU; each DeepStack merger's
+        // LayerNorm over the merged tokens and its GELU.
+        TowerKind::Qwen3Vl => {
+            b * frozen_norm(NormKind::Layernorm, patches, h) + gelu(merged) + tower.deepstack as f64 * (b * frozen_norm(NormKind::Layernorm, tokens, merged) + gelu(merged))
+        }
+        // The average pool's input, `mm_soft_emb_norm` over the pooled tokens.
+        TowerKind::Siglip => x * b * patches * h + b * frozen_norm(NormKind::GemmaRmsnorm, tokens, h),
+        // One frozen linear; the pixel shuffle and one frozen linear.
+        TowerKind::PaliGemma | TowerKind::Idefics3 => 0.0,
+        // LayerNorm over the shuffled tokens, the GELU between the two linears (text-wide).
+        TowerKind::InternVl => b * frozen_norm(NormKind::Layernorm, tokens, merged) + gelu(tower.text_hidden as f64),
+        // The GELU between linear_1 and linear_2 over the patch features, text-wide.
+        TowerKind::Clip => x * b * (patches - images) * tower.text_hidden as f64,
+    }
 }
 
 /// The projector's saved tensors for one micro-batch: `patches` the tower read, `tokens` the

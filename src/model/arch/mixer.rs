@@ -32,7 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
 /// One non-attention token mixer, with the shapes its parameters and state take.
@@ -88,6 +88,11 @@ pub enum Mixer {
         value_dim: u64,
         /// `linear_conv_kernel_dim`.
         conv: u64,
+        /// Qwen3.5's four input matrices (`in_proj_qkv`, `in_proj_z`, `in_proj_b`,
+        /// `in_proj_a`) instead of Qwen3-Next's two fused ones: the same elements, but twice
+        /// as many modules for LoRA.
+        #[serde(default)]
+        split_projections: bool,
     },
     /// LFM2's gated short convolution.
     ShortConv {
@@ -118,7 +123,7 @@ impl Mixer {
                 }
                 Ok(())
             }
-            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, conv } => {
+            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, conv, .. } => {
                 check_dim("linear_num_key_heads", key_heads)?;
                 check_dim("linear_num_value_heads", value_heads)?;
                 check_dim("linear_key_head_dim", key_dim)?;
@@ -178,14 +183,26 @@ impl Mixer {
 
     /// Parameter tensors of one mixer, in `Scope::Mixer`, following the module trees named
     /// in the module doc (checked against transformers' counts in `family_sweep.json` and
-    /// `hybrid_params.json`).
+    /// `hybrid_params.json`). The `nn.Linear`s are LoRA targets (`LinearKind::MIXER`); those
+    /// whose weight the CUDA training path reads directly are marked `bypassed`: Mamba's
+    /// `mamba_inner_fn` takes `x_proj.weight`, `dt_proj.weight` and `out_proj.weight`
+    /// (transformers 5.25 `modeling_mamba.py` `MambaMixer.forward`, lines 575–589), every
+    /// Mamba forward computes Δ as `self.dt_proj.weight @ time_step` (line 616; Jamba
+    /// `modeling_jamba.py` line 729), and the Mamba-2 family's
+    /// `mamba2_split_conv1d_scan_combined` takes `outproj_weight=self.out_proj.weight`
+    /// (`modeling_mamba2.py` line 681, `modeling_bamba.py` 872, `modeling_nemotron_h.py` 682,
+    /// `modeling_falcon_h1.py` 887, `modeling_granitemoehybrid.py` 793).
     pub fn param_tensors(&self, h: u64, out: &mut Vec<ParamTensor>) {
         use TpSplit::*;
         let s = Scope::Mixer;
-        let linear = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Sharded);
+        let linear = |name: &'static str, kinds: &'static [LinearKind], o: u64, i: u64| ParamTensor::linear(name, kinds, o, i, s);
         match *self {
             Mixer::Mamba { inner, state, conv, dt_rank, conv_bias, proj_bias, dt_norms } => {
-                out.push(linear("mixer.in_proj", 2 * inner, h));
+                // Jamba's norms on Δ, B and C keep it off the fused function: only its Δ
+                // projection is read directly.
+                let fused = !dt_norms;
+                let bypass = |t: ParamTensor, bypassed: bool| if bypassed { t.bypassed() } else { t };
+                out.push(linear("mixer.in_proj", MIXER_IN, 2 * inner, h));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.in_proj.bias", 2 * inner, s, Sharded));
                 }
@@ -193,8 +210,8 @@ impl Mixer {
                 if conv_bias {
                     out.push(ParamTensor::vector("mixer.conv1d.bias", inner, s, Sharded));
                 }
-                out.push(linear("mixer.x_proj", dt_rank + 2 * state, inner));
-                out.push(linear("mixer.dt_proj", inner, dt_rank));
+                out.push(bypass(linear("mixer.x_proj", X_PROJ, dt_rank + 2 * state, inner), fused));
+                out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed());
                 out.push(ParamTensor::vector("mixer.dt_proj.bias", inner, s, Sharded));
                 out.push(ParamTensor::new("mixer.A_log", &[inner, state], s, Sharded));
                 out.push(ParamTensor::vector("mixer.D", inner, s, Sharded));
@@ -203,14 +220,14 @@ impl Mixer {
                     out.push(ParamTensor::vector("mixer.b_layernorm", state, s, Replicated));
                     out.push(ParamTensor::vector("mixer.c_layernorm", state, s, Replicated));
                 }
-                out.push(linear("mixer.out_proj", h, inner));
+                out.push(bypass(linear("mixer.out_proj", MIXER_OUT, h, inner), fused));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.out_proj.bias", h, s, Replicated));
                 }
             }
             Mixer::Mamba2 { inner, heads, groups, state, conv_bias, proj_bias, gated_norm, .. } => {
                 let width = 2 * inner + 2 * groups * state + heads;
-                out.push(linear("mixer.in_proj", width, h));
+                out.push(linear("mixer.in_proj", MIXER_IN, width, h));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.in_proj.bias", width, s, Sharded));
                 }
@@ -225,27 +242,35 @@ impl Mixer {
                 if gated_norm {
                     out.push(ParamTensor::vector("mixer.norm", inner, s, Sharded));
                 }
-                out.push(linear("mixer.out_proj", h, inner));
+                out.push(linear("mixer.out_proj", MIXER_OUT, h, inner).bypassed());
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.out_proj.bias", h, s, Replicated));
                 }
             }
-            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, .. } => {
+            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, split_projections, .. } => {
                 let (k, v) = (key_heads * key_dim, value_heads * value_dim);
-                // Qwen3-Next fuses q, k, v, z into `in_proj_qkvz` and β, α into `in_proj_ba`;
-                // Qwen3.5 keeps four matrices: the same elements.
-                out.push(linear("mixer.in_proj_qkvz", 2 * k + 2 * v, h));
-                out.push(linear("mixer.in_proj_ba", 2 * value_heads, h));
+                // Qwen3-Next fuses q, k, v, z into `in_proj_qkvz` and β, α into `in_proj_ba`
+                // (`modeling_qwen3_next.py`); Qwen3.5 keeps four matrices (`modeling_qwen3_5.py`
+                // lines 595–598): the same elements.
+                if split_projections {
+                    out.push(linear("mixer.in_proj_qkv", MIXER_IN, 2 * k + v, h));
+                    out.push(linear("mixer.in_proj_z", MIXER_IN, v, h));
+                    out.push(linear("mixer.in_proj_b", MIXER_GATES, value_heads, h));
+                    out.push(linear("mixer.in_proj_a", MIXER_GATES, value_heads, h));
+                } else {
+                    out.push(linear("mixer.in_proj_qkvz", MIXER_IN, 2 * k + 2 * v, h));
+                    out.push(linear("mixer.in_proj_ba", MIXER_GATES, 2 * value_heads, h));
+                }
                 out.push(ParamTensor::new("mixer.conv1d", &[self.conv_channels(h), 1, self.conv_width()], s, Sharded));
                 out.push(ParamTensor::vector("mixer.dt_bias", value_heads, s, Sharded));
                 out.push(ParamTensor::vector("mixer.A_log", value_heads, s, Sharded));
                 out.push(ParamTensor::vector("mixer.norm", value_dim, s, Replicated));
-                out.push(linear("mixer.out_proj", h, v));
+                out.push(linear("mixer.out_proj", MIXER_OUT, h, v));
             }
             Mixer::ShortConv { conv, bias } => {
-                out.push(linear("mixer.in_proj", 3 * h, h));
+                out.push(linear("mixer.in_proj", MIXER_IN, 3 * h, h));
                 out.push(ParamTensor::new("mixer.conv", &[h, 1, conv], s, Sharded));
-                out.push(linear("mixer.out_proj", h, h));
+                out.push(linear("mixer.out_proj", MIXER_OUT, h, h));
                 if bias {
                     out.push(ParamTensor::vector("mixer.in_proj.bias", 3 * h, s, Sharded));
                     out.push(ParamTensor::vector("mixer.conv.bias", h, s, Sharded));
@@ -254,7 +279,22 @@ impl Mixer {
             }
         }
     }
+
+    /// The kind of each input projection module that reads the block norm's output.
+    pub fn input_projections(&self) -> &'static [LinearKind] {
+        match self {
+            Mixer::GatedDeltaNet { split_projections: true, .. } => &[LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::MixerGates],
+            Mixer::GatedDeltaNet { .. } => &[LinearKind::MixerIn, LinearKind::MixerGates],
+            _ => &[LinearKind::MixerIn],
+        }
+    }
 }
+
+const MIXER_IN: &[LinearKind] = &[LinearKind::MixerIn];
+const MIXER_GATES: &[LinearKind] = &[LinearKind::MixerGates];
+const X_PROJ: &[LinearKind] = &[LinearKind::XProj];
+const DT_PROJ: &[LinearKind] = &[LinearKind::DtProj];
+const MIXER_OUT: &[LinearKind] = &[LinearKind::MixerOut];
 
 /// Which blocks of a hybrid stack hold which part. Counts, not positions: the memory of a
 /// stack does not depend on the order of its blocks (pipeline stages take their share).

@@ -74,10 +74,23 @@ pub enum LinearKind {
     AddK,
     AddV,
     AddO,
+    /// A non-attention mixer's input projection (`arch/mixer.rs`): Mamba's, Mamba-2's and
+    /// LFM2's `in_proj`, Qwen3-Next's `in_proj_qkvz` (Qwen3.5's `in_proj_qkv` and `in_proj_z`).
+    MixerIn,
+    /// Gated DeltaNet's β and α projection: Qwen3-Next's `in_proj_ba` (Qwen3.5's `in_proj_b`
+    /// and `in_proj_a`).
+    MixerGates,
+    /// Mamba's `x_proj` (Δ, B and C from the conv output).
+    XProj,
+    /// Mamba's `dt_proj` (Δ's low-rank projection up to d_inner).
+    DtProj,
+    /// A non-attention mixer's `out_proj` (LFM2's attention names its output projection
+    /// `out_proj` too: that one is `O`).
+    MixerOut,
 }
 
 impl LinearKind {
-    pub const ALL: [LinearKind; 11] = [
+    pub const ALL: [LinearKind; 16] = [
         LinearKind::Q,
         LinearKind::K,
         LinearKind::V,
@@ -89,7 +102,15 @@ impl LinearKind {
         LinearKind::AddK,
         LinearKind::AddV,
         LinearKind::AddO,
+        LinearKind::MixerIn,
+        LinearKind::MixerGates,
+        LinearKind::XProj,
+        LinearKind::DtProj,
+        LinearKind::MixerOut,
     ];
+
+    /// The kinds of a non-attention mixer's linears.
+    pub const MIXER: [LinearKind; 5] = [LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::XProj, LinearKind::DtProj, LinearKind::MixerOut];
 }
 
 /// One parameter tensor of the model (or one per block / per expert, see `scope`).
@@ -107,6 +128,11 @@ pub struct ParamTensor {
     pub linear: Option<&'static [LinearKind]>,
     /// For a LoRA target: `(in_features, out_features)` of the whole linear.
     pub lora_dims: Option<(u64, u64)>,
+    /// The forward reads this linear's weight directly instead of calling the module, so a
+    /// LoRA adapter PEFT puts on it never runs: its parameters exist, but it saves nothing and
+    /// gets no gradient (Mamba's `x_proj`, `dt_proj` and `out_proj` in `mamba_inner_fn`,
+    /// Mamba-2's `out_proj` in the fused SSD kernel: `arch/mixer.rs`).
+    pub adapter_bypassed: bool,
     /// An embedding lookup table (read by index, never cast by autocast).
     pub table: bool,
 }
@@ -117,12 +143,17 @@ impl ParamTensor {
         let mut shape = [1; 4];
         let ndim = dims.len().min(4);
         shape[..ndim].copy_from_slice(&dims[..ndim]);
-        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, table: false }
+        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, adapter_bypassed: false, table: false }
     }
 
     /// The weight `[out, in]` of a linear layer that LoRA may adapt.
     pub fn linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64, scope: Scope) -> Self {
         ParamTensor { linear: Some(kinds), lora_dims: Some((inp, out)), ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded) }
+    }
+
+    /// This linear's weight read directly by the forward (`adapter_bypassed`).
+    pub fn bypassed(self) -> Self {
+        ParamTensor { adapter_bypassed: true, ..self }
     }
 
     /// A bias or norm vector of `n` elements.
@@ -143,6 +174,13 @@ impl ParamTensor {
     /// Elements in one copy.
     pub fn numel(&self) -> f64 {
         self.shape().iter().map(|&d| d as f64).product()
+    }
+
+    /// A linear that weight formats quantise (QLoRA's NF4, serving's int8/int4/fp8/GGUF):
+    /// the language model's, not a vision tower's, which keeps the model's 16-bit dtype here as
+    /// it did before its linears were LoRA targets (not measured).
+    pub fn is_quantized_linear(&self) -> bool {
+        self.linear.is_some() && self.scope != Scope::Tower
     }
 
     /// Whether autocast casts this tensor for a matmul or convolution (every weight matrix

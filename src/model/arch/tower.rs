@@ -50,7 +50,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
-use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
 
@@ -322,6 +322,7 @@ impl VisionTower {
         let (h, f, p, c) = (self.hidden, self.ffn, self.patch, self.channels);
         let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
         let m = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Replicated);
+        let l = |name: &'static str, kinds: &'static [LinearKind], o: u64, i: u64| tower_linear(name, kinds, o, i);
         let per_layer = |out: &mut Vec<ParamTensor>, one: &dyn Fn(&mut Vec<ParamTensor>)| {
             for _ in 0..self.layers {
                 one(out);
@@ -333,15 +334,15 @@ impl VisionTower {
                 per_layer(out, &|out| {
                     out.push(v("vision.norm1", h));
                     out.push(v("vision.norm2", h));
-                    out.push(m("vision.attn.qkv", 3 * h, h));
+                    out.push(l("vision.attn.qkv", QKV, 3 * h, h));
                     out.push(v("vision.attn.qkv.bias", 3 * h));
-                    out.push(m("vision.attn.proj", h, h));
+                    out.push(l("vision.attn.proj", O, h, h));
                     out.push(v("vision.attn.proj.bias", h));
-                    for name in ["vision.mlp.gate_proj", "vision.mlp.up_proj"] {
-                        out.push(m(name, f, h));
+                    for (name, kinds) in [("vision.mlp.gate_proj", GATE), ("vision.mlp.up_proj", UP)] {
+                        out.push(l(name, kinds, f, h));
                         out.push(v(name, f));
                     }
-                    out.push(m("vision.mlp.down_proj", h, f));
+                    out.push(l("vision.mlp.down_proj", DOWN, h, f));
                     out.push(v("vision.mlp.down_proj.bias", h));
                 });
                 let merged = h * self.merge * self.merge;
@@ -358,13 +359,13 @@ impl VisionTower {
                 per_layer(out, &|out| {
                     out.push(v("vision.norm1", 2 * h));
                     out.push(v("vision.norm2", 2 * h));
-                    out.push(m("vision.attn.qkv", 3 * h, h));
+                    out.push(l("vision.attn.qkv", QKV, 3 * h, h));
                     out.push(v("vision.attn.qkv.bias", 3 * h));
-                    out.push(m("vision.attn.proj", h, h));
+                    out.push(l("vision.attn.proj", O, h, h));
                     out.push(v("vision.attn.proj.bias", h));
-                    out.push(m("vision.mlp.linear_fc1", f, h));
+                    out.push(l("vision.mlp.linear_fc1", UP, f, h));
                     out.push(v("vision.mlp.linear_fc1.bias", f));
-                    out.push(m("vision.mlp.linear_fc2", h, f));
+                    out.push(l("vision.mlp.linear_fc2", DOWN, h, f));
                     out.push(v("vision.mlp.linear_fc2.bias", h));
                 });
                 let merged = h * self.merge * self.merge;
@@ -393,14 +394,14 @@ impl VisionTower {
                 }
                 per_layer(out, &|out| {
                     out.push(v("vision.layer_norm1", 2 * h));
-                    for name in ["vision.self_attn.q_proj", "vision.self_attn.k_proj", "vision.self_attn.v_proj", "vision.self_attn.out_proj"] {
-                        out.push(m(name, h, h));
+                    for (name, kinds) in [("vision.self_attn.q_proj", Q), ("vision.self_attn.k_proj", K), ("vision.self_attn.v_proj", V), ("vision.self_attn.out_proj", O)] {
+                        out.push(l(name, kinds, h, h));
                         out.push(v(name, h));
                     }
                     out.push(v("vision.layer_norm2", 2 * h));
-                    out.push(m("vision.mlp.fc1", f, h));
+                    out.push(l("vision.mlp.fc1", UP, f, h));
                     out.push(v("vision.mlp.fc1.bias", f));
-                    out.push(m("vision.mlp.fc2", h, f));
+                    out.push(l("vision.mlp.fc2", DOWN, h, f));
                     out.push(v("vision.mlp.fc2.bias", h));
                 });
                 out.push(v("vision.post_layernorm", 2 * h));
@@ -461,8 +462,8 @@ impl VisionTower {
             out.push(m("vision.embeddings.position_embeddings", (self.image_size / p).pow(2) + 1, h));
         }
         for _ in 0..self.layers {
-            for name in ["vision.attention.q_proj", "vision.attention.k_proj", "vision.attention.v_proj"] {
-                out.push(m(name, h, h));
+            for (name, kinds) in [("vision.attention.q_proj", Q), ("vision.attention.k_proj", K), ("vision.attention.v_proj", V)] {
+                out.push(tower_linear(name, kinds, h, h));
                 if o.attention_bias {
                     out.push(v(name, h));
                 }
@@ -471,11 +472,11 @@ impl VisionTower {
                 out.push(v("vision.attention.q_norm", h));
                 out.push(v("vision.attention.k_norm", h));
             }
-            out.push(m("vision.attention.projection_layer", h, h));
+            out.push(tower_linear("vision.attention.projection_layer", O, h, h));
             out.push(v("vision.attention.projection_layer.bias", h));
-            out.push(m("vision.mlp.fc1", f, h));
+            out.push(tower_linear("vision.mlp.fc1", UP, f, h));
             out.push(v("vision.mlp.fc1.bias", f));
-            out.push(m("vision.mlp.fc2", h, f));
+            out.push(tower_linear("vision.mlp.fc2", DOWN, h, f));
             out.push(v("vision.mlp.fc2.bias", h));
             out.push(v("vision.layernorm_before", norm));
             out.push(v("vision.layernorm_after", norm));
@@ -493,6 +494,25 @@ impl VisionTower {
         out.push(v("projector.linear_2.bias", t));
     }
 }
+
+/// A linear of the tower's blocks, a LoRA target when `Lora::vision_tower` is set, by the kind
+/// of the language model's linear it corresponds to: q/k/v/out projections (Qwen's fused `qkv`
+/// all three, its `proj` the output), the MLP's gate/up/down (a GELU MLP's `fc1` up, `fc2`
+/// down). Replicated under tensor parallelism, as the tower is.
+fn tower_linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64) -> ParamTensor {
+    let mut t = ParamTensor::linear(name, kinds, out, inp, Scope::Tower);
+    t.tp = TpSplit::Replicated;
+    t
+}
+
+const Q: &[LinearKind] = &[LinearKind::Q];
+const K: &[LinearKind] = &[LinearKind::K];
+const V: &[LinearKind] = &[LinearKind::V];
+const O: &[LinearKind] = &[LinearKind::O];
+const QKV: &[LinearKind] = &[LinearKind::Q, LinearKind::K, LinearKind::V];
+const GATE: &[LinearKind] = &[LinearKind::Gate];
+const UP: &[LinearKind] = &[LinearKind::Up];
+const DOWN: &[LinearKind] = &[LinearKind::Down];
 
 /// Whether a `Scope::Tower` tensor belongs to the projector (else to the vision tower).
 pub fn is_projector(t: &ParamTensor) -> bool {

@@ -56,10 +56,11 @@ impl FineTuning {
 }
 
 /// The adapted-layer choices (PEFT `target_modules`), by the value the select uses.
-const TARGETS: [(&str, &str, &[LinearKind]); 3] = [
+const TARGETS: [(&str, &str, &[LinearKind]); 4] = [
     ("all", "all linear layers", &LinearKind::ALL),
     ("attention", "attention (q, k, v, o)", &[LinearKind::Q, LinearKind::K, LinearKind::V, LinearKind::O]),
     ("mlp", "MLP (gate, up, down)", &[LinearKind::Gate, LinearKind::Up, LinearKind::Down]),
+    ("mixer", "hybrid token mixer (in_proj, x_proj, dt_proj, out_proj)", &LinearKind::MIXER),
 ];
 
 /// The select value for a target list (`custom` for a list no option names, from a link).
@@ -120,6 +121,8 @@ pub fn TaskControls() -> impl IntoView {
     let lora_dq = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.double_quant));
     let lora_fp32 = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.fp32_unquantised));
     let adapters_fp32 = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.fp32_adapters));
+    let lora_tower = planner.slice(|s| s.training.lora.as_ref().is_some_and(|l| l.vision_tower));
+    let vlm = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some_and(|t| t.tower.is_some())));
     let frozen = planner.slice(|s| s.training.frozen.layers);
     let dropout = planner.slice(|s| s.training.lora.as_ref().map_or(0.0, |l| l.dropout));
     let weights = planner.slice(effective_weights);
@@ -186,6 +189,10 @@ pub fn TaskControls() -> impl IntoView {
             />
             <CheckboxField label=fields::label("training.lora.fp32_adapters") id="lora-fp32-adapters" field="training.lora.fp32_adapters"
                 value=adapters_fp32 on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.fp32_adapters = on }) />
+            <div hidden=move || !vlm.get()>
+                <CheckboxField label=fields::label("training.lora.vision_tower") id="lora-vision-tower" field="training.lora.vision_tower"
+                    value=lora_tower on_change=move |on| planner.set(|s| if let Some(l) = s.training.lora.as_mut() { l.vision_tower = on }) />
+            </div>
             <SelectField
                 label=fields::label("training.lora.dropout")
                 id="lora-dropout"
