@@ -39,7 +39,6 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
     // A SigLIP tower with `SiglipVisionConfig`'s defaults (Gemma 3's and PaliGemma's).
     let siglip = |kind, tokens_per_image, text_hidden| -> Result<VisionTower, InputError> {
         Ok(VisionTower {
-            kind,
             hidden: c.uint("hidden_size", 768).map_err(within)?,
             layers: c.uint("num_hidden_layers", 12).map_err(within)?,
             heads: c.uint("num_attention_heads", 12).map_err(within)?,
@@ -47,57 +46,36 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
             patch: c.uint("patch_size", 16).map_err(within)?,
             channels: c.uint("num_channels", 3).map_err(within)?,
             image_size: c.uint("image_size", 224).map_err(within)?,
-            temporal_patch: 1,
-            merge: 1,
             tokens_per_image,
             head: c.flag("vision_use_head", true).map_err(within)?,
-            text_hidden,
-            positions: 0,
-            deepstack: 0,
-            longest_edge: 0,
-            max_tiles: 0,
-            internvit: InternVit::default(),
-            pinpoints: Vec::new(),
+            ..VisionTower::base(kind, text_hidden)
         })
     };
     let tower = match model_type {
         "qwen2_5_vl" => {
             let channels = if c.has("in_chans") { c.uint("in_chans", 3) } else { c.uint("in_channels", 3) }.map_err(within)?;
             VisionTower {
-                kind: TowerKind::Qwen25Vl,
                 hidden: c.uint("hidden_size", 3584).map_err(within)?,
                 layers: c.uint("depth", 32).map_err(within)?,
                 heads: c.uint("num_heads", 16).map_err(within)?,
                 ffn: c.uint("intermediate_size", 3420).map_err(within)?,
                 patch: c.uint("patch_size", 14).map_err(within)?,
                 channels,
-                image_size: 0,
                 temporal_patch: c.uint("temporal_patch_size", 2).map_err(within)?,
                 merge: c.uint("spatial_merge_size", 2).map_err(within)?,
-                tokens_per_image: 0,
-                head: false,
                 text_hidden: c.uint("out_hidden_size", text_hidden).map_err(within)?,
-                positions: 0,
-                deepstack: 0,
-                longest_edge: 0,
-                max_tiles: 0,
-                internvit: InternVit::default(),
-                pinpoints: Vec::new(),
+                ..VisionTower::base(TowerKind::Qwen25Vl, text_hidden)
             }
         }
         "qwen3_vl" | "qwen3_vl_moe" => VisionTower {
-            kind: TowerKind::Qwen3Vl,
             hidden: c.uint("hidden_size", 1152).map_err(within)?,
             layers: c.uint("depth", 27).map_err(within)?,
             heads: c.uint("num_heads", 16).map_err(within)?,
             ffn: c.uint("intermediate_size", 4304).map_err(within)?,
             patch: c.uint("patch_size", 16).map_err(within)?,
             channels: c.uint("in_channels", 3).map_err(within)?,
-            image_size: 0,
             temporal_patch: c.uint("temporal_patch_size", 2).map_err(within)?,
             merge: c.uint("spatial_merge_size", 2).map_err(within)?,
-            tokens_per_image: 0,
-            head: false,
             text_hidden: c.uint("out_hidden_size", text_hidden).map_err(within)?,
             positions: c.uint("num_position_embeddings", 2304).map_err(within)?,
             deepstack: match vision.get("deepstack_visual_indexes") {
@@ -105,10 +83,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 Some(v) if !v.is_null() => return Err(InputError::new("vision_config.deepstack_visual_indexes", format!("must be a list of layer indices, got {v}"))),
                 _ => 3,
             },
-            longest_edge: 0,
-            max_tiles: 0,
-            internvit: InternVit::default(),
-            pinpoints: Vec::new(),
+            ..VisionTower::base(TowerKind::Qwen3Vl, text_hidden)
         },
         "gemma3" => siglip(TowerKind::Siglip, top.uint("mm_tokens_per_image", 256)?, text_hidden)?,
         // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
@@ -159,7 +134,6 @@ fn idefics3(c: &Keys, merge: u64, text_hidden: u64) -> Result<VisionTower, Input
         ));
     }
     Ok(VisionTower {
-        kind: TowerKind::Idefics3,
         hidden: c.uint("hidden_size", 1152)?,
         layers: c.uint("num_hidden_layers", 12)?,
         heads: c.uint("num_attention_heads", 16)?,
@@ -167,17 +141,9 @@ fn idefics3(c: &Keys, merge: u64, text_hidden: u64) -> Result<VisionTower, Input
         patch,
         channels: c.uint("num_channels", 3)?,
         image_size,
-        temporal_patch: 1,
         merge,
-        tokens_per_image: 0,
-        head: false,
-        text_hidden,
-        positions: 0,
-        deepstack: 0,
         longest_edge,
-        max_tiles: 0,
-        internvit: InternVit::default(),
-        pinpoints: Vec::new(),
+        ..VisionTower::base(TowerKind::Idefics3, text_hidden)
     })
 }
 
@@ -215,7 +181,6 @@ fn internvl(c: &Keys, top: &Keys, text_hidden: u64) -> Result<VisionTower, Input
     }
     c.note("the InternVL image processor's max_patches is not in config.json: GotOcr2ImageProcessor's default, 12 tiles and a thumbnail at most, is used");
     Ok(VisionTower {
-        kind: TowerKind::InternVl,
         hidden: c.uint("hidden_size", 1024).map_err(within)?,
         layers: c.uint("num_hidden_layers", 24).map_err(within)?,
         heads: c.uint("num_attention_heads", 16).map_err(within)?,
@@ -223,14 +188,7 @@ fn internvl(c: &Keys, top: &Keys, text_hidden: u64) -> Result<VisionTower, Input
         patch: square("patch_size", 14).map_err(within)?,
         channels: c.uint("num_channels", 3).map_err(within)?,
         image_size: square("image_size", 448).map_err(within)?,
-        temporal_patch: 1,
         merge: merge as u64,
-        tokens_per_image: 0,
-        head: false,
-        text_hidden,
-        positions: 0,
-        deepstack: 0,
-        longest_edge: 0,
         max_tiles: 12,
         internvit: InternVit {
             rms_norm: norm_type == "rms_norm",
@@ -240,7 +198,7 @@ fn internvl(c: &Keys, top: &Keys, text_hidden: u64) -> Result<VisionTower, Input
             mask_token: c.flag("use_mask_token", false).map_err(within)?,
             positions: c.flag("use_absolute_position_embeddings", true).map_err(within)?,
         },
-        pinpoints: Vec::new(),
+        ..VisionTower::base(TowerKind::InternVl, text_hidden)
     })
 }
 
@@ -283,7 +241,6 @@ fn clip(c: &Keys, top: &Keys, model_type: &str, text_hidden: u64) -> Result<Visi
     }
     let pinpoints = if model_type == "llava_next" { anyres_pinpoints(top)? } else { Vec::new() };
     Ok(VisionTower {
-        kind: TowerKind::Clip,
         hidden: c.uint("hidden_size", 1024).map_err(within)?,
         layers: c.uint("num_hidden_layers", 24).map_err(within)?,
         heads: c.uint("num_attention_heads", 16).map_err(within)?,
@@ -291,16 +248,7 @@ fn clip(c: &Keys, top: &Keys, model_type: &str, text_hidden: u64) -> Result<Visi
         patch: c.uint("patch_size", 14).map_err(within)?,
         channels: c.uint("num_channels", 3).map_err(within)?,
         image_size: c.uint("image_size", 336).map_err(within)?,
-        temporal_patch: 1,
-        merge: 1,
-        tokens_per_image: 0,
-        head: false,
-        text_hidden,
-        positions: 0,
-        deepstack: 0,
-        longest_edge: 0,
-        max_tiles: 0,
-        internvit: InternVit::default(),
         pinpoints,
+        ..VisionTower::base(TowerKind::Clip, text_hidden)
     })
 }

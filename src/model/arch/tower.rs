@@ -195,6 +195,33 @@ pub fn smart_resize(height: u64, width: u64, factor: u64, min_pixels: u64, max_p
 }
 
 impl VisionTower {
+    /// A tower of `kind` writing into a language model `text_hidden` wide, before its reader
+    /// sets its shape: every field a family leaves alone is neutral (no fixed image size,
+    /// temporal patch and merge of 1, tokens from the image, no pooling head, no position
+    /// table, no deepstack, no tiling, no pinpoints) and the shape is zero.
+    pub fn base(kind: TowerKind, text_hidden: u64) -> VisionTower {
+        VisionTower {
+            kind,
+            hidden: 0,
+            layers: 0,
+            heads: 0,
+            ffn: 0,
+            patch: 0,
+            channels: 0,
+            image_size: 0,
+            temporal_patch: 1,
+            merge: 1,
+            tokens_per_image: 0,
+            head: false,
+            text_hidden,
+            positions: 0,
+            deepstack: 0,
+            longest_edge: 0,
+            max_tiles: 0,
+            internvit: InternVit::default(),
+            pinpoints: Vec::new(),
+        }
+    }
     pub(super) fn check(&self) -> Result<(), InputError> {
         check_dim("vision_config.hidden_size", self.hidden)?;
         check_dim("vision_config.depth", self.layers)?;
