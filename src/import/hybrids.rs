@@ -81,7 +81,7 @@ fn ssm_decoder(hidden: u64, layers: u64, vocab: u64, tied: bool, mixer: Mixer) -
         attention: AttentionPart { heads: 1, kv_heads: 1, head_dim: 1, rotary_dim: 0, ..AttentionPart::default() },
         norm: NormPart::default(),
         mlp: MlpPart { ffn: 1, ..MlpPart::default() },
-        hybrid: Some(Box::new(HybridPart { mixer, attention_layers: 0, mixer_layers: layers, dense_layers: 0, moe_layers: 0, one_sublayer: true })),
+        hybrid: Some(Box::new(HybridPart { mixer, attention_layers: 0, mixer_layers: layers, dense_layers: 0, moe_layers: 0, one_sublayer: true, shared: None })),
         ..TransformerArch::default()
     }
 }
@@ -158,7 +158,15 @@ fn mamba2_keys(c: &Keys, hidden: u64, d_ssm: Option<u64>, gated_norm: bool) -> R
 fn two_norm_hybrid(t: &mut TransformerArch, mixer: Mixer, attention: &[bool], moe_layers: u64) {
     let layers = t.layers;
     let attention_layers = attention.iter().filter(|a| **a).count() as u64;
-    t.hybrid = Some(Box::new(HybridPart { mixer, attention_layers, mixer_layers: layers - attention_layers, dense_layers: layers - moe_layers, moe_layers, one_sublayer: false }));
+    t.hybrid = Some(Box::new(HybridPart {
+        mixer,
+        attention_layers,
+        mixer_layers: layers - attention_layers,
+        dense_layers: layers - moe_layers,
+        moe_layers,
+        one_sublayer: false,
+        shared: None,
+    }));
 }
 
 /// `JambaConfig` (`modeling_jamba.py`): attention in blocks i with i % `attn_layer_period` ==
@@ -366,6 +374,7 @@ pub fn nemotron_h(c: &Keys) -> Result<TransformerArch, InputError> {
         dense_layers: count(&kinds, Block::Mlp),
         moe_layers,
         one_sublayer: true,
+        shared: None,
     }));
     Ok(t)
 }
@@ -433,7 +442,7 @@ pub fn falcon_h1(c: &Keys) -> Result<TransformerArch, InputError> {
         return Err(InputError::new("projectors_bias", "Falcon-H1's projector biases are not supported yet"));
     }
     let layers = t.layers;
-    t.hybrid = Some(Box::new(HybridPart { mixer, attention_layers: layers, mixer_layers: layers, dense_layers: layers, moe_layers: 0, one_sublayer: false }));
+    t.hybrid = Some(Box::new(HybridPart { mixer, attention_layers: layers, mixer_layers: layers, dense_layers: layers, moe_layers: 0, one_sublayer: false, shared: None }));
     Ok(t)
 }
 

@@ -14,3 +14,4 @@ mod hybrids;
 pub(crate) mod keys;
 pub mod presets;
 mod vlm;
+mod zamba2;

@@ -33,6 +33,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use super::shared::SharedBlocks;
 use crate::error::InputError;
 
 /// One non-attention token mixer, with the shapes its parameters and state take.
@@ -314,6 +315,11 @@ pub struct HybridPart {
     /// `NemotronHBlock`: mixer, attention, MLP or MoE); otherwise a block has the two norms
     /// of a pre-norm block (token mixer, then feed-forward).
     pub one_sublayer: bool,
+    /// Shared attention + MLP blocks invoked at the attention layers (Zamba2,
+    /// `shared.rs`): then the attention and dense-MLP blocks count invocations (activations,
+    /// KV cache), and their parameters exist once per shared block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedBlocks>,
 }
 
 impl HybridPart {
@@ -325,6 +331,9 @@ impl HybridPart {
             if n > layers {
                 return Err(InputError::new("layer_types", format!("{n} {field} exceed the {layers} layers")));
             }
+        }
+        if let Some(shared) = &self.shared {
+            shared.check(self.attention_layers)?;
         }
         Ok(())
     }

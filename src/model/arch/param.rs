@@ -29,6 +29,12 @@ pub enum Scope {
     /// Once in every block with a non-attention token mixer (Mamba, Mamba-2, Gated
     /// DeltaNet, short conv).
     Mixer,
+    /// Once per shared block of a hybrid stack (Zamba2's `num_mem_blocks` attention + MLP
+    /// blocks, `shared.rs`), however many hybrid layers invoke them.
+    Shared,
+    /// Once per adapter set the shared blocks hold (Zamba2: one per slot of
+    /// `hybrid_layer_ids` in each block, `SharedBlocks::adapter_sets`).
+    SharedAdapter,
     /// A vision-language model's vision tower and projector (`tower.rs`), before the
     /// language model's first block: first stage.
     Tower,

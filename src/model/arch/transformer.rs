@@ -171,6 +171,8 @@ impl TransformerArch {
                 Scope::Layer => l,
                 Scope::Attention => hy.attention_layers.min(l),
                 Scope::Mixer => hy.mixer_layers.min(l),
+                Scope::Shared => hy.shared.as_ref().map_or(0, |s| s.distinct_blocks(hy.attention_layers)),
+                Scope::SharedAdapter => hy.shared.as_ref().map_or(0, |s| s.adapter_sets(hy.attention_layers)),
                 Scope::DenseMlp => hy.dense_layers.min(l),
                 Scope::MoeLayer | Scope::Expert if self.moe.is_some() => hy.moe_layers.min(l),
                 Scope::MoeLayer | Scope::Expert | Scope::Cross => 0,
@@ -179,7 +181,7 @@ impl TransformerArch {
         let moe = self.moe.as_ref().map_or(0, |m| m.moe_blocks(l));
         match scope {
             Scope::Attention => l,
-            Scope::Mixer => 0,
+            Scope::Mixer | Scope::Shared | Scope::SharedAdapter => 0,
             Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
             Scope::Layer => l,
             Scope::DenseMlp => l - moe,
@@ -200,7 +202,12 @@ impl TransformerArch {
             Some(hy) if hy.one_sublayer => self.norm.push("norm", self.hidden, Scope::Layer, &mut out),
             _ => self.norm.block_tensors(self.hidden, &mut out),
         }
-        self.attention.param_tensors(self.hidden, self.attention_scope(), &mut out);
+        let shared = self.hybrid.as_ref().and_then(|hy| hy.shared.as_ref());
+        match shared {
+            // Zamba2: attention and MLP live in the shared blocks (`shared.rs`).
+            Some(sh) => sh.param_tensors(self.hidden, &self.attention, &self.mlp, &mut out),
+            None => self.attention.param_tensors(self.hidden, self.attention_scope(), &mut out),
+        }
         if let Some(hy) = &self.hybrid {
             hy.mixer.param_tensors(self.hidden, &mut out);
         }
@@ -208,7 +215,9 @@ impl TransformerArch {
             self.attention.param_tensors(self.hidden, Scope::Cross, &mut out);
             self.norm.push("cross_attention_norm", self.hidden, Scope::Cross, &mut out);
         }
-        self.mlp.param_tensors(self.hidden, self.mlp.ffn, Scope::DenseMlp, &mut out);
+        if shared.is_none() {
+            self.mlp.param_tensors(self.hidden, self.mlp.ffn, Scope::DenseMlp, &mut out);
+        }
         if let Some(moe) = &self.moe {
             moe.param_tensors(&self.mlp, self.hidden, &mut out);
         }

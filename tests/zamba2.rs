@@ -1,0 +1,81 @@
+//! Zamba2 against transformers (`tests/measure/zamba2.py`, `tests/fixtures/measured/zamba2.json`):
+//! - parameter counts of `Zamba2ForCausalLM` on the meta device (shared blocks counted once
+//!   each, adapters and output linears once per invocation) for the class default config
+//!   and variants: q/k/v adapters on and off, `num_mem_blocks` 1, 2 and 3, untied head,
+//!   biases, grouped KV heads;
+//! - the bytes of transformers' own cache after a prefill (conv and SSM states of every
+//!   layer, K/V once per invocation of a shared block), fp32 and bf16.
+
+use headroom::model::arch::{Architecture, Scope};
+use headroom::{estimate, Scenario};
+use serde_json::{json, Value};
+
+fn fixture() -> Value {
+    let path = format!("{}/tests/fixtures/measured/zamba2.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
+}
+
+fn term(b: &headroom::Breakdown, name: &str) -> u64 {
+    b.terms.iter().filter(|t| t.name == name).map(|t| t.bytes).sum()
+}
+
+#[test]
+fn parameters_equal_transformers_counts() {
+    let f = fixture();
+    let cases = f["params"].as_object().expect("params");
+    assert!(cases.len() >= 6);
+    for (name, case) in cases {
+        if case["config"]["tie_word_embeddings"] == json!(false) {
+            continue; // refused: `untied_blocks_are_refused_by_name`
+        }
+        let imported = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(imported.arch.param_count() as u64, case["param_count"].as_u64().unwrap(), "{name}");
+        assert!(!imported.warnings.iter().any(|w| w.starts_with("approximate")), "{name}: {:?}", imported.warnings);
+        let Architecture::Transformer(t) = &imported.arch else { panic!("{name}: not a transformer") };
+        // Attention (activations, KV cache) once per invocation; its weights once per block.
+        assert_eq!(t.blocks(Scope::Attention), case["hybrid_layers"].as_u64().unwrap(), "{name}");
+        assert_eq!(t.blocks(Scope::Shared), case["distinct_shared_blocks"].as_u64().unwrap(), "{name}");
+    }
+}
+
+/// `tie_word_embeddings: false` makes transformers build one block per hybrid layer (the
+/// fixture's untied case has as many distinct blocks as hybrid layers); refused, naming the key.
+#[test]
+fn untied_blocks_are_refused_by_name() {
+    let case = &fixture()["params"]["default@mem_blocks2_adapters_untied"];
+    assert_eq!(case["distinct_shared_blocks"], case["hybrid_layers"]);
+    let err = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_err();
+    assert_eq!(err.field, "tie_word_embeddings", "{err}");
+}
+
+/// The shared blocks' weights do not grow with the hybrid layers that invoke them: a second
+/// block adds one block's weights, while each invocation adds only its adapters and linear.
+#[test]
+fn a_second_shared_block_adds_one_block_of_weights() {
+    let f = fixture();
+    let count = |name: &str| f["params"][name]["param_count"].as_u64().unwrap();
+    let (h, f_ffn) = (2560u64, 4 * 2560u64);
+    // q, k, v (2h → 2h), o (2h → h), gate_up (h → 2f), down (f → h), two norms (2h, h).
+    let block = 3 * (2 * h) * (2 * h) + 2 * h * h + h * 2 * f_ffn + f_ffn * h + 2 * h + h;
+    assert_eq!(count("default@mem_blocks2") - count("default"), block);
+}
+
+#[test]
+fn states_equal_transformers_cache() {
+    let f = fixture();
+    let cases = f["states"].as_object().expect("states");
+    assert_eq!(cases.len(), 2);
+    for (name, case) in cases {
+        let precision = if name.ends_with("@bfloat16") { "bf16" } else { "fp32" };
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"hf_config": case["config"]},
+            "training": {"micro_batch": case["batch"], "seq_len": case["tokens"], "precision": precision, "mode": "inference"},
+        }))
+        .expect("scenario");
+        let b = estimate(&s);
+        let state = case["conv_state_bytes"].as_u64().unwrap() + case["recurrent_state_bytes"].as_u64().unwrap();
+        assert!(state > 0 && case["kv_bytes"].as_u64().unwrap() > 0, "{name}: empty measurement");
+        assert_eq!(term(&b, headroom::model::inference::STATE_TERM), state, "{name}: recurrent and conv state");
+        assert_eq!(term(&b, "KV cache"), case["kv_bytes"].as_u64().unwrap(), "{name}: KV cache");
+    }
+}
