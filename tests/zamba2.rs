@@ -4,7 +4,9 @@
 //!   and variants: q/k/v adapters on and off, `num_mem_blocks` 1, 2 and 3, untied head,
 //!   biases, grouped KV heads;
 //! - the bytes of transformers' own cache after a prefill (conv and SSM states of every
-//!   layer, K/V once per invocation of a shared block), fp32 and bf16.
+//!   layer, K/V once per invocation of a shared block), fp32 and bf16;
+//! - the tensors the whole model saves for backward on CPU (fp32), the Mamba-2 mixers'
+//!   torch fallback apart.
 
 use headroom::model::arch::{Architecture, Scope};
 use headroom::{estimate, Scenario};
@@ -77,5 +79,38 @@ fn states_equal_transformers_cache() {
         assert!(state > 0 && case["kv_bytes"].as_u64().unwrap() > 0, "{name}: empty measurement");
         assert_eq!(term(&b, headroom::model::inference::STATE_TERM), state, "{name}: recurrent and conv state");
         assert_eq!(term(&b, "KV cache"), case["kv_bytes"].as_u64().unwrap(), "{name}: KV cache");
+    }
+}
+
+const MIXER_TERMS: [&str; 3] = ["mixer saved tensors (fused CUDA kernels)", "mixer input projection inputs", "mixer output projection input"];
+
+/// Everything but the Mamba-2 mixers (the shared blocks' concatenation, norms, attention,
+/// adapters, MLP and output linear, the block norms, the head and the loss) within 3 % of
+/// what transformers saves on CPU (fp32, batch 2, s = 64 and 128); the mixers' torch
+/// fallback (`torch_forward`, no mamba_ssm / causal_conv1d) against Headroom's fused-kernel
+/// model in the Mamba-2 family's band of `tests/hybrids.rs` (4.9–6.0).
+#[test]
+fn saved_activations_against_transformers() {
+    let f = fixture();
+    let cases = f["activations"].as_object().expect("activations");
+    assert_eq!(cases.len(), 2);
+    for (name, case) in cases {
+        let (batch, seq) = (case["batch"].as_u64().unwrap(), case["seq_len"].as_u64().unwrap());
+        let s: Scenario = serde_json::from_value(
+            json!({"model": {"hf_config": case["config"]}, "training": {"micro_batch": batch, "seq_len": seq, "precision": "fp32", "mode": "train", "optimizer": "adamw"}}),
+        )
+        .expect("scenario");
+        let b = estimate(&s);
+        let saved: Vec<_> = b.terms.iter().filter(|t| format!("{:?}", t.lifetime).starts_with("Saved")).collect();
+        let mixer: u64 = saved.iter().filter(|t| MIXER_TERMS.iter().any(|m| *m == t.name)).map(|t| t.bytes).sum();
+        let rest: u64 = saved.iter().filter(|t| !MIXER_TERMS.iter().any(|m| *m == t.name)).map(|t| t.bytes).sum();
+        assert!(saved.iter().any(|t| t.name.starts_with("shared block")), "{name}: no shared-block term");
+        let measured_mixer = case["mixer_saved_bytes"].as_f64().unwrap();
+        let measured_rest = case["model_saved_bytes"].as_f64().unwrap() - measured_mixer;
+        let err = (rest as f64 - measured_rest) / measured_rest;
+        let ratio = measured_mixer / mixer as f64;
+        println!("{name}: outside the mixers Headroom {rest}, transformers {measured_rest} ({:+.3}%); mixers' fallback / fused model {ratio:.2}", 100.0 * err);
+        assert!(err.abs() <= 0.03, "{name}: {:+.3}% outside the mixers", 100.0 * err);
+        assert!((4.9..=6.0).contains(&ratio), "{name}: fallback / fused-kernel model {ratio:.2}");
     }
 }

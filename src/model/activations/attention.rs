@@ -75,7 +75,7 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
     // Falcon's new architecture broadcasts K and V to every head before attention.
     let (kd, vd) = if a.cache_all_heads { (qd, od) } else { (a.k_width() as f64, a.v_width() as f64) };
 
-    projection_inputs(a, c, h, place, out);
+    projection_inputs(a, c, t.attention_input_width() as f64, place, out);
     qk_norms(t, c, place, out);
 
     let rotary = t.rotary() && scope != Scope::Cross;

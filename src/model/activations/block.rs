@@ -8,6 +8,7 @@ use super::lora::adapter_intermediates;
 use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
 use super::norm::residual_norm;
+use super::shared::shared_block_terms;
 use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::dtype::BOOL;
@@ -25,6 +26,9 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
     attention_terms(t, training, c, t.attention_scope(), out);
     if let Some(hy) = &t.hybrid {
         mixer_terms(t, &hy.mixer, c, out);
+        if let Some(shared) = &hy.shared {
+            shared_block_terms(t, shared, c, out);
+        }
     }
     match placement {
         Placement::Post => push(out, "attention output norm", norm, Split::Sequence, layer),

@@ -24,6 +24,7 @@ mod mixer;
 mod mlp;
 mod norm;
 pub mod resnet;
+mod shared;
 mod term;
 mod tower;
 pub mod transformer;

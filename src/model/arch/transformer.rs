@@ -318,6 +318,15 @@ impl TransformerArch {
         }
     }
 
+    /// Features the q/k/v projections read: the hidden size, or twice it where shared blocks
+    /// read the hidden state concatenated with the embeddings (Zamba2, `shared.rs`).
+    pub fn attention_input_width(&self) -> u64 {
+        match self.hybrid.as_ref().and_then(|hy| hy.shared.as_ref()) {
+            Some(_) => 2 * self.hidden,
+            None => self.hidden,
+        }
+    }
+
     /// Blocks with attention (all of them unless the stack is hybrid).
     pub fn attention_layers(&self) -> u64 {
         self.blocks(Scope::Attention)
