@@ -1,8 +1,9 @@
 //! Zamba2 against transformers (`tests/measure/zamba2.py`, `tests/fixtures/measured/zamba2.json`):
 //! - parameter counts of `Zamba2ForCausalLM` on the meta device (shared blocks counted once
 //!   each, adapters and output linears once per invocation) for the class default config
-//!   and variants: q/k/v adapters on and off, `num_mem_blocks` 1, 2 and 3, untied head,
-//!   biases, grouped KV heads;
+//!   and variants: q/k/v adapters on and off, `num_mem_blocks` 1, 2 and 3 (3 with two
+//!   hybrid layers: two blocks built), biases, grouped KV heads, a `hybrid_layer_ids` longer
+//!   than the layer list (more adapter slots); an untied head unties the blocks too: refused;
 //! - the bytes of transformers' own cache after a prefill (conv and SSM states of every
 //!   layer, K/V once per invocation of a shared block), fp32 and bf16;
 //! - the tensors the whole model saves for backward on CPU (fp32), the Mamba-2 mixers'
@@ -113,4 +114,21 @@ fn saved_activations_against_transformers() {
         assert!(err.abs() <= 0.03, "{name}: {:+.3}% outside the mixers", 100.0 * err);
         assert!((4.9..=6.0).contains(&ratio), "{name}: fallback / fused-kernel model {ratio:.2}");
     }
+}
+
+/// Bad input names the field.
+#[test]
+fn bad_input_names_the_field() {
+    let import = |extra: Value| {
+        let mut config =
+            json!({"model_type": "zamba2", "hidden_size": 64, "num_attention_heads": 4, "n_mamba_heads": 4, "num_hidden_layers": 2, "layers_block_type": ["mamba", "hybrid"]});
+        config.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        headroom::import::hf_config::import_hf_config(&config).map(|_| ()).map_err(|e| e.field)
+    };
+    assert_eq!(import(json!({})), Ok(()));
+    assert_eq!(import(json!({"num_hidden_layers": 3})), Err("num_hidden_layers".into()));
+    assert_eq!(import(json!({"layers_block_type": ["mamba", "attention"]})), Err("layers_block_type".into()));
+    assert_eq!(import(json!({"layers_block_type": ["mamba", "mamba"]})), Err("layers_block_type".into()));
+    assert_eq!(import(json!({"hybrid_layer_ids": 3})), Err("hybrid_layer_ids".into()));
+    assert_eq!(import(json!({"num_attention_heads": 5})), Err("num_attention_heads".into()));
 }

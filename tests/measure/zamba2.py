@@ -50,6 +50,11 @@ PARAM_CASES = {
     "default@mem_blocks2_adapters_untied": {"num_mem_blocks": 2, "use_shared_attention_adapter": True, "tie_word_embeddings": False},
     "small@mem_blocks2_gqa_bias": {**SMALL, "num_mem_blocks": 2, "num_key_value_heads": 4, "add_bias_linear": True, "use_conv_bias": False, "mamba_ngroups": 2, "intermediate_size": 384},
     "small@mem_blocks3_adapters": {**SMALL, "num_mem_blocks": 3, "use_shared_attention_adapter": True, "use_mem_rope": True},
+    # More shared blocks than hybrid layers: only as many blocks as hybrid layers are built.
+    "small@mem_blocks3_two_hybrid": {**SMALL, "num_mem_blocks": 3, "use_shared_attention_adapter": True, "num_hidden_layers": 4, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"]},
+    # A hybrid_layer_ids given in the config outlives the layer list (transformers keeps it):
+    # every block then holds adapter slots for each id.
+    "small@given_hybrid_layer_ids": {**SMALL, "num_mem_blocks": 2, "num_hidden_layers": 4, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"], "hybrid_layer_ids": [1, 3, 5, 7, 9]},
 }
 
 TINY = {"hidden_size": 64, "num_attention_heads": 4, "n_mamba_heads": 4, "mamba_d_state": 16, "mamba_ngroups": 1, "chunk_size": 32, "vocab_size": 256, "adapter_rank": 8,
@@ -75,7 +80,7 @@ def params():
             m = Zamba2ForCausalLM(c)
         n = sum(p.numel() for p in m.parameters())
         shared = {k.split(".shared_transformer")[0] for k, _ in m.named_parameters() if ".shared_transformer." in k}
-        out[name] = {"config": record(c), "param_count": n, "hybrid_layers": len(c.hybrid_layer_ids), "distinct_shared_blocks": len(shared)}
+        out[name] = {"config": record(c), "param_count": n, "hybrid_layers": c.layers_block_type.count("hybrid"), "hybrid_layer_ids": len(c.hybrid_layer_ids), "distinct_shared_blocks": len(shared)}
         print(name, n)
     return out
 
