@@ -132,3 +132,16 @@ fn bad_input_names_the_field() {
     assert_eq!(import(json!({"hybrid_layer_ids": 3})), Err("hybrid_layer_ids".into()));
     assert_eq!(import(json!({"num_attention_heads": 5})), Err("num_attention_heads".into()));
 }
+
+/// PEFT adapts every invocation's q/v/gate_up module (transformers ties the shared blocks'
+/// parameters, not their modules): the trainable count equals PEFT's.
+#[test]
+fn lora_on_shared_blocks_counts_each_invocation() {
+    let f = fixture();
+    let case = &f["lora"]["tiny@r4"];
+    let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["config"]},
+        "training": {"micro_batch": 2, "seq_len": 16, "precision": "bf16-mixed", "optimizer": "adamw", "lora": {"rank": case["rank"], "targets": ["q", "v", "gate", "up"]}}}))
+    .expect("scenario");
+    let b = estimate(&s);
+    assert_eq!(b.trainable_params, case["trainable_params"].as_u64().unwrap());
+}

@@ -317,9 +317,20 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
         if let Some(l) = lora {
             if lora_adapts(t, l) {
                 let (inp, out) = t.lora_dims.unwrap_or((0, 0));
+                // PEFT wraps every module `named_modules()` yields; transformers ties a shared
+                // block's parameters, not its modules (Zamba2, `arch/shared.rs`), so every
+                // invocation gets its own adapter (`zamba2.json` `lora`).
+                let (copies, scope) = match t.scope {
+                    Scope::Shared => {
+                        let mut per_invocation = t.clone();
+                        per_invocation.scope = Scope::Attention;
+                        (layout.copies(arch, &per_invocation), Scope::Attention)
+                    }
+                    scope => (copies, scope),
+                };
                 let per_copy = l.rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
-                summary.trainable_params += per_copy * arch.multiplicity(t.scope);
+                summary.trainable_params += per_copy * arch.multiplicity(scope);
                 summary.params_local += a;
                 if t.adapter_bypassed {
                     // PEFT makes the adapter (and counts it trainable), but the forward reads

@@ -85,6 +85,24 @@ def params():
     return out
 
 
+def lora():
+    """PEFT LoRA (r = 4) on the shared blocks' q_proj, v_proj and gate_up_proj: transformers ties
+    the blocks' parameters, not their modules, so PEFT adapts every invocation's module."""
+    from peft import LoraConfig, get_peft_model
+    out = {}
+    c = config(TINY)
+    torch.manual_seed(0)
+    m = Zamba2ForCausalLM(c)
+    base = sum(p.numel() for p in m.parameters())
+    targets = ["q_proj", "v_proj", "gate_up_proj"]
+    modules = sum(1 for n, _ in m.named_modules() if n.split(".")[-1] in targets)
+    p = get_peft_model(m, LoraConfig(r=4, lora_alpha=8, target_modules=targets, lora_dropout=0.0))
+    trainable = sum(t.numel() for t in p.parameters() if t.requires_grad)
+    out["tiny@r4"] = {"config": record(c), "rank": 4, "targets": ["q_proj", "v_proj", "gate_up_proj"], "base_params": base, "adapted_modules": modules, "trainable_params": trainable}
+    print("lora", base, modules, trainable)
+    return out
+
+
 def states():
     out = {}
     for dtype in (torch.float32, torch.bfloat16):
@@ -151,7 +169,7 @@ def activations():
 
 
 def main():
-    data = {"torch": torch.__version__, "transformers": transformers.__version__, "params": params(), "states": states(), "activations": activations()}
+    data = {"torch": torch.__version__, "transformers": transformers.__version__, "params": params(), "lora": lora(), "states": states(), "activations": activations()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
