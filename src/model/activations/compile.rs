@@ -102,7 +102,7 @@ pub(super) fn apply(t: &TransformerArch, c: &Ctx, loss: bool, terms: &mut [ActTe
                 };
             }
             // Autocast's casts of one norm output, one per linear, are one after CSE.
-            (Place::Block(_), "q/k/v projection inputs") if c.mixed => term.bytes = HALF * tok * h,
+            (Place::Block(_), "q/k/v projection inputs") if c.mixed => term.bytes = HALF * tok * t.attention_input_width() as f64,
             (Place::Block(_), "MLP inputs") if c.mixed => {
                 // ParallelShared: the same cast as the q/k/v projections', merged with it.
                 term.bytes = if t.norm.placement == Placement::ParallelShared { 0.0 } else { HALF * tok * h }
