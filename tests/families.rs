@@ -70,6 +70,9 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "nemotron_h" => {
             set(json!({"hybrid_override_pattern": "M".repeat(layers as usize), "mamba_num_heads": 2 * heads, "mamba_head_dim": head_dim, "n_groups": 1, "ssm_state_size": 16}))
         }
+        // Zamba2: every layer hybrid (its Mamba-2 block and its own linear, the one shared
+        // block invoked each time), so each added layer adds the same block.
+        "zamba2" => set(json!({"layers_block_type": vec!["hybrid"; layers as usize], "n_mamba_heads": heads, "mamba_d_state": 16, "adapter_rank": 4})),
         "resnet" => return json!({"model_type": "resnet", "hidden_sizes": [ffn, 2 * ffn], "depths": [layers, layers], "embedding_size": h}),
         _ => {}
     }
