@@ -4,7 +4,8 @@
 //! `nf4_load_sequence.json`), and the replay of a whole 8B load against torchtune's published
 //! memory after model initialisation. Run with `--nocapture` for the figures.
 
-use headroom::model::nf4_load::{kept_bytes, quantise_steps};
+use headroom::model::nf4_load::{kept_bytes, quantise_steps, Step};
+use headroom::model::torchao_nf4::{clone_steps, to_nf4_steps, Chunks};
 use headroom::{estimate, Breakdown, Scenario};
 use serde_json::Value;
 
@@ -30,6 +31,76 @@ fn each_quantised_linear_keeps_what_bitsandbytes_keeps() {
         let double = c["double_quant"].as_bool().unwrap();
         let measured: Vec<u64> = c["kept"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
         assert_eq!(kept_bytes(&quantise_steps(n, double)), measured, "{}", c["shape"]);
+    }
+}
+
+/// The measured steps without the CPU's `mean` reduction buffers, which CUDA's reduction does
+/// not allocate: what the CPU allocates between the mean's 2-byte output (followed by its
+/// 4-byte fp32 accumulator) and the next allocation, `absmax − mean`'s `blocks2` bytes, and
+/// their frees; the rest renumbered.
+fn without_cpu_mean_buffers(steps: &[Step], blocks2: u64) -> Vec<Step> {
+    let mut dropped = vec![false; steps.len()];
+    for i in 0..steps.len().saturating_sub(1) {
+        if steps[i] == Step::Alloc(2) && steps[i + 1] == Step::Alloc(4) {
+            let end = (i + 1..steps.len()).find(|&j| steps[j] == Step::Alloc(blocks2)).expect("absmax − mean");
+            for j in i + 1..end {
+                dropped[j] = true;
+                if let Step::Free(k) = steps[j] {
+                    assert!(dropped[k], "a free of an earlier tensor inside the mean");
+                }
+            }
+        }
+    }
+    let new_index: Vec<usize> = dropped
+        .iter()
+        .scan(0, |next, &d| {
+            let here = *next;
+            *next += usize::from(!d);
+            Some(here)
+        })
+        .collect();
+    steps
+        .iter()
+        .zip(&dropped)
+        .filter(|(_, &d)| !d)
+        .map(|(s, _)| match *s {
+            Step::Free(k) => Step::Free(new_index[k]),
+            alloc => alloc,
+        })
+        .collect()
+}
+
+/// torchao's `to_nf4` and NF4 clone, step by step: every allocation's size and every free's
+/// partner equal torchao 0.18's on the CPU (`tests/measure/torchao_nf4_sequence.py` →
+/// `torchao_nf4_sequence.json`: Llama-3-8B's four linear shapes, one under a chunk, one of
+/// 1.5 chunks; the CPU's `mean` buffers left out), and what each keeps is its NF4 tensor's
+/// five inner tensors.
+#[test]
+fn torchao_sequences_equal_the_measured_ones() {
+    let path = format!("{}/tests/fixtures/measured/torchao_nf4_sequence.json", env!("CARGO_MANIFEST_DIR"));
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).expect("json");
+    assert_eq!(f["chunk_elements"].as_u64(), Some(headroom::model::torchao_nf4::CHUNK));
+    let cases = f["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 12);
+    for c in cases {
+        let n: u64 = c["shape"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).product();
+        let measured: Vec<Step> = c["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| match (s[0].as_str().unwrap(), s[1].as_u64().unwrap()) {
+                ("a", b) => Step::Alloc(b),
+                (_, i) => Step::Free(i as usize),
+            })
+            .collect();
+        let measured = without_cpu_mean_buffers(&measured, 2 * n.div_ceil(64));
+        let modelled = if c["op"] == "clone" { clone_steps(n, Chunks::All) } else { to_nf4_steps(n, Chunks::All) };
+        assert_eq!(modelled, measured, "{} {}", c["op"], c["shape"]);
+        let kept: Vec<u64> = c["kept"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        assert_eq!(kept_bytes(&modelled), kept, "{} {}", c["op"], c["shape"]);
+        if let Some(inner) = c["nf4_tensor_bytes"].as_array() {
+            assert_eq!(kept, inner.iter().map(|x| x.as_u64().unwrap()).collect::<Vec<_>>());
+        }
     }
 }
 

@@ -35,6 +35,7 @@ pub mod step_inputs;
 pub mod step_time;
 pub mod temporary;
 pub mod timeline;
+pub mod torchao_nf4;
 
 use activations::{add_activations, in_flight, in_flight_count, micro_batch, MicroBatch};
 use arch::{Architecture, Tensors};
