@@ -221,6 +221,8 @@ pub const FIELDS: &[Field] = &[
     f("training.lora.fp32_unquantised", Own("lora"), "Unquantised weights in fp32 (PEFT)", "", Switch, Control),
     f("training.lora.fp32_adapters", Own("lora"), "Adapters in fp32 (PEFT)", "", Switch, Control),
     f("training.lora.quantize_at_load", Own("lora"), "Quantise while loading", "", Switch, Listed),
+    // Set by the framework profile (torchtune: torchao); its menu has no error to show.
+    f("training.lora.quantizer", Own("lora"), "NF4 quantiser", "", Choice(&["bitsandbytes", "torchao"]), Listed),
     f("training.lora.vision_tower", Own("lora"), "LoRA on the vision tower", "", Switch, Control),
     f("training.frozen.layers", Own("fz"), "Frozen blocks (from the bottom)", "blocks", count(0, u64::MAX), Control).bound("at most the model's layers"),
     f("training.frozen.embeddings", Own("fz"), "Freeze the embeddings", "", Switch, Listed),

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::inputs::{Attention, Checkpointing, FsdpLoad, Loss, OptimizerImpl, Zero};
+use crate::model::inputs::{Attention, Checkpointing, FsdpLoad, Loss, Nf4Quantizer, OptimizerImpl, Zero};
 use crate::model::precision::Precision;
 
 /// A training framework whose defaults a scenario starts from.
@@ -86,6 +86,9 @@ impl Framework {
             optimizer_impl: OptimizerImpl::Fused,
             // PEFT's `autocast_adapter_dtype=True` (`Lora::fp32_adapters`).
             fp32_adapters: true,
+            // transformers' bitsandbytes loader (`Params4bit`), which PEFT, TRL, Unsloth and
+            // LitGPT's `--quantize bnb.nf4` (`litgpt/utils.py`, `bnb.nn.Linear4bit`) use.
+            nf4_quantizer: Nf4Quantizer::Bitsandbytes,
             // Plain DDP keeps its default `gradient_as_bucket_view=False`: accelerate's
             // `DistributedDataParallelKwargs` (accelerate 1.16.0 `utils/dataclasses.py`, line
             // 169), which the transformers `Trainer` does not set, and Lightning's
@@ -145,6 +148,9 @@ impl Framework {
                 optimizer_in_backward: true,
                 qlora_fp32_unquantised: false,
                 fp32_adapters: false,
+                // `LoRALinear(quantize_base=True)` quantises with torchao's `to_nf4`
+                // (`torchtune/modules/peft/lora.py`, lines 15 and 82–87 at bd2a0fc).
+                nf4_quantizer: Nf4Quantizer::Torchao,
                 ..base
             },
             // LitGPT `litgpt finetune_full`: `--precision bf16-true` (pure bf16), the model's
@@ -205,6 +211,8 @@ pub struct Defaults {
     pub optimizer_impl: OptimizerImpl,
     /// LoRA adapters in fp32 on a 16-bit base (`Lora::fp32_adapters`): PEFT's.
     pub fp32_adapters: bool,
+    /// The library quantising a QLoRA base at load (`Lora::quantizer`).
+    pub nf4_quantizer: Nf4Quantizer,
     /// DDP's `gradient_as_bucket_view` (`Parallel::gradient_as_bucket_view`).
     pub gradient_as_bucket_view: bool,
     /// Gradients in fp32 in a 16-bit run (`Training::fp32_gradients`): Megatron-Core's.

@@ -20,8 +20,8 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime, Serving,
-    Techniques, Training, WeightFormat, Zero, Zero3Impl,
+    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Nf4Quantizer, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime,
+    Serving, Techniques, Training, WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
 
@@ -394,6 +394,7 @@ impl Scenario {
         if let Some(lora) = &mut self.training.lora {
             lora.fp32_unquantised = d.qlora_fp32_unquantised;
             lora.fp32_adapters = d.fp32_adapters;
+            lora.quantizer = d.nf4_quantizer;
         }
         if let Some(z) = d.zero {
             self.parallel.zero = z;
@@ -502,13 +503,14 @@ impl Scenario {
     }
 
     /// Pretty JSON of the scenario. Every switch a profile sets is written, even where serde
-    /// leaves it out at its default (`lora.fp32_unquantised`, `lora.fp32_adapters`), so reading it back with
+    /// leaves it out at its default (`lora.fp32_unquantised`, `lora.fp32_adapters`, `lora.quantizer`), so reading it back with
     /// [`Scenario::from_json`] keeps it over the profile's.
     pub fn to_json(&self) -> String {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let (Some(lora), Some(Value::Object(slot))) = (&self.training.lora, v.pointer_mut("/training/lora")) {
             slot.insert("fp32_unquantised".into(), Value::Bool(lora.fp32_unquantised));
             slot.insert("fp32_adapters".into(), Value::Bool(lora.fp32_adapters));
+            slot.insert("quantizer".into(), serde_json::to_value(lora.quantizer).unwrap_or_default());
         }
         serde_json::to_string_pretty(&v).unwrap_or_default()
     }

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use headroom::fields::{anchors, field, Ends, Field, Link, Shown, Values, FIELDS};
-use headroom::scenario::{DeviceSpec, Lora, ModelSpec, Scenario, Serving, Techniques};
+use headroom::scenario::{DeviceSpec, Lora, ModelSpec, Nf4Quantizer, Scenario, Serving, Techniques};
 use headroom::url;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -23,7 +23,15 @@ fn fully_populated() -> Scenario {
     s.training.resolution = Some([448, 448]);
     s.training.images_per_sample = Some(2);
     s.training.frames = Some(8);
-    s.training.lora = Some(Lora { dropout: 0.1, fp32_unquantised: false, fp32_adapters: false, quantize_at_load: false, vision_tower: true, ..Lora::default() });
+    s.training.lora = Some(Lora {
+        dropout: 0.1,
+        fp32_unquantised: false,
+        fp32_adapters: false,
+        quantize_at_load: false,
+        quantizer: Nf4Quantizer::Torchao,
+        vision_tower: true,
+        ..Lora::default()
+    });
     s.training.techniques = Techniques::default();
     s.training.serving = Serving {
         weights: Some(headroom::scenario::WeightFormat::Int8),

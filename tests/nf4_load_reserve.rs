@@ -4,7 +4,8 @@
 //! `nf4_load_sequence.json`), and the replay of a whole 8B load against torchtune's published
 //! memory after model initialisation. Run with `--nocapture` for the figures.
 
-use headroom::model::nf4_load::{kept_bytes, quantise_steps, Step};
+use headroom::model::allocator::{run_steps, CachingAllocator, Step};
+use headroom::model::nf4_load::{kept_bytes, quantise_steps};
 use headroom::model::torchao_nf4::{clone_steps, to_nf4_steps, Chunks};
 use headroom::{estimate, Breakdown, Scenario};
 use serde_json::Value;
@@ -127,15 +128,18 @@ fn load_bytes(b: &Breakdown, with_reserve: bool) -> f64 {
 /// - torchtune #1185 (2024-07, `llama3/8B_qlora_single_device`, A100 80GB, at 20 steps): peak
 ///   reserved 16.39 GiB by default, 10.831 GiB with `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
 ///
-/// Headroom's load, replayed with bitsandbytes' sequence: 5.46 GiB allocated and 5.60 GiB
-/// reserved, 11.7 % and 10.7 % under #1398's. The 5 % target is not met: torchtune quantises
-/// with torchao's `to_nf4`, whose transients are not measured here (the packed weight and its
-/// statistics are the same sizes as bitsandbytes'), so the bound below is 12 %.
+/// Headroom's torchtune profile replays today's torchtune (bd2a0fc: layers built in a loop,
+/// torchao's `to_nf4` at build and again in `load_state_dict`): 5.69 GiB allocated and 5.98 GiB
+/// reserved, 8.1 % and 4.6 % under #1398's, whose torchtune deep-copied an NF4 layer 32 times
+/// at build; that build, replayed in [`torchtune_2024_build_against_1398`], gives #1398's
+/// figures to 0.1 % and 1.8 %. (With bitsandbytes' sequence, before torchao was modelled, this
+/// replay gave 5.46 and 5.60 GiB.) The bound below says today's load is under #1398's, by less
+/// than the clones' excess.
 ///
 /// #1185's 5.56 GiB gap is not the load's: `get_memory_stats` resets the peaks after model init
 /// (torchtune bd2a0fc `training/memory.py` 251–292, `reset_stats=True`), so its figures are the
-/// training steps', and the load's reserve above its allocations is 0.134 GiB by default
-/// (0.048 GiB with expandable segments), under 5 % of that gap.
+/// training steps', and the load's reserve above its allocations is 0.29 GiB by default
+/// (0.045 GiB with expandable segments), under 10 % of that gap.
 #[test]
 fn llama_3_8b_load_against_torchtune() {
     let gib = (1u64 << 30) as f64;
@@ -149,13 +153,92 @@ fn llama_3_8b_load_against_torchtune() {
         reserve(&default) / gib,
         reserve(&expandable) / gib
     );
-    assert!(((allocated - 6.19) / 6.19).abs() < 0.12, "{allocated}");
-    assert!(((reserved - 6.27) / 6.27).abs() < 0.12, "{reserved}");
+    assert!(allocated < 6.19 && (6.19 - allocated) / 6.19 < 0.1, "{allocated}");
+    assert!(reserved < 6.27 && (6.27 - reserved) / 6.27 < 0.1, "{reserved}");
     // Reserved is above allocated, less so with expandable segments, and the same allocations.
     assert!(reserve(&default) > reserve(&expandable) && reserve(&expandable) > 0.0);
     assert_eq!(load_bytes(&default, false), load_bytes(&expandable, false));
-    assert!(reserve(&default) / gib < 0.05 * (16.39 - 10.831), "{}", reserve(&default) / gib);
+    assert!(reserve(&default) / gib < 0.1 * (16.39 - 10.831), "{}", reserve(&default) / gib);
     // Without quantise-at-load there is no replay and no reserve.
     let pre = plan(&format!(r#"{}, "quantize_at_load": false}}}}}}"#, TORCHTUNE_QLORA_8B.trim_end_matches("}}").trim_end_matches('}')));
     assert_eq!(reserve(&pre), 0.0);
+}
+
+/// One parameter of torchtune's Llama-3.1-8B QLoRA in construction order: its elements, and
+/// whether it is an NF4 base weight.
+type Param = (u64, bool);
+
+/// One `TransformerSelfAttentionLayer` of `lora_llama3_1(..., quantize_base=True)` with LoRA
+/// rank 8 on q, k, v, output and the MLP (torchtune f9f75bb56, the commit #1398 ran:
+/// `models/llama3_1/_component_builders.py` `lora_llama3_1_self_attention` and
+/// `lora_llama3_mlp`): each `LoRALinear`'s NF4 weight then its `lora_a` and `lora_b` (bf16), then
+/// the two RMSNorm scales.
+fn llama3_8b_qlora_layer() -> Vec<Param> {
+    let (d, kv, f, r) = (4096u64, 1024u64, 14336u64, 8u64);
+    let mut layer = Vec::new();
+    for (out, inp) in [(d, d), (kv, d), (kv, d), (d, d), (f, d), (d, f), (f, d)] {
+        layer.extend([(out * inp, true), (r * inp, false), (out * r, false)]);
+    }
+    layer.extend([(d, false), (d, false)]);
+    layer
+}
+
+/// torchtune #1398's published "Memory stats after model init" (6.19 GiB allocated, 6.27 GiB
+/// reserved), replayed as the torchtune of that day built and loaded the model, through the
+/// caching allocator with torchao's measured sequences. At f9f75bb56 `lora_llama3_1` built one
+/// layer (each `LoRALinear` quantising its fresh bf16 weight with `to_nf4`), the embeddings, the
+/// final norm and the bf16 head, then `TransformerDecoder` deep-copied the layer 32 times
+/// (`modules/transformer.py` `_get_clones`), which clones each NF4 weight through
+/// `to_nf4(get_original_weight())` (torchao `clone`): a dequantised weight whose nibbles are
+/// widened to int64 on the way (14 bytes per weight at once); the template layer lived until the
+/// builder returned. `load_state_dict` then re-quantised every NF4 weight from the host checkpoint
+/// (`NF4Tensor.copy_`). Today's torchtune builds its layers in a loop (bd2a0fc), which Headroom's
+/// torchtune profile replays (`llama_3_8b_load_against_torchtune`): no clones.
+#[test]
+fn torchtune_2024_build_against_1398() {
+    let gib = (1u64 << 30) as f64;
+    let mut a = CachingAllocator::new(false);
+    let layer = llama3_8b_qlora_layer();
+    // The one layer the builder makes: each NF4 weight quantised from a fresh bf16 weight.
+    let mut template = Vec::new();
+    for &(n, nf4) in &layer {
+        if nf4 {
+            let fresh = a.malloc(2 * n);
+            template.extend(run_steps(&mut a, &to_nf4_steps(n, Chunks::Distinct)));
+            a.free(fresh);
+        } else {
+            template.push(a.malloc(2 * n));
+        }
+    }
+    let (vocab, d) = (128_256u64, 4096u64);
+    a.malloc(2 * vocab * d); // tok_embeddings
+    a.malloc(2 * vocab * d); // output
+    a.malloc(2 * d); // the final norm
+    for _ in 0..32 {
+        for &(n, nf4) in &layer {
+            if nf4 {
+                run_steps(&mut a, &clone_steps(n, Chunks::Distinct));
+            } else {
+                a.malloc(2 * n);
+            }
+        }
+    }
+    let built = a.peak_allocated as f64 / gib;
+    template.into_iter().for_each(|h| a.free(h));
+    for _ in 0..32 {
+        for &(n, _) in layer.iter().filter(|p| p.1) {
+            let moved = a.malloc(2 * n);
+            let fresh = run_steps(&mut a, &to_nf4_steps(n, Chunks::Distinct));
+            a.free(moved);
+            fresh.into_iter().for_each(|h| a.free(h));
+        }
+    }
+    let (allocated, reserved) = (a.peak_allocated as f64 / gib, a.peak_reserved as f64 / gib);
+    println!(
+        "torchtune 2024 build: peak allocated {allocated:.3} GiB ({:+.1} % against 6.19; {built:.3} while building), reserved {reserved:.3} GiB ({:+.1} % against 6.27)",
+        100.0 * (allocated - 6.19) / 6.19,
+        100.0 * (reserved - 6.27) / 6.27
+    );
+    assert!(((allocated - 6.19) / 6.19).abs() < 0.03, "{allocated}");
+    assert!(((reserved - 6.27) / 6.27).abs() < 0.03, "{reserved}");
 }

@@ -246,3 +246,28 @@ mod tests {
         assert_eq!(a.segments.len(), 1);
     }
 }
+
+/// One step of a recorded allocation sequence (a quantisation's): an allocation of so many bytes, or the free of the allocation
+/// made at that step's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Alloc(u64),
+    Free(usize),
+}
+
+/// Runs `steps` through the allocator; returns the allocations they keep.
+pub fn run_steps(a: &mut CachingAllocator, steps: &[Step]) -> Vec<Allocation> {
+    let mut made: Vec<Option<Allocation>> = Vec::with_capacity(steps.len());
+    for step in steps {
+        match *step {
+            Step::Alloc(bytes) => made.push(Some(a.malloc(bytes))),
+            Step::Free(i) => {
+                if let Some(h) = made.get_mut(i).and_then(Option::take) {
+                    a.free(h);
+                }
+                made.push(None);
+            }
+        }
+    }
+    made.into_iter().flatten().collect()
+}

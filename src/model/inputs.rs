@@ -124,6 +124,20 @@ pub enum LoraBase {
     Nf4,
 }
 
+/// The library that quantises a QLoRA base to NF4 while it loads: its allocations decide the
+/// load's transients (`model::nf4_load`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Nf4Quantizer {
+    /// bitsandbytes' `Params4bit` (transformers, PEFT, TRL, Unsloth, axolotl, LitGPT's
+    /// `bnb.nf4`).
+    #[default]
+    Bitsandbytes,
+    /// torchao's `to_nf4` (torchtune's `LoRALinear(quantize_base=True)`); it always quantises
+    /// its scalers (double quantisation).
+    Torchao,
+}
+
 /// LoRA / QLoRA adapters (Hu et al. 2021).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -169,6 +183,11 @@ pub struct Lora {
     /// default), so links made before it encode as they did.
     #[serde(skip_serializing_if = "is_true")]
     pub quantize_at_load: bool,
+    /// Which library quantises the base at load ([`Nf4Quantizer`]): torchtune's profile sets
+    /// torchao, every other bitsandbytes. Left out of the JSON when bitsandbytes (the default),
+    /// so links made before it encode as they did.
+    #[serde(skip_serializing_if = "is_bitsandbytes")]
+    pub quantizer: Nf4Quantizer,
     /// A vision-language model's tower gets adapters too, on its blocks' linears whose kind is
     /// among `targets` (`arch/tower.rs` `tower_linear`: Qwen's `qkv`, `proj`, `gate_proj`,
     /// `up_proj`, `down_proj`; SigLIP's and CLIP's `q_proj`, `k_proj`, `v_proj`, `out_proj`,
@@ -177,6 +196,10 @@ pub struct Lora {
     /// JSON when false, so links made before it encode as they did.
     #[serde(skip_serializing_if = "is_false")]
     pub vision_tower: bool,
+}
+
+fn is_bitsandbytes(q: &Nf4Quantizer) -> bool {
+    *q == Nf4Quantizer::Bitsandbytes
 }
 
 fn is_false(x: &bool) -> bool {
@@ -202,6 +225,7 @@ impl Default for Lora {
             fp32_unquantised: true,
             fp32_adapters: true,
             quantize_at_load: true,
+            quantizer: Nf4Quantizer::Bitsandbytes,
             vision_tower: false,
         }
     }

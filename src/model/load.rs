@@ -9,7 +9,9 @@
 //!   unsharded (a host model moved unit by unit), one tensor unsharded (a meta model filled
 //!   from a broadcast full state dict), or nothing (a sharded checkpoint read shard by shard).
 //! - A 4-bit (NF4) base quantised at load (`training.lora.quantize_at_load`) holds one layer's
-//!   16-bit weight beside its quantisation's fp32 statistics.
+//!   16-bit weight beside its quantisation's fp32 statistics (bitsandbytes), or beside torchao's
+//!   scaled copy, index buffer and chunked comparisons (`training.lora.quantizer`: torchao,
+//!   torchtune's; [`super::torchao_nf4`]).
 //!
 //! Both are measured on CPU by `tests/measure/load.py` (`tests/fixtures/measured/load.json`).
 //! What the NF4 load leaves reserved in the caching allocator above these allocations is
@@ -18,7 +20,7 @@
 use super::arch::ParamTensor;
 use super::breakdown::{Component, Lifetime};
 use super::dtype::{F32, HALF};
-use super::inputs::{FsdpLoad, LoraBase, Parallel, Training};
+use super::inputs::{FsdpLoad, LoraBase, Nf4Quantizer, Parallel, Training};
 use super::layout::Layout;
 use super::ledger::Ledger;
 use super::states::StatesSummary;
@@ -30,6 +32,8 @@ const FSDP2_UNIT_FORMULA: &str = "the largest FSDP unit unsharded (a block, or t
 const FSDP2_TENSOR_FORMULA: &str = "the largest single parameter tensor unsharded, in the sharded weights' dtype: a meta-device model filled from a full state dict receives every tensor whole before keeping its shard, one tensor at a time (torch 2.15 distributed/_state_dict_utils.py `_broadcast_state_dict` 640–697, \"Broadcast every tensor to avoid OOM\"; torchtune `training/_distributed.py` `load_from_full_model_state_dict`); measured in load.json on rank 1";
 
 const NF4_FORMULA: &str = "the largest 4-bit linear's 16-bit weight (2 B per weight) while it is quantised, plus with double quantisation its fp32 absmax and `absmax − offset` (2 × 4 B per 64 weights) — bitsandbytes 0.50.2 `Params4bit._quantize` (nn/modules.py 381–395) → `quantize_4bit` (functional.py 929–941); measured in load.json";
+
+const TORCHAO_FORMULA: &str = "the largest 4-bit linear's checkpoint tensor moved to the GPU in bf16 (2 B per weight) while torchao quantises it into a new NF4 tensor, plus that quantisation's peak: the scaled weight (2 B), one uint8 index per weight, and the comparison of 2^20 weights at a time with the 16 NF4 values (32 B each, twice) — torchao 0.18 nf4_tensor.py `copy_` (435–465) → `from_tensor` → `convert_to_norm_float_weight` (816–853), as torchtune's `load_state_dict` runs it; measured step by step in torchao_nf4_sequence.json";
 
 /// Records the load's transients (none when nothing of the above applies).
 pub fn load_transients(tensors: &[ParamTensor], training: &Training, parallel: &Parallel, layout: &Layout, states: &StatesSummary, ledger: &mut Ledger) {
@@ -53,7 +57,16 @@ pub fn load_transients(tensors: &[ParamTensor], training: &Training, parallel: &
         // The 4-bit weights are the blocks' linears (`ParamTensor::linear`); a tensor-parallel
         // rank quantises its own shard.
         let largest = tensors.iter().filter(|t| t.is_quantized_linear()).map(|t| t.numel() / layout.tp.max(1.0)).fold(0.0, f64::max);
-        let statistics = if lora.double_quant { 2.0 * F32 / 64.0 } else { 0.0 };
-        ledger.add(Component::Temporary, "16-bit weight being quantised to NF4 at load (one linear)", largest * (HALF + statistics), NF4_FORMULA, Lifetime::Load);
+        match lora.quantizer {
+            Nf4Quantizer::Bitsandbytes => {
+                let statistics = if lora.double_quant { 2.0 * F32 / 64.0 } else { 0.0 };
+                ledger.add(Component::Temporary, "16-bit weight being quantised to NF4 at load (one linear)", largest * (HALF + statistics), NF4_FORMULA, Lifetime::Load);
+            }
+            Nf4Quantizer::Torchao => {
+                let n = largest.ceil() as u64;
+                let quantising = super::torchao_nf4::peak_bytes(&super::torchao_nf4::to_nf4_steps(n, super::torchao_nf4::Chunks::Distinct));
+                ledger.add(Component::Temporary, "16-bit weight being quantised to NF4 at load (one linear)", largest * HALF + quantising as f64, TORCHAO_FORMULA, Lifetime::Load);
+            }
+        }
     }
 }

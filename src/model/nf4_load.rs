@@ -21,23 +21,28 @@
 //! What each linear keeps is checked against bitsandbytes itself on the CPU
 //! (`tests/measure/nf4_load_sequence.py` → `nf4_load_sequence.json`); the CPU backend's own
 //! transients differ from the CUDA kernel's and are not replayed.
+//!
+//! torchtune quantises with torchao instead ([`Nf4Quantizer::Torchao`], sequences in
+//! [`super::torchao_nf4`]), in two passes (torchtune bd2a0fc
+//! `recipes/lora_finetune_single_device.py` 401–444): the model is built on the GPU in bf16
+//! (`with training.set_default_dtype(self._dtype), self._device`), each `LoRALinear`
+//! quantising its freshly initialised weight (`to_nf4(linear.weight)`, `modules/peft/lora.py`
+//! 82–87) and dropping the bf16 one when its `__init__` returns; then `load_state_dict` copies
+//! the checkpoint (on the host: `safe_torch_load`, `training/checkpointing/_utils.py` 229–259)
+//! into each NF4 parameter, which moves the bf16 tensor to the GPU, quantises it into a new NF4
+//! tensor and copies that one's inner tensors in place (torchao `nf4_tensor.py` `copy_`,
+//! 435–465); the 16-bit parameters are copied in place. The adapters (a few MB) are not
+//! replayed.
 
 use std::cell::RefCell;
 
-use super::allocator::{Allocation, CachingAllocator};
+use super::allocator::{run_steps, CachingAllocator, Step};
 use super::arch::{Architecture, ParamTensor, Scope, TpSplit};
 use super::breakdown::{Component, Lifetime};
-use super::inputs::{LoraBase, Training};
+use super::inputs::{LoraBase, Nf4Quantizer, Training};
 use super::layout::Layout;
 use super::ledger::Ledger;
-
-/// One step of a quantisation: an allocation of so many bytes, or the free of the allocation
-/// made at that step's index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    Alloc(u64),
-    Free(usize),
-}
+use super::torchao_nf4::{to_nf4_steps, Chunks};
 
 /// The steps of quantising one linear of `n` weights (the 16-bit weight is step 0, freed last).
 pub fn quantise_steps(n: u64, double_quant: bool) -> Vec<Step> {
@@ -58,30 +63,46 @@ pub fn kept_bytes(steps: &[Step]) -> Vec<u64> {
     kept
 }
 
-/// One tensor of `n` local elements arriving: kept in 16 bits, or quantised.
-fn load_one(a: &mut CachingAllocator, n: u64, linear: bool, double_quant: bool) {
+/// One tensor of `n` local elements arriving: kept in 16 bits, or quantised by bitsandbytes
+/// (the 16-bit weight is its step 0) or by torchao (the bf16 weight beside it, freed after).
+fn load_one(a: &mut CachingAllocator, n: u64, linear: bool, quant: &Quant) {
     if !linear {
         a.malloc(2 * n);
         return;
     }
-    let mut made: Vec<Option<Allocation>> = Vec::new();
-    for step in quantise_steps(n, double_quant) {
-        match step {
-            Step::Alloc(bytes) => made.push(Some(a.malloc(bytes))),
-            Step::Free(i) => {
-                if let Some(h) = made.get_mut(i).and_then(Option::take) {
-                    a.free(h);
-                }
-                made.push(None);
-            }
+    match quant {
+        Quant::Bitsandbytes { double_quant } => {
+            run_steps(a, &quantise_steps(n, *double_quant));
+        }
+        Quant::Torchao => {
+            let weight = a.malloc(2 * n);
+            run_steps(a, &to_nf4_steps(n, Chunks::Distinct));
+            a.free(weight);
         }
     }
 }
 
+/// torchao's second pass for one NF4 linear: the checkpoint's bf16 tensor moved to the GPU,
+/// quantised into a new NF4 tensor (the bf16 copy freed as `from_tensor` returns), whose inner
+/// tensors are copied into the parameter's and freed.
+fn reload_one(a: &mut CachingAllocator, n: u64) {
+    let moved = a.malloc(2 * n);
+    let fresh = run_steps(a, &to_nf4_steps(n, Chunks::Distinct));
+    a.free(moved);
+    fresh.into_iter().for_each(|h| a.free(h));
+}
+
+/// The quantiser and its setting, as the replay needs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Quant {
+    Bitsandbytes { double_quant: bool },
+    Torchao,
+}
+
 /// What the replay depends on: each tensor's local elements, whether it is quantised, its
 /// instances on this rank and where it loads (0 before the blocks, 1 in them, 2 after); the
-/// stage's blocks; double quantisation; expandable segments.
-type Key = (Vec<(u64, bool, u64, u8)>, u64, bool, bool);
+/// stage's blocks; the quantiser; expandable segments.
+type Key = (Vec<(u64, bool, u64, u8)>, u64, Quant, bool);
 
 /// Replays kept: a plan search re-estimates one model many times with other batch sizes,
 /// which leave the load unchanged, and goes back and forth between a few layouts and their
@@ -117,7 +138,11 @@ pub fn replay(arch: &Architecture, tensors: &[ParamTensor], training: &Training,
             ((t.numel() / split).ceil() as u64, t.is_quantized_linear(), count, place(t))
         })
         .collect();
-    let key: Key = (list, layout.layers_on_stage.round().max(1.0) as u64, lora.double_quant, expandable_segments);
+    let quant = match lora.quantizer {
+        Nf4Quantizer::Bitsandbytes => Quant::Bitsandbytes { double_quant: lora.double_quant },
+        Nf4Quantizer::Torchao => Quant::Torchao,
+    };
+    let key: Key = (list, layout.layers_on_stage.round().max(1.0) as u64, quant, expandable_segments);
     let value = RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
         let entry = match recent.iter().position(|(k, _)| *k == key) {
@@ -136,25 +161,39 @@ pub fn replay(arch: &Architecture, tensors: &[ParamTensor], training: &Training,
 }
 
 /// Loads the edges before the blocks, each block's share of the block tensors (all of them in a
-/// dense stack; MoE and hybrid kinds spread evenly over the stage's blocks), then the edges after.
+/// dense stack; MoE and hybrid kinds spread evenly over the stage's blocks), then the edges
+/// after; torchao's checkpoint pass follows in the same order.
 fn run(key: &Key) -> CachingAllocator {
-    let (list, layers, double_quant, expandable) = key;
+    let (_, _, quant, expandable) = key;
     let mut a = CachingAllocator::new(*expandable);
+    in_load_order(key, |n, linear| load_one(&mut a, n, linear, quant));
+    if *quant == Quant::Torchao {
+        in_load_order(key, |n, linear| {
+            if linear {
+                reload_one(&mut a, n)
+            }
+        });
+    }
+    a
+}
+
+/// Calls `each(local elements, quantised)` for every tensor instance in load order.
+fn in_load_order(key: &Key, mut each: impl FnMut(u64, bool)) {
+    let (list, layers, _, _) = key;
     let instances = |count: u64| (count as f64 / 1e6).round() as u64;
     for &(n, linear, count, _) in list.iter().filter(|t| t.3 == 0) {
-        (0..instances(count)).for_each(|_| load_one(&mut a, n, linear, *double_quant));
+        (0..instances(count)).for_each(|_| each(n, linear));
     }
     for b in 0..*layers {
         for &(n, linear, count, _) in list.iter().filter(|t| t.3 == 1) {
             let per = count as f64 / 1e6 / *layers as f64;
             let here = ((b + 1) as f64 * per).floor() - (b as f64 * per).floor();
-            (0..here as u64).for_each(|_| load_one(&mut a, n, linear, *double_quant));
+            (0..here as u64).for_each(|_| each(n, linear));
         }
     }
     for &(n, linear, count, _) in list.iter().filter(|t| t.3 == 2) {
-        (0..instances(count)).for_each(|_| load_one(&mut a, n, linear, *double_quant));
+        (0..instances(count)).for_each(|_| each(n, linear));
     }
-    a
 }
 
 const RESERVE_FORMULA: &str = "max_memory_reserved − the load's own peak: bitsandbytes' quantise-at-load sequence (16-bit weight, fp32 absmax, packed uint8, statistics; the 16-bit weight freed) replayed tensor by tensor through PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp: 512 B rounding, 2 MiB small and 20 MiB medium segments, larger ones rounded to 2 MiB, best fit, split above 1 MiB, freed blocks cached) — src/model/allocator.rs, nf4_load.rs";

@@ -23,7 +23,7 @@
 //! the measured sequence), and Python scalars become 1–8-byte tensors where the CUDA kernels
 //! take host scalars, which are kept (a few bytes each, in the small pool).
 
-use super::nf4_load::Step;
+use super::allocator::Step;
 
 /// Weights compared with the NF4 table at a time (`CHUNK_SIZE = 1024**2`, nf4_tensor.py 84).
 pub const CHUNK: u64 = 1 << 20;
@@ -217,4 +217,24 @@ pub fn clone_steps(n: u64, chunks: Chunks) -> Vec<Step> {
     push_to_nf4(&mut out, n, chunks);
     out.push(Step::Free(DEQUANTISED));
     out
+}
+
+/// The most bytes `steps` hold at once (allocations as requested, before the allocator's
+/// rounding).
+pub fn peak_bytes(steps: &[Step]) -> u64 {
+    let (mut live, mut peak) = (0u64, 0u64);
+    for step in steps {
+        match *step {
+            Step::Alloc(b) => {
+                live += b;
+                peak = peak.max(live);
+            }
+            Step::Free(i) => {
+                if let Step::Alloc(b) = steps[i] {
+                    live -= b;
+                }
+            }
+        }
+    }
+    peak
 }
