@@ -242,3 +242,42 @@ fn torchtune_2024_build_against_1398() {
     assert!(((allocated - 6.19) / 6.19).abs() < 0.03, "{allocated}");
     assert!(((reserved - 6.27) / 6.27).abs() < 0.03, "{reserved}");
 }
+
+/// Replaying one chunk of each size leaves the allocator where replaying every chunk does: the
+/// same peaks, and the same reserve after a whole layer of Llama-3-8B, its head and a 1.5-chunk
+/// weight, in both allocator modes.
+#[test]
+fn distinct_chunks_replay_like_all_chunks() {
+    let shapes = [4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 4096 * 14336, 14336 * 4096, 1536 * 1024, 128_256 * 4096];
+    for expandable in [false, true] {
+        let replay = |chunks: Chunks| {
+            let mut a = CachingAllocator::new(expandable);
+            for &n in &shapes {
+                let fresh = a.malloc(2 * n);
+                run_steps(&mut a, &to_nf4_steps(n, chunks));
+                a.free(fresh);
+                run_steps(&mut a, &clone_steps(n, chunks));
+            }
+            (a.peak_allocated, a.peak_requested, a.peak_reserved, a.reserved())
+        };
+        assert_eq!(replay(Chunks::Distinct), replay(Chunks::All), "expandable {expandable}");
+    }
+}
+
+/// torchtune's profile quantises with torchao, the others with bitsandbytes; a written
+/// `quantizer` wins over the profile and survives `to_json`; a bad one names the field.
+#[test]
+fn the_profile_chooses_the_quantiser() {
+    use headroom::scenario::Nf4Quantizer;
+    let decode = |json: &str| Scenario::from_json(json).map(|d| d.scenario.training.lora.expect("lora").quantizer);
+    let with = |framework: &str, extra: &str| {
+        format!(r#"{{"framework": "{framework}", "model": {{"preset": "llama-3-8b"}}, "training": {{"lora": {{"rank": 8, "base": "nf4"{extra}}}}}}}"#)
+    };
+    assert_eq!(decode(&with("torchtune", "")).unwrap(), Nf4Quantizer::Torchao);
+    assert_eq!(decode(&with("transformers", "")).unwrap(), Nf4Quantizer::Bitsandbytes);
+    assert_eq!(decode(&with("torchtune", r#", "quantizer": "bitsandbytes""#)).unwrap(), Nf4Quantizer::Bitsandbytes);
+    let s = Scenario::from_json(&with("torchtune", r#", "quantizer": "bitsandbytes""#)).unwrap().scenario;
+    assert_eq!(decode(&s.to_json()).unwrap(), Nf4Quantizer::Bitsandbytes);
+    let err = decode(&with("torchtune", r#", "quantizer": "gptq""#)).unwrap_err();
+    assert!(err.field.contains("quantizer"), "{err}");
+}
