@@ -281,3 +281,40 @@ fn the_profile_chooses_the_quantiser() {
     let err = decode(&with("torchtune", r#", "quantizer": "gptq""#)).unwrap_err();
     assert!(err.field.contains("quantizer"), "{err}");
 }
+
+/// A load with more quantised tensors than `MAX_QUANTISED` replays its first blocks and extends
+/// their trend: against whole replays of MoE and dense models, by both quantisers, the
+/// extrapolated peak requested and reserve stay close (printed with `--nocapture`).
+#[test]
+fn extrapolated_loads_follow_whole_replays() {
+    use headroom::import::presets::model_preset;
+    use headroom::model::layout::Layout;
+    use headroom::model::nf4_load::replay_within;
+    use headroom::scenario::{Lora, LoraBase, Nf4Quantizer, Parallel, Training};
+    let mut worst: (f64, f64) = (0.0, 0.0);
+    for id in ["Qwen/Qwen3-30B-A3B", "mixtral-8x7b", "meta-llama/Llama-3.1-70B"] {
+        let arch = model_preset(id).unwrap_or_else(|| panic!("{id}")).arch.clone();
+        let tensors = arch.param_tensors();
+        let layout = Layout::new(&arch, &Parallel::default(), 0);
+        for quantizer in [Nf4Quantizer::Bitsandbytes, Nf4Quantizer::Torchao] {
+            let training = Training { lora: Some(Lora { base: LoraBase::Nf4, quantizer, ..Lora::default() }), ..Training::default() };
+            let whole = replay_within(&arch, &tensors, &training, &layout, false, u64::MAX).expect("replay");
+            let per_block = tensors.iter().filter(|t| t.is_quantized_linear() && t.scope.in_blocks()).map(|t| layout.copies(&arch, t)).sum::<f64>() / layout.layers_on_stage;
+            let budget = (8.0 * per_block) as u64 + 4;
+            let part = replay_within(&arch, &tensors, &training, &layout, false, budget).expect("replay");
+            let (w_res, p_res) = ((whole.0 - whole.1) as f64, (part.0 - part.1) as f64);
+            let (req, res) = ((part.1 as f64 - whole.1 as f64) / whole.1 as f64, (p_res - w_res) / whole.1 as f64);
+            println!(
+                "{id:<28} {quantizer:?}: requested {:.3} vs {:.3} GiB ({:+.3} %), reserve {:.3} vs {:.3} GiB ({:+.2} % of the load)",
+                part.1 as f64 / 1073741824.0,
+                whole.1 as f64 / 1073741824.0,
+                100.0 * req,
+                p_res / 1073741824.0,
+                w_res / 1073741824.0,
+                100.0 * res
+            );
+            worst = (worst.0.max(req.abs()), worst.1.max(res.abs()));
+        }
+    }
+    assert!(worst.0 < 0.005 && worst.1 < 0.02, "{worst:?}");
+}
