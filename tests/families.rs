@@ -73,6 +73,11 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         // Zamba2: every layer hybrid (its Mamba-2 block and its own linear, the one shared
         // block invoked each time), so each added layer adds the same block.
         "zamba2" => set(json!({"layers_block_type": vec!["hybrid"; layers as usize], "n_mamba_heads": heads, "mamba_d_state": 16, "adapter_rank": 4})),
+        // LFM2-MoE: every layer a short convolution with the MoE block (no dense lead layers),
+        // so each added layer adds the same block.
+        "lfm2_moe" => {
+            set(json!({"layer_types": vec!["conv"; layers as usize], "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "num_dense_layers": 0}))
+        }
         "resnet" => return json!({"model_type": "resnet", "hidden_sizes": [ffn, 2 * ffn], "depths": [layers, layers], "embedding_size": h}),
         _ => {}
     }

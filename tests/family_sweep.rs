@@ -78,7 +78,7 @@ const APPROXIMATE: &[(&str, f64)] = &[
 ];
 
 /// Families Headroom refuses: recurrent / linear-attention layers it cannot model (Mamba,
-/// Mamba-2, Gated DeltaNet and short-convolution hybrids have readers, `import/hybrids.rs`, Zamba2 `import/zamba2.rs`) (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
+/// Mamba-2, Gated DeltaNet and short-convolution hybrids, LFM2-MoE among them, have readers, `import/hybrids.rs`, Zamba2 `import/zamba2.rs`) (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
 /// per-layer input embeddings), or configs without the usual keys and no reader.
 const REFUSED_UNMODELLED: &[&str] = &[
     "gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "kimi_linear", "lfm3", "minimax", "olmo_hybrid", "recurrent_gemma", "rwkv", "xlstm",

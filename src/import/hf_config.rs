@@ -165,6 +165,7 @@ families! {
         "bamba" => dec!(hybrids::bamba),
         "falcon_h1" => dec!(hybrids::falcon_h1),
         "zamba2" => dec!(zamba2::zamba2),
+        "lfm2_moe" => dec!(hybrids::lfm2_moe),
     }
 }
 
@@ -204,6 +205,8 @@ const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
     ("bloom", "n_embed", "hidden_size"),
     ("ernie4_5_moe", "num_experts", "moe_num_experts"),
     ("ernie4_5_moe", "num_experts_per_tok", "moe_k"),
+    // `Lfm2MoeConfig.__post_init__` pops `tie_embedding` into `tie_word_embeddings`.
+    ("lfm2_moe", "tie_embedding", "tie_word_embeddings"),
 ];
 
 /// Families whose layers Headroom cannot model, refused with what is missing rather than
@@ -216,7 +219,6 @@ const UNMODELLED: &[(&str, &str)] = &[
     ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
     ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
     ("minimax", "lightning (linear) attention layers (recurrent state)"),
-    ("lfm2_moe", "short-convolution layers (conv state)"),
     ("lfm3", "short-convolution layers (conv state)"),
     ("recurrent_gemma", "RG-LRU recurrent layers"),
     ("rwkv", "RWKV time-mix recurrence"),

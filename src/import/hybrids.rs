@@ -267,6 +267,37 @@ fn qwen_next_moe(c: &Keys, t: &mut TransformerArch, experts: u64, top_k: u64, no
     Ok(())
 }
 
+/// `Lfm2MoeConfig` (`modeling_lfm2_moe.py`, its defaults LFM2-8B-A1B-style): LFM2's blocks
+/// (short convolutions and attention with per-head q/k norms by `layer_types`, which the model
+/// indexes per layer and so must be given: 479, 506), a dense SwiGLU feed-forward of
+/// `intermediate_size` as it is in the first `num_dense_layers` blocks (513–516; no LFM2
+/// width adjustment), then `num_experts` experts of `moe_intermediate_size` without a shared
+/// one (132–169). Its router (171–196) takes the sigmoid of the logits in the model dtype,
+/// chooses by them plus an fp32 `expert_bias` buffer (not a parameter), and renormalises the
+/// chosen weights when `norm_topk_prob`.
+pub fn lfm2_moe(c: &Keys) -> Result<TransformerArch, InputError> {
+    if layer_types(c, "layer_types")?.is_none() {
+        return Err(InputError::new("layer_types", "missing: LFM2-MoE reads each layer's kind from it (modeling_lfm2_moe.py 479, 506)"));
+    }
+    let mut t = families::decoder(c, &Defaults { hidden: 2048, layers: 32, heads: 32, kv_heads: Some(8), ffn: 7168, vocab: 65536, head_dim: None, tied: true })?;
+    t.attention.qk_norm = QkNorm::PerHead;
+    let layers = t.layers;
+    let attention = mixer_or_attention(c, &["layer_types"], layers, |_| true)?;
+    let mixer = Mixer::ShortConv { conv: c.uint("conv_L_cache", 3)?, bias: c.flag("conv_bias", false)? };
+    let moe = MoePart {
+        experts: c.uint("num_experts", 32)?,
+        top_k: c.uint("num_experts_per_tok", 4)?,
+        expert_ffn: c.uint("moe_intermediate_size", 1792)?,
+        first_dense: c.count("num_dense_layers", 2)?,
+        router: if c.flag("norm_topk_prob", true)? { Router::SigmoidNormalized } else { Router::SigmoidRaw },
+        ..MoePart::default()
+    };
+    let moe_layers = moe.moe_blocks(layers);
+    t.moe = Some(moe);
+    two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
+    Ok(t)
+}
+
 /// `Qwen3NextConfig` (its defaults are Qwen3-Next-80B-A3B's): 512 experts top-10 of width
 /// 512 and a gated shared expert in every block.
 pub fn qwen3_next(c: &Keys) -> Result<TransformerArch, InputError> {

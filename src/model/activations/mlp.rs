@@ -134,13 +134,19 @@ fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
     let (k, e) = (moe.top_k.max(1) as f64, moe.experts as f64);
     let fp32_input = if c.bf16 { F32 * h } else { 0.0 };
     // fp32 scores over the experts, int64 top-k indices, then the routing weights: fp32 (Mixtral),
-    // in the model dtype (Qwen2-MoE, gpt-oss), fp32 with their fp32 sum (Qwen3-MoE, DeepSeek-V3).
+    // in the model dtype (Qwen2-MoE, gpt-oss), fp32 with their fp32 sum (Qwen3-MoE, DeepSeek-V3);
+    // LFM2-MoE's scores and weights are in the model dtype.
     let per_token = match moe.router {
         Router::Softmax => F32 * e + (INT64 + F32) * k,
         Router::SoftmaxRaw => F32 * e + INT64 * k + c.x * k,
         Router::SoftmaxNormalized => F32 * e + (INT64 + F32) * k + F32,
         Router::SoftmaxGreedy => fp32_input + F32 * e + INT64 * k,
         Router::SigmoidGrouped => fp32_input + F32 * e + (INT64 + F32) * k + F32,
+        // LFM2-MoE (`Lfm2MoeTopKRouter`, modeling_lfm2_moe.py 182–196): the sigmoid's output
+        // and the top-k indices; renormalising divides the gathered weights by their sum
+        // (+1e-6), and the division keeps both. Measured in lfm2_moe.json.
+        Router::SigmoidNormalized => c.x * e + INT64 * k + c.x * k + c.x,
+        Router::SigmoidRaw => c.x * e + INT64 * k,
         Router::TopKSoftmax => INT64 * k + c.x * k,
     };
     per_token * c.tokens

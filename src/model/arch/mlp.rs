@@ -57,6 +57,12 @@ pub enum Router {
     SoftmaxGreedy,
     /// DeepSeek-V3's sigmoid scores with group-limited top-k over an fp32 router.
     SigmoidGrouped,
+    /// Sigmoid scores in the model dtype, top-k, renormalised by their sum (LFM2-MoE,
+    /// `norm_topk_prob: true`).
+    SigmoidNormalized,
+    /// Sigmoid scores in the model dtype, top-k, not renormalised (LFM2-MoE,
+    /// `norm_topk_prob: false`).
+    SigmoidRaw,
     /// Top-k of the logits, then a softmax over those k (gpt-oss).
     TopKSoftmax,
 }
