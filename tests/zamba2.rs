@@ -3,7 +3,8 @@
 //!   each, adapters and output linears once per invocation) for the class default config
 //!   and variants: q/k/v adapters on and off, `num_mem_blocks` 1, 2 and 3 (3 with two
 //!   hybrid layers: two blocks built), biases, grouped KV heads, a `hybrid_layer_ids` longer
-//!   than the layer list (more adapter slots); an untied head unties the blocks too: refused;
+//!   than the layer list (more adapter slots); an untied head, which unties the blocks too
+//!   (one per hybrid layer, each with its block id's adapters);
 //! - the bytes of transformers' own cache after a prefill (conv and SSM states of every
 //!   layer, K/V once per invocation of a shared block), fp32 and bf16;
 //! - the tensors the whole model saves for backward on CPU (fp32), the Mamba-2 mixers'
@@ -28,9 +29,6 @@ fn parameters_equal_transformers_counts() {
     let cases = f["params"].as_object().expect("params");
     assert!(cases.len() >= 6);
     for (name, case) in cases {
-        if case["config"]["tie_word_embeddings"] == json!(false) {
-            continue; // refused: `untied_blocks_are_refused_by_name`
-        }
         let imported = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(imported.arch.param_count() as u64, case["param_count"].as_u64().unwrap(), "{name}");
         assert!(!imported.warnings.iter().any(|w| w.starts_with("approximate")), "{name}: {:?}", imported.warnings);
@@ -41,14 +39,21 @@ fn parameters_equal_transformers_counts() {
     }
 }
 
-/// `tie_word_embeddings: false` makes transformers build one block per hybrid layer (the
-/// fixture's untied case has as many distinct blocks as hybrid layers); refused, naming the key.
+/// `tie_word_embeddings: false` makes transformers build one block per hybrid layer: the
+/// fixture's three untied cases have as many distinct blocks as hybrid layers, and so does
+/// Headroom (their counts are checked above), whatever `num_mem_blocks` says.
 #[test]
-fn untied_blocks_are_refused_by_name() {
-    let case = &fixture()["params"]["default@mem_blocks2_adapters_untied"];
-    assert_eq!(case["distinct_shared_blocks"], case["hybrid_layers"]);
-    let err = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_err();
-    assert_eq!(err.field, "tie_word_embeddings", "{err}");
+fn untied_heads_untie_the_blocks() {
+    let f = fixture();
+    let untied: Vec<_> = f["params"].as_object().unwrap().iter().filter(|(_, c)| c["config"]["tie_word_embeddings"] == json!(false)).collect();
+    assert_eq!(untied.len(), 3);
+    for (name, case) in untied {
+        assert_eq!(case["distinct_shared_blocks"], case["hybrid_layers"], "{name}");
+        let imported = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let Architecture::Transformer(t) = &imported.arch else { panic!("{name}: not a transformer") };
+        assert_eq!(t.blocks(Scope::Shared), case["hybrid_layers"].as_u64().unwrap(), "{name}");
+        assert!(!t.embedding.tied, "{name}");
+    }
 }
 
 /// The shared blocks' weights do not grow with the hybrid layers that invoke them: a second

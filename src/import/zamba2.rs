@@ -88,15 +88,9 @@ pub fn zamba2(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     // transformers ties the shared blocks through `_tied_weights_keys`, which
     // `PreTrainedModel.get_expanded_tied_weights_keys` empties when `tie_word_embeddings` is
-    // false (`modeling_utils.py` lines 2494–2496): every invocation then builds its own block
-    // with every adapter slot of its block id, which Headroom does not model.
+    // false (`modeling_utils.py` lines 2494–2496): every invocation then keeps its own block
+    // with every adapter slot of its block id (`SharedBlocks::tied`).
     let tied = c.flag("tie_word_embeddings", true)?;
-    if !tied {
-        return Err(InputError::new(
-            "tie_word_embeddings",
-            "false unties Zamba2's shared blocks too in transformers (one block per hybrid layer, each with all of its block id's adapters); Headroom models the tied blocks only",
-        ));
-    }
     // transformers keeps a `hybrid_layer_ids` given in the config over the one it derives
     // (`PreTrainedConfig.__post_init__` sets the remaining kwargs last), and sizes each
     // block's adapter list by it.
@@ -110,6 +104,7 @@ pub fn zamba2(c: &Keys) -> Result<TransformerArch, InputError> {
         blocks: c.uint("num_mem_blocks", 1)?,
         adapter_rank: c.uint("adapter_rank", 128)?,
         attention_adapters: c.flag("use_shared_attention_adapter", false)?,
+        tied,
     };
     Ok(TransformerArch {
         stack: Stack::Decoder,

@@ -46,7 +46,7 @@ PARAM_CASES = {
     "default@mem_blocks2": {"num_mem_blocks": 2},
     "default@mem_blocks2_adapters": {"num_mem_blocks": 2, "use_shared_attention_adapter": True},
     # tie_word_embeddings=False unties the shared blocks as well (modeling_utils.py
-    # get_expanded_tied_weights_keys returns {}): recorded, refused by Headroom.
+    # get_expanded_tied_weights_keys returns {}): one block per hybrid layer.
     "default@mem_blocks2_adapters_untied": {"num_mem_blocks": 2, "use_shared_attention_adapter": True, "tie_word_embeddings": False},
     "small@mem_blocks2_gqa_bias": {**SMALL, "num_mem_blocks": 2, "num_key_value_heads": 4, "add_bias_linear": True, "use_conv_bias": False, "mamba_ngroups": 2, "intermediate_size": 384},
     "small@mem_blocks3_adapters": {**SMALL, "num_mem_blocks": 3, "use_shared_attention_adapter": True, "use_mem_rope": True},
@@ -55,6 +55,8 @@ PARAM_CASES = {
     # A hybrid_layer_ids given in the config outlives the layer list (transformers keeps it):
     # every block then holds adapter slots for each id.
     "small@given_hybrid_layer_ids": {**SMALL, "num_mem_blocks": 2, "num_hidden_layers": 4, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"], "hybrid_layer_ids": [1, 3, 5, 7, 9]},
+    "small@mem_blocks3_adapters_untied": {**SMALL, "num_mem_blocks": 3, "use_shared_attention_adapter": True, "tie_word_embeddings": False},
+    "small@given_hybrid_layer_ids_untied": {**SMALL, "num_mem_blocks": 2, "num_hidden_layers": 4, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"], "hybrid_layer_ids": [1, 3, 5, 7, 9], "tie_word_embeddings": False},
 }
 
 TINY = {"hidden_size": 64, "num_attention_heads": 4, "n_mamba_heads": 4, "mamba_d_state": 16, "mamba_ngroups": 1, "chunk_size": 32, "vocab_size": 256, "adapter_rank": 8,

@@ -19,6 +19,10 @@
 //!   `add_bias_linear`) and, always, a `gate_up_proj` adapter (hidden → r → 2·ffn) per
 //!   invocation in the same way (`use_shared_mlp_adapter` of the Hub configs is not read).
 //!
+//! - With `tie_word_embeddings: false`, `PreTrainedModel.get_expanded_tied_weights_keys` returns
+//!   no ties at all (`modeling_utils.py` 2494–2496): every hybrid layer keeps the block it built,
+//!   each with the adapter list of its block id (`i % num_mem_blocks`) ([`SharedBlocks::tied`]).
+//!
 //! Counts checked against transformers in `tests/fixtures/measured/zamba2.json`
 //! (`tests/zamba2.rs`).
 
@@ -41,6 +45,15 @@ pub struct SharedBlocks {
     pub adapter_slots: u64,
     /// q/k/v adapters per invocation (`use_shared_attention_adapter`).
     pub attention_adapters: bool,
+    /// The hybrid layers' blocks are tied to the first `num_mem_blocks` (transformers'
+    /// `_tied_weights_keys`, applied only with `tie_word_embeddings`); `false`: each hybrid
+    /// layer keeps its own block.
+    #[serde(default = "tied_by_default")]
+    pub tied: bool,
+}
+
+fn tied_by_default() -> bool {
+    true
 }
 
 impl SharedBlocks {
@@ -56,14 +69,24 @@ impl SharedBlocks {
     /// Blocks transformers builds and keeps apart: the first `num_mem_blocks` hybrid layers
     /// are the sources of the ties, fewer when fewer layers are hybrid.
     pub fn distinct_blocks(&self, invocations: u64) -> u64 {
-        self.blocks.min(invocations)
+        if self.tied {
+            self.blocks.min(invocations)
+        } else {
+            invocations
+        }
     }
 
     /// Adapter sets over the distinct blocks: block b holds one per slot i < `adapter_slots`
     /// with i % `num_mem_blocks` == b (one per invocation when the slots are the hybrid layers).
+    /// Untied, hybrid layer j's own block holds the adapter list of block id j % `num_mem_blocks`.
     pub fn adapter_sets(&self, invocations: u64) -> u64 {
         let m = self.blocks.max(1);
-        (0..self.distinct_blocks(invocations)).map(|b| self.adapter_slots.saturating_sub(b).div_ceil(m)).sum()
+        let of_block = |b: u64| self.adapter_slots.saturating_sub(b).div_ceil(m);
+        if self.tied {
+            (0..self.distinct_blocks(invocations)).map(of_block).sum()
+        } else {
+            (0..invocations).map(|j| of_block(j % m)).sum()
+        }
     }
 
     /// The shared blocks' tensors (`Scope::Shared`), their adapters (`Scope::SharedAdapter`)
