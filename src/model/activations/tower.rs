@@ -22,7 +22,7 @@ use super::norm::{norm_saved, residual_norm, weight_operand};
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{Activation, AttentionPart, LinearKind, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
-use crate::model::inputs::{Attention, Training};
+use crate::model::inputs::{Attention, Checkpointing, Training};
 
 /// The tower's blocks as a text transformer's: `layers` encoder blocks of its width.
 fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
@@ -130,7 +130,18 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // `Qwen3VLVisionModel.forward`; every listed index is followed by a block in the Hub
         // configs, 8, 16 and 24 of 27).
         let deepstack_shared = if tower.kind == TowerKind::Qwen3Vl { tower.deepstack as f64 * c.r * vc.tokens * tower.hidden as f64 } else { 0.0 };
-        push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
+        if training.checkpointing == Checkpointing::Full {
+            // `gradient_checkpointing_enable()` checkpoints every `GradientCheckpointingLayer`,
+            // the tower's blocks included (transformers 5.25 `modeling_utils.py`
+            // `_set_gradient_checkpointing`; `Qwen2_5_VLVisionBlock`, `SiglipEncoderLayer`,
+            // `CLIPEncoderLayer` are such layers): each block keeps only its input hidden state
+            // (the non-reentrant checkpoint's), measured in vlm_checkpointing.json. A block's
+            // recomputed tensors exist again only while its own backward runs, after the
+            // language model's (not added to the peak here).
+            push(out, "vision tower block inputs (full checkpointing)", c.x * vc.tokens * tower.hidden as f64 * tower.layers as f64, Split::Sequence, Place::Input);
+        } else {
+            push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
+        }
         let edges = match tower.kind {
             // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
