@@ -73,6 +73,9 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         // Zamba2: every layer hybrid (its Mamba-2 block and its own linear, the one shared
         // block invoked each time), so each added layer adds the same block.
         "zamba2" => set(json!({"layers_block_type": vec!["hybrid"; layers as usize], "n_mamba_heads": heads, "mamba_d_state": 16, "adapter_rank": 4})),
+        // Zamba: every layer hybrid (its multi-head Mamba block and its own linear, the one
+        // shared block invoked each time), so each added layer adds the same block.
+        "zamba" => set(json!({"layers_block_type": vec!["hybrid"; layers as usize], "n_mamba_heads": 2, "mamba_d_state": 16})),
         // LFM2-MoE: every layer a short convolution with the MoE block (no dense lead layers),
         // so each added layer adds the same block.
         "lfm2_moe" => {

@@ -103,6 +103,7 @@ pub fn mamba(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("use_conv_bias", true)?,
         proj_bias: c.flag("use_bias", false)?,
         dt_norms: false,
+        heads: None,
     };
     let mut t = ssm_decoder(hidden, c.uint("num_hidden_layers", 32)?, c.uint("vocab_size", 50280)?, c.flag("tie_word_embeddings", true)?, mixer);
     t.use_cache = c.flag("use_cache", true)?;
@@ -199,6 +200,7 @@ pub fn jamba(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("mamba_conv_bias", true)?,
         proj_bias: c.flag("mamba_proj_bias", false)?,
         dt_norms: true,
+        heads: None,
     };
     let attention: Vec<bool> = (0..layers).map(|i| i % attn_period == attn_offset).collect();
     two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
