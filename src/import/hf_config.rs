@@ -168,6 +168,7 @@ families! {
         "zamba" => dec!(zamba::zamba),
         "zamba2" => dec!(zamba2::zamba2),
         "lfm2_moe" => dec!(hybrids::lfm2_moe),
+        "olmo_hybrid" => dec!(hybrids::olmo_hybrid),
     }
 }
 
@@ -216,7 +217,6 @@ const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
 /// state-space layers keep a per-sequence state instead of (or beside) a KV cache, with
 /// parameters and activations of shapes Headroom has no part for.
 const UNMODELLED: &[(&str, &str)] = &[
-    ("olmo_hybrid", "Gated DeltaNet linear-attention layers (recurrent state)"),
     ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
     ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
     ("minimax", "lightning (linear) attention layers (recurrent state)"),
