@@ -17,7 +17,7 @@
 //! As of this commit: ms-swift's Qwen2.5-VL-7B LoRA −26 %, its Qwen2.5-VL-7B full fine-tuning
 //! of video under ZeRO-3 −23 % (checkpointed; it read −4 % while a trained tower's blocks were
 //! counted without checkpointing, see the row) and −24 % (not checkpointed), its
-//! Qwen3-Next-80B-A3B LoRA −26 % (with 1.5 B expert adapters transformers 5 does not make);
+//! Qwen3-Next-80B-A3B LoRA −26 % (what its adapters were is not certain, see the row);
 //! the Jamba-1.5-Mini card's LoRA −11 %; Unsloth's notebooks: Qwen2.5-VL-7B QLoRA +10 %,
 //! Qwen3-VL-8B QLoRA −10 %, Gemma 3 4B QLoRA −33 % (in the weights, unexplained), LFM2-1.2B
 //! LoRA −2 %; median 23 %. The runs the scenario cannot express (per-part checkpointing, a

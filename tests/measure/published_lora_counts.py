@@ -8,10 +8,11 @@ PEFT's "all-linear" adapts it (peft/tuners/tuners_utils.py `_maybe_include_all_l
 Linear and Conv1D modules, the output layer excluded), r x (in_features + out_features) each.
 
 With a list of target names, the Linear modules whose last name component is in it (PEFT's
-suffix match). Qwen3-Next-80B-A3B (and Jamba) in transformers 5.x keep its routed experts as fused 3-D nn.Parameters
-(`Qwen3NextExperts.gate_up_proj`, `.down_proj`), which no `target_modules` entry matches, so
-only the attention, mixer, shared-expert and shared-expert-gate linears (Jamba: the attention,
-Mamba and dense-MLP linears) are adapted.
+suffix match). Qwen3-Next-80B-A3B (and Jamba) in transformers 5.x keep their routed experts as fused 3-D
+nn.Parameters (`Qwen3NextExperts.gate_up_proj`, `.down_proj`), which this module count leaves out
+(module_lora_params). PEFT 0.21.2 itself may still adapt them (peft/tuners/lora/layer.py
+`ParamWrapper`, rank r per expert): peft_lora_params is what `get_peft_model` makes on the meta
+device with the same targets.
 
 Usage: python tests/measure/published_lora_counts.py  (prints one JSON object)
 """
@@ -44,7 +45,12 @@ def count(config_file: str, rank: int, targets) -> dict:
         if isinstance(module, torch.nn.Linear) and wanted:
             lora += rank * (module.in_features + module.out_features)
             modules[leaf] = modules.get(leaf, 0) + 1
-    return {"rank": rank, "targets": targets or "all-linear", "lora_params": lora, "linear_modules": modules, "param_count": sum(p.numel() for p in model.parameters())}
+    from peft import LoraConfig, get_peft_model
+    with torch.device("meta"):
+        peft_model = get_peft_model(model, LoraConfig(r=rank, target_modules=targets or "all-linear"))
+    peft_params = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
+    return {"rank": rank, "targets": targets or "all-linear", "module_lora_params": lora, "peft_lora_params": peft_params, "linear_modules": modules,
+            "param_count": sum(p.numel() for n, p in peft_model.named_parameters() if "lora_" not in n)}
 
 
 if __name__ == "__main__":
