@@ -142,24 +142,7 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         } else {
             push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
         }
-        let edges = match tower.kind {
-            // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
-            // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
-            TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
-            // Idefics3's too, and the position ids its embedding computes per tile (bucketed
-            // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which a trained
-            // position embedding keeps for its backward; SigLIP's are a buffer.
-            TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + if adapted.is_none() { 8.0 * vc.tokens } else { 0.0 },
-            // CLIP's `post_layernorm` runs on the pooled class token only
-            // (`last_hidden_state[:, 0, :]`, `modeling_clip.py` `CLIPVisionTransformer.forward`),
-            // but the input it keeps is that select's view, which keeps the whole last hidden
-            // state's storage alive; its two fp32 statistics are per class token.
-            TowerKind::Clip => c.x * vc.tokens * tower.hidden as f64 + 2.0 * F32 * vc.b,
-            // InternViT's final LayerNorm over every token, unless it mean-pools.
-            TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
-            TowerKind::InternVl => 0.0,
-        };
+        let edges = tower_edges(tower, &vc, c, adapted.is_some());
         push(out, "vision tower rotary tables and final norm", edges, Split::Sequence, Place::Input);
         if adapted.is_none() {
             // The patch embedding keeps its input pixels (16-bit under autocast or in bf16) for
@@ -182,6 +165,28 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
     }
     let bytes = projector_bytes(tower, frozen, c, counts);
     push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}
+
+/// What the tower keeps outside its blocks: Qwen's rotary tables, or the final norm's input.
+fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
+    match tower.kind {
+        // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
+        TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
+        // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
+        TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        // Idefics3's too, and the position ids its embedding computes per tile (bucketed
+        // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which a trained
+        // position embedding keeps for its backward; SigLIP's are a buffer.
+        TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + if !adapted { 8.0 * vc.tokens } else { 0.0 },
+        // CLIP's `post_layernorm` runs on the pooled class token only
+        // (`last_hidden_state[:, 0, :]`, `modeling_clip.py` `CLIPVisionTransformer.forward`),
+        // but the input it keeps is that select's view, which keeps the whole last hidden
+        // state's storage alive; its two fp32 statistics are per class token.
+        TowerKind::Clip => c.x * vc.tokens * tower.hidden as f64 + 2.0 * F32 * vc.b,
+        // InternViT's final LayerNorm over every token, unless it mean-pools.
+        TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        TowerKind::InternVl => 0.0,
+    }
 }
 
 /// The projector's saved tensors when it is frozen but its input needs a gradient (LoRA on the
