@@ -87,16 +87,20 @@ fn bad_configs_name_the_field() {
     assert!(with("intermediate_size", json!([64, 64])).contains("intermediate_size"));
     assert!(with("num_kv_shared_layers", json!(4)).contains("num_kv_shared_layers"));
     assert!(with("num_kv_shared_layers", json!(3)).contains("num_kv_shared_layers"));
+    assert!(with("activation_sparsity_pattern", json!(0.95)).contains("activation_sparsity_pattern"));
+    assert!(with("activation_sparsity_pattern", json!([0.95, 0.0])).contains("activation_sparsity_pattern"));
+    assert!(with("activation_sparsity_pattern", json!([1.5, 0.0, 0.0, 0.0])).contains("activation_sparsity_pattern"));
 }
 
 /// The whole model's saved tensors against transformers on CPU (fp32, batch 2, s = 64 and
-/// 128, eager and sdpa attention) within 3 % (measured: −0.51 % to −0.23 %); AltUp's,
+/// 128, eager and sdpa attention, the Gaussian top-k in three of six layers or none) within
+/// 3 % (measured: −0.51 % to −0.23 %); AltUp's,
 /// LAuReL's and the per-layer inputs' terms are there (without them Headroom was 43 % low).
 #[test]
 fn saved_activations_against_transformers() {
     let f = fixture();
     let cases = f["activations"].as_object().expect("activations");
-    assert_eq!(cases.len(), 4);
+    assert_eq!(cases.len(), 6);
     for (name, case) in cases {
         let (batch, seq) = (case["batch"].as_u64().unwrap(), case["seq_len"].as_u64().unwrap());
         let s: Scenario = serde_json::from_value(json!({
@@ -106,6 +110,8 @@ fn saved_activations_against_transformers() {
         .expect("scenario");
         let b = estimate(&s);
         assert!(b.terms.iter().any(|t| t.name == "AltUp innovation (repeated n times)"), "{name}: no AltUp term");
+        let sparse = b.terms.iter().any(|t| t.name == "Gaussian top-k (activation sparsity)");
+        assert_eq!(sparse, name.contains("_sparse"), "{name}");
         let saved: u64 = b.terms.iter().filter(|t| format!("{:?}", t.lifetime).starts_with("Saved")).map(|t| t.bytes).sum();
         let measured = case["model_saved_bytes"].as_f64().unwrap();
         let err = (saved as f64 - measured) / measured;

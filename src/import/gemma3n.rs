@@ -35,6 +35,23 @@ fn sliding_flags(c: &Keys, layers: u64) -> Result<Vec<bool>, InputError> {
     }
 }
 
+/// Layers whose MLP runs the Gaussian top-k: entries of `activation_sparsity_pattern` above 0,
+/// else `__post_init__`'s default (lines 145–149): the first 10 when there are more than 10.
+fn sparse_layers(c: &Keys, layers: u64) -> Result<u64, InputError> {
+    const KEY: &str = "activation_sparsity_pattern";
+    match c.get(KEY) {
+        None | Some(serde_json::Value::Null) => Ok(if layers > 10 { 10 } else { 0 }),
+        Some(serde_json::Value::Array(items)) if items.len() as u64 == layers => items
+            .iter()
+            .map(|v| match v.as_f64() {
+                Some(f) if (0.0..1.0).contains(&f) => Ok(u64::from(f > 0.0)),
+                _ => Err(InputError::new(KEY, format!("every entry must be a sparsity from 0 to below 1, got {v}"))),
+            })
+            .sum(),
+        Some(v) => Err(InputError::new(KEY, format!("must list one sparsity per layer ({layers}), got {v}"))),
+    }
+}
+
 /// `Gemma3nTextConfig` → parts: Gemma-3's sandwich norms and per-head q/k norms (`v_norm`
 /// has no weight), no attention soft-capping, final logits capped at 30, `Gemma3nRMSNorm`
 /// (fp32, weight multiplied before the cast: lines 118–136), and the per-layer inputs.
@@ -69,6 +86,7 @@ pub fn gemma3n_text(c: &Keys) -> Result<TransformerArch, InputError> {
         laurel_rank: c.uint("laurel_rank", 64)?,
         kv_shared_layers,
         kv_shared_sliding: sliding[first_shared..].iter().filter(|s| **s).count() as u64,
+        sparse_layers: sparse_layers(c, layers)?,
     };
     let key = if c.has("hidden_activation") || !c.has("hidden_act") { "hidden_activation" } else { "hidden_act" };
     Ok(TransformerArch {

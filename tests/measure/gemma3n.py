@@ -18,7 +18,8 @@ activations: the tensors saved for backward by the whole model (every module's, 
 per storage with saved_tensors_hooks, common.SavedTensorRecorder), fp32 on CPU, train mode,
 use_cache=False, batch 2, two sequence lengths, eager and sdpa attention; the bytes by module
 path (layer indices dropped) beside the total. The tiny config has 6 layers, fewer than 10,
-so `activation_sparsity_pattern` defaults to all zeros (`__post_init__`): no Gaussian top-k.
+so `activation_sparsity_pattern` defaults to all zeros (`__post_init__`): no Gaussian top-k;
+the "_sparse" cases set it in three layers.
 
 Run: /work/venv/bin/python tests/measure/gemma3n.py
 """
@@ -106,28 +107,31 @@ def states():
 
 def activations():
     out = {}
-    for impl in ("eager", "sdpa"):
-        for seq in (64, 128):
-            c = Gemma3nTextConfig(**{**TINY, "use_cache": False}, attn_implementation=impl)
-            torch.manual_seed(0)
-            m = Gemma3nForCausalLM(c)
-            m.train()
-            stack = ModuleStack(m)
-            rec = SavedTensorRecorder(m, stack)
-            ids = torch.randint(0, TINY["vocab_size"], (2, seq))
-            with rec.hooks():
-                loss = m(input_ids=ids, labels=ids).loss
-            entries = list(rec.entries.values())
-            total, _, _ = rec.totals()
-            by_module = {}
-            for e in entries:
-                key = ".".join(p for p in (e["module"] or "").split(".") if not p.isdigit())
-                by_module[key] = by_module.get(key, 0) + e["nbytes"]
-            out[f"tiny@{impl}_s{seq}"] = {"config": record(c), "batch": 2, "seq_len": seq, "precision": "fp32", "attention": impl,
-                                          "model_saved_bytes": total, "by_module": by_module}
-            print(impl, seq, total)
-            loss.backward()
-            stack.remove()
+    runs = [(impl, seq, "") for impl in ("eager", "sdpa") for seq in (64, 128)]
+    # Gaussian top-k in three of six layers (`activation_sparsity_pattern` > 0).
+    runs += [("sdpa", seq, "_sparse") for seq in (64, 128)]
+    for impl, seq, variant in runs:
+        kw = {**TINY, "activation_sparsity_pattern": [0.95, 0.95, 0.0, 0.0, 0.5, 0.0]} if variant else TINY
+        c = Gemma3nTextConfig(**{**kw, "use_cache": False}, attn_implementation=impl)
+        torch.manual_seed(0)
+        m = Gemma3nForCausalLM(c)
+        m.train()
+        stack = ModuleStack(m)
+        rec = SavedTensorRecorder(m, stack)
+        ids = torch.randint(0, TINY["vocab_size"], (2, seq))
+        with rec.hooks():
+            loss = m(input_ids=ids, labels=ids).loss
+        entries = list(rec.entries.values())
+        total, _, _ = rec.totals()
+        by_module = {}
+        for e in entries:
+            key = ".".join(p for p in (e["module"] or "").split(".") if not p.isdigit())
+            by_module[key] = by_module.get(key, 0) + e["nbytes"]
+        out[f"tiny@{impl}{variant}_s{seq}"] = {"config": record(c), "batch": 2, "seq_len": seq, "precision": "fp32", "attention": impl,
+                                      "model_saved_bytes": total, "by_module": by_module}
+        print(impl, seq, total)
+        loss.backward()
+        stack.remove()
     return out
 
 

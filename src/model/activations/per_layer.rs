@@ -17,6 +17,10 @@
 //!   `post_per_layer_input_norm` (a residual norm over h); `Gemma3nTextLaurelBlock` (lines
 //!   931–935): `linear_left` reads the norm output q/k/v already keep, `linear_right` its r-wide
 //!   output, `post_laurel_norm` a residual norm over h.
+//! - `Gemma3nTextMLP._gaussian_topk` (lines 957–973), in the layers `activation_sparsity_pattern`
+//!   makes sparse: `std` keeps the gate output and its result, `relu` its output, which the
+//!   activation then reads: one gate-wide tensor and one value per token more than a dense
+//!   MLP, averaged here over all blocks.
 //! - `Gemma3nTextModel.forward` (lines 1682–1740) and `project_per_layer_inputs` (1761–1780):
 //!   `per_layer_projection_norm` over L·p per token, the per-layer inputs (L·p per token, one
 //!   storage every layer's slice views); each of the n − 1 AltUp projections and unembedding
@@ -44,6 +48,10 @@ pub fn per_layer_block_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, 
     push(out, "AltUp coefficients", c.r * c.tokens * (3.0 * n + n * n), Split::Sequence, place);
     push(out, "AltUp innovation (repeated n times)", n * u, Split::Sequence, place);
     push(out, "LAuReL", norm + linear_inputs(c, r, 1.0), Split::Sequence, place);
+    if pl.sparse_layers > 0 {
+        let per_sparse_layer = c.x * c.tokens * (t.mlp.ffn as f64 + 1.0);
+        push(out, "Gaussian top-k (activation sparsity)", per_sparse_layer * pl.sparse_layers as f64 / t.layers.max(1) as f64, Split::Sequence, place);
+    }
     push(out, "per-layer input gate", u + linear_inputs(c, h, 1.0) + 2.0 * c.r * c.tokens * p + linear_inputs(c, p, 1.0) + norm, Split::Sequence, place);
 }
 

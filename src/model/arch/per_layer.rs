@@ -42,6 +42,10 @@ pub struct PerLayerInputs {
     pub kv_shared_layers: u64,
     /// How many of those shared layers use the sliding window.
     pub kv_shared_sliding: u64,
+    /// Layers whose MLP applies the Gaussian top-k to its gate (`activation_sparsity_pattern`
+    /// entries above 0; `Gemma3nTextMLP._gaussian_topk`, lines 957–973).
+    #[serde(default)]
+    pub sparse_layers: u64,
 }
 
 impl PerLayerInputs {
@@ -50,6 +54,9 @@ impl PerLayerInputs {
         check_dim("vocab_size_per_layer_input", self.vocab)?;
         check_dim("altup_num_inputs", self.altup_inputs)?;
         check_dim("laurel_rank", self.laurel_rank)?;
+        if self.sparse_layers > layers {
+            return Err(InputError::new("activation_sparsity_pattern", format!("names {} sparse layers, but only {layers} layers exist", self.sparse_layers)));
+        }
         if self.kv_shared_layers >= layers {
             return Err(InputError::new("num_kv_shared_layers", format!("is {}, but only {layers} layers exist: one must compute its own keys and values", self.kv_shared_layers)));
         }
