@@ -7,7 +7,8 @@
 //!   `intermediate_size` list, tiny configs with biases and one KV head;
 //! - the bytes of transformers' own `DynamicCache` after a prefill, fp32 and bf16, shorter
 //!   and longer than the sliding window: the shared-KV layers keep nothing;
-//! - the tensors the whole model saves for backward on CPU (fp32, eager and sdpa).
+//! - the tensors the whole model saves for backward on CPU (fp32, eager and sdpa);
+//! - PEFT's trainable parameters with every attention and MLP linear targeted.
 
 use headroom::model::arch::{Architecture, Scope};
 use headroom::{estimate, Scenario};
@@ -118,4 +119,17 @@ fn saved_activations_against_transformers() {
         println!("{name}: Headroom {saved}, transformers {measured} ({:+.3}%)", 100.0 * err);
         assert!(err.abs() <= 0.03, "{name}: {:+.3}%", 100.0 * err);
     }
+}
+
+/// PEFT adapts the k/v projections only where they exist: the trainable count with every
+/// attention and MLP linear targeted equals PEFT's.
+#[test]
+fn lora_skips_the_missing_key_and_value_projections() {
+    let f = fixture();
+    let case = &f["lora"]["tiny@r4"];
+    let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["config"]},
+        "training": {"micro_batch": 2, "seq_len": 16, "precision": "bf16-mixed", "optimizer": "adamw", "lora": {"rank": case["rank"], "targets": ["q", "k", "v", "o", "gate", "up", "down"]}}}))
+    .expect("scenario");
+    let b = estimate(&s);
+    assert_eq!(b.trainable_params, case["trainable_params"].as_u64().unwrap());
 }

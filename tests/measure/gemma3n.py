@@ -9,6 +9,9 @@ KV layers, untied LM head, two AltUp inputs, another laurel rank and per-layer w
 uniform intermediate_size list; and the text model of the Gemma3nConfig wrapper's default
 (`text_config`; the towers need timm, which is not installed).
 
+lora: PEFT's trainable parameters with r = 4 on every attention and MLP linear of a tiny
+config (its two shared-KV layers have no k_proj / v_proj).
+
 states: the bytes of the DynamicCache transformers 5.25 builds (`Gemma3nTextModel.forward`:
 `DynamicCache(config=self.config)`) after a prefill of a tiny config, fp32 and bf16, batch
 2, 24 tokens (shorter and longer than its sliding window of 16): shared-KV layers
@@ -77,6 +80,22 @@ def params():
     return out
 
 
+def lora():
+    """PEFT LoRA (r = 4) on q/k/v/o and the MLP: the shared-KV layers have no k_proj or v_proj
+    to adapt."""
+    from peft import LoraConfig, get_peft_model
+    c = Gemma3nTextConfig(**TINY)
+    torch.manual_seed(0)
+    m = Gemma3nForCausalLM(c)
+    base = count(m)
+    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    modules = sum(1 for n, _ in m.named_modules() if n.split(".")[-1] in targets)
+    p = get_peft_model(m, LoraConfig(r=4, lora_alpha=8, target_modules=targets, lora_dropout=0.0))
+    trainable = sum(t.numel() for t in p.parameters() if t.requires_grad)
+    print("lora", base, modules, trainable)
+    return {"tiny@r4": {"config": record(c), "rank": 4, "targets": targets, "base_params": base, "adapted_modules": modules, "trainable_params": trainable}}
+
+
 def states():
     out = {}
     for dtype in (torch.float32, torch.bfloat16):
@@ -136,7 +155,7 @@ def activations():
 
 
 def main():
-    data = {"torch": torch.__version__, "transformers": transformers.__version__, "params": params(), "states": states(), "activations": activations()}
+    data = {"torch": torch.__version__, "transformers": transformers.__version__, "params": params(), "lora": lora(), "states": states(), "activations": activations()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
