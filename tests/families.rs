@@ -81,6 +81,9 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         "lfm2_moe" => {
             set(json!({"layer_types": vec!["conv"; layers as usize], "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": ffn / 2, "num_dense_layers": 0}))
         }
+        // Gemma 3n: no shared-KV layers (the default of 15 needs more layers than the property
+        // draws) and every layer global, so each added layer adds the same block.
+        "gemma3n_text" => set(json!({"num_kv_shared_layers": 0, "layer_types": vec!["full_attention"; layers as usize]})),
         "resnet" => return json!({"model_type": "resnet", "hidden_sizes": [ffn, 2 * ffn], "depths": [layers, layers], "embedding_size": h}),
         _ => {}
     }

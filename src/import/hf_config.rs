@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::encoders;
 use super::families::{self, Defaults};
+use super::gemma3n;
 use super::hybrids;
 use super::keys::Keys;
 use super::vlm;
@@ -78,6 +79,7 @@ families! {
         "gemma" => dec!(families::gemma),
         "gemma2" => dec!(families::gemma2),
         "gemma3_text" => dec!(families::gemma3_text),
+        "gemma3n_text" => dec!(gemma3n::gemma3n_text),
         "phi3" => dec!(families::phi3),
         "phi" => dec!(families::phi),
         "deepseek_v2" => dec!(families::deepseek_v2),
@@ -224,7 +226,6 @@ const UNMODELLED: &[(&str, &str)] = &[
     ("recurrent_gemma", "RG-LRU recurrent layers"),
     ("rwkv", "RWKV time-mix recurrence"),
     ("xlstm", "mLSTM recurrent layers"),
-    ("gemma3n_text", "per-layer embeddings, AltUp and LAuReL blocks"),
     // Measured (family_sweep.json): a Llama-shaped estimate is 31.5% low with per-layer inputs
     // (E2B/E4B), 1.1% low without, 27.6% low with the MoE block (gemma4_text@moe).
     ("gemma4_text", "per-layer input embeddings, per-layer head widths (512 on global layers), shared KV layers and the MoE block beside the dense MLP"),
@@ -329,7 +330,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             );
             return Ok(imported);
         }
-        imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; the vision tower is not", imported.model_type));
+        // Gemma 3n's wrapper also holds a Conformer audio tower and both towers' embedders
+        // (`Gemma3nModel.__init__`, `modeling_gemma3n.py` lines 1917–1926).
+        let left_out = if model_type == "gemma3n" { "the vision tower (MobileNetV5), the audio tower (Conformer) and their embedders are not" } else { "the vision tower is not" };
+        imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; {left_out}", imported.model_type));
         if model_type == "mllama" {
             imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());
         }

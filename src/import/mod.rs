@@ -8,6 +8,7 @@ pub mod diffusers;
 mod eager_softmax;
 mod encoders;
 mod families;
+mod gemma3n;
 pub mod hf_config;
 pub mod hub;
 mod hybrids;

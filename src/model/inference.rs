@@ -187,7 +187,7 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
             // A hybrid caches K and V in its attention blocks only.
             let attention_blocks = layout.layers_on_stage * t.attention_layers() as f64 / t.layers.max(1) as f64;
             if attention_blocks > 0.0 {
-                ledger.add(Component::Activations, "KV cache", per_token * attention_blocks * t.attention.mean_cached_tokens(seq, t.layers), KV_FORMULA, Lifetime::WholeStep);
+                ledger.add(Component::Activations, "KV cache", per_token * attention_blocks * t.mean_cached_tokens(seq), KV_FORMULA, Lifetime::WholeStep);
             }
             if let Some(hy) = &t.hybrid {
                 let mixer_blocks = layout.layers_on_stage * hy.mixer_layers as f64 / t.layers.max(1) as f64;

@@ -95,7 +95,9 @@ impl Layout {
             Scope::Layer => self.layers_on_stage,
             // Blocks of this kind on the stage, in proportion (multiplied first: exact counts
             // with a single stage).
-            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross | Scope::Attention | Scope::Mixer => self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64,
+            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross | Scope::Attention | Scope::Mixer | Scope::KvLayer => {
+                self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64
+            }
             // Every stage that invokes a shared block holds it whole: all of them, an upper
             // bound where a stage's hybrid layers do not cycle through every block.
             Scope::Shared | Scope::SharedAdapter => arch.blocks(tensor.scope) as f64,

@@ -105,6 +105,8 @@ VARIANTS = {
     "cohere2_moe@dense_prefix_shared": {"mlp_layer_types": ["dense"] + ["sparse"] * 39, "prefix_dense_intermediate_size": 4096, "num_shared_experts": 1, "rms_norm_eps": 1e-5},
     "exaone_moe@dense2": {"mlp_layer_types": ["dense", "dense"] + ["sparse"] * 30},
     "mellum@dense_first": {"mlp_layer_types": ["dense"] + ["sparse"] * 27},
+    # Gemma 3n with 3 shared-KV layers: the default 15 leave no producer once shrunk to 8 layers.
+    "gemma3n_text@kv_shared3": {"num_kv_shared_layers": 3},
     "gemma4_text@no_per_layer_input": {"hidden_size_per_layer_input": 0},
     "gemma4_text@moe": {"hidden_size_per_layer_input": 0, "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 1024},
 }
@@ -139,7 +141,8 @@ HUB_CONFIGS = {
 VLM_WRAPPERS = ["glm4v", "glm4v_moe", "qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"]
 
 # Keys holding one entry per layer, shrunk with num_hidden_layers.
-PER_LAYER_KEYS = ["layer_types", "no_rope_layers", "mlp_layer_types", "moe_layers_enabled"]
+# Gemma 3n lists its MLP widths and activation sparsities per layer.
+PER_LAYER_KEYS = ["layer_types", "no_rope_layers", "mlp_layer_types", "moe_layers_enabled", "intermediate_size", "activation_sparsity_pattern"]
 
 
 def layer_key(cfg):

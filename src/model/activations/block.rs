@@ -8,6 +8,7 @@ use super::lora::adapter_intermediates;
 use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
 use super::norm::residual_norm;
+use super::per_layer::per_layer_block_terms;
 use super::shared::shared_block_terms;
 use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
@@ -66,6 +67,9 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
         let mlp = reads + l.adapted(&[Down], false);
         push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
         push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
+    }
+    if let Some(pl) = &t.per_layer {
+        per_layer_block_terms(t, pl, c, out);
     }
     match placement {
         Placement::Post => push(out, "MLP output norm", norm, Split::Sequence, layer),

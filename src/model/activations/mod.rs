@@ -23,6 +23,7 @@ mod lora;
 mod mixer;
 mod mlp;
 mod norm;
+mod per_layer;
 pub mod resnet;
 mod shared;
 mod term;

@@ -55,6 +55,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         super::tower::tower_terms(tower, training, &c, &mut out);
     }
     output_terms(t, &c, &mut out);
+    if let Some(pl) = &t.per_layer {
+        super::per_layer::per_layer_edge_terms(t, pl, &c, &mut out);
+    }
     if training.techniques.compile {
         super::compile::apply(t, &c, training.techniques.compile_loss || training.techniques.compile_model, &mut out);
     }

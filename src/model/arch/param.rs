@@ -21,6 +21,9 @@ pub enum Scope {
     MoeLayer,
     /// Once per routed expert per mixture-of-experts block.
     Expert,
+    /// Once in every block that computes its own keys and values (Gemma 3n: all but the
+    /// last `num_kv_shared_layers`, `per_layer.rs`; every block elsewhere).
+    KvLayer,
     /// Once in every decoder block of an encoder-decoder (cross-attention).
     Cross,
     /// Once in every block with attention, in a hybrid stack (`mixer.rs`; a stack without

@@ -14,6 +14,7 @@ use super::mixer::HybridPart;
 use super::mlp::{MlpPart, MoePart};
 use super::norm::NormPart;
 use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::per_layer::PerLayerInputs;
 use super::tower::VisionTower;
 use crate::error::InputError;
 
@@ -98,6 +99,8 @@ pub struct TransformerArch {
     /// A vision-language model's vision tower and projector (`tower.rs`); this stack is then
     /// its language model.
     pub tower: Option<Box<VisionTower>>,
+    /// Gemma 3n's per-layer inputs, AltUp, LAuReL and shared-KV layers (`per_layer.rs`).
+    pub per_layer: Option<Box<PerLayerInputs>>,
     /// `config.use_cache`: transformers builds a KV cache in every forward, training
     /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
     pub use_cache: bool,
@@ -120,6 +123,7 @@ impl Default for TransformerArch {
             vision: VisionPart::default(),
             hybrid: None,
             tower: None,
+            per_layer: None,
             use_cache: true,
         }
     }
@@ -139,6 +143,9 @@ impl TransformerArch {
         }
         if let Some(tower) = &self.tower {
             tower.check()?;
+        }
+        if let Some(pl) = &self.per_layer {
+            pl.check(self.layers)?;
         }
         match self.stack {
             Stack::Vision => {
@@ -168,7 +175,7 @@ impl TransformerArch {
         if let Some(hy) = &self.hybrid {
             return match scope {
                 Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
-                Scope::Layer => l,
+                Scope::Layer | Scope::KvLayer => l,
                 Scope::Attention => hy.attention_layers.min(l),
                 Scope::Mixer => hy.mixer_layers.min(l),
                 Scope::Shared => hy.shared.as_ref().map_or(0, |s| s.distinct_blocks(hy.attention_layers)),
@@ -184,6 +191,7 @@ impl TransformerArch {
             Scope::Mixer | Scope::Shared | Scope::SharedAdapter => 0,
             Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
             Scope::Layer => l,
+            Scope::KvLayer => self.per_layer.as_ref().map_or(l, |pl| pl.kv_layers(l)),
             Scope::DenseMlp => l - moe,
             Scope::MoeLayer | Scope::Expert => moe,
             Scope::Cross if self.stack == Stack::EncoderDecoder => self.decoder_layers.min(l),
@@ -224,6 +232,10 @@ impl TransformerArch {
         self.output_tensors(&mut out);
         if let Some(tower) = &self.tower {
             tower.param_tensors(&mut out);
+        }
+        if let Some(pl) = &self.per_layer {
+            pl.param_tensors(self.hidden, self.layers, &mut out);
+            PerLayerInputs::scope_kv(&mut out);
         }
         out
     }
@@ -330,6 +342,22 @@ impl TransformerArch {
     /// Blocks with attention (all of them unless the stack is hybrid).
     pub fn attention_layers(&self) -> u64 {
         self.blocks(Scope::Attention)
+    }
+
+    /// Tokens the KV cache keeps per sequence, averaged over blocks
+    /// ([`AttentionPart::mean_cached_tokens`]); Gemma 3n's shared-KV layers keep none
+    /// (`DynamicCache` holds no keys or values for them: `per_layer.rs`, measured in
+    /// `gemma3n.json`), and the sliding layers among the others keep their window.
+    pub fn mean_cached_tokens(&self, tokens: f64) -> f64 {
+        let l = self.layers.max(1);
+        match &self.per_layer {
+            Some(pl) if pl.kv_shared_layers > 0 => {
+                let own = pl.kv_layers(l);
+                let attention = AttentionPart { sliding_layers: self.attention.sliding_layers.saturating_sub(pl.kv_shared_sliding), ..self.attention.clone() };
+                attention.mean_cached_tokens(tokens, own) * own as f64 / l as f64
+            }
+            _ => self.attention.mean_cached_tokens(tokens, l),
+        }
     }
 
     /// Whether the model uses rotary position embeddings.

@@ -1,0 +1,105 @@
+//! Gemma 3n's additions to a Gemma-3-shaped decoder: per-layer input embeddings, AltUp's
+//! parallel residual streams, LAuReL's low-rank residual, and shared-KV layers that compute
+//! no keys or values of their own.
+//!
+//! transformers 5.25 `models/gemma3n/modeling_gemma3n.py`:
+//! - `Gemma3nTextModel.__init__` (lines 1569–1610): `embed_tokens_per_layer`
+//!   (`vocab_size_per_layer_input` × L·`hidden_size_per_layer_input`), `per_layer_model_projection`
+//!   (h → L·p, no bias), `per_layer_projection_norm` (p), and `altup_num_inputs` − 1
+//!   `altup_projections` and as many `altup_unembed_projections` (h → h, no bias).
+//! - `Gemma3nTextDecoderLayer.__init__` (lines 1249–1268): besides Gemma-3's four norms,
+//!   `altup` (`Gemma3nTextAltUp`, lines 988–995: `correct_output_scale` h, `correction_coefs`
+//!   n → n, `prediction_coefs` n → n², `modality_router` h → n, `router_norm` h), `laurel`
+//!   (`Gemma3nTextLaurelBlock`, lines 923–929: h → r → h and `post_laurel_norm` h),
+//!   `per_layer_input_gate` (h → p), `per_layer_projection` (p → h) and
+//!   `post_per_layer_input_norm` (h).
+//! - `Gemma3nTextAttention.__init__` (lines 1165–1182): a layer whose `kv_sharing_modes` entry
+//!   is "reuse" (the last `num_kv_shared_layers`, `configuration_gemma3n.py` lines 206–231) has
+//!   no `k_proj`, `v_proj`, `k_norm` or `v_norm` (`v_norm` has no weight anyway) and keeps no
+//!   cache: it reads the keys and values of the last earlier layer of its type
+//!   (`Scope::KvLayer` counts the others).
+//!
+//! Counts checked against transformers in `tests/fixtures/measured/gemma3n.json`
+//! (`tests/gemma3n.rs`).
+
+use serde::{Deserialize, Serialize};
+
+use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use crate::error::InputError;
+
+/// Gemma 3n's per-layer inputs, AltUp, LAuReL and KV sharing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerLayerInputs {
+    /// Width of each layer's input embedding (`hidden_size_per_layer_input`).
+    pub width: u64,
+    /// Rows of the per-layer embedding table (`vocab_size_per_layer_input`).
+    pub vocab: u64,
+    /// AltUp's parallel streams (`altup_num_inputs`).
+    pub altup_inputs: u64,
+    /// LAuReL's rank (`laurel_rank`).
+    pub laurel_rank: u64,
+    /// Trailing layers that reuse an earlier layer's keys and values (`num_kv_shared_layers`).
+    pub kv_shared_layers: u64,
+    /// How many of those shared layers use the sliding window.
+    pub kv_shared_sliding: u64,
+    /// Layers whose MLP applies the Gaussian top-k to its gate (`activation_sparsity_pattern`
+    /// entries above 0; `Gemma3nTextMLP._gaussian_topk`, lines 957–973).
+    #[serde(default)]
+    pub sparse_layers: u64,
+}
+
+impl PerLayerInputs {
+    pub(super) fn check(&self, layers: u64) -> Result<(), InputError> {
+        check_dim("hidden_size_per_layer_input", self.width)?;
+        check_dim("vocab_size_per_layer_input", self.vocab)?;
+        check_dim("altup_num_inputs", self.altup_inputs)?;
+        check_dim("laurel_rank", self.laurel_rank)?;
+        if self.sparse_layers > layers {
+            return Err(InputError::new("activation_sparsity_pattern", format!("names {} sparse layers, but only {layers} layers exist", self.sparse_layers)));
+        }
+        if self.kv_shared_layers >= layers {
+            return Err(InputError::new("num_kv_shared_layers", format!("is {}, but only {layers} layers exist: one must compute its own keys and values", self.kv_shared_layers)));
+        }
+        Ok(())
+    }
+
+    /// Layers that compute and cache their own keys and values.
+    pub fn kv_layers(&self, layers: u64) -> u64 {
+        layers.saturating_sub(self.kv_shared_layers)
+    }
+
+    /// The model-level tensors (`Scope::Input`) and each layer's (`Scope::Layer`), as in the
+    /// module doc; a stack of `layers` blocks `h` wide.
+    pub fn param_tensors(&self, h: u64, layers: u64, out: &mut Vec<ParamTensor>) {
+        use TpSplit::*;
+        let (p, n, r) = (self.width, self.altup_inputs, self.laurel_rank);
+        out.push(ParamTensor::table("embed_tokens_per_layer", self.vocab, layers * p, Scope::Input, Sharded));
+        out.push(ParamTensor::new("per_layer_model_projection", &[layers * p, h], Scope::Input, Replicated));
+        out.push(ParamTensor::vector("per_layer_projection_norm", p, Scope::Input, Replicated));
+        for _ in 1..n {
+            out.push(ParamTensor::new("altup_projections", &[h, h], Scope::Input, Replicated));
+            out.push(ParamTensor::new("altup_unembed_projections", &[h, h], Scope::Input, Replicated));
+        }
+        let l = Scope::Layer;
+        out.push(ParamTensor::vector("altup.correct_output_scale", h, l, Replicated));
+        out.push(ParamTensor::new("altup.correction_coefs", &[n, n], l, Replicated));
+        out.push(ParamTensor::new("altup.prediction_coefs", &[n * n, n], l, Replicated));
+        out.push(ParamTensor::new("altup.modality_router", &[n, h], l, Replicated));
+        out.push(ParamTensor::vector("altup.router_norm", h, l, Replicated));
+        out.push(ParamTensor::new("laurel.linear_left", &[r, h], l, Replicated));
+        out.push(ParamTensor::new("laurel.linear_right", &[h, r], l, Replicated));
+        out.push(ParamTensor::vector("laurel.post_laurel_norm", h, l, Replicated));
+        out.push(ParamTensor::new("per_layer_input_gate", &[p, h], l, Replicated));
+        out.push(ParamTensor::new("per_layer_projection", &[h, p], l, Replicated));
+        out.push(ParamTensor::vector("post_per_layer_input_norm", h, l, Replicated));
+    }
+
+    /// Moves the attention's key and value tensors to `Scope::KvLayer`: the shared layers
+    /// do not build them.
+    pub fn scope_kv(tensors: &mut [ParamTensor]) {
+        const KV: [&str; 5] = ["k_proj", "v_proj", "k_norm", "k_proj.bias", "v_proj.bias"];
+        for t in tensors.iter_mut().filter(|t| t.scope == Scope::Layer && KV.contains(&t.name)) {
+            t.scope = Scope::KvLayer;
+        }
+    }
+}
