@@ -165,11 +165,23 @@ fn llama4(c: &Keys, text_hidden: u64) -> Result<VisionTower, InputError> {
         return Err(InputError::new("vision_feature_select_strategy", "Llama 4's pixel shuffle is modelled for \"default\" only"));
     }
     c.note("the Llama 4 image processor's max_patches is not in config.json: Llama4ImageProcessor's default, 16 tiles and a global tile at most, is used, with tiles of vision_config.image_size px");
+    let (hidden, ffn) = (c.uint("hidden_size", 768)?, c.uint("intermediate_size", 5632)?);
+    let (input, output, vision_output) = (c.uint("projector_input_dim", 4096)?, c.uint("projector_output_dim", 4096)?, c.uint("vision_output_dim", 7680)?);
+    // transformers builds any widths, but its forward chains them: the shuffled tokens
+    // (merge² · h wide) into `fc1` (intermediate_size in), `fc1`'s output into `fc2`
+    // (projector_output_dim in), `fc2`'s into the projector (vision_output_dim in). The class
+    // default itself does not chain (768 · 4 ≠ 5632, 4096 ≠ 7680).
+    let shuffled = hidden * (merge as u64).pow(2);
+    if shuffled != ffn || input != output || output != vision_output {
+        c.note(format!(
+            "vision_config: the widths do not chain (pixel-shuffled tokens {shuffled} wide into an adapter reading intermediate_size {ffn}; projector_input_dim {input} into projector_output_dim {output}; that into vision_output_dim {vision_output}): transformers builds the model but its forward fails on an image (parameters counted as built; activations by each module's own width)"
+        ));
+    }
     Ok(VisionTower {
-        hidden: c.uint("hidden_size", 768)?,
+        hidden,
         layers: c.uint("num_hidden_layers", 34)?,
         heads: c.uint("num_attention_heads", 16)?,
-        ffn: c.uint("intermediate_size", 5632)?,
+        ffn,
         patch: c.uint("patch_size", 14)?,
         channels: c.uint("num_channels", 3)?,
         image_size: c.uint("image_size", 448)?,
