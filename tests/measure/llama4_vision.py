@@ -40,6 +40,25 @@ TINY = {"model_type": "llama4", "image_token_index": 500, "text_config": TINY_TE
                           "vision_output_dim": 128, "pixel_shuffle_ratio": 0.5, "model_type": "llama4_vision_model"}}
 
 
+# Llama-4-Scout-17B-16E's shapes as a stored public repository document prints its Llama4Config
+# (find_string "\"model_type\": \"llama4_vision_model\"", a "# Llama 4" notes file citing
+# huggingface.co/meta-llama/Llama-4-Scout-17B-16E; it elides moe_layers as "0..47", which
+# interleave_moe_layer_step 1 gives): a printed config, not the Hub config.json, so a shape case
+# here, not a catalogue entry. The same document prints "Total Trainable Params: 109,676,279,296".
+SCOUT_SHAPES = {
+    "model_type": "llama4", "image_token_index": 200092, "tie_word_embeddings": False,
+    "text_config": {"model_type": "llama4_text", "attention_chunk_size": 8192, "head_dim": 128, "hidden_size": 5120,
+                    "interleave_moe_layer_step": 1, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+                    "no_rope_layers": [1, 1, 1, 0] * 12, "num_attention_heads": 40, "num_experts_per_tok": 1,
+                    "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 16, "use_qk_norm": True,
+                    "vocab_size": 202048},
+    "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408, "image_size": 336, "intermediate_size": 5632,
+                      "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 34, "patch_size": 14,
+                      "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4096, "projector_output_dim": 4096,
+                      "vision_output_dim": 4096, "vision_feature_select_strategy": "default"},
+}
+
+
 def build(cfg):
     return Llama4Config.from_dict(cfg) if cfg else Llama4Config()
 
@@ -117,7 +136,7 @@ def by_module(rec):
 
 def main():
     data = {"torch": torch.__version__, "transformers": transformers.__version__,
-            "params": {"llama4@default": params(None), "llama4@tiny": params(TINY)},
+            "params": {"llama4@default": params(None), "llama4@tiny": params(TINY), "llama4@scout-shapes": params(SCOUT_SHAPES)},
             "image_tokens": image_tokens(), "activations": activations()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
