@@ -5,19 +5,20 @@
 //! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`) and
 //! `Idefics3VisionConfig` / `SmolVLMVisionConfig` (`configuration_idefics3.py`, `configuration_smolvlm.py`)
 //! and `InternVLVisionConfig` (`configuration_internvl.py`); LLaVA-NeXT is LLaVA's CLIP with
-//! `image_grid_pinpoints` (`configuration_llava_next.py`);
+//! `image_grid_pinpoints` (`configuration_llava_next.py`); Llama 4's are `Llama4VisionConfig`'s
+//! (`configuration_llama4.py`);
 //! counts are checked against transformers in `tests/fixtures/measured/vlm_params.json`.
 
 use serde_json::{Map, Value};
 
 use super::keys::Keys;
 use crate::error::InputError;
-use crate::model::arch::tower::InternVit;
+use crate::model::arch::tower::{InternVit, Llama4Adapter};
 use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl" | "llava_next")
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl" | "llava_next" | "llama4")
 }
 
 /// `tie_word_embeddings` of the wrapper's configuration class when `config.json` leaves it
@@ -91,6 +92,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
         "paligemma" => siglip(TowerKind::PaliGemma, 0, top.uint("projection_dim", text_hidden)?)?,
         "llava" | "llava_next" => clip(&c, &top, model_type, text_hidden)?,
         "internvl" => internvl(&c, &top, text_hidden)?,
+        "llama4" => llama4(&c, text_hidden).map_err(within)?,
         "idefics3" | "smolvlm" => {
             let merge = top.uint("scale_factor", 2)?;
             idefics3(&c, merge, text_hidden).map_err(within)?
@@ -144,6 +146,49 @@ fn idefics3(c: &Keys, merge: u64, text_hidden: u64) -> Result<VisionTower, Input
         merge,
         longest_edge,
         ..VisionTower::base(TowerKind::Idefics3, text_hidden)
+    })
+}
+
+/// Llama 4's vision model (`Llama4VisionConfig`'s defaults: 768 wide, 34 blocks, 16 heads,
+/// 5632 MLP, 448-px tiles of 14-px patches, `pixel_shuffle_ratio` 0.5, adapter 4096 → 4096,
+/// `vision_output_dim` 7680). The tiles' limit, the processor's `max_patches`, is not in
+/// `config.json`: `Llama4ImageProcessor`'s default (16) is used, and said; the tile side is
+/// taken to be the tower's `image_size` (its position table is that grid's).
+fn llama4(c: &Keys, text_hidden: u64) -> Result<VisionTower, InputError> {
+    let ratio = c.number("pixel_shuffle_ratio", 0.5)?;
+    // `pixel_shuffle` folds 1 / ratio patches per side into one token.
+    let merge = 1.0 / ratio;
+    if !(merge >= 1.0 && merge.fract() == 0.0 && merge <= 64.0) {
+        return Err(InputError::new("pixel_shuffle_ratio", format!("must be 1 / n for a whole n (0.5: 2 × 2 patches per token), got {ratio}")));
+    }
+    if c.text("vision_feature_select_strategy", "default")? != "default" {
+        return Err(InputError::new("vision_feature_select_strategy", "Llama 4's pixel shuffle is modelled for \"default\" only"));
+    }
+    c.note("the Llama 4 image processor's max_patches is not in config.json: Llama4ImageProcessor's default, 16 tiles and a global tile at most, is used, with tiles of vision_config.image_size px");
+    let (hidden, ffn) = (c.uint("hidden_size", 768)?, c.uint("intermediate_size", 5632)?);
+    let (input, output, vision_output) = (c.uint("projector_input_dim", 4096)?, c.uint("projector_output_dim", 4096)?, c.uint("vision_output_dim", 7680)?);
+    // transformers builds any widths, but its forward chains them: the shuffled tokens
+    // (merge² · h wide) into `fc1` (intermediate_size in), `fc1`'s output into `fc2`
+    // (projector_output_dim in), `fc2`'s into the projector (vision_output_dim in). The class
+    // default itself does not chain (768 · 4 ≠ 5632, 4096 ≠ 7680).
+    let shuffled = hidden * (merge as u64).pow(2);
+    if shuffled != ffn || input != output || output != vision_output {
+        c.note(format!(
+            "vision_config: the widths do not chain (pixel-shuffled tokens {shuffled} wide into an adapter reading intermediate_size {ffn}; projector_input_dim {input} into projector_output_dim {output}; that into vision_output_dim {vision_output}): transformers builds the model but its forward fails on an image (parameters counted as built; activations by each module's own width)"
+        ));
+    }
+    Ok(VisionTower {
+        hidden,
+        layers: c.uint("num_hidden_layers", 34)?,
+        heads: c.uint("num_attention_heads", 16)?,
+        ffn,
+        patch: c.uint("patch_size", 14)?,
+        channels: c.uint("num_channels", 3)?,
+        image_size: c.uint("image_size", 448)?,
+        merge: merge as u64,
+        max_tiles: 16,
+        llama4: Llama4Adapter { input: c.uint("projector_input_dim", 4096)?, output: c.uint("projector_output_dim", 4096)?, vision_output: c.uint("vision_output_dim", 7680)? },
+        ..VisionTower::base(TowerKind::Llama4, text_hidden)
     })
 }
 

@@ -55,6 +55,22 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
             ..TransformerArch::default()
         };
     }
+    if tower.kind == TowerKind::Llama4 {
+        // Llama 4's ViT: LayerNorm blocks, separate q/k/v/o with biases, exact GELU
+        // (`nn.GELU()`). Its 2-D rotary multiplies q and k by a complex buffer
+        // (`vision_apply_rotary_emb`), which keeps only the buffer: no rotary term.
+        return TransformerArch {
+            stack: Stack::Encoder,
+            hidden: h,
+            layers: tower.layers,
+            vocab: 1,
+            attention: AttentionPart { heads, kv_heads: heads, head_dim: h / heads, qkv_bias: true, out_bias: true, ..AttentionPart::default() },
+            norm: NormPart { kind: NormKind::Layernorm, ..NormPart::default() },
+            mlp: MlpPart { ffn: tower.ffn, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: true },
+            use_cache: false,
+            ..TransformerArch::default()
+        };
+    }
     TransformerArch {
         stack: Stack::Encoder,
         hidden: h,
@@ -121,6 +137,13 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
                 push(out, "vision tower pre-norm", norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x), Split::Sequence, Place::Input);
             }
         }
+        if tower.kind == TowerKind::Llama4 {
+            // `layernorm_pre` over the patches and class tokens (`Llama4VisionModel.forward`).
+            if adapted.is_none() {
+                push(out, "vision tower pre-norm", norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x), Split::Sequence, Place::Input);
+            }
+            push(out, "vision tower pixel-shuffle adapter", llama4_adapter_bytes(tower, adapted.is_some(), c, tokens as f64), Split::Sequence, Place::Input);
+        }
         // With LoRA on the tower, the first block's input (the frozen patch embedding's output)
         // needs no gradient: its attention norm keeps nothing.
         let first_norm = if adapted.is_some() { residual_norm(blocks.norm.kind, &vc, tower.hidden as f64) } else { 0.0 };
@@ -148,7 +171,7 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
             // The patch embedding keeps its input pixels (16-bit under autocast or in bf16) for
             // its weight's gradient; CLIP's class token is not a patch.
             let pixel = if c.x == F32 { F32 } else { HALF };
-            let pixel_patches = if matches!(tower.kind, TowerKind::Clip | TowerKind::InternVl) { patches as f64 - images } else { patches as f64 };
+            let pixel_patches = if matches!(tower.kind, TowerKind::Clip | TowerKind::InternVl | TowerKind::Llama4) { patches as f64 - images } else { patches as f64 };
             let pixels_per_patch = (tower.channels * tower.temporal_patch * tower.patch * tower.patch) as f64;
             push(out, "vision tower patch-embedding input (pixels)", pixel * c.b * pixel_patches * pixels_per_patch, Split::Sequence, Place::Input);
         }
@@ -186,6 +209,8 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
         // InternViT's final LayerNorm over every token, unless it mean-pools.
         TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
         TowerKind::InternVl => 0.0,
+        // `layernorm_post` over every tile's tokens, before the class token is sliced off.
+        TowerKind::Llama4 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
     }
 }
 
@@ -216,6 +241,26 @@ fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images
         TowerKind::InternVl => b * frozen_norm(NormKind::Layernorm, tokens, merged) + gelu(tower.text_hidden as f64),
         // The GELU between linear_1 and linear_2 over the patch features, text-wide.
         TowerKind::Clip => x * b * (patches - images) * tower.text_hidden as f64,
+        // One frozen linear.
+        TowerKind::Llama4 => 0.0,
+    }
+}
+
+/// Llama 4's pixel-shuffle adapter inside the vision model (`Llama4VisionPixelShuffleMLP`,
+/// `Llama4VisionMLP2`), over the language model's `tokens` of one sample: trained, `fc1` keeps
+/// the shuffled copy (`pixel_shuffle`'s `.contiguous()`, merge² · h wide per token, as many
+/// values as the patches), the first GELU its input and `fc2` its output
+/// (`projector_input_dim` wide), the second GELU its input (`projector_output_dim` wide); the
+/// projector keeps the second GELU's output. `frozen_linears` (LoRA on the tower): the
+/// bias-free linears keep nothing, the GELUs their inputs (not measured).
+fn llama4_adapter_bytes(tower: &VisionTower, frozen_linears: bool, c: &Ctx, tokens: f64) -> f64 {
+    let (x, b) = (c.x, c.b);
+    let (inner, output) = (tower.llama4.input as f64, tower.llama4.output as f64);
+    let gelus = x * b * tokens * (inner + output);
+    if frozen_linears {
+        gelus
+    } else {
+        x * b * tokens * (tower.hidden * tower.merge * tower.merge) as f64 + x * b * tokens * inner + gelus
     }
 }
 
@@ -271,6 +316,9 @@ fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens,
         // `[:, 1:]`. Of one sequence the slice is a view linear_1 flattens in place (its input
         // is then the selected layer's whole output); of several, flattening copies it, and the
         // copy is what linear_1 keeps, trained tower or frozen.
+        // `Llama4MultiModalProjector`: linear_1's input, the adapter's last GELU output,
+        // trained tower or frozen.
+        TowerKind::Llama4 => x * b * tokens * tower.llama4.vision_output as f64,
         TowerKind::Clip => {
             let rows = patches - images;
             let features = if b * images > 1.0 {

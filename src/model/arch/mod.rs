@@ -17,6 +17,7 @@
 pub mod anyres;
 pub mod architecture;
 pub mod attention;
+pub mod llama4_tiles;
 pub mod mixer;
 pub mod mlp;
 pub mod norm;

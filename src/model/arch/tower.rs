@@ -39,6 +39,17 @@
 //!   unless `use_mean_pooling`; its projector (`InternVLMultiModalProjector`) pixel-shuffles
 //!   2 × 2 patches (`downsample_ratio` 0.5) and runs LayerNorm(4h), Linear(4h → text), GELU,
 //!   Linear(text → text), with biases.
+//! - Llama 4 (`modeling_llama4.py` `Llama4VisionModel`, lines 957–1138): an unfold patch
+//!   embedding (`Llama4UnfoldConvolution`: Linear(channels · patch² → h) without bias), a class
+//!   token appended after the patches, learned positions for the patches and the class token,
+//!   `layernorm_pre`, LayerNorm blocks with q/k/v/o projections with biases (2-D rotary
+//!   positions, no parameters) and a GELU MLP with biases, `layernorm_post`, and inside the
+//!   vision model the pixel-shuffle adapter (`Llama4VisionPixelShuffleMLP`, lines 703–734): 2 × 2
+//!   patches (`pixel_shuffle_ratio` 0.5) become one token, then `fc1` (intermediate_size →
+//!   `projector_input_dim`), GELU, `fc2` (`projector_output_dim` → `projector_output_dim`), GELU,
+//!   no biases (`Llama4VisionMLP2`, lines 672–686); it is counted with the vision tower, as
+//!   transformers' module tree has it. The projector (`Llama4MultiModalProjector`, lines
+//!   689–700) is one Linear(`vision_output_dim` → text width) without bias.
 //!
 //! Image tokens (what the language model reads per image) and patches (what the tower
 //! reads) follow each image processor: Qwen2.5-VL resizes to multiples of patch × merge
@@ -50,6 +61,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
+use super::llama4_tiles::llama4_tiles;
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
@@ -73,6 +85,20 @@ pub enum TowerKind {
     Idefics3,
     /// InternVL's InternViT over image tiles, with the pixel-shuffle MLP projector.
     InternVl,
+    /// Llama 4's ViT over image tiles, its pixel-shuffle adapter and one linear projector.
+    Llama4,
+}
+
+/// Llama 4's adapter and projector widths (`Llama4VisionConfig`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Llama4Adapter {
+    /// `projector_input_dim`: `fc1`'s output.
+    pub input: u64,
+    /// `projector_output_dim`: `fc2`'s input and output.
+    pub output: u64,
+    /// `vision_output_dim`: the projector's input.
+    pub vision_output: u64,
 }
 
 /// InternViT's switches (`InternVLVisionConfig`), which its two sizes set differently
@@ -143,6 +169,9 @@ pub struct VisionTower {
     /// one tile).
     #[serde(default)]
     pub pinpoints: Vec<[u64; 2]>,
+    /// Llama 4's adapter and projector widths (Llama 4 only).
+    #[serde(default)]
+    pub llama4: Llama4Adapter,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -220,6 +249,7 @@ impl VisionTower {
             max_tiles: 0,
             internvit: InternVit::default(),
             pinpoints: Vec::new(),
+            llama4: Llama4Adapter::default(),
         }
     }
     pub(super) fn check(&self) -> Result<(), InputError> {
@@ -230,6 +260,14 @@ impl VisionTower {
         check_dim("vision_config.patch_size", self.patch)?;
         check_dim("vision_config.in_channels", self.channels)?;
         check_dim("vision_config.temporal_patch_size", self.temporal_patch)?;
+        if self.kind == TowerKind::Llama4 {
+            check_dim("vision_config.pixel_shuffle_ratio", self.merge)?;
+            check_dim("vision_config.image_size", self.image_size)?;
+            check_dim("vision_config.projector_input_dim", self.llama4.input)?;
+            check_dim("vision_config.projector_output_dim", self.llama4.output)?;
+            check_dim("vision_config.vision_output_dim", self.llama4.vision_output)?;
+            return Ok(());
+        }
         if self.kind == TowerKind::InternVl {
             check_dim("downsample_ratio", self.merge)?;
             check_dim("vision_config.image_size", self.image_size)?;
@@ -292,6 +330,14 @@ impl VisionTower {
                 let patches = (self.image_size / self.patch).pow(2);
                 (tiles * (patches + 1), tiles * (patches / (self.merge * self.merge)))
             }
+            // Each tile's patches and the class token appended after them, which is sliced off
+            // before the pixel shuffle; the language model reads (side / patch)² / merge² tokens
+            // per tile (`processing_llama4.py` lines 129–131 and 153–161).
+            TowerKind::Llama4 => {
+                let tiles = self.sequences(width, height, frames);
+                let patches = (self.image_size / self.patch).pow(2);
+                (tiles * (patches + 1), tiles * (patches / (self.merge * self.merge)))
+            }
         }
     }
 
@@ -309,6 +355,8 @@ impl VisionTower {
             TowerKind::InternVl if frames > 1 => frames,
             TowerKind::InternVl => internvl_tiles(width, height, self.image_size, self.max_tiles),
             TowerKind::Clip if !self.pinpoints.is_empty() => anyres_tiles(width, height, &self.pinpoints, self.image_size),
+            // Llama 4 has no video processor: each frame is read as one image.
+            TowerKind::Llama4 => frames.max(1) * llama4_tiles(width, height, self.image_size, self.max_tiles),
             _ => frames.max(1),
         }
     }
@@ -335,7 +383,7 @@ impl VisionTower {
     /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3, InternVL).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl | TowerKind::Llama4 => None,
             _ => Some(self.image_size),
         }
     }
@@ -407,6 +455,7 @@ impl VisionTower {
                 }
             }
             TowerKind::InternVl => self.internvit_tensors(out),
+            TowerKind::Llama4 => self.llama4_tensors(out),
             TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
@@ -469,6 +518,38 @@ impl VisionTower {
 }
 
 impl VisionTower {
+    /// Llama 4's vision model (the adapter included) and projector (`modeling_llama4.py`
+    /// `Llama4VisionModel`, `Llama4MultiModalProjector`).
+    fn llama4_tensors(&self, out: &mut Vec<ParamTensor>) {
+        use TpSplit::Replicated;
+        let s = Scope::Tower;
+        let (h, f, p, c, a) = (self.hidden, self.ffn, self.patch, self.channels, self.llama4);
+        let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
+        let m = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Replicated);
+        out.push(m("vision.patch_embedding.linear", h, c * p * p));
+        out.push(v("vision.class_embedding", h));
+        out.push(m("vision.positional_embedding_vlm", (self.image_size / p).pow(2) + 1, h));
+        out.push(v("vision.layernorm_pre", 2 * h));
+        out.push(v("vision.layernorm_post", 2 * h));
+        for _ in 0..self.layers {
+            for (name, kinds) in [("vision.self_attn.q_proj", Q), ("vision.self_attn.k_proj", K), ("vision.self_attn.v_proj", V), ("vision.self_attn.o_proj", O)] {
+                out.push(tower_linear(name, kinds, h, h));
+                out.push(v(name, h));
+            }
+            out.push(tower_linear("vision.mlp.fc1", UP, f, h));
+            out.push(v("vision.mlp.fc1.bias", f));
+            out.push(tower_linear("vision.mlp.fc2", DOWN, h, f));
+            out.push(v("vision.mlp.fc2.bias", h));
+            out.push(v("vision.input_layernorm", 2 * h));
+            out.push(v("vision.post_attention_layernorm", 2 * h));
+        }
+        // `Llama4VisionMLP2`: fc1 reads `intermediate_size` (the shuffled width, 4h in the
+        // configs whose forward runs), fc2 is square at `projector_output_dim`.
+        out.push(m("vision.vision_adapter.mlp.fc1", a.input, f));
+        out.push(m("vision.vision_adapter.mlp.fc2", a.output, a.output));
+        out.push(m("projector.linear_1", self.text_hidden, a.vision_output));
+    }
+
     /// InternViT's tensors and InternVL's projector (`modeling_internvl.py`
     /// `InternVLVisionModel`, `InternVLMultiModalProjector`).
     fn internvit_tensors(&self, out: &mut Vec<ParamTensor>) {
