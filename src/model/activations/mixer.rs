@@ -41,7 +41,7 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c:
     let h = t.hidden as f64;
     let (tok, x) = (c.tokens, c.x);
     let torch = match kernels {
-        MixerKernels::Torch => torch_mixer(mixer, c),
+        MixerKernels::Torch => torch_mixer(mixer, h, c),
         MixerKernels::Fused => None,
     };
     // `out_proj`'s input where the forward calls it as a module, and its width.

@@ -2,7 +2,7 @@
 //! (`training.mixer_kernels: "torch"`): the path transformers 5.25 takes when neither the
 //! hub kernels nor `mamba_ssm` / `causal_conv1d` are installed (each function it calls is
 //! wrapped in `use_kernel_func_from_hub_with_fallback`, whose body is the torch code cited
-//! below). Mechanism by mechanism from `transformers/models/{mamba,mamba2}/modeling_*.py`;
+//! below). Mechanism by mechanism from `transformers/models/{mamba,mamba2,lfm2}/modeling_*.py`;
 //! measured on CPU with `saved_tensors_hooks` in `tests/fixtures/measured/mixer_torch.json`
 //! (`tests/measure/mixer_torch.py`, `tests/mixer_torch.rs`), fp32 and pure bf16.
 //!
@@ -27,13 +27,13 @@ pub(super) struct TorchMixer {
 
 /// Whether the torch fallback of `mixer` is modelled (`torch_mixer` returns its terms).
 pub fn torch_fallback_modelled(mixer: &Mixer) -> bool {
-    matches!(mixer, Mixer::Mamba { dt_norms: false, .. } | Mixer::Mamba2 { gated_norm: true, .. })
+    matches!(mixer, Mixer::Mamba { dt_norms: false, .. } | Mixer::Mamba2 { gated_norm: true, .. } | Mixer::ShortConv { .. })
 }
 
 /// The torch fallback of `mixer`, or `None` where it is not modelled yet (Jamba's Mamba,
-/// Gated DeltaNet, short convolutions, Mamba-2 without its gated norm): the plan then keeps
+/// Gated DeltaNet, Mamba-2 without its gated norm): the plan then keeps
 /// the fused-kernel terms and says so (`model/mixer_notes.rs`).
-pub(super) fn torch_mixer(mixer: &Mixer, c: &Ctx) -> Option<TorchMixer> {
+pub(super) fn torch_mixer(mixer: &Mixer, hidden: f64, c: &Ctx) -> Option<TorchMixer> {
     let (b, s, tok, x) = (c.b, c.s, c.tokens, c.x);
     // A 16-bit run: `.float()` / `.to(torch.float32)` make copies.
     let upcast = x < F32;
@@ -102,6 +102,14 @@ pub(super) fn torch_mixer(mixer: &Mixer, c: &Ctx) -> Option<TorchMixer> {
             let normed = if c.frozen_norms { 0.0 } else { tok * d };
             let norm = F32 * (tok * 3.0 * d + normed + tok * g) + if upcast { F32 * tok * d } else { 0.0 };
             Some(TorchMixer { out_width: d, x_proj_width: None, saved: x * input_dtype + dt_and_x + F32 * ssd + masks + norm })
+        }
+        // `Lfm2ShortConv.forward` (modeling_lfm2.py 399–415): `B * x` keeps the in_proj output
+        // (3h; B and x are views), the conv its input B·x (h), and `C * conv` the conv output,
+        // a slice of the padded `F.conv1d` result (s + K − 1, `causal_conv1d_fn` 293–313);
+        // `out_proj`'s input is the contiguous product (h).
+        Mixer::ShortConv { conv, .. } => {
+            let (h, k) = (hidden, conv as f64);
+            Some(TorchMixer { out_width: h, x_proj_width: None, saved: x * (tok * 4.0 * h + b * h * (s + k - 1.0)) })
         }
         _ => None,
     }
