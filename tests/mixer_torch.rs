@@ -47,7 +47,7 @@ const OUTSIDE: &[(&str, f64)] = &[("nemotron_h@bf16@s100", 0.035)];
 
 /// Every case is printed with its error; the modelled mixers (Mamba, and the Mamba-2 family
 /// with its gated norm: Mamba-2, Nemotron-H, Bamba, Falcon-H1 with `mamba_rms_norm`,
-/// Granite-4.0-H, Zamba2; LFM2's short conv) are held within 3 %.
+/// Granite-4.0-H, Zamba2; Jamba's Mamba; LFM2's short conv) are held within 3 %.
 #[test]
 fn whole_model_saved_bytes_within_3_percent() {
     let f = fixture();
@@ -75,13 +75,13 @@ fn whole_model_saved_bytes_within_3_percent() {
             assert_eq!(torch, fused, "{name}: an unmodelled fallback keeps the fused terms");
         }
     }
-    assert!(checked >= 32, "{checked}");
+    assert!(checked >= 36, "{checked}");
     assert!(outside.is_empty(), "{outside:#?}");
 }
 
 /// The first mixer block's saved tensors (every tensor saved under the mixer module, its
 /// projections included) against Headroom's mixer terms per block, where modelled: held within
-/// 0.01 % (all 32 cases are byte-exact when written).
+/// 0.01 % (all 36 cases are byte-exact when written).
 #[test]
 fn first_mixer_block_is_exact() {
     let f = fixture();

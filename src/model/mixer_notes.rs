@@ -32,7 +32,7 @@ pub fn mixer_notes(training: &Training, arch: &Architecture) -> Vec<String> {
         )]
     } else {
         vec![format!(
-            "approximate: the torch fallback of the {} mixers is not modelled yet, so the activations keep the fused kernels' terms, an underestimate (on the tiny configs of hybrid_activations.json the fallback saved 3.7× (Gated DeltaNet) and 5.0× (Jamba's Mamba) the fused model per mixer block); installing {packages} runs the fused kernels",
+            "approximate: the torch fallback of the {} mixers is not modelled yet, so the activations keep the fused kernels' terms, an underestimate (on the tiny configs of hybrid_activations.json the fallback saved 3.7× the fused model per Gated DeltaNet block); installing {packages} runs the fused kernels",
             hy.mixer.label()
         )]
     }

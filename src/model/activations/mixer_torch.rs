@@ -2,7 +2,7 @@
 //! (`training.mixer_kernels: "torch"`): the path transformers 5.25 takes when neither the
 //! hub kernels nor `mamba_ssm` / `causal_conv1d` are installed (each function it calls is
 //! wrapped in `use_kernel_func_from_hub_with_fallback`, whose body is the torch code cited
-//! below). Mechanism by mechanism from `transformers/models/{mamba,mamba2,lfm2}/modeling_*.py`;
+//! below). Mechanism by mechanism from `transformers/models/{mamba,jamba,mamba2,lfm2}/modeling_*.py`;
 //! measured on CPU with `saved_tensors_hooks` in `tests/fixtures/measured/mixer_torch.json`
 //! (`tests/measure/mixer_torch.py`, `tests/mixer_torch.rs`), fp32 and pure bf16.
 //!
@@ -27,38 +27,50 @@ pub(super) struct TorchMixer {
 
 /// Whether the torch fallback of `mixer` is modelled (`torch_mixer` returns its terms).
 pub fn torch_fallback_modelled(mixer: &Mixer) -> bool {
-    matches!(mixer, Mixer::Mamba { dt_norms: false, .. } | Mixer::Mamba2 { gated_norm: true, .. } | Mixer::ShortConv { .. })
+    matches!(mixer, Mixer::Mamba { .. } | Mixer::Mamba2 { gated_norm: true, .. } | Mixer::ShortConv { .. })
 }
 
-/// The torch fallback of `mixer`, or `None` where it is not modelled yet (Jamba's Mamba,
-/// Gated DeltaNet, Mamba-2 without its gated norm): the plan then keeps
+/// The torch fallback of `mixer`, or `None` where it is not modelled yet (Gated DeltaNet,
+/// Mamba-2 without its gated norm): the plan then keeps
 /// the fused-kernel terms and says so (`model/mixer_notes.rs`).
 pub(super) fn torch_mixer(mixer: &Mixer, hidden: f64, c: &Ctx) -> Option<TorchMixer> {
     let (b, s, tok, x) = (c.b, c.s, c.tokens, c.x);
     // A 16-bit run: `.float()` / `.to(torch.float32)` make copies.
     let upcast = x < F32;
     match *mixer {
-        Mixer::Mamba { inner, state, conv, dt_rank, dt_norms: false, .. } => {
+        Mixer::Mamba { inner, state, conv, dt_rank, dt_norms, .. } => {
             let (d, n, r, k) = (inner as f64, state as f64, dt_rank as f64, conv as f64);
-            // `MambaMixer.forward` (modeling_mamba.py 562–617): the in_proj output (2d; the conv
-            // reads one half, `silu(z)` the other), the conv output before `silu`, padded to
-            // s + K − 1 (`causal_conv1d_fn` 81–101), x_proj's output (R + 2N; Δ, B and C are
-            // views of it), `dt + delta_bias` (softplus input), softplus's output, the conv
-            // output after silu (`hidden_states`, read by `* D` and the discretisation),
-            // `silu(z)`, and the zero initial state.
-            let input_dtype = tok * (2.0 * d + (r + 2.0 * n) + 4.0 * d) + b * d * (s + k - 1.0);
-            let zeros = b * d * n;
-            // `mamba_selective_scan` (228–334): A = −exp(A_log.float()) twice (forward and
-            // `mamba_scan_forward`), its negation, `discrete_A = exp(A·Δ)` and
-            // `discrete_B = Δ·B.float()` (b·d·s·N each, fp32), and the scan output after
+            // `MambaMixer.forward` (modeling_mamba.py 562–617; Jamba's `JambaMambaMixer.forward`,
+            // modeling_jamba.py 685–727, is the same with its norms): the in_proj output (2d;
+            // the conv reads one half, `silu(z)` the other), the conv output before `silu`,
+            // padded to s + K − 1 (`causal_conv1d_fn` 81–101), `dt + delta_bias` (softplus
+            // input), softplus's output, the conv output after silu (`hidden_states`, read by
+            // `* D` and the discretisation), `silu(z)`, and the zero initial state.
+            let input_dtype = tok * (2.0 * d + 4.0 * d) + b * d * (s + k - 1.0) + b * d * n;
+            // x_proj's output (R + 2N). Mamba: Δ, B and C are views of it, kept by
+            // `dt_proj.weight @ time_step` and the scan. Jamba: each of its three RMSNorms keeps
+            // its input (fp32: a view of x_proj's output; 16-bit: an fp32 copy), its fp32 rstd
+            // and its normalised output (`.to(input_dtype)`, kept by the weight's product);
+            // `dt_proj.weight @` keeps the normed Δ (R), the scan the normed C (N) and, in
+            // fp32, the normed B (N; in 16-bit its fp32 copy, below).
+            let projections = if dt_norms {
+                let inputs = if upcast { F32 } else { x } * tok * (r + 2.0 * n);
+                inputs + F32 * tok * 3.0 + x * tok * (r + 2.0 * n) + x * tok * (r + n) + if upcast { 0.0 } else { x * tok * n }
+            } else {
+                x * tok * (r + 2.0 * n)
+            };
+            // `mamba_selective_scan` (228–334): A = −exp(A_log.float()) (Mamba computes it twice,
+            // in `forward` and in `mamba_scan_forward`) and its negation, `discrete_A = exp(A·Δ)`
+            // and `discrete_B = Δ·B.float()` (b·d·s·N each, fp32), and the scan output after
             // `+ hidden_states·D.float()` (fp32).
-            let fp32 = 3.0 * d * n + 2.0 * b * d * s * n + tok * d;
+            let a = if dt_norms { 2.0 } else { 3.0 };
+            let fp32 = a * d * n + 2.0 * b * d * s * n + tok * d;
             // The sequential loop: each state (fp32) is kept by the next step's
             // `discrete_A[:, :, i] * ssm_state`, and its `.to(input_dtype)` by the matmul with C.
             let states = if upcast { s * b * d * n * x + (s - 1.0) * b * d * n * F32 } else { s * b * d * n * F32 };
             // 16-bit only: `B.float()`, `hidden_states.float()`, `D.float()`.
             let copies = if upcast { F32 * (b * s * n + tok * d + d) } else { 0.0 };
-            Some(TorchMixer { out_width: d, x_proj_width: Some(d), saved: x * (input_dtype + zeros) + F32 * fp32 + states + copies })
+            Some(TorchMixer { out_width: d, x_proj_width: Some(d), saved: x * input_dtype + projections + F32 * fp32 + states + copies })
         }
         Mixer::Mamba2 { inner, heads, head_dim, groups, state, conv, chunk, gated_norm: true, .. } => {
             let (d, hh, p, g, n, k, l) = (inner as f64, heads as f64, head_dim as f64, groups as f64, state as f64, conv as f64, chunk as f64);
