@@ -125,8 +125,22 @@ impl Framework {
             Framework::TrlLiger => Defaults { loss: Loss::FusedLinear, liger_kernels: true, compile_model: true, ..base },
             // Unsloth `FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth")`
             // offloads each checkpointed block input to host memory; its fused cross-entropy
-            // never builds the fp32 logits; FlashAttention-2/xformers kernels.
-            Framework::Unsloth => Defaults { attention: Attention::Flash, loss: Loss::FusedLinear, checkpointing: Checkpointing::Full, activation_offload: true, ..base },
+            // never builds the fp32 logits; FlashAttention-2/xformers kernels. Its QLoRA casts
+            // nothing frozen to fp32 (`Lora::fp32_unquantised`): outside full fine-tuning
+            // `prepare_model_for_training` makes only `lora_A`/`lora_B` (and DoRA magnitudes)
+            // trainable and casts only trainable parameters (unslothai/unsloth-zoo
+            // `unsloth_zoo/training_utils.py`, lines 376–421 at ce232d6); the frozen embeddings,
+            // head and norms keep their loaded 16-bit dtype (Unsloth's Qwen2.5-VL-7B notebook holds
+            // 6.07 GiB after `get_peft_model`, where fp32 ones alone would be 4.1 GiB more,
+            // `tests/fixtures/published/multimodal_hybrid.json`).
+            Framework::Unsloth => Defaults {
+                attention: Attention::Flash,
+                loss: Loss::FusedLinear,
+                checkpointing: Checkpointing::Full,
+                activation_offload: true,
+                qlora_fp32_unquantised: false,
+                ..base
+            },
             // torchtune `recipes/configs/llama3_1/8B_full_single_device.yaml`: `dtype: bf16`
             // (bf16 parameters and optimizer states, no fp32 master),
             // `loss: CEWithChunkedOutputLoss` (8 chunks), `enable_activation_checkpointing: True`,
@@ -229,12 +243,12 @@ mod tests {
     use crate::scenario::Scenario;
 
     #[test]
-    fn only_torchtunes_qlora_keeps_the_unquantised_weights_in_the_training_dtype() {
+    fn torchtune_and_unsloth_keep_qloras_unquantised_weights_in_the_training_dtype() {
         for framework in Framework::ALL {
             let mut s = Scenario::default();
             s.training.lora = Some(crate::scenario::Lora::default());
             s.apply_framework(framework);
-            let expected = framework != Framework::Torchtune;
+            let expected = !matches!(framework, Framework::Torchtune | Framework::Unsloth);
             assert_eq!(s.training.lora.map(|l| l.fp32_unquantised), Some(expected), "{framework:?}");
         }
     }

@@ -73,6 +73,9 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         // Zamba2: every layer hybrid (its Mamba-2 block and its own linear, the one shared
         // block invoked each time), so each added layer adds the same block.
         "zamba2" => set(json!({"layers_block_type": vec!["hybrid"; layers as usize], "n_mamba_heads": heads, "mamba_d_state": 16, "adapter_rank": 4})),
+        // Zamba: every layer hybrid (its multi-head Mamba block and its own linear, the one
+        // shared block invoked each time), so each added layer adds the same block.
+        "zamba" => set(json!({"layers_block_type": vec!["hybrid"; layers as usize], "n_mamba_heads": 2, "mamba_d_state": 16})),
         // LFM2-MoE: every layer a short convolution with the MoE block (no dense lead layers),
         // so each added layer adds the same block.
         "lfm2_moe" => {
@@ -85,8 +88,9 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
 }
 
 /// Hybrids whose default schedule puts attention (or experts) in every n-th block only:
-/// Jamba (attention 1 in 8, experts 1 in 2), Qwen3-Next and Qwen3.5 (attention 1 in 4).
-const PERIODIC_HYBRIDS: &[&str] = &["jamba", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"];
+/// Jamba (attention 1 in 8, experts 1 in 2), Qwen3-Next, Qwen3.5 and OLMo-Hybrid (attention 1
+/// in 4; OLMo-Hybrid requires both kinds, so no list makes its blocks alike).
+const PERIODIC_HYBRIDS: &[&str] = &["jamba", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid"];
 
 fn shape() -> impl Strategy<Value = (usize, u64, u64, u64, u64, u64, u64)> {
     (0..SUPPORTED_MODEL_TYPES.len(), 2u64..6, 1u32..4, 0u32..3, 3u32..6, 1u64..5, 6u32..12).prop_map(|(f, layers, heads_log, kv_log, dim_log, ffn_mult, vocab_log)| {

@@ -78,12 +78,10 @@ const APPROXIMATE: &[(&str, f64)] = &[
 ];
 
 /// Families Headroom refuses: recurrent / linear-attention layers it cannot model (Mamba,
-/// Mamba-2, Gated DeltaNet and short-convolution hybrids, LFM2-MoE among them, have readers, `import/hybrids.rs`, Zamba2 `import/zamba2.rs`) (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
+/// Mamba-2, Gated DeltaNet and short-convolution hybrids, LFM2-MoE among them, have readers, `import/hybrids.rs`, Zamba2 `import/zamba2.rs`, Zamba `import/zamba.rs`; OLMo-Hybrid among the hybrids) (`hf_config::UNMODELLED`, message names what is missing; Gemma-4 with
 /// per-layer input embeddings), or configs without the usual keys and no reader.
-const REFUSED_UNMODELLED: &[&str] = &[
-    "gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "kimi_linear", "lfm3", "minimax", "olmo_hybrid", "recurrent_gemma", "rwkv", "xlstm",
-    "zamba",
-];
+const REFUSED_UNMODELLED: &[&str] =
+    &["gemma4_text", "gemma4_text@moe", "gemma4_text@no_per_layer_input", "bailing_hybrid", "kimi_linear", "lfm3", "minimax", "recurrent_gemma", "rwkv", "xlstm"];
 const REFUSED_NO_KEYS: &[&str] = &[
     "blt", "cpmant", "ctrl", "deepseek_v4", "gpt_neox_japanese", "inkling2_loop_text", "inkling2_text", "kolibri1", "lara_mini", "longcat_flash", "openai-gpt", "solar_open",
     "xglm", "zaya",

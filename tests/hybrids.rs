@@ -108,9 +108,9 @@ fn fused_kernel_activations_against_the_measured_fallback() {
 
 /// Refused families still name what is missing.
 #[test]
-fn zamba_is_still_refused_with_what_is_missing() {
-    let err = headroom::import::hf_config::import_hf_config(&json!({"model_type": "zamba", "hidden_size": 64})).unwrap_err();
-    assert!(err.message.contains("cannot model") && err.message.contains("shared attention"), "{err}");
+fn kimi_linear_is_still_refused_with_what_is_missing() {
+    let err = headroom::import::hf_config::import_hf_config(&json!({"model_type": "kimi_linear", "hidden_size": 64})).unwrap_err();
+    assert!(err.message.contains("cannot model") && err.message.contains("Kimi Delta Attention"), "{err}");
 }
 
 /// vLLM's hybrid block pool (`serving/vllm.rs` `hybrid_layout`): a Qwen3.5-shaped model

@@ -86,6 +86,39 @@ fn tower_activations_against_cpu_measurement() {
     }
 }
 
+/// Under full activation checkpointing a trained tower's blocks keep only their inputs, as
+/// transformers' `gradient_checkpointing_enable()` checkpoints them too
+/// (`tests/measure/vlm_checkpointing.py` → `vlm_checkpointing.json`: Qwen2.5-VL, LLaVA, Gemma 3,
+/// fp32, the checkpoints' held inputs recorded). Qwen's rotary cos and sin reach its blocks as
+/// keyword arguments bound in a `functools.partial` (`GradientCheckpointingLayer.__call__`),
+/// which the recorder cannot see but which stay alive for backward: the model keeps them, and
+/// the comparison leaves them out.
+#[test]
+fn checkpointed_tower_keeps_its_block_inputs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_checkpointing.json");
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
+    let cases = f["cases"].as_object().expect("cases");
+    assert_eq!(cases.len(), 6);
+    for (name, case) in cases.iter().filter(|(_, c)| c["checkpointing"] == "full") {
+        let training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"], "checkpointing": "full"});
+        let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["config"]}, "training": training})).expect("scenario");
+        let b = estimate(&s);
+        let term = |n: &str| b.terms.iter().filter(|t| t.name == n).map(|t| t.bytes).sum::<u64>() as f64;
+        assert_eq!(term("vision tower blocks"), 0.0, "{name}");
+        let rotary = if name.starts_with("qwen") { term("vision tower rotary tables and final norm") } else { 0.0 };
+        let tower =
+            ["vision tower block inputs (full checkpointing)", "vision tower patch-embedding input (pixels)", "vision tower pre-norm", "vision tower rotary tables and final norm"]
+                .iter()
+                .map(|n| term(n))
+                .sum::<f64>()
+                - rotary;
+        let measured = case["tower_saved_bytes"].as_f64().unwrap();
+        let unchecked = cases[&name.replace("@full", "@none")]["tower_saved_bytes"].as_f64().unwrap();
+        println!("{name:18} tower measured {measured:>8} (without checkpointing {unchecked:>8}) model {tower:>8}");
+        assert!((tower / measured - 1.0).abs() <= 0.03, "{name}: tower {tower} vs measured {measured}");
+    }
+}
+
 /// The visual inputs survive the link: `res=WxH`, `ipi`, `fr`, and the frozen tower in `fz`.
 #[test]
 fn visual_inputs_round_trip_through_the_link() {

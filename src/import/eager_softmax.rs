@@ -6,7 +6,7 @@
 //! attention probabilities of eager attention depend on it.
 
 /// `(model_type, softmax in fp32)`: the measured exceptions to the rotary rule.
-const MEASURED: [(&str, bool); 12] = [
+const MEASURED: [(&str, bool); 13] = [
     // `softmax(attn_weights, dim=-1)` in the model dtype, rotary or not.
     ("biogpt", false),
     ("llama4", false),
@@ -23,6 +23,9 @@ const MEASURED: [(&str, bool); 12] = [
     // Zamba2's shared attention without rotary positions (`use_mem_rope` false by default),
     // the softmax measured in fp32 (read since zamba2 configs are; refused before).
     ("zamba2", true),
+    // Zamba's shared attention has no positions at all, its softmax measured in fp32 (read
+    // since zamba configs are; refused before).
+    ("zamba", true),
     // Learned sinks as a sigmoid of the logsumexp, the softmax in fp32 (gpt-oss's stays in
     // the model dtype).
     ("granite_swa", true),

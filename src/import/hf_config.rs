@@ -20,6 +20,7 @@ use super::families::{self, Defaults};
 use super::hybrids;
 use super::keys::Keys;
 use super::vlm;
+use super::zamba;
 use super::zamba2;
 use crate::error::InputError;
 use crate::model::arch::Architecture;
@@ -164,8 +165,10 @@ families! {
         "qwen3_5_moe_text" => dec!(hybrids::qwen3_5_moe_text),
         "bamba" => dec!(hybrids::bamba),
         "falcon_h1" => dec!(hybrids::falcon_h1),
+        "zamba" => dec!(zamba::zamba),
         "zamba2" => dec!(zamba2::zamba2),
         "lfm2_moe" => dec!(hybrids::lfm2_moe),
+        "olmo_hybrid" => dec!(hybrids::olmo_hybrid),
     }
 }
 
@@ -214,8 +217,6 @@ const ATTRIBUTE_MAP: &[(&str, &str, &str)] = &[
 /// state-space layers keep a per-sequence state instead of (or beside) a KV cache, with
 /// parameters and activations of shapes Headroom has no part for.
 const UNMODELLED: &[(&str, &str)] = &[
-    ("zamba", "Mamba layers with a shared attention block"),
-    ("olmo_hybrid", "Gated DeltaNet linear-attention layers (recurrent state)"),
     ("kimi_linear", "Kimi Delta Attention linear-attention layers (recurrent state)"),
     ("bailing_hybrid", "delta-rule linear-attention layers (recurrent state)"),
     ("minimax", "lightning (linear) attention layers (recurrent state)"),

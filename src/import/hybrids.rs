@@ -4,7 +4,7 @@
 //! (`configuration_mamba.py`, `configuration_mamba2.py`, `configuration_jamba.py`,
 //! `configuration_qwen3_next.py`, `configuration_qwen3_5.py`, `configuration_nemotron_h.py`,
 //! `configuration_bamba.py`, `configuration_granitemoehybrid.py`,
-//! `configuration_falcon_h1.py`, `configuration_lfm2.py`); module trees from the matching
+//! `configuration_falcon_h1.py`, `configuration_lfm2.py`, `configuration_olmo_hybrid.py`); module trees from the matching
 //! `modeling_*.py`. Each family's count is checked against transformers' own in
 //! `tests/family_sweep.rs` and `tests/hybrids.rs`.
 
@@ -103,6 +103,7 @@ pub fn mamba(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("use_conv_bias", true)?,
         proj_bias: c.flag("use_bias", false)?,
         dt_norms: false,
+        heads: None,
     };
     let mut t = ssm_decoder(hidden, c.uint("num_hidden_layers", 32)?, c.uint("vocab_size", 50280)?, c.flag("tie_word_embeddings", true)?, mixer);
     t.use_cache = c.flag("use_cache", true)?;
@@ -199,6 +200,7 @@ pub fn jamba(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("mamba_conv_bias", true)?,
         proj_bias: c.flag("mamba_proj_bias", false)?,
         dt_norms: true,
+        heads: None,
     };
     let attention: Vec<bool> = (0..layers).map(|i| i % attn_period == attn_offset).collect();
     two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
@@ -424,6 +426,12 @@ pub fn bamba(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     let attention: Vec<bool> = (0..t.layers).map(|i| indices.contains(&i)).collect();
     let mixer = mamba2_keys(c, t.hidden, None, true)?;
+    // Not modelled (parameters, states and fp32 activations are exact, `tests/olmo_hybrid.rs`):
+    // the mixer's six input modules are counted as Qwen3.5's four.
+    c.note(
+        "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
+         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
+    );
     two_norm_hybrid(&mut t, mixer, &attention, 0);
     Ok(t)
 }
@@ -501,6 +509,66 @@ pub fn lfm2(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     let attention = mixer_or_attention(c, &["layer_types"], layers, |i| full.as_ref().is_none_or(|f| f.contains(&i)))?;
     let mixer = Mixer::ShortConv { conv: c.uint("conv_L_cache", 3)?, bias: c.flag("conv_bias", false)? };
+    // Not modelled (parameters, states and fp32 activations are exact, `tests/olmo_hybrid.rs`):
+    // the mixer's six input modules are counted as Qwen3.5's four.
+    c.note(
+        "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
+         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
+    );
+    two_norm_hybrid(&mut t, mixer, &attention, 0);
+    Ok(t)
+}
+
+/// `OlmoHybridConfig` (transformers 5.25 `models/olmo_hybrid/`): OLMo-3's attention (q/k
+/// RMSNorms over all heads, rotary, no biases unless `attention_bias`) in every block i with
+/// i % 4 == 3 unless `layer_types` lists them (the last block when none is), Gated DeltaNet
+/// in the rest, a SwiGLU MLP in every block. The mixer (`OlmoHybridGatedDeltaNet`,
+/// `modeling_olmo_hybrid.py` lines 630–689) has separate q, k, v, a, b and g projections,
+/// the elements of Qwen3.5's four matrices (`split_projections`), a conv over q, k and v
+/// without bias, `A_log` and `dt_bias` per value head and a gated RMSNorm over a value head;
+/// its heads default to `num_attention_heads`, its key width to ⌊0.75 · h / heads⌋ and its
+/// value width to twice that (`OlmoHybridConfig.__post_init__`). Attention blocks put their
+/// norms after each sublayer (`OlmoHybridAttentionDecoderLayer`), Gated DeltaNet blocks
+/// before (`OlmoHybridLinearAttentionDecoderLayer`): two norms of h either way.
+pub fn olmo_hybrid(c: &Keys) -> Result<TransformerArch, InputError> {
+    let d = Defaults { hidden: 3840, layers: 32, heads: 30, kv_heads: None, ffn: 11008, vocab: 100352, head_dim: None, tied: false };
+    let mut t = families::decoder(c, &d)?;
+    let bias = c.flag("attention_bias", false)?;
+    t.attention.qkv_bias = bias;
+    t.attention.out_bias = bias;
+    t.attention.qk_norm = QkNorm::Full;
+    // `OlmoHybridRMSNorm`: the weight applied in fp32, as OLMo-2's.
+    t.norm.kind = NormKind::RmsnormFp32Weight;
+    let (layers, hidden, heads) = (t.layers, t.hidden, t.attention.heads);
+    let mut attention = mixer_or_attention(c, &["layer_types"], layers, |i| i % 4 == 3)?;
+    if !c.has("layer_types") && !attention.contains(&true) {
+        if let Some(last) = attention.last_mut() {
+            *last = true;
+        }
+    }
+    // `OlmoHybridConfig.validate_architecture`: at least one block of each kind.
+    if attention.iter().all(|a| *a) {
+        return Err(InputError::new("layer_types", "lists no linear_attention layer (OlmoHybridConfig requires one)"));
+    }
+    if !attention.contains(&true) {
+        return Err(InputError::new("layer_types", "lists no full_attention layer (OlmoHybridConfig requires one)"));
+    }
+    let key_heads = c.uint_or("linear_num_key_heads", heads)?;
+    let key_dim = c.uint_or("linear_key_head_dim", (0.75 * hidden as f64 / key_heads as f64) as u64)?;
+    let mixer = Mixer::GatedDeltaNet {
+        key_heads,
+        value_heads: c.uint_or("linear_num_value_heads", heads)?,
+        key_dim,
+        value_dim: c.uint_or("linear_value_head_dim", 2 * key_dim)?,
+        conv: c.uint("linear_conv_kernel_dim", 4)?,
+        split_projections: true,
+    };
+    // Not modelled (parameters, states and fp32 activations are exact, `tests/olmo_hybrid.rs`):
+    // the mixer's six input modules are counted as Qwen3.5's four.
+    c.note(
+        "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
+         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
+    );
     two_norm_hybrid(&mut t, mixer, &attention, 0);
     Ok(t)
 }

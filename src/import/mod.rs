@@ -14,4 +14,5 @@ mod hybrids;
 pub(crate) mod keys;
 pub mod presets;
 mod vlm;
+mod zamba;
 mod zamba2;

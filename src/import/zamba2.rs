@@ -104,6 +104,7 @@ pub fn zamba2(c: &Keys) -> Result<TransformerArch, InputError> {
         blocks: c.uint("num_mem_blocks", 1)?,
         adapter_rank: c.uint("adapter_rank", 128)?,
         attention_adapters: c.flag("use_shared_attention_adapter", false)?,
+        mlp_adapter: true,
         tied,
     };
     Ok(TransformerArch {

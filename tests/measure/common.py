@@ -5,6 +5,11 @@ SavedTensorRecorder: counts the tensors autograd saves for backward
 excluding parameter and buffer storages, and separating storages produced
 by casting a parameter (autocast's low-precision weight copies).
 
+allocation_events: the c10 allocator's allocation events of a torch.profiler run
+(profile_memory=True) as (time, address, bytes), in time order.
+
+cache_bytes: the conv, recurrent and K/V bytes a transformers cache object holds.
+
 cuda_sdpa: the CUDA SDPA kernel selection (flash / memory-efficient / math) that
 fake CUDA tensors cannot do themselves; activations.py and activations_parts.py
 install it in place of torch.nn.functional.scaled_dot_product_attention.
@@ -15,6 +20,38 @@ import torch
 import transformers
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
+
+
+def allocation_events(prof):
+    out = []
+
+    def walk(ev):
+        f = ev.extra_fields
+        if type(f).__name__ == "_ExtraFields_Allocation":
+            out.append((ev.start_time_ns, f.ptr, f.alloc_size))
+        for c in ev.children:
+            walk(c)
+
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root)
+    out.sort()
+    return out
+
+
+def cache_bytes(cache):
+    """{"conv", "recurrent", "kv"} bytes of a cache's layers (their `conv_states`,
+    `recurrent_states`, `keys` and `values`, a tensor, a list or a dict of them), and the dtypes seen."""
+    total = {"conv": 0, "recurrent": 0, "kv": 0}
+    dtypes = set()
+    for layer in cache.layers:
+        for attr, kind in (("conv_states", "conv"), ("recurrent_states", "recurrent"), ("keys", "kv"), ("values", "kv")):
+            held = getattr(layer, attr, None)
+            held = list(held.values()) if isinstance(held, dict) else held if isinstance(held, list) else [held]
+            for t in held:
+                if isinstance(t, torch.Tensor) and t.numel() > 0:
+                    total[kind] += t.numel() * t.element_size()
+                    dtypes.add(f"{kind}:{t.dtype}")
+    return total, dtypes
 
 
 def sref(t):

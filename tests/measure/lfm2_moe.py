@@ -26,7 +26,7 @@ import torch
 import transformers
 from transformers import Lfm2MoeConfig, Lfm2MoeForCausalLM
 
-from common import ModuleStack, SavedTensorRecorder
+from common import ModuleStack, SavedTensorRecorder, cache_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "lfm2_moe.json")
@@ -73,17 +73,8 @@ def states():
         with torch.no_grad():
             res = m(input_ids=ids, use_cache=True)
         cache = res.past_key_values
-        conv = kv = 0
-        for layer in cache.layers:
-            for attr, kind in (("conv_states", "conv"), ("keys", "kv"), ("values", "kv")):
-                held = getattr(layer, attr, None)
-                held = list(held.values()) if isinstance(held, dict) else held if isinstance(held, list) else [held]
-                for t in held:
-                    if isinstance(t, torch.Tensor) and t.numel() > 0:
-                        if kind == "conv":
-                            conv += t.numel() * t.element_size()
-                        else:
-                            kv += t.numel() * t.element_size()
+        held, _ = cache_bytes(cache)
+        conv, kv = held["conv"], held["kv"]
         key = f"tiny@{str(dtype).replace('torch.', '')}"
         out[key] = {"config": record(c), "batch": 2, "tokens": 24, "conv_state_bytes": conv, "recurrent_state_bytes": 0, "kv_bytes": kv,
                     "cache": type(cache).__name__, "layer_classes": sorted({type(l).__name__ for l in cache.layers})}

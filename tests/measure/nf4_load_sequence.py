@@ -17,24 +17,10 @@ import bitsandbytes.functional as F
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from common import allocation_events
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "measured", "nf4_load_sequence.json")
 SHAPES = [(1024, 4096), (4096, 4096), (14336, 4096), (4096, 14336), (1792, 512)]
-
-
-def events(prof):
-    out = []
-
-    def walk(ev):
-        f = ev.extra_fields
-        if type(f).__name__ == "_ExtraFields_Allocation":
-            out.append((ev.start_time_ns, f.ptr, f.alloc_size))
-        for c in ev.children:
-            walk(c)
-
-    for root in prof.profiler.kineto_results.experimental_event_tree():
-        walk(root)
-    out.sort()
-    return out
 
 
 def run(n, k, double):
@@ -43,7 +29,7 @@ def run(n, k, double):
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         packed, state = F.quantize_4bit(w, blocksize=64, quant_type="nf4", compress_statistics=double)
     seq, live = [], {}
-    for _, ptr, b in events(prof):
+    for _, ptr, b in allocation_events(prof):
         seq.append(int(b))
         if b > 0:
             live[ptr] = b

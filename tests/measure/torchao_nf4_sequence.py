@@ -18,6 +18,8 @@ import importlib, json, os
 import torch
 import torchao
 from torch.profiler import ProfilerActivity, profile
+
+from common import allocation_events
 from torchao.quantization import to_nf4
 
 nf4_module = importlib.import_module("torchao.quantization.quantize_.workflows.nf4.nf4_tensor")
@@ -26,28 +28,12 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
 SHAPES = [(1024, 4096), (4096, 4096), (14336, 4096), (4096, 14336), (1792, 512), (1536, 1024)]
 
 
-def events(prof):
-    out = []
-
-    def walk(ev):
-        f = ev.extra_fields
-        if type(f).__name__ == "_ExtraFields_Allocation":
-            out.append((ev.start_time_ns, f.ptr, f.alloc_size))
-        for c in ev.children:
-            walk(c)
-
-    for root in prof.profiler.kineto_results.experimental_event_tree():
-        walk(root)
-    out.sort()
-    return out
-
-
 def steps_of(call):
     call()  # warm-up
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         result = call()
     steps, open_at = [], {}
-    for _, ptr, b in events(prof):
+    for _, ptr, b in allocation_events(prof):
         if b > 0:
             open_at[ptr] = len(steps)
             steps.append(["a", int(b)])

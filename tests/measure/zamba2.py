@@ -31,7 +31,7 @@ import torch
 import transformers
 from transformers import Zamba2Config, Zamba2ForCausalLM
 
-from common import ModuleStack, SavedTensorRecorder
+from common import ModuleStack, SavedTensorRecorder, cache_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "zamba2.json")
@@ -115,24 +115,8 @@ def states():
         with torch.no_grad():
             res = m(input_ids=ids, use_cache=True)
         cache = res.past_key_values
-        conv = rec = kv = 0
-        dtypes = set()
-        for layer in cache.layers:
-            for attr, kind in (("conv_states", "conv"), ("recurrent_states", "recurrent"), ("keys", "kv"), ("values", "kv")):
-                held = getattr(layer, attr, None)
-                # The linear-attention states are kept per state index (a dict or a list).
-                held = list(held.values()) if isinstance(held, dict) else held if isinstance(held, list) else [held]
-                for t in held:
-                    if not isinstance(t, torch.Tensor) or t.numel() == 0:
-                        continue
-                    b = t.numel() * t.element_size()
-                    if kind == "conv":
-                        conv += b
-                    elif kind == "recurrent":
-                        rec += b
-                    else:
-                        kv += b
-                    dtypes.add(f"{kind}:{t.dtype}")
+        held, dtypes = cache_bytes(cache)
+        conv, rec, kv = held["conv"], held["recurrent"], held["kv"]
         key = f"tiny@{str(dtype).replace('torch.', '')}"
         out[key] = {"config": record(c), "batch": 2, "tokens": 24, "conv_state_bytes": conv, "recurrent_state_bytes": rec, "kv_bytes": kv,
                     "dtypes": sorted(dtypes), "cache": type(cache).__name__, "layer_classes": sorted({type(l).__name__ for l in cache.layers})}

@@ -47,7 +47,7 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c:
     // `out_proj`'s input where the forward calls it as a module, and its width.
     let out_width = match (mixer, &torch) {
         (_, Some(tm)) => Some(tm.out_width),
-        (&Mixer::Mamba { inner, dt_norms: true, .. }, None) => Some(inner as f64),
+        (&Mixer::Mamba { inner, dt_norms: true, .. } | &Mixer::Mamba { inner, heads: Some(_), .. }, None) => Some(inner as f64),
         (&Mixer::GatedDeltaNet { value_heads, value_dim, .. }, None) => Some((value_heads * value_dim) as f64),
         (Mixer::ShortConv { .. }, None) => Some(h),
         (Mixer::Mamba { .. } | Mixer::Mamba2 { .. }, None) => None,
@@ -90,7 +90,7 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c:
         // checkpoint_lvl 1: conv1d_out and delta are recomputed in backward) saves xz (2·d),
         // x_dbl (R + 2N), contiguous copies of B and C (N each), the scan output `out` (d) and
         // the fp32 scan intermediates; out_z, the out_proj input, is recomputed.
-        Mixer::Mamba { inner, state, dt_rank, dt_norms: false, .. } => {
+        Mixer::Mamba { inner, state, dt_rank, dt_norms: false, heads: None, .. } => {
             let (d, n, r) = (inner as f64, state as f64, dt_rank as f64);
             x * tok * (2.0 * d + r + 2.0 * n + 2.0 * n + d) + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
         }
@@ -103,6 +103,19 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c:
         Mixer::Mamba { inner, state, dt_rank, dt_norms: true, .. } => {
             let (d, n, r) = (inner as f64, state as f64, dt_rank as f64);
             x * tok * (2.0 * d + d + (r + 2.0 * n) + r + d + 2.0 * n + d) + F32 * tok * 3.0 + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
+        }
+        // Zamba (`modeling_zamba.py` `ZambaMambaMixer.forward`, lines 563–683, with
+        // `causal_conv1d` and `mamba_ssm` installed): `CausalConv1dFn` keeps its input (d,
+        // made contiguous); the `x_proj_weight @ conv output` product keeps the conv output
+        // (d); `dt_proj_weight @ time_step` keeps Δ's rank-R slice of that product's output
+        // (its whole storage, heads·(R + 2N)); each head's `SelectiveScanFn` keeps u (the conv
+        // output again), Δ (d over the heads), contiguous copies of its B and C (strided
+        // slices: 2N per head) and of z (a strided view of the in_proj output: d), the fp32
+        // intermediates and its output before the gate (d); `out_proj`'s input, the
+        // concatenated gated outputs, is above.
+        Mixer::Mamba { inner, state, dt_rank, heads: Some(heads), .. } => {
+            let (d, n, r, nh) = (inner as f64, state as f64, dt_rank as f64, heads as f64);
+            x * tok * (d + d + nh * (r + 2.0 * n) + d + nh * 2.0 * n + d + d) + F32 * c.b * d * (c.s / SCAN_CHUNK).ceil() * 2.0 * n
         }
         // `MambaSplitConv1dScanCombinedFn.forward` (state-spaces/mamba
         // `mamba_ssm/ops/triton/ssd_combined.py`) saves zxbcdt, the whole in_proj output

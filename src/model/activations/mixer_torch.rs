@@ -27,18 +27,18 @@ pub(super) struct TorchMixer {
 
 /// Whether the torch fallback of `mixer` is modelled (`torch_mixer` returns its terms).
 pub fn torch_fallback_modelled(mixer: &Mixer) -> bool {
-    matches!(mixer, Mixer::Mamba { .. } | Mixer::Mamba2 { gated_norm: true, .. } | Mixer::ShortConv { .. })
+    matches!(mixer, Mixer::Mamba { heads: None, .. } | Mixer::Mamba2 { gated_norm: true, .. } | Mixer::ShortConv { .. })
 }
 
 /// The torch fallback of `mixer`, or `None` where it is not modelled yet (Gated DeltaNet,
-/// Mamba-2 without its gated norm): the plan then keeps
+/// Zamba's multi-head Mamba, Mamba-2 without its gated norm): the plan then keeps
 /// the fused-kernel terms and says so (`model/mixer_notes.rs`).
 pub(super) fn torch_mixer(mixer: &Mixer, hidden: f64, c: &Ctx) -> Option<TorchMixer> {
     let (b, s, tok, x) = (c.b, c.s, c.tokens, c.x);
     // A 16-bit run: `.float()` / `.to(torch.float32)` make copies.
     let upcast = x < F32;
     match *mixer {
-        Mixer::Mamba { inner, state, conv, dt_rank, dt_norms, .. } => {
+        Mixer::Mamba { inner, state, conv, dt_rank, dt_norms, heads: None, .. } => {
             let (d, n, r, k) = (inner as f64, state as f64, dt_rank as f64, conv as f64);
             // `MambaMixer.forward` (modeling_mamba.py 562–617; Jamba's `JambaMambaMixer.forward`,
             // modeling_jamba.py 685–727, is the same with its norms): the in_proj output (2d;

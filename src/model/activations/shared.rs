@@ -1,4 +1,4 @@
-//! What one invocation of a shared block (Zamba2, `arch/shared.rs`) saves for backward
+//! What one invocation of a shared block (Zamba2, Zamba v1, `arch/shared.rs`) saves for backward
 //! beyond the attention core and the MLP, which `attention.rs` and `mlp.rs` count once per
 //! invocation (`Scope::Attention` and `Scope::DenseMlp` blocks are the hybrid layers), the
 //! q/k/v inputs 2·hidden wide (`TransformerArch::attention_input_width`).
@@ -25,12 +25,13 @@ pub fn shared_block_terms(t: &TransformerArch, shared: &SharedBlocks, c: &Ctx, o
     if c.lora.is_some() {
         return;
     }
-    let pairs = if shared.attention_adapters { 4.0 } else { 1.0 };
-    push(out, "shared block adapter intermediates", c.x * c.tokens * shared.adapter_rank as f64 * pairs, Split::Sequence, place);
-    if c.mixed {
-        // Under autocast each adapter's first linear casts the norm output it reads again.
-        let widths = if shared.attention_adapters { 3.0 * 2.0 * h } else { 0.0 } + h;
-        push(out, "shared block adapter inputs", linear_inputs(c, widths, 1.0), Split::Sequence, place);
+    let (attention, mlp) = (if shared.attention_adapters { 1.0 } else { 0.0 }, if shared.mlp_adapter { 1.0 } else { 0.0 });
+    if attention + mlp > 0.0 {
+        push(out, "shared block adapter intermediates", c.x * c.tokens * shared.adapter_rank as f64 * (3.0 * attention + mlp), Split::Sequence, place);
+        if c.mixed {
+            // Under autocast each adapter's first linear casts the norm output it reads again.
+            push(out, "shared block adapter inputs", linear_inputs(c, attention * 3.0 * 2.0 * h + mlp * h, 1.0), Split::Sequence, place);
+        }
     }
     push(out, "hybrid layer linear input", linear_inputs(c, h, 1.0), Split::Sequence, place);
 }

@@ -22,7 +22,7 @@ use super::norm::{norm_saved, residual_norm, weight_operand};
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{Activation, AttentionPart, LinearKind, MlpPart, NormKind, NormPart, QkNorm, Stack, TowerKind, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF};
-use crate::model::inputs::{Attention, Training};
+use crate::model::inputs::{Attention, Checkpointing, Training};
 
 /// The tower's blocks as a text transformer's: `layers` encoder blocks of its width.
 fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
@@ -130,25 +130,19 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         // `Qwen3VLVisionModel.forward`; every listed index is followed by a block in the Hub
         // configs, 8, 16 and 24 of 27).
         let deepstack_shared = if tower.kind == TowerKind::Qwen3Vl { tower.deepstack as f64 * c.r * vc.tokens * tower.hidden as f64 } else { 0.0 };
-        push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
-        let edges = match tower.kind {
-            // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
-            // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
-            TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
-            // Idefics3's too, and the position ids its embedding computes per tile (bucketed
-            // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which a trained
-            // position embedding keeps for its backward; SigLIP's are a buffer.
-            TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + if adapted.is_none() { 8.0 * vc.tokens } else { 0.0 },
-            // CLIP's `post_layernorm` runs on the pooled class token only
-            // (`last_hidden_state[:, 0, :]`, `modeling_clip.py` `CLIPVisionTransformer.forward`),
-            // but the input it keeps is that select's view, which keeps the whole last hidden
-            // state's storage alive; its two fp32 statistics are per class token.
-            TowerKind::Clip => c.x * vc.tokens * tower.hidden as f64 + 2.0 * F32 * vc.b,
-            // InternViT's final LayerNorm over every token, unless it mean-pools.
-            TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
-            TowerKind::InternVl => 0.0,
-        };
+        if training.checkpointing == Checkpointing::Full {
+            // `gradient_checkpointing_enable()` checkpoints every `GradientCheckpointingLayer`,
+            // the tower's blocks included (transformers 5.25 `modeling_utils.py`
+            // `_set_gradient_checkpointing`; `Qwen2_5_VLVisionBlock`, `SiglipEncoderLayer`,
+            // `CLIPEncoderLayer` are such layers): each block keeps only its input hidden state
+            // (the non-reentrant checkpoint's), measured in vlm_checkpointing.json. A block's
+            // recomputed tensors exist again only while its own backward runs, after the
+            // language model's (not added to the peak here).
+            push(out, "vision tower block inputs (full checkpointing)", c.x * vc.tokens * tower.hidden as f64 * tower.layers as f64, Split::Sequence, Place::Input);
+        } else {
+            push(out, "vision tower blocks", per_block * tower.layers as f64 - first_norm - deepstack_shared, Split::Sequence, Place::Input);
+        }
+        let edges = tower_edges(tower, &vc, c, adapted.is_some());
         push(out, "vision tower rotary tables and final norm", edges, Split::Sequence, Place::Input);
         if adapted.is_none() {
             // The patch embedding keeps its input pixels (16-bit under autocast or in bf16) for
@@ -171,6 +165,28 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
     }
     let bytes = projector_bytes(tower, frozen, c, counts);
     push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}
+
+/// What the tower keeps outside its blocks: Qwen's rotary tables, or the final norm's input.
+fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
+    match tower.kind {
+        // The rotary cos and sin of every patch (fp32, head-wide), shared by all blocks.
+        TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => 2.0 * F32 * vc.tokens * (tower.hidden / tower.heads.max(1)) as f64,
+        // SigLIP's `post_layernorm` over every patch (Gemma 3 reads the last hidden state).
+        TowerKind::Siglip | TowerKind::PaliGemma => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        // Idefics3's too, and the position ids its embedding computes per tile (bucketed
+        // fractional coordinates, int64: `Idefics3VisionEmbeddings.forward`), which a trained
+        // position embedding keeps for its backward; SigLIP's are a buffer.
+        TowerKind::Idefics3 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x) + if !adapted { 8.0 * vc.tokens } else { 0.0 },
+        // CLIP's `post_layernorm` runs on the pooled class token only
+        // (`last_hidden_state[:, 0, :]`, `modeling_clip.py` `CLIPVisionTransformer.forward`),
+        // but the input it keeps is that select's view, which keeps the whole last hidden
+        // state's storage alive; its two fp32 statistics are per class token.
+        TowerKind::Clip => c.x * vc.tokens * tower.hidden as f64 + 2.0 * F32 * vc.b,
+        // InternViT's final LayerNorm over every token, unless it mean-pools.
+        TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        TowerKind::InternVl => 0.0,
+    }
 }
 
 /// The projector's saved tensors when it is frozen but its input needs a gradient (LoRA on the

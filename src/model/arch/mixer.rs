@@ -55,6 +55,14 @@ pub enum Mixer {
         proj_bias: bool,
         /// Jamba's RMSNorms on Δ, B and C (`dt_layernorm`, `b_layernorm`, `c_layernorm`).
         dt_norms: bool,
+        /// Zamba's multi-head Mamba (`n_mamba_heads`; transformers 5.25 `modeling_zamba.py`
+        /// `ZambaMambaMixer`, lines 486–683): the d_inner channels split into this many heads,
+        /// each with its own Δ/B/C projection, held as parameter tensors `x_proj_weight`
+        /// (heads × (R + 2N) × d_inner/heads) and `dt_proj_weight` (heads × d_inner/heads × R),
+        /// not `nn.Linear` modules, and each scanned apart by `selective_scan_fn` after one
+        /// `causal_conv1d_fn` (no fused `mamba_inner_fn`). `None`: Mamba's and Jamba's mixers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        heads: Option<u64>,
     },
     /// Mamba-2's state-space duality (SSD) layer.
     Mamba2 {
@@ -107,11 +115,16 @@ pub enum Mixer {
 impl Mixer {
     pub(super) fn check(&self) -> Result<(), InputError> {
         match *self {
-            Mixer::Mamba { inner, state, conv, dt_rank, .. } => {
+            Mixer::Mamba { inner, state, conv, dt_rank, heads, .. } => {
                 check_dim("intermediate_size", inner)?;
                 check_dim("state_size", state)?;
                 check_dim("conv_kernel", conv)?;
-                check_dim("time_step_rank", dt_rank)
+                check_dim("time_step_rank", dt_rank)?;
+                match heads {
+                    Some(0) => Err(InputError::new("n_mamba_heads", "must be at least 1")),
+                    Some(n) if !inner.is_multiple_of(n) => Err(InputError::new("n_mamba_heads", format!("{n} must divide the {inner} inner channels"))),
+                    _ => Ok(()),
+                }
             }
             Mixer::Mamba2 { inner, heads, groups, state, conv, .. } => {
                 check_dim("num_heads", heads)?;
@@ -198,10 +211,10 @@ impl Mixer {
         let s = Scope::Mixer;
         let linear = |name: &'static str, kinds: &'static [LinearKind], o: u64, i: u64| ParamTensor::linear(name, kinds, o, i, s);
         match *self {
-            Mixer::Mamba { inner, state, conv, dt_rank, conv_bias, proj_bias, dt_norms } => {
-                // Jamba's norms on Δ, B and C keep it off the fused function: only its Δ
-                // projection is read directly.
-                let fused = !dt_norms;
+            Mixer::Mamba { inner, state, conv, dt_rank, conv_bias, proj_bias, dt_norms, heads } => {
+                // Jamba's norms on Δ, B and C and Zamba's heads keep them off the fused
+                // function: only Jamba's Δ projection is read directly.
+                let fused = !dt_norms && heads.is_none();
                 let bypass = |t: ParamTensor, bypassed: bool| if bypassed { t.bypassed() } else { t };
                 out.push(linear("mixer.in_proj", MIXER_IN, 2 * inner, h));
                 if proj_bias {
@@ -211,8 +224,13 @@ impl Mixer {
                 if conv_bias {
                     out.push(ParamTensor::vector("mixer.conv1d.bias", inner, s, Sharded));
                 }
-                out.push(bypass(linear("mixer.x_proj", X_PROJ, dt_rank + 2 * state, inner), fused));
-                out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed());
+                if let Some(n) = heads {
+                    out.push(ParamTensor::new("mixer.x_proj_weight", &[n, dt_rank + 2 * state, inner / n], s, Sharded));
+                    out.push(ParamTensor::new("mixer.dt_proj_weight", &[n, inner / n, dt_rank], s, Sharded));
+                } else {
+                    out.push(bypass(linear("mixer.x_proj", X_PROJ, dt_rank + 2 * state, inner), fused));
+                    out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed());
+                }
                 out.push(ParamTensor::vector("mixer.dt_proj.bias", inner, s, Sharded));
                 out.push(ParamTensor::new("mixer.A_log", &[inner, state], s, Sharded));
                 out.push(ParamTensor::vector("mixer.D", inner, s, Sharded));

@@ -1,4 +1,5 @@
-//! Shared transformer blocks reused across a hybrid stack (Zamba2): `num_mem_blocks`
+//! Shared transformer blocks reused across a hybrid stack (Zamba2, and Zamba v1's single
+//! adapter-free block, `import/zamba.rs`): `num_mem_blocks`
 //! attention + MLP blocks whose parameters exist once each, invoked at every hybrid layer
 //! (`hybrid_layer_ids`), each invocation with its own adapters and output projection.
 //!
@@ -45,6 +46,10 @@ pub struct SharedBlocks {
     pub adapter_slots: u64,
     /// q/k/v adapters per invocation (`use_shared_attention_adapter`).
     pub attention_adapters: bool,
+    /// A `gate_up_proj` adapter per invocation (Zamba2: always); Zamba v1's block has no
+    /// adapters at all (`modeling_zamba.py` `ZambaAttentionDecoderLayer`, lines 701–708).
+    #[serde(default = "tied_by_default")]
+    pub mlp_adapter: bool,
     /// The hybrid layers' blocks are tied to the first `num_mem_blocks` (transformers'
     /// `_tied_weights_keys`, applied only with `tie_word_embeddings`); `false`: each hybrid
     /// layer keeps its own block.
@@ -59,7 +64,9 @@ fn tied_by_default() -> bool {
 impl SharedBlocks {
     pub(super) fn check(&self, invocations: u64) -> Result<(), InputError> {
         check_dim("num_mem_blocks", self.blocks)?;
-        check_dim("adapter_rank", self.adapter_rank)?;
+        if self.mlp_adapter || self.attention_adapters {
+            check_dim("adapter_rank", self.adapter_rank)?;
+        }
         if invocations == 0 {
             return Err(InputError::new("layers_block_type", "names no \"hybrid\" layer, so the shared blocks are never used"));
         }
@@ -106,8 +113,10 @@ impl SharedBlocks {
         mlp.param_tensors(h, mlp.ffn, s, out);
         out.push(ParamTensor::new("hybrid.linear", &[h, h], Scope::Attention, Replicated));
         let (r, i) = (self.adapter_rank, Scope::SharedAdapter);
-        out.push(ParamTensor::new("shared.gate_up_proj_adapter.0", &[r, h], i, Replicated));
-        out.push(ParamTensor::new("shared.gate_up_proj_adapter.1", &[2 * mlp.ffn, r], i, Replicated));
+        if self.mlp_adapter {
+            out.push(ParamTensor::new("shared.gate_up_proj_adapter.0", &[r, h], i, Replicated));
+            out.push(ParamTensor::new("shared.gate_up_proj_adapter.1", &[2 * mlp.ffn, r], i, Replicated));
+        }
         if self.attention_adapters {
             for name in ["shared.linear_q_adapter", "shared.linear_k_adapter", "shared.linear_v_adapter"] {
                 out.push(ParamTensor::new(name, &[r, wide], i, Replicated));

@@ -1,0 +1,100 @@
+//! OLMo-Hybrid against transformers (`tests/measure/olmo_hybrid.py`,
+//! `tests/fixtures/measured/olmo_hybrid.json`):
+//! - parameter counts of `OlmoHybridForCausalLM` on the meta device for the class default
+//!   config and variants: tied head, grouped KV heads with attention biases, explicit
+//!   linear-attention heads and widths, a given layer list, 3 layers (the last one attention);
+//! - the bytes of transformers' own cache (`DynamicCache`) after a prefill: conv and recurrent
+//!   states of the Gated DeltaNet layers, K/V of the attention layers, fp32 and bf16;
+//! - the tensors the whole model saves for backward on CPU (fp32), the Gated DeltaNet's torch
+//!   fallbacks apart.
+
+use headroom::model::arch::{Architecture, Scope};
+use headroom::{estimate, Scenario};
+use serde_json::{json, Value};
+
+fn fixture() -> Value {
+    let path = format!("{}/tests/fixtures/measured/olmo_hybrid.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
+}
+
+fn term(b: &headroom::Breakdown, name: &str) -> u64 {
+    b.terms.iter().filter(|t| t.name == name).map(|t| t.bytes).sum()
+}
+
+#[test]
+fn parameters_equal_transformers_counts() {
+    let f = fixture();
+    let cases = f["params"].as_object().expect("params");
+    assert!(cases.len() >= 6);
+    for (name, case) in cases {
+        let imported = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(imported.arch.param_count() as u64, case["param_count"].as_u64().unwrap(), "{name}");
+        assert!(!imported.warnings.iter().any(|w| w.starts_with("approximate")), "{name}: {:?}", imported.warnings);
+        let Architecture::Transformer(t) = &imported.arch else { panic!("{name}: not a transformer") };
+        assert_eq!(t.blocks(Scope::Attention), case["attention_layers"].as_u64().unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn states_equal_transformers_cache() {
+    let f = fixture();
+    let cases = f["states"].as_object().expect("states");
+    assert_eq!(cases.len(), 2);
+    for (name, case) in cases {
+        let precision = if name.ends_with("@bfloat16") { "bf16" } else { "fp32" };
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"hf_config": case["config"]},
+            "training": {"micro_batch": case["batch"], "seq_len": case["tokens"], "precision": precision, "mode": "inference"},
+        }))
+        .expect("scenario");
+        let b = estimate(&s);
+        let state = case["conv_state_bytes"].as_u64().unwrap() + case["recurrent_state_bytes"].as_u64().unwrap();
+        assert!(state > 0 && case["kv_bytes"].as_u64().unwrap() > 0, "{name}: empty measurement");
+        assert_eq!(term(&b, headroom::model::inference::STATE_TERM), state, "{name}: recurrent and conv state");
+        assert_eq!(term(&b, "KV cache"), case["kv_bytes"].as_u64().unwrap(), "{name}: KV cache");
+    }
+}
+
+const MIXER_TERMS: [&str; 3] = ["mixer saved tensors (fused CUDA kernels)", "mixer input projection inputs", "mixer output projection input"];
+
+/// Everything but the Gated DeltaNet mixers within 3 % of what transformers saves on CPU
+/// (fp32, batch 2, s = 64 and 128); the mixers' torch fallbacks against Headroom's
+/// fused-kernel model are printed.
+#[test]
+fn saved_activations_against_transformers() {
+    let f = fixture();
+    let cases = f["activations"].as_object().expect("activations");
+    assert_eq!(cases.len(), 2);
+    for (name, case) in cases {
+        let (batch, seq) = (case["batch"].as_u64().unwrap(), case["seq_len"].as_u64().unwrap());
+        let s: Scenario = serde_json::from_value(
+            json!({"model": {"hf_config": case["config"]}, "training": {"micro_batch": batch, "seq_len": seq, "precision": "fp32", "mode": "train", "optimizer": "adamw"}}),
+        )
+        .expect("scenario");
+        let b = estimate(&s);
+        let saved: Vec<_> = b.terms.iter().filter(|t| format!("{:?}", t.lifetime).starts_with("Saved")).collect();
+        let mixer: u64 = saved.iter().filter(|t| MIXER_TERMS.iter().any(|m| *m == t.name)).map(|t| t.bytes).sum();
+        let rest: u64 = saved.iter().filter(|t| !MIXER_TERMS.iter().any(|m| *m == t.name)).map(|t| t.bytes).sum();
+        let measured_mixer = case["mixer_saved_bytes"].as_f64().unwrap();
+        let measured_rest = case["model_saved_bytes"].as_f64().unwrap() - measured_mixer;
+        let err = (rest as f64 - measured_rest) / measured_rest;
+        let ratio = measured_mixer / mixer as f64;
+        println!("{name}: outside the mixers Headroom {rest}, transformers {measured_rest} ({:+.3}%); mixers' fallback / fused model {ratio:.2}", 100.0 * err);
+        assert!(err.abs() <= 0.03, "{name}: {:+.3}% outside the mixers", 100.0 * err);
+    }
+}
+
+/// Bad input names the field.
+#[test]
+fn bad_input_names_the_field() {
+    let import = |extra: Value| {
+        let mut config = json!({"model_type": "olmo_hybrid", "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "num_hidden_layers": 4});
+        config.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        headroom::import::hf_config::import_hf_config(&config).map(|_| ()).map_err(|e| e.field)
+    };
+    assert_eq!(import(json!({})), Ok(()));
+    assert_eq!(import(json!({"layer_types": ["full_attention", "full_attention", "full_attention", "full_attention"]})), Err("layer_types".into()));
+    assert_eq!(import(json!({"layer_types": ["linear_attention", "linear_attention", "linear_attention", "linear_attention"]})), Err("layer_types".into()));
+    assert_eq!(import(json!({"layer_types": ["linear_attention", "full_attention"]})), Err("layer_types".into()));
+    assert_eq!(import(json!({"layer_types": ["linear_attention", "full_attention", "mlp", "linear_attention"]})), Err("layer_types".into()));
+}
