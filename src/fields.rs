@@ -158,6 +158,7 @@ pub const FIELDS: &[Field] = &[
     f("training.fp32_gradients", Scalar("g32"), "Gradients in fp32 (Megatron)", "", Switch, Control),
     f("training.checkpointing", Scalar("ck"), "Activation checkpointing", "", Choice(&["none", "selective", "full"]), Control),
     f("training.attention", Scalar("at"), "Attention", "", Choice(&["eager", "sdpa", "flash"]), Control),
+    f("training.mixer_kernels", Scalar("mk"), "Mixer kernels (Mamba, linear attention)", "", Choice(&["fused", "torch"]), Control),
     f("training.dropout", Scalar("do"), "Dropout", "probability", PROBABILITY, Listed),
     f("training.image_size", Scalar("img"), "Image resolution (pixels per side)", "pixels", count(1, 65_536), Control).optional(),
     f("training.mode", Scalar("mode"), "Plan for", "", Choice(&["train", "inference"]), Control),

@@ -20,8 +20,8 @@ use crate::import::presets::{model_preset, model_preset_ids};
 use crate::model::arch::{Architecture, Stack};
 use crate::model::device::{device_preset, Device};
 pub use crate::model::inputs::{
-    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, Mode, Nf4Quantizer, Offload, Optimizer, OptimizerImpl, Parallel, Platform, PpSchedule, Runtime,
-    Serving, Techniques, Training, WeightFormat, Zero, Zero3Impl,
+    Attention, Checkpointing, Engine, Frozen, KvCacheFormat, Lora, LoraBase, Loss, MixerKernels, Mode, Nf4Quantizer, Offload, Optimizer, OptimizerImpl, Parallel, Platform,
+    PpSchedule, Runtime, Serving, Techniques, Training, WeightFormat, Zero, Zero3Impl,
 };
 use crate::profiles::Framework;
 

@@ -90,6 +90,26 @@ pub enum Checkpointing {
     Full,
 }
 
+/// Which implementation of a hybrid's token mixers (Mamba, Mamba-2, Gated DeltaNet, short
+/// convolutions) runs: transformers 5.25 calls the fused CUDA kernels (`mamba_ssm`,
+/// `causal_conv1d`, `fla` or their hub-kernel builds) when they are installed and its own
+/// torch implementation otherwise (`is_fast_path_available`,
+/// `use_kernel_func_from_hub_with_fallback` in each `modeling_*.py`), which saves several times
+/// more for backward (`activations/mixer_torch.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MixerKernels {
+    /// The fused CUDA kernels (`activations/mixer.rs`).
+    #[default]
+    Fused,
+    /// transformers' torch fallback (`activations/mixer_torch.rs`).
+    Torch,
+}
+
+impl MixerKernels {
+    pub const ALL: [MixerKernels; 2] = [MixerKernels::Fused, MixerKernels::Torch];
+}
+
 /// Attention implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -265,6 +285,8 @@ pub struct Training {
     pub fp32_gradients: bool,
     pub checkpointing: Checkpointing,
     pub attention: Attention,
+    /// The token mixers' kernels in a hybrid or state-space model: fused (default) or torch.
+    pub mixer_kernels: MixerKernels,
     /// Dropout probability applied everywhere the model has dropout.
     pub dropout: f64,
     /// Input resolution for vision models (default: the model's own).
@@ -307,6 +329,7 @@ impl Default for Training {
             fp32_gradients: false,
             checkpointing: Checkpointing::None,
             attention: Attention::Sdpa,
+            mixer_kernels: MixerKernels::Fused,
             dropout: 0.0,
             image_size: None,
             resolution: None,

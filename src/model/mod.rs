@@ -24,6 +24,7 @@ pub mod layout;
 pub mod ledger;
 pub mod load;
 pub mod lora_notes;
+pub mod mixer_notes;
 pub mod nf4_load;
 pub mod overhead;
 pub mod precision;
@@ -390,6 +391,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
         }
     }
     warnings.extend(lora_notes::lora_notes(s.training, arch, &tensors.list));
+    warnings.extend(mixer_notes::mixer_notes(s.training, arch));
     if let Architecture::Transformer(t) = arch {
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {

@@ -26,7 +26,7 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
     }
     attention_terms(t, training, c, t.attention_scope(), out);
     if let Some(hy) = &t.hybrid {
-        mixer_terms(t, &hy.mixer, c, out);
+        mixer_terms(t, &hy.mixer, training.mixer_kernels, c, out);
         if let Some(shared) = &hy.shared {
             shared_block_terms(t, shared, c, out);
         }

@@ -17,10 +17,12 @@
 //! (`tests/fixtures/measured/mixer_lora.json`, `tests/mixer_lora.rs`).
 
 use super::lora::{adapter_inputs, adapter_intermediates};
+use super::mixer_torch::torch_mixer;
 use super::norm::linear_inputs;
 use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{LinearKind, Mixer, Scope, TransformerArch};
 use crate::model::dtype::F32;
+use crate::model::inputs::MixerKernels;
 
 /// The tokens per scan chunk whose fp32 intermediates `selective_scan_cuda.fwd` keeps
 /// (`csrc/selective_scan/selective_scan.cpp`: `n_chunks = (seqlen + 2048 - 1) / 2048`, `x`
@@ -31,23 +33,35 @@ const SCAN_CHUNK: f64 = 2048.0;
 /// the last dimension of the WY matrix `A` it saves.
 const FLA_CHUNK: f64 = 64.0;
 
-/// The mixer's saved tensors for one block and micro-batch, in `Scope::Mixer` blocks.
-pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<ActTerm>) {
+/// The mixer's saved tensors for one block and micro-batch, in `Scope::Mixer` blocks: the
+/// fused kernels' (below), or with `kernels` torch the fallback's (`mixer_torch.rs`) where it
+/// is modelled.
+pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c: &Ctx, out: &mut Vec<ActTerm>) {
     let place = Place::Block(Scope::Mixer);
     let h = t.hidden as f64;
     let (tok, x) = (c.tokens, c.x);
-    // `out_proj`'s input where the forward calls it as a module, and its width.
-    let out_width = match *mixer {
-        Mixer::Mamba { inner, dt_norms: true, .. } | Mixer::Mamba { inner, heads: Some(_), .. } => Some(inner as f64),
-        Mixer::GatedDeltaNet { value_heads, value_dim, .. } => Some((value_heads * value_dim) as f64),
-        Mixer::ShortConv { .. } => Some(h),
-        Mixer::Mamba { .. } | Mixer::Mamba2 { .. } => None,
+    let torch = match kernels {
+        MixerKernels::Torch => torch_mixer(mixer, h, c),
+        MixerKernels::Fused => None,
     };
+    // `out_proj`'s input where the forward calls it as a module, and its width.
+    let out_width = match (mixer, &torch) {
+        (_, Some(tm)) => Some(tm.out_width),
+        (&Mixer::Mamba { inner, dt_norms: true, .. } | &Mixer::Mamba { inner, heads: Some(_), .. }, None) => Some(inner as f64),
+        (&Mixer::GatedDeltaNet { value_heads, value_dim, .. }, None) => Some((value_heads * value_dim) as f64),
+        (Mixer::ShortConv { .. }, None) => Some(h),
+        (Mixer::Mamba { .. } | Mixer::Mamba2 { .. }, None) => None,
+    };
+    // Mamba's `x_proj` on the torch path: a module call on a contiguous copy of its input.
+    let torch_x_proj = torch.as_ref().and_then(|tm| tm.x_proj_width);
     match &c.lora {
         None => {
             push(out, "mixer input projection inputs", linear_inputs(c, h, mixer.input_projections().len() as f64), Split::Sequence, place);
             if let Some(w) = out_width {
                 push(out, "mixer output projection input", x * tok * w, Split::Tensor, place);
+            }
+            if let Some(w) = torch_x_proj {
+                push(out, "mixer x_proj input (torch fallback)", x * tok * w, Split::Tensor, place);
             }
         }
         Some(l) => {
@@ -55,16 +69,21 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, c: &Ctx, out: &mut Vec<Ac
             let inputs = adapted(mixer.input_projections());
             push(out, "LoRA adapter inputs (mixer input projections)", adapter_inputs(c, l, h, inputs, false), Split::Sequence, place);
             // Jamba's `x_proj` reads the conv output, which the scan keeps anyway (below).
-            let x_proj = match *mixer {
-                Mixer::Mamba { inner, dt_norms: true, .. } => Some((inner as f64, adapted(&[LinearKind::XProj]))),
+            let x_proj = match (mixer, torch_x_proj) {
+                (_, Some(w)) => Some((w, adapted(&[LinearKind::XProj]), false)),
+                (&Mixer::Mamba { inner, dt_norms: true, .. }, None) => Some((inner as f64, adapted(&[LinearKind::XProj]), true)),
                 _ => None,
             };
             let outs = out_width.map(|w| (w, adapted(&[LinearKind::MixerOut])));
-            let inner = x_proj.map_or(0.0, |(w, n)| adapter_inputs(c, l, w, n, true)) + outs.map_or(0.0, |(w, n)| adapter_inputs(c, l, w, n, false));
+            let inner = x_proj.map_or(0.0, |(w, n, kept)| adapter_inputs(c, l, w, n, kept)) + outs.map_or(0.0, |(w, n)| adapter_inputs(c, l, w, n, false));
             push(out, "LoRA adapter inputs (mixer inner projections)", inner, Split::Tensor, place);
-            let modules = inputs + x_proj.map_or(0.0, |(_, n)| n) + outs.map_or(0.0, |(_, n)| n);
+            let modules = inputs + x_proj.map_or(0.0, |(_, n, _)| n) + outs.map_or(0.0, |(_, n)| n);
             push(out, "LoRA adapter intermediates (mixer)", adapter_intermediates(c, l, modules), Split::Sequence, place);
         }
+    }
+    if let Some(tm) = torch {
+        push(out, "mixer saved tensors (torch fallback)", tm.saved, Split::Tensor, place);
+        return;
     }
     let bytes = match *mixer {
         // `MambaInnerFn.forward` (state-spaces/mamba `mamba_ssm/ops/selective_scan_interface.py`,

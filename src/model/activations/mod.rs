@@ -21,6 +21,8 @@ mod compile;
 mod diffusion;
 mod lora;
 mod mixer;
+mod mixer_torch;
+pub use mixer_torch::torch_fallback_modelled;
 mod mlp;
 mod norm;
 mod per_layer;

@@ -10,7 +10,7 @@ use crate::fields;
 use crate::labels::{optimizer_label, precision_label, CHECKPOINTING};
 use crate::model::precision::Precision;
 use crate::profiles::Framework;
-use crate::scenario::{Attention, Loss, Mode, Optimizer, OptimizerImpl};
+use crate::scenario::{Attention, Loss, MixerKernels, Mode, Optimizer, OptimizerImpl};
 use crate::ui::fields::checkbox_field::CheckboxField;
 use crate::ui::fields::number_slider::NumberSlider;
 use crate::ui::fields::select_field::enum_select;
@@ -26,6 +26,9 @@ const LOSS: [(Loss, &str); 4] = [
 /// Adam / AdamW's implementation, as torch names its switches.
 const OPTIMIZER_IMPL: [(OptimizerImpl, &str); 3] = [(OptimizerImpl::Foreach, "foreach (default)"), (OptimizerImpl::ForLoop, "for-loop"), (OptimizerImpl::Fused, "fused")];
 
+/// A hybrid's token-mixer kernels: the fused CUDA packages, or transformers' torch fallback.
+const MIXER_KERNELS: [(MixerKernels, &str); 2] = [(MixerKernels::Fused, "fused CUDA kernels (default)"), (MixerKernels::Torch, "torch fallback (kernels not installed)")];
+
 const ATTENTION: [(Attention, &str); 3] = [(Attention::Eager, "eager (materialised scores)"), (Attention::Sdpa, "SDPA"), (Attention::Flash, "FlashAttention-2")];
 
 // long: markup, one control per training field (about 20) and the conditions that hide them; labels come from crate::fields.
@@ -40,6 +43,8 @@ pub fn TrainingControls() -> impl IntoView {
     // A CNN has no attention kernel and no language-model loss to choose.
     let transformer = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some()));
     let vision = planner.slice(|s| s.model.architecture().is_some_and(|a| a.default_image_size() > 0));
+    // Only a hybrid or state-space model has token mixers whose kernels can be chosen.
+    let mixers = planner.slice(|s| s.model.architecture().is_some_and(|a| a.transformer().is_some_and(|t| t.hybrid.is_some())));
     // A diffusion pipeline sets its size and frames in `DiffusionControls`.
     let diffusion = planner.slice(|s| s.model.architecture().is_some_and(|a| matches!(a.as_ref(), crate::model::arch::Architecture::Diffusion(_))));
     let resolution = planner.slice(|s| s.training.image_size.or_else(|| s.model.architecture().map(|a| a.default_image_size())).unwrap_or(224));
@@ -197,6 +202,15 @@ pub fn TrainingControls() -> impl IntoView {
                     ATTENTION.to_vec(),
                     |s| s.training.attention,
                     |s, v| s.training.attention = v,
+                )}</div>
+                <div class="pair-item" hidden=move || inference.get() || !mixers.get()>{enum_select(
+                    planner,
+                    fields::label("training.mixer_kernels"),
+                    "mixer-kernels",
+                    "training.mixer_kernels",
+                    MIXER_KERNELS.to_vec(),
+                    |s| s.training.mixer_kernels,
+                    |s, v| s.training.mixer_kernels = v,
                 )}</div>
                 <div class="pair-item" hidden=move || inference.get() || !transformer.get()>{enum_select(
                     planner,
