@@ -30,6 +30,7 @@ pub mod overhead;
 pub mod precision;
 pub mod reuse;
 pub mod serving;
+pub mod serving_inputs;
 pub mod spill;
 pub mod states;
 pub mod step_inputs;

@@ -85,7 +85,14 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c:
         push(out, "mixer saved tensors (torch fallback)", tm.saved, Split::Tensor, place);
         return;
     }
-    let bytes = match *mixer {
+    push(out, "mixer saved tensors (fused CUDA kernels)", fused_saved(mixer, h, c), Split::Tensor, place);
+}
+
+/// What the fused CUDA kernels save for one mixer block and micro-batch (besides the
+/// projections' inputs, above).
+fn fused_saved(mixer: &Mixer, h: f64, c: &Ctx) -> f64 {
+    let (tok, x) = (c.tokens, c.x);
+    match *mixer {
         // `MambaInnerFn.forward` (state-spaces/mamba `mamba_ssm/ops/selective_scan_interface.py`,
         // checkpoint_lvl 1: conv1d_out and delta are recomputed in backward) saves xz (2·d),
         // x_dbl (R + 2N), contiguous copies of B and C (N each), the scan output `out` (d) and
@@ -146,6 +153,5 @@ pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c:
         // in_proj output, 3h), the conv keeps its input B·x (h) and `C * conv` the conv output
         // (h); `out_proj`'s input, the contiguous product (h), is above.
         Mixer::ShortConv { .. } => x * tok * (3.0 * h + h + h),
-    };
-    push(out, "mixer saved tensors (fused CUDA kernels)", bytes, Split::Tensor, place);
+    }
 }
