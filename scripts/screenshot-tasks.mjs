@@ -14,6 +14,8 @@ const TASKS = {
   'custom-20gb': '?m=gpt2&d=custom&cap=20000000000&hbm=500000000000&host=32000000000&tf=100',
   'oom-4090-fix': '?d=rtx-4090-24gb&pf=linux',
   'torchtune-profile': '?fw=torchtune&p=bf16&loss=chunked&ck=full&oib=true',
+  'mamba-torch-kernels': '?m=state-spaces%2Fmamba-2.8b-hf&mk=torch&b=4&s=4096',
+  'qwen3-next-torch-kernels': '?m=Qwen%2FQwen3-Next-80B-A3B-Instruct&mk=torch&d=h200-141gb',
 };
 const OUT = join(ARTIFACTS, 'tasks');
 mkdirSync(OUT, { recursive: true });

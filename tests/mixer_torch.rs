@@ -143,4 +143,8 @@ fn the_plan_names_the_packages() {
     let gdn = notes("qwen3_next@fp32@s40", "torch");
     assert!(gdn.iter().any(|w| w.starts_with("approximate: the torch fallback of the Gated DeltaNet") && w.contains("flash-linear-attention")), "{gdn:?}");
     assert!(!notes("mamba@fp32@s40", "fused").iter().any(|w| w.starts_with("Mixer kernels")));
+    // The fused path's own note (its activations assume the kernels) only where they run.
+    let fused_note = |w: &String| w.contains("assume the fused CUDA kernels");
+    assert!(notes("mamba@fp32@s40", "fused").iter().any(fused_note));
+    assert!(!mamba.iter().any(fused_note), "{mamba:?}");
 }

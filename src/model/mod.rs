@@ -372,10 +372,13 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
     }
     if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
         if s.training.mode == Mode::Train {
-            warnings.push(format!(
-                "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (hybrid_activations.json)",
-                hy.mixer.label()
-            ));
+            // With `mixer_kernels: "torch"` the mixer notes (`mixer_notes.rs`) say what runs.
+            if s.training.mixer_kernels == crate::model::inputs::MixerKernels::Fused {
+                warnings.push(format!(
+                    "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (training.mixer_kernels \"torch\")",
+                    hy.mixer.label()
+                ));
+            }
         } else if match s.training.serving.engine {
             crate::model::inputs::Engine::Transformers => false,
             // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is
