@@ -14,13 +14,11 @@ use headroom::model::arch::{Architecture, Scope};
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
 
-fn fixture() -> Value {
-    let path = format!("{}/tests/fixtures/measured/gemma3n.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
-}
+mod hybrid_cases;
+use hybrid_cases::term;
 
-fn term(b: &headroom::Breakdown, name: &str) -> u64 {
-    b.terms.iter().filter(|t| t.name == name).map(|t| t.bytes).sum()
+fn fixture() -> Value {
+    hybrid_cases::fixture("gemma3n.json")
 }
 
 #[test]

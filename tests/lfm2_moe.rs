@@ -8,13 +8,11 @@ use headroom::import::hf_config::import_hf_config;
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
 
-fn fixture() -> Value {
-    let path = format!("{}/tests/fixtures/measured/lfm2_moe.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).expect("JSON")
-}
+mod hybrid_cases;
+use hybrid_cases::states_equal_cache;
 
-fn term(b: &headroom::Breakdown, name: &str) -> u64 {
-    b.terms.iter().filter(|t| t.name == name).map(|t| t.bytes).sum()
+fn fixture() -> Value {
+    hybrid_cases::fixture("lfm2_moe.json")
 }
 
 #[test]
@@ -32,16 +30,7 @@ fn parameters_equal_transformers_counts() {
 
 #[test]
 fn states_equal_transformers_cache() {
-    let f = fixture();
-    for (name, case) in f["states"].as_object().expect("states") {
-        let precision = if name.ends_with("@bfloat16") { "bf16" } else { "fp32" };
-        let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["config"]},
-            "training": {"mode": "inference", "precision": precision, "micro_batch": case["batch"], "seq_len": case["tokens"]}}))
-        .expect("scenario");
-        let b = estimate(&s);
-        assert_eq!(term(&b, headroom::model::inference::STATE_TERM), case["conv_state_bytes"].as_u64().unwrap(), "{name}: conv state");
-        assert_eq!(term(&b, "KV cache"), case["kv_bytes"].as_u64().unwrap(), "{name}: KV cache");
-    }
+    states_equal_cache(&fixture(), 2);
 }
 
 /// The whole model's saved tensors (norms, short convolutions, attention, the dense MLP, the

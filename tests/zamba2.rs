@@ -14,13 +14,11 @@ use headroom::model::arch::{Architecture, Scope};
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
 
-fn fixture() -> Value {
-    let path = format!("{}/tests/fixtures/measured/zamba2.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
-}
+mod hybrid_cases;
+use hybrid_cases::states_equal_cache;
 
-fn term(b: &headroom::Breakdown, name: &str) -> u64 {
-    b.terms.iter().filter(|t| t.name == name).map(|t| t.bytes).sum()
+fn fixture() -> Value {
+    hybrid_cases::fixture("zamba2.json")
 }
 
 #[test]
@@ -70,22 +68,7 @@ fn a_second_shared_block_adds_one_block_of_weights() {
 
 #[test]
 fn states_equal_transformers_cache() {
-    let f = fixture();
-    let cases = f["states"].as_object().expect("states");
-    assert_eq!(cases.len(), 2);
-    for (name, case) in cases {
-        let precision = if name.ends_with("@bfloat16") { "bf16" } else { "fp32" };
-        let s: Scenario = serde_json::from_value(json!({
-            "model": {"hf_config": case["config"]},
-            "training": {"micro_batch": case["batch"], "seq_len": case["tokens"], "precision": precision, "mode": "inference"},
-        }))
-        .expect("scenario");
-        let b = estimate(&s);
-        let state = case["conv_state_bytes"].as_u64().unwrap() + case["recurrent_state_bytes"].as_u64().unwrap();
-        assert!(state > 0 && case["kv_bytes"].as_u64().unwrap() > 0, "{name}: empty measurement");
-        assert_eq!(term(&b, headroom::model::inference::STATE_TERM), state, "{name}: recurrent and conv state");
-        assert_eq!(term(&b, "KV cache"), case["kv_bytes"].as_u64().unwrap(), "{name}: KV cache");
-    }
+    states_equal_cache(&fixture(), 2);
 }
 
 const MIXER_TERMS: [&str; 3] = ["mixer saved tensors (fused CUDA kernels)", "mixer input projection inputs", "mixer output projection input"];
