@@ -1,10 +1,12 @@
-//! What a plan says when a hybrid's token mixers run transformers' torch fallback
-//! (`training.mixer_kernels: "torch"`): which packages would enable the fused kernels, and
-//! where the fallback is not modelled yet (the fused-kernel terms are kept, an underestimate).
+//! What a plan says about a hybrid's token mixers: in training, that its activations assume the
+//! fused kernels, or, with transformers' torch fallback (`training.mixer_kernels: "torch"`),
+//! which packages would enable them and where the fallback is not modelled yet (the
+//! fused-kernel terms are kept, an underestimate); in serving, where an engine's state pool is
+//! not modelled.
 
 use super::activations::torch_fallback_modelled;
-use super::arch::{Architecture, Mixer};
-use super::inputs::{MixerKernels, Mode, Training};
+use super::arch::{Architecture, HybridPart, Mixer};
+use super::inputs::{Engine, MixerKernels, Mode, Training};
 
 /// The packages whose kernels transformers 5.25 calls for `mixer` instead of its torch code
 /// (`use_kernel_func_from_hub_with_fallback` in modeling_mamba.py, modeling_mamba2.py,
@@ -42,4 +44,33 @@ pub fn mixer_notes(training: &Training, arch: &Architecture) -> Vec<String> {
             hy.mixer.label()
         )]
     }
+}
+
+/// In training on the fused kernels, that the activations assume them; in serving, that the
+/// engine's pool for the states is not modelled (where it is not).
+pub fn kernel_or_pool_note(training: &Training, hy: &HybridPart) -> Option<String> {
+    if training.mode == Mode::Train {
+        // With `mixer_kernels: "torch"`, `mixer_notes` says what runs.
+        return (training.mixer_kernels == MixerKernels::Fused).then(|| {
+            format!(
+                "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (training.mixer_kernels \"torch\")",
+                hy.mixer.label()
+            )
+        });
+    }
+    let unmodelled = match training.serving.engine {
+        Engine::Transformers => false,
+        // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is
+        // attention to pair the states with; a pure state-space model's pool is not.
+        Engine::Vllm => hy.attention_layers == 0,
+        _ => true,
+    };
+    unmodelled.then(|| {
+        format!(
+            "the engine's pool for the recurrent and conv states of the {} {} layers is not modelled: its KV-cache numbers count the {} attention layers only",
+            hy.mixer_layers,
+            hy.mixer.label(),
+            hy.attention_layers
+        )
+    })
 }

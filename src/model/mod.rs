@@ -370,30 +370,7 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
             visual.images
         ));
     }
-    if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
-        if s.training.mode == Mode::Train {
-            // With `mixer_kernels: "torch"` the mixer notes (`mixer_notes.rs`) say what runs.
-            if s.training.mixer_kernels == crate::model::inputs::MixerKernels::Fused {
-                warnings.push(format!(
-                    "the {} layers' saved activations assume the fused CUDA kernels transformers calls when they are installed (mamba_ssm, causal_conv1d, fla); without them its torch fallback saves more (training.mixer_kernels \"torch\")",
-                    hy.mixer.label()
-                ));
-            }
-        } else if match s.training.serving.engine {
-            crate::model::inputs::Engine::Transformers => false,
-            // vLLM's hybrid pool is modelled (`serving/vllm.rs` `hybrid_layout`) when there is
-            // attention to pair the states with; a pure state-space model's pool is not.
-            crate::model::inputs::Engine::Vllm => hy.attention_layers == 0,
-            _ => true,
-        } {
-            warnings.push(format!(
-                "the engine's pool for the recurrent and conv states of the {} {} layers is not modelled: its KV-cache numbers count the {} attention layers only",
-                hy.mixer_layers,
-                hy.mixer.label(),
-                hy.attention_layers
-            ));
-        }
-    }
+    warnings.extend(arch.transformer().and_then(|t| t.hybrid.as_ref()).and_then(|hy| mixer_notes::kernel_or_pool_note(s.training, hy)));
     warnings.extend(lora_notes::lora_notes(s.training, arch, &tensors.list));
     warnings.extend(mixer_notes::mixer_notes(s.training, arch));
     if let Architecture::Transformer(t) = arch {
