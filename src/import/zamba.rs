@@ -24,24 +24,6 @@ fn default_layers(c: &Keys, layers: u64) -> Result<Vec<bool>, InputError> {
     Ok(hybrid)
 }
 
-/// Which layers are hybrid, from `layers_block_type` (`layer_types` by the config's
-/// `attribute_map`); "mamba" is transformers' legacy name for "linear_attention".
-fn hybrid_layers(c: &Keys) -> Result<Vec<bool>, InputError> {
-    for key in ["layers_block_type", "layer_types"] {
-        if let Some(list) = c.strings(key)? {
-            return list
-                .iter()
-                .map(|name| match *name {
-                    "hybrid" => Ok(true),
-                    "mamba" | "linear_attention" => Ok(false),
-                    other => Err(InputError::new(key, format!("layer type \"{}\" is not one Zamba has (hybrid, mamba, linear_attention)", crate::safe_text::quoted(other)))),
-                })
-                .collect();
-        }
-    }
-    default_layers(c, c.uint("num_hidden_layers", 76)?)
-}
-
 /// `ZambaConfig` → parts. Every layer is a `ZambaMambaDecoderLayer` (one RMSNorm and a
 /// `ZambaMambaMixer`: `in_proj` h → 2·d, a depthwise conv (bias with `mamba_conv_bias`),
 /// per-head `x_proj_weight` and `dt_proj_weight`, `dt_proj_bias`, `A_log`, `D`, `out_proj`;
@@ -54,13 +36,8 @@ fn hybrid_layers(c: &Keys) -> Result<Vec<bool>, InputError> {
 /// (`modeling_utils.py` `get_expanded_tied_weights_keys`, lines 2494–2496).
 pub fn zamba(c: &Keys) -> Result<TransformerArch, InputError> {
     let hidden = c.uint("hidden_size", 3712)?;
-    let kinds = hybrid_layers(c)?;
+    let kinds = super::zamba2::hybrid_schedule(c, "Zamba", || default_layers(c, c.uint("num_hidden_layers", 76)?))?;
     let layers = kinds.len() as u64;
-    // `PreTrainedConfig.validate_layer_type`: the list has one entry per layer.
-    let declared = c.uint_or("num_hidden_layers", layers)?;
-    if declared != layers {
-        return Err(InputError::new("num_hidden_layers", format!("is {declared}, but layers_block_type lists {layers} layers")));
-    }
     let invocations = kinds.iter().filter(|h| **h).count() as u64;
     // The block reads the hidden state concatenated with the embeddings (`ZambaHybridLayer.forward`).
     let wide = c.uint_or("attention_hidden_size", 2 * hidden)?;
@@ -108,15 +85,7 @@ pub fn zamba(c: &Keys) -> Result<TransformerArch, InputError> {
         attention: AttentionPart { heads, kv_heads, head_dim, rotary_dim: 0, ..AttentionPart::default() },
         norm: NormPart::default(),
         mlp: MlpPart { ffn: c.uint("intermediate_size", 14848)?, activation: act(c, "hidden_act", "gelu")?, gated: true, fused_gate_up: false, bias: false },
-        hybrid: Some(Box::new(HybridPart {
-            mixer,
-            attention_layers: invocations,
-            mixer_layers: layers,
-            dense_layers: invocations,
-            moe_layers: 0,
-            one_sublayer: true,
-            shared: Some(shared),
-        })),
+        hybrid: Some(Box::new(HybridPart::with_shared_blocks(mixer, layers, invocations, shared))),
         use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })

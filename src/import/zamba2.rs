@@ -25,23 +25,38 @@ fn default_layers() -> Vec<bool> {
     hybrid
 }
 
-/// Which layers are hybrid (shared block + Mamba-2) and which Mamba-2 alone, from
-/// `layers_block_type` (`layer_types` by the config's `attribute_map`); "mamba" is
-/// transformers' legacy name for "linear_attention" (`remap_legacy_layer_types`).
-fn hybrid_layers(c: &Keys) -> Result<Vec<bool>, InputError> {
+/// Which layers are hybrid (the shared block beside the mixer) and which run the mixer alone,
+/// from `layers_block_type` (`layer_types` by the config's `attribute_map`); "mamba" is
+/// transformers' legacy name for "linear_attention" (`remap_legacy_layer_types`). Without a
+/// list, the family's `default` schedule. The list must have one entry per layer
+/// (`PreTrainedConfig.validate_layer_type`): `num_hidden_layers`, when given, must agree.
+/// Shared by Zamba (`zamba.rs`) and Zamba2.
+pub(super) fn hybrid_schedule(c: &Keys, family: &str, default: impl FnOnce() -> Result<Vec<bool>, InputError>) -> Result<Vec<bool>, InputError> {
+    let mut listed = None;
     for key in ["layers_block_type", "layer_types"] {
         if let Some(list) = c.strings(key)? {
-            return list
+            let kinds = list
                 .iter()
                 .map(|name| match *name {
                     "hybrid" => Ok(true),
                     "mamba" | "linear_attention" => Ok(false),
-                    other => Err(InputError::new(key, format!("layer type \"{}\" is not one Zamba2 has (hybrid, mamba, linear_attention)", crate::safe_text::quoted(other)))),
+                    other => Err(InputError::new(key, format!("layer type \"{}\" is not one {family} has (hybrid, mamba, linear_attention)", crate::safe_text::quoted(other)))),
                 })
-                .collect();
+                .collect::<Result<Vec<_>, _>>()?;
+            listed = Some(kinds);
+            break;
         }
     }
-    Ok(default_layers())
+    let kinds = match listed {
+        Some(kinds) => kinds,
+        None => default()?,
+    };
+    let layers = kinds.len() as u64;
+    let declared = c.uint_or("num_hidden_layers", layers)?;
+    if declared != layers {
+        return Err(InputError::new("num_hidden_layers", format!("is {declared}, but layers_block_type lists {layers} layers")));
+    }
+    Ok(kinds)
 }
 
 /// `Zamba2Config` → parts. Every layer is a `Zamba2MambaDecoderLayer` (one RMSNorm and a
@@ -52,12 +67,8 @@ fn hybrid_layers(c: &Keys) -> Result<Vec<bool>, InputError> {
 /// its own `linear` before the mixer (`Zamba2HybridLayer`, lines 1130–1193).
 pub fn zamba2(c: &Keys) -> Result<TransformerArch, InputError> {
     let hidden = c.uint("hidden_size", 2560)?;
-    let kinds = hybrid_layers(c)?;
+    let kinds = hybrid_schedule(c, "Zamba2", || Ok(default_layers()))?;
     let layers = kinds.len() as u64;
-    let declared = c.uint_or("num_hidden_layers", layers)?;
-    if declared != layers {
-        return Err(InputError::new("num_hidden_layers", format!("is {declared}, but layers_block_type lists {layers} layers")));
-    }
     let invocations = kinds.iter().filter(|h| **h).count() as u64;
     let heads = c.uint("num_attention_heads", 32)?;
     let kv_heads = c.uint_or("num_key_value_heads", heads)?;
@@ -116,15 +127,7 @@ pub fn zamba2(c: &Keys) -> Result<TransformerArch, InputError> {
         attention: AttentionPart { heads, kv_heads, head_dim, rotary_dim: if rotary { head_dim } else { 0 }, ..AttentionPart::default() },
         norm: NormPart::default(),
         mlp: MlpPart { ffn, activation: act(c, "hidden_act", "gelu")?, gated: true, fused_gate_up: true, bias },
-        hybrid: Some(Box::new(HybridPart {
-            mixer,
-            attention_layers: invocations,
-            mixer_layers: layers,
-            dense_layers: invocations,
-            moe_layers: 0,
-            one_sublayer: true,
-            shared: Some(shared),
-        })),
+        hybrid: Some(Box::new(HybridPart::with_shared_blocks(mixer, layers, invocations, shared))),
         use_cache: c.flag("use_cache", true)?,
         ..TransformerArch::default()
     })

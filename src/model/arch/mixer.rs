@@ -341,6 +341,13 @@ pub struct HybridPart {
 }
 
 impl HybridPart {
+    /// A Zamba-style stack: every one of `layers` blocks holds `mixer`, and each of the
+    /// `invocations` hybrid layers also runs one of the shared attention + MLP blocks (one
+    /// sublayer behind each block's norm).
+    pub fn with_shared_blocks(mixer: Mixer, layers: u64, invocations: u64, shared: SharedBlocks) -> Self {
+        HybridPart { mixer, attention_layers: invocations, mixer_layers: layers, dense_layers: invocations, moe_layers: 0, one_sublayer: true, shared: Some(shared) }
+    }
+
     pub(super) fn check(&self, layers: u64) -> Result<(), InputError> {
         self.mixer.check()?;
         for (field, n) in
