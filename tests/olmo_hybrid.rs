@@ -9,11 +9,10 @@
 //!   fallbacks apart.
 
 use headroom::model::arch::{Architecture, Scope};
-use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
 
 mod hybrid_cases;
-use hybrid_cases::states_equal_cache;
+use hybrid_cases::{mixer_split, states_equal_cache};
 
 fn fixture() -> Value {
     hybrid_cases::fixture("olmo_hybrid.json")
@@ -38,8 +37,6 @@ fn states_equal_transformers_cache() {
     states_equal_cache(&fixture(), 2);
 }
 
-const MIXER_TERMS: [&str; 3] = ["mixer saved tensors (fused CUDA kernels)", "mixer input projection inputs", "mixer output projection input"];
-
 /// Everything but the Gated DeltaNet mixers within 3 % of what transformers saves on CPU
 /// (fp32, batch 2, s = 64 and 128); the mixers' torch fallbacks against Headroom's
 /// fused-kernel model are printed.
@@ -49,19 +46,9 @@ fn saved_activations_against_transformers() {
     let cases = f["activations"].as_object().expect("activations");
     assert_eq!(cases.len(), 2);
     for (name, case) in cases {
-        let (batch, seq) = (case["batch"].as_u64().unwrap(), case["seq_len"].as_u64().unwrap());
-        let s: Scenario = serde_json::from_value(
-            json!({"model": {"hf_config": case["config"]}, "training": {"micro_batch": batch, "seq_len": seq, "precision": "fp32", "mode": "train", "optimizer": "adamw"}}),
-        )
-        .expect("scenario");
-        let b = estimate(&s);
-        let saved: Vec<_> = b.terms.iter().filter(|t| format!("{:?}", t.lifetime).starts_with("Saved")).collect();
-        let mixer: u64 = saved.iter().filter(|t| MIXER_TERMS.iter().any(|m| *m == t.name)).map(|t| t.bytes).sum();
-        let rest: u64 = saved.iter().filter(|t| !MIXER_TERMS.iter().any(|m| *m == t.name)).map(|t| t.bytes).sum();
-        let measured_mixer = case["mixer_saved_bytes"].as_f64().unwrap();
-        let measured_rest = case["model_saved_bytes"].as_f64().unwrap() - measured_mixer;
-        let err = (rest as f64 - measured_rest) / measured_rest;
-        let ratio = measured_mixer / mixer as f64;
+        let m = mixer_split(case);
+        let (rest, measured_rest, err) = (m.rest, m.measured_rest, m.rest_error());
+        let ratio = m.fallback_ratio();
         println!("{name}: outside the mixers Headroom {rest}, transformers {measured_rest} ({:+.3}%); mixers' fallback / fused model {ratio:.2}", 100.0 * err);
         assert!(err.abs() <= 0.03, "{name}: {:+.3}% outside the mixers", 100.0 * err);
     }
