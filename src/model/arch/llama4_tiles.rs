@@ -57,12 +57,7 @@ pub fn llama4_grid(width: u64, height: u64, tile: u64, max_tiles: u64) -> (u64, 
 /// more than one.
 pub fn llama4_tiles(width: u64, height: u64, tile: u64, max_tiles: u64) -> u64 {
     let (rows, cols) = llama4_grid(width, height, tile, max_tiles);
-    let n = rows * cols;
-    if n > 1 {
-        n + 1
-    } else {
-        1
-    }
+    super::tiling::with_global_view(rows * cols)
 }
 
 #[cfg(test)]

@@ -100,7 +100,12 @@ pub fn internvl_tiles(width: u64, height: u64, tile: u64, max_patches: u64) -> u
             best = (c, r);
         }
     }
-    let n = best.0 * best.1;
+    with_global_view(best.0 * best.1)
+}
+
+/// A grid of `n` tiles and, when it has more than one, the whole image once more as a global
+/// view (InternVL's thumbnail; Llama 4's global tile, `llama4_tiles.rs`).
+pub(super) fn with_global_view(n: u64) -> u64 {
     if n > 1 {
         n + 1
     } else {
