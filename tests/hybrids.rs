@@ -150,3 +150,11 @@ fn vllm_without_attention_says_the_state_pool_is_not_modelled() {
     let b = estimate(&s);
     assert!(b.warnings.iter().any(|w| w.contains("is not modelled")), "{:?}", b.warnings);
 }
+
+/// A reader's notes are its own family's: LFM2's import says nothing of OLMo-Hybrid's
+/// projections (a note once pasted into the wrong reader).
+#[test]
+fn lfm2_notes_are_its_own() {
+    let preset = headroom::import::presets::model_preset("LiquidAI/LFM2-1.2B").expect("catalogue");
+    assert!(!preset.warnings.iter().any(|w| w.contains("OLMo")), "{:?}", preset.warnings);
+}

@@ -509,12 +509,6 @@ pub fn lfm2(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     let attention = mixer_or_attention(c, &["layer_types"], layers, |i| full.as_ref().is_none_or(|f| f.contains(&i)))?;
     let mixer = Mixer::ShortConv { conv: c.uint("conv_L_cache", 3)?, bias: c.flag("conv_bias", false)? };
-    // Not modelled (parameters, states and fp32 activations are exact, `tests/olmo_hybrid.rs`):
-    // the mixer's six input modules are counted as Qwen3.5's four.
-    c.note(
-        "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
-         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
-    );
     two_norm_hybrid(&mut t, mixer, &attention, 0);
     Ok(t)
 }
