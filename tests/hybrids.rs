@@ -151,10 +151,19 @@ fn vllm_without_attention_says_the_state_pool_is_not_modelled() {
     assert!(b.warnings.iter().any(|w| w.contains("is not modelled")), "{:?}", b.warnings);
 }
 
-/// A reader's notes are its own family's: LFM2's import says nothing of OLMo-Hybrid's
-/// projections (a note once pasted into the wrong reader).
+/// A reader's notes are its own family's: no other hybrid's import says anything of
+/// OLMo-Hybrid's projections (a note once pasted into the LFM2 and Bamba readers too), over
+/// every config of `hybrid_params.json` and the catalogue's LFM2.
 #[test]
-fn lfm2_notes_are_its_own() {
+fn readers_notes_are_their_own() {
+    let f = fixture("hybrid_params.json");
+    let mut checked = Vec::new();
+    for (name, case) in f["cases"].as_object().expect("cases") {
+        let imported = headroom::import::hf_config::import_hf_config(&case["config"]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!imported.warnings.iter().any(|w| w.contains("OLMo")), "{name}: {:?}", imported.warnings);
+        checked.push(imported.model_type);
+    }
+    assert!(checked.iter().any(|t| t == "bamba") && checked.iter().any(|t| t == "lfm2"), "{checked:?}");
     let preset = headroom::import::presets::model_preset("LiquidAI/LFM2-1.2B").expect("catalogue");
     assert!(!preset.warnings.iter().any(|w| w.contains("OLMo")), "{:?}", preset.warnings);
 }

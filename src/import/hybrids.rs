@@ -426,12 +426,6 @@ pub fn bamba(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     let attention: Vec<bool> = (0..t.layers).map(|i| indices.contains(&i)).collect();
     let mixer = mamba2_keys(c, t.hidden, None, true)?;
-    // Not modelled (parameters, states and fp32 activations are exact, `tests/olmo_hybrid.rs`):
-    // the mixer's six input modules are counted as Qwen3.5's four.
-    c.note(
-        "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
-         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
-    );
     two_norm_hybrid(&mut t, mixer, &attention, 0);
     Ok(t)
 }
