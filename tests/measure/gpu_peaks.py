@@ -174,8 +174,25 @@ def run_one(name):
         loss.backward()
         opt.step()
 
-    for _ in range(2):
+    report(step, model, params, t0)
+
+
+def report(step, model, params, t0, extra=None):
+    """Two warm-up steps, then one measured step after reset_peak_memory_stats(); prints the
+    RESULT line the driver reads. `extra` is merged into the result (case-specific facts)."""
+    import torch
+    import transformers
+
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()  # a run loads its weights in their dtype: no cached build-time blocks
+    torch.cuda.reset_peak_memory_stats()
+    peak_first = None
+    for i in range(2):
         step()
+        if i == 0:
+            torch.cuda.synchronize()
+            peak_first = {"max_memory_allocated": torch.cuda.max_memory_allocated(),
+                          "max_memory_reserved": torch.cuda.max_memory_reserved()}
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     step()
@@ -187,6 +204,7 @@ def run_one(name):
     name_ = torch.cuda.get_device_name()
     result = {
         "measured": measured,
+        "first_step_peaks": peak_first,
         "after_step": {"memory_allocated": torch.cuda.memory_allocated(), "memory_reserved": torch.cuda.memory_reserved()},
         "param_count": sum(p.numel() for p in model.parameters()),
         "trainable_params": sum(p.numel() for p in params),
@@ -196,74 +214,84 @@ def run_one(name):
         "device": {"name": name_, "capability": list(torch.cuda.get_device_capability()), "total": total,
                    "preset": device_preset(name_, total)},
         "versions": {"torch": torch.__version__, "cuda": torch.version.cuda, "transformers": transformers.__version__,
-                     "peft": __import__("peft").__version__ if case["lora"] else None},
+                     "peft": __import__("peft").__version__ if have_module("peft") else None},
         "env": {k: os.environ.get(k) for k in ("PYTORCH_CUDA_ALLOC_CONF", "CUBLAS_WORKSPACE_CONFIG",
                                                  "TORCH_CUBLAS_WORKSPACE_CACHE", "CUBLASLT_WORKSPACE_SIZE")},
         "seconds": round(time.time() - t0, 1),
     }
+    result.update(extra or {})
     print("RESULT " + json.dumps(result), flush=True)
 
 
 # ---------------------------------------------------------------- driver (never touches CUDA)
-def have_peft():
+def have_module(name):
     try:
         import importlib.util
-        return importlib.util.find_spec("peft") is not None
+        return importlib.util.find_spec(name) is not None
     except Exception:
         return False
 
 
-def main():
-    sel = sys.argv[1:]
+def drive(case_list, scenario_of, script, out_path, generator, total_budget_s=TOTAL_BUDGET_S,
+          case_timeout_s=CASE_TIMEOUT_S):
+    """Runs each case of `case_list` in a fresh `script --one NAME` process and writes what they
+    measured to `out_path` after every case (so a run cut short keeps what it finished).
+    Each case dict has `name` and `needs` (modules that must be importable, else it is skipped)."""
+    sel = [a for a in sys.argv[1:] if not a.startswith("--")]
     t_start = time.time()
     results, versions, device = [], None, None
-    for case in cases():
+    for case in case_list:
         if sel and not any(x in case["name"] for x in sel):
             continue
         entry = {"name": case["name"]}
-        if time.time() - t_start > TOTAL_BUDGET_S:
-            entry["skipped"] = f"time budget ({TOTAL_BUDGET_S} s) spent"
-            results.append(entry)
-            continue
-        if case["lora"] and not have_peft():
-            entry["skipped"] = "peft is not installed"
-            print(f"{case['name']:42s} skipped (no peft)", flush=True)
+        missing = [m for m in case.get("needs", []) if not have_module(m)]
+        if time.time() - t_start > total_budget_s:
+            entry["skipped"] = f"time budget ({total_budget_s} s) spent"
+        elif missing:
+            entry["skipped"] = f"{', '.join(missing)} not installed"
+        if "skipped" in entry:
+            print(f"{case['name']:46s} skipped ({entry['skipped']})", flush=True)
             results.append(entry)
             continue
         before = nvidia_smi()
         try:
-            left = TOTAL_BUDGET_S + 25 - (time.time() - t_start)
-            p = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", case["name"]], capture_output=True,
-                               text=True, timeout=max(30, min(CASE_TIMEOUT_S, left)))
+            left = total_budget_s + 25 - (time.time() - t_start)
+            p = subprocess.run([sys.executable, os.path.abspath(script), "--one", case["name"]], capture_output=True,
+                               text=True, timeout=max(30, min(case_timeout_s, left)))
             line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
             if line is None:
                 raise RuntimeError(f"exit {p.returncode}: {p.stderr.strip()[-2000:]}")
             r = json.loads(line[len("RESULT "):])
         except Exception as e:  # record and continue
             entry["failed"] = repr(e)[-2000:]
-            print(f"{case['name']:42s} FAILED {e!r}"[:400], flush=True)
+            print(f"{case['name']:46s} FAILED {e!r}"[:600], flush=True)
             results.append(entry)
             continue
         versions, device = r.pop("versions"), r["device"]
-        entry["scenario"] = scenario(case, r["device"]["preset"])
+        entry["scenario"] = scenario_of(case, r["device"]["preset"])
         entry["measured"] = r.pop("measured")
         entry["nvidia_smi_before"] = before
         entry.update(r)
         m = entry["measured"]
-        print(f"{case['name']:42s} allocated={m['max_memory_allocated']:>14,d} reserved={m['max_memory_reserved']:>14,d} "
+        print(f"{case['name']:46s} allocated={m['max_memory_allocated']:>14,d} reserved={m['max_memory_reserved']:>14,d} "
               f"used={m['used']:>14,d} ({r['seconds']} s)", flush=True)
         results.append(entry)
-        out = {"generator": "tests/measure/gpu_peaks.py", "versions": versions, "device": device,
+        out = {"generator": generator, "versions": versions, "device": device,
                "method": "fresh process per case; 2 warm-up steps, reset_peak_memory_stats, 1 measured step; "
                          "max_memory_allocated / max_memory_reserved; used = total - free from mem_get_info "
                          "(every process on the GPU) right after the step",
                "cases": results}
-        os.makedirs(os.path.dirname(OUT), exist_ok=True)
-        with open(OUT, "w") as f:
+        os.makedirs(os.path.dirname(out_path), exist_ok=True)
+        with open(out_path, "w") as f:
             json.dump(out, f, indent=1)
             f.write("\n")
     done = sum("measured" in r for r in results)
-    print(f"total {time.time() - t_start:.0f} s; {done} case(s) measured" + (f" -> {OUT}" if done else ", nothing written"), flush=True)
+    print(f"total {time.time() - t_start:.0f} s; {done} case(s) measured" + (f" -> {out_path}" if done else ", nothing written"), flush=True)
+
+
+def main():
+    listed = [dict(c, needs=["peft"] if c["lora"] else []) for c in cases()]
+    drive(listed, scenario, __file__, OUT, "tests/measure/gpu_peaks.py")
 
 
 if __name__ == "__main__":
