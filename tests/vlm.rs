@@ -193,3 +193,42 @@ fn tiling_readers_name_bad_keys_and_assumptions() {
     assert!(smol.contains("size.longest_edge not set") && smol.contains("does not divide"), "{smol}");
     assert!(warnings(json!({"model_type": "llava_next", "text_config": text, "vision_config": {}})).contains("image_grid_pinpoints"));
 }
+
+/// A frozen tower keeps tensors when the run checkpoints: `gradient_checkpointing_enable()`
+/// calls `enable_input_require_grads()`, which hooks the tower's patch embedding too, so the
+/// frozen tower runs under autograd (`tests/measure/vlm_frozen_checkpointing.py` →
+/// `vlm_frozen_checkpointing.json`: the ten tiny VLMs, fp32, PEFT LoRA r 4 on the language
+/// model, every other weight frozen; a checkpoint's held inputs counted when one needs a
+/// gradient). Without checkpointing nothing on the vision side is saved. Qwen's rotary tables
+/// stay in the checkpoints' bound keyword arguments, which the recorder cannot see (as in
+/// `checkpointed_tower_keeps_its_block_inputs`): left out of the comparison.
+#[test]
+fn frozen_tower_keeps_block_inputs_when_the_run_checkpoints() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_frozen_checkpointing.json");
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
+    let cases = f["cases"].as_object().expect("cases");
+    assert_eq!(cases.len(), 20);
+    let names = [
+        "vision tower block inputs (frozen, full checkpointing)",
+        "vision tower rotary tables and final norm",
+        "vision tower window indices",
+        "vision tower pre-norm",
+        "projector input",
+    ];
+    for (name, case) in cases {
+        let training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"],
+                              "checkpointing": case["checkpointing"], "lora": {"rank": case["lora_rank"], "dropout": 0.0}});
+        let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["config"]}, "training": training})).expect("scenario");
+        let b = estimate(&s);
+        let term = |n: &str| b.terms.iter().filter(|t| t.name == n).map(|t| t.bytes).sum::<u64>() as f64;
+        let rotary = if name.starts_with("qwen") { term("vision tower rotary tables and final norm") } else { 0.0 };
+        let model = names.iter().map(|n| term(n)).sum::<f64>() - rotary;
+        let measured = case["tower_saved_bytes"].as_f64().unwrap() + case["projector_saved_bytes"].as_f64().unwrap();
+        println!("{name:20} hooked {:?} measured {measured:>8} model {model:>8}", case["hooked_embeddings"]);
+        if case["checkpointing"] == "none" {
+            assert_eq!((measured, model), (0.0, 0.0), "{name}");
+        } else {
+            assert!(measured > 0.0 && (model / measured - 1.0).abs() <= 0.03, "{name}: model {model} vs measured {measured}");
+        }
+    }
+}

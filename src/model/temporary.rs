@@ -185,13 +185,16 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
     let mut transients: Vec<Transient> = Vec::new();
     if let Architecture::Transformer(arch) = i.arch {
         if arch.stack != Stack::Vision && layout.last {
-            let tokens = t.micro_batch.max(1) as f64 * t.seq_len.max(1) as f64 / layout.cp;
+            // The language model's whole sequence: a VLM's image tokens run through the head and
+            // the loss like the text's (their labels are -100, their logits are still computed).
+            let s = arch.sample_tokens(t.seq_len, t.image_size, t.visual()) as f64;
+            let tokens = t.micro_batch.max(1) as f64 * s / layout.cp;
             // A frozen output weight (LoRA, tied to frozen embeddings) has no gradient buffers.
             let head_grad_bytes = if crate::model::states::output_weight_trainable(arch.embedding.tied, t) { i.states.grad_bytes } else { 0.0 };
             transients.extend(loss_transients(arch, t, head_grad_bytes, tokens, layout.tp));
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
-            let s = t.seq_len.max(1) as f64;
+            let s = arch.sample_tokens(t.seq_len, t.image_size, t.visual()) as f64;
             transients.push((
                 Moment::SoftmaxBackward,
                 "softmax backward buffers",
@@ -333,7 +336,9 @@ fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {
         return None;
     }
     let compute = i.training.precision.activation_bytes() as f64;
-    let tokens = i.training.micro_batch.max(1) as f64 * i.training.seq_len.max(1) as f64 / i.layout.cp;
+    let t = i.training;
+    let s = i.arch.transformer().map_or(t.seq_len.max(1), |a| a.sample_tokens(t.seq_len, t.image_size, t.visual()));
+    let tokens = t.micro_batch.max(1) as f64 * s as f64 / i.layout.cp;
     // fp32 absmax copies per weight: two in the forward fallback, one in backward.
     let absmax = match (lora.double_quant, tokens > 1536.0) {
         (false, _) => 0.0,

@@ -177,6 +177,10 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         }
     }
     let counts = (patches as f64, tokens as f64, images);
+    if frozen && adapted.is_none() && training.checkpointing == Checkpointing::Full {
+        frozen_tower_under_checkpointing(tower, training, c, counts, out);
+        return;
+    }
     if adapted.is_some() {
         push(out, "projector input", frozen_projector_bytes(tower, c, counts), Split::Sequence, Place::Input);
         return;
@@ -188,6 +192,43 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
     }
     let bytes = projector_bytes(tower, frozen, c, counts);
     push(out, "projector input", bytes, Split::Sequence, Place::Input);
+}
+
+/// A frozen tower when the run checkpoints: transformers' `gradient_checkpointing_enable()` ends
+/// with `enable_input_require_grads()` (transformers 5.25 `modeling_utils.py` lines 3192–3200;
+/// PEFT's `_prepare_model_for_gradient_checkpointing` calls it too, `peft_model.py` 728–735),
+/// which hooks the `get_input_embeddings()` of every `PreTrainedModel` in the model (lines
+/// 2149–2182), the vision tower's patch embedding included. The frozen tower's output then needs
+/// a gradient, so its checkpointed blocks keep their inputs, its norms outside the blocks their
+/// inputs and statistics, and the projector what its input's gradient needs (frozen under LoRA,
+/// trained otherwise); the pixels are not kept (the patch embedding's weight is frozen). Qwen's
+/// rotary tables stay with the checkpoints (as for a trained tower); its window order's int64
+/// indices are kept, twice. Measured for the ten tiny VLMs in `vlm_frozen_checkpointing.json`
+/// (`tests/vlm.rs`), and at full size on an H200 (`gpu_peak_owners.json`: Qwen2.5-VL-7B's 31
+/// tower block inputs of 12.5 MB live at the step's peak).
+fn frozen_tower_under_checkpointing(tower: &VisionTower, training: &Training, c: &Ctx, counts: (f64, f64, f64), out: &mut Vec<ActTerm>) {
+    let (patches, tokens, _) = counts;
+    let h = tower.hidden as f64;
+    let vc = Ctx { tokens: c.b * patches, lora: None, ..*c };
+    push(out, "vision tower block inputs (frozen, full checkpointing)", c.x * vc.tokens * h * tower.layers as f64, Split::Sequence, Place::Input);
+    if tower.kind == TowerKind::Qwen3Vl {
+        // `Qwen3VLVisionModel` resolves no input embedding (`get_input_embeddings`, lines
+        // 978–995: no `embed_tokens`, `embeddings`, `model` or `language_model`), so nothing in
+        // it is hooked and nothing after its blocks needs a gradient; the blocks' inputs are
+        // still held, by the non-reentrant checkpoint's own record of its arguments
+        // (`torch/utils/checkpoint.py` `_NoopSaveInputs`, applied with a dummy that requires grad).
+        return;
+    }
+    push(out, "vision tower rotary tables and final norm", tower_edges(tower, &vc, c, false), Split::Sequence, Place::Input);
+    if tower.kind == TowerKind::Qwen25Vl {
+        // The window order and its reverse, int64 per merged token (`get_window_index`).
+        push(out, "vision tower window indices", 2.0 * 8.0 * c.b * tokens, Split::Sequence, Place::Input);
+    }
+    let pre_norm = if matches!(tower.kind, TowerKind::Clip | TowerKind::Llama4) { norm_saved(NormKind::Layernorm, vc.tokens, h, c.x) } else { 0.0 };
+    let adapter = if tower.kind == TowerKind::Llama4 { llama4_adapter_bytes(tower, true, c, tokens) } else { 0.0 };
+    push(out, "vision tower pre-norm", pre_norm + adapter, Split::Sequence, Place::Input);
+    let projector = if training.lora.is_some() { frozen_projector_bytes(tower, c, counts) } else { projector_bytes(tower, false, c, counts) };
+    push(out, "projector input", projector, Split::Sequence, Place::Input);
 }
 
 /// What the tower keeps outside its blocks: Qwen's rotary tables, or the final norm's input.

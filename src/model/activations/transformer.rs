@@ -35,10 +35,14 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         s,
         s_full,
         x: precision.activation_bytes() as f64,
-        // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that is
-        // not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so the residual stream is
-        // fp32; torchtune casts nothing (`Lora::fp32_unquantised`).
-        r: if precision == Precision::Bf16 && !fp32_unquantised { HALF } else { F32 },
+        // The residual stream has the embeddings' dtype: 16-bit in pure bf16, and under
+        // autocast when LoRA's frozen base is stored in 16-bit (`LoraBase::Bf16`: the embedding
+        // output and every block's residual sum stay bf16, only fp32 master weights promote it;
+        // measured on an H200, `gpu_peak_owners.json`: Qwen2.5-VL-7B's checkpointed block inputs
+        // are 2 bytes per element). QLoRA: PEFT's `prepare_model_for_kbit_training` casts every
+        // 16-bit parameter that is not 4-bit to fp32 (embeddings, norms, head; `states.rs`), so
+        // the residual stream is fp32; torchtune casts nothing (`Lora::fp32_unquantised`).
+        r: if sixteen_bit_residual(precision, training) && !fp32_unquantised { HALF } else { F32 },
         mixed: precision.is_mixed(),
         bf16: precision == Precision::Bf16,
         dropout: training.dropout > 0.0,
@@ -62,6 +66,12 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
         super::compile::apply(t, &c, training.techniques.compile_loss || training.techniques.compile_model, &mut out);
     }
     (out, c.r * c.tokens * t.hidden as f64)
+}
+
+/// Whether the embeddings (and so the residual stream) are stored in 16-bit: pure bf16, or a
+/// LoRA run on a 16-bit or 4-bit frozen base.
+fn sixteen_bit_residual(precision: Precision, training: &Training) -> bool {
+    precision == Precision::Bf16 || (precision.is_mixed() && training.lora.is_some())
 }
 
 fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
