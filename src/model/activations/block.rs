@@ -60,11 +60,11 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
         push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
     }
     if let Some(l) = &c.lora {
-        use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
+        use crate::model::arch::LinearKind::{K, O, Q, V};
         let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
         // A non-gated MLP has no gate linear: its `fc1` is the up projection.
-        let reads = if t.mlp.gated { l.adapted(&[Gate, Up], t.mlp.fused_gate_up) } else { l.adapted(&[Up], false) };
-        let mlp = reads + l.adapted(&[Down], false);
+        let (reads, downs) = super::mlp::dense_adapters(t, l);
+        let mlp = reads + downs;
         push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
         push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }
