@@ -69,6 +69,9 @@ fn expert_notes(moe: &MoePart, l: &Lora) -> Vec<String> {
                 2 * l.rank,
                 l.rank
             ));
+            if l.dropout > 0.0 {
+                notes.push("PEFT 0.21's ParamWrapper refuses lora_dropout != 0 (peft/tuners/lora/layer.py 2366): with training.lora.dropout above 0, get_peft_model fails on these experts".into());
+            }
             if l.targets.contains(&Gate) != l.targets.contains(&Up) {
                 notes.push("PEFT refuses gate without up (or up without gate) on this model: they are fused into gate_up_proj; choose both".into());
             }

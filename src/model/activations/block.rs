@@ -7,6 +7,7 @@ use super::attention::attention_terms;
 use super::lora::adapter_intermediates;
 use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
+use super::moe_lora::moe_lora_terms;
 use super::norm::residual_norm;
 use super::per_layer::per_layer_block_terms;
 use super::shared::shared_block_terms;
@@ -52,6 +53,9 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
     }
     let before = out.len();
     mlp_terms(t, c, out);
+    if let (Some(moe), Some(l)) = (t.moe.as_ref().filter(|m| m.peft.fused), &c.lora) {
+        moe_lora_terms(t, moe, c, l, out);
+    }
     if placement == Placement::ParallelShared && !c.mixed {
         // The MLP reads the attention norm's output, already saved for q/k/v.
         out.iter_mut().skip(before).filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs").for_each(|a| a.bytes = 0.0);

@@ -125,8 +125,9 @@ pub(super) fn slot_indices(mlp: &MlpPart) -> f64 {
 }
 
 fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>) {
-    if let (Some(l), true) = (&c.lora, moe.peft.fused) {
-        return super::moe_lora::moe_lora_terms(t, moe, c, l, out);
+    if c.lora.is_some() && moe.peft.fused {
+        // PEFT's LoRA on fused experts: `moe_lora.rs`, from the block.
+        return;
     }
     let place = Place::Block(Scope::MoeLayer);
     let h = t.hidden as f64;
