@@ -99,3 +99,46 @@ fn saved_tensors_against_peft() {
     }
     assert!(worst.0.abs() <= 0.03, "{}: {:+.2} %", worst.1, 100.0 * worst.0);
 }
+
+fn merged_bytes(s: &Scenario) -> u64 {
+    estimate(s).terms.iter().filter(|t| t.name.starts_with("LoRA merged expert weights")).map(|t| t.bytes).sum()
+}
+
+/// The merged expert weights are one copy of each MoE block's wrapped parameters in the base
+/// dtype, with PEFT's fp32 factors cast to it: Qwen3-30B-A3B in pure bf16, no checkpointing,
+/// 48 blocks × 128 experts; expert parallelism divides them (each rank holds E/ep experts); a family whose
+/// experts PEFT does not reach (Jamba) has none, and neither has a targeting without the MLP.
+#[test]
+fn merged_expert_weights_follow_the_wrapped_parameters() {
+    let training = || json!({"micro_batch": 1, "seq_len": 16, "precision": "bf16", "checkpointing": "none"});
+    let qwen = json!({"preset": "Qwen/Qwen3-30B-A3B"});
+    let one = merged_bytes(&scenario(qwen.clone(), "names", 8, training()));
+    // The merged weights, and the fp32 factors cast to bf16 for `baddbmm` (2r on gate_up_proj).
+    assert_eq!(one, 48 * 128 * (3 * 2048 * 768 + 2 * 8 * (2048 + 2 * 768) + 8 * (768 + 2048)) * 2);
+    let mut ep2 = scenario(qwen.clone(), "names", 8, training());
+    ep2.parallel.ep = 2;
+    ep2.parallel.dp = 2;
+    assert_eq!(merged_bytes(&ep2), one / 2);
+    assert_eq!(merged_bytes(&scenario(qwen, "attention", 8, training())), 0);
+    assert_eq!(merged_bytes(&scenario(json!({"preset": "ai21labs/AI21-Jamba-1.5-Mini"}), "all_linear", 8, training())), 0);
+}
+
+/// The plan says what PEFT does with the experts: frozen where it does not reach them (Jamba,
+/// gpt-oss), wrapped where it converts the names (Qwen3-MoE), the shared experts' and dense
+/// layers' adapters dropped (DeepSeek-V2-Lite), and ParamWrapper's refusal of dropout.
+#[test]
+fn plan_notes_say_what_peft_does_with_the_experts() {
+    let note = |hub_id: &str, form: &str, training: Value, needle: &str| {
+        let b = estimate(&scenario(json!({"preset": hub_id}), form, 8, training));
+        assert!(b.warnings.iter().any(|w| w.contains(needle)), "{hub_id} {form}: no note with {needle:?} in {:?}", b.warnings);
+    };
+    let plain = || json!({"micro_batch": 1, "seq_len": 16});
+    note("ai21labs/AI21-Jamba-1.5-Mini", "names", plain(), "LoRA leaves the routed experts frozen");
+    note("openai/gpt-oss-20b", "all_linear", plain(), "LoRA leaves the routed experts frozen");
+    note("Qwen/Qwen3-30B-A3B", "names", plain(), "wraps each with ParamWrapper (rank 16 per expert on gate_up_proj, 8 on down_proj)");
+    note("mistralai/Mixtral-8x7B-v0.1", "names", plain(), "converts the names w1, w3, w2 to");
+    note("deepseek-ai/DeepSeek-V2-Lite", "names", plain(), "shared experts' and dense layers' MLP linears get no adapters");
+    note("Qwen/Qwen3-30B-A3B", "all_linear", json!({"micro_batch": 1, "seq_len": 16, "lora": {"rank": 8, "dropout": 0.05}}), "refuses lora_dropout");
+    let b = estimate(&scenario(json!({"preset": "Qwen/Qwen3-30B-A3B"}), "attention", 8, plain()));
+    assert!(!b.warnings.iter().any(|w| w.contains("routed experts")), "{:?}", b.warnings);
+}
