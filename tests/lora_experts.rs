@@ -50,6 +50,25 @@ fn trainable_counts_equal_peft_for_every_catalogue_moe() {
     }
 }
 
+/// MoE families Headroom reads beyond the catalogue, from their class defaults: OLMoE and
+/// GLM-4-MoE (converted), PhiMoE and Llama 4 (`nn.Linear` routers, which only "all-linear"
+/// adapts; experts never reached), LFM2-MoE ("all-linear" only).
+#[test]
+fn trainable_counts_equal_peft_for_other_moe_families() {
+    let f = fixture();
+    let cases = f["families"].as_object().expect("families");
+    assert_eq!(cases.len(), 5);
+    for (model_type, case) in cases {
+        let rank = case["rank"].as_u64().unwrap();
+        for form in ["all_linear", "names"].into_iter().filter(|form| case.get(*form).is_some()) {
+            let b = estimate(&scenario(json!({"hf_config": case["config"]}), form, rank, json!({"micro_batch": 1, "seq_len": 16})));
+            assert_eq!(b.param_count as u64, case[form]["param_count"].as_u64().unwrap(), "{model_type}: param_count");
+            let measured = case[form]["trainable"].as_u64().unwrap();
+            assert_eq!(b.trainable_params as u64, measured, "{model_type} {form}: Headroom {} against PEFT {measured}", b.trainable_params);
+        }
+    }
+}
+
 /// Mixtral's own expert names (`w1`, `w3`, `w2`, Headroom's gate, up and down there) reach
 /// its experts through PEFT's conversion, rank 2r on `gate_up_proj`: what "all-linear" makes
 /// less the router's ParamWrapper. Llama's names (`gate_proj`, ...) reach only its attention.

@@ -18,9 +18,10 @@ const QWEN2_MOE: [&str; 27] = [
     "sarvam_mla", "solar_open", "Dots3NoteTextModel", "UnlimitedOcrTextModel",
 ];
 
-/// Routers that are `nn.Linear` subclasses (`Llama4Router(nn.Linear)`,
-/// `modeling_llama4.py` 145; `PhimoeTopKRouter(nn.Linear)`, `modeling_phimoe.py` 463).
-const LINEAR_ROUTERS: [&str; 3] = ["llama4", "llama4_text", "phimoe"];
+/// Routers that are, or hold, an `nn.Linear` (`Llama4Router(nn.Linear)`, `modeling_llama4.py`
+/// 145; `PhimoeTopKRouter(nn.Linear)`, `modeling_phimoe.py` 463; `DbrxRouter.layer`,
+/// `modeling_dbrx.py` 316; Hunyuan's `gate.wg`, `modeling_hunyuan_v1_moe.py` 232).
+const LINEAR_ROUTERS: [&str; 5] = ["llama4", "llama4_text", "phimoe", "dbrx", "hunyuan_v1_moe"];
 
 /// transformers 5's storage of `model_type`'s experts and PEFT's conversion of its config.
 pub fn moe_peft(model_type: &str) -> MoePeft {

@@ -21,6 +21,12 @@ q, k, v, o, gate, up, down (["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj"
 `w1`, `w3`, `w2` by PEFT's conversion, and Llama's names on Mixtral are recorded beside them
 as "llama_names"); each with the parameters and modules PEFT wrapped, by leaf name.
 
+families: the same two counts for the class defaults (meta device) of MoE families Headroom reads
+beyond the catalogue: OLMoE and GLM-4-MoE (converted; GLM with a dense first layer and a shared
+expert), PhiMoE and Llama 4's text model (routers that are nn.Linear; Llama 4 with a shared
+expert) and LFM2-MoE (LFM2-8B-A1B's schedule, as tests/measure/lfm2_moe.py; "all-linear"
+only: its attention and conv linears are not named as Llama's).
+
 activations: the tensors a tiny Qwen3-MoE (converted) and a tiny Qwen2-MoE (not converted)
 save for backward with LoRA (fp32, CPU, batch 2, two lengths, 4 layers; every module's, counted once per
 storage with saved_tensors_hooks, common.SavedTensorRecorder, parameters excluded; the
@@ -104,6 +110,29 @@ def counts():
     return out
 
 
+LFM2_SCHEDULE = ["attention" if i in (2, 6, 10, 14, 18, 21) else "conv" for i in range(32)]
+FAMILIES = {
+    "olmoe": ({}, True),
+    "glm4_moe": ({}, True),
+    "phimoe": ({}, True),
+    "llama4_text": ({}, True),
+    "lfm2_moe": ({"layer_types": LFM2_SCHEDULE}, False),
+}
+
+
+def families():
+    out = {}
+    for model_type, (kw, with_names) in FAMILIES.items():
+        conf = AutoConfig.for_model(model_type, **kw)
+        cfg = json.loads(json.dumps(conf.to_dict(), default=str))
+        entry = {"config": cfg, "rank": RANK, "all_linear": peft_count(cfg, "all-linear")}
+        if with_names:
+            entry["names"] = peft_count(cfg, NAMES)
+        out[model_type] = entry
+        print(model_type, entry["all_linear"]["trainable"], entry.get("names", {}).get("trainable"))
+    return out
+
+
 TINY3 = {"hidden_size": 64, "intermediate_size": 128, "moe_intermediate_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4,
          "num_key_value_heads": 2, "head_dim": 16, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 256, "use_cache": False}
 TINY2 = {"hidden_size": 64, "intermediate_size": 128, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 96, "num_hidden_layers": 4,
@@ -151,7 +180,7 @@ def activations():
 
 def main():
     data = {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__,
-            "counts": counts(), "activations": activations()}
+            "counts": counts(), "families": families(), "activations": activations()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")

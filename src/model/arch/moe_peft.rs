@@ -75,8 +75,10 @@ impl MoePeft {
     pub fn router_reach(&self) -> Option<PeftReach> {
         match (self.fused, self.conversion) {
             (false, _) => None,
+            // An `nn.Linear` router keeps its own name (DBRX's `router.layer`, Hunyuan's
+            // `gate.wg`): "all-linear" adapts it as a module, and `gate.weight` matches nothing.
+            (true, _) if self.router_linear => Some(PeftReach::AllLinearModule),
             (true, Some(_)) => Some(PeftReach::Wrapped { rank_factor: 1, all_linear_only: true }),
-            (true, None) if self.router_linear => Some(PeftReach::AllLinearModule),
             (true, None) => None,
         }
     }
