@@ -2,10 +2,11 @@
 //! a hybrid mixer's linears whose weight the fused kernel reads directly (made, never run), a
 //! vision tower left frozen whose modules PEFT would match by name all the same, and PEFT on
 //! transformers 5's fused experts (`arch/moe_peft.rs`): experts it does not reach, experts it
-//! wraps, and MLP linears its conversion leaves without adapters.
+//! wraps, and MLP linears its conversion leaves without adapters; fused experts bitsandbytes'
+//! QLoRA leaves unquantised.
 
 use super::arch::{Architecture, LinearKind, MoePart, ParamTensor, PeftConversion, Scope};
-use super::inputs::{Lora, Mode, Training};
+use super::inputs::{Lora, LoraBase, Mode, Nf4Quantizer, Training};
 use super::lora_reach::{all_linear, named};
 
 /// Module names a Llama-style `target_modules` list carries that some towers use too: SigLIP's,
@@ -52,6 +53,12 @@ pub fn lora_notes(training: &Training, arch: &Architecture, tensors: &[ParamTens
 fn expert_notes(moe: &MoePart, l: &Lora) -> Vec<String> {
     use LinearKind::{Down, Gate, Up};
     let mut notes = Vec::new();
+    if l.base == LoraBase::Nf4 && l.quantizer == Nf4Quantizer::Bitsandbytes {
+        notes.push(format!(
+            "QLoRA leaves the routed experts unquantised: transformers 5's bitsandbytes quantizer makes only Linear4bit modules 4-bit, and the fused experts are parameters; they stay in the load dtype{}",
+            if l.fp32_unquantised { ", and PEFT's prepare_model_for_kbit_training casts them to fp32 (training.lora.fp32_unquantised)" } else { "" }
+        ));
+    }
     let mlp_named = [Gate, Up, Down].iter().any(|k| l.targets.contains(k));
     if !(mlp_named || all_linear(&l.targets)) {
         return notes;

@@ -1,5 +1,6 @@
 //! Which tensors a run's LoRA adapts, and at what rank, as PEFT 0.21 decides on the module
-//! tree transformers 5 builds (`arch/moe_peft.rs`, `PeftReach`).
+//! tree transformers 5 builds (`arch/moe_peft.rs`, `PeftReach`), and which of them QLoRA's
+//! quantizer makes 4-bit.
 //!
 //! The contract names no targeting form, so `training.lora.targets` stands for both:
 //! every kind (the Planner's "all linear layers", the default) is PEFT's
@@ -8,7 +9,7 @@
 //! `kv_b_proj`, …; Mixtral's experts `w1`, `w3`, `w2`, which PEFT's conversion maps to them).
 
 use super::arch::{LinearKind, ParamTensor, PeftReach, Scope};
-use super::inputs::Lora;
+use super::inputs::{Lora, Nf4Quantizer};
 
 /// Whether `targets` are PEFT's `"all-linear"`: every kind.
 pub fn all_linear(targets: &[LinearKind]) -> bool {
@@ -43,4 +44,14 @@ pub fn rank_factor(t: &ParamTensor, l: &Lora) -> u64 {
         (true, PeftReach::Wrapped { rank_factor, .. }) => rank_factor,
         (true, _) => 1,
     }
+}
+
+/// Whether a QLoRA run's quantizer makes `t` 4-bit. transformers 5.25's bitsandbytes quantizer
+/// quantizes the parameters of `bnb.nn.Linear4bit` modules only
+/// (`quantizers/quantizer_bnb_4bit.py` `param_needs_quantization`, lines 83–87), so fused
+/// expert parameters keep the load dtype, and PEFT's `prepare_model_for_kbit_training` then
+/// casts them to fp32 like every 16-bit parameter that is not a `Params4bit` (measured in
+/// `lora_experts.json`, `qlora`). torchao's (torchtune) is left as it was: every linear.
+pub fn quantized(t: &ParamTensor, l: &Lora) -> bool {
+    t.is_quantized_linear() && !(l.quantizer == Nf4Quantizer::Bitsandbytes && t.is_fused_expert())
 }

@@ -26,7 +26,7 @@ use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
-use super::lora_reach::rank_factor;
+use super::lora_reach::{quantized, rank_factor};
 use super::precision::Precision;
 use crate::model::inputs::{LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
@@ -291,7 +291,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
         let frozen = 1.0 - trainable;
         if frozen > 0.0 {
             let frozen_bytes = match lora {
-                Some(l) if l.base == LoraBase::Nf4 && t.is_quantized_linear() => nf4_bytes_per_weight(l.double_quant),
+                Some(l) if l.base == LoraBase::Nf4 && quantized(t, l) => nf4_bytes_per_weight(l.double_quant),
                 // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that
                 // is not a `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209): embeddings,
                 // norms, the head. Measured in `lora.json` (`qlora_cpu`). torchtune does not

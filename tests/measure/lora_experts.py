@@ -36,6 +36,13 @@ implementation transformers picks on CPU (recorded). ParamWrapper folds its adap
 weight once per forward (`_LoraFactorsProxy`: `torch.baddbmm(W, lhs, rhs)` under
 `parametrize.cached()`), and the experts' matmuls save that merged weight.
 
+qlora: the tiny Qwen3-MoE above (fp32 config, saved in bf16 to a temporary directory) loaded with
+BitsAndBytesConfig(load_in_4bit, nf4, double quant, bf16 compute) on the CPU, then PEFT's
+prepare_model_for_kbit_training: bytes of parameters by kind and dtype before and after
+(lora.py's param_bytes, the fused experts as their own kind), and the quantisation state's bytes.
+transformers 5.25 quantizes only `bnb.nn.Linear4bit` parameters, so the fused experts stay bf16 and
+the preparation casts them to fp32.
+
 Run: /work/venv/bin/python tests/measure/lora_experts.py
 """
 import json
@@ -178,9 +185,41 @@ def activations():
     return out
 
 
+def qlora():
+    import tempfile
+    from lora import param_bytes, quant_state_bytes
+    from peft import prepare_model_for_kbit_training
+    from transformers import BitsAndBytesConfig
+
+    conf = Qwen3MoeConfig(**TINY3)
+    torch.manual_seed(0)
+    out = {"config": json.loads(json.dumps(conf.to_dict(), default=str))}
+    with tempfile.TemporaryDirectory() as d:
+        Qwen3MoeForCausalLM(conf).to(torch.bfloat16).save_pretrained(d)
+        q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        m = Qwen3MoeForCausalLM.from_pretrained(d, dtype=torch.bfloat16, quantization_config=q, device_map="cpu")
+
+        def by_kind(model):
+            kinds = param_bytes(model)
+            experts = {}
+            for n, p in model.named_parameters():
+                if ".experts." in n:
+                    key = f"experts {str(p.dtype).replace('torch.', '')}"
+                    experts[key] = experts.get(key, 0) + p.numel() * p.element_size()
+            return {"all": kinds, "experts": experts}
+
+        out["nf4_before"] = by_kind(m)
+        out["nf4_quant_state_bytes"] = quant_state_bytes(m)
+        m = prepare_model_for_kbit_training(m)
+        out["nf4_after_prepare"] = by_kind(m)
+        out["param_bytes_after_prepare"] = sum(p.numel() * p.element_size() for p in m.parameters())
+    print("qlora", out["nf4_after_prepare"]["experts"], out["param_bytes_after_prepare"], out["nf4_quant_state_bytes"])
+    return out
+
+
 def main():
     data = {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__,
-            "counts": counts(), "families": families(), "activations": activations()}
+            "counts": counts(), "families": families(), "activations": activations(), "qlora": qlora()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -219,6 +219,12 @@ impl ParamTensor {
         self.linear.is_some() && self.scope != Scope::Tower
     }
 
+    /// A routed expert's share of transformers 5's fused 3-D expert parameters (an
+    /// `nn.Parameter`, not an `nn.Linear`: `moe_peft.rs`).
+    pub fn is_fused_expert(&self) -> bool {
+        self.scope == Scope::Expert && self.peft != PeftReach::Module
+    }
+
     /// Whether autocast casts this tensor for a matmul or convolution (every weight matrix
     /// except embedding tables).
     pub fn is_matmul_weight(&self) -> bool {
