@@ -190,3 +190,24 @@ fn qlora_leaves_fused_experts_unquantised_in_fp32() {
     // small (Headroom counts 4 B per 256 blocks of 64 weights on average): under 4 B a linear.
     assert!(unmodelled < 4 * linear4bit, "Headroom {frozen}, measured {measured}: {unmodelled} B left");
 }
+
+/// Families Headroom reads get transformers 5's storage and PEFT's conversion by their own
+/// `model_type` (a vision-language wrapper's, which PEFT reads: Qwen3-VL-MoE is not
+/// converted though its text model is Qwen3-MoE's); a `model_type` transformers does not know
+/// (remote code, read as an approximate decoder) keeps per-expert linears.
+#[test]
+fn expert_storage_follows_the_model_type() {
+    use headroom::import::hf_config::import_hf_config;
+    use headroom::model::arch::{MoePeft, PeftConversion};
+    let peft = |config: Value| import_hf_config(&config).expect("import").arch.transformer().and_then(|t| t.moe.clone()).expect("moe").peft;
+    let text = json!({"model_type": "qwen3_moe", "hidden_size": 64, "intermediate_size": 128, "moe_intermediate_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 256});
+    assert_eq!(peft(text.clone()), MoePeft { fused: true, conversion: Some(PeftConversion::Qwen2Moe), router_linear: false });
+    let mut vl_text = text.clone();
+    vl_text["model_type"] = json!("qwen3_vl_moe_text");
+    let wrapper = json!({"model_type": "qwen3_vl_moe", "text_config": vl_text});
+    assert_eq!(peft(wrapper).conversion, None);
+    let unknown = json!({"model_type": "remote_moe", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "vocab_size": 256, "num_local_experts": 8, "num_experts_per_tok": 2});
+    assert_eq!(peft(unknown), MoePeft::default());
+}

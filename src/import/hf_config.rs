@@ -314,9 +314,12 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             }
         }
         let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
-        // PEFT converts by the model's own `config.model_type`: the wrapper's.
+        // PEFT converts by the model's own `config.model_type`: the wrapper's (a text model
+        // read as a known family).
         if let Architecture::Transformer(t) = &mut imported.arch {
-            set_moe_peft(t, &model_type);
+            if t.moe.as_ref().is_some_and(|m| m.peft.fused) {
+                set_moe_peft(t, &model_type);
+            }
         }
         if vlm::has_tower(&model_type) && map.get("vision_config").is_some_and(Value::is_object) {
             if let Architecture::Transformer(t) = &mut imported.arch {
@@ -368,12 +371,12 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         &renamed
     };
     let keys = Keys::new(map);
-    let (arch, model_type) = match (readers.read)(&model_type) {
-        Some(read) => (read(&keys)?, model_type),
+    let (arch, model_type, known) = match (readers.read)(&model_type) {
+        Some(read) => (read(&keys)?, model_type, true),
         None => {
             let (arch, warning) = (readers.unknown)(&model_type, &keys)?;
             warnings.push(warning);
-            (arch, model_type)
+            (arch, model_type, false)
         }
     };
     warnings.extend(keys.notes());
@@ -381,7 +384,10 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
     let mut arch = arch;
     if let Architecture::Transformer(t) = &mut arch {
         t.attention.eager_softmax_fp32 = super::eager_softmax::eager_softmax_fp32(&model_type);
-        set_moe_peft(t, &model_type);
+        // A family transformers does not know (remote code) keeps the default: per-expert linears.
+        if known {
+            set_moe_peft(t, &model_type);
+        }
     }
     arch.check()?;
     Ok(Imported { arch, model_type, warnings })

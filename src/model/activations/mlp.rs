@@ -69,7 +69,7 @@ pub(super) fn down_input_only(mlp: &MlpPart, c: &Ctx) -> f64 {
 }
 
 /// Linears that read the MLP's input: gate and up (or one fused gate_up), or one up.
-pub(super) fn input_consumers(mlp: &MlpPart) -> f64 {
+fn input_consumers(mlp: &MlpPart) -> f64 {
     if mlp.gated && !mlp.fused_gate_up {
         2.0
     } else {
