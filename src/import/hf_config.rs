@@ -24,7 +24,7 @@ use super::vlm;
 use super::zamba;
 use super::zamba2;
 use crate::error::InputError;
-use crate::model::arch::Architecture;
+use crate::model::arch::{Architecture, TransformerArch};
 
 /// A config read into an architecture, with what the user should know about the reading.
 #[derive(Clone, Debug, PartialEq)]
@@ -314,6 +314,13 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
             }
         }
         let mut imported = import(&text, readers).map_err(|e| e.within("text_config"))?;
+        // PEFT converts by the model's own `config.model_type`: the wrapper's (a text model
+        // read as a known family).
+        if let Architecture::Transformer(t) = &mut imported.arch {
+            if t.moe.as_ref().is_some_and(|m| m.peft.fused) {
+                set_moe_peft(t, &model_type);
+            }
+        }
         if vlm::has_tower(&model_type) && map.get("vision_config").is_some_and(Value::is_object) {
             if let Architecture::Transformer(t) = &mut imported.arch {
                 let (tower, tower_warnings) = vlm::tower(&model_type, map, t.hidden)?;
@@ -364,12 +371,12 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         &renamed
     };
     let keys = Keys::new(map);
-    let (arch, model_type) = match (readers.read)(&model_type) {
-        Some(read) => (read(&keys)?, model_type),
+    let (arch, model_type, known) = match (readers.read)(&model_type) {
+        Some(read) => (read(&keys)?, model_type, true),
         None => {
             let (arch, warning) = (readers.unknown)(&model_type, &keys)?;
             warnings.push(warning);
-            (arch, model_type)
+            (arch, model_type, false)
         }
     };
     warnings.extend(keys.notes());
@@ -377,9 +384,20 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
     let mut arch = arch;
     if let Architecture::Transformer(t) = &mut arch {
         t.attention.eager_softmax_fp32 = super::eager_softmax::eager_softmax_fp32(&model_type);
+        // A family transformers does not know (remote code) keeps the default: per-expert linears.
+        if known {
+            set_moe_peft(t, &model_type);
+        }
     }
     arch.check()?;
     Ok(Imported { arch, model_type, warnings })
+}
+
+/// transformers 5's expert storage and PEFT's conversion for `model_type` (`moe_peft.rs`).
+fn set_moe_peft(t: &mut TransformerArch, model_type: &str) {
+    if let Some(moe) = &mut t.moe {
+        moe.peft = super::moe_peft::moe_peft(model_type);
+    }
 }
 
 /// An unknown `model_type` as a Llama-shaped decoder (with experts where the usual MoE keys

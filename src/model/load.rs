@@ -23,6 +23,7 @@ use super::dtype::{F32, HALF};
 use super::inputs::{FsdpLoad, LoraBase, Nf4Quantizer, Parallel, Training};
 use super::layout::Layout;
 use super::ledger::Ledger;
+use super::lora_reach::quantized;
 use super::states::StatesSummary;
 
 const FSDP1_FORMULA: &str = "2 × the largest FSDP unit unsharded (a block, or the root: embeddings, final norm, head), in the sharded weights' dtype: the unit moved to the GPU and its flattened copy, before its shard is cloned and the originals freed — torch 2.15 fsdp/_init_utils.py `_init_param_handle_from_module` (563–660: `_move_module_to_device`, `_sync_module_params_and_buffers` broadcasting in 250 MiB buckets, then the FlatParamHandle's `torch.cat` and `shard`); measured in load.json";
@@ -56,7 +57,7 @@ pub fn load_transients(tensors: &[ParamTensor], training: &Training, parallel: &
     if let Some(lora) = training.lora.as_ref().filter(|l| l.base == LoraBase::Nf4 && l.quantize_at_load) {
         // The 4-bit weights are the blocks' linears (`ParamTensor::linear`); a tensor-parallel
         // rank quantises its own shard.
-        let largest = tensors.iter().filter(|t| t.is_quantized_linear()).map(|t| t.numel() / layout.tp.max(1.0)).fold(0.0, f64::max);
+        let largest = tensors.iter().filter(|t| quantized(t, lora)).map(|t| t.numel() / layout.tp.max(1.0)).fold(0.0, f64::max);
         match lora.quantizer {
             Nf4Quantizer::Bitsandbytes => {
                 let statistics = if lora.double_quant { 2.0 * F32 / 64.0 } else { 0.0 };

@@ -24,6 +24,7 @@ pub mod layout;
 pub mod ledger;
 pub mod load;
 pub mod lora_notes;
+pub mod lora_reach;
 pub mod mixer_notes;
 pub mod nf4_load;
 pub mod overhead;

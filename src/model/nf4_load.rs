@@ -42,6 +42,7 @@ use super::breakdown::{Component, Lifetime};
 use super::inputs::{LoraBase, Nf4Quantizer, Training};
 use super::layout::Layout;
 use super::ledger::Ledger;
+use super::lora_reach::quantized;
 use super::torchao_nf4::{to_nf4_steps, Chunks};
 
 /// The steps of quantising one linear of `n` weights (the 16-bit weight is step 0, freed last).
@@ -143,7 +144,7 @@ pub fn replay_within(arch: &Architecture, tensors: &[ParamTensor], training: &Tr
             let split = if t.tp == TpSplit::Sharded { tp } else { 1.0 };
             // Instances on this rank (copies count a TP shard as a fraction).
             let count = (layout.copies(arch, t) * split * 1e6).round() as u64;
-            ((t.numel() / split).ceil() as u64, t.is_quantized_linear(), count, place(t))
+            ((t.numel() / split).ceil() as u64, quantized(t, lora), count, place(t))
         })
         .collect();
     let quant = match lora.quantizer {

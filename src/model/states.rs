@@ -26,8 +26,9 @@ use super::breakdown::{Component, Lifetime};
 use super::dtype::{nf4_bytes_per_weight, Dtype, F32, HALF};
 use super::layout::Layout;
 use super::ledger::Ledger;
+use super::lora_reach::{quantized, rank_factor};
 use super::precision::Precision;
-use crate::model::inputs::{Lora, LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
+use crate::model::inputs::{LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
@@ -162,13 +163,6 @@ fn is_trainable(t: &ParamTensor, training: &Training, layer_fraction_frozen: f64
     }
 }
 
-fn lora_adapts(t: &ParamTensor, l: &Lora) -> bool {
-    // A fused linear (GPT-2's c_attn, Phi-3's qkv_proj) is one module, adapted when any of
-    // the projections it stands for is a target (PEFT adapts modules by name); a vision
-    // tower's only when the tower is adapted too (`Lora::vision_tower`).
-    (t.scope != Scope::Tower || l.vision_tower) && t.linear.is_some_and(|kinds| kinds.iter().any(|k| l.targets.contains(k)))
-}
-
 /// What `state_bytes` found, for the other parts of the model.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StatesSummary {
@@ -297,7 +291,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
         let frozen = 1.0 - trainable;
         if frozen > 0.0 {
             let frozen_bytes = match lora {
-                Some(l) if l.base == LoraBase::Nf4 && t.is_quantized_linear() => nf4_bytes_per_weight(l.double_quant),
+                Some(l) if l.base == LoraBase::Nf4 && quantized(t, l) => nf4_bytes_per_weight(l.double_quant),
                 // QLoRA: PEFT's `prepare_model_for_kbit_training` casts every 16-bit parameter that
                 // is not a `Params4bit` to fp32 (`peft/utils/other.py`, lines 204–209): embeddings,
                 // norms, the head. Measured in `lora.json` (`qlora_cpu`). torchtune does not
@@ -315,8 +309,11 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
             }
         }
         if let Some(l) = lora {
-            if lora_adapts(t, l) {
+            let factor = rank_factor(t, l);
+            if factor > 0 {
                 let (inp, out) = t.lora_dims.unwrap_or((0, 0));
+                // A wrapped fused `gate_up_proj` has rank 2r (`arch/moe_peft.rs`).
+                let rank = l.rank * factor;
                 // PEFT wraps every module `named_modules()` yields; transformers ties a shared
                 // block's parameters, not its modules (Zamba2, `arch/shared.rs`), so every
                 // invocation gets its own adapter (`zamba2.json` `lora`).
@@ -328,7 +325,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                     }
                     scope => (copies, scope),
                 };
-                let per_copy = l.rank as f64 * (inp + out) as f64;
+                let per_copy = rank as f64 * (inp + out) as f64;
                 let a = per_copy * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(scope);
                 summary.params_local += a;
@@ -341,10 +338,10 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                     continue;
                 }
                 adapters += a;
-                let adapter = ParamTensor::new(t.name, &[l.rank, inp + out], t.scope, t.tp);
+                let adapter = ParamTensor::new(t.name, &[rank, inp + out], t.scope, t.tp);
                 adapter_states += optimizer_state_bytes(training.optimizer, &adapter, ab.state) * copies;
                 // PEFT's lora_A (r × in) and lora_B (out × r) are separate tensors.
-                paged += (paged_state_bytes(training.optimizer, (l.rank * inp) as f64) + paged_state_bytes(training.optimizer, (l.rank * out) as f64)) * copies;
+                paged += (paged_state_bytes(training.optimizer, (rank * inp) as f64) + paged_state_bytes(training.optimizer, (rank * out) as f64)) * copies;
                 summary.trainable_local += a;
                 if t.scope.in_blocks() {
                     summary.block_params_local += a / layout.layers_on_stage.max(1.0);

@@ -331,7 +331,7 @@ fn nf4_dequantised_weight(i: &TemporaryInputs) -> Option<(Moment, f64)> {
     let lora = i.training.lora.as_ref().filter(|l| l.base == crate::model::inputs::LoraBase::Nf4)?;
     // The 4-bit weights are the blocks' linears (`ParamTensor::linear`, as `states.rs` counts them);
     // a tensor-parallel rank dequantises its own shard.
-    let largest = i.tensors.iter().filter(|t| t.is_quantized_linear()).map(|t| t.numel() / i.layout.tp.max(1.0)).fold(0.0, f64::max);
+    let largest = i.tensors.iter().filter(|t| crate::model::lora_reach::quantized(t, lora)).map(|t| t.numel() / i.layout.tp.max(1.0)).fold(0.0, f64::max);
     if largest == 0.0 {
         return None;
     }

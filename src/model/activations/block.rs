@@ -7,6 +7,7 @@ use super::attention::attention_terms;
 use super::lora::adapter_intermediates;
 use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
+use super::moe_lora::moe_lora_terms;
 use super::norm::residual_norm;
 use super::per_layer::per_layer_block_terms;
 use super::shared::shared_block_terms;
@@ -52,6 +53,9 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
     }
     let before = out.len();
     mlp_terms(t, c, out);
+    if let (Some(moe), Some(l)) = (t.moe.as_ref().filter(|m| m.peft.fused), &c.lora) {
+        moe_lora_terms(t, moe, c, l, out);
+    }
     if placement == Placement::ParallelShared && !c.mixed {
         // The MLP reads the attention norm's output, already saved for q/k/v.
         out.iter_mut().skip(before).filter(|a| a.name == "MLP inputs" || a.name == "MoE inputs").for_each(|a| a.bytes = 0.0);
@@ -60,11 +64,11 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
         push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
     }
     if let Some(l) = &c.lora {
-        use crate::model::arch::LinearKind::{Down, Gate, Up, K, O, Q, V};
+        use crate::model::arch::LinearKind::{K, O, Q, V};
         let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
         // A non-gated MLP has no gate linear: its `fc1` is the up projection.
-        let reads = if t.mlp.gated { l.adapted(&[Gate, Up], t.mlp.fused_gate_up) } else { l.adapted(&[Up], false) };
-        let mlp = reads + l.adapted(&[Down], false);
+        let (reads, downs) = super::mlp::dense_adapters(t, l);
+        let mlp = reads + downs;
         push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
         push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }

@@ -27,12 +27,12 @@
 
 use super::lora::adapter_inputs;
 use super::norm::linear_inputs;
-use super::term::{push, ActTerm, Ctx, Place, Split};
+use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{Activation, LinearKind, MlpPart, MoePart, Router, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 
 /// Bytes per token and intermediate feature of a dense MLP's internals.
-fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
+pub(super) fn per_feature(mlp: &MlpPart, c: &Ctx) -> f64 {
     if c.liger && liger_gated(mlp) {
         // a, b (saved by Liger's Function) and the product (the down projection's input).
         return 3.0 * c.x;
@@ -61,7 +61,7 @@ fn liger_gated(mlp: &MlpPart) -> bool {
 /// Of [`per_feature`], the bytes saved only as the down projection's input (x for the gated
 /// and fused activations; ReLU keeps its own output, and the op-by-op activations are left as
 /// they are).
-fn down_input_only(mlp: &MlpPart, c: &Ctx) -> f64 {
+pub(super) fn down_input_only(mlp: &MlpPart, c: &Ctx) -> f64 {
     match mlp.activation {
         Activation::Silu | Activation::Gelu | Activation::GeluTanh => c.x,
         _ => 0.0,
@@ -85,11 +85,12 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let dense = Place::Block(Scope::DenseMlp);
     let f = t.mlp.ffn as f64;
     if let Some(l) = &c.lora {
-        // Frozen gate/up/down keep no input; their adapters do (`lora.rs`).
-        let readers = if t.mlp.gated { l.adapted(&[LinearKind::Gate, LinearKind::Up], t.mlp.fused_gate_up) } else { l.adapted(&[LinearKind::Up], false) };
+        // Frozen gate/up/down keep no input; their adapters do (`lora.rs`), unless PEFT's
+        // conversion took their names (`moe_lora.rs`).
+        let (readers, downs) = dense_adapters(t, l);
         push(out, "MLP inputs", adapter_inputs(c, l, h, readers, false), Split::Sequence, dense);
         let internals = (per_feature(&t.mlp, c) - down_input_only(&t.mlp, c)) * tok * f;
-        let down = adapter_inputs(c, l, f, l.adapted(&[LinearKind::Down], false), down_input_only(&t.mlp, c) == 0.0);
+        let down = adapter_inputs(c, l, f, downs, down_input_only(&t.mlp, c) == 0.0);
         push(out, "MLP intermediates", internals + down, Split::Tensor, dense);
     } else {
         push(out, "MLP inputs", linear_inputs(c, h, input_consumers(&t.mlp)), Split::Sequence, dense);
@@ -104,16 +105,38 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     }
 }
 
+/// Adapted linears of a dense MLP reading its input, and adapted down projections (none
+/// where PEFT's MoE conversion took the names `gate_proj`, `up_proj`, `down_proj`).
+pub(super) fn dense_adapters(t: &TransformerArch, l: &LoraCtx) -> (f64, f64) {
+    if t.moe.as_ref().is_some_and(|m| m.peft.drops_linear("gate_proj")) {
+        return (0.0, 0.0);
+    }
+    let readers = if t.mlp.gated { l.adapted(&[LinearKind::Gate, LinearKind::Up], t.mlp.fused_gate_up) } else { l.adapted(&[LinearKind::Up], false) };
+    (readers, l.adapted(&[LinearKind::Down], false))
+}
+
+/// Bytes of the int64 sort indices and offsets of one routed slot (3.5 and 4 int64s).
+pub(super) fn slot_indices(mlp: &MlpPart) -> f64 {
+    if mlp.activation == Activation::SwigluClamped {
+        4.0 * INT64
+    } else {
+        3.5 * INT64
+    }
+}
+
 fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>) {
+    if c.lora.is_some() && moe.peft.fused {
+        // PEFT's LoRA on fused experts: `moe_lora.rs`, from the block.
+        return;
+    }
     let place = Place::Block(Scope::MoeLayer);
     let h = t.hidden as f64;
     let tok = c.tokens;
     let (k, e, f) = (moe.top_k.max(1) as f64, moe.experts as f64, moe.expert_ffn as f64);
     let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
     push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
-    // int64 sort indices and offsets per routed slot (3.5 and 4 int64s), fp32 expert counts.
-    let indices = if t.mlp.activation == Activation::SwigluClamped { 4.0 * INT64 } else { 3.5 * INT64 };
-    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + F32 * e;
+    // int64 sort indices and offsets per routed slot, fp32 expert counts.
+    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + slot_indices(&t.mlp)) + F32 * e;
     push(out, "routed expert activations", routed, Split::Tensor, place);
     push(out, "router scores and top-k", router_saved(moe, c, h), Split::Sequence, place);
     if moe.shared_ffn > 0 {
@@ -130,7 +153,7 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
 /// experts (4·E per token), int64 top-k indices (8·k), and the routing weights as the family
 /// computes them. DeepSeek's router weight stays fp32 in a bf16 model, so its input is copied
 /// to fp32 (4·h per token).
-fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
+pub(super) fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
     let (k, e) = (moe.top_k.max(1) as f64, moe.experts as f64);
     let fp32_input = if c.bf16 { F32 * h } else { 0.0 };
     // fp32 scores over the experts, int64 top-k indices, then the routing weights: fp32 (Mixtral),

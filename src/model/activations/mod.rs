@@ -24,6 +24,7 @@ mod mixer;
 mod mixer_torch;
 pub use mixer_torch::torch_fallback_modelled;
 mod mlp;
+mod moe_lora;
 mod norm;
 mod per_layer;
 pub mod resnet;
@@ -122,6 +123,7 @@ fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {
         Split::Tensor => term.bytes / layout.tp,
         Split::Sequence if sp => term.bytes / layout.tp,
         Split::Sequence => term.bytes,
+        Split::Experts => term.bytes / (layout.tp * layout.ep),
     }
 }
 

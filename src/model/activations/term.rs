@@ -12,6 +12,9 @@ pub enum Split {
     Tensor,
     /// Norm inputs, dropout masks, block inputs: divided by t only with sequence parallelism.
     Sequence,
+    /// Copies of the routed experts' weights: divided by t and by the expert-parallel degree
+    /// (each rank holds E/ep experts).
+    Experts,
 }
 
 /// Where in the model a term sits.

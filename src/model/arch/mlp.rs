@@ -11,7 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use super::moe_peft::MoePeft;
+use super::param::{check_dim, LinearKind, ParamTensor, PeftReach, Scope, TpSplit};
 use crate::error::InputError;
 
 const GATE: &[LinearKind] = &[LinearKind::Gate];
@@ -111,6 +112,10 @@ pub struct MoePart {
     /// Experts have biases (gpt-oss).
     pub expert_bias: bool,
     pub router: Router,
+    /// How the experts are stored, and so what PEFT's LoRA reaches (`moe_peft.rs`). Left out
+    /// of the JSON when the default (one linear per expert).
+    #[serde(skip_serializing_if = "MoePeft::is_default")]
+    pub peft: MoePeft,
 }
 
 impl Default for MoePart {
@@ -127,6 +132,7 @@ impl Default for MoePart {
             router_bias: false,
             expert_bias: false,
             router: Router::Softmax,
+            peft: MoePeft::default(),
         }
     }
 }
@@ -163,19 +169,38 @@ impl MoePart {
         layers / every - self.first_dense.min(layers) / every
     }
 
-    /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`.
+    /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`;
+    /// fused experts are one gate-up and one down matrix per expert, each reached by PEFT as
+    /// `moe_peft.rs` says.
     pub fn param_tensors(&self, mlp: &MlpPart, h: u64, out: &mut Vec<ParamTensor>) {
-        out.push(ParamTensor::new("router", &[self.experts, h], Scope::MoeLayer, TpSplit::Replicated));
+        let router = ParamTensor::new("router", &[self.experts, h], Scope::MoeLayer, TpSplit::Replicated);
+        out.push(match self.peft.router_reach() {
+            Some(reach) => router.peft_target(reach, h, self.experts),
+            None => router,
+        });
         if self.router_bias {
             out.push(ParamTensor::vector("router.bias", self.experts, Scope::MoeLayer, TpSplit::Replicated));
         }
         if self.shared_ffn > 0 {
             push_mlp(mlp, h, self.shared_ffn, Scope::MoeLayer, mlp.bias, out);
             if self.shared_gate {
-                out.push(ParamTensor::new("shared_expert_gate", &[1, h], Scope::MoeLayer, TpSplit::Replicated));
+                let gate = ParamTensor::new("shared_expert_gate", &[1, h], Scope::MoeLayer, TpSplit::Replicated);
+                // An `nn.Linear(h, 1)` in transformers 5, which only "all-linear" names.
+                out.push(if self.peft.fused { gate.peft_target(PeftReach::AllLinearModule, h, 1) } else { gate });
             }
         }
-        push_mlp(mlp, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
+        let start = out.len();
+        if self.peft.fused {
+            let fused = MlpPart { fused_gate_up: mlp.gated, ..mlp.clone() };
+            push_mlp(&fused, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
+        } else {
+            push_mlp(mlp, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
+        }
+        for t in &mut out[start..] {
+            if let Some(kinds) = t.linear {
+                t.peft = self.peft.expert_reach(kinds.len());
+            }
+        }
     }
 }
 

@@ -122,6 +122,25 @@ impl LinearKind {
     pub const MIXER: [LinearKind; 5] = [LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::XProj, LinearKind::DtProj, LinearKind::MixerOut];
 }
 
+/// How PEFT 0.21's LoRA reaches a tensor (`model::lora_reach` decides, for a run's targets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PeftReach {
+    /// An `nn.Linear` adapted (`lora.Linear`) when one of its kinds is among the targets.
+    #[default]
+    Module,
+    /// An `nn.Linear` no kind names (Qwen's `shared_expert_gate`, Llama 4's and PhiMoE's
+    /// routers): only `target_modules="all-linear"` reaches it.
+    AllLinearModule,
+    /// A parameter PEFT wraps with `lora.ParamWrapper` after its transformers v4 → v5 config
+    /// conversion (`arch/moe_peft.rs`): rank × `rank_factor` per expert; `all_linear_only`
+    /// for the router's `gate.weight`, which only "all-linear" names.
+    Wrapped { rank_factor: u64, all_linear_only: bool },
+    /// Never adapted: fused expert parameters PEFT does not convert, or a linear whose name
+    /// the conversion moves to `target_parameters` (the shared experts' and dense layers'
+    /// `gate_proj`/`up_proj`/`down_proj` of the Qwen2-MoE pattern).
+    Unreached,
+}
+
 /// One parameter tensor of the model (or one per block / per expert, see `scope`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamTensor {
@@ -144,6 +163,8 @@ pub struct ParamTensor {
     pub adapter_bypassed: bool,
     /// An embedding lookup table (read by index, never cast by autocast).
     pub table: bool,
+    /// How PEFT's LoRA reaches it ([`PeftReach`]).
+    pub peft: PeftReach,
 }
 
 impl ParamTensor {
@@ -152,12 +173,18 @@ impl ParamTensor {
         let mut shape = [1; 4];
         let ndim = dims.len().min(4);
         shape[..ndim].copy_from_slice(&dims[..ndim]);
-        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, adapter_bypassed: false, table: false }
+        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, adapter_bypassed: false, table: false, peft: PeftReach::Module }
     }
 
     /// The weight `[out, in]` of a linear layer that LoRA may adapt.
     pub fn linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64, scope: Scope) -> Self {
         ParamTensor { linear: Some(kinds), lora_dims: Some((inp, out)), ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded) }
+    }
+
+    /// How PEFT reaches this tensor, an adapter of `(in, out)` features per copy when it does
+    /// (a router's `[experts, hidden]` weight is `(hidden, experts)`).
+    pub fn peft_target(self, reach: PeftReach, inp: u64, out: u64) -> Self {
+        ParamTensor { peft: reach, lora_dims: Some((inp, out)), ..self }
     }
 
     /// This linear's weight read directly by the forward (`adapter_bypassed`).
@@ -190,6 +217,12 @@ impl ParamTensor {
     /// it did before its linears were LoRA targets (not measured).
     pub fn is_quantized_linear(&self) -> bool {
         self.linear.is_some() && self.scope != Scope::Tower
+    }
+
+    /// A routed expert's share of transformers 5's fused 3-D expert parameters (an
+    /// `nn.Parameter`, not an `nn.Linear`: `moe_peft.rs`).
+    pub fn is_fused_expert(&self) -> bool {
+        self.scope == Scope::Expert && self.peft != PeftReach::Module
     }
 
     /// Whether autocast casts this tensor for a matmul or convolution (every weight matrix

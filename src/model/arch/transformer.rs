@@ -13,7 +13,7 @@ use super::attention::AttentionPart;
 use super::mixer::HybridPart;
 use super::mlp::{MlpPart, MoePart};
 use super::norm::NormPart;
-use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, ParamTensor, PeftReach, Scope, TpSplit};
 use super::per_layer::PerLayerInputs;
 use super::tower::VisionTower;
 use crate::error::InputError;
@@ -228,6 +228,9 @@ impl TransformerArch {
         }
         if let Some(moe) = &self.moe {
             moe.param_tensors(&self.mlp, self.hidden, &mut out);
+            for t in out.iter_mut().filter(|t| t.scope != Scope::Expert && t.linear.is_some() && moe.peft.drops_linear(t.name)) {
+                t.peft = PeftReach::Unreached;
+            }
         }
         self.output_tensors(&mut out);
         if let Some(tower) = &self.tower {
