@@ -194,7 +194,7 @@ pub fn temporary_buffers(i: &TemporaryInputs, ledger: &mut Ledger) {
             transients.extend(loss_transients(arch, t, head_grad_bytes, tokens, layout.tp));
         }
         if crate::model::activations::transformer::effective_attention(arch, t) == Attention::Eager {
-            let s = arch.sample_tokens(t.seq_len, t.image_size, t.visual()) as f64;
+            let s = if arch.stack == Stack::Vision { t.seq_len.max(1) } else { arch.sample_tokens(t.seq_len, t.image_size, t.visual()) } as f64;
             transients.push((
                 Moment::SoftmaxBackward,
                 "softmax backward buffers",
