@@ -87,6 +87,7 @@ pub fn gemma3n_text(c: &Keys) -> Result<TransformerArch, InputError> {
         kv_shared_layers,
         kv_shared_sliding: sliding[first_shared..].iter().filter(|s| **s).count() as u64,
         sparse_layers: sparse_layers(c, layers)?,
+        wide_shared_mlp: false,
     };
     let key = if c.has("hidden_activation") || !c.has("hidden_act") { "hidden_activation" } else { "hidden_act" };
     Ok(TransformerArch {

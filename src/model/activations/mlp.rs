@@ -148,6 +148,9 @@ fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
         Router::SigmoidNormalized => c.x * e + INT64 * k + c.x * k + c.x,
         Router::SigmoidRaw => c.x * e + INT64 * k,
         Router::TopKSoftmax => INT64 * k + c.x * k,
+        // Gemma 4: Qwen3-MoE's fp32 softmax, top-k and sum, then the per-expert scales
+        // gathered by index and multiplied in (both factors kept, k each).
+        Router::ScaledSoftmax => F32 * e + (INT64 + F32) * k + F32 + 2.0 * F32 * k,
     };
     per_token * c.tokens
 }

@@ -65,6 +65,10 @@ pub enum Router {
     SigmoidRaw,
     /// Top-k of the logits, then a softmax over those k (gpt-oss).
     TopKSoftmax,
+    /// Gemma 4's `Gemma4TextRouter` (`modeling_gemma4.py` lines 1294–1328): the input
+    /// RMS-normed without weight, times a learned `scale` (h) and h^-0.5, `proj`, an fp32
+    /// softmax, top-k renormalised by their sum, times a learned `per_expert_scale` (E).
+    ScaledSoftmax,
 }
 
 /// A dense feed-forward block.
@@ -111,6 +115,14 @@ pub struct MoePart {
     /// Experts have biases (gpt-oss).
     pub expert_bias: bool,
     pub router: Router,
+    /// The experts run beside the block's dense MLP rather than instead of it, each branch
+    /// with its own norms (Gemma 4's `enable_moe_block`: `pre_feedforward_layernorm_2`,
+    /// `post_feedforward_layernorm_1` and `_2`, `modeling_gemma4.py` lines 1352–1357, 1400–1413).
+    pub beside_dense: bool,
+    /// The experts are 3-D parameters (`gate_up_proj` E×2f×h, `down_proj` E×h×f), not
+    /// linears: PEFT's target names and bitsandbytes' quantisation do not reach them
+    /// (Gemma 4's `Gemma4TextExperts`, `modeling_gemma4.py` lines 1255–1265).
+    pub fused_experts: bool,
 }
 
 impl Default for MoePart {
@@ -127,6 +139,8 @@ impl Default for MoePart {
             router_bias: false,
             expert_bias: false,
             router: Router::Softmax,
+            beside_dense: false,
+            fused_experts: false,
         }
     }
 }
@@ -169,13 +183,27 @@ impl MoePart {
         if self.router_bias {
             out.push(ParamTensor::vector("router.bias", self.experts, Scope::MoeLayer, TpSplit::Replicated));
         }
+        if self.router == Router::ScaledSoftmax {
+            out.push(ParamTensor::vector("router.scale", h, Scope::MoeLayer, TpSplit::Replicated));
+            out.push(ParamTensor::vector("router.per_expert_scale", self.experts, Scope::MoeLayer, TpSplit::Replicated));
+        }
         if self.shared_ffn > 0 {
             push_mlp(mlp, h, self.shared_ffn, Scope::MoeLayer, mlp.bias, out);
             if self.shared_gate {
                 out.push(ParamTensor::new("shared_expert_gate", &[1, h], Scope::MoeLayer, TpSplit::Replicated));
             }
         }
-        push_mlp(mlp, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
+        if self.fused_experts {
+            let (f, e) = (self.expert_ffn, Scope::Expert);
+            out.push(ParamTensor::new("experts.gate_up_proj", &[2 * f, h], e, TpSplit::Sharded));
+            out.push(ParamTensor::new("experts.down_proj", &[h, f], e, TpSplit::Sharded));
+            if self.expert_bias {
+                out.push(ParamTensor::vector("experts.gate_up_proj_bias", 2 * f, e, TpSplit::Sharded));
+                out.push(ParamTensor::vector("experts.down_proj_bias", h, e, TpSplit::Replicated));
+            }
+        } else {
+            push_mlp(mlp, h, self.expert_ffn, Scope::Expert, self.expert_bias, out);
+        }
     }
 }
 

@@ -1,0 +1,120 @@
+//! Gemma 4's text model against transformers (`tests/measure/gemma4.py`,
+//! `tests/fixtures/measured/gemma4.json`):
+//! - parameter counts of `Gemma4ForCausalLM` on the meta device (per-layer inputs, 512-wide
+//!   heads on the full-attention layers, no v projection where keys are values, no k/v
+//!   projections in the shared-KV layers, their double-wide MLP, the MoE block beside the
+//!   dense MLP) for the class default, the wrapper's default text config, a config as
+//!   transformers saves it (`per_layer_config`) and variants;
+//! - the bytes of transformers' own `DynamicCache` after a prefill, fp32 and bf16, shorter
+//!   and longer than the sliding window, with each attention kind's shape;
+//! - the tensors the whole model saves for backward on CPU (fp32, eager and sdpa, with and
+//!   without the MoE block, with shared KV);
+//! - PEFT's trainable parameters with every attention and MLP linear targeted.
+
+use headroom::model::arch::{Architecture, BlockSubset, Scope};
+use headroom::{estimate, Scenario};
+use serde_json::{json, Value};
+
+mod hybrid_cases;
+use hybrid_cases::term;
+
+fn fixture() -> Value {
+    hybrid_cases::fixture("gemma4.json")
+}
+
+fn import(config: &Value) -> headroom::import::hf_config::Imported {
+    headroom::import::hf_config::import_hf_config(config).unwrap_or_else(|e| panic!("{config}: {e}"))
+}
+
+#[test]
+fn parameters_equal_transformers_counts() {
+    let f = fixture();
+    let cases = f["params"].as_object().expect("params");
+    assert!(cases.len() >= 13);
+    for (name, case) in cases {
+        let imported = import(&case["input"]);
+        assert_eq!(imported.arch.param_count() as u64, case["param_count"].as_u64().unwrap(), "{name}");
+        assert!(!imported.warnings.iter().any(|w| w.starts_with("approximate")), "{name}: {:?}", imported.warnings);
+        if case["input"]["model_type"] == "gemma4" {
+            // The wrapper: its towers are named as not counted.
+            assert!(imported.warnings[0].contains("vision tower (Gemma4VisionModel"), "{name}: {:?}", imported.warnings);
+        }
+        let Architecture::Transformer(t) = &imported.arch else { panic!("{name}: not a transformer") };
+        // The blocks that compute their own keys and values are those transformers does not mark "reuse".
+        if let Some(modes) = case["kv_sharing_modes"].as_array() {
+            let own = modes.iter().filter(|m| m.as_str() != Some("reuse")).count() as u64;
+            assert_eq!(t.blocks(Scope::Subset(BlockSubset { full: None, own_kv: Some(true) })), own, "{name}");
+        }
+    }
+}
+
+/// The parts differ from the default by what transformers builds: the full layers' v
+/// projections go with `attention_k_eq_v` (5 layers × g·d·h, g = 4, d = 512, h = 2304) and
+/// their k projections shrink to one head; a 256-wide full head takes 5 × (a + 2g)·256·h less.
+#[test]
+fn per_kind_shapes_account_for_the_differences() {
+    let f = fixture();
+    let count = |name: &str| f["params"][name]["param_count"].as_u64().unwrap();
+    let (h, a, g, l_full) = (2304u64, 8u64, 4u64, 5u64);
+    // k_eq_v with one global KV head: no v_proj (g·512·h), k_proj 1·512·h instead of g·512·h.
+    assert_eq!(count("default") - count("default@k_eq_v"), l_full * (g * 512 * h + (g - 1) * 512 * h));
+    // 512 → 256 wide on the full layers: q, k, v and o shrink, and q/k norms by 256 each.
+    assert_eq!(count("default") - count("default@global_hd256_softcap"), l_full * ((2 * a + 2 * g) * 256 * h + 2 * 256));
+}
+
+#[test]
+fn kv_cache_equals_transformers_cache() {
+    let f = fixture();
+    let cases = f["states"].as_object().expect("states");
+    assert_eq!(cases.len(), 8);
+    for (name, case) in cases {
+        let precision = if name.contains("@bfloat16") { "bf16" } else { "fp32" };
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"hf_config": case["input"]},
+            "training": {"micro_batch": case["batch"], "seq_len": case["tokens"], "precision": precision, "mode": "inference"},
+        }))
+        .expect("scenario");
+        let b = estimate(&s);
+        assert_eq!(term(&b, "KV cache"), case["kv_bytes"].as_u64().unwrap(), "{name}");
+    }
+}
+
+/// Bad input names the field.
+#[test]
+fn bad_configs_name_the_field() {
+    let base = json!({"model_type": "gemma4_text", "num_hidden_layers": 4, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]});
+    let with = |k: &str, v: Value| {
+        let mut c = base.clone();
+        c[k] = v;
+        headroom::import::hf_config::import_hf_config(&c).map(|_| ()).unwrap_err().to_string()
+    };
+    assert!(with("num_kv_shared_layers", json!(4)).contains("num_kv_shared_layers"));
+    assert!(with("layer_types", json!(["sliding_attention", "full_attention"])).contains("layer_types"));
+    assert!(with("layer_types", json!(["sliding_attention", "chunked_attention", "sliding_attention", "full_attention"])).contains("layer_types"));
+    assert!(with("enable_moe_block", json!(true)).contains("num_experts"));
+    assert!(with("per_layer_config", json!({"0": {"head_dim": 512}})).contains("per_layer_config"));
+    assert!(with("per_layer_config", json!({"1": {"head_dim": 512}})).contains("per_layer_config"));
+    assert!(with("per_layer_config", json!({"1": {"intermediate_size": 512}, "3": {}})).contains("per_layer_config"));
+    let mut shared = base.clone();
+    shared["layer_types"] = json!(["sliding_attention", "sliding_attention", "full_attention", "full_attention"]);
+    shared["num_kv_shared_layers"] = json!(2);
+    let err = headroom::import::hf_config::import_hf_config(&shared).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("num_kv_shared_layers"), "{err}");
+}
+
+/// PEFT adapts the k/v projections only where they exist (no v_proj where keys are values, no
+/// k/v in the shared layers) and not the experts, which are 3-D parameters: the trainable count
+/// with every attention and MLP linear targeted equals PEFT's.
+#[test]
+fn lora_trainable_count_equals_peft() {
+    let f = fixture();
+    let cases = f["lora"].as_object().expect("lora");
+    assert_eq!(cases.len(), 2);
+    for (name, case) in cases {
+        let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["input"]},
+            "training": {"micro_batch": 2, "seq_len": 16, "precision": "bf16-mixed", "optimizer": "adamw", "lora": {"rank": case["rank"], "targets": ["q", "k", "v", "o", "gate", "up", "down"]}}}))
+        .expect("scenario");
+        let b = estimate(&s);
+        assert_eq!(b.trainable_params, case["trainable_params"].as_u64().unwrap(), "{name}");
+    }
+}
