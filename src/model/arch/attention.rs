@@ -128,6 +128,9 @@ pub struct AttentionPart {
     /// `attention_k_eq_v` on full-attention layers: `v_proj` is `None` and `value_states =
     /// key_states` before the norms, `modeling_gemma4.py` lines 1175–1181, 1213–1214).
     pub values_are_keys: bool,
+    /// A weightless RMSNorm over each value head (Gemma 3n's and Gemma 4's `v_norm`,
+    /// `with_scale=False`: no parameters, but saved tensors).
+    pub v_norm: bool,
     /// The full-attention blocks' own head width and key/value heads (Gemma 4's global
     /// layers); `None`: every block has this shape.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -158,6 +161,7 @@ impl Default for AttentionPart {
             eager_softmax_fp32: None,
             output_gate: false,
             values_are_keys: false,
+            v_norm: false,
             full_layers: None,
         }
     }

@@ -398,13 +398,16 @@ impl TransformerArch {
         }
     }
 
-    /// The blocks that cache keys and values, by attention shape: (the attention part, the
-    /// blocks of that shape that keep their own cache). One group for a stack of one shape
-    /// (its sliding layers among the own-KV blocks as [`Self::mean_cached_tokens`] counts
-    /// them); one per kind where the full-attention blocks have their own shape (Gemma 4).
+    /// The blocks that cache keys and values, by attention shape: (the attention part with its
+    /// sliding layers among them, the blocks of that shape that keep their own cache). One group
+    /// for a stack of one shape; one per kind where the full-attention blocks have their own
+    /// shape (Gemma 4).
     pub fn cache_groups(&self) -> Vec<(AttentionPart, u64)> {
         if self.attention.full_layers.is_none() {
-            return vec![(self.attention.clone(), self.attention_layers())];
+            // Gemma 3n: the shared-KV blocks (and their sliding ones) keep nothing.
+            let (shared, shared_sliding) = self.per_layer.as_ref().map_or((0, 0), |pl| (pl.kv_shared_layers, pl.kv_shared_sliding));
+            let sliding_layers = self.attention.sliding_layers.saturating_sub(shared_sliding);
+            return vec![(AttentionPart { sliding_layers, ..self.attention.clone() }, self.attention_layers().saturating_sub(shared))];
         }
         self.attention
             .kinds()
@@ -415,6 +418,45 @@ impl TransformerArch {
                 (AttentionPart { sliding_layers, ..part }, own)
             })
             .collect()
+    }
+
+    /// The blocks' attention in groups of one shape and one key/value source: (the attention
+    /// part, its sliding layers counted within the group; the group's blocks; whether they
+    /// compute their own keys and values). One group for a stack of one shape without
+    /// shared-KV blocks (hybrid stacks too: all `layers`, as their activations count them).
+    pub fn attention_groups(&self) -> Vec<(AttentionPart, u64, bool)> {
+        if self.attention.full_layers.is_none() && self.per_layer.as_ref().is_none_or(|pl| pl.kv_shared_layers == 0) {
+            return vec![(self.attention.clone(), self.layers, true)];
+        }
+        let sliding = self.attention.sliding_layers.min(self.layers);
+        let shared_sliding = self.per_layer.as_ref().map_or(0, |pl| pl.kv_shared_sliding.min(sliding));
+        let mut groups = Vec::new();
+        for (full, part) in self.attention.kinds() {
+            for own in [true, false] {
+                let blocks = self.subset_blocks(BlockSubset { full, own_kv: Some(own) });
+                if blocks == 0 {
+                    continue;
+                }
+                let sliding_layers = match full {
+                    Some(true) => 0,
+                    Some(false) => blocks,
+                    None if own => sliding - shared_sliding,
+                    None => shared_sliding,
+                };
+                groups.push((AttentionPart { sliding_layers, ..part.clone() }, blocks, own));
+            }
+        }
+        groups
+    }
+
+    /// The dense MLP's width averaged over the blocks: the shared-KV blocks' is twice as wide
+    /// with Gemma 4's `use_double_wide_mlp` (`per_layer.rs`).
+    pub fn mean_dense_ffn(&self) -> f64 {
+        let f = self.mlp.ffn as f64;
+        match &self.per_layer {
+            Some(pl) if pl.wide_shared_mlp => f * (1.0 + pl.kv_shared_layers.min(self.layers) as f64 / self.layers.max(1) as f64),
+            _ => f,
+        }
     }
 
     /// Whether the model uses rotary position embeddings.
