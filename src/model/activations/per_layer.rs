@@ -37,6 +37,7 @@
 use super::norm::{linear_inputs, residual_norm};
 use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{PerLayerInputs, Scope, TransformerArch};
+use crate::model::dtype::F32;
 
 /// AltUp, LAuReL and the per-layer input path, per block.
 pub fn per_layer_block_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, out: &mut Vec<ActTerm>) {
@@ -78,7 +79,10 @@ pub fn per_layer_edge_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, o
     let projection_norm = 2.0 * c.r * c.tokens * lp + 2.0 * c.r * c.tokens * t.layers as f64;
     let magnitudes = c.r * c.tokens * (2.0 + 2.0 * (n - 1.0));
     if lp > 0.0 {
-        push(out, "per-layer inputs", projection_norm + c.r * c.tokens * lp + linear_inputs(c, h, 1.0), Split::Sequence, Place::Input);
+        // Without AltUp (Gemma 4) the first block's input norm reads the same embeddings the
+        // projection keeps: one storage, counted with the block, unless autocast casts a copy.
+        let embeddings = if n == 0.0 && !c.mixed && c.r == F32 { 0.0 } else { linear_inputs(c, h, 1.0) };
+        push(out, "per-layer inputs", projection_norm + c.r * c.tokens * lp + embeddings, Split::Sequence, Place::Input);
     }
     if n > 0.0 {
         push(out, "AltUp projections", (n - 1.0) * 2.0 * u + magnitudes, Split::Sequence, Place::Input);
