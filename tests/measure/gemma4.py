@@ -25,6 +25,11 @@ once per storage), fp32 on CPU, train mode, use_cache=False, batch 2, two sequen
 eager and sdpa attention, with and without the MoE block; the bytes by module path (layer
 indices dropped) beside the total.
 
+lora_activations: the same whole-model count under PEFT LoRA (r = 4, lora_dropout 0, every
+attention and MLP linear targeted), fp32, sdpa, s = 64 and 128, on the shared-KV config (no
+k/v projections to adapt in its shared layers, no v projection in its full layers) and the
+MoE config (the experts are not adapted).
+
 Run: /work/venv/bin/python tests/measure/gemma4.py
 """
 import json
@@ -173,9 +178,32 @@ def activations():
     return out
 
 
+def lora_activations():
+    from peft import LoraConfig, get_peft_model
+    out = {}
+    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    for cname, kw in (("tiny_shared", TINY_SHARED), ("tiny_moe", TINY_MOE)):
+        for seq in (64, 128):
+            c = Gemma4TextConfig(**{**kw, "use_cache": False}, attn_implementation="sdpa")
+            torch.manual_seed(0)
+            m = get_peft_model(Gemma4ForCausalLM(c), LoraConfig(r=4, lora_alpha=8, target_modules=targets, lora_dropout=0.0))
+            m.train()
+            rec = SavedTensorRecorder(m)
+            ids = torch.randint(0, kw["vocab_size_per_layer_input"], (2, seq))
+            with rec.hooks():
+                loss = m(input_ids=ids, labels=ids).loss
+            total, _, _ = rec.totals()
+            key = f"{cname}@lora_r4_s{seq}"
+            out[key] = {"input": {"model_type": "gemma4_text", **kw}, "batch": 2, "seq_len": seq, "precision": "fp32", "attention": "sdpa",
+                        "rank": 4, "targets": targets, "model_saved_bytes": total}
+            print(key, total)
+            loss.backward()
+    return out
+
+
 def main():
     data = {"torch": torch.__version__, "transformers": transformers.__version__, "params": params(), "lora": lora(),
-            "states": states(), "activations": activations()}
+            "states": states(), "activations": activations(), "lora_activations": lora_activations()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")

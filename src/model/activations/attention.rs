@@ -18,7 +18,7 @@
 
 use super::lora::adapter_inputs;
 use super::norm::{linear_inputs, norm_in_run, norm_saved, weight_operand};
-use super::term::{push, push_core, ActTerm, Ctx, Place, Split};
+use super::term::{push, push_core, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{AttentionPart, LinearKind, NormKind, QkNorm, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{Attention, Checkpointing, Training};
@@ -129,6 +129,29 @@ fn group_terms(t: &TransformerArch, a: &AttentionPart, blocks: u64, own_kv: bool
     }
 }
 
+/// The input projections a block has: q, k and v; q and k where the values are the keys
+/// (Gemma 4's full layers); q alone in a shared-KV block.
+fn own_projections(a: &AttentionPart, own_kv: bool) -> &'static [LinearKind] {
+    match (own_kv, a.values_are_keys) {
+        (false, _) => &[LinearKind::Q],
+        (true, true) => &[LinearKind::Q, LinearKind::K],
+        (true, false) => &[LinearKind::Q, LinearKind::K, LinearKind::V],
+    }
+}
+
+/// LoRA-adapted attention linears per block, averaged over the blocks' attention groups
+/// (`TransformerArch::attention_groups`): a shared-KV block has no k or v projection to adapt,
+/// a block whose values are its keys no v projection.
+pub fn adapted_attention_linears(t: &TransformerArch, l: &LoraCtx) -> f64 {
+    let groups = t.attention_groups();
+    let layers = t.layers.max(1) as f64;
+    let per_group = |a: &AttentionPart, own_kv: bool| l.adapted(own_projections(a, own_kv), a.fused_qkv) + l.adapted(&[LinearKind::O], false);
+    match groups.as_slice() {
+        [(a, _, own_kv)] => per_group(a, *own_kv),
+        _ => groups.iter().map(|(a, blocks, own_kv)| per_group(a, *own_kv) * *blocks as f64 / layers).sum(),
+    }
+}
+
 /// Inputs of the q/k/v projections, and MLA's latent path.
 fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, own_kv: bool, place: Place, out: &mut Vec<ActTerm>) {
     let tok = c.tokens;
@@ -143,7 +166,7 @@ fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, own_kv: bool, place: Pl
         push(out, "MLA latent norms and up-projection inputs", latent, Split::Sequence, place);
     } else if let Some(l) = &c.lora {
         // Frozen q/k/v keep no input; their adapters do (`lora.rs`).
-        let n = if own_kv { l.adapted(&[LinearKind::Q, LinearKind::K, LinearKind::V], a.fused_qkv) } else { l.adapted(&[LinearKind::Q], false) };
+        let n = l.adapted(own_projections(a, own_kv), a.fused_qkv);
         push(out, "q/k/v projection inputs", adapter_inputs(c, l, h, n, false), Split::Sequence, place);
     } else {
         let consumers = if a.fused_qkv || !own_kv {

@@ -117,9 +117,19 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
     }
     // int64 sort indices and offsets per routed slot (3.5 and 4 int64s), fp32 expert counts.
     let indices = if t.mlp.activation == Activation::SwigluClamped { 4.0 * INT64 } else { 3.5 * INT64 };
-    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + F32 * e;
+    // Fused 3-D experts LoRA cannot adapt stay frozen: the gathered input and the down
+    // projection's input are kept for no weight's gradient (measured for Gemma 4 under PEFT in
+    // `gemma4.json`'s `lora_activations`).
+    let frozen = c.lora.is_some() && moe.fused_experts;
+    let routed = if frozen {
+        k * tok * (c.x * h + (per_feature(&t.mlp, c) - down_input_only(&t.mlp, c)) * f + indices) + F32 * e
+    } else {
+        k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + indices) + F32 * e
+    };
     push(out, "routed expert activations", routed, Split::Tensor, place);
-    push(out, "router scores and top-k", router_saved(moe, c, h), Split::Sequence, place);
+    // Gemma 4's frozen per-expert scale: its product keeps the gathered scales only.
+    let frozen_scale = if c.lora.is_some() && moe.router == Router::ScaledSoftmax { F32 * k * tok } else { 0.0 };
+    push(out, "router scores and top-k", router_saved(moe, c, h) - frozen_scale, Split::Sequence, place);
     if moe.shared_ffn > 0 {
         let mut shared = per_feature(&t.mlp, c) * tok * moe.shared_ffn as f64;
         if moe.shared_gate {
@@ -143,7 +153,10 @@ fn beside_dense_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let kind = t.norm.kind;
     let residual_kept = if c.r == F32 { c.r * c.tokens * h } else { 0.0 };
     let weightless = norm_saved(kind, c.tokens, h, c.r) - weight_operand(kind, c.tokens, h, c.r) - residual_kept;
-    push(out, "MoE router input (norm, scale, projection)", weightless + c.r * c.tokens * h + linear_inputs(c, h, 1.0), Split::Sequence, place);
+    // Under LoRA the scale and `proj` are frozen: the normalised tensor and proj's input are
+    // kept for no gradient.
+    let scaled = if c.lora.is_some() { 0.0 } else { c.r * c.tokens * h + linear_inputs(c, h, 1.0) };
+    push(out, "MoE router input (norm, scale, projection)", weightless + scaled, Split::Sequence, place);
     let norm = residual_norm(kind, c, h);
     push(out, "MoE branch norms", 2.0 * norm + norm - c.r * c.tokens * h, Split::Sequence, place);
 }

@@ -28,6 +28,9 @@
 //!   per token), each side one target magnitude and its mean (2 per token); the unembedding
 //!   projections read the last layer's n streams (n·U).
 //!
+//! Under LoRA (a frozen base, measured for Gemma 4 in `gemma4.json`'s `lora_activations`) the
+//! per-layer path keeps only the activation's input per block and the per-layer inputs.
+//!
 //! Gemma 4 has the per-layer inputs without AltUp or LAuReL (their terms absent, and no
 //! corrected-stream clone before the gate: `Gemma4TextDecoderLayer.forward`, lines 1412–1419).
 //!
@@ -66,7 +69,15 @@ pub fn per_layer_block_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, 
     if p > 0.0 {
         // With AltUp, the corrected stream's clone the output scale keeps (U).
         let clone = if n > 0.0 { u } else { 0.0 };
-        push(out, "per-layer input gate", clone + linear_inputs(c, h, 1.0) + 2.0 * c.r * c.tokens * p + linear_inputs(c, p, 1.0) + norm, Split::Sequence, place);
+        let path = if c.lora.is_some() {
+            // A frozen base (LoRA; PEFT's usual targets do not name these linears): the gate and
+            // projection keep no input, and the product keeps only the per-layer input, which
+            // carries no gradient from the frozen tables; the activation keeps its input.
+            c.x * c.tokens * p
+        } else {
+            linear_inputs(c, h, 1.0) + 2.0 * c.r * c.tokens * p + linear_inputs(c, p, 1.0)
+        };
+        push(out, "per-layer input gate", clone + path + norm, Split::Sequence, place);
     }
 }
 
@@ -82,7 +93,10 @@ pub fn per_layer_edge_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, o
         // Without AltUp (Gemma 4) the first block's input norm reads the same embeddings the
         // projection keeps: one storage, counted with the block, unless autocast casts a copy.
         let embeddings = if n == 0.0 && !c.mixed && c.r == F32 { 0.0 } else { linear_inputs(c, h, 1.0) };
-        push(out, "per-layer inputs", projection_norm + c.r * c.tokens * lp + embeddings, Split::Sequence, Place::Input);
+        // Under LoRA the tables and the projection are frozen and the embeddings carry no
+        // gradient: only the per-layer inputs the blocks' products keep remain.
+        let computed = if c.lora.is_some() { 0.0 } else { projection_norm + embeddings };
+        push(out, "per-layer inputs", computed + c.r * c.tokens * lp, Split::Sequence, Place::Input);
     }
     if n > 0.0 {
         push(out, "AltUp projections", (n - 1.0) * 2.0 * u + magnitudes, Split::Sequence, Place::Input);
