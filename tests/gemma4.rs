@@ -9,6 +9,7 @@
 //!   and longer than the sliding window, with each attention kind's shape;
 //! - the tensors the whole model saves for backward on CPU (fp32, eager and sdpa, with and
 //!   without the MoE block, with shared KV);
+//! - the same under PEFT LoRA and under autocast to bf16;
 //! - PEFT's trainable parameters with every attention and MLP linear targeted.
 
 use headroom::model::arch::{Architecture, BlockSubset, Scope};
@@ -174,6 +175,31 @@ fn saved_activations_under_lora_against_peft() {
         let measured = case["model_saved_bytes"].as_f64().unwrap();
         let err = (saved as f64 - measured) / measured;
         println!("{name}: Headroom {saved}, PEFT {measured} ({:+.3}%)", 100.0 * err);
+        worst = worst.max(err.abs());
+    }
+    assert!(worst <= 0.03, "worst {:+.3}%", 100.0 * worst);
+}
+
+/// The whole model's saved tensors under autocast to bf16 (CPU autocast, eager attention,
+/// s = 64 and 128, the dense and the shared-KV configs; the MoE config is left out: CPU
+/// autocast keeps the experts' grouped matmuls in fp32) within 3 %; measured +0.32 % to +0.38 %.
+#[test]
+fn saved_activations_under_autocast_against_transformers() {
+    let f = fixture();
+    let cases = f["mixed_activations"].as_object().expect("mixed_activations");
+    assert_eq!(cases.len(), 4);
+    let mut worst = 0.0f64;
+    for (name, case) in cases {
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"hf_config": case["input"]},
+            "training": {"micro_batch": case["batch"], "seq_len": case["seq_len"], "precision": case["precision"], "mode": "train", "optimizer": "adamw", "attention": case["attention"]},
+        }))
+        .expect("scenario");
+        let b = estimate(&s);
+        let saved: u64 = b.terms.iter().chain(&b.uncounted_transients).filter(|t| format!("{:?}", t.lifetime).starts_with("Saved")).map(|t| t.bytes).sum();
+        let measured = case["model_saved_bytes"].as_f64().unwrap();
+        let err = (saved as f64 - measured) / measured;
+        println!("{name}: Headroom {saved}, transformers {measured} ({:+.3}%)", 100.0 * err);
         worst = worst.max(err.abs());
     }
     assert!(worst <= 0.03, "worst {:+.3}%", 100.0 * worst);

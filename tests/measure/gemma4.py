@@ -30,6 +30,12 @@ attention and MLP linear targeted), fp32, sdpa, s = 64 and 128, on the shared-KV
 k/v projections to adapt in its shared layers, no v projection in its full layers) and the
 MoE config (the experts are not adapted).
 
+mixed_activations: the whole-model count under CPU autocast to bf16 (eager attention, whose ops
+autocast treats as on CUDA; autocast's bf16 weight copies are not counted,
+common.ParamCastTracker), s = 64 and 128, the dense and the shared-KV configs. The MoE config
+is left out: CPU autocast keeps the experts' grouped matmuls in fp32 (the same bytes as in an
+fp32 run), which says nothing of a CUDA run.
+
 Run: /work/venv/bin/python tests/measure/gemma4.py
 """
 import json
@@ -37,7 +43,7 @@ import os
 
 import torch
 import transformers
-from common import ModuleStack, SavedTensorRecorder, cache_bytes
+from common import ModuleStack, ParamCastTracker, SavedTensorRecorder, cache_bytes
 from transformers import Gemma4Config, Gemma4ForCausalLM, Gemma4TextConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -201,9 +207,32 @@ def lora_activations():
     return out
 
 
+def mixed_activations():
+    out = {}
+    for cname, kw in (("tiny", TINY), ("tiny_shared", TINY_SHARED)):
+        for seq in (64, 128):
+            c = Gemma4TextConfig(**{**kw, "use_cache": False}, attn_implementation="eager")
+            torch.manual_seed(0)
+            m = Gemma4ForCausalLM(c)
+            m.train()
+            rec = SavedTensorRecorder(m)
+            tracker = ParamCastTracker(rec.param_refs)
+            ids = torch.randint(0, kw["vocab_size_per_layer_input"], (2, seq))
+            with rec.hooks(), tracker, torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = m(input_ids=ids, labels=ids).loss
+            total, _, _ = rec.totals(tracker.cast_refs)
+            key = f"{cname}@bf16_mixed_eager_s{seq}"
+            out[key] = {"input": {"model_type": "gemma4_text", **kw}, "batch": 2, "seq_len": seq, "precision": "bf16-mixed", "attention": "eager",
+                        "model_saved_bytes": total}
+            print(key, total)
+            loss.backward()
+    return out
+
+
 def main():
     data = {"torch": torch.__version__, "transformers": transformers.__version__, "params": params(), "lora": lora(),
-            "states": states(), "activations": activations(), "lora_activations": lora_activations()}
+            "states": states(), "activations": activations(), "lora_activations": lora_activations(),
+            "mixed_activations": mixed_activations()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
