@@ -204,3 +204,19 @@ fn saved_activations_under_autocast_against_transformers() {
     }
     assert!(worst <= 0.03, "worst {:+.3}%", 100.0 * worst);
 }
+
+/// A serving engine's paged cache of Gemma 4 is said to be approximate in how it groups the
+/// two cache shapes; transformers' own cache (exact above) is not.
+#[test]
+fn serving_engines_name_what_is_approximate() {
+    let f = fixture();
+    let input = &f["states"]["tiny_shared@float32_t24"]["input"];
+    let plan = |engine: &str| {
+        let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": input},
+            "training": {"micro_batch": 2, "seq_len": 24, "precision": "bf16", "mode": "inference", "serving": {"engine": engine}}}))
+        .expect("scenario");
+        estimate(&s).warnings.iter().any(|w| w.starts_with("approximate: ") && w.contains("paged KV cache"))
+    };
+    assert!(plan("vllm"));
+    assert!(!plan("transformers"));
+}
