@@ -13,8 +13,8 @@ use super::keys::Keys;
 use crate::error::InputError;
 use crate::model::arch::{AttentionPart, EmbeddingPart, KindShape, MlpPart, MoePart, NormKind, NormPart, PerLayerInputs, Placement, QkNorm, Router, Stack, TransformerArch};
 
-/// `layer_types`, else `__post_init__`'s default (lines 161–166): every sixth layer full, the
-/// rest sliding; the last layer is forced to full attention (lines 168–172). `true`: sliding.
+/// `layer_types`, else `__post_init__`'s default (lines 185–190): every sixth layer full, the
+/// rest sliding; the last layer is forced to full attention (lines 192–196). `true`: sliding.
 fn sliding_flags(c: &Keys, layers: u64) -> Result<Vec<bool>, InputError> {
     let mut sliding = match c.strings("layer_types")? {
         Some(types) if types.len() as u64 == layers => types
@@ -38,7 +38,7 @@ fn sliding_flags(c: &Keys, layers: u64) -> Result<Vec<bool>, InputError> {
 }
 
 /// The full-attention layers' head width and key/value heads: `global_head_dim` (512) and,
-/// with `attention_k_eq_v`, `num_global_key_value_heads` (lines 183–197); or, in a config
+/// with `attention_k_eq_v`, `num_global_key_value_heads` (lines 205–220); or, in a config
 /// saved by transformers (`to_dict` writes `per_layer_config` instead, and `__post_init__`
 /// then ignores the two keys), the overrides of `per_layer_config`, which must name every
 /// full-attention layer with one shape and no sliding layer.
@@ -98,7 +98,7 @@ fn full_shape(c: &Keys, sliding: &[bool], head_dim: u64, kv_heads: u64, k_eq_v: 
 }
 
 /// The shared-KV layers: the last `num_kv_shared_layers`; each layer type they use must be
-/// computed by an earlier layer (`kv_sharing_modes`, lines 201–229). Returns (shared, of them
+/// computed by an earlier layer (`kv_sharing_modes`, lines 222–248). Returns (shared, of them
 /// sliding).
 fn kv_sharing(c: &Keys, sliding: &[bool]) -> Result<(u64, u64), InputError> {
     const KEY: &str = "num_kv_shared_layers";
@@ -147,8 +147,9 @@ fn moe(c: &Keys) -> Result<Option<MoePart>, InputError> {
 }
 
 /// `Gemma4TextConfig` → parts: Gemma-3's sandwich norms, per-head q/k norms and a weightless
-/// `v_norm`, `Gemma4RMSNorm` (fp32, weight multiplied before the cast: lines 196–214), no
-/// attention soft-capping, final logits capped only when `final_logit_softcapping` is set.
+/// `v_norm`, `Gemma4RMSNorm` (x · `torch.pow(mean x² + eps, −0.5)` in fp32, the weight
+/// multiplied before the cast: `modeling_gemma4.py` lines 196–214), no attention
+/// soft-capping, final logits capped only when `final_logit_softcapping` is set.
 pub fn gemma4_text(c: &Keys) -> Result<TransformerArch, InputError> {
     let hidden = c.uint("hidden_size", 2304)?;
     let layers = c.uint("num_hidden_layers", 30)?;
@@ -179,7 +180,7 @@ pub fn gemma4_text(c: &Keys) -> Result<TransformerArch, InputError> {
         }))
     });
     let mut window = c.uint("sliding_window", 512)?;
-    // `use_bidirectional_attention: "all"` halves the window (lines 156–158); "vision" changes
+    // `use_bidirectional_attention: "all"` halves the window (lines 181–183); "vision" changes
     // only the masks of image tokens.
     if c.get("use_bidirectional_attention").and_then(Value::as_str) == Some("all") {
         window = window / 2 + 1;

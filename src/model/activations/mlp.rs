@@ -141,7 +141,7 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
 }
 
 /// Gemma 4's MoE branch beside the dense MLP (`Gemma4TextDecoderLayer.forward`, lines
-/// 1400–1413; measured in `gemma4.json`): the router's weightless norm over the block's
+/// 1391–1403; measured in `gemma4.json`): the router's weightless norm over the block's
 /// residual (its statistics; the residual is kept by `pre_feedforward_layernorm` already when
 /// it is fp32), the normalised tensor the learned `scale` multiplies and `proj`'s input
 /// (`Gemma4TextRouter.forward`, lines 1307–1313); `pre_feedforward_layernorm_2` over the same

@@ -32,7 +32,7 @@
 //! per-layer path keeps only the activation's input per block and the per-layer inputs.
 //!
 //! Gemma 4 has the per-layer inputs without AltUp or LAuReL (their terms absent, and no
-//! corrected-stream clone before the gate: `Gemma4TextDecoderLayer.forward`, lines 1412–1419).
+//! corrected-stream clone before the gate: `Gemma4TextDecoderLayer.forward`, lines 1408–1415).
 //!
 //! Measured in fp32 on CPU (`tests/fixtures/measured/gemma3n.json`, `tests/gemma3n.rs`;
 //! `gemma4.json`, `tests/gemma4.rs`).

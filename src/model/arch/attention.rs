@@ -60,9 +60,9 @@ impl Default for LatentAttention {
 
 /// The head width and key/value heads of the full-attention blocks, where they differ from
 /// the sliding-window blocks' (the fields of [`AttentionPart`] then describe the sliding ones).
-/// Gemma 4 (transformers 5.25 `configuration_gemma4.py` lines 183–197: `global_head_dim`,
+/// Gemma 4 (transformers 5.25 `configuration_gemma4.py` lines 205–220: `global_head_dim`,
 /// `num_global_key_value_heads` when `attention_k_eq_v`, as `per_layer_config` overrides of
-/// the `full_attention` layers; `modeling_gemma4.py` lines 1152–1184 build each layer's
+/// the `full_attention` layers; `modeling_gemma4.py` lines 1152–1189 build each layer's
 /// projections from its `per_layer_config`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindShape {
@@ -126,7 +126,7 @@ pub struct AttentionPart {
     pub output_gate: bool,
     /// No `v_proj`: the values are the key projection's output (Gemma 4's
     /// `attention_k_eq_v` on full-attention layers: `v_proj` is `None` and `value_states =
-    /// key_states` before the norms, `modeling_gemma4.py` lines 1175–1181, 1213–1214).
+    /// key_states` before the norms, `modeling_gemma4.py` lines 1154, 1178–1184, 1218).
     pub values_are_keys: bool,
     /// A weightless RMSNorm over each value head (Gemma 3n's and Gemma 4's `v_norm`,
     /// `with_scale=False`: no parameters, but saved tensors).

@@ -117,7 +117,7 @@ pub struct MoePart {
     pub router: Router,
     /// The experts run beside the block's dense MLP rather than instead of it, each branch
     /// with its own norms (Gemma 4's `enable_moe_block`: `pre_feedforward_layernorm_2`,
-    /// `post_feedforward_layernorm_1` and `_2`, `modeling_gemma4.py` lines 1352–1357, 1400–1413).
+    /// `post_feedforward_layernorm_1` and `_2`, `modeling_gemma4.py` lines 1353–1358, 1391–1403).
     pub beside_dense: bool,
     /// The experts are 3-D parameters (`gate_up_proj` E×2f×h, `down_proj` E×h×f), not
     /// linears: PEFT's target names and bitsandbytes' quantisation do not reach them

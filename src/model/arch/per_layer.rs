@@ -22,10 +22,10 @@
 //!
 //! Gemma 4 (`modeling_gemma4.py`) keeps the per-layer inputs and the shared-KV layers without
 //! AltUp or LAuReL (`altup_inputs` and `laurel_rank` 0): `Gemma4TextModel.__init__` (lines
-//! 1566–1578) builds the same three model-level tensors, `Gemma4TextDecoderLayer.__init__`
-//! (lines 1346–1350) the gate, projection and norm, all only when `hidden_size_per_layer_input`
+//! 1566–1580) builds the same three model-level tensors, `Gemma4TextDecoderLayer.__init__`
+//! (lines 1346–1351) the gate, projection and norm, all only when `hidden_size_per_layer_input`
 //! is above 0 (`width` 0: none); with `use_double_wide_mlp` the shared layers' MLP is twice as
-//! wide (`Gemma4TextMLP.__init__`, lines 1052–1060).
+//! wide (`Gemma4TextMLP.__init__`, lines 1052–1063).
 //!
 //! Counts checked against transformers in `tests/fixtures/measured/gemma3n.json`
 //! (`tests/gemma3n.rs`) and `gemma4.json` (`tests/gemma4.rs`).
