@@ -84,6 +84,10 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
         // Gemma 3n: no shared-KV layers (the default of 15 needs more layers than the property
         // draws) and every layer global, so each added layer adds the same block.
         "gemma3n_text" => set(json!({"num_kv_shared_layers": 0, "layer_types": vec!["full_attention"; layers as usize]})),
+        "gemma4_text" => set(json!({
+            "layer_types": vec!["full_attention"; layers as usize], "global_head_dim": 2 * head_dim, "vocab_size_per_layer_input": vocab,
+            "hidden_size_per_layer_input": 8, "enable_moe_block": true, "num_experts": 4, "top_k_experts": 2, "moe_intermediate_size": ffn / 2,
+        })),
         "resnet" => return json!({"model_type": "resnet", "hidden_sizes": [ffn, 2 * ffn], "depths": [layers, layers], "embedding_size": h}),
         _ => {}
     }

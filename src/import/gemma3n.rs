@@ -54,7 +54,8 @@ fn sparse_layers(c: &Keys, layers: u64) -> Result<u64, InputError> {
 
 /// `Gemma3nTextConfig` → parts: Gemma-3's sandwich norms and per-head q/k norms (`v_norm`
 /// has no weight), no attention soft-capping, final logits capped at 30, `Gemma3nRMSNorm`
-/// (fp32, weight multiplied before the cast: lines 118–136), and the per-layer inputs.
+/// (x · `torch.pow(mean x² + eps, −0.5)` in fp32, weight multiplied before the cast: lines
+/// 118–136, the same code as `Gemma4RMSNorm`: `NormKind::RmsnormPow`), and the per-layer inputs.
 pub fn gemma3n_text(c: &Keys) -> Result<TransformerArch, InputError> {
     let hidden = c.uint("hidden_size", 2048)?;
     let layers = c.uint("num_hidden_layers", 35)?;
@@ -87,6 +88,7 @@ pub fn gemma3n_text(c: &Keys) -> Result<TransformerArch, InputError> {
         kv_shared_layers,
         kv_shared_sliding: sliding[first_shared..].iter().filter(|s| **s).count() as u64,
         sparse_layers: sparse_layers(c, layers)?,
+        wide_shared_mlp: false,
     };
     let key = if c.has("hidden_activation") || !c.has("hidden_act") { "hidden_activation" } else { "hidden_act" };
     Ok(TransformerArch {
@@ -103,11 +105,12 @@ pub fn gemma3n_text(c: &Keys) -> Result<TransformerArch, InputError> {
             qkv_bias: bias,
             out_bias: bias,
             qk_norm: QkNorm::PerHead,
+            v_norm: true,
             sliding_window: c.uint("sliding_window", 512)?,
             sliding_layers: sliding.iter().filter(|s| **s).count() as u64,
             ..AttentionPart::default()
         },
-        norm: NormPart { kind: NormKind::RmsnormFp32Weight, placement: Placement::Sandwich },
+        norm: NormPart { kind: NormKind::RmsnormPow, placement: Placement::Sandwich },
         mlp: MlpPart { ffn, activation: act(c, key, "gelu_pytorch_tanh")?, ..MlpPart::default() },
         per_layer: Some(Box::new(per_layer)),
         use_cache: c.flag("use_cache", true)?,

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::encoders;
 use super::families::{self, Defaults};
 use super::gemma3n;
+use super::gemma4;
 use super::hybrids;
 use super::keys::Keys;
 use super::vlm;
@@ -171,6 +172,7 @@ families! {
         "zamba2" => dec!(zamba2::zamba2),
         "lfm2_moe" => dec!(hybrids::lfm2_moe),
         "olmo_hybrid" => dec!(hybrids::olmo_hybrid),
+        "gemma4_text" => dec!(gemma4::gemma4_text),
     }
 }
 
@@ -226,9 +228,6 @@ const UNMODELLED: &[(&str, &str)] = &[
     ("recurrent_gemma", "RG-LRU recurrent layers"),
     ("rwkv", "RWKV time-mix recurrence"),
     ("xlstm", "mLSTM recurrent layers"),
-    // Measured (family_sweep.json): a Llama-shaped estimate is 31.5% low with per-layer inputs
-    // (E2B/E4B), 1.1% low without, 27.6% low with the MoE block (gemma4_text@moe).
-    ("gemma4_text", "per-layer input embeddings, per-layer head widths (512 on global layers), shared KV layers and the MoE block beside the dense MLP"),
 ];
 
 /// What an import does with a `model_type` none of its families is: an architecture and the
@@ -339,7 +338,13 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         }
         // Gemma 3n's wrapper also holds a Conformer audio tower and both towers' embedders
         // (`Gemma3nModel.__init__`, `modeling_gemma3n.py` lines 1917–1926).
-        let left_out = if model_type == "gemma3n" { "the vision tower (MobileNetV5), the audio tower (Conformer) and their embedders are not" } else { "the vision tower is not" };
+        // Gemma 4's wrapper holds a vision tower, an optional audio tower and their embedders
+        // (`Gemma4Model.__init__`, `modeling_gemma4.py` lines 2230–2249).
+        let left_out = match model_type.as_str() {
+            "gemma3n" => "the vision tower (MobileNetV5), the audio tower (Conformer) and their embedders are not",
+            "gemma4" => "the vision tower (Gemma4VisionModel, when vision_config is set), the audio tower (Gemma4AudioModel, when audio_config is set) and their embedders are not",
+            _ => "the vision tower is not",
+        };
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; {left_out}", imported.model_type));
         if model_type == "mllama" {
             imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());

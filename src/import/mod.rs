@@ -9,6 +9,7 @@ mod eager_softmax;
 mod encoders;
 mod families;
 mod gemma3n;
+mod gemma4;
 pub mod hf_config;
 pub mod hub;
 mod hybrids;

@@ -186,7 +186,14 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
         } else {
             // A hybrid caches K and V in its attention blocks only.
             let attention_blocks = layout.layers_on_stage * t.attention_layers() as f64 / t.layers.max(1) as f64;
-            if attention_blocks > 0.0 {
+            if t.attention.full_layers.is_some() {
+                // Gemma 4: each attention kind caches its own head width and KV heads, the
+                // sliding blocks their window; shared-KV blocks nothing.
+                let share = layout.layers_on_stage / t.layers.max(1) as f64;
+                let kv: f64 =
+                    t.cache_groups().iter().map(|(part, own)| cached_per_token(part, layout) * batch * x * share * *own as f64 * part.mean_cached_tokens(seq, *own)).sum();
+                ledger.add(Component::Activations, "KV cache", kv, KV_FORMULA, Lifetime::WholeStep);
+            } else if attention_blocks > 0.0 {
                 ledger.add(Component::Activations, "KV cache", per_token * attention_blocks * t.mean_cached_tokens(seq), KV_FORMULA, Lifetime::WholeStep);
             }
             if let Some(hy) = &t.hybrid {

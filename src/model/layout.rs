@@ -95,7 +95,7 @@ impl Layout {
             Scope::Layer => self.layers_on_stage,
             // Blocks of this kind on the stage, in proportion (multiplied first: exact counts
             // with a single stage).
-            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross | Scope::Attention | Scope::Mixer | Scope::KvLayer => {
+            Scope::DenseMlp | Scope::MoeLayer | Scope::Cross | Scope::Attention | Scope::Mixer | Scope::KvLayer | Scope::Subset(_) => {
                 self.layers_on_stage * arch.blocks(tensor.scope) as f64 / arch.layers() as f64
             }
             // Every stage that invokes a shared block holds it whole: all of them, an upper

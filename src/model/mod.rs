@@ -375,6 +375,15 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
     warnings.extend(lora_notes::lora_notes(s.training, arch, &tensors.list));
     warnings.extend(mixer_notes::mixer_notes(s.training, arch));
     if let Architecture::Transformer(t) = arch {
+        // Gemma 4's two cache shapes and Gemma 3n's and 4's shared-KV layers in an engine's
+        // paged cache (`serving/kv.rs`): the bytes are the model's, the grouping is not.
+        let kinds = t.attention.full_layers.is_some() || t.per_layer.as_ref().is_some_and(|pl| pl.kv_shared_layers > 0);
+        if s.training.mode == Mode::Inference && s.training.serving.engine != inputs::Engine::Transformers && kinds {
+            warnings.push(format!(
+                "approximate: {}'s paged KV cache holds this model's bytes per token (each attention kind's head width and KV heads, no cache in shared-KV layers), but how the engine groups layers of different page sizes into blocks is not modelled",
+                s.training.serving.engine.name()
+            ));
+        }
         let max_positions = t.embedding.max_positions;
         if max_positions > 0 && s.training.seq_len > max_positions && t.stack != arch::Stack::Vision {
             warnings.push(format!(

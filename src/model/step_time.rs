@@ -53,7 +53,11 @@ fn forward_flops_per_sample(arch: &Architecture, tensors: &Tensors, s: &Inputs) 
             let edge = params(Scope::Output) + head;
             // Per token: each attention block's query attends to its keys (a window in sliding
             // layers); a hybrid's other mixers are linear in the sequence, their matmuls in n.
-            let attention = t.attention_layers() as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key();
+            // Gemma 4's attention kinds each with their own head width, over their own blocks.
+            let attention = match t.attention.full_layers {
+                Some(_) => t.attention_groups().iter().map(|(part, blocks, _)| *blocks as f64 * part.mean_keys(seq, *blocks) * part.flops_per_query_key()).sum(),
+                None => t.attention_layers() as f64 * t.attention.mean_keys(seq, t.layers) * t.attention.flops_per_query_key(),
+            };
             Forward { total: (2.0 * n + attention) * seq, blocks: (2.0 * (n - edge) + attention) * seq, attention: attention * seq, tokens: seq }
         }
         Architecture::Resnet(r) => {

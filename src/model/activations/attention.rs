@@ -17,8 +17,8 @@
 //!   whole `kv_b_proj` output.
 
 use super::lora::adapter_inputs;
-use super::norm::{linear_inputs, norm_in_run};
-use super::term::{push, push_core, ActTerm, Ctx, Place, Split};
+use super::norm::{linear_inputs, norm_in_run, norm_saved, weight_operand};
+use super::term::{push, push_core, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{AttentionPart, LinearKind, NormKind, QkNorm, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{Attention, Checkpointing, Training};
@@ -65,9 +65,30 @@ fn sdpa_kernel(a: &AttentionPart, training: &Training, c: &Ctx, sliding_masked: 
 
 /// The projection inputs, q/k norms and attention core of one attention in `scope`
 /// (`Layer` for self-attention, `Cross` for T5's cross-attention, whose keys and values
-/// come from the encoder output).
+/// come from the encoder output), averaged over the blocks: each group of blocks of one
+/// attention shape and key/value source (`TransformerArch::attention_groups`: Gemma 4's two
+/// kinds, Gemma 3n's and 4's shared-KV blocks) weighted by its share of the blocks.
 pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope: Scope, out: &mut Vec<ActTerm>) {
-    let a = &t.attention;
+    let groups = if scope == Scope::Cross { vec![(t.attention.clone(), t.layers, true)] } else { t.attention_groups() };
+    let layers = t.layers.max(1) as f64;
+    for (a, blocks, own_kv) in &groups {
+        let mut group = Vec::new();
+        group_terms(t, a, *blocks, *own_kv, training, c, scope, &mut group);
+        let share = if groups.len() == 1 { 1.0 } else { *blocks as f64 / layers };
+        for term in group {
+            match out.iter_mut().find(|o| o.name == term.name && o.place == term.place && o.split == term.split) {
+                Some(o) if groups.len() > 1 => o.bytes += share * term.bytes,
+                _ => out.push(ActTerm { bytes: share * term.bytes, ..term }),
+            }
+        }
+    }
+}
+
+/// One group of `blocks` blocks with attention `a`; `own_kv`: they compute their keys and
+/// values (shared-KV blocks read an earlier block's: no k/v projection inputs or norms, and
+/// SDPA keeps the same k and v storages as the block that made them).
+#[allow(clippy::too_many_arguments)]
+fn group_terms(t: &TransformerArch, a: &AttentionPart, blocks: u64, own_kv: bool, training: &Training, c: &Ctx, scope: Scope, out: &mut Vec<ActTerm>) {
     let place = Place::Block(scope);
     let h = t.hidden as f64;
     let tok = c.tokens;
@@ -75,8 +96,8 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
     // Falcon's new architecture broadcasts K and V to every head before attention.
     let (kd, vd) = if a.cache_all_heads { (qd, od) } else { (a.k_width() as f64, a.v_width() as f64) };
 
-    projection_inputs(a, c, t.attention_input_width() as f64, place, out);
-    qk_norms(t, c, place, out);
+    projection_inputs(a, c, t.attention_input_width() as f64, own_kv, place, out);
+    qk_norms(t, a, c, own_kv, place, out);
 
     let rotary = t.rotary() && scope != Scope::Cross;
     // Without the training-time KV cache, a fused projection's v stays a view of the whole
@@ -86,16 +107,16 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
     match effective_attention(t, training) {
         Attention::Sdpa | Attention::Flash => {
             // Sliding-window layers get a mask once the sequence is longer than the window.
-            let sliding_share = if a.sliding_window > 0 && c.s_full > a.sliding_window as f64 { a.sliding_layers.min(t.layers) as f64 / t.layers.max(1) as f64 } else { 0.0 };
+            let sliding_share = if a.sliding_window > 0 && c.s_full > a.sliding_window as f64 { a.sliding_layers.min(blocks) as f64 / blocks.max(1) as f64 } else { 0.0 };
             let mut core = 0.0;
             for (share, sliding) in [(1.0 - sliding_share, false), (sliding_share, true)] {
                 if share > 0.0 {
-                    core += share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding, cache);
+                    core += share * sdpa_core(a, training, c, (qd, kd, vd, od), rotary, sliding, cache, own_kv);
                 }
             }
             push(out, "attention q, k, v, output and logsumexp", core, Split::Tensor, place);
         }
-        Attention::Eager => eager_core(t, c, (qd, kd, vd, od), rotary, place, out),
+        Attention::Eager => eager_core(a, c, (qd, kd, vd, od), rotary, place, out),
     }
     if let Some(l) = &c.lora {
         // o_proj's adapters: SDPA saves its output anyway; eager attention's output is saved only
@@ -108,8 +129,31 @@ pub fn attention_terms(t: &TransformerArch, training: &Training, c: &Ctx, scope:
     }
 }
 
+/// The input projections a block has: q, k and v; q and k where the values are the keys
+/// (Gemma 4's full layers); q alone in a shared-KV block.
+fn own_projections(a: &AttentionPart, own_kv: bool) -> &'static [LinearKind] {
+    match (own_kv, a.values_are_keys) {
+        (false, _) => &[LinearKind::Q],
+        (true, true) => &[LinearKind::Q, LinearKind::K],
+        (true, false) => &[LinearKind::Q, LinearKind::K, LinearKind::V],
+    }
+}
+
+/// LoRA-adapted attention linears per block, averaged over the blocks' attention groups
+/// (`TransformerArch::attention_groups`): a shared-KV block has no k or v projection to adapt,
+/// a block whose values are its keys no v projection.
+pub fn adapted_attention_linears(t: &TransformerArch, l: &LoraCtx) -> f64 {
+    let groups = t.attention_groups();
+    let layers = t.layers.max(1) as f64;
+    let per_group = |a: &AttentionPart, own_kv: bool| l.adapted(own_projections(a, own_kv), a.fused_qkv) + l.adapted(&[LinearKind::O], false);
+    match groups.as_slice() {
+        [(a, _, own_kv)] => per_group(a, *own_kv),
+        _ => groups.iter().map(|(a, blocks, own_kv)| per_group(a, *own_kv) * *blocks as f64 / layers).sum(),
+    }
+}
+
 /// Inputs of the q/k/v projections, and MLA's latent path.
-fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, place: Place, out: &mut Vec<ActTerm>) {
+fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, own_kv: bool, place: Place, out: &mut Vec<ActTerm>) {
     let tok = c.tokens;
     if let Some(m) = &a.latent {
         // q_a_proj (or q_proj) and kv_a_proj_with_mqa read the norm output.
@@ -122,36 +166,55 @@ fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, place: Place, out: &mut
         push(out, "MLA latent norms and up-projection inputs", latent, Split::Sequence, place);
     } else if let Some(l) = &c.lora {
         // Frozen q/k/v keep no input; their adapters do (`lora.rs`).
-        let n = l.adapted(&[LinearKind::Q, LinearKind::K, LinearKind::V], a.fused_qkv);
+        let n = l.adapted(own_projections(a, own_kv), a.fused_qkv);
         push(out, "q/k/v projection inputs", adapter_inputs(c, l, h, n, false), Split::Sequence, place);
     } else {
-        let consumers = if a.fused_qkv { 1.0 } else { 3.0 };
+        let consumers = if a.fused_qkv || !own_kv {
+            1.0
+        } else if a.values_are_keys {
+            2.0
+        } else {
+            3.0
+        };
         push(out, "q/k/v projection inputs", linear_inputs(c, h, consumers), Split::Sequence, place);
     }
 }
 
-/// q/k norms: per head (a row per token and head) or over the whole projection.
-fn qk_norms(t: &TransformerArch, c: &Ctx, place: Place, out: &mut Vec<ActTerm>) {
-    let a = &t.attention;
+/// q/k norms: per head (a row per token and head) or over the whole projection; shared-KV
+/// blocks norm only q. Gemma 3n's and 4's weightless `v_norm` ([`AttentionPart::v_norm`])
+/// keeps what a norm keeps without its weight's operand; where the values are the keys
+/// (`values_are_keys`) in fp32 it reads the storage `k_norm` keeps already.
+fn qk_norms(t: &TransformerArch, a: &AttentionPart, c: &Ctx, own_kv: bool, place: Place, out: &mut Vec<ActTerm>) {
     let (tok, d) = (c.tokens, a.head_dim as f64);
-    let (heads, kv_heads) = (a.heads as f64, a.kv_heads as f64);
+    let (heads, kv_heads) = (a.heads as f64, if own_kv { a.kv_heads as f64 } else { 0.0 });
     let kind = t.norm.kind;
-    let bytes = match a.qk_norm {
+    let mut bytes = match a.qk_norm {
         QkNorm::None => return,
         QkNorm::PerHead | QkNorm::PerHeadWeights => norm_in_run(kind, c, tok * heads, d, c.x, false) + norm_in_run(kind, c, tok * kv_heads, d, c.x, false),
         QkNorm::Full => norm_in_run(kind, c, tok, heads * d, c.x, false) + norm_in_run(kind, c, tok, kv_heads * d, c.x, false),
     };
+    if a.v_norm && own_kv {
+        let rows = tok * kv_heads;
+        bytes += norm_saved(kind, rows, d, c.x) - weight_operand(kind, rows, d, c.x);
+        if a.values_are_keys && c.x == F32 {
+            bytes -= F32 * rows * d;
+        }
+    }
     push(out, "q/k norms", bytes, Split::Tensor, place);
 }
 
 /// One SDPA call's saved tensors: q, k, v, output, logsumexp, mask, and the copies some
 /// implementations make.
-fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, sliding: bool, cache: bool) -> f64 {
+#[allow(clippy::too_many_arguments)]
+fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, sliding: bool, cache: bool, own_kv: bool) -> f64 {
     let tok = c.tokens;
     let kernel = sdpa_kernel(a, training, c, sliding);
     let (mut kd, mut vd) = (kd, vd);
     if kernel.repeated_kv {
         (kd, vd) = (qd, od);
+    } else if !own_kv {
+        // The k and v storages of the block that computed them, counted there.
+        (kd, vd) = (0.0, 0.0);
     }
     if let Some(m) = &a.latent {
         // v is a view of the whole kv_b_proj output (nope keys and values of every head).
@@ -179,8 +242,7 @@ fn sdpa_core(a: &AttentionPart, training: &Training, c: &Ctx, (qd, kd, vd, od): 
 }
 
 /// Eager attention: q, k and v repeated to all heads, the materialised scores.
-fn eager_core(t: &TransformerArch, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, place: Place, out: &mut Vec<ActTerm>) {
-    let a = &t.attention;
+fn eager_core(a: &AttentionPart, c: &Ctx, (qd, kd, vd, od): (f64, f64, f64, f64), rotary: bool, place: Place, out: &mut Vec<ActTerm>) {
     let tok = c.tokens;
     let heads = a.heads as f64;
     // q, and k, v repeated to all heads (repeat_kv), as the batched matmuls save them. With

@@ -3,7 +3,7 @@
 //! dropout masks and the LoRA adapters' intermediates (`lora.rs`). The decoder (`transformer.rs`)
 //! and a vision tower (`tower.rs`) both stack it.
 
-use super::attention::attention_terms;
+use super::attention::{adapted_attention_linears, attention_terms};
 use super::lora::adapter_intermediates;
 use super::mixer::mixer_terms;
 use super::mlp::mlp_terms;
@@ -64,8 +64,7 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
         push(out, "MLP dropout mask", BOOL * c.tokens * h, Split::Sequence, layer);
     }
     if let Some(l) = &c.lora {
-        use crate::model::arch::LinearKind::{K, O, Q, V};
-        let attention = l.adapted(&[Q, K, V], t.attention.fused_qkv) + l.adapted(&[O], false);
+        let attention = adapted_attention_linears(t, l);
         // A non-gated MLP has no gate linear: its `fc1` is the up projection.
         let (reads, downs) = super::mlp::dense_adapters(t, l);
         let mlp = reads + downs;

@@ -26,7 +26,7 @@
 //! weights depend on how it normalises ([`Router`]).
 
 use super::lora::adapter_inputs;
-use super::norm::linear_inputs;
+use super::norm::{linear_inputs, norm_saved, residual_norm, weight_operand};
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{Activation, LinearKind, MlpPart, MoePart, Router, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
@@ -83,7 +83,7 @@ pub fn mlp_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
     let h = t.hidden as f64;
     let tok = c.tokens;
     let dense = Place::Block(Scope::DenseMlp);
-    let f = t.mlp.ffn as f64;
+    let f = t.mean_dense_ffn();
     if let Some(l) = &c.lora {
         // Frozen gate/up/down keep no input; their adapters do (`lora.rs`), unless PEFT's
         // conversion took their names (`moe_lora.rs`).
@@ -126,15 +126,22 @@ pub(super) fn slot_indices(mlp: &MlpPart) -> f64 {
 
 fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>) {
     if c.lora.is_some() && moe.peft.fused {
-        // PEFT's LoRA on fused experts: `moe_lora.rs`, from the block.
+        // PEFT's LoRA on fused experts: `moe_lora.rs`, from the block; Gemma 4's branch norms here.
+        if moe.beside_dense {
+            beside_dense_terms(t, c, out);
+        }
         return;
     }
     let place = Place::Block(Scope::MoeLayer);
     let h = t.hidden as f64;
     let tok = c.tokens;
     let (k, e, f) = (moe.top_k.max(1) as f64, moe.experts as f64, moe.expert_ffn as f64);
-    let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
-    push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
+    if moe.beside_dense {
+        beside_dense_terms(t, c, out);
+    } else {
+        let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
+        push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
+    }
     // int64 sort indices and offsets per routed slot, fp32 expert counts.
     let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + slot_indices(&t.mlp)) + F32 * e;
     push(out, "routed expert activations", routed, Split::Tensor, place);
@@ -147,6 +154,27 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
         }
         push(out, "shared expert activations", shared, Split::Tensor, place);
     }
+}
+
+/// Gemma 4's MoE branch beside the dense MLP (`Gemma4TextDecoderLayer.forward`, lines
+/// 1391–1403; measured in `gemma4.json`): the router's weightless norm over the block's
+/// residual (its statistics; the residual is kept by `pre_feedforward_layernorm` already when
+/// it is fp32), the normalised tensor the learned `scale` multiplies and `proj`'s input
+/// (`Gemma4TextRouter.forward`, lines 1307–1313); `pre_feedforward_layernorm_2` over the same
+/// residual (its input kept already), whose output only the experts' gather reads (counted
+/// with the routed slots); and the two post-norms over the MLP's and the experts' outputs.
+fn beside_dense_terms(t: &TransformerArch, c: &Ctx, out: &mut Vec<ActTerm>) {
+    let place = Place::Block(Scope::MoeLayer);
+    let h = t.hidden as f64;
+    let kind = t.norm.kind;
+    let residual_kept = if c.r == F32 { c.r * c.tokens * h } else { 0.0 };
+    let weightless = norm_saved(kind, c.tokens, h, c.r) - weight_operand(kind, c.tokens, h, c.r) - residual_kept;
+    // Under LoRA the scale and `proj` are frozen: the normalised tensor and proj's input are
+    // kept for no gradient.
+    let scaled = if c.lora.is_some() { 0.0 } else { c.r * c.tokens * h + linear_inputs(c, h, 1.0) };
+    push(out, "MoE router input (norm, scale, projection)", weightless + scaled, Split::Sequence, place);
+    let norm = residual_norm(kind, c, h);
+    push(out, "MoE branch norms", 2.0 * norm + norm - c.r * c.tokens * h, Split::Sequence, place);
 }
 
 /// What the router saves per micro-batch (`parts_report.md`, MoE rows): fp32 scores over all
@@ -171,6 +199,9 @@ pub(super) fn router_saved(moe: &MoePart, c: &Ctx, h: f64) -> f64 {
         Router::SigmoidNormalized => c.x * e + INT64 * k + c.x * k + c.x,
         Router::SigmoidRaw => c.x * e + INT64 * k,
         Router::TopKSoftmax => INT64 * k + c.x * k,
+        // Gemma 4: Qwen3-MoE's fp32 softmax, top-k and sum, then the per-expert scales
+        // gathered by index and multiplied in (both factors kept, k each).
+        Router::ScaledSoftmax => F32 * e + (INT64 + F32) * k + F32 + 2.0 * F32 * k,
     };
     per_token * c.tokens
 }

@@ -115,7 +115,13 @@ pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
     };
     let mixers =
         if mb.share(Scope::Attention) == 1.0 && mb.share(Scope::Mixer) == 1.0 { sum(Scope::Attention) + sum(Scope::Mixer) } else { sum(Scope::Attention).max(sum(Scope::Mixer)) };
-    sum(Scope::Layer) + sum(Scope::DenseMlp).max(sum(Scope::MoeLayer)) + sum(Scope::Cross) + mixers
+    // Gemma 4's experts run beside the dense MLP in every block: both count.
+    let ffn = if mb.share(Scope::DenseMlp) == 1.0 && mb.share(Scope::MoeLayer) == 1.0 {
+        sum(Scope::DenseMlp) + sum(Scope::MoeLayer)
+    } else {
+        sum(Scope::DenseMlp).max(sum(Scope::MoeLayer))
+    };
+    sum(Scope::Layer) + ffn + sum(Scope::Cross) + mixers
 }
 
 fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {

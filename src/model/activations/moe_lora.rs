@@ -28,7 +28,7 @@ use super::lora::{adapter_inputs, adapter_intermediates};
 use super::mlp::{down_input_only, per_feature, router_saved, slot_indices};
 use super::norm::linear_inputs;
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
-use crate::model::arch::{LinearKind, MoePart, PeftReach, Scope, TransformerArch};
+use crate::model::arch::{LinearKind, MoePart, PeftReach, Router, Scope, TransformerArch};
 use crate::model::dtype::F32;
 use crate::model::lora_reach::{all_linear, reaches};
 
@@ -80,7 +80,9 @@ pub fn moe_lora_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, l: &LoraCtx, 
     let readers = shared_reads + gate_adapter + router_adapter;
     push(out, "MoE inputs", router_input + adapter_inputs(c, l, h, readers, router_input > 0.0), Split::Sequence, place);
     let merged_router = if wrapped_router { e * h * c.x } else { 0.0 };
-    push(out, "router scores and top-k", router_saved(moe, c, h) + merged_router, Split::Sequence, place);
+    // Gemma 4's frozen per-expert scale: its product keeps the gathered scales only.
+    let frozen_scale = if moe.router == Router::ScaledSoftmax { F32 * k * tok } else { 0.0 };
+    push(out, "router scores and top-k", router_saved(moe, c, h) + merged_router - frozen_scale, Split::Sequence, place);
     push(out, "LoRA adapter intermediates (MoE)", adapter_intermediates(c, l, readers + shared_downs), Split::Sequence, place);
 
     if moe.shared_ffn > 0 {

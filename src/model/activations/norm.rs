@@ -10,6 +10,9 @@
 //!   when it is fp32), the rsqrt, the input, and the cast: 4·R·w + 4·R + (i ≠ 4 ? i : 0)·R·w + i·R·w;
 //! - `GemmaRMSNorm` keeps the whole norm in fp32 (the `(1 + w)` factor too): 8·R·w + 4·R + 4·w;
 //! - `Olmo2RMSNorm` / `GptOssRMSNorm` multiply the weight in fp32: 8·R·w + 4·R;
+//! - `Gemma4RMSNorm` the same, but `torch.pow(mean x² + eps, −0.5)` keeps its base and its
+//!   result: 8·R·w + 8·R (measured in `gemma4.json`: q/k norms 2 values per element and 2
+//!   per row; a weightless one, `v_norm`, 4·R·w + 8·R);
 //! - `CohereLayerNorm` (fp32, no bias): two fp32 x − mean tensors and the fp32 normalised
 //!   tensor: 12·R·w + 4·R.
 //!
@@ -29,7 +32,7 @@
 //! - `LigerLayerNormFunction` (`ops/layer_norm.py`, lines 169–191 and 307–313) saves `X`, `W`,
 //!   `B` and `Mean`, `RSTD` in X's dtype: i·R·w + 2·i·R.
 //!
-//! Liger has no kernel for `T5LayerNorm` or `CohereLayerNorm`; those stay eager.
+//! Liger has no kernel for `T5LayerNorm`, `CohereLayerNorm` or `Gemma4RMSNorm`; those stay eager.
 
 use super::term::Ctx;
 use crate::model::arch::NormKind;
@@ -52,6 +55,7 @@ pub fn norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> f6
         // fp32 copy and fp32 normalised tensor, rsqrt, and the fp32 (1 + w).
         NormKind::GemmaRmsnorm => 2.0 * F32 * rows * width + stats + F32 * width,
         NormKind::RmsnormFp32Weight => 2.0 * F32 * rows * width + stats,
+        NormKind::RmsnormPow => 2.0 * F32 * rows * width + 2.0 * stats,
         // Two fp32 x − mean tensors and the fp32 normalised tensor.
         NormKind::CohereLayernorm => 3.0 * F32 * rows * width + stats,
     }
@@ -63,7 +67,7 @@ pub(super) fn weight_operand(kind: NormKind, rows: f64, width: f64, input_bytes:
     match kind {
         NormKind::Layernorm => 0.0,
         NormKind::Rmsnorm | NormKind::T5Layernorm => input_bytes * rows * width,
-        NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight | NormKind::CohereLayernorm => F32 * rows * width,
+        NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight | NormKind::RmsnormPow | NormKind::CohereLayernorm => F32 * rows * width,
     }
 }
 
@@ -72,7 +76,7 @@ fn liger_norm_saved(kind: NormKind, rows: f64, width: f64, input_bytes: f64) -> 
     match kind {
         NormKind::Rmsnorm | NormKind::GemmaRmsnorm | NormKind::RmsnormFp32Weight => Some(input_bytes * rows * width + F32 * rows),
         NormKind::Layernorm => Some(input_bytes * rows * width + 2.0 * input_bytes * rows),
-        NormKind::T5Layernorm | NormKind::CohereLayernorm => None,
+        NormKind::T5Layernorm | NormKind::CohereLayernorm | NormKind::RmsnormPow => None,
     }
 }
 

@@ -28,11 +28,19 @@
 //!   per token), each side one target magnitude and its mean (2 per token); the unembedding
 //!   projections read the last layer's n streams (n·U).
 //!
-//! Measured in fp32 on CPU (`tests/fixtures/measured/gemma3n.json`, `tests/gemma3n.rs`).
+//! Under LoRA (a frozen base, measured for Gemma 4 in `gemma4.json`'s `lora_activations`) the
+//! per-layer path keeps only the activation's input per block and the per-layer inputs.
+//!
+//! Gemma 4 has the per-layer inputs without AltUp or LAuReL (their terms absent, and no
+//! corrected-stream clone before the gate: `Gemma4TextDecoderLayer.forward`, lines 1408–1415).
+//!
+//! Measured in fp32 on CPU (`tests/fixtures/measured/gemma3n.json`, `tests/gemma3n.rs`;
+//! `gemma4.json`, `tests/gemma4.rs`).
 
 use super::norm::{linear_inputs, residual_norm};
 use super::term::{push, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{PerLayerInputs, Scope, TransformerArch};
+use crate::model::dtype::F32;
 
 /// AltUp, LAuReL and the per-layer input path, per block.
 pub fn per_layer_block_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, out: &mut Vec<ActTerm>) {
@@ -42,17 +50,35 @@ pub fn per_layer_block_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, 
     let norm = residual_norm(t.norm.kind, c, h);
     // Both router norms: the n input streams (of which the norm keeps the storage) or the
     // layer's output, each norm's output; the statistics as a residual norm's.
-    push(out, "AltUp router norms", 2.0 * norm + (n - 1.0) * u, Split::Sequence, place);
-    push(out, "AltUp predictions (input norm's stream storage)", (n - 1.0) * u, Split::Sequence, place);
-    push(out, "AltUp router inputs", 2.0 * linear_inputs(c, h, 1.0), Split::Sequence, place);
-    push(out, "AltUp coefficients", c.r * c.tokens * (3.0 * n + n * n), Split::Sequence, place);
-    push(out, "AltUp innovation (repeated n times)", n * u, Split::Sequence, place);
-    push(out, "LAuReL", norm + linear_inputs(c, r, 1.0), Split::Sequence, place);
+    if n > 0.0 {
+        // Both router norms: the n input streams (of which the norm keeps the storage) or the
+        // layer's output, each norm's output; the statistics as a residual norm's.
+        push(out, "AltUp router norms", 2.0 * norm + (n - 1.0) * u, Split::Sequence, place);
+        push(out, "AltUp predictions (input norm's stream storage)", (n - 1.0) * u, Split::Sequence, place);
+        push(out, "AltUp router inputs", 2.0 * linear_inputs(c, h, 1.0), Split::Sequence, place);
+        push(out, "AltUp coefficients", c.r * c.tokens * (3.0 * n + n * n), Split::Sequence, place);
+        push(out, "AltUp innovation (repeated n times)", n * u, Split::Sequence, place);
+    }
+    if r > 0.0 {
+        push(out, "LAuReL", norm + linear_inputs(c, r, 1.0), Split::Sequence, place);
+    }
     if pl.sparse_layers > 0 {
         let per_sparse_layer = c.x * c.tokens * (t.mlp.ffn as f64 + 1.0);
         push(out, "Gaussian top-k (activation sparsity)", per_sparse_layer * pl.sparse_layers as f64 / t.layers.max(1) as f64, Split::Sequence, place);
     }
-    push(out, "per-layer input gate", u + linear_inputs(c, h, 1.0) + 2.0 * c.r * c.tokens * p + linear_inputs(c, p, 1.0) + norm, Split::Sequence, place);
+    if p > 0.0 {
+        // With AltUp, the corrected stream's clone the output scale keeps (U).
+        let clone = if n > 0.0 { u } else { 0.0 };
+        let path = if c.lora.is_some() {
+            // A frozen base (LoRA; PEFT's usual targets do not name these linears): the gate and
+            // projection keep no input, and the product keeps only the per-layer input, which
+            // carries no gradient from the frozen tables; the activation keeps its input.
+            c.x * c.tokens * p
+        } else {
+            linear_inputs(c, h, 1.0) + 2.0 * c.r * c.tokens * p + linear_inputs(c, p, 1.0)
+        };
+        push(out, "per-layer input gate", clone + path + norm, Split::Sequence, place);
+    }
 }
 
 /// The per-layer inputs and AltUp's projections in (`Place::Input`) and out (`Place::Output`).
@@ -63,7 +89,17 @@ pub fn per_layer_edge_terms(t: &TransformerArch, pl: &PerLayerInputs, c: &Ctx, o
     // The norm over each layer's p-wide slice: input and output L·p per token, statistics per layer.
     let projection_norm = 2.0 * c.r * c.tokens * lp + 2.0 * c.r * c.tokens * t.layers as f64;
     let magnitudes = c.r * c.tokens * (2.0 + 2.0 * (n - 1.0));
-    push(out, "per-layer inputs", projection_norm + c.r * c.tokens * lp + linear_inputs(c, h, 1.0), Split::Sequence, Place::Input);
-    push(out, "AltUp projections", (n - 1.0) * 2.0 * u + magnitudes, Split::Sequence, Place::Input);
-    push(out, "AltUp unembedding projections", n * u + (n - 1.0) * 2.0 * u + magnitudes, Split::Sequence, Place::Output);
+    if lp > 0.0 {
+        // Without AltUp (Gemma 4) the first block's input norm reads the same embeddings the
+        // projection keeps: one storage, counted with the block, unless autocast casts a copy.
+        let embeddings = if n == 0.0 && !c.mixed && c.r == F32 { 0.0 } else { linear_inputs(c, h, 1.0) };
+        // Under LoRA the tables and the projection are frozen and the embeddings carry no
+        // gradient: only the per-layer inputs the blocks' products keep remain.
+        let computed = if c.lora.is_some() { 0.0 } else { projection_norm + embeddings };
+        push(out, "per-layer inputs", computed + c.r * c.tokens * lp, Split::Sequence, Place::Input);
+    }
+    if n > 0.0 {
+        push(out, "AltUp projections", (n - 1.0) * 2.0 * u + magnitudes, Split::Sequence, Place::Input);
+        push(out, "AltUp unembedding projections", n * u + (n - 1.0) * 2.0 * u + magnitudes, Split::Sequence, Place::Output);
+    }
 }

@@ -91,9 +91,11 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
                 push(out, "relative position buckets", INT64 * c.s * c.s_full * stacks, Split::Sequence, place);
             }
             if t.rotary() {
-                // Rotary cos and sin, shared by all blocks (fp32 under autocast).
+                // Rotary cos and sin, shared by all blocks (fp32 under autocast); one pair per
+                // attention kind where the kinds' head widths differ (Gemma 4, measured in gemma4.json).
                 let bytes = if c.mixed { F32 } else { c.x };
-                push(out, "rotary cos/sin", 2.0 * bytes * c.s * t.attention.rotary_dim as f64, Split::Sequence, place);
+                let width: u64 = t.attention.kinds().iter().map(|(_, part)| part.rotary_dim).sum();
+                push(out, "rotary cos/sin", 2.0 * bytes * c.s * width as f64, Split::Sequence, place);
             }
         }
     }

@@ -58,6 +58,21 @@ impl Default for LatentAttention {
     }
 }
 
+/// The head width and key/value heads of the full-attention blocks, where they differ from
+/// the sliding-window blocks' (the fields of [`AttentionPart`] then describe the sliding ones).
+/// Gemma 4 (transformers 5.25 `configuration_gemma4.py` lines 205–220: `global_head_dim`,
+/// `num_global_key_value_heads` when `attention_k_eq_v`, as `per_layer_config` overrides of
+/// the `full_attention` layers; `modeling_gemma4.py` lines 1152–1189 build each layer's
+/// projections from its `per_layer_config`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindShape {
+    pub head_dim: u64,
+    pub kv_heads: u64,
+    /// No `v_proj`: the key projection's output is also the values
+    /// ([`AttentionPart::values_are_keys`]).
+    pub values_are_keys: bool,
+}
+
 /// The attention of one block.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -109,6 +124,17 @@ pub struct AttentionPart {
     /// (Qwen3-Next / Qwen3.5 `attn_output_gate`: `q_proj` is a·d·2 wide,
     /// `modeling_qwen3_next.py` `Qwen3NextAttention`).
     pub output_gate: bool,
+    /// No `v_proj`: the values are the key projection's output (Gemma 4's
+    /// `attention_k_eq_v` on full-attention layers: `v_proj` is `None` and `value_states =
+    /// key_states` before the norms, `modeling_gemma4.py` lines 1154, 1178–1184, 1218).
+    pub values_are_keys: bool,
+    /// A weightless RMSNorm over each value head (Gemma 3n's and Gemma 4's `v_norm`,
+    /// `with_scale=False`: no parameters, but saved tensors).
+    pub v_norm: bool,
+    /// The full-attention blocks' own head width and key/value heads (Gemma 4's global
+    /// layers); `None`: every block has this shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_layers: Option<KindShape>,
 }
 
 impl Default for AttentionPart {
@@ -134,6 +160,9 @@ impl Default for AttentionPart {
             always_masked: false,
             eager_softmax_fp32: None,
             output_gate: false,
+            values_are_keys: false,
+            v_norm: false,
+            full_layers: None,
         }
     }
 }
@@ -154,6 +183,16 @@ impl AttentionPart {
         if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(InputError::new("kv_heads", format!("{} must divide heads ({})", self.kv_heads, self.heads)));
         }
+        if let Some(full) = &self.full_layers {
+            check_dim("full_layers.head_dim", full.head_dim)?;
+            check_dim("full_layers.kv_heads", full.kv_heads)?;
+            if !self.heads.is_multiple_of(full.kv_heads) {
+                return Err(InputError::new("full_layers.kv_heads", format!("{} must divide heads ({})", full.kv_heads, self.heads)));
+            }
+            if self.latent.is_some() || self.fused_qkv {
+                return Err(InputError::new("full_layers", "is not supported with latent attention or a fused QKV projection"));
+            }
+        }
         if let Some(m) = &self.latent {
             check_dim("kv_lora_rank", m.kv_lora_rank)?;
             check_dim("qk_nope_dim", m.qk_nope_dim)?;
@@ -164,6 +203,28 @@ impl AttentionPart {
             }
         }
         Ok(())
+    }
+
+    /// The blocks' attention by kind, each as a part of one shape: (`Some(full)` and the part
+    /// for each of the two kinds where [`AttentionPart::full_layers`] sets the full blocks'
+    /// shape, the sliding part keeping its window on all its blocks and the full part none;
+    /// else `None` and this part, for every block.
+    pub fn kinds(&self) -> Vec<(Option<bool>, AttentionPart)> {
+        let Some(full) = &self.full_layers else {
+            return vec![(None, self.clone())];
+        };
+        let sliding = AttentionPart { full_layers: None, values_are_keys: false, ..self.clone() };
+        let full = AttentionPart {
+            head_dim: full.head_dim,
+            kv_heads: full.kv_heads,
+            rotary_dim: full.head_dim,
+            values_are_keys: full.values_are_keys,
+            sliding_window: 0,
+            sliding_layers: 0,
+            full_layers: None,
+            ..self.clone()
+        };
+        vec![(Some(false), sliding), (Some(true), full)]
     }
 
     /// Width of all query heads (a·d; a·(nope + rope) for MLA).
@@ -286,11 +347,15 @@ impl AttentionPart {
             let gate = if self.output_gate { 2 } else { 1 };
             out.push(ParamTensor::linear("q_proj", Q, gate * a * d, h, scope));
             out.push(ParamTensor::linear("k_proj", K, g * d, h, scope));
-            out.push(ParamTensor::linear("v_proj", V, g * d, h, scope));
+            if !self.values_are_keys {
+                out.push(ParamTensor::linear("v_proj", V, g * d, h, scope));
+            }
             if self.qkv_bias {
                 out.push(ParamTensor::vector("q_proj.bias", a * d, scope, Sharded));
                 out.push(ParamTensor::vector("k_proj.bias", g * d, scope, Sharded));
-                out.push(ParamTensor::vector("v_proj.bias", g * d, scope, Sharded));
+                if !self.values_are_keys {
+                    out.push(ParamTensor::vector("v_proj.bias", g * d, scope, Sharded));
+                }
             }
         }
         match self.qk_norm {

@@ -66,6 +66,10 @@ pub enum Router {
     SigmoidRaw,
     /// Top-k of the logits, then a softmax over those k (gpt-oss).
     TopKSoftmax,
+    /// Gemma 4's `Gemma4TextRouter` (`modeling_gemma4.py` lines 1294–1328): the input
+    /// RMS-normed without weight, times a learned `scale` (h) and h^-0.5, `proj`, an fp32
+    /// softmax, top-k renormalised by their sum, times a learned `per_expert_scale` (E).
+    ScaledSoftmax,
 }
 
 /// A dense feed-forward block.
@@ -116,6 +120,10 @@ pub struct MoePart {
     /// of the JSON when the default (one linear per expert).
     #[serde(skip_serializing_if = "MoePeft::is_default")]
     pub peft: MoePeft,
+    /// The experts run beside the block's dense MLP rather than instead of it, each branch
+    /// with its own norms (Gemma 4's `enable_moe_block`: `pre_feedforward_layernorm_2`,
+    /// `post_feedforward_layernorm_1` and `_2`, `modeling_gemma4.py` lines 1353–1358, 1391–1403).
+    pub beside_dense: bool,
 }
 
 impl Default for MoePart {
@@ -133,6 +141,7 @@ impl Default for MoePart {
             expert_bias: false,
             router: Router::Softmax,
             peft: MoePeft::default(),
+            beside_dense: false,
         }
     }
 }
@@ -180,6 +189,10 @@ impl MoePart {
         });
         if self.router_bias {
             out.push(ParamTensor::vector("router.bias", self.experts, Scope::MoeLayer, TpSplit::Replicated));
+        }
+        if self.router == Router::ScaledSoftmax {
+            out.push(ParamTensor::vector("router.scale", h, Scope::MoeLayer, TpSplit::Replicated));
+            out.push(ParamTensor::vector("router.per_expert_scale", self.experts, Scope::MoeLayer, TpSplit::Replicated));
         }
         if self.shared_ffn > 0 {
             push_mlp(mlp, h, self.shared_ffn, Scope::MoeLayer, mlp.bias, out);

@@ -32,12 +32,12 @@ pub mod tower;
 pub mod transformer;
 
 pub use architecture::Architecture;
-pub use attention::{AttentionPart, LatentAttention, QkNorm};
+pub use attention::{AttentionPart, KindShape, LatentAttention, QkNorm};
 pub use mixer::{HybridPart, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use moe_peft::{MoePeft, PeftConversion};
 pub use norm::{NormKind, NormPart, Placement};
-pub use param::{check_dim, LinearKind, ParamTensor, PeftReach, Scope, TpSplit, MAX_DIM};
+pub use param::{check_dim, BlockSubset, LinearKind, ParamTensor, PeftReach, Scope, TpSplit, MAX_DIM};
 pub use per_layer::PerLayerInputs;
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
 pub use shared::SharedBlocks;

@@ -27,6 +27,9 @@ pub enum NormKind {
     GemmaRmsnorm,
     /// `Olmo2RMSNorm`, `GptOssRMSNorm`: the weight multiplied in fp32 before the cast.
     RmsnormFp32Weight,
+    /// `Gemma4RMSNorm` (transformers 5.25 `modeling_gemma4.py` lines 196–214): x ·
+    /// `torch.pow(mean x² + eps, −0.5)` in fp32, the weight multiplied in fp32 before the cast.
+    RmsnormPow,
 }
 
 impl NormKind {

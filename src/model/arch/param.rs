@@ -24,6 +24,10 @@ pub enum Scope {
     /// Once in every block that computes its own keys and values (Gemma 3n: all but the
     /// last `num_kv_shared_layers`, `per_layer.rs`; every block elsewhere).
     KvLayer,
+    /// Once in every block of a subset picked by attention kind and by where its keys and
+    /// values come from, where blocks differ in shape ([`BlockSubset`]: Gemma 4's
+    /// full-attention layers with their own head width, its shared-KV layers' double-wide MLP).
+    Subset(BlockSubset),
     /// Once in every decoder block of an encoder-decoder (cross-attention).
     Cross,
     /// Once in every block with attention, in a hybrid stack (`mixer.rs`; a stack without
@@ -54,6 +58,18 @@ impl Scope {
     pub fn in_blocks(self) -> bool {
         !matches!(self, Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder)
     }
+}
+
+/// Blocks picked by their attention kind and their keys' and values' source; `None` takes
+/// both. Counted by `TransformerArch::blocks` from the sliding layers
+/// (`AttentionPart::sliding_layers`) and the shared-KV layers (`PerLayerInputs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSubset {
+    /// `Some(true)`: full-attention blocks; `Some(false)`: sliding-window blocks.
+    pub full: Option<bool>,
+    /// `Some(true)`: blocks that compute their own keys and values; `Some(false)`: blocks that
+    /// reuse an earlier block's.
+    pub own_kv: Option<bool>,
 }
 
 /// How tensor parallelism (Megatron-LM, Shoeybi et al. 2019 §3) splits a tensor.

@@ -19,24 +19,32 @@
 //!   cache: it reads the keys and values of the last earlier layer of its type
 //!   (`Scope::KvLayer` counts the others).
 //!
+//!
+//! Gemma 4 (`modeling_gemma4.py`) keeps the per-layer inputs and the shared-KV layers without
+//! AltUp or LAuReL (`altup_inputs` and `laurel_rank` 0): `Gemma4TextModel.__init__` (lines
+//! 1566–1580) builds the same three model-level tensors, `Gemma4TextDecoderLayer.__init__`
+//! (lines 1346–1351) the gate, projection and norm, all only when `hidden_size_per_layer_input`
+//! is above 0 (`width` 0: none); with `use_double_wide_mlp` the shared layers' MLP is twice as
+//! wide (`Gemma4TextMLP.__init__`, lines 1052–1063).
+//!
 //! Counts checked against transformers in `tests/fixtures/measured/gemma3n.json`
-//! (`tests/gemma3n.rs`).
+//! (`tests/gemma3n.rs`) and `gemma4.json` (`tests/gemma4.rs`).
 
 use serde::{Deserialize, Serialize};
 
-use super::param::{check_dim, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, BlockSubset, ParamTensor, Scope, TpSplit};
 use crate::error::InputError;
 
-/// Gemma 3n's per-layer inputs, AltUp, LAuReL and KV sharing.
+/// Gemma 3n's and Gemma 4's per-layer inputs, AltUp, LAuReL and KV sharing (each absent at 0).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PerLayerInputs {
-    /// Width of each layer's input embedding (`hidden_size_per_layer_input`).
+    /// Width of each layer's input embedding (`hidden_size_per_layer_input`; 0: none).
     pub width: u64,
     /// Rows of the per-layer embedding table (`vocab_size_per_layer_input`).
     pub vocab: u64,
-    /// AltUp's parallel streams (`altup_num_inputs`).
+    /// AltUp's parallel streams (`altup_num_inputs`; 0: no AltUp, Gemma 4).
     pub altup_inputs: u64,
-    /// LAuReL's rank (`laurel_rank`).
+    /// LAuReL's rank (`laurel_rank`; 0: no LAuReL, Gemma 4).
     pub laurel_rank: u64,
     /// Trailing layers that reuse an earlier layer's keys and values (`num_kv_shared_layers`).
     pub kv_shared_layers: u64,
@@ -46,14 +54,22 @@ pub struct PerLayerInputs {
     /// entries above 0; `Gemma3nTextMLP._gaussian_topk`, lines 957–973).
     #[serde(default)]
     pub sparse_layers: u64,
+    /// The shared-KV layers' MLP is twice as wide (Gemma 4's `use_double_wide_mlp`).
+    #[serde(default)]
+    pub wide_shared_mlp: bool,
 }
 
 impl PerLayerInputs {
     pub(super) fn check(&self, layers: u64) -> Result<(), InputError> {
-        check_dim("hidden_size_per_layer_input", self.width)?;
-        check_dim("vocab_size_per_layer_input", self.vocab)?;
-        check_dim("altup_num_inputs", self.altup_inputs)?;
-        check_dim("laurel_rank", self.laurel_rank)?;
+        if self.width > 0 {
+            check_dim("hidden_size_per_layer_input", self.width)?;
+            check_dim("vocab_size_per_layer_input", self.vocab)?;
+        }
+        for (name, value) in [("altup_num_inputs", self.altup_inputs), ("laurel_rank", self.laurel_rank)] {
+            if value > 0 {
+                check_dim(name, value)?;
+            }
+        }
         if self.sparse_layers > layers {
             return Err(InputError::new("activation_sparsity_pattern", format!("names {} sparse layers, but only {layers} layers exist", self.sparse_layers)));
         }
@@ -73,33 +89,56 @@ impl PerLayerInputs {
     pub fn param_tensors(&self, h: u64, layers: u64, out: &mut Vec<ParamTensor>) {
         use TpSplit::*;
         let (p, n, r) = (self.width, self.altup_inputs, self.laurel_rank);
-        out.push(ParamTensor::table("embed_tokens_per_layer", self.vocab, layers * p, Scope::Input, Sharded));
-        out.push(ParamTensor::new("per_layer_model_projection", &[layers * p, h], Scope::Input, Replicated));
-        out.push(ParamTensor::vector("per_layer_projection_norm", p, Scope::Input, Replicated));
-        for _ in 1..n {
-            out.push(ParamTensor::new("altup_projections", &[h, h], Scope::Input, Replicated));
-            out.push(ParamTensor::new("altup_unembed_projections", &[h, h], Scope::Input, Replicated));
-        }
         let l = Scope::Layer;
-        out.push(ParamTensor::vector("altup.correct_output_scale", h, l, Replicated));
-        out.push(ParamTensor::new("altup.correction_coefs", &[n, n], l, Replicated));
-        out.push(ParamTensor::new("altup.prediction_coefs", &[n * n, n], l, Replicated));
-        out.push(ParamTensor::new("altup.modality_router", &[n, h], l, Replicated));
-        out.push(ParamTensor::vector("altup.router_norm", h, l, Replicated));
-        out.push(ParamTensor::new("laurel.linear_left", &[r, h], l, Replicated));
-        out.push(ParamTensor::new("laurel.linear_right", &[h, r], l, Replicated));
-        out.push(ParamTensor::vector("laurel.post_laurel_norm", h, l, Replicated));
-        out.push(ParamTensor::new("per_layer_input_gate", &[p, h], l, Replicated));
-        out.push(ParamTensor::new("per_layer_projection", &[h, p], l, Replicated));
-        out.push(ParamTensor::vector("post_per_layer_input_norm", h, l, Replicated));
+        if p > 0 {
+            out.push(ParamTensor::table("embed_tokens_per_layer", self.vocab, layers * p, Scope::Input, Sharded));
+            out.push(ParamTensor::new("per_layer_model_projection", &[layers * p, h], Scope::Input, Replicated));
+            out.push(ParamTensor::vector("per_layer_projection_norm", p, Scope::Input, Replicated));
+            out.push(ParamTensor::new("per_layer_input_gate", &[p, h], l, Replicated));
+            out.push(ParamTensor::new("per_layer_projection", &[h, p], l, Replicated));
+            out.push(ParamTensor::vector("post_per_layer_input_norm", h, l, Replicated));
+        }
+        if n > 0 {
+            for _ in 1..n {
+                out.push(ParamTensor::new("altup_projections", &[h, h], Scope::Input, Replicated));
+                out.push(ParamTensor::new("altup_unembed_projections", &[h, h], Scope::Input, Replicated));
+            }
+            out.push(ParamTensor::vector("altup.correct_output_scale", h, l, Replicated));
+            out.push(ParamTensor::new("altup.correction_coefs", &[n, n], l, Replicated));
+            out.push(ParamTensor::new("altup.prediction_coefs", &[n * n, n], l, Replicated));
+            out.push(ParamTensor::new("altup.modality_router", &[n, h], l, Replicated));
+            out.push(ParamTensor::vector("altup.router_norm", h, l, Replicated));
+        }
+        if r > 0 {
+            out.push(ParamTensor::new("laurel.linear_left", &[r, h], l, Replicated));
+            out.push(ParamTensor::new("laurel.linear_right", &[h, r], l, Replicated));
+            out.push(ParamTensor::vector("laurel.post_laurel_norm", h, l, Replicated));
+        }
     }
 
-    /// Moves the attention's key and value tensors to `Scope::KvLayer`: the shared layers
-    /// do not build them.
+    /// The dense MLP's tensors where the shared-KV layers' MLP is twice as wide: moved to the
+    /// blocks with their own keys and values, and pushed again at `2·ffn` for the others.
+    pub fn widen_shared_mlp(&self, mlp: &super::mlp::MlpPart, h: u64, out: &mut Vec<ParamTensor>) {
+        if !self.wide_shared_mlp || self.kv_shared_layers == 0 {
+            return;
+        }
+        for t in out.iter_mut().filter(|t| t.scope == Scope::DenseMlp) {
+            t.scope = Scope::Subset(BlockSubset { full: None, own_kv: Some(true) });
+        }
+        mlp.param_tensors(h, 2 * mlp.ffn, Scope::Subset(BlockSubset { full: None, own_kv: Some(false) }), out);
+    }
+
+    /// Moves the attention's key and value tensors to `Scope::KvLayer` (or, per attention
+    /// kind, to the kind's blocks with their own keys and values): the shared layers do not
+    /// build them.
     pub fn scope_kv(tensors: &mut [ParamTensor]) {
         const KV: [&str; 5] = ["k_proj", "v_proj", "k_norm", "k_proj.bias", "v_proj.bias"];
-        for t in tensors.iter_mut().filter(|t| t.scope == Scope::Layer && KV.contains(&t.name)) {
-            t.scope = Scope::KvLayer;
+        for t in tensors.iter_mut().filter(|t| KV.contains(&t.name)) {
+            t.scope = match t.scope {
+                Scope::Layer => Scope::KvLayer,
+                Scope::Subset(BlockSubset { full, own_kv: None }) => Scope::Subset(BlockSubset { full, own_kv: Some(true) }),
+                other => other,
+            };
         }
     }
 }

@@ -13,7 +13,7 @@ use super::attention::AttentionPart;
 use super::mixer::HybridPart;
 use super::mlp::{MlpPart, MoePart};
 use super::norm::NormPart;
-use super::param::{check_dim, ParamTensor, PeftReach, Scope, TpSplit};
+use super::param::{check_dim, BlockSubset, ParamTensor, PeftReach, Scope, TpSplit};
 use super::per_layer::PerLayerInputs;
 use super::tower::VisionTower;
 use crate::error::InputError;
@@ -99,7 +99,8 @@ pub struct TransformerArch {
     /// A vision-language model's vision tower and projector (`tower.rs`); this stack is then
     /// its language model.
     pub tower: Option<Box<VisionTower>>,
-    /// Gemma 3n's per-layer inputs, AltUp, LAuReL and shared-KV layers (`per_layer.rs`).
+    /// Gemma 3n's and Gemma 4's per-layer inputs, AltUp, LAuReL and shared-KV layers
+    /// (`per_layer.rs`).
     pub per_layer: Option<Box<PerLayerInputs>>,
     /// `config.use_cache`: transformers builds a KV cache in every forward, training
     /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
@@ -176,6 +177,7 @@ impl TransformerArch {
             return match scope {
                 Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
                 Scope::Layer | Scope::KvLayer => l,
+                Scope::Subset(subset) => self.subset_blocks(subset),
                 Scope::Attention => hy.attention_layers.min(l),
                 Scope::Mixer => hy.mixer_layers.min(l),
                 Scope::Shared => hy.shared.as_ref().map_or(0, |s| s.distinct_blocks(hy.attention_layers)),
@@ -192,10 +194,32 @@ impl TransformerArch {
             Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
             Scope::Layer => l,
             Scope::KvLayer => self.per_layer.as_ref().map_or(l, |pl| pl.kv_layers(l)),
+            Scope::Subset(subset) => self.subset_blocks(subset),
+            Scope::DenseMlp if self.moe.as_ref().is_some_and(|m| m.beside_dense) => l,
             Scope::DenseMlp => l - moe,
             Scope::MoeLayer | Scope::Expert => moe,
             Scope::Cross if self.stack == Stack::EncoderDecoder => self.decoder_layers.min(l),
             Scope::Cross => 0,
+        }
+    }
+
+    /// Blocks of a [`BlockSubset`]: the sliding ones are `attention.sliding_layers`, the
+    /// shared-KV ones the last `num_kv_shared_layers` (`kv_shared_sliding` of them sliding).
+    fn subset_blocks(&self, subset: BlockSubset) -> u64 {
+        let l = self.layers.max(1);
+        let sliding = self.attention.sliding_layers.min(l);
+        let (shared, shared_sliding) = self.per_layer.as_ref().map_or((0, 0), |pl| (pl.kv_shared_layers.min(l), pl.kv_shared_sliding.min(sliding)));
+        let count = |full: bool| {
+            let (all, reused) = if full { (l - sliding, shared.saturating_sub(shared_sliding)) } else { (sliding, shared_sliding) };
+            match subset.own_kv {
+                None => all,
+                Some(true) => all.saturating_sub(reused),
+                Some(false) => reused.min(all),
+            }
+        };
+        match subset.full {
+            Some(full) => count(full),
+            None => count(true) + count(false),
         }
     }
 
@@ -214,7 +238,15 @@ impl TransformerArch {
         match shared {
             // Zamba2: attention and MLP live in the shared blocks (`shared.rs`).
             Some(sh) => sh.param_tensors(self.hidden, &self.attention, &self.mlp, &mut out),
-            None => self.attention.param_tensors(self.hidden, self.attention_scope(), &mut out),
+            None => match self.attention.full_layers {
+                // Gemma 4: each attention kind in its own blocks, with its own shape.
+                Some(_) => {
+                    for (full, part) in self.attention.kinds() {
+                        part.param_tensors(self.hidden, Scope::Subset(BlockSubset { full, own_kv: None }), &mut out);
+                    }
+                }
+                None => self.attention.param_tensors(self.hidden, self.attention_scope(), &mut out),
+            },
         }
         if let Some(hy) = &self.hybrid {
             hy.mixer.param_tensors(self.hidden, &mut out);
@@ -231,6 +263,11 @@ impl TransformerArch {
             for t in out.iter_mut().filter(|t| t.scope != Scope::Expert && t.linear.is_some() && moe.peft.drops_linear(t.name)) {
                 t.peft = PeftReach::Unreached;
             }
+            if moe.beside_dense {
+                for name in ["pre_feedforward_layernorm_2", "post_feedforward_layernorm_1", "post_feedforward_layernorm_2"] {
+                    self.norm.push(name, self.hidden, Scope::MoeLayer, &mut out);
+                }
+            }
         }
         self.output_tensors(&mut out);
         if let Some(tower) = &self.tower {
@@ -239,6 +276,7 @@ impl TransformerArch {
         if let Some(pl) = &self.per_layer {
             pl.param_tensors(self.hidden, self.layers, &mut out);
             PerLayerInputs::scope_kv(&mut out);
+            pl.widen_shared_mlp(&self.mlp, self.hidden, &mut out);
         }
         out
     }
@@ -360,6 +398,67 @@ impl TransformerArch {
                 attention.mean_cached_tokens(tokens, own) * own as f64 / l as f64
             }
             _ => self.attention.mean_cached_tokens(tokens, l),
+        }
+    }
+
+    /// The blocks that cache keys and values, by attention shape: (the attention part with its
+    /// sliding layers among them, the blocks of that shape that keep their own cache). One group
+    /// for a stack of one shape; one per kind where the full-attention blocks have their own
+    /// shape (Gemma 4).
+    pub fn cache_groups(&self) -> Vec<(AttentionPart, u64)> {
+        if self.attention.full_layers.is_none() {
+            // Gemma 3n: the shared-KV blocks (and their sliding ones) keep nothing.
+            let (shared, shared_sliding) = self.per_layer.as_ref().map_or((0, 0), |pl| (pl.kv_shared_layers, pl.kv_shared_sliding));
+            let sliding_layers = self.attention.sliding_layers.saturating_sub(shared_sliding);
+            return vec![(AttentionPart { sliding_layers, ..self.attention.clone() }, self.attention_layers().saturating_sub(shared))];
+        }
+        self.attention
+            .kinds()
+            .into_iter()
+            .map(|(full, part)| {
+                let own = self.subset_blocks(BlockSubset { full, own_kv: Some(true) });
+                let sliding_layers = if full == Some(false) { own } else { 0 };
+                (AttentionPart { sliding_layers, ..part }, own)
+            })
+            .collect()
+    }
+
+    /// The blocks' attention in groups of one shape and one key/value source: (the attention
+    /// part, its sliding layers counted within the group; the group's blocks; whether they
+    /// compute their own keys and values). One group for a stack of one shape without
+    /// shared-KV blocks (hybrid stacks too: all `layers`, as their activations count them).
+    pub fn attention_groups(&self) -> Vec<(AttentionPart, u64, bool)> {
+        if self.attention.full_layers.is_none() && self.per_layer.as_ref().is_none_or(|pl| pl.kv_shared_layers == 0) {
+            return vec![(self.attention.clone(), self.layers, true)];
+        }
+        let sliding = self.attention.sliding_layers.min(self.layers);
+        let shared_sliding = self.per_layer.as_ref().map_or(0, |pl| pl.kv_shared_sliding.min(sliding));
+        let mut groups = Vec::new();
+        for (full, part) in self.attention.kinds() {
+            for own in [true, false] {
+                let blocks = self.subset_blocks(BlockSubset { full, own_kv: Some(own) });
+                if blocks == 0 {
+                    continue;
+                }
+                let sliding_layers = match full {
+                    Some(true) => 0,
+                    Some(false) => blocks,
+                    None if own => sliding - shared_sliding,
+                    None => shared_sliding,
+                };
+                groups.push((AttentionPart { sliding_layers, ..part.clone() }, blocks, own));
+            }
+        }
+        groups
+    }
+
+    /// The dense MLP's width averaged over the blocks: the shared-KV blocks' is twice as wide
+    /// with Gemma 4's `use_double_wide_mlp` (`per_layer.rs`).
+    pub fn mean_dense_ffn(&self) -> f64 {
+        let f = self.mlp.ffn as f64;
+        match &self.per_layer {
+            Some(pl) if pl.wide_shared_mlp => f * (1.0 + pl.kv_shared_layers.min(self.layers) as f64 / self.layers.max(1) as f64),
+            _ => f,
         }
     }
 

@@ -9,6 +9,12 @@
 //! divide(tp_size, total_num_kv_heads)`). Multi-head Latent Attention caches its latent and
 //! the shared rotary key (kv_lora_rank + qk_rope_dim, DeepSeek-V2 §2.1.2), the same on every
 //! rank; vLLM and SGLang store it once, not as K and V.
+//!
+//! Gemma 4's full-attention layers cache their own head width and KV heads, and shared-KV
+//! layers (Gemma 3n, Gemma 4) cache nothing (`TransformerArch::cache_groups`): their full layers
+//! are counted here as sliding-sized layers in proportion to their bytes, so the bytes per
+//! token and per request are theirs; an engine's grouping of layers by page size (vLLM's) is
+//! then approximate.
 
 use crate::model::arch::{Stack, TransformerArch};
 use crate::model::dtype::{Dtype, HALF};
@@ -45,19 +51,34 @@ impl KvGeometry {
             None => HALF,
         };
         let a = &t.attention;
-        let elements = if a.latent.is_some() {
-            a.cached_per_token() as f64
-        } else {
-            let heads = if a.cache_all_heads { a.heads } else { a.kv_heads };
-            2.0 * (heads as f64 / layout.tp).max(1.0).ceil() * a.head_dim as f64
+        let elements = |a: &crate::model::arch::AttentionPart| {
+            if a.latent.is_some() {
+                a.cached_per_token() as f64
+            } else {
+                let heads = if a.cache_all_heads { a.heads } else { a.kv_heads };
+                2.0 * (heads as f64 / layout.tp).max(1.0).ceil() * a.head_dim as f64
+            }
         };
         // Pipeline stages hold their share of the blocks; the window layers in proportion. A
         // hybrid caches K and V in its attention blocks only.
         let share = layout.layers_on_stage / t.layers.max(1) as f64;
+        if a.full_layers.is_some() || t.per_layer.as_ref().is_some_and(|pl| pl.kv_shared_layers > 0) {
+            // Per shape and own-cache blocks (Gemma 3n, Gemma 4), full layers in sliding units.
+            let groups = t.cache_groups();
+            let unit = groups.iter().find(|(part, own)| part.sliding_layers > 0 && *own > 0).map_or_else(|| elements(a), |(part, _)| elements(part));
+            let (mut full_layers, mut window_layers) = (0.0, 0.0);
+            for (part, own) in &groups {
+                let sliding = if part.sliding_window > 0 { part.sliding_layers.min(*own) } else { 0 };
+                let scale = elements(part) / unit;
+                window_layers += sliding as f64 * scale * share;
+                full_layers += (own - sliding) as f64 * scale * share;
+            }
+            return Some(KvGeometry { bytes_per_token_layer: unit * element_bytes, full_layers, window_layers, window: a.sliding_window, element_bytes });
+        }
         let window_layers = if a.sliding_window > 0 { a.sliding_layers as f64 * share } else { 0.0 };
         let attention_layers = t.attention_layers() as f64 * share;
         Some(KvGeometry {
-            bytes_per_token_layer: elements * element_bytes,
+            bytes_per_token_layer: elements(a) * element_bytes,
             full_layers: (attention_layers - window_layers).max(0.0),
             window_layers,
             window: a.sliding_window,
