@@ -20,6 +20,7 @@ use super::families::{self, Defaults};
 use super::gemma3n;
 use super::hybrids;
 use super::keys::Keys;
+use super::mllama;
 use super::vlm;
 use super::zamba;
 use super::zamba2;
@@ -171,6 +172,7 @@ families! {
         "zamba2" => dec!(zamba2::zamba2),
         "lfm2_moe" => dec!(hybrids::lfm2_moe),
         "olmo_hybrid" => dec!(hybrids::olmo_hybrid),
+        "mllama_text_model" => dec!(mllama::mllama_text),
     }
 }
 
@@ -334,9 +336,6 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         // (`Gemma3nModel.__init__`, `modeling_gemma3n.py` lines 1917–1926).
         let left_out = if model_type == "gemma3n" { "the vision tower (MobileNetV5), the audio tower (Conformer) and their embedders are not" } else { "the vision tower is not" };
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; {left_out}", imported.model_type));
-        if model_type == "mllama" {
-            imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());
-        }
         return Ok(imported);
     }
     if let Some((_, missing)) = UNMODELLED.iter().find(|(ty, _)| *ty == model_type) {
@@ -403,11 +402,9 @@ fn approximate(model_type: &str, keys: &Keys) -> Result<(Architecture, String), 
     Ok((arch, warning))
 }
 
-/// The family a text model inside a wrapper is read as (Llama-3.2-Vision's text model is a
-/// Llama with cross-attention layers, which are not counted).
+/// The family a text model inside a wrapper is read as.
 fn text_family(inner: &str) -> &str {
     match inner {
-        "mllama_text_model" => "llama",
         "qwen2_vl_text" | "qwen2_5_vl_text" => "qwen2",
         "qwen3_vl_text" => "qwen3",
         "qwen3_vl_moe_text" => "qwen3_moe",

@@ -13,6 +13,7 @@ pub mod hf_config;
 pub mod hub;
 mod hybrids;
 pub(crate) mod keys;
+mod mllama;
 pub mod presets;
 mod vlm;
 mod zamba;

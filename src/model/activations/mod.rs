@@ -18,11 +18,13 @@
 mod attention;
 mod block;
 mod compile;
+mod cross_attention;
 mod diffusion;
 mod lora;
 mod mixer;
 mod mixer_torch;
 pub use mixer_torch::torch_fallback_modelled;
+mod mllama;
 mod mlp;
 mod norm;
 mod per_layer;

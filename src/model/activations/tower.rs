@@ -95,6 +95,9 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
 
 /// The tower's and projector's saved tensors for one micro-batch, on the first stage.
 pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
+    if tower.kind == TowerKind::Mllama {
+        return super::mllama::tower_terms(tower, training, c, out);
+    }
     let visual = training.visual();
     let (patches, tokens) = tower.sample_tokens(visual);
     let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
@@ -210,7 +213,8 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
         TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
         TowerKind::InternVl => 0.0,
         // `layernorm_post` over every tile's tokens, before the class token is sliced off.
-        TowerKind::Llama4 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        // `layernorm_post` over every tile's padded tokens (`mllama.rs`).
+        TowerKind::Llama4 | TowerKind::Mllama => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
     }
 }
 
@@ -242,7 +246,7 @@ fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images
         // The GELU between linear_1 and linear_2 over the patch features, text-wide.
         TowerKind::Clip => x * b * (patches - images) * tower.text_hidden as f64,
         // One frozen linear.
-        TowerKind::Llama4 => 0.0,
+        TowerKind::Llama4 | TowerKind::Mllama => 0.0,
     }
 }
 
@@ -319,6 +323,8 @@ fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens,
         // `Llama4MultiModalProjector`: linear_1's input, the adapter's last GELU output,
         // trained tower or frozen.
         TowerKind::Llama4 => x * b * tokens * tower.llama4.vision_output as f64,
+        // `multi_modal_projector`: its input, the concatenated vision output (`mllama.rs`).
+        TowerKind::Mllama => x * b * patches * tower.mllama.vision_output as f64,
         TowerKind::Clip => {
             let rows = patches - images;
             let features = if b * images > 1.0 {

@@ -50,6 +50,9 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
+    if t.vision_cross.is_some() {
+        super::cross_attention::terms(t, training, &c, &mut out);
+    }
     input_terms(t, training, &c, &mut out);
     if let Some(tower) = &t.tower {
         super::tower::tower_terms(tower, training, &c, &mut out);

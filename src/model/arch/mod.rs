@@ -17,7 +17,9 @@
 pub mod anyres;
 pub mod architecture;
 pub mod attention;
+pub mod cross_attention;
 pub mod llama4_tiles;
+pub mod mllama_vision;
 pub mod mixer;
 pub mod mlp;
 pub mod norm;
@@ -32,6 +34,7 @@ pub mod transformer;
 
 pub use architecture::Architecture;
 pub use attention::{AttentionPart, LatentAttention, QkNorm};
+pub use cross_attention::VisionCrossAttention;
 pub use mixer::{HybridPart, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};

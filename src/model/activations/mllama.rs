@@ -1,0 +1,90 @@
+//! What Llama 3.2 Vision's (mllama) vision model and projector save for backward, per
+//! micro-batch (`arch/mllama_vision.rs`; transformers 5.25 `modeling_mllama.py` lines
+//! 120–329 and 877–1013).
+//!
+//! Every image is `max_num_tiles` tiles of (patches + 1) tokens, each tile padded to a multiple
+//! of 8; both encoders run over all of an image's padded tokens as one sequence with a float
+//! mask in the model's dtype (`_prepare_aspect_ratio_attention_mask`, lines 93–117), one tensor
+//! SDPA keeps for every block. A trained tower keeps:
+//! - the pixels (the patch conv's input), the gated tile embeddings' outputs before and after
+//!   the local encoder (`MllamaPrecomputedAspectRatioEmbedding`: max_num_tiles · h per image),
+//!   the gated positional embedding's tile table row (max_num_tiles · (patches + 1) · h per
+//!   image), the aspect-ratio ids (int64) and the gates' tanh outputs;
+//! - `layernorm_pre` over the unpadded tokens, `layernorm_post` over the padded ones;
+//! - each block as a text encoder's block of LayerNorms, q/k/v/o without biases and a GELU MLP
+//!   with biases (`block.rs`), over the padded tokens; the global blocks' two gates also keep
+//!   the attention's and the MLP's outputs;
+//! - the projector its input, the concatenated output (`vision_output_dim` wide, unpadded),
+//!   trained tower or frozen.
+//!
+//! The intermediate layers' outputs are stacked and concatenated without being saved. Measured
+//! on CPU in `mllama.json` (`tests/mllama.rs`).
+
+use super::block::block_terms;
+use super::norm::norm_saved;
+use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
+use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TransformerArch, VisionTower};
+use crate::model::dtype::{F32, HALF, INT64};
+use crate::model::inputs::{Checkpointing, Training};
+
+/// A vision block as a text encoder's block: LayerNorms, q/k/v/o without biases, an exact-GELU
+/// MLP with biases (`hidden_act` "gelu").
+fn vision_blocks(tower: &VisionTower) -> TransformerArch {
+    let heads = tower.heads.max(1);
+    TransformerArch {
+        stack: Stack::Encoder,
+        hidden: tower.hidden,
+        layers: tower.layers + tower.mllama.global_layers,
+        vocab: 1,
+        attention: AttentionPart { heads, kv_heads: heads, head_dim: tower.hidden / heads, ..AttentionPart::default() },
+        norm: NormPart { kind: NormKind::Layernorm, ..NormPart::default() },
+        mlp: MlpPart { ffn: tower.ffn, activation: Activation::Gelu, gated: false, fused_gate_up: false, bias: true },
+        use_cache: false,
+        ..TransformerArch::default()
+    }
+}
+
+/// The vision model's and projector's saved tensors for one micro-batch, on the first stage.
+pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
+    let visual = training.visual();
+    let images = (visual.images.max(1) * visual.frames.max(1)) as f64;
+    let tiles = tower.max_tiles as f64;
+    let (tile_tokens, padded) = (tower.mllama_tile_tokens() as f64, tower.mllama_padded_tile_tokens() as f64);
+    let (b, x, h) = (c.b, c.x, tower.hidden as f64);
+    let adapted = c.lora.as_ref().filter(|_| training.lora.as_ref().is_some_and(|l| l.vision_tower));
+    let frozen = training.frozen.vision_tower || (training.lora.is_some() && adapted.is_none());
+    let place = Place::Input;
+    if !frozen {
+        let per_image = tiles * padded;
+        let lora = adapted.map(|l| LoraCtx { rank: l.rank, dropout: l.dropout, fp32: l.fp32, targets: l.targets.clone() });
+        let vc = Ctx { tokens: b * images * per_image, b: b * images, s: per_image, s_full: per_image, lora, frozen_norms: adapted.is_some(), ..*c };
+        let blocks = vision_blocks(tower);
+        let global = tower.mllama.global_layers as f64;
+        let scalar = if c.mixed { F32 } else { x };
+        if training.checkpointing == Checkpointing::Full {
+            push(out, "vision tower block inputs (full checkpointing)", x * vc.tokens * h * blocks.layers as f64, Split::Sequence, place);
+        } else {
+            let mut inner = Vec::new();
+            block_terms(&blocks, training, &vc, &mut inner);
+            let per_block: f64 = inner.iter().map(|t| t.bytes).sum();
+            let gates = global * (2.0 * x * vc.tokens * h + 2.0 * scalar);
+            push(out, "vision tower blocks", per_block * blocks.layers as f64 + gates, Split::Sequence, place);
+        }
+        // One float mask per image over its padded tokens, in the parameters' dtype.
+        push(out, "vision tower attention mask", scalar * vc.b * per_image * per_image, Split::Sequence, place);
+        let unpadded = b * images * tiles * tile_tokens;
+        let norms = norm_saved(NormKind::Layernorm, unpadded, h, x) + norm_saved(NormKind::Layernorm, vc.tokens, h, x);
+        push(out, "vision tower pre- and post-norm", norms, Split::Sequence, place);
+        let embeddings = 2.0 * x * b * images * tiles * h + x * unpadded * h + INT64 * b * images + 5.0 * scalar;
+        push(out, "vision tower tile and position embeddings", embeddings, Split::Sequence, place);
+        let pixel = if x == F32 { F32 } else { HALF };
+        let pixels = (tower.channels * tower.image_size * tower.image_size) as f64;
+        push(out, "vision tower patch-embedding input (pixels)", pixel * b * images * tiles * pixels, Split::Sequence, place);
+    }
+    if training.lora.is_some() && adapted.is_none() {
+        // The frozen projector's input needs no gradient: nothing on the vision side is saved.
+        return;
+    }
+    let projector = x * b * images * tiles * tile_tokens * tower.mllama.vision_output as f64;
+    push(out, "projector input", projector, Split::Sequence, place);
+}
