@@ -165,7 +165,8 @@ fn mixer_prefill_width(mixer: &crate::model::arch::Mixer, hidden: u64) -> f64 {
     }
 }
 
-const CROSS_KV_FORMULA: &str = "2 · kv_heads · head_dim · images · max_num_tiles · (patches + 1) · b bytes per cross-attention layer, constant in the text length (modeling_mllama.py _prepare_static_cache)";
+const CROSS_KV_FORMULA: &str =
+    "2 · kv_heads · head_dim · images · max_num_tiles · (patches + 1) · b bytes per cross-attention layer, constant in the text length (modeling_mllama.py _prepare_static_cache)";
 
 pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
     let x = match training.serving.kv_cache {
