@@ -28,7 +28,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::param::{LinearKind, ParamTensor, Scope, TpSplit};
-use super::tower::VisionTower;
 
 /// The mllama-only shape of the vision model (`MllamaVisionConfig`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,44 +43,52 @@ pub struct MllamaVision {
     pub vision_output: u64,
 }
 
-impl VisionTower {
+/// The tower's shape the mllama tensors are built from (`VisionTower`'s fields).
+pub struct MllamaDims {
+    pub hidden: u64,
+    pub ffn: u64,
+    pub patch: u64,
+    pub channels: u64,
+    pub image_size: u64,
+    /// Local encoder blocks (`num_hidden_layers`).
+    pub layers: u64,
+    pub max_tiles: u64,
+    pub text_hidden: u64,
+}
+
+impl MllamaDims {
     /// Tokens of one tile: its patches and the class token.
-    pub fn mllama_tile_tokens(&self) -> u64 {
+    pub fn tile_tokens(&self) -> u64 {
         (self.image_size / self.patch.max(1)).pow(2) + 1
     }
+}
 
-    /// A tile's tokens padded to a multiple of 8, as the encoders read them.
-    pub fn mllama_padded_tile_tokens(&self) -> u64 {
-        self.mllama_tile_tokens().div_ceil(8) * 8
-    }
+/// A tile's tokens padded to a multiple of 8, as the encoders read them.
+pub fn padded(tile_tokens: u64) -> u64 {
+    tile_tokens.div_ceil(8) * 8
+}
 
-    /// The vision tokens of one image the language model's cross-attention layers read as keys
-    /// and values: every tile's tokens, padding tiles included (`_prepare_static_cache`, lines
-    /// 1518–1532: `num_images · max_num_tiles · num_patches`).
-    pub fn mllama_vision_tokens(&self) -> u64 {
-        self.max_tiles * self.mllama_tile_tokens()
-    }
-
+impl MllamaVision {
     /// The vision model's and the projector's tensors.
-    pub(super) fn mllama_tensors(&self, out: &mut Vec<ParamTensor>) {
+    pub fn param_tensors(&self, d: &MllamaDims, out: &mut Vec<ParamTensor>) {
         use TpSplit::Replicated;
         let s = Scope::Tower;
-        let (h, f, p, c, m) = (self.hidden, self.ffn, self.patch, self.channels, self.mllama);
+        let (h, f, p, c) = (d.hidden, d.ffn, d.patch, d.channels);
         let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
-        let rows = m.aspect_ratios + 1;
-        let tile = self.mllama_tile_tokens();
+        let rows = self.aspect_ratios + 1;
+        let tile = d.tile_tokens();
         out.push(ParamTensor::new("vision.patch_embedding", &[h, c, p, p], s, Replicated));
         out.push(v("vision.class_embedding", h));
         out.push(v("vision.gated_positional_embedding.gate", 1));
         out.push(ParamTensor::table("vision.gated_positional_embedding.embedding", tile, h, s, Replicated));
-        out.push(ParamTensor::table("vision.gated_positional_embedding.tile_embedding", rows, self.max_tiles * tile * h, s, Replicated));
+        out.push(ParamTensor::table("vision.gated_positional_embedding.tile_embedding", rows, d.max_tiles * tile * h, s, Replicated));
         for name in ["vision.pre_tile_positional_embedding", "vision.post_tile_positional_embedding"] {
-            out.push(ParamTensor::table(name, rows, self.max_tiles * h, s, Replicated));
+            out.push(ParamTensor::table(name, rows, d.max_tiles * h, s, Replicated));
             out.push(v(name, 1));
         }
         out.push(v("vision.layernorm_pre", 2 * h));
         out.push(v("vision.layernorm_post", 2 * h));
-        for gated in std::iter::repeat_n(false, self.layers as usize).chain(std::iter::repeat_n(true, m.global_layers as usize)) {
+        for gated in std::iter::repeat_n(false, d.layers as usize).chain(std::iter::repeat_n(true, self.global_layers as usize)) {
             for (name, kinds) in [("vision.self_attn.q_proj", Q), ("vision.self_attn.k_proj", K), ("vision.self_attn.v_proj", V), ("vision.self_attn.o_proj", O)] {
                 out.push(linear(name, kinds, h, h));
             }
@@ -96,8 +103,8 @@ impl VisionTower {
                 out.push(v("vision.gate_ffn", 1));
             }
         }
-        out.push(ParamTensor::new("projector.multi_modal_projector", &[self.text_hidden, m.vision_output], s, Replicated));
-        out.push(v("projector.multi_modal_projector.bias", self.text_hidden));
+        out.push(ParamTensor::new("projector.multi_modal_projector", &[d.text_hidden, self.vision_output], s, Replicated));
+        out.push(v("projector.multi_modal_projector.bias", d.text_hidden));
     }
 }
 

@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
 use super::llama4_tiles::llama4_tiles;
-use super::mllama_vision::MllamaVision;
+use super::mllama_vision::{padded, MllamaDims, MllamaVision};
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
@@ -473,7 +473,7 @@ impl VisionTower {
             }
             TowerKind::InternVl => self.internvit_tensors(out),
             TowerKind::Llama4 => self.llama4_tensors(out),
-            TowerKind::Mllama => self.mllama_tensors(out),
+            TowerKind::Mllama => self.mllama.param_tensors(&self.mllama_dims(), out),
             TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
@@ -536,6 +536,29 @@ impl VisionTower {
 }
 
 impl VisionTower {
+    /// The shape mllama's tensors and tokens are built from (`mllama_vision.rs`).
+    fn mllama_dims(&self) -> MllamaDims {
+        let (hidden, ffn, patch, channels, image_size, layers) = (self.hidden, self.ffn, self.patch, self.channels, self.image_size, self.layers);
+        MllamaDims { hidden, ffn, patch, channels, image_size, layers, max_tiles: self.max_tiles, text_hidden: self.text_hidden }
+    }
+
+    /// mllama: the tokens of one tile, its patches and the class token.
+    pub fn mllama_tile_tokens(&self) -> u64 {
+        self.mllama_dims().tile_tokens()
+    }
+
+    /// mllama: a tile's tokens padded to a multiple of 8, as its encoders read them.
+    pub fn mllama_padded_tile_tokens(&self) -> u64 {
+        padded(self.mllama_tile_tokens())
+    }
+
+    /// mllama: the vision tokens of one image its cross-attention layers read as keys and
+    /// values, every tile's, padding tiles included (`modeling_mllama.py`
+    /// `_prepare_static_cache`, lines 1518–1532: `num_images · max_num_tiles · num_patches`).
+    pub fn mllama_vision_tokens(&self) -> u64 {
+        self.max_tiles * self.mllama_tile_tokens()
+    }
+
     /// Llama 4's vision model (the adapter included) and projector (`modeling_llama4.py`
     /// `Llama4VisionModel`, `Llama4MultiModalProjector`).
     fn llama4_tensors(&self, out: &mut Vec<ParamTensor>) {
