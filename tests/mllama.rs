@@ -93,13 +93,16 @@ const CACHE_TERM: &str = "cross-attention cache (training forward)";
 fn activations_against_cpu_measurement() {
     let f = fixture();
     let cases = f["activations"].as_object().expect("activations");
-    assert_eq!(cases.len(), 4);
+    assert_eq!(cases.len(), 7);
     let mut language = std::collections::BTreeMap::new();
     for (name, case) in cases {
         let frozen = case["frozen_tower"].as_bool().unwrap();
-        let mut training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "images_per_sample": case["images"]});
+        let mut training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": case["precision"], "images_per_sample": case["images"]});
         if frozen {
             training["frozen"] = json!({"vision_tower": true});
+        }
+        if !case["lora_targets"].is_null() {
+            training["lora"] = json!({"rank": case["lora_rank"], "targets": case["lora_targets"]});
         }
         let b = breakdown(&case["config"], training);
         let tower: f64 = TOWER_TERMS.iter().map(|n| term(&b, n)).sum();
@@ -109,7 +112,7 @@ fn activations_against_cpu_measurement() {
         let m = |k: &str| case[k].as_f64().unwrap();
         let (mt, mp) = (m("tower_saved_bytes"), m("projector_saved_bytes"));
         let ml = m("cross_layers_saved_bytes") + m("self_layers_saved_bytes") + m("rest_saved_bytes");
-        println!("{name:24} tower {mt:>9} model {tower:>9}  projector {mp:>6} model {projector:>6}  language model {ml:>8} model {lm:>8}");
+        println!("{name:34} tower {mt:>9} model {tower:>9}  projector {mp:>6} model {projector:>6}  language model {ml:>8} model {lm:>8}");
         assert_eq!(projector, mp, "{name}: projector");
         if frozen {
             assert_eq!((tower, mt), (0.0, 0.0), "{name}: frozen tower");

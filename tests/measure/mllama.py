@@ -12,7 +12,7 @@ No network, nothing downloaded.
 - cache: the tiny model in eval, one forward with pixel_values and use_cache (DynamicCache), the
   K/V bytes of its self-attention layers and of its cross-attention layers, fp32 and bf16, at two
   text lengths and with one and two images (common.cache_bytes per layer).
-- activations: the tiny model on CPU (fp32, SDPA), each image through the real image processor,
+- activations: the tiny model on CPU (fp32, and pure bf16 once; SDPA), each image through the real image processor,
   the cross-attention mask built as MllamaProcessor builds it (the tokens from the <|image|> token
   on attend to the image's tiles), use_cache as the config says (true: the forward builds a
   DynamicCache, whose K/V bytes are recorded too); saved tensors (each storage once; common.SavedTensorRecorder)
@@ -129,23 +129,37 @@ def cache():
     return out
 
 
+# PEFT LoRA on the language model's linears only (the tower's q/k/v/o and fc1/fc2 would match
+# plain names too): all seven kinds, or q and v.
+LM_LINEARS = r"model\.language_model\.layers\.\d+\.(self_attn|cross_attn|mlp)\.({})_proj"
+LORA = {"all": ["q", "k", "v", "o", "gate", "up", "down"], "qv": ["q", "v"]}
+CASES = [  # (images, text tokens, frozen tower, dtype, LoRA targets)
+    (1, 32, False, torch.float32, None), (2, 32, False, torch.float32, None), (1, 64, False, torch.float32, None),
+    (1, 32, True, torch.float32, None), (1, 32, False, torch.bfloat16, None),
+    (1, 32, True, torch.float32, "all"), (1, 32, True, torch.float32, "qv")]
+
+
 def activations():
+    from peft import LoraConfig, get_peft_model
     out = {}
     cross = TINY["text_config"]["cross_attention_layers"]
-    for frozen in (False, True):
-        for images, text in ((1, 32), (2, 32), (1, 64)):
-            if frozen and (images, text) != (1, 32):
-                continue
+    for images, text, frozen, dtype, lora in CASES:
+        if True:
             torch.manual_seed(0)
-            m = MllamaForConditionalGeneration(build(TINY))
+            m = MllamaForConditionalGeneration(build(TINY)).to(dtype)
             m.train()
             if frozen:
                 m.model.vision_model.requires_grad_(False)
+            adapter_params = 0
+            if lora:
+                m = get_peft_model(m, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=LM_LINEARS.format("|".join(LORA[lora]))))
+                adapter_params = sum(p.numel() for n, p in m.named_parameters() if "lora_" in n)
+                m.train()
             ids, pv, mask = inputs(images, text)
             stack = ModuleStack(m)
             rec = SavedTensorRecorder(m, stack)
             with rec.hooks():
-                res = m(input_ids=ids, labels=ids, pixel_values=pv["pixel_values"], aspect_ratio_ids=pv["aspect_ratio_ids"],
+                res = m(input_ids=ids, labels=ids, pixel_values=pv["pixel_values"].to(dtype), aspect_ratio_ids=pv["aspect_ratio_ids"],
                         aspect_ratio_mask=pv["aspect_ratio_mask"], cross_attention_mask=mask)
             loss = res.loss
             # use_cache is the config's (true), as in a training run: the forward's cache.
@@ -156,13 +170,16 @@ def activations():
                 return sum(e["nbytes"] for e in rec.entries.values() if pred(e["module"] or ""))
 
             def is_cross(mod):
+                mod = mod.replace("base_model.model.", "")
                 return any(mod.startswith(f"model.language_model.layers.{i}.") or mod == f"model.language_model.layers.{i}" for i in cross)
 
             def is_layer(mod):
-                return mod.startswith("model.language_model.layers.")
-            key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}"
-            out[key] = {"config": TINY, "images": images, "text_tokens": text, "micro_batch": 1, "precision": "fp32",
+                return "model.language_model.layers." in mod
+            precision = "fp32" if dtype == torch.float32 else "bf16"
+            key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}" + ("" if dtype == torch.float32 else "-bf16") + (f"-lora-{lora}" if lora else "")
+            out[key] = {"config": TINY, "images": images, "text_tokens": text, "micro_batch": 1, "precision": precision,
                         "frozen_tower": frozen, "attention": str(m.config.text_config._attn_implementation),
+                        "lora_targets": LORA[lora] if lora else None, "lora_rank": 8 if lora else None, "adapter_params": adapter_params,
                         "tower_saved_bytes": part(lambda mod: "vision_model" in mod),
                         "projector_saved_bytes": part(lambda mod: "multi_modal_projector" in mod),
                         "cross_layers_saved_bytes": part(is_cross),

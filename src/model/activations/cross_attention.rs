@@ -14,14 +14,20 @@
 //! - with `use_cache` and no checkpointing, the cache transformers builds in the training
 //!   forward keeps each layer's k and v (`DynamicLayer.update`'s copies).
 //!
+//! Under LoRA (PEFT, `lora.rs`) the frozen projections keep nothing, the adapters their inputs
+//! (q's the norm output, k's and v's the vision states) and their `lora_A` outputs (text rows for
+//! q and o, vision rows for k and v); the k path keeps nothing unless k is adapted; the frozen
+//! gates keep only their tanh.
+//!
 //! Once per micro-batch, whatever the number of cross-attention layers: the vision states
-//! (the projector's output, every k_proj and v_proj's input), the cross-attention mask in the
+//! (the projector's output, every k_proj and v_proj's input, or their adapters'), the cross-attention mask in the
 //! parameters' dtype (`_prepare_cross_attention_mask`, lines 53–78, b·s·v; SDPA keeps it) and the
 //! text-row mask. Measured on CPU in `mllama.json` (`tests/mllama.rs`).
 
+use super::lora::{adapter_inputs, adapter_intermediates};
 use super::norm::{linear_inputs, norm_in_run};
 use super::term::{push, ActTerm, Ctx, Place, Split};
-use crate::model::arch::{NormKind, Scope, TransformerArch};
+use crate::model::arch::{LinearKind, NormKind, Scope, TransformerArch};
 use crate::model::dtype::F32;
 use crate::model::inputs::{Attention, Checkpointing, Training};
 
@@ -37,23 +43,57 @@ pub(super) fn terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut
     let (h, heads, kv_heads, d) = (t.hidden as f64, a.heads as f64, a.kv_heads as f64, a.head_dim as f64);
     let (b, s, x) = (c.b, c.s, c.x);
     let (q, kv) = (heads * d, kv_heads * d);
-    let norms = norm_in_run(NormKind::Rmsnorm, c, c.tokens * heads, d, x, false) + norm_in_run(NormKind::Rmsnorm, c, b * v * kv_heads, d, x, false);
-    push(out, "cross-attention q_proj input and q/k norms", linear_inputs(c, h, 1.0) + norms, Split::Tensor, place);
+    // The vision tokens of the micro-batch, as the k/v projections read them.
+    let vc = Ctx { tokens: b * v, lora: None, ..*c };
+    let lora = c.lora.as_ref();
+    let adapted = |kinds: &[LinearKind]| lora.map_or(0.0, |l| l.adapted(kinds, false));
+    // Trained, q_proj keeps its input (the norm output); under LoRA the frozen base keeps nothing
+    // and q's adapter keeps it. The k path needs a gradient only when k_proj is trained or
+    // adapted: the vision states come from a frozen projector under LoRA.
+    let q_input = match lora {
+        Some(l) => adapter_inputs(c, l, h, adapted(&[LinearKind::Q]), false),
+        None => linear_inputs(c, h, 1.0),
+    };
+    let k_grad = lora.is_none() || adapted(&[LinearKind::K]) > 0.0;
+    let k_norm = if k_grad { norm_in_run(NormKind::Rmsnorm, c, b * v * kv_heads, d, x, false) } else { 0.0 };
+    let norms = norm_in_run(NormKind::Rmsnorm, c, c.tokens * heads, d, x, false) + k_norm;
+    push(out, "cross-attention q_proj input and q/k norms", q_input + norms, Split::Tensor, place);
     let repeated = 2.0 * x * b * v * q;
     let core = match training.attention {
         Attention::Eager => {
             let scores = b * heads * s * v;
             let cast = if x == F32 { 0.0 } else { x * scores };
-            x * c.tokens * q + repeated + F32 * scores + cast + x * c.tokens * q
+            // The output is kept by o_proj (trained) or o's adapter.
+            let output = if lora.is_none() || adapted(&[LinearKind::O]) > 0.0 { x * c.tokens * q } else { 0.0 };
+            x * c.tokens * q + repeated + F32 * scores + cast + output
         }
         Attention::Sdpa | Attention::Flash => x * c.tokens * q + repeated + x * c.tokens * q + F32 * b * heads * (s / 32.0).ceil() * 32.0,
     };
     push(out, "cross-attention q, k, v, output and logsumexp", core, Split::Tensor, place);
     let scalar = if c.mixed { F32 } else { x };
-    push(out, "cross-attention gate inputs", 2.0 * x * c.tokens * h + 2.0 * scalar, Split::Sequence, place);
+    // Each gate keeps its tanh for the gated tensor's gradient, and the gated tensor for its own
+    // (none when LoRA freezes it).
+    let gated = if lora.is_none() { 2.0 * x * c.tokens * h } else { 0.0 };
+    push(out, "cross-attention gate inputs", gated + 2.0 * scalar, Split::Sequence, place);
     if t.use_cache && training.checkpointing == Checkpointing::None {
         push(out, "cross-attention cache (training forward)", 2.0 * x * b * v * kv, Split::Tensor, place);
     }
     let mask = if training.attention == Attention::Eager { 0.0 } else { scalar * b * s * v };
-    push(out, "cross-attention vision states and masks", x * b * v * h + mask + scalar * b * s, Split::Sequence, Place::Input);
+    let states = match lora {
+        None => x * vc.tokens * h,
+        Some(l) => {
+            let (n_q, n_kv) = (adapted(&[LinearKind::Q, LinearKind::O]), adapted(&[LinearKind::K, LinearKind::V]));
+            push(out, "cross-attention adapter intermediates (LoRA)", adapter_intermediates(c, l, n_q) + adapter_intermediates(&vc, l, n_kv), Split::Sequence, place);
+            // The k/v adapters read the vision states: one shared tensor when they read it as it
+            // is (`lora.rs`), else each adapter its own copy in every layer.
+            let shared = !c.mixed && (x == F32 || !l.fp32) && !l.dropout;
+            if shared {
+                adapter_inputs(&vc, l, h, n_kv, false)
+            } else {
+                push(out, "cross-attention k/v adapter inputs (LoRA)", adapter_inputs(&vc, l, h, n_kv, false), Split::Sequence, place);
+                0.0
+            }
+        }
+    };
+    push(out, "cross-attention vision states and masks", states + mask + scalar * b * s, Split::Sequence, Place::Input);
 }
