@@ -13,7 +13,8 @@
 //! - `layernorm_pre` over the unpadded tokens, `layernorm_post` over the padded ones;
 //! - each block as a text encoder's block of LayerNorms, q/k/v/o without biases and a GELU MLP
 //!   with biases (`block.rs`), over the padded tokens; the global blocks' two gates also keep
-//!   the attention's and the MLP's outputs;
+//!   the attention's and the MLP's outputs. The vision blocks are not checkpointed with the
+//!   language model (they are not `GradientCheckpointingLayer`s);
 //! - the projector its input, the concatenated output (`vision_output_dim` wide, unpadded),
 //!   trained tower or frozen.
 //!
@@ -25,7 +26,7 @@ use super::norm::norm_saved;
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF, INT64};
-use crate::model::inputs::{Checkpointing, Training};
+use crate::model::inputs::Training;
 
 /// A vision block as a text encoder's block: LayerNorms, q/k/v/o without biases, an exact-GELU
 /// MLP with biases (`hidden_act` "gelu").
@@ -61,15 +62,13 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
         let blocks = vision_blocks(tower);
         let global = tower.mllama.global_layers as f64;
         let scalar = if c.mixed { F32 } else { x };
-        if training.checkpointing == Checkpointing::Full {
-            push(out, "vision tower block inputs (full checkpointing)", x * vc.tokens * h * blocks.layers as f64, Split::Sequence, place);
-        } else {
-            let mut inner = Vec::new();
-            block_terms(&blocks, training, &vc, &mut inner);
-            let per_block: f64 = inner.iter().map(|t| t.bytes).sum();
-            let gates = global * (2.0 * x * vc.tokens * h + 2.0 * scalar);
-            push(out, "vision tower blocks", per_block * blocks.layers as f64 + gates, Split::Sequence, place);
-        }
+        // `MllamaVisionEncoderLayer` is a plain `nn.Module`, not a `GradientCheckpointingLayer`
+        // (line 289): `gradient_checkpointing_enable()` leaves the vision blocks whole.
+        let mut inner = Vec::new();
+        block_terms(&blocks, training, &vc, &mut inner);
+        let per_block: f64 = inner.iter().map(|t| t.bytes).sum();
+        let gates = global * (2.0 * x * vc.tokens * h + 2.0 * scalar);
+        push(out, "vision tower blocks", per_block * blocks.layers as f64 + gates, Split::Sequence, place);
         // One float mask per image over its padded tokens, in the parameters' dtype.
         push(out, "vision tower attention mask", scalar * vc.b * per_image * per_image, Split::Sequence, place);
         let unpadded = b * images * tiles * tile_tokens;
