@@ -87,7 +87,8 @@ const CACHE_TERM: &str = "cross-attention cache (training forward)";
 /// The tiny model's saved tensors on CPU by part: the tower within 3 % (trained; nothing when
 /// frozen), the projector exact, the language model (self- and cross-attention layers, the
 /// embeddings' ids, the final norm, the head and the loss) within 3 %, the vision-dependent part
-/// (two images against one) within 3 %, and the training forward's cross-attention cache exact.
+/// (two images against one) within 3 %, the training forward's cross-attention cache exact, and
+/// under LoRA the trainable count equal to PEFT's.
 /// Measured: fp32 tower and projector to the byte, language model −12 bytes (the loss's scalars);
 /// pure bf16 tower +0.9 % (3,488 bytes: CPU's bf16 LayerNorm keeps its mean and rstd in bf16, 2
 /// bytes × 2 × 872 rows, CUDA's in fp32, which is what is modelled); PEFT LoRA (all seven kinds,
@@ -126,6 +127,10 @@ fn activations_against_cpu_measurement() {
         }
         assert!((lm / ml - 1.0).abs() <= 0.03, "{name}: language model {lm} vs measured {ml}");
         assert_eq!(term(&b, CACHE_TERM), m("training_cache_cross_kv_bytes"), "{name}: training cache");
+        if !case["lora_targets"].is_null() {
+            // PEFT's adapters on the self- and cross-attention layers' linears and the MLPs.
+            assert_eq!(b.trainable_params, case["adapter_params"].as_u64().unwrap(), "{name}: adapter parameters");
+        }
         language.insert(name.clone(), (lm, ml));
     }
     let (one, two) = (language["mllama@1img-s32-trained"], language["mllama@2img-s32-trained"]);
