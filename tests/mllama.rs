@@ -159,6 +159,14 @@ fn reader_names_assumptions_and_bad_keys() {
     bad["vision_config"]["supported_aspect_ratios"] = json!([[1, 1], [2]]);
     let e = headroom::import::hf_config::import_hf_config(&bad).expect_err("a ratio is a pair");
     assert_eq!(e.field, "vision_config.supported_aspect_ratios");
+    // Without a vision_config (or as a text model alone) the cross-attention layers run on no
+    // images: the estimate says what it still counts.
+    let mut text_only = tiny.clone();
+    text_only.as_object_mut().unwrap().remove("vision_config");
+    let warnings = headroom::import::hf_config::import_hf_config(&text_only).expect("import").warnings;
+    assert!(warnings.iter().any(|w| w.starts_with("approximate: without a vision_config")), "{warnings:?}");
+    let warnings = headroom::import::hf_config::import_hf_config(&tiny["text_config"]).expect("import").warnings;
+    assert!(warnings.iter().any(|w| w.starts_with("approximate: without a vision_config")), "{warnings:?}");
     let mut bad = tiny;
     bad["text_config"]["cross_attention_layers"] = json!([1, "x"]);
     let e = headroom::import::hf_config::import_hf_config(&bad).expect_err("indices are numbers");

@@ -247,7 +247,11 @@ struct Readers {
 /// Build an architecture from the content of a `config.json`: every family Headroom reads,
 /// and a marked approximation for an unknown one.
 pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
-    import(config, Readers { read: reader, unknown: approximate })
+    let mut imported = import(config, Readers { read: reader, unknown: approximate })?;
+    if config.get("model_type").and_then(Value::as_str) == Some("mllama_text_model") {
+        imported.warnings.extend(mllama::without_images_note(&imported.arch));
+    }
+    Ok(imported)
 }
 
 /// [`import_hf_config`] with the catalogue's families only: the same result for every config
@@ -336,6 +340,9 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         // (`Gemma3nModel.__init__`, `modeling_gemma3n.py` lines 1917–1926).
         let left_out = if model_type == "gemma3n" { "the vision tower (MobileNetV5), the audio tower (Conformer) and their embedders are not" } else { "the vision tower is not" };
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; {left_out}", imported.model_type));
+        if model_type == "mllama" {
+            imported.warnings.extend(mllama::without_images_note(&imported.arch));
+        }
         return Ok(imported);
     }
     if let Some((_, missing)) = UNMODELLED.iter().find(|(ty, _)| *ty == model_type) {

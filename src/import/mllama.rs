@@ -10,7 +10,7 @@ use super::families::{self, Defaults};
 use super::keys::Keys;
 use crate::error::InputError;
 use crate::model::arch::mllama_vision::MllamaVision;
-use crate::model::arch::{TowerKind, TransformerArch, VisionCrossAttention, VisionTower};
+use crate::model::arch::{Architecture, TowerKind, TransformerArch, VisionCrossAttention, VisionTower};
 
 /// `MllamaTextConfig.__post_init__`'s `cross_attention_layers` (line 145).
 const CROSS_LAYERS: &[u64] = &[3, 8, 13, 18, 23, 28, 33, 38];
@@ -38,6 +38,20 @@ pub fn mllama_text(c: &Keys) -> Result<TransformerArch, InputError> {
     cross.dedup();
     t.vision_cross = Some(VisionCrossAttention { layers: cross.len() as u64 });
     Ok(t)
+}
+
+/// The warning for an mllama text model read without a vision tower: with no images its
+/// cross-attention layers are skipped in the forward (`MllamaTextModel.forward`, lines
+/// 1135–1139), but every block's norms and MLP are counted in the activations.
+pub fn without_images_note(arch: &Architecture) -> Option<String> {
+    let t = arch.transformer()?;
+    let cross = t.vision_cross?.layers.min(t.layers);
+    (cross > 0).then(|| {
+        format!(
+            "approximate: without a vision_config there are no images, and transformers skips the {cross} cross-attention layers in the forward; their norms and MLP are still counted in the activations (at most {cross} of {} blocks' saved tensors too many)",
+            t.layers
+        )
+    })
 }
 
 /// A list of layer indices (0 allowed); absent → `default`, recorded.
