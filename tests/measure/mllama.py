@@ -12,7 +12,10 @@ No network, nothing downloaded.
 - cache: the tiny model in eval, one forward with pixel_values and use_cache (DynamicCache), the
   K/V bytes of its self-attention layers and of its cross-attention layers, fp32 and bf16, at two
   text lengths and with one and two images (common.cache_bytes per layer).
-- activations: the tiny model on CPU (fp32, and pure bf16 once; SDPA), each image through the real image processor,
+- activations: the tiny model on CPU (fp32; pure bf16 once; CPU autocast to bf16, which casts
+  these models' ops as CUDA's does: linears, convs, matmuls and SDPA with its float mask cast per
+  call; the LayerNorms, which CUDA's autocast runs in fp32 and CPU's in their input's dtype, read
+  fp32 inputs here; SDPA), each image through the real image processor,
   the cross-attention mask built as MllamaProcessor builds it (the tokens from the <|image|> token
   on attend to the image's tiles), use_cache as the config says (true: the forward builds a
   DynamicCache, whose K/V bytes are recorded too); saved tensors (each storage once; common.SavedTensorRecorder)
@@ -21,6 +24,7 @@ No network, nothing downloaded.
   trained and frozen.
 Run: /work/venv/bin/python tests/measure/mllama.py
 """
+import contextlib
 import json
 import os
 import sys
@@ -32,7 +36,7 @@ from transformers.models.mllama.processing_mllama import convert_sparse_cross_at
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ModuleStack, SavedTensorRecorder, cache_bytes  # noqa: E402
+from common import ModuleStack, ParamCastTracker, SavedTensorRecorder, cache_bytes  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "mllama.json")
 IMAGE_TOKEN = 500
@@ -107,7 +111,8 @@ def cache():
     for dtype in (torch.float32, torch.bfloat16):
         for images, text in ((1, 16), (1, 32), (2, 32)):
             torch.manual_seed(0)
-            m = MllamaForConditionalGeneration(build(TINY)).to(dtype).eval()
+            mixed = dtype == "bf16-mixed"
+            m = MllamaForConditionalGeneration(build(TINY)).to(torch.float32 if mixed else dtype).eval()
             ids, pv, mask = inputs(images, text)
             with torch.no_grad():
                 res = m(input_ids=ids, pixel_values=pv["pixel_values"].to(dtype), aspect_ratio_ids=pv["aspect_ratio_ids"],
@@ -136,7 +141,8 @@ LORA = {"all": ["q", "k", "v", "o", "gate", "up", "down"], "qv": ["q", "v"]}
 CASES = [  # (images, text tokens, frozen tower, dtype, LoRA targets)
     (1, 32, False, torch.float32, None), (2, 32, False, torch.float32, None), (1, 64, False, torch.float32, None),
     (1, 32, True, torch.float32, None), (1, 32, False, torch.bfloat16, None),
-    (1, 32, True, torch.float32, "all"), (1, 32, True, torch.float32, "qv")]
+    (1, 32, True, torch.float32, "all"), (1, 32, True, torch.float32, "qv"),
+    (1, 32, True, "bf16-mixed", None), (2, 32, True, "bf16-mixed", None), (1, 32, False, "bf16-mixed", None)]
 
 
 def activations():
@@ -146,7 +152,8 @@ def activations():
     for images, text, frozen, dtype, lora in CASES:
         if True:
             torch.manual_seed(0)
-            m = MllamaForConditionalGeneration(build(TINY)).to(dtype)
+            mixed = dtype == "bf16-mixed"
+            m = MllamaForConditionalGeneration(build(TINY)).to(torch.float32 if mixed else dtype)
             m.train()
             if frozen:
                 m.model.vision_model.requires_grad_(False)
@@ -158,16 +165,21 @@ def activations():
             ids, pv, mask = inputs(images, text)
             stack = ModuleStack(m)
             rec = SavedTensorRecorder(m, stack)
-            with rec.hooks():
-                res = m(input_ids=ids, labels=ids, pixel_values=pv["pixel_values"].to(dtype), aspect_ratio_ids=pv["aspect_ratio_ids"],
-                        aspect_ratio_mask=pv["aspect_ratio_mask"], cross_attention_mask=mask)
+            autocast = torch.autocast("cpu", dtype=torch.bfloat16) if mixed else contextlib.nullcontext()
+            tracker = ParamCastTracker(rec.param_refs)
+            with rec.hooks(), tracker, autocast:
+                res = m(input_ids=ids, labels=ids, pixel_values=pv["pixel_values"].to(torch.float32 if mixed else dtype),
+                        aspect_ratio_ids=pv["aspect_ratio_ids"], aspect_ratio_mask=pv["aspect_ratio_mask"], cross_attention_mask=mask)
             loss = res.loss
             # use_cache is the config's (true), as in a training run: the forward's cache.
             held = [cache_bytes(type("One", (), {"layers": [layer]}))[0]["kv"] for layer in res.cache.layers]
             rec.annotate_from_graph(loss.grad_fn)
 
+            # autocast's 16-bit weight copies are counted apart (Headroom's "autocast weight copies").
+            copies = set(tracker.cast_refs)
+
             def part(pred):
-                return sum(e["nbytes"] for e in rec.entries.values() if pred(e["module"] or ""))
+                return sum(e["nbytes"] for r, e in rec.entries.items() if r not in copies and pred(e["module"] or ""))
 
             def is_cross(mod):
                 mod = mod.replace("base_model.model.", "")
@@ -175,8 +187,8 @@ def activations():
 
             def is_layer(mod):
                 return "model.language_model.layers." in mod
-            precision = "fp32" if dtype == torch.float32 else "bf16"
-            key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}" + ("" if dtype == torch.float32 else "-bf16") + (f"-lora-{lora}" if lora else "")
+            precision = "bf16-mixed" if mixed else "fp32" if dtype == torch.float32 else "bf16"
+            key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}" + ("" if precision == "fp32" else f"-{precision}") + (f"-lora-{lora}" if lora else "")
             out[key] = {"config": TINY, "images": images, "text_tokens": text, "micro_batch": 1, "precision": precision,
                         "frozen_tower": frozen, "attention": str(m.config.text_config._attn_implementation),
                         "lora_targets": LORA[lora] if lora else None, "lora_rank": 8 if lora else None, "adapter_params": adapter_params,
@@ -184,6 +196,7 @@ def activations():
                         "projector_saved_bytes": part(lambda mod: "multi_modal_projector" in mod),
                         "cross_layers_saved_bytes": part(is_cross),
                         "self_layers_saved_bytes": part(lambda mod: is_layer(mod) and not is_cross(mod)),
+                        "autocast_weight_copy_bytes": sum(e["nbytes"] for r, e in rec.entries.items() if r in copies),
                         "rest_saved_bytes": part(lambda mod: not is_layer(mod) and "vision_model" not in mod and "multi_modal_projector" not in mod),
                         "training_cache_self_kv_bytes": sum(b for i, b in enumerate(held) if i not in cross),
                         "training_cache_cross_kv_bytes": sum(b for i, b in enumerate(held) if i in cross),

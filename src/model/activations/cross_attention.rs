@@ -10,9 +10,12 @@
 //!   logsumexp padded to a multiple of 32; eager (from the source, not measured): q, the repeated
 //!   k and v, the fp32 softmax and its cast;
 //! - the two tanh gates, which keep what they multiply: o_proj's output and the MLP's output
-//!   after the text-row mask;
+//!   after the text-row mask (fp32 under autocast: the mask is in the parameters' dtype);
+//! - under autocast, SDPA's 16-bit copy of the cross-attention mask (autocast casts every
+//!   floating argument of SDPA, per call);
 //! - with `use_cache` and no checkpointing, the cache transformers builds in the training
-//!   forward keeps each layer's k and v (`DynamicLayer.update`'s copies).
+//!   forward keeps each layer's k and v (`DynamicLayer.update`'s copies; the keys fp32 under
+//!   autocast, k_norm's fp32 weight promoting them).
 //!
 //! Under LoRA (PEFT, `lora.rs`) the frozen projections keep nothing, the adapters their inputs
 //! (q's the norm output, k's and v's the vision states) and their `lora_A` outputs (text rows for
@@ -20,9 +23,10 @@
 //! gates keep only their tanh.
 //!
 //! Once per micro-batch, whatever the number of cross-attention layers: the vision states
-//! (the projector's output, every k_proj and v_proj's input, or their adapters'), the cross-attention mask in the
-//! parameters' dtype (`_prepare_cross_attention_mask`, lines 53–78, b·s·v; SDPA keeps it) and the
-//! text-row mask. Measured on CPU in `mllama.json` (`tests/mllama.rs`).
+//! (the projector's output, every k_proj and v_proj's input, or their adapters'), the
+//! cross-attention mask in the parameters' dtype (`_prepare_cross_attention_mask`, lines 53–78,
+//! b·s·v; SDPA keeps it, except under autocast) and the text-row mask. Measured on CPU in
+//! `mllama.json` (`tests/mllama.rs`; fp32, pure bf16, CPU autocast, PEFT LoRA).
 
 use super::lora::{adapter_inputs, adapter_intermediates};
 use super::norm::{linear_inputs, norm_in_run};
@@ -72,13 +76,21 @@ pub(super) fn terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut
     push(out, "cross-attention q, k, v, output and logsumexp", core, Split::Tensor, place);
     let scalar = if c.mixed { F32 } else { x };
     // Each gate keeps its tanh for the gated tensor's gradient, and the gated tensor for its own
-    // (none when LoRA freezes it).
-    let gated = if lora.is_none() { 2.0 * x * c.tokens * h } else { 0.0 };
+    // (none when LoRA freezes it): o_proj's output, and the MLP's output times the text-row mask,
+    // which the mask (fp32 under autocast: the parameters' dtype) promotes to fp32.
+    let gated = if lora.is_none() { x * c.tokens * h + scalar * c.tokens * h } else { 0.0 };
     push(out, "cross-attention gate inputs", gated + 2.0 * scalar, Split::Sequence, place);
     if t.use_cache && training.checkpointing == Checkpointing::None {
-        push(out, "cross-attention cache (training forward)", 2.0 * x * b * v * kv, Split::Tensor, place);
+        // The keys after k_norm, whose fp32 weight makes them fp32 under autocast; the values.
+        push(out, "cross-attention cache (training forward)", (scalar + x) * b * v * kv, Split::Tensor, place);
     }
-    let mask = if training.attention == Attention::Eager { 0.0 } else { scalar * b * s * v };
+    // SDPA keeps the mask it reads: the model's own, once, or under autocast (which casts every
+    // floating argument of SDPA to 16 bits per call) each layer's 16-bit copy.
+    let sdpa_mask = training.attention != Attention::Eager;
+    if sdpa_mask && c.mixed {
+        push(out, "cross-attention mask (autocast copy)", x * b * s * v, Split::Sequence, place);
+    }
+    let mask = if sdpa_mask && !c.mixed { x * b * s * v } else { 0.0 };
     let states = match lora {
         None => x * vc.tokens * h,
         Some(l) => {

@@ -18,8 +18,10 @@
 //! - the projector its input, the concatenated output (`vision_output_dim` wide, unpadded),
 //!   trained tower or frozen.
 //!
-//! The intermediate layers' outputs are stacked and concatenated without being saved. Measured
-//! on CPU in `mllama.json` (`tests/mllama.rs`).
+//! The intermediate layers' outputs are stacked and concatenated without being saved. Under
+//! autocast the embeddings' fp32 tables keep the hidden states in fp32 and the mask, a matmul's
+//! output, is 16-bit. Measured on CPU in `mllama.json` (`tests/mllama.rs`: fp32, pure bf16,
+//! autocast).
 
 use super::block::block_terms;
 use super::norm::norm_saved;
@@ -69,12 +71,15 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
         let per_block: f64 = inner.iter().map(|t| t.bytes).sum();
         let gates = global * (2.0 * x * vc.tokens * h + 2.0 * scalar);
         push(out, "vision tower blocks", per_block * blocks.layers as f64 + gates, Split::Sequence, place);
-        // One float mask per image over its padded tokens, in the parameters' dtype.
-        push(out, "vision tower attention mask", scalar * vc.b * per_image * per_image, Split::Sequence, place);
+        // One float mask per image over its padded tokens, made by a matmul (16-bit under
+        // autocast), kept once for every block.
+        push(out, "vision tower attention mask", x * vc.b * per_image * per_image, Split::Sequence, place);
         let unpadded = b * images * tiles * tile_tokens;
-        let norms = norm_saved(NormKind::Layernorm, unpadded, h, x) + norm_saved(NormKind::Layernorm, vc.tokens, h, x);
+        // The hidden states are in the residual dtype (fp32 under autocast: the embeddings'
+        // fp32 tables promote the patch conv's output), and so are the embeddings' outputs.
+        let norms = norm_saved(NormKind::Layernorm, unpadded, h, c.r) + norm_saved(NormKind::Layernorm, vc.tokens, h, c.r);
         push(out, "vision tower pre- and post-norm", norms, Split::Sequence, place);
-        let embeddings = 2.0 * x * b * images * tiles * h + x * unpadded * h + INT64 * b * images + 5.0 * scalar;
+        let embeddings = scalar * (2.0 * b * images * tiles * h + unpadded * h) + INT64 * b * images + 5.0 * scalar;
         push(out, "vision tower tile and position embeddings", embeddings, Split::Sequence, place);
         let pixel = if x == F32 { F32 } else { HALF };
         let pixels = (tower.channels * tower.image_size * tower.image_size) as f64;
