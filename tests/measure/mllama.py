@@ -15,7 +15,8 @@ No network, nothing downloaded.
 - activations: the tiny model on CPU (fp32; pure bf16 once; CPU autocast to bf16, which casts
   these models' ops as CUDA's does: linears, convs, matmuls and SDPA with its float mask cast per
   call; the LayerNorms, which CUDA's autocast runs in fp32 and CPU's in their input's dtype, read
-  fp32 inputs here; SDPA), each image through the real image processor,
+  fp32 inputs here; SDPA); twice with non-reentrant gradient checkpointing, whose kept layer
+  arguments are recorded as activations_parts.py records them, each image through the real image processor,
   the cross-attention mask built as MllamaProcessor builds it (the tokens from the <|image|> token
   on attend to the image's tiles), use_cache as the config says (true: the forward builds a
   DynamicCache, whose K/V bytes are recorded too); saved tensors (each storage once; common.SavedTensorRecorder)
@@ -25,6 +26,7 @@ No network, nothing downloaded.
 Run: /work/venv/bin/python tests/measure/mllama.py
 """
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -138,18 +140,46 @@ def cache():
 # plain names too): all seven kinds, or q and v.
 LM_LINEARS = r"model\.language_model\.layers\.\d+\.(self_attn|cross_attn|mlp)\.({})_proj"
 LORA = {"all": ["q", "k", "v", "o", "gate", "up", "down"], "qv": ["q", "v"]}
-CASES = [  # (images, text tokens, frozen tower, dtype, LoRA targets)
-    (1, 32, False, torch.float32, None), (2, 32, False, torch.float32, None), (1, 64, False, torch.float32, None),
-    (1, 32, True, torch.float32, None), (1, 32, False, torch.bfloat16, None),
-    (1, 32, True, torch.float32, "all"), (1, 32, True, torch.float32, "qv"),
-    (1, 32, True, "bf16-mixed", None), (2, 32, True, "bf16-mixed", None), (1, 32, False, "bf16-mixed", None)]
+CASES = [  # (images, text tokens, frozen tower, dtype, LoRA targets, gradient checkpointing)
+    (1, 32, False, torch.float32, None, False), (2, 32, False, torch.float32, None, False), (1, 64, False, torch.float32, None, False),
+    (1, 32, True, torch.float32, None, False), (1, 32, False, torch.bfloat16, None, False),
+    (1, 32, True, torch.float32, "all", False), (1, 32, True, torch.float32, "qv", False),
+    (1, 32, True, "bf16-mixed", None, False), (2, 32, True, "bf16-mixed", None, False), (1, 32, False, "bf16-mixed", None, False),
+    (1, 32, False, torch.float32, None, True), (1, 32, True, "bf16-mixed", None, True)]
+
+
+def keep_checkpoint_inputs(m, rec, stack):
+    """Non-reentrant checkpointing keeps each checkpointed layer's tensor arguments: recorded
+    as the measuring scripts of the other checkpointing fixtures do (activations_parts.py)."""
+    for mod in m.modules():
+        if getattr(mod, "gradient_checkpointing", False) and hasattr(mod, "_gradient_checkpointing_func"):
+            orig = mod._gradient_checkpointing_func
+
+            def wrapped(fn, *args, __orig=orig, **kwargs):
+                def visit(x):
+                    if isinstance(x, torch.Tensor):
+                        rec.add_external(x, stack.current(), "checkpoint-input")
+                    elif isinstance(x, (tuple, list)):
+                        for y in x:
+                            visit(y)
+                    elif isinstance(x, dict):
+                        for y in x.values():
+                            visit(y)
+                    elif isinstance(x, functools.partial):
+                        visit(x.args)
+                        visit(x.keywords)
+                visit(fn)
+                visit(args)
+                visit(kwargs)
+                return __orig(fn, *args, **kwargs)
+            mod._gradient_checkpointing_func = wrapped
 
 
 def activations():
     from peft import LoraConfig, get_peft_model
     out = {}
     cross = TINY["text_config"]["cross_attention_layers"]
-    for images, text, frozen, dtype, lora in CASES:
+    for images, text, frozen, dtype, lora, ckpt in CASES:
         if True:
             torch.manual_seed(0)
             mixed = dtype == "bf16-mixed"
@@ -163,8 +193,12 @@ def activations():
                 adapter_params = sum(p.numel() for n, p in m.named_parameters() if "lora_" in n)
                 m.train()
             ids, pv, mask = inputs(images, text)
+            if ckpt:
+                m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             stack = ModuleStack(m)
             rec = SavedTensorRecorder(m, stack)
+            if ckpt:
+                keep_checkpoint_inputs(m, rec, stack)
             autocast = torch.autocast("cpu", dtype=torch.bfloat16) if mixed else contextlib.nullcontext()
             tracker = ParamCastTracker(rec.param_refs)
             with rec.hooks(), tracker, autocast:
@@ -172,7 +206,8 @@ def activations():
                         aspect_ratio_ids=pv["aspect_ratio_ids"], aspect_ratio_mask=pv["aspect_ratio_mask"], cross_attention_mask=mask)
             loss = res.loss
             # use_cache is the config's (true), as in a training run: the forward's cache.
-            held = [cache_bytes(type("One", (), {"layers": [layer]}))[0]["kv"] for layer in res.cache.layers]
+            # (none with gradient checkpointing, which turns use_cache off)
+            held = [cache_bytes(type("One", (), {"layers": [layer]}))[0]["kv"] for layer in res.cache.layers] if res.cache is not None else []
             rec.annotate_from_graph(loss.grad_fn)
 
             # autocast's 16-bit weight copies are counted apart (Headroom's "autocast weight copies").
@@ -188,10 +223,10 @@ def activations():
             def is_layer(mod):
                 return "model.language_model.layers." in mod
             precision = "bf16-mixed" if mixed else "fp32" if dtype == torch.float32 else "bf16"
-            key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}" + ("" if precision == "fp32" else f"-{precision}") + (f"-lora-{lora}" if lora else "")
+            key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}" + ("" if precision == "fp32" else f"-{precision}") + (f"-lora-{lora}" if lora else "") + ("-checkpointed" if ckpt else "")
             out[key] = {"config": TINY, "images": images, "text_tokens": text, "micro_batch": 1, "precision": precision,
                         "frozen_tower": frozen, "attention": str(m.config.text_config._attn_implementation),
-                        "lora_targets": LORA[lora] if lora else None, "lora_rank": 8 if lora else None, "adapter_params": adapter_params,
+                        "checkpointing": "full" if ckpt else "none", "lora_targets": LORA[lora] if lora else None, "lora_rank": 8 if lora else None, "adapter_params": adapter_params,
                         "tower_saved_bytes": part(lambda mod: "vision_model" in mod),
                         "projector_saved_bytes": part(lambda mod: "multi_modal_projector" in mod),
                         "cross_layers_saved_bytes": part(is_cross),

@@ -90,7 +90,9 @@ pub(super) fn terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut
     if sdpa_mask && c.mixed {
         push(out, "cross-attention mask (autocast copy)", x * b * s * v, Split::Sequence, place);
     }
-    let mask = if sdpa_mask && !c.mixed { x * b * s * v } else { 0.0 };
+    // Under full checkpointing the model's own mask is a checkpointed layer's argument, kept.
+    let kept = (sdpa_mask && !c.mixed) || training.checkpointing == Checkpointing::Full;
+    let mask = if kept { scalar * b * s * v } else { 0.0 };
     let states = match lora {
         None => x * vc.tokens * h,
         Some(l) => {

@@ -18,6 +18,10 @@
 //! - the projector its input, the concatenated output (`vision_output_dim` wide, unpadded),
 //!   trained tower or frozen.
 //!
+//! A frozen tower keeps nothing, unless gradient checkpointing is on: transformers then makes the
+//! patch conv's output require a gradient, and the frozen blocks keep what that gradient needs
+//! (LayerNorms, the attention's tensors, the GELU's input), as under LoRA on the tower.
+//!
 //! The intermediate layers' outputs are stacked and concatenated without being saved. Under
 //! autocast the embeddings' fp32 tables keep the hidden states in fp32 and the mask, a matmul's
 //! output, is 16-bit. Measured on CPU in `mllama.json` (`tests/mllama.rs`: fp32, pure bf16,
@@ -28,7 +32,7 @@ use super::norm::norm_saved;
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF, INT64};
-use crate::model::inputs::Training;
+use crate::model::inputs::{Checkpointing, Training};
 
 /// A vision block as a text encoder's block: LayerNorms, q/k/v/o without biases, an exact-GELU
 /// MLP with biases (`hidden_act` "gelu").
@@ -56,11 +60,23 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
     let (b, x, h) = (c.b, c.x, tower.hidden as f64);
     let adapted = c.lora.as_ref().filter(|_| training.lora.as_ref().is_some_and(|l| l.vision_tower));
     let frozen = training.frozen.vision_tower || (training.lora.is_some() && adapted.is_none());
+    // `gradient_checkpointing_enable()` calls `enable_input_require_grads()` (transformers 5.25
+    // `modeling_utils.py` lines 3192–3199), which makes every sub-model's input embeddings'
+    // output require a gradient: the vision model's is its patch conv (`get_input_embeddings`,
+    // line 862), so a frozen tower then keeps what its input's gradient needs (measured).
+    let input_grad = training.checkpointing == Checkpointing::Full;
     let place = Place::Input;
-    if !frozen {
+    if !frozen || input_grad {
+        // The tower's weights are frozen (LoRA on it, or frozen with an input that needs a
+        // gradient): its linears keep no inputs, its gates and embeddings nothing but the tanh.
+        let frozen_weights = frozen || adapted.is_some();
         let per_image = tiles * padded;
-        let lora = adapted.map(|l| LoraCtx { rank: l.rank, dropout: l.dropout, fp32: l.fp32, targets: l.targets.clone() });
-        let vc = Ctx { tokens: b * images * per_image, b: b * images, s: per_image, s_full: per_image, lora, frozen_norms: adapted.is_some(), ..*c };
+        let lora = match adapted {
+            Some(l) => Some(LoraCtx { rank: l.rank, dropout: l.dropout, fp32: l.fp32, targets: l.targets.clone() }),
+            None if frozen_weights => Some(LoraCtx { rank: 0.0, dropout: false, fp32: false, targets: Vec::new() }),
+            None => None,
+        };
+        let vc = Ctx { tokens: b * images * per_image, b: b * images, s: per_image, s_full: per_image, lora, frozen_norms: frozen_weights, ..*c };
         let blocks = vision_blocks(tower);
         let global = tower.mllama.global_layers as f64;
         let scalar = if c.mixed { F32 } else { x };
@@ -69,8 +85,8 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
         let mut inner = Vec::new();
         block_terms(&blocks, training, &vc, &mut inner);
         let per_block: f64 = inner.iter().map(|t| t.bytes).sum();
-        let gates = global * (2.0 * x * vc.tokens * h + 2.0 * scalar);
-        push(out, "vision tower blocks", per_block * blocks.layers as f64 + gates, Split::Sequence, place);
+        let gated = if frozen_weights { 0.0 } else { 2.0 * x * vc.tokens * h };
+        push(out, "vision tower blocks", per_block * blocks.layers as f64 + global * (gated + 2.0 * scalar), Split::Sequence, place);
         // One float mask per image over its padded tokens, made by a matmul (16-bit under
         // autocast), kept once for every block.
         push(out, "vision tower attention mask", x * vc.b * per_image * per_image, Split::Sequence, place);
@@ -79,14 +95,16 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
         // fp32 tables promote the patch conv's output), and so are the embeddings' outputs.
         let norms = norm_saved(NormKind::Layernorm, unpadded, h, c.r) + norm_saved(NormKind::Layernorm, vc.tokens, h, c.r);
         push(out, "vision tower pre- and post-norm", norms, Split::Sequence, place);
-        let embeddings = scalar * (2.0 * b * images * tiles * h + unpadded * h) + INT64 * b * images + 5.0 * scalar;
-        push(out, "vision tower tile and position embeddings", embeddings, Split::Sequence, place);
-        let pixel = if x == F32 { F32 } else { HALF };
-        let pixels = (tower.channels * tower.image_size * tower.image_size) as f64;
-        push(out, "vision tower patch-embedding input (pixels)", pixel * b * images * tiles * pixels, Split::Sequence, place);
+        if !frozen_weights {
+            let embeddings = scalar * (2.0 * b * images * tiles * h + unpadded * h) + INT64 * b * images + 5.0 * scalar;
+            push(out, "vision tower tile and position embeddings", embeddings, Split::Sequence, place);
+            let pixel = if x == F32 { F32 } else { HALF };
+            let pixels = (tower.channels * tower.image_size * tower.image_size) as f64;
+            push(out, "vision tower patch-embedding input (pixels)", pixel * b * images * tiles * pixels, Split::Sequence, place);
+        }
     }
     if training.lora.is_some() && adapted.is_none() {
-        // The frozen projector's input needs no gradient: nothing on the vision side is saved.
+        // The frozen projector keeps nothing (its linear's input is needed for its weight only).
         return;
     }
     let projector = x * b * images * tiles * tile_tokens * tower.mllama.vision_output as f64;
