@@ -109,5 +109,7 @@ pub(super) fn terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut
             }
         }
     };
+    // Under full checkpointing the vision states are every cross-attention layer's argument, kept.
+    let states = if training.checkpointing == Checkpointing::Full { x * vc.tokens * h } else { states };
     push(out, "cross-attention vision states and masks", states + mask + scalar * b * s, Split::Sequence, Place::Input);
 }
