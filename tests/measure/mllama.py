@@ -235,8 +235,7 @@ def activations():
                         "rest_saved_bytes": part(lambda mod: not is_layer(mod) and "vision_model" not in mod and "multi_modal_projector" not in mod),
                         "training_cache_self_kv_bytes": sum(b for i, b in enumerate(held) if i not in cross),
                         "training_cache_cross_kv_bytes": sum(b for i, b in enumerate(held) if i in cross),
-                        "by_module": by_module(rec),
-                        "listing": [{k: e[k] for k in ("module", "shape", "dtype", "nbytes", "savers")} for e in rec.listing()]}
+                        "by_module": by_module(rec, copies)}
             o = out[key]
             print(key, o["tower_saved_bytes"], o["projector_saved_bytes"], o["cross_layers_saved_bytes"], o["self_layers_saved_bytes"], o["rest_saved_bytes"])
             loss.backward()
@@ -244,10 +243,10 @@ def activations():
     return out
 
 
-def by_module(rec):
+def by_module(rec, copies):
     agg = {}
-    for e in rec.entries.values():
-        if e["module"]:
+    for r, e in rec.entries.items():
+        if e["module"] and r not in copies:
             agg[e["module"]] = agg.get(e["module"], 0) + e["nbytes"]
     return dict(sorted(agg.items()))
 
