@@ -30,6 +30,7 @@
 use super::block::block_terms;
 use super::norm::norm_saved;
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
+use super::tower::{frozen_projector_bytes, projector_bytes};
 use crate::model::arch::{Activation, AttentionPart, MlpPart, NormKind, NormPart, Stack, TransformerArch, VisionTower};
 use crate::model::dtype::{F32, HALF, INT64};
 use crate::model::inputs::{Checkpointing, Training};
@@ -103,10 +104,12 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
             push(out, "vision tower patch-embedding input (pixels)", pixel * b * images * tiles * pixels, Split::Sequence, place);
         }
     }
-    if training.lora.is_some() && adapted.is_none() {
-        // The frozen projector keeps nothing (its linear's input is needed for its weight only).
-        return;
+    let counts = (images * tiles * tile_tokens, 0.0, images);
+    if adapted.is_some() {
+        // LoRA on the tower: the frozen projector's one linear keeps nothing.
+        push(out, "projector input", frozen_projector_bytes(tower, c, counts), Split::Sequence, place);
+    } else if training.lora.is_none() {
+        // Trained (or after a frozen tower): its input, the concatenated vision output.
+        push(out, "projector input", projector_bytes(tower, frozen, c, counts), Split::Sequence, place);
     }
-    let projector = x * b * images * tiles * tile_tokens * tower.mllama.vision_output as f64;
-    push(out, "projector input", projector, Split::Sequence, place);
 }

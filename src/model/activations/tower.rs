@@ -95,9 +95,6 @@ fn tower_as_blocks(tower: &VisionTower) -> TransformerArch {
 
 /// The tower's and projector's saved tensors for one micro-batch, on the first stage.
 pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut Vec<ActTerm>) {
-    if tower.kind == TowerKind::Mllama {
-        return super::mllama::tower_terms(tower, training, c, out);
-    }
     let visual = training.visual();
     let (patches, tokens) = tower.sample_tokens(visual);
     let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
@@ -213,8 +210,9 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
         TowerKind::InternVl if tower.internvit.final_norm => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
         TowerKind::InternVl => 0.0,
         // `layernorm_post` over every tile's tokens, before the class token is sliced off.
-        // `layernorm_post` over every tile's padded tokens (`mllama.rs`).
-        TowerKind::Llama4 | TowerKind::Mllama => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        TowerKind::Llama4 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        // mllama's tower is `mllama.rs`'s (`transformer.rs` calls it instead of `tower_terms`).
+        TowerKind::Mllama => 0.0,
     }
 }
 
@@ -223,7 +221,7 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
 /// norms their input and statistics but not the weight's operand, its GELU its input. Measured
 /// for Qwen2.5-VL, Gemma 3 and LLaVA (`tower_lora.json`); the other projectors follow the same
 /// rules over their modules.
-fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
+pub(super) fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
     let (x, b) = (c.x, c.b);
     let h = tower.hidden as f64;
     let merged = h * (tower.merge * tower.merge) as f64;
@@ -270,7 +268,7 @@ fn llama4_adapter_bytes(tower: &VisionTower, frozen_linears: bool, c: &Ctx, toke
 
 /// The projector's saved tensors for one micro-batch: `patches` the tower read, `tokens` the
 /// language model reads, over `images` sequences per sample; `frozen`: the tower is.
-fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
+pub(super) fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
     let (x, b) = (c.x, c.b);
     let h = tower.hidden as f64;
     // The projector's norm keeps its input and statistics when the tower before it is trained,
