@@ -139,13 +139,16 @@ def cache():
 # PEFT LoRA on the language model's linears only (the tower's q/k/v/o and fc1/fc2 would match
 # plain names too): all seven kinds, or q and v.
 LM_LINEARS = r"model\.language_model\.layers\.\d+\.(self_attn|cross_attn|mlp)\.({})_proj"
-LORA = {"all": ["q", "k", "v", "o", "gate", "up", "down"], "qv": ["q", "v"]}
+LORA = {"all": ["q", "k", "v", "o", "gate", "up", "down"], "qv": ["q", "v"], "all+tower": ["q", "k", "v", "o", "gate", "up", "down"]}
+# With "all+tower" the vision blocks' q/k/v/o_proj and fc1/fc2 too (Headroom's lora.vision_tower).
+TOWER_LINEARS = r"model\.vision_model\.(transformer|global_transformer)\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.fc1|mlp\.fc2)"
 CASES = [  # (images, text tokens, frozen tower, dtype, LoRA targets, gradient checkpointing)
     (1, 32, False, torch.float32, None, False), (2, 32, False, torch.float32, None, False), (1, 64, False, torch.float32, None, False),
     (1, 32, True, torch.float32, None, False), (1, 32, False, torch.bfloat16, None, False),
     (1, 32, True, torch.float32, "all", False), (1, 32, True, torch.float32, "qv", False),
     (1, 32, True, "bf16-mixed", None, False), (2, 32, True, "bf16-mixed", None, False), (1, 32, False, "bf16-mixed", None, False),
-    (1, 32, False, torch.float32, None, True), (1, 32, True, "bf16-mixed", None, True)]
+    (1, 32, False, torch.float32, None, True), (1, 32, True, "bf16-mixed", None, True),
+    (1, 32, True, torch.float32, "all+tower", False)]
 
 
 def keep_checkpoint_inputs(m, rec, stack):
@@ -189,7 +192,10 @@ def activations():
                 m.model.vision_model.requires_grad_(False)
             adapter_params = 0
             if lora:
-                m = get_peft_model(m, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=LM_LINEARS.format("|".join(LORA[lora]))))
+                targets = LM_LINEARS.format("|".join(LORA[lora]))
+                if lora == "all+tower":
+                    targets = f"({targets})|({TOWER_LINEARS})"
+                m = get_peft_model(m, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=targets))
                 adapter_params = sum(p.numel() for n, p in m.named_parameters() if "lora_" in n)
                 m.train()
             ids, pv, mask = inputs(images, text)
@@ -226,7 +232,8 @@ def activations():
             key = f"mllama@{images}img-s{text}-{'frozen' if frozen else 'trained'}" + ("" if precision == "fp32" else f"-{precision}") + (f"-lora-{lora}" if lora else "") + ("-checkpointed" if ckpt else "")
             out[key] = {"config": TINY, "images": images, "text_tokens": text, "micro_batch": 1, "precision": precision,
                         "frozen_tower": frozen, "attention": str(m.config.text_config._attn_implementation),
-                        "checkpointing": "full" if ckpt else "none", "lora_targets": LORA[lora] if lora else None, "lora_rank": 8 if lora else None, "adapter_params": adapter_params,
+                        "checkpointing": "full" if ckpt else "none", "lora_targets": LORA[lora] if lora else None,
+                        "lora_vision_tower": lora == "all+tower", "lora_rank": 8 if lora else None, "adapter_params": adapter_params,
                         "tower_saved_bytes": part(lambda mod: "vision_model" in mod),
                         "projector_saved_bytes": part(lambda mod: "multi_modal_projector" in mod),
                         "cross_layers_saved_bytes": part(is_cross),

@@ -18,7 +18,9 @@
 //! - the projector its input, the concatenated output (`vision_output_dim` wide, unpadded),
 //!   trained tower or frozen.
 //!
-//! A frozen tower keeps nothing, unless gradient checkpointing is on: transformers then makes the
+//! With LoRA on the tower (`Lora::vision_tower`) its blocks are LoRA-adapted blocks (`lora.rs`)
+//! and nothing before the first adapter keeps anything. A frozen tower keeps nothing, unless
+//! gradient checkpointing is on: transformers then makes the
 //! patch conv's output require a gradient, and the frozen blocks keep what that gradient needs
 //! (LayerNorms, the attention's tensors, the GELU's input), as under LoRA on the tower.
 //!
@@ -87,14 +89,19 @@ pub(super) fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out
         block_terms(&blocks, training, &vc, &mut inner);
         let per_block: f64 = inner.iter().map(|t| t.bytes).sum();
         let gated = if frozen_weights { 0.0 } else { 2.0 * x * vc.tokens * h };
-        push(out, "vision tower blocks", per_block * blocks.layers as f64 + global * (gated + 2.0 * scalar), Split::Sequence, place);
+        // With LoRA on the tower and no checkpointing, nothing before the first adapter needs a
+        // gradient: `layernorm_pre` and the first block's attention norm keep nothing.
+        let cold_start = adapted.is_some() && !input_grad;
+        let first_norm = if cold_start { norm_saved(NormKind::Layernorm, vc.tokens, h, c.r) } else { 0.0 };
+        push(out, "vision tower blocks", per_block * blocks.layers as f64 + global * (gated + 2.0 * scalar) - first_norm, Split::Sequence, place);
         // One float mask per image over its padded tokens, made by a matmul (16-bit under
         // autocast), kept once for every block.
         push(out, "vision tower attention mask", x * vc.b * per_image * per_image, Split::Sequence, place);
         let unpadded = b * images * tiles * tile_tokens;
         // The hidden states are in the residual dtype (fp32 under autocast: the embeddings'
         // fp32 tables promote the patch conv's output), and so are the embeddings' outputs.
-        let norms = norm_saved(NormKind::Layernorm, unpadded, h, c.r) + norm_saved(NormKind::Layernorm, vc.tokens, h, c.r);
+        let pre = if cold_start { 0.0 } else { norm_saved(NormKind::Layernorm, unpadded, h, c.r) };
+        let norms = pre + norm_saved(NormKind::Layernorm, vc.tokens, h, c.r);
         push(out, "vision tower pre- and post-norm", norms, Split::Sequence, place);
         if !frozen_weights {
             let embeddings = scalar * (2.0 * b * images * tiles * h + unpadded * h) + INT64 * b * images + 5.0 * scalar;
