@@ -93,9 +93,12 @@ const CACHE_TERM: &str = "cross-attention cache (training forward)";
 /// Measured: fp32 and CPU-autocast tower and projector to the byte, language model −12 bytes
 /// (the loss's scalars); the second image's bytes in the language model exact (fp32, autocast);
 /// pure bf16 tower +0.9 % (3,488 bytes: CPU's bf16 LayerNorm keeps its mean and rstd in bf16, 2
-/// bytes × 2 × 872 rows, CUDA's in fp32, which is what is modelled); PEFT LoRA (all seven kinds,
-/// or q and v; with the vision blocks' linears too, the tower to the byte) +1.4 % and +1.8 % (8,564 bytes, outside the cross-attention layers: the first
-/// block's attention norm, which LoRA's first adapters make unnecessary, `lora.rs`).
+/// bytes × 2 × 872 rows, CUDA's in fp32, which is what is modelled); gradient checkpointing: the
+/// tower (trained, or frozen with its input needing a gradient) to the byte, the language model
+/// −268 bytes; PEFT LoRA on the language model (all seven kinds, or q and v) +1.4 % and +1.8 %
+/// (8,564 bytes, outside the cross-attention layers: the first block's attention norm, which
+/// LoRA's first adapters make unnecessary, `lora.rs`), with the vision blocks' linears too the
+/// tower to the byte.
 /// `-- --nocapture` prints the table.
 #[test]
 fn activations_against_cpu_measurement() {
