@@ -184,3 +184,21 @@ fn reader_names_assumptions_and_bad_keys() {
     let e = headroom::import::hf_config::import_hf_config(&bad).expect_err("indices are numbers");
     assert_eq!(e.field, "text_config.cross_attention_layers");
 }
+
+/// Full checkpointing's recompute buffer is one block's saved tensors, the largest: here an
+/// mllama cross-attention block (the measured layer 3; the self-attention layer 2 is smaller),
+/// not a self- and a cross-attention block together as in T5's decoder.
+#[test]
+fn recompute_buffer_is_the_largest_block() {
+    let f = fixture();
+    let case = &f["activations"]["mllama@1img-s32-trained"];
+    let layer = |i: u32| -> f64 {
+        let prefix = format!("model.language_model.layers.{i}");
+        let modules = case["by_module"].as_object().expect("by_module");
+        modules.iter().filter(|(k, _)| **k == prefix || k.starts_with(&format!("{prefix}."))).map(|(_, v)| v.as_f64().unwrap()).sum()
+    };
+    let b = breakdown(&case["config"], json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "images_per_sample": 1, "checkpointing": "full"}));
+    let recompute = b.uncounted_transients.iter().chain(&b.terms).filter(|t| t.name == "recompute buffer").map(|t| t.bytes as f64).fold(0.0, f64::max);
+    assert!(layer(3) > layer(2), "{} vs {}", layer(3), layer(2));
+    assert_eq!(recompute, layer(3));
+}
