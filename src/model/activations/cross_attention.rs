@@ -71,6 +71,7 @@ pub(super) fn terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut
             let output = if lora.is_none() || adapted(&[LinearKind::O]) > 0.0 { x * c.tokens * q } else { 0.0 };
             x * c.tokens * q + repeated + F32 * scores + cast + output
         }
+        // mllama has no flash-attention path (`_supports_flash_attn = False`, line 783): SDPA.
         Attention::Sdpa | Attention::Flash => x * c.tokens * q + repeated + x * c.tokens * q + F32 * b * heads * (s / 32.0).ceil() * 32.0,
     };
     push(out, "cross-attention q, k, v, output and logsumexp", core, Split::Tensor, place);
