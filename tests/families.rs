@@ -96,8 +96,10 @@ fn config(family: &str, layers: u64, heads: u64, kv_div: u64, head_dim: u64, ffn
 
 /// Hybrids whose default schedule puts attention (or experts) in every n-th block only:
 /// Jamba (attention 1 in 8, experts 1 in 2), Qwen3-Next, Qwen3.5 and OLMo-Hybrid (attention 1
-/// in 4; OLMo-Hybrid requires both kinds, so no list makes its blocks alike).
-const PERIODIC_HYBRIDS: &[&str] = &["jamba", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid"];
+/// in 4; OLMo-Hybrid requires both kinds, so no list makes its blocks alike), and mllama's text
+/// model, whose default `cross_attention_layers` (3, 8, …, 38) make those blocks
+/// cross-attention layers (2 · head_dim + 2 parameters more).
+const PERIODIC_HYBRIDS: &[&str] = &["jamba", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid", "mllama_text_model"];
 
 fn shape() -> impl Strategy<Value = (usize, u64, u64, u64, u64, u64, u64)> {
     (0..SUPPORTED_MODEL_TYPES.len(), 2u64..6, 1u32..4, 0u32..3, 3u32..6, 1u64..5, 6u32..12).prop_map(|(f, layers, heads_log, kv_log, dim_log, ffn_mult, vocab_log)| {

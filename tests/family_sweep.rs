@@ -69,7 +69,6 @@ const APPROXIMATE: &[(&str, f64)] = &[
     ("laguna", 0.012),
     ("mimo_v2_flash", 0.235),
     ("minimax_m3_vl_text", 0.000),
-    ("mllama", 0.001),
     ("modernbert-decoder", 0.807),
     ("nanochat", 25.581),
     ("olmo", 0.003),

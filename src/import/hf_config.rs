@@ -21,6 +21,7 @@ use super::gemma3n;
 use super::gemma4;
 use super::hybrids;
 use super::keys::Keys;
+use super::mllama;
 use super::vlm;
 use super::zamba;
 use super::zamba2;
@@ -173,6 +174,7 @@ families! {
         "lfm2_moe" => dec!(hybrids::lfm2_moe),
         "olmo_hybrid" => dec!(hybrids::olmo_hybrid),
         "gemma4_text" => dec!(gemma4::gemma4_text),
+        "mllama_text_model" => dec!(mllama::mllama_text),
     }
 }
 
@@ -244,7 +246,11 @@ struct Readers {
 /// Build an architecture from the content of a `config.json`: every family Headroom reads,
 /// and a marked approximation for an unknown one.
 pub fn import_hf_config(config: &Value) -> Result<Imported, InputError> {
-    import(config, Readers { read: reader, unknown: approximate })
+    let mut imported = import(config, Readers { read: reader, unknown: approximate })?;
+    if config.get("model_type").and_then(Value::as_str) == Some("mllama_text_model") {
+        imported.warnings.extend(mllama::without_images_note(&imported.arch));
+    }
+    Ok(imported)
 }
 
 /// [`import_hf_config`] with the catalogue's families only: the same result for every config
@@ -347,7 +353,7 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
         };
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; {left_out}", imported.model_type));
         if model_type == "mllama" {
-            imported.warnings.insert(1, "approximate: the text model's cross-attention layers are counted as self-attention layers (their q/k norms and two gates, 258 parameters each, and 8 extra embedding rows are left out)".into());
+            imported.warnings.extend(mllama::without_images_note(&imported.arch));
         }
         return Ok(imported);
     }
@@ -426,11 +432,9 @@ fn approximate(model_type: &str, keys: &Keys) -> Result<(Architecture, String), 
     Ok((arch, warning))
 }
 
-/// The family a text model inside a wrapper is read as (Llama-3.2-Vision's text model is a
-/// Llama with cross-attention layers, which are not counted).
+/// The family a text model inside a wrapper is read as.
 fn text_family(inner: &str) -> &str {
     match inner {
-        "mllama_text_model" => "llama",
         "qwen2_vl_text" | "qwen2_5_vl_text" => "qwen2",
         "qwen3_vl_text" => "qwen3",
         "qwen3_vl_moe_text" => "qwen3_moe",

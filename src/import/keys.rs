@@ -45,7 +45,8 @@ impl<'a> Keys<'a> {
         self.get(key).is_some()
     }
 
-    fn note_default(&self, key: &str, shown: String) {
+    /// Record that `key` took its default, shown as `shown`.
+    pub fn note_default(&self, key: &str, shown: String) {
         self.defaulted.borrow_mut().push(format!("{key} = {shown}"));
     }
 

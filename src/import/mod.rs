@@ -14,6 +14,7 @@ pub mod hf_config;
 pub mod hub;
 mod hybrids;
 pub(crate) mod keys;
+mod mllama;
 mod moe_peft;
 pub mod presets;
 mod vlm;

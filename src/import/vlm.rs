@@ -18,7 +18,7 @@ use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl" | "llava_next" | "llama4")
+    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl" | "llava_next" | "llama4" | "mllama")
 }
 
 /// `tie_word_embeddings` of the wrapper's configuration class when `config.json` leaves it
@@ -93,6 +93,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
         "llava" | "llava_next" => clip(&c, &top, model_type, text_hidden)?,
         "internvl" => internvl(&c, &top, text_hidden)?,
         "llama4" => llama4(&c, text_hidden).map_err(within)?,
+        "mllama" => super::mllama::tower(&c, text_hidden).map_err(within)?,
         "idefics3" | "smolvlm" => {
             let merge = top.uint("scale_factor", 2)?;
             idefics3(&c, merge, text_hidden).map_err(within)?

@@ -165,6 +165,9 @@ fn mixer_prefill_width(mixer: &crate::model::arch::Mixer, hidden: u64) -> f64 {
     }
 }
 
+const CROSS_KV_FORMULA: &str =
+    "2 · kv_heads · head_dim · images · max_num_tiles · (patches + 1) · b bytes per cross-attention layer, constant in the text length (modeling_mllama.py _prepare_static_cache)";
+
 pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: &Training, layout: &Layout, mb: &MicroBatch, sp: bool, ledger: &mut Ledger) {
     let x = match training.serving.kv_cache {
         Some(KvCacheFormat::Fp8) => Dtype::Fp8.bytes(),
@@ -195,6 +198,13 @@ pub fn inference_memory(arch: &Architecture, tensors: &[ParamTensor], training: 
                 ledger.add(Component::Activations, "KV cache", kv, KV_FORMULA, Lifetime::WholeStep);
             } else if attention_blocks > 0.0 {
                 ledger.add(Component::Activations, "KV cache", per_token * attention_blocks * t.mean_cached_tokens(seq), KV_FORMULA, Lifetime::WholeStep);
+            }
+            // mllama's cross-attention layers cache the vision tokens' keys and values, the same
+            // length whatever the text's (`modeling_mllama.py` lines 443–453, 1518–1532).
+            let vision = t.vision_kv_tokens(training.visual());
+            if vision > 0 {
+                let cross_blocks = layout.layers_on_stage * t.blocks(crate::model::arch::Scope::Cross) as f64 / t.layers.max(1) as f64;
+                ledger.add(Component::Activations, "KV cache (vision cross-attention)", per_token * cross_blocks * vision as f64, CROSS_KV_FORMULA, Lifetime::WholeStep);
             }
             if let Some(hy) = &t.hybrid {
                 let mixer_blocks = layout.layers_on_stage * hy.mixer_layers as f64 / t.layers.max(1) as f64;

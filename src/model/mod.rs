@@ -366,10 +366,13 @@ fn finish(s: &Inputs, tensors: &Tensors, plan: StagePlan, totals: Totals) -> Bre
         let (w, h) = visual.resolution.unwrap_or_else(|| tower.default_size());
         let (patches, tokens) = tower.tokens(w, h, visual.frames);
         let assumed = if visual.resolution.is_none() { " (training.resolution not set: the tower's default)" } else { "" };
-        warnings.push(format!(
-            "vision input: {} image(s) per sample of {w} × {h} px{assumed}, each {patches} patches in the vision tower and {tokens} tokens in the language model, after the text's training.seq_len",
-            visual.images
-        ));
+        let reads = if tower.kind == arch::TowerKind::Mllama {
+            // mllama's processor pads every image to max_num_tiles tiles (`mllama_vision.rs`).
+            format!("{patches} tokens ({} tiles, padding tiles included, whatever the image's size) that the language model's cross-attention layers read as keys and values; training.seq_len holds one <|image|> token per image", tower.max_tiles)
+        } else {
+            format!("{patches} patches in the vision tower and {tokens} tokens in the language model, after the text's training.seq_len")
+        };
+        warnings.push(format!("vision input: {} image(s) per sample of {w} × {h} px{assumed}, each {reads}", visual.images));
     }
     warnings.extend(arch.transformer().and_then(|t| t.hybrid.as_ref()).and_then(|hy| mixer_notes::kernel_or_pool_note(s.training, hy)));
     warnings.extend(lora_notes::lora_notes(s.training, arch, &tensors.list));

@@ -12,7 +12,7 @@ tower and projector included, and their count is also split as tests/measure/vlm
 it (param_count_by_part: vision_tower = the tower module less its mergers, projector =
 model.visual.merger (+ Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector,
 language_model = the rest). For a multimodal wrapper listed for its text model only
-(_headroom.text_only: mllama, none in the catalogue now) the wrapper config is parsed the
+(_headroom.text_only: none in the catalogue now) the wrapper config is parsed the
 same way and the text class is built from its parsed .text_config.
 
 Counts.
@@ -161,10 +161,6 @@ NOTES = {
     "LiquidAI/LFM2-1.2B": (
         "10 gated short-convolution and 6 attention layers (full_attn_idxs); block_auto_adjust_ff_dim turns "
         "block_ff_dim 12288 into an 8192-wide SwiGLU (two thirds, rounded up to block_multiple_of)."),
-    "meta-llama/Llama-3.2-11B-Vision": (
-        "text_only: MllamaForCausalLM built from the parsed text_config (40 layers of which 8 are cross-attention "
-        "layers; embed_tokens has vocab_size + 8 rows); vision tower and projector not counted (published 10.6B "
-        "total)."),
     "google/flan-t5-large": (
         "gated-gelu feed-forward (wi_0, wi_1). The Hub config has tie_word_embeddings false and the checkpoint "
         "stores its own lm_head.weight, but transformers 5.x T5Config.__post_init__ forces tie_word_embeddings = "

@@ -68,7 +68,9 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
         // A non-gated MLP has no gate linear: its `fc1` is the up projection.
         let (reads, downs) = super::mlp::dense_adapters(t, l);
         let mlp = reads + downs;
-        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, layer);
+        // mllama's cross-attention layers count their own (`cross_attention.rs`).
+        let attention_place = if t.vision_cross.is_some() { Place::Block(Scope::Attention) } else { layer };
+        push(out, "LoRA adapter intermediates (attention)", adapter_intermediates(c, l, attention), Split::Sequence, attention_place);
         push(out, "LoRA adapter intermediates (MLP)", adapter_intermediates(c, l, mlp), Split::Sequence, Place::Block(Scope::DenseMlp));
     }
     if let Some(pl) = &t.per_layer {

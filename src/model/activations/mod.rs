@@ -18,11 +18,13 @@
 mod attention;
 mod block;
 mod compile;
+mod cross_attention;
 mod diffusion;
 mod lora;
 mod mixer;
 mod mixer_torch;
 pub use mixer_torch::torch_fallback_modelled;
+mod mllama;
 mod mlp;
 mod moe_lora;
 mod norm;
@@ -103,8 +105,9 @@ pub fn in_flight(layout: &Layout, grad_accum: u64, schedule: PpSchedule, virtual
 
 /// Bytes of the largest block's saved tensors for one micro-batch on this GPU (used for the
 /// recompute buffer of full checkpointing and for inference workspaces): the common terms,
-/// the larger of a dense and an MoE feed-forward, cross-attention where there is one, and in a
-/// hybrid stack the larger of attention and the other mixer (both in Falcon-H1's parallel
+/// the larger of a dense and an MoE feed-forward, cross-attention where there is one (T5's beside
+/// self-attention, mllama's instead of it), and in a hybrid stack the larger of attention and the
+/// other mixer (both in Falcon-H1's parallel
 /// blocks, where every block has both).
 pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
     let sum = |scope: Scope| -> f64 {
@@ -121,7 +124,11 @@ pub fn one_block_bytes(mb: &MicroBatch, layout: &Layout, sp: bool) -> f64 {
     } else {
         sum(Scope::DenseMlp).max(sum(Scope::MoeLayer))
     };
-    sum(Scope::Layer) + ffn + sum(Scope::Cross) + mixers
+    // mllama's cross-attention layers replace the self-attention of theirs (the two shares make
+    // the whole stack); T5's decoder blocks hold both.
+    let replaces = mb.share(Scope::Cross) > 0.0 && (mb.share(Scope::Attention) + mb.share(Scope::Cross) - 1.0).abs() < 1e-9;
+    let attention = if replaces { mixers.max(sum(Scope::Cross)) } else { mixers + sum(Scope::Cross) };
+    sum(Scope::Layer) + ffn + attention
 }
 
 fn divided(term: &ActTerm, layout: &Layout, sp: bool) -> f64 {

@@ -252,6 +252,8 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
         TowerKind::InternVl => 0.0,
         // `layernorm_post` over every tile's tokens, before the class token is sliced off.
         TowerKind::Llama4 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
+        // mllama's tower is `mllama.rs`'s (`transformer.rs` calls it instead of `tower_terms`).
+        TowerKind::Mllama => 0.0,
     }
 }
 
@@ -260,7 +262,7 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
 /// norms their input and statistics but not the weight's operand, its GELU its input. Measured
 /// for Qwen2.5-VL, Gemma 3 and LLaVA (`tower_lora.json`); the other projectors follow the same
 /// rules over their modules.
-fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
+pub(super) fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
     let (x, b) = (c.x, c.b);
     let h = tower.hidden as f64;
     let merged = h * (tower.merge * tower.merge) as f64;
@@ -283,7 +285,7 @@ fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tokens, images
         // The GELU between linear_1 and linear_2 over the patch features, text-wide.
         TowerKind::Clip => x * b * (patches - images) * tower.text_hidden as f64,
         // One frozen linear.
-        TowerKind::Llama4 => 0.0,
+        TowerKind::Llama4 | TowerKind::Mllama => 0.0,
     }
 }
 
@@ -307,7 +309,7 @@ fn llama4_adapter_bytes(tower: &VisionTower, frozen_linears: bool, c: &Ctx, toke
 
 /// The projector's saved tensors for one micro-batch: `patches` the tower read, `tokens` the
 /// language model reads, over `images` sequences per sample; `frozen`: the tower is.
-fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
+pub(super) fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens, images): (f64, f64, f64)) -> f64 {
     let (x, b) = (c.x, c.b);
     let h = tower.hidden as f64;
     // The projector's norm keeps its input and statistics when the tower before it is trained,
@@ -360,6 +362,8 @@ fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patches, tokens,
         // `Llama4MultiModalProjector`: linear_1's input, the adapter's last GELU output,
         // trained tower or frozen.
         TowerKind::Llama4 => x * b * tokens * tower.llama4.vision_output as f64,
+        // `multi_modal_projector`: its input, the concatenated vision output (`mllama.rs`).
+        TowerKind::Mllama => x * b * patches * tower.mllama.vision_output as f64,
         TowerKind::Clip => {
             let rows = patches - images;
             let features = if b * images > 1.0 {

@@ -13,7 +13,7 @@
 use super::block::block_terms;
 use super::norm::{linear_inputs, residual_norm};
 use super::term::{push, ActTerm, Ctx, LoraCtx, Place, Split};
-use crate::model::arch::{Stack, TransformerArch};
+use crate::model::arch::{Stack, TowerKind, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{LoraBase, Loss, Training};
 use crate::model::precision::Precision;
@@ -54,9 +54,14 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     };
     let mut out = Vec::with_capacity(32);
     block_terms(t, training, &c, &mut out);
+    if t.vision_cross.is_some() {
+        super::cross_attention::terms(t, training, &c, &mut out);
+    }
     input_terms(t, training, &c, &mut out);
-    if let Some(tower) = &t.tower {
-        super::tower::tower_terms(tower, training, &c, &mut out);
+    match &t.tower {
+        Some(tower) if tower.kind == TowerKind::Mllama => super::mllama::tower_terms(tower, training, &c, &mut out),
+        Some(tower) => super::tower::tower_terms(tower, training, &c, &mut out),
+        None => {}
     }
     output_terms(t, &c, &mut out);
     if let Some(pl) = &t.per_layer {

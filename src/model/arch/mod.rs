@@ -17,8 +17,10 @@
 pub mod anyres;
 pub mod architecture;
 pub mod attention;
+pub mod cross_attention;
 pub mod llama4_tiles;
 pub mod mixer;
+pub mod mllama_vision;
 pub mod mlp;
 pub mod moe_peft;
 pub mod norm;
@@ -33,6 +35,7 @@ pub mod transformer;
 
 pub use architecture::Architecture;
 pub use attention::{AttentionPart, KindShape, LatentAttention, QkNorm};
+pub use cross_attention::VisionCrossAttention;
 pub use mixer::{HybridPart, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use moe_peft::{MoePeft, PeftConversion};

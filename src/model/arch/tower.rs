@@ -62,6 +62,7 @@ use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
 use super::llama4_tiles::llama4_tiles;
+use super::mllama_vision::{padded, MllamaDims, MllamaVision};
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
 use super::tiling::{idefics3_tiles, internvl_tiles};
 use crate::error::InputError;
@@ -87,6 +88,9 @@ pub enum TowerKind {
     InternVl,
     /// Llama 4's ViT over image tiles, its pixel-shuffle adapter and one linear projector.
     Llama4,
+    /// Llama 3.2 Vision's local and gated global encoders over `max_num_tiles` tiles, whose
+    /// output the language model's cross-attention layers read (`mllama_vision.rs`).
+    Mllama,
 }
 
 /// Llama 4's adapter and projector widths (`Llama4VisionConfig`).
@@ -172,6 +176,9 @@ pub struct VisionTower {
     /// Llama 4's adapter and projector widths (Llama 4 only).
     #[serde(default)]
     pub llama4: Llama4Adapter,
+    /// Llama 3.2 Vision's global encoder, tile embeddings and output width (mllama only).
+    #[serde(default)]
+    pub mllama: MllamaVision,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -250,6 +257,7 @@ impl VisionTower {
             internvit: InternVit::default(),
             pinpoints: Vec::new(),
             llama4: Llama4Adapter::default(),
+            mllama: MllamaVision::default(),
         }
     }
     pub(super) fn check(&self) -> Result<(), InputError> {
@@ -266,6 +274,12 @@ impl VisionTower {
             check_dim("vision_config.projector_input_dim", self.llama4.input)?;
             check_dim("vision_config.projector_output_dim", self.llama4.output)?;
             check_dim("vision_config.vision_output_dim", self.llama4.vision_output)?;
+            return Ok(());
+        }
+        if self.kind == TowerKind::Mllama {
+            check_dim("vision_config.image_size", self.image_size)?;
+            check_dim("vision_config.max_num_tiles", self.max_tiles)?;
+            check_dim("vision_config.vision_output_dim", self.mllama.vision_output)?;
             return Ok(());
         }
         if self.kind == TowerKind::InternVl {
@@ -338,6 +352,9 @@ impl VisionTower {
                 let patches = (self.image_size / self.patch).pow(2);
                 (tiles * (patches + 1), tiles * (patches / (self.merge * self.merge)))
             }
+            // Every tile of every image, padding tiles included; the language model reads them
+            // through its cross-attention layers, not as tokens of its sequence.
+            TowerKind::Mllama => (frames.max(1) * self.mllama_vision_tokens(), 0),
         }
     }
 
@@ -383,7 +400,7 @@ impl VisionTower {
     /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3, InternVL).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl | TowerKind::Llama4 => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl | TowerKind::Llama4 | TowerKind::Mllama => None,
             _ => Some(self.image_size),
         }
     }
@@ -456,6 +473,7 @@ impl VisionTower {
             }
             TowerKind::InternVl => self.internvit_tensors(out),
             TowerKind::Llama4 => self.llama4_tensors(out),
+            TowerKind::Mllama => self.mllama.param_tensors(&self.mllama_dims(), out),
             TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
@@ -518,6 +536,29 @@ impl VisionTower {
 }
 
 impl VisionTower {
+    /// The shape mllama's tensors and tokens are built from (`mllama_vision.rs`).
+    fn mllama_dims(&self) -> MllamaDims {
+        let (hidden, ffn, patch, channels, image_size, layers) = (self.hidden, self.ffn, self.patch, self.channels, self.image_size, self.layers);
+        MllamaDims { hidden, ffn, patch, channels, image_size, layers, max_tiles: self.max_tiles, text_hidden: self.text_hidden }
+    }
+
+    /// mllama: the tokens of one tile, its patches and the class token.
+    pub fn mllama_tile_tokens(&self) -> u64 {
+        self.mllama_dims().tile_tokens()
+    }
+
+    /// mllama: a tile's tokens padded to a multiple of 8, as its encoders read them.
+    pub fn mllama_padded_tile_tokens(&self) -> u64 {
+        padded(self.mllama_tile_tokens())
+    }
+
+    /// mllama: the vision tokens of one image its cross-attention layers read as keys and
+    /// values, every tile's, padding tiles included (`modeling_mllama.py`
+    /// `_prepare_static_cache`, lines 1518–1532: `num_images · max_num_tiles · num_patches`).
+    pub fn mllama_vision_tokens(&self) -> u64 {
+        self.max_tiles * self.mllama_tile_tokens()
+    }
+
     /// Llama 4's vision model (the adapter included) and projector (`modeling_llama4.py`
     /// `Llama4VisionModel`, `Llama4MultiModalProjector`).
     fn llama4_tensors(&self, out: &mut Vec<ParamTensor>) {

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::attention::AttentionPart;
+use super::cross_attention::VisionCrossAttention;
 use super::mixer::HybridPart;
 use super::mlp::{MlpPart, MoePart};
 use super::norm::NormPart;
@@ -57,6 +58,9 @@ pub struct EmbeddingPart {
     pub head_bias: bool,
     /// Final logits soft-capped with tanh (Gemma-2 `final_logit_softcapping`).
     pub logit_softcap: bool,
+    /// Token-embedding rows beyond the vocabulary, which the LM head does not have (mllama's
+    /// `vocab_size + 8`, `modeling_mllama.py` line 1030).
+    pub extra_rows: u64,
 }
 
 /// Image input and classifier of a Vision Transformer.
@@ -102,6 +106,9 @@ pub struct TransformerArch {
     /// Gemma 3n's and Gemma 4's per-layer inputs, AltUp, LAuReL and shared-KV layers
     /// (`per_layer.rs`).
     pub per_layer: Option<Box<PerLayerInputs>>,
+    /// Llama 3.2 Vision's cross-attention layers (`cross_attention.rs`), which replace the
+    /// self-attention of as many blocks.
+    pub vision_cross: Option<VisionCrossAttention>,
     /// `config.use_cache`: transformers builds a KV cache in every forward, training
     /// included, unless this is false or gradient checkpointing is on (`parts_report.md` §1).
     pub use_cache: bool,
@@ -125,6 +132,7 @@ impl Default for TransformerArch {
             hybrid: None,
             tower: None,
             per_layer: None,
+            vision_cross: None,
             use_cache: true,
         }
     }
@@ -188,8 +196,9 @@ impl TransformerArch {
             };
         }
         let moe = self.moe.as_ref().map_or(0, |m| m.moe_blocks(l));
+        let cross = self.vision_cross.map_or(0, |x| x.layers.min(l));
         match scope {
-            Scope::Attention => l,
+            Scope::Attention => l - cross,
             Scope::Mixer | Scope::Shared | Scope::SharedAdapter => 0,
             Scope::Input | Scope::Output | Scope::Tower | Scope::Vae | Scope::TextEncoder => 1,
             Scope::Layer => l,
@@ -199,7 +208,7 @@ impl TransformerArch {
             Scope::DenseMlp => l - moe,
             Scope::MoeLayer | Scope::Expert => moe,
             Scope::Cross if self.stack == Stack::EncoderDecoder => self.decoder_layers.min(l),
-            Scope::Cross => 0,
+            Scope::Cross => cross,
         }
     }
 
@@ -255,6 +264,9 @@ impl TransformerArch {
             self.attention.param_tensors(self.hidden, Scope::Cross, &mut out);
             self.norm.push("cross_attention_norm", self.hidden, Scope::Cross, &mut out);
         }
+        if let Some(cross) = &self.vision_cross {
+            cross.param_tensors(&self.attention, self.hidden, &mut out);
+        }
         if shared.is_none() {
             self.mlp.param_tensors(self.hidden, self.mlp.ffn, Scope::DenseMlp, &mut out);
         }
@@ -294,7 +306,7 @@ impl TransformerArch {
                 out.push(ParamTensor::table("position_embeddings", vit_patches(v.image_size, v.patch) + 1, h, Scope::Input, Replicated));
             }
             _ => {
-                out.push(ParamTensor::table("embed_tokens", self.vocab, h, Scope::Input, Sharded));
+                out.push(ParamTensor::table("embed_tokens", self.vocab + e.extra_rows, h, Scope::Input, Sharded));
                 if e.max_positions > 0 {
                     out.push(ParamTensor::table("position_embeddings", e.max_positions, h, Scope::Input, Replicated));
                 }
@@ -361,10 +373,20 @@ impl TransformerArch {
         }
     }
 
+    /// The vision tokens mllama's cross-attention layers read as keys and values for one sample
+    /// (every tile of every image, `mllama_vision.rs`); 0 without cross-attention layers or a
+    /// tower (the layers are then skipped).
+    pub fn vision_kv_tokens(&self, visual: super::tower::Visual) -> u64 {
+        match (&self.vision_cross, &self.tower) {
+            (Some(_), Some(tower)) if tower.kind == super::tower::TowerKind::Mllama => visual.images.max(1) * visual.frames.max(1) * tower.mllama_vision_tokens(),
+            _ => 0,
+        }
+    }
+
     /// The scope of the attention's tensors and saved activations: every block, or in a
-    /// hybrid stack the blocks with attention.
+    /// hybrid stack (or beside mllama's cross-attention layers) the blocks with self-attention.
     pub fn attention_scope(&self) -> Scope {
-        if self.hybrid.is_some() {
+        if self.hybrid.is_some() || self.vision_cross.is_some() {
             Scope::Attention
         } else {
             Scope::Layer
