@@ -11,7 +11,7 @@
 use super::families::{self, act, rope_fraction, Defaults};
 use super::keys::Keys;
 use crate::error::InputError;
-use crate::model::arch::{AttentionPart, EmbeddingPart, HybridPart, Mixer, MlpPart, MoePart, NormKind, NormPart, QkNorm, Router, Stack, TransformerArch};
+use crate::model::arch::{AttentionPart, EmbeddingPart, HybridPart, LeadBlocks, Mixer, MlpPart, MoePart, NormKind, NormPart, QkNorm, Router, Stack, TransformerArch};
 
 /// What one block holds, as a layer-type list names it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,16 @@ fn ssm_decoder(hidden: u64, layers: u64, vocab: u64, tied: bool, mixer: Mixer) -
         attention: AttentionPart { heads: 1, kv_heads: 1, head_dim: 1, rotary_dim: 0, ..AttentionPart::default() },
         norm: NormPart::default(),
         mlp: MlpPart { ffn: 1, ..MlpPart::default() },
-        hybrid: Some(Box::new(HybridPart { mixer, attention_layers: 0, mixer_layers: layers, dense_layers: 0, moe_layers: 0, one_sublayer: true, shared: None })),
+        hybrid: Some(Box::new(HybridPart {
+            mixer,
+            attention_layers: 0,
+            mixer_layers: layers,
+            dense_layers: 0,
+            moe_layers: 0,
+            one_sublayer: true,
+            shared: None,
+            lead: LeadBlocks::default(),
+        })),
         ..TransformerArch::default()
     }
 }
@@ -155,10 +164,11 @@ fn mamba2_keys(c: &Keys, hidden: u64, d_ssm: Option<u64>, gated_norm: bool) -> R
 }
 
 /// A hybrid whose blocks each hold a norm, attention or the mixer, a second norm and a
-/// dense MLP or an MoE: `attention` says which blocks hold attention.
-fn two_norm_hybrid(t: &mut TransformerArch, mixer: Mixer, attention: &[bool], moe_layers: u64) {
+/// dense MLP or an MoE: `attention` says which blocks hold attention, `moe` which hold experts.
+fn two_norm_hybrid(t: &mut TransformerArch, mixer: Mixer, attention: &[bool], moe: impl Fn(u64) -> bool) {
     let layers = t.layers;
     let attention_layers = attention.iter().filter(|a| **a).count() as u64;
+    let moe_layers = (0..layers).filter(|i| moe(*i)).count() as u64;
     t.hybrid = Some(Box::new(HybridPart {
         mixer,
         attention_layers,
@@ -167,6 +177,7 @@ fn two_norm_hybrid(t: &mut TransformerArch, mixer: Mixer, attention: &[bool], mo
         moe_layers,
         one_sublayer: false,
         shared: None,
+        lead: LeadBlocks::of(attention, moe, false),
     }));
 }
 
@@ -183,8 +194,8 @@ pub fn jamba(c: &Keys) -> Result<TransformerArch, InputError> {
         return Err(InputError::new("attn_layer_offset", format!("{attn_offset} must be smaller than attn_layer_period ({attn_period})")));
     }
     let experts = c.uint("num_experts", 16)?;
-    let moe_layers = if experts > 1 { (0..layers).filter(|i| i % expert_period == expert_offset).count() as u64 } else { 0 };
-    if moe_layers > 0 {
+    let moe_at = |i: u64| experts > 1 && i % expert_period == expert_offset;
+    if (0..layers).any(moe_at) {
         t.moe = Some(MoePart { experts, top_k: c.uint("num_experts_per_tok", 2)?, expert_ffn: t.mlp.ffn, ..MoePart::default() });
     }
     let hidden = t.hidden;
@@ -203,7 +214,7 @@ pub fn jamba(c: &Keys) -> Result<TransformerArch, InputError> {
         heads: None,
     };
     let attention: Vec<bool> = (0..layers).map(|i| i % attn_period == attn_offset).collect();
-    two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
+    two_norm_hybrid(&mut t, mixer, &attention, moe_at);
     Ok(t)
 }
 
@@ -230,9 +241,8 @@ fn qwen_gated_deltanet(c: &Keys, d: &Defaults, split_projections: bool) -> Resul
         conv: c.uint("linear_conv_kernel_dim", 4)?,
         split_projections,
     };
-    let layers = t.layers;
-    let moe_layers = t.moe.as_ref().map_or(0, |m| m.moe_blocks(layers));
-    two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
+    let moe = t.moe.clone();
+    two_norm_hybrid(&mut t, mixer, &attention, |i| moe.as_ref().is_some_and(|m| m.is_moe_block(i)));
     Ok(t)
 }
 
@@ -261,11 +271,13 @@ fn qwen_next_moe(c: &Keys, t: &mut TransformerArch, experts: u64, top_k: u64, no
     };
     let layers = t.layers;
     let moe_layers = moe.moe_blocks(layers);
-    t.moe = Some(moe);
     if let Some(hy) = t.hybrid.as_mut() {
         hy.moe_layers = moe_layers;
         hy.dense_layers = layers - moe_layers;
+        hy.lead.moe = moe.moe_blocks(hy.lead.blocks);
+        hy.lead.dense = hy.lead.blocks - hy.lead.moe;
     }
+    t.moe = Some(moe);
     Ok(())
 }
 
@@ -294,9 +306,8 @@ pub fn lfm2_moe(c: &Keys) -> Result<TransformerArch, InputError> {
         router: if c.flag("norm_topk_prob", true)? { Router::SigmoidNormalized } else { Router::SigmoidRaw },
         ..MoePart::default()
     };
-    let moe_layers = moe.moe_blocks(layers);
-    t.moe = Some(moe);
-    two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
+    t.moe = Some(moe.clone());
+    two_norm_hybrid(&mut t, mixer, &attention, |i| moe.is_moe_block(i));
     Ok(t)
 }
 
@@ -408,6 +419,7 @@ pub fn nemotron_h(c: &Keys) -> Result<TransformerArch, InputError> {
         moe_layers,
         one_sublayer: true,
         shared: None,
+        lead: LeadBlocks::of(&kinds.iter().map(|k| *k == Block::Attention).collect::<Vec<_>>(), |i| kinds[i as usize] == Block::Moe, true),
     }));
     Ok(t)
 }
@@ -426,7 +438,7 @@ pub fn bamba(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     let attention: Vec<bool> = (0..t.layers).map(|i| indices.contains(&i)).collect();
     let mixer = mamba2_keys(c, t.hidden, None, true)?;
-    two_norm_hybrid(&mut t, mixer, &attention, 0);
+    two_norm_hybrid(&mut t, mixer, &attention, |_| false);
     Ok(t)
 }
 
@@ -446,16 +458,13 @@ pub fn granitemoehybrid(c: &Keys) -> Result<TransformerArch, InputError> {
     let attention = mixer_or_attention(c, &["layer_types", "layers_block_type"], t.layers, |_| false)?;
     let shared = c.count("shared_intermediate_size", 1024)?;
     let experts = c.count("num_local_experts", 8)?;
-    let layers = t.layers;
-    let moe_layers = if experts > 0 {
+    if experts > 0 {
         t.moe = Some(MoePart { experts, top_k: c.uint("num_experts_per_tok", 2)?, expert_ffn: t.mlp.ffn, shared_ffn: shared, ..MoePart::default() });
-        layers
     } else {
         t.mlp.ffn = shared.max(1);
-        0
-    };
+    }
     let mixer = mamba2_keys(c, t.hidden, None, true)?;
-    two_norm_hybrid(&mut t, mixer, &attention, moe_layers);
+    two_norm_hybrid(&mut t, mixer, &attention, |_| experts > 0);
     Ok(t)
 }
 
@@ -475,7 +484,16 @@ pub fn falcon_h1(c: &Keys) -> Result<TransformerArch, InputError> {
         return Err(InputError::new("projectors_bias", "Falcon-H1's projector biases are not supported yet"));
     }
     let layers = t.layers;
-    t.hybrid = Some(Box::new(HybridPart { mixer, attention_layers: layers, mixer_layers: layers, dense_layers: layers, moe_layers: 0, one_sublayer: false, shared: None }));
+    t.hybrid = Some(Box::new(HybridPart {
+        mixer,
+        attention_layers: layers,
+        mixer_layers: layers,
+        dense_layers: layers,
+        moe_layers: 0,
+        one_sublayer: false,
+        shared: None,
+        lead: LeadBlocks::default(),
+    }));
     Ok(t)
 }
 
@@ -503,7 +521,7 @@ pub fn lfm2(c: &Keys) -> Result<TransformerArch, InputError> {
     };
     let attention = mixer_or_attention(c, &["layer_types"], layers, |i| full.as_ref().is_none_or(|f| f.contains(&i)))?;
     let mixer = Mixer::ShortConv { conv: c.uint("conv_L_cache", 3)?, bias: c.flag("conv_bias", false)? };
-    two_norm_hybrid(&mut t, mixer, &attention, 0);
+    two_norm_hybrid(&mut t, mixer, &attention, |_| false);
     Ok(t)
 }
 
@@ -557,6 +575,6 @@ pub fn olmo_hybrid(c: &Keys) -> Result<TransformerArch, InputError> {
         "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
          adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
     );
-    two_norm_hybrid(&mut t, mixer, &attention, 0);
+    two_norm_hybrid(&mut t, mixer, &attention, |_| false);
     Ok(t)
 }

@@ -50,6 +50,10 @@ pub struct MicroBatch {
     pub checkpoint_per_block: f64,
     /// Fraction of the blocks holding each block scope (dense vs MoE blocks, T5's decoder).
     shares: [f64; 6],
+    /// Blocks of each scope, at the start of the stack, that save nothing: a hybrid's blocks
+    /// before its first attention block when LoRA adapts attention alone without checkpointing
+    /// (`LeadBlocks`).
+    lead: [f64; 6],
 }
 
 /// Block scopes in the order of `MicroBatch::shares`.
@@ -60,6 +64,25 @@ impl MicroBatch {
     fn share(&self, scope: Scope) -> f64 {
         BLOCK_SCOPES.iter().position(|s| *s == scope).map_or(0.0, |i| self.shares[i])
     }
+
+    /// Blocks of this scope at the start of the stack that save nothing.
+    fn lead(&self, scope: Scope) -> f64 {
+        BLOCK_SCOPES.iter().position(|s| *s == scope).map_or(0.0, |i| self.lead[i])
+    }
+}
+
+/// A hybrid's blocks before its first attention block, per `BLOCK_SCOPES`, when nothing in them
+/// needs a gradient: LoRA adapts attention linears alone and nothing is checkpointed (with
+/// checkpointing, transformers' `enable_input_require_grads` makes the embedding's output need a
+/// gradient, `modeling_utils.py` 3192–3200).
+fn untrained_lead(arch: &Architecture, training: &Training) -> [f64; 6] {
+    use crate::model::arch::LinearKind::{K, O, Q, V};
+    let attention_only = training.lora.as_ref().is_some_and(|l| !l.targets.is_empty() && l.targets.iter().all(|k| matches!(k, Q | K | V | O)));
+    let lead = match arch {
+        Architecture::Transformer(t) if attention_only && training.checkpointing == Checkpointing::None => t.hybrid.as_ref().map(|h| h.lead),
+        _ => None,
+    };
+    lead.map_or([0.0; 6], |l| [l.blocks as f64, l.dense as f64, l.moe as f64, 0.0, 0.0, l.mixer as f64])
 }
 
 pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBatch {
@@ -70,7 +93,7 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
     };
     let layers = arch.layers() as f64;
     let shares = BLOCK_SCOPES.map(|scope| arch.blocks(scope) as f64 / layers);
-    MicroBatch { terms, checkpoint_per_block, shares }
+    MicroBatch { terms, checkpoint_per_block, shares, lead: untrained_lead(arch, training) }
 }
 
 /// Micro-batches whose activations are alive at once on this pipeline stage, counted whole:
@@ -186,7 +209,10 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
                 "fp32 softmax output + cast/dropout of b·a·s² per block (eager attention) — Korthikanti 5as²b term",
                 Span::Blocks,
             ),
-            Place::Block(scope) => add(ledger, term.name, bytes * layers * mb.share(scope), BLOCK_FORMULA, Span::Blocks),
+            Place::Block(scope) => {
+                let lead = if layout.first { mb.lead(scope) } else { 0.0 };
+                add(ledger, term.name, bytes * (layers * mb.share(scope) - lead).max(0.0), BLOCK_FORMULA, Span::Blocks)
+            }
             Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Input),
             Place::Output if layout.last => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Output),
             _ => {}

@@ -338,6 +338,42 @@ pub struct HybridPart {
     /// KV cache), and their parameters exist once per shared block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<SharedBlocks>,
+    /// The blocks before the first attention block, by what they hold.
+    #[serde(default, skip_serializing_if = "LeadBlocks::is_empty")]
+    pub lead: LeadBlocks,
+}
+
+/// The blocks of a hybrid stack before its first attention block (Jamba's first four, Qwen3-Next's
+/// first three), by what they hold. With LoRA on attention alone and no checkpointing, nothing
+/// in them needs a gradient (their inputs come from the frozen embedding, their weights are
+/// frozen), so autograd saves nothing in them: measured on an H200 (`gpu_peak_owners.json`:
+/// 3 of Jamba-Mini's 7 Mamba layers hold saved tensors at the peak when cut to 8 layers, the
+/// three after its attention layer). Checkpointing through transformers hooks the embedding
+/// (`enable_input_require_grads`), and then every block keeps its input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LeadBlocks {
+    pub blocks: u64,
+    pub mixer: u64,
+    pub dense: u64,
+    pub moe: u64,
+}
+
+impl LeadBlocks {
+    pub fn is_empty(&self) -> bool {
+        self.blocks == 0
+    }
+
+    /// The lead of a stack whose blocks hold attention where `attention` says and experts where
+    /// `moe` says (a mixer or a dense MLP elsewhere); `one_sublayer`: a block holds one of them.
+    pub fn of(attention: &[bool], moe: impl Fn(u64) -> bool, one_sublayer: bool) -> LeadBlocks {
+        let blocks = attention.iter().position(|a| *a).unwrap_or(0) as u64;
+        let moe = (0..blocks).filter(|i| moe(*i)).count() as u64;
+        if one_sublayer {
+            return LeadBlocks { blocks, mixer: blocks - moe, dense: 0, moe };
+        }
+        LeadBlocks { blocks, mixer: blocks, dense: blocks - moe, moe }
+    }
 }
 
 impl HybridPart {
@@ -345,7 +381,16 @@ impl HybridPart {
     /// `invocations` hybrid layers also runs one of the shared attention + MLP blocks (one
     /// sublayer behind each block's norm).
     pub fn with_shared_blocks(mixer: Mixer, layers: u64, invocations: u64, shared: SharedBlocks) -> Self {
-        HybridPart { mixer, attention_layers: invocations, mixer_layers: layers, dense_layers: invocations, moe_layers: 0, one_sublayer: true, shared: Some(shared) }
+        HybridPart {
+            mixer,
+            attention_layers: invocations,
+            mixer_layers: layers,
+            dense_layers: invocations,
+            moe_layers: 0,
+            one_sublayer: true,
+            shared: Some(shared),
+            lead: LeadBlocks::default(),
+        }
     }
 
     pub(super) fn check(&self, layers: u64) -> Result<(), InputError> {

@@ -178,6 +178,11 @@ impl MoePart {
         layers / every - self.first_dense.min(layers) / every
     }
 
+    /// Whether block `i` is one of the `moe_blocks`.
+    pub fn is_moe_block(&self, i: u64) -> bool {
+        i >= self.first_dense && (i + 1) % self.every.max(1) == 0
+    }
+
     /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`;
     /// fused experts are one gate-up and one down matrix per expert, each reached by PEFT as
     /// `moe_peft.rs` says.

@@ -36,7 +36,7 @@ pub mod transformer;
 pub use architecture::Architecture;
 pub use attention::{AttentionPart, KindShape, LatentAttention, QkNorm};
 pub use cross_attention::VisionCrossAttention;
-pub use mixer::{HybridPart, Mixer};
+pub use mixer::{HybridPart, LeadBlocks, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use moe_peft::{MoePeft, PeftConversion};
 pub use norm::{NormKind, NormPart, Placement};
