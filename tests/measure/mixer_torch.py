@@ -40,6 +40,14 @@ CASES = {
     "zamba2": ({"model_type": "zamba2", "hidden_size": 64, "num_attention_heads": 4, "n_mamba_heads": 4, "mamba_d_state": 16, "mamba_ngroups": 1, "chunk_size": 32, "vocab_size": 256, "adapter_rank": 8, "intermediate_size": 128, "num_mem_blocks": 2, "use_shared_attention_adapter": True, "use_mem_rope": True, "num_hidden_layers": 5, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid", "hybrid"]}, "mamba"),
     "bamba": ({"model_type": "bamba", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256, "attn_layer_indices": [1], "mamba_n_heads": 4, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_n_groups": 2, "mamba_chunk_size": 32}, "mamba"),
     "falcon_h1": ({"model_type": "falcon_h1", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256, "mamba_d_ssm": 128, "mamba_n_heads": 4, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_n_groups": 2, "mamba_chunk_size": 32, "mamba_rms_norm": True}, "mamba"),
+    # Issue 23's remaining fallbacks: Qwen3.5's and OLMo-Hybrid's Gated DeltaNet (same widths
+    # as qwen3_next; OLMo-Hybrid's tiny config of tests/measure/olmo_hybrid.py), Zamba v1's
+    # multi-head Mamba (tests/measure/zamba.py's TINY) and Falcon-H1 without its gated norm
+    # (`mamba_rms_norm` False, the class default).
+    "qwen3_5_text": ({"model_type": "qwen3_5_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 256, "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 16, "linear_value_head_dim": 16, "layer_types": ["linear_attention", "full_attention"]}, "linear_attn"),
+    "olmo_hybrid": ({"model_type": "olmo_hybrid", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 256, "pad_token_id": 0, "intermediate_size": 128, "num_hidden_layers": 4}, "linear_attn"),
+    "zamba": ({"model_type": "zamba", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4, "n_mamba_heads": 2, "mamba_d_state": 16, "vocab_size": 256, "intermediate_size": 128, "num_hidden_layers": 5, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid", "hybrid"]}, "mamba"),
+    "falcon_h1_ungated": ({"model_type": "falcon_h1", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256, "mamba_d_ssm": 128, "mamba_n_heads": 4, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_n_groups": 2, "mamba_chunk_size": 32, "mamba_rms_norm": False}, "mamba"),
     "granitemoehybrid": ({"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256, "num_local_experts": 0, "shared_intermediate_size": 128, "layer_types": ["mamba", "attention"], "mamba_n_heads": 4, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_n_groups": 2, "mamba_chunk_size": 32, "position_embedding_type": "nope"}, "mamba"),
 }
 SEQS = (40, 100)
@@ -95,6 +103,11 @@ def main():
                 layers = sorted({int(layer(e)) for e in entries if in_mixer(e)})
                 first = [e for e in entries if in_mixer(e, True)]
                 total, _, _ = rec.totals()
+                # Storages no node reachable from the loss keeps: saved by a branch the forward
+                # dropped (the delta rule's last state update when the final state is not
+                # returned), freed with its nodes when the forward returns.
+                rec.annotate_from_graph(loss.grad_fn)
+                dropped = [e for e in entries if not e["savers"]]
                 key = f"{name}@{prec}@s{seq}"
                 cases[key] = {
                     "config": json.loads(json.dumps(jsonable(c.to_dict()), default=str)),
@@ -103,6 +116,8 @@ def main():
                     "model_saved_bytes": total,
                     "mixers_saved_bytes": sum(e["nbytes"] for e in entries if in_mixer(e)),
                     "first_mixer_saved_bytes": sum(e["nbytes"] for e in first),
+                    "model_unreachable_bytes": sum(e["nbytes"] for e in dropped),
+                    "first_mixer_unreachable_bytes": sum(e["nbytes"] for e in first if not e["savers"]),
                     "first_mixer_listing": [{"module": e["module"].split(attr, 1)[-1] or "<mixer>", "shape": e["shape"], "dtype": e["dtype"], "nbytes": e["nbytes"], "grad_fn": e["grad_fn"]} for e in first],
                 }
                 print(key, total, cases[key]["mixers_saved_bytes"], cases[key]["first_mixer_saved_bytes"], layers)
