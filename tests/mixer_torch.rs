@@ -48,21 +48,15 @@ fn mixer_blocks(case: &Value) -> u64 {
 const MIXER_TERMS: [&str; 4] = ["mixer input projection inputs", "mixer output projection input", "mixer x_proj input (torch fallback)", "mixer saved tensors (torch fallback)"];
 
 /// The cases outside 3 %, and why; each is held at its bound so that a change shows, and must
-/// stay outside 3 % (or leave this list).
+/// stay outside 3 % (or leave this list). Qwen3-Next and Qwen3.5 are −0.5 to −1.1 %: on the
+/// CPU, unlike CUDA's SDPA, the attention output's `.contiguous()` before the output gate
+/// copies it (a·d per token), and the partial rotary's cos and sin are each as wide as the
+/// one counted.
 /// - Nemotron-H in pure bf16: every Mamba-family model here misses 128 B per token outside
 ///   the mixers in pure bf16 (Mamba, Mamba-2, Bamba: −0.3 to −1.1 %), Nemotron-H 512 B per
 ///   token (4 B constant: the loss); the mixers themselves are exact
 ///   (`first_mixer_block_is_exact`). Not explained yet.
-/// - Qwen3-Next and Qwen3.5 in fp32: the gap is in the attention block, not the mixer
-///   (exact): their gated attention (`attn_output_gate`) keeps `sigmoid(gate)`, the attention
-///   output it multiplies and the product (`o_proj`'s input), and its q norm reads a view of
-///   the double-wide `q_proj` output; `activations/attention.rs` does not model the output
-///   gate's saved tensors. Listed with `tests/measure/mixer_torch.py`'s recorder for
-///   `qwen3_5_text@fp32@s40`, the 82,436 bytes missing are those four tensors (4 × 20,480),
-///   cos and sin of the partial rotary (1,280 more than counted), the loss (4), less the
-///   logsumexp's CUDA padding (768) the CPU does not have. The fused-kernel plans share it.
-const OUTSIDE: &[(&str, f64)] =
-    &[("nemotron_h@bf16@s100", 0.035), ("qwen3_next@fp32@s40", 0.04), ("qwen3_next@fp32@s100", 0.04), ("qwen3_5_text@fp32@s40", 0.045), ("qwen3_5_text@fp32@s100", 0.045)];
+const OUTSIDE: &[(&str, f64)] = &[("nemotron_h@bf16@s100", 0.035)];
 
 /// Every case is printed with its error against what the forward leaves held (`held`) and
 /// held within 3 % (`OUTSIDE` names the exceptions), with the fused model beside it.
