@@ -11,7 +11,9 @@ For each family's tiny config: the tensors saved for backward in the whole model
 once per storage with saved_tensors_hooks, common.SavedTensorRecorder), the bytes of every
 mixer block together and the listing of the first block's mixer; train mode, batch 2, fp32 and
 pure bf16 (the model built in bfloat16), at sequence lengths 40 and 100 (neither a multiple of
-Mamba-2's chunk of 32 nor of the delta rule's chunk of 64, so the chunk padding shows).
+Mamba-2's chunk of 32 nor of the delta rule's chunk of 64, so the chunk padding shows), and
+Gated DeltaNet also at 150 (three chunks). Tensors saved only by a branch the forward drops
+(no node reachable from the loss keeps them) are listed apart (`*_unreachable_bytes`).
 No network, nothing downloaded: every model is built from a configuration class.
 Run: /work/venv/bin/python tests/measure/mixer_torch.py
 """
@@ -51,6 +53,9 @@ CASES = {
     "granitemoehybrid": ({"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256, "num_local_experts": 0, "shared_intermediate_size": 128, "layer_types": ["mamba", "attention"], "mamba_n_heads": 4, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_n_groups": 2, "mamba_chunk_size": 32, "position_embedding_type": "nope"}, "mamba"),
 }
 SEQS = (40, 100)
+# Gated DeltaNet at a third length, three chunks of 64, so that the states carried from chunk
+# to chunk (one per chunk after the first) are told apart from a constant.
+EXTRA_SEQS = {"qwen3_next": (150,), "olmo_hybrid": (150,)}
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -79,7 +84,7 @@ def main():
         if only and name not in only.split(","):
             continue
         for prec, dtype in DTYPES.items():
-            for seq in SEQS:
+            for seq in SEQS + EXTRA_SEQS.get(name, ()):
                 m, c = build(cfg, dtype)
                 m.train()
                 stack = ModuleStack(m)
