@@ -2,10 +2,9 @@
 //! (`activations/mixer_torch.rs`) against transformers on CPU (`tests/measure/mixer_torch.py`
 //! → `mixer_torch.json`): the whole model's saved bytes of each family's tiny config, fp32 and
 //! pure bf16, batch 2, s = 40 and 100 (chunk padding shows; Gated DeltaNet also 150, three
-//! chunks), within 3 %, and the first mixer
-//! block's to the byte, for every mixer kind (Mamba, Zamba's multi-head Mamba, Jamba, the
-//! Mamba-2 family with and without its gated norm, Gated DeltaNet, LFM2's short conv); the
-//! switch's link key, JSON and errors; the plan's notes.
+//! chunks), within 3 %, and the first mixer block's to the byte, for every mixer kind (Mamba,
+//! Zamba's multi-head Mamba, Jamba, the Mamba-2 family with and without its gated norm, Gated
+//! DeltaNet, LFM2's short conv); the switch's link key, JSON and errors; the plan's notes.
 
 use headroom::scenario::MixerKernels;
 use headroom::{estimate, Scenario};
