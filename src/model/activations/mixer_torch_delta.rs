@@ -38,7 +38,7 @@ pub(super) fn gated_delta_net(w: &DeltaWidths, c: &Ctx) -> f64 {
     // negation per head, softplus's input and output (fp32).
     let gate = F32 * (2.0 * hv + 2.0 * tok * hv);
     // `torch_chunk_gated_delta_rule` (424–564). q and k are repeated to the value heads (463)
-    // and cast to fp32 (467–470); `l2norm` (418–422) keeps each and its rsqrt per head. An
+    // and cast to fp32 (467–470, a copy only where the dtype changes); `l2norm` (418–422) keeps each and its rsqrt per head. An
     // fp32 run without repetition casts nothing: q and k are views of the conv output after
     // silu, which is then kept whole.
     let upcast = x < F32;
@@ -57,8 +57,9 @@ pub(super) fn gated_delta_net(w: &DeltaWidths, c: &Ctx) -> f64 {
     let per_chunk_square = 5.0 * b * hv * chunks * CHUNK * CHUNK;
     // The loop over chunks (547–553): the zero initial state (536), v_new per chunk (dv per
     // position). Beyond the first chunk, the states it carries (one per further chunk), the
-    // decayed q (542) and k (543) with k's decay factor, and the chunk decay (544); with one
-    // chunk these feed only the final state, which the function drops (557), so autograd
+    // decayed q (542, read against a state that needs a gradient only from the second chunk
+    // on) and k (543) with k's decay factor, and the chunk decay (544). With one chunk, k's
+    // and the chunk decay feed only the final state, which the function drops (557): autograd
     // frees them when the forward returns.
     let state = b * hv * dk * dv;
     let carried = if chunks > 1.0 { positions * (1.0 + 2.0 * dk) + b * hv * chunks + (chunks - 1.0) * state } else { 0.0 };

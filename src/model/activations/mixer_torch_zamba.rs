@@ -24,7 +24,7 @@ pub(super) fn multi_head_mamba(w: &ZambaWidths, c: &Ctx) -> f64 {
     let (b, s, tok, x) = (c.b, c.s, c.tokens, c.x);
     let (d, n, r) = (w.inner, w.state, w.dt_rank);
     let upcast = x < F32;
-    // In the model's dtype: the conv's input (a contiguous copy of the in_proj half, 583), its
+    // In the model's dtype: the conv's input (a contiguous copy of the in_proj half, 584), its
     // output padded to s + K − 1 (kept by silu), the silu output (kept by `hidden_states *
     // D`), and the batched per-head products (611, 618): `x_proj_weight[:, None] @ conv
     // output` keeps a copy of the conv output and of the weight broadcast over the batch
@@ -48,7 +48,7 @@ pub(super) fn multi_head_mamba(w: &ZambaWidths, c: &Ctx) -> f64 {
     // fp32: A = −exp(A_log.float()) (620) and its negation (d·N each), `discrete_A` and
     // `discrete_B` (b·d·s·N each), and `scan_output + hidden·D` (kept by the gate's product).
     let fp32 = F32 * (2.0 * d * n + 2.0 * b * d * s * n + tok * d);
-    // The sequential loop (459–466), as Mamba's.
+    // The sequential loop (462–468), as Mamba's.
     let states = scan_states(c, d, n);
     // 16-bit only: `B.float()` per head (b·s·N each), `hidden_states.float()`, `D.float()`.
     let copies = if upcast { F32 * (b * s * n * heads + tok * d + d) } else { 0.0 };
