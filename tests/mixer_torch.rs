@@ -149,3 +149,37 @@ fn the_plan_names_the_packages() {
     assert!(notes("mamba@fp32@s40", "fused").iter().any(fused_note));
     assert!(!mamba.iter().any(fused_note), "{mamba:?}");
 }
+
+/// Under PEFT LoRA on the mixers' input projections (`tests/measure/mixer_torch_lora.py` →
+/// `mixer_torch_lora.json`, fp32 and pure bf16, every block adapted, the base weights and the
+/// mixers' own parameters frozen): the first mixer block's tensors outside the adapters
+/// against the fallback's term per block, and the adapters' own against Headroom's adapter
+/// terms: held within 0.01 % (all 28 cases are byte-exact when written).
+#[test]
+fn first_mixer_block_under_lora() {
+    let path = format!("{}/tests/fixtures/measured/mixer_torch_lora.json", env!("CARGO_MANIFEST_DIR"));
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
+    const ADAPTER_TERMS: [&str; 3] = ["LoRA adapter inputs (mixer input projections)", "LoRA adapter inputs (mixer inner projections)", "LoRA adapter intermediates (mixer)"];
+    let cases = f["cases"].as_object().expect("cases");
+    assert_eq!(cases.len(), 28);
+    let mut off = Vec::new();
+    for (name, case) in cases {
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"hf_config": case["config"]},
+            "training": {"micro_batch": case["batch"], "seq_len": case["seq_len"], "precision": case["precision"], "optimizer": "adamw", "mixer_kernels": "torch",
+                         "lora": {"rank": case["rank"], "targets": case["targets"]}},
+        }))
+        .expect("scenario");
+        let b = estimate(&s);
+        let per_block = |names: &[&str]| b.terms.iter().filter(|t| names.contains(&t.name.as_ref())).map(|t| t.bytes).sum::<u64>() as f64 / mixer_blocks(case) as f64;
+        let adapters_measured = case["first_mixer_adapter_bytes"].as_f64().unwrap();
+        let (mixer, adapters) = (per_block(&["mixer saved tensors (torch fallback)"]), per_block(&ADAPTER_TERMS));
+        let measured = held(case, "first_mixer") - adapters_measured;
+        let err = (mixer - measured) / measured;
+        println!("{name:34} mixer measured {measured:>9} model {mixer:>9.0} ({:+.3}%); adapters measured {adapters_measured:>7} model {adapters:>7.0}", 100.0 * err);
+        if err.abs() > 1e-4 || (adapters - adapters_measured).abs() > 1e-4 * adapters_measured {
+            off.push(format!("{name}: mixer {:+.3}%, adapters {adapters} against {adapters_measured}", 100.0 * err));
+        }
+    }
+    assert!(off.is_empty(), "{off:#?}");
+}

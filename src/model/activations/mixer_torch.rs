@@ -8,8 +8,10 @@
 //!
 //! `x` is the activations' dtype (the model's); the scans work in fp32 where the code upcasts
 //! (`A_log.float()`, `hidden_states.float()`), and an upcast of an fp32 tensor is the tensor
-//! itself, so several copies exist only in 16-bit runs. Under LoRA the same mechanisms are
-//! assumed (the adapters are `mixer.rs`'s); mixed-precision autocast is not measured.
+//! itself, so several copies exist only in 16-bit runs. Under LoRA the base and the mixers'
+//! own parameters (`A_log`, `D`, the norms' weights) are frozen, so the tensors kept only for
+//! their gradients go (measured with PEFT in `mixer_torch_lora.json`; the adapters are
+//! `mixer.rs`'s); mixed-precision autocast is not measured.
 //!
 //! Tensors saved only by a branch the forward drops (an `A` computed for the fused call the
 //! fallback never reads, Gated DeltaNet's last state update) are freed with that branch when
@@ -96,7 +98,19 @@ fn mamba(d: f64, n: f64, k: f64, r: f64, dt_norms: bool, c: &Ctx) -> TorchMixer 
     let states = scan_states(c, d, n);
     // 16-bit only: `B.float()`, `hidden_states.float()`, `D.float()`.
     let copies = if upcast { F32 * (b * s * n + tok * d + d) } else { 0.0 };
-    TorchMixer { out_width: d, x_proj_width: Some(d), saved: x * input_dtype + projections + F32 * fp32 + states + copies }
+    let saved = x * input_dtype + projections + F32 * fp32 + states + copies;
+    // With the base frozen (LoRA), `A_log`, `D`, the norms' and `dt_proj`'s weights want no
+    // gradient: exp(A_log) (268) is not kept, nor in 16-bit the silu output that only
+    // `hidden_states * D` (325) kept (fp32 keeps it as the discretisation's `.float()`),
+    // nor Jamba's normalised Δ, B, C before their weights and the normed Δ `dt_proj` reads
+    // (modeling_jamba.py 720–729).
+    let frozen = if c.lora.is_some() {
+        let jamba = if dt_norms { x * tok * (2.0 * r + 2.0 * n) } else { 0.0 };
+        F32 * d * n + if upcast { x * tok * d } else { 0.0 } + jamba
+    } else {
+        0.0
+    };
+    TorchMixer { out_width: d, x_proj_width: Some(d), saved: saved - frozen }
 }
 
 /// The widths of one Mamba-2 mixer: d_inner, H heads of P, G groups, N, the conv kernel K and
@@ -164,5 +178,9 @@ fn ssd(w: &SsdWidths, gated_norm: bool, c: &Ctx) -> TorchMixer {
         // the model dtype (silu keeps its input, a view of the in_proj output).
         F32 * tok * d + x * tok * d
     };
-    TorchMixer { out_width: d, x_proj_width: None, saved: x * input_dtype + dt_and_x + F32 * ssd + masks + norm }
+    // With the base frozen (LoRA), `A_log` and `D` want no gradient: exp(A_log) and
+    // `D · pad(hidden)`'s operand (320) are not kept, nor in 16-bit the Δ copy that only
+    // `A · dt.float()` (324) kept.
+    let frozen = if c.lora.is_some() { F32 * (hh + b * sp * d) + if upcast { F32 * tok * hh } else { 0.0 } } else { 0.0 };
+    TorchMixer { out_width: d, x_proj_width: None, saved: x * input_dtype + dt_and_x + F32 * ssd + masks + norm - frozen }
 }

@@ -71,5 +71,8 @@ pub(super) fn gated_delta_net(w: &DeltaWidths, c: &Ctx) -> f64 {
     // output, and `weight · normalised` in the model dtype; `out_proj`'s input is `mixer.rs`'s.
     let normed = if c.frozen_norms { 0.0 } else { 1.0 };
     let norm = F32 * tok * (3.0 * v + hv) + x * tok * v * (1.0 + normed);
-    x * input_dtype + gate + qk + F32 * (rsqrt + scan) + BOOL * CHUNK * CHUNK + norm
+    // With the base frozen (LoRA), `A_log` wants no gradient: neither exp(A_log) nor
+    // softplus's output, which only the product with −exp(A_log) kept (770).
+    let frozen = if c.lora.is_some() { F32 * (hv + tok * hv) } else { 0.0 };
+    x * input_dtype + gate + qk + F32 * (rsqrt + scan) + BOOL * CHUNK * CHUNK + norm - frozen
 }

@@ -52,5 +52,10 @@ pub(super) fn multi_head_mamba(w: &ZambaWidths, c: &Ctx) -> f64 {
     let states = scan_states(c, d, n);
     // 16-bit only: `B.float()` per head (b·s·N each), `hidden_states.float()`, `D.float()`.
     let copies = if upcast { F32 * (b * s * n * heads + tok * d + d) } else { 0.0 };
-    x * input_dtype + fp32 + states + copies
+    // With the base frozen (LoRA: `x_proj_weight` and `dt_proj_weight` are bare parameters no
+    // adapter reaches), the copy of the conv output kept for `x_proj_weight`'s gradient and
+    // exp(A_log) are not kept, nor in 16-bit the silu output that only `hidden_states * D`
+    // (472) kept.
+    let frozen = if c.lora.is_some() { x * tok * d * if upcast { 2.0 } else { 1.0 } + F32 * d * n } else { 0.0 };
+    x * input_dtype + fp32 + states + copies - frozen
 }
