@@ -6,6 +6,7 @@
 //! Zamba's multi-head Mamba, Jamba, the Mamba-2 family with and without its gated norm, Gated
 //! DeltaNet, LFM2's short conv); the switch's link key, JSON and errors; the plan's notes.
 
+use headroom::model::breakdown::Component;
 use headroom::scenario::MixerKernels;
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
@@ -182,4 +183,34 @@ fn first_mixer_block_under_lora() {
         }
     }
     assert!(off.is_empty(), "{off:#?}");
+}
+
+/// On the torch fallback Mamba's `x_proj` and `out_proj` are module calls, so their LoRA
+/// adapters run (gradients, optimizer states); only `dt_proj`'s weight is read directly on
+/// both paths (measured on the fallback: `mixer_lora.json`'s `no_gradient_on_cpu` is
+/// `["dt_proj"]`, `tests/mixer_lora.rs`). The plan's note names what stays idle.
+#[test]
+fn adapters_the_fallback_runs() {
+    let f = fixture();
+    let case = &f["cases"]["mamba@fp32@s40"];
+    let plan = |kernels: &str| {
+        let s: Scenario = serde_json::from_value(json!({
+            "model": {"hf_config": case["config"]},
+            "training": {"micro_batch": 2, "seq_len": 40, "precision": "fp32", "optimizer": "adamw", "mixer_kernels": kernels,
+                         "lora": {"rank": 8, "targets": ["mixer-in", "x-proj", "dt-proj", "mixer-out"]}},
+        }))
+        .expect("scenario");
+        estimate(&s)
+    };
+    let (fused, torch) = (plan("fused"), plan("torch"));
+    let note = |b: &headroom::Breakdown| b.warnings.iter().find(|w| w.starts_with("LoRA on ")).cloned().unwrap_or_default();
+    assert!(note(&fused).starts_with("LoRA on mixer.x_proj, mixer.dt_proj, mixer.out_proj:"), "{}", note(&fused));
+    assert!(note(&torch).starts_with("LoRA on mixer.dt_proj:") && note(&torch).contains("torch fallback too"), "{}", note(&torch));
+    assert_eq!(fused.trainable_params, torch.trainable_params);
+    let bytes = |b: &headroom::Breakdown, c: Component| b.terms.iter().filter(|t| t.component == c).map(|t| t.bytes).sum::<u64>();
+    // x_proj's and out_proj's adapters (r·(in + out) each, two blocks): fp32 gradients, and
+    // AdamW's two fp32 moments.
+    let running = 2 * 8 * ((128 + 24) + (128 + 64));
+    assert_eq!(bytes(&torch, Component::Gradients) - bytes(&fused, Component::Gradients), 4 * running);
+    assert_eq!(bytes(&torch, Component::OptimizerStates) - bytes(&fused, Component::OptimizerStates), 8 * running);
 }

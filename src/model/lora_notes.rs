@@ -3,7 +3,7 @@
 //! a vision tower left frozen whose modules PEFT would match by name all the same.
 
 use super::arch::{Architecture, ParamTensor, Scope};
-use super::inputs::{Mode, Training};
+use super::inputs::{MixerKernels, Mode, Training};
 
 /// Module names a Llama-style `target_modules` list carries that some towers use too: SigLIP's,
 /// CLIP's and InternViT's q/k/v projections, Qwen2.5-VL's tower MLP.
@@ -15,12 +15,14 @@ pub fn lora_notes(training: &Training, arch: &Architecture, tensors: &[ParamTens
     let targeted = |t: &&ParamTensor| t.linear.is_some_and(|k| k.iter().any(|k| l.targets.contains(k)));
     let mut notes = Vec::new();
     if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
-        let idle: Vec<&str> = tensors.iter().filter(|t| t.adapter_bypassed).filter(targeted).map(|t| t.name).collect();
+        let torch = training.mixer_kernels == MixerKernels::Torch;
+        let idle: Vec<&str> = tensors.iter().filter(|t| t.adapter_idle(torch)).filter(targeted).map(|t| t.name).collect();
         if !idle.is_empty() {
             notes.push(format!(
-                "LoRA on {}: transformers' {} forward reads these weights directly (the fused kernel's arguments), so PEFT's adapters on them are made but never run: their weights are counted, with no gradients, optimizer states or saved tensors. PEFT 0.21 refuses `out_proj` outright for mamba, mamba2, falcon_mamba, falcon_h1 and nemotron_h",
+                "LoRA on {}: transformers' {} forward reads these weights directly ({}), so PEFT's adapters on them are made but never run: their weights are counted, with no gradients, optimizer states or saved tensors. PEFT 0.21 refuses `out_proj` outright for mamba, mamba2, falcon_mamba, falcon_h1 and nemotron_h",
                 idle.join(", "),
-                hy.mixer.label()
+                hy.mixer.label(),
+                if torch { "Δ as `dt_proj.weight @ time_step`, on the torch fallback too" } else { "the fused kernel's arguments" }
             ));
         }
     }

@@ -32,7 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, Bypass, LinearKind, ParamTensor, Scope, TpSplit};
 use super::shared::SharedBlocks;
 use crate::error::InputError;
 
@@ -198,14 +198,16 @@ impl Mixer {
     /// Parameter tensors of one mixer, in `Scope::Mixer`, following the module trees named
     /// in the module doc (checked against transformers' counts in `family_sweep.json` and
     /// `hybrid_params.json`). The `nn.Linear`s are LoRA targets (`LinearKind::MIXER`); those
-    /// whose weight the CUDA training path reads directly are marked `bypassed`: Mamba's
-    /// `mamba_inner_fn` takes `x_proj.weight`, `dt_proj.weight` and `out_proj.weight`
-    /// (transformers 5.25 `modeling_mamba.py` `MambaMixer.forward`, lines 575–589), every
-    /// Mamba forward computes Δ as `self.dt_proj.weight @ time_step` (line 616; Jamba
-    /// `modeling_jamba.py` line 729), and the Mamba-2 family's
-    /// `mamba2_split_conv1d_scan_combined` takes `outproj_weight=self.out_proj.weight`
-    /// (`modeling_mamba2.py` line 681, `modeling_bamba.py` 872, `modeling_nemotron_h.py` 682,
-    /// `modeling_falcon_h1.py` 887, `modeling_granitemoehybrid.py` 793).
+    /// whose weight a training path reads directly are marked `bypassed` (`Bypass`): on the
+    /// fused kernels, Mamba's `mamba_inner_fn` takes `x_proj.weight` and `out_proj.weight`
+    /// (transformers 5.25 `modeling_mamba.py` `MambaMixer.forward`, lines 575–589) and the
+    /// Mamba-2 family's `mamba2_split_conv1d_scan_combined` takes
+    /// `outproj_weight=self.out_proj.weight` (`modeling_mamba2.py` line 681,
+    /// `modeling_bamba.py` 872, `modeling_nemotron_h.py` 682, `modeling_falcon_h1.py` 887,
+    /// `modeling_granitemoehybrid.py` 793), while the torch fallback calls those modules; on
+    /// every path Δ is `self.dt_proj.weight @ time_step` (Mamba's `mamba_inner_fn` takes it
+    /// too; line 616; Jamba `modeling_jamba.py` line 729). Measured on the fallback: only
+    /// `dt_proj`'s adapters get no gradient (`mixer_lora.json`).
     pub fn param_tensors(&self, h: u64, out: &mut Vec<ParamTensor>) {
         use TpSplit::*;
         let s = Scope::Mixer;
@@ -215,7 +217,7 @@ impl Mixer {
                 // Jamba's norms on Δ, B and C and Zamba's heads keep them off the fused
                 // function: only Jamba's Δ projection is read directly.
                 let fused = !dt_norms && heads.is_none();
-                let bypass = |t: ParamTensor, bypassed: bool| if bypassed { t.bypassed() } else { t };
+                let bypass = |t: ParamTensor, bypassed: bool| if bypassed { t.bypassed(Bypass::FusedKernels) } else { t };
                 out.push(linear("mixer.in_proj", MIXER_IN, 2 * inner, h));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.in_proj.bias", 2 * inner, s, Sharded));
@@ -229,7 +231,7 @@ impl Mixer {
                     out.push(ParamTensor::new("mixer.dt_proj_weight", &[n, inner / n, dt_rank], s, Sharded));
                 } else {
                     out.push(bypass(linear("mixer.x_proj", X_PROJ, dt_rank + 2 * state, inner), fused));
-                    out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed());
+                    out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed(Bypass::Always));
                 }
                 out.push(ParamTensor::vector("mixer.dt_proj.bias", inner, s, Sharded));
                 out.push(ParamTensor::new("mixer.A_log", &[inner, state], s, Sharded));
@@ -261,7 +263,7 @@ impl Mixer {
                 if gated_norm {
                     out.push(ParamTensor::vector("mixer.norm", inner, s, Sharded));
                 }
-                out.push(linear("mixer.out_proj", MIXER_OUT, h, inner).bypassed());
+                out.push(linear("mixer.out_proj", MIXER_OUT, h, inner).bypassed(Bypass::FusedKernels));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.out_proj.bias", h, s, Replicated));
                 }

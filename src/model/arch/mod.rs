@@ -35,7 +35,7 @@ pub use attention::{AttentionPart, LatentAttention, QkNorm};
 pub use mixer::{HybridPart, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use norm::{NormKind, NormPart, Placement};
-pub use param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit, MAX_DIM};
+pub use param::{check_dim, Bypass, LinearKind, ParamTensor, Scope, TpSplit, MAX_DIM};
 pub use per_layer::PerLayerInputs;
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
 pub use shared::SharedBlocks;
