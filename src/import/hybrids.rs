@@ -127,6 +127,7 @@ pub fn mamba2(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("use_conv_bias", true)?,
         proj_bias: c.flag("use_bias", false)?,
         gated_norm: true,
+        fp32_projection_scale: false,
     };
     let mut t = ssm_decoder(hidden, c.uint("num_hidden_layers", 64)?, c.uint("vocab_size", 32768)?, c.flag("tie_word_embeddings", false)?, mixer);
     t.use_cache = c.flag("use_cache", true)?;
@@ -151,6 +152,7 @@ fn mamba2_keys(c: &Keys, hidden: u64, d_ssm: Option<u64>, gated_norm: bool) -> R
         conv_bias: c.flag("mamba_conv_bias", true)?,
         proj_bias: c.flag("mamba_proj_bias", false)?,
         gated_norm,
+        fp32_projection_scale: false,
     })
 }
 
@@ -399,6 +401,7 @@ pub fn nemotron_h(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("use_conv_bias", true)?,
         proj_bias: c.flag("use_bias", false)?,
         gated_norm: true,
+        fp32_projection_scale: false,
     };
     t.hybrid = Some(Box::new(HybridPart {
         mixer,
@@ -470,7 +473,10 @@ pub fn falcon_h1(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.out_bias = bias;
     t.mlp.bias = c.flag("mlp_bias", false)?;
     let d_ssm = c.optional_uint("mamba_d_ssm")?;
-    let mixer = mamba2_keys(c, t.hidden, d_ssm, c.flag("mamba_rms_norm", false)?)?;
+    let mut mixer = mamba2_keys(c, t.hidden, d_ssm, c.flag("mamba_rms_norm", false)?)?;
+    if let Mixer::Mamba2 { fp32_projection_scale, .. } = &mut mixer {
+        *fp32_projection_scale = true;
+    }
     if c.flag("projectors_bias", false)? {
         return Err(InputError::new("projectors_bias", "Falcon-H1's projector biases are not supported yet"));
     }

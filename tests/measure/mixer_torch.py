@@ -12,11 +12,13 @@ once per storage with saved_tensors_hooks, common.SavedTensorRecorder), the byte
 mixer block together and the listing of the first block's mixer; train mode, batch 2, fp32 and
 pure bf16 (the model built in bfloat16), at sequence lengths 40 and 100 (neither a multiple of
 Mamba-2's chunk of 32 nor of the delta rule's chunk of 64, so the chunk padding shows), and
-Gated DeltaNet also at 150 (three chunks). Tensors saved only by a branch the forward drops
+Gated DeltaNet also at 150 (three chunks); and under bf16 autocast over the fp32 model
+(`bf16-mixed`). Tensors saved only by a branch the forward drops
 (no node reachable from the loss keeps them) are listed apart (`*_unreachable_bytes`).
 No network, nothing downloaded: every model is built from a configuration class.
 Run: /work/venv/bin/python tests/measure/mixer_torch.py
 """
+import contextlib
 import json
 import math
 import os
@@ -25,7 +27,7 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from common import ModuleStack, SavedTensorRecorder
+from common import ModuleStack, ParamCastTracker, SavedTensorRecorder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "mixer_torch.json")
@@ -57,6 +59,10 @@ SEQS = (40, 100)
 # to chunk (one per chunk after the first) are told apart from a constant.
 EXTRA_SEQS = {"qwen3_next": (150,), "olmo_hybrid": (150,)}
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+# bf16 autocast over an fp32 model (torch.autocast("cpu", torch.bfloat16): matmuls, bmm and
+# conv1d in bf16, as CUDA's autocast lists them); autocast's bf16 copies of the weights
+# (common.ParamCastTracker) are not activations and are left out.
+MIXED = {"bf16-mixed": torch.float32}
 
 
 def jsonable(v):
@@ -83,21 +89,24 @@ def main():
     for name, (cfg, attr) in CASES.items():
         if only and name not in only.split(","):
             continue
-        for prec, dtype in DTYPES.items():
+        for prec, dtype in {**DTYPES, **MIXED}.items():
             for seq in SEQS + EXTRA_SEQS.get(name, ()):
                 m, c = build(cfg, dtype)
                 m.train()
                 stack = ModuleStack(m)
                 rec = SavedTensorRecorder(m, stack)
+                mixed = prec in MIXED
+                casts = ParamCastTracker(rec.param_refs) if mixed else contextlib.nullcontext()
                 ids = torch.randint(0, cfg["vocab_size"], (2, seq))
                 try:
-                    with rec.hooks():
+                    with rec.hooks(), casts, torch.autocast("cpu", dtype=torch.bfloat16, enabled=mixed):
                         loss = m(input_ids=ids, labels=ids).loss
                 except Exception as e:  # a fallback that does not run in this dtype on CPU
                     print(name, prec, seq, "failed:", repr(e)[:200])
                     stack.remove()
                     continue
-                entries = list(rec.entries.values())
+                weight_casts = casts.cast_refs if mixed else set()
+                entries = [e for r, e in rec.entries.items() if r not in weight_casts]
                 def layer(e):
                     parts = (e["module"] or "").split(".")
                     return parts[parts.index("layers") + 1] if attr in parts and "layers" in parts else None
@@ -107,7 +116,7 @@ def main():
                     return layer(e) is not None and (not first or layer(e) == min_layer)
                 layers = sorted({int(layer(e)) for e in entries if in_mixer(e)})
                 first = [e for e in entries if in_mixer(e, True)]
-                total, _, _ = rec.totals()
+                total, _, _ = rec.totals(weight_casts)
                 # Storages no node reachable from the loss keeps: saved by a branch the forward
                 # dropped (the delta rule's last state update when the final state is not
                 # returned), freed with its nodes when the forward returns.

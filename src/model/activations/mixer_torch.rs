@@ -11,7 +11,10 @@
 //! itself, so several copies exist only in 16-bit runs. Under LoRA the base and the mixers'
 //! own parameters (`A_log`, `D`, the norms' weights) are frozen, so the tensors kept only for
 //! their gradients go (measured with PEFT in `mixer_torch_lora.json`; the adapters are
-//! `mixer.rs`'s); mixed-precision autocast is not measured.
+//! `mixer.rs`'s). Under autocast (measured with bf16 on CPU, whose autocast lists matmul, bmm
+//! and conv1d as CUDA's does) the Mamba family's conv reads autocast's 16-bit copy and the
+//! SSD's einsums keep 16-bit operands; Gated DeltaNet's and Falcon-H1's autocast runs are
+//! modelled as pure 16-bit ones, and the plan says so (`mixer_notes.rs`).
 //!
 //! Tensors saved only by a branch the forward drops (an `A` computed for the fused call the
 //! fallback never reads, Gated DeltaNet's last state update) are freed with that branch when
@@ -76,7 +79,10 @@ fn mamba(d: f64, n: f64, k: f64, r: f64, dt_norms: bool, c: &Ctx) -> TorchMixer 
     // padded to s + K − 1 (`causal_conv1d_fn` 81–101), `dt + delta_bias` (softplus
     // input), softplus's output, the conv output after silu (`hidden_states`, read by
     // `* D` and the discretisation), `silu(z)`, and the zero initial state.
-    let input_dtype = tok * (2.0 * d + 4.0 * d) + b * d * (s + k - 1.0) + b * d * n;
+    // Under autocast the conv reads its own 16-bit copy of its half (`causal_conv1d_fn`'s
+    // `.to(weight.dtype)` is fp32, which autocast's conv1d casts back).
+    let conv_copy = if c.mixed { tok * d } else { 0.0 };
+    let input_dtype = tok * (2.0 * d + 4.0 * d) + b * d * (s + k - 1.0) + b * d * n + conv_copy;
     // x_proj's output (R + 2N). Mamba: Δ, B and C are views of it, kept by
     // `dt_proj.weight @ time_step` and the scan. Jamba: each of its three RMSNorms keeps
     // its input (fp32: a view of x_proj's output; 16-bit: an fp32 copy), its fp32 rstd
@@ -96,8 +102,9 @@ fn mamba(d: f64, n: f64, k: f64, r: f64, dt_norms: bool, c: &Ctx) -> TorchMixer 
     // reads: freed when the forward returns, not counted.
     let fp32 = 2.0 * d * n + 2.0 * b * d * s * n + tok * d;
     let states = scan_states(c, d, n);
-    // 16-bit only: `B.float()`, `hidden_states.float()`, `D.float()`.
-    let copies = if upcast { F32 * (b * s * n + tok * d + d) } else { 0.0 };
+    // 16-bit only: `B.float()`, `hidden_states.float()`, `D.float()` (no copy of the fp32
+    // parameter under autocast).
+    let copies = if upcast { F32 * (b * s * n + tok * d + if c.mixed { 0.0 } else { d }) } else { 0.0 };
     let saved = x * input_dtype + projections + F32 * fp32 + states + copies;
     // With the base frozen (LoRA), `A_log`, `D`, the norms' and `dt_proj`'s weights want no
     // gradient: exp(A_log) (268) is not kept, nor in 16-bit the silu output that only
@@ -136,34 +143,36 @@ fn ssd(w: &SsdWidths, gated_norm: bool, c: &Ctx) -> TorchMixer {
     let chunks = (s / l).ceil();
     let sp = chunks * l;
     // `Mamba2Mixer.forward` (654–720): the in_proj output (gate, xBC, dt: the conv and
-    // `silu(gate)` read views of it), the conv output before silu (s + K − 1), and in
-    // `mamba2_chunk_scan` (288–…) `dt + dt_bias` and softplus's output.
-    let input_dtype = tok * (2.0 * d + 2.0 * g * n + hh) + b * conv_dim * (s + k - 1.0) + 2.0 * tok * hh;
+    // `silu(gate)` read views of it; under autocast the conv reads its own 16-bit copy of
+    // xBC, `causal_conv1d_fn`'s `.to(weight.dtype)` being fp32), the conv output before silu
+    // (s + K − 1), and in `mamba2_chunk_scan` (288–…) `dt + dt_bias` and softplus's output.
+    let conv_input = if c.mixed { tok * conv_dim } else { tok * (2.0 * d + 2.0 * g * n + hh) };
+    let input_dtype = conv_input + b * conv_dim * (s + k - 1.0) + 2.0 * tok * hh;
     // The clamped Δ read as `dt[..., None].float()` and `dt.float()` (one tensor in fp32,
     // two copies in 16-bit); `hidden_states.float()` (fp32: the whole xBC output).
     let dt_and_x = if upcast { F32 * tok * (2.0 * hh + d) } else { F32 * tok * (hh + conv_dim) };
-    // A = −exp(A_log.float()) and its negation (`forward`'s own A, 667, for the fused
-    // call, is never read on this path and is freed); `D · pad(hidden)`; the chunked
-    // SSD (322–388): L = exp(segment_sum(A)) (b·H·c·L²), G = C·Bᵀ with both operands
-    // copied (b·s'·H·N each) and its output (b·c·L²·H), M's copy (b·c·H·L²) and the
-    // discretised x (b·s'·d) for Y_diag, decay_states, the chunked B, B_decay's and x's
-    // copies for the states, decay_chunk over c + 1 chunks, the concatenated states
-    // (b·H·(c+1)·P·N), state_decay_out, C's and the states' copies for C_times_states,
-    // and C_times_states (b·s'·d) for Y_off.
-    let ssd = 2.0 * hh
-        + b * sp * d
-        + b * hh * chunks * l * l
-        + 2.0 * b * sp * hh * n
+    // The chunked SSD (322–388), its elementwise tensors in fp32: A = −exp(A_log.float()) and
+    // its negation (`forward`'s own A, 667, for the fused call, is never read on this path
+    // and is freed); `D · pad(hidden)`; L = exp(segment_sum(A)) (b·H·c·L²); decay_states;
+    // the chunked B (kept by B_decay's product); decay_chunk over c + 1 chunks;
+    // state_decay_out.
+    let elementwise = 2.0 * hh + b * sp * d + b * hh * chunks * l * l + b * hh * sp + b * sp * hh * n + b * hh * (chunks + 1.0) * (chunks + 1.0) + b * hh * sp;
+    // Its einsums' operands and outputs, in fp32, or under autocast in 16 bits (the bmm's
+    // casts): G = C·Bᵀ with both operands copied (b·s'·H·N each) and its output (b·c·L²·H),
+    // M's copy (b·c·H·L²) and the discretised x (b·s'·d) for Y_diag, B_decay's and x's
+    // copies for the states, the concatenated states (b·H·(c+1)·P·N) and, under autocast,
+    // decay_chunk's copy, C's and the states' copies for C_times_states, and C_times_states
+    // (b·s'·d) for Y_off.
+    let einsums = 2.0 * b * sp * hh * n
         + 2.0 * b * chunks * l * l * hh
         + 2.0 * b * sp * d
-        + b * hh * sp
-        + 2.0 * b * sp * hh * n
-        + b * hh * (chunks + 1.0) * (chunks + 1.0)
+        + b * sp * hh * n
         + b * hh * (chunks + 1.0) * p * n
-        + b * hh * sp
+        + if c.mixed { b * hh * (chunks + 1.0) * (chunks + 1.0) } else { 0.0 }
         + b * sp * hh * n
         + b * chunks * hh * p * n
         + b * sp * d;
+    let ssd = F32 * elementwise + if c.mixed { x } else { F32 } * einsums;
     // `segment_sum`'s two boolean tril masks, for the chunk and for the c + 1 chunk ends.
     let masks = BOOL * 2.0 * (l * l + (chunks + 1.0) * (chunks + 1.0));
     // `Mamba2RMSNormGated` (45–59), in fp32: the scan output, `silu(gate)`, their
@@ -182,5 +191,5 @@ fn ssd(w: &SsdWidths, gated_norm: bool, c: &Ctx) -> TorchMixer {
     // `D · pad(hidden)`'s operand (320) are not kept, nor in 16-bit the Δ copy that only
     // `A · dt.float()` (324) kept.
     let frozen = if c.lora.is_some() { F32 * (hh + b * sp * d) + if upcast { F32 * tok * hh } else { 0.0 } } else { 0.0 };
-    TorchMixer { out_width: d, x_proj_width: None, saved: x * input_dtype + dt_and_x + F32 * ssd + masks + norm - frozen }
+    TorchMixer { out_width: d, x_proj_width: None, saved: x * input_dtype + dt_and_x + ssd + masks + norm - frozen }
 }

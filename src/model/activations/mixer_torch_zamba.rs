@@ -50,8 +50,10 @@ pub(super) fn multi_head_mamba(w: &ZambaWidths, c: &Ctx) -> f64 {
     let fp32 = F32 * (2.0 * d * n + 2.0 * b * d * s * n + tok * d);
     // The sequential loop (462–468), as Mamba's.
     let states = scan_states(c, d, n);
-    // 16-bit only: `B.float()` per head (b·s·N each), `hidden_states.float()`, `D.float()`.
-    let copies = if upcast { F32 * (b * s * n * heads + tok * d + d) } else { 0.0 };
+    // 16-bit only: `B.float()` per head (b·s·N each), `hidden_states.float()`, `D.float()`
+    // (no copy of the fp32 parameter under autocast; the conv's input is then autocast's
+    // copy instead of the contiguous one, the same size).
+    let copies = if upcast { F32 * (b * s * n * heads + tok * d + if c.mixed { 0.0 } else { d }) } else { 0.0 };
     // With the base frozen (LoRA: `x_proj_weight` and `dt_proj_weight` are bare parameters no
     // adapter reaches), the copy of the conv output kept for `x_proj_weight`'s gradient and
     // exp(A_log) are not kept, nor in 16-bit the silu output that only `hidden_states * D`

@@ -84,6 +84,11 @@ pub enum Mixer {
         /// The gated RMSNorm over d_inner before `out_proj` (absent in Falcon-H1 unless
         /// `mamba_rms_norm`).
         gated_norm: bool,
+        /// Falcon-H1 scales the in_proj output by its fp32 `mup_vector` buffer
+        /// (`modeling_falcon_h1.py` line 871): under autocast the mixer then runs on an fp32
+        /// projection, which the torch fallback's model does not follow (`mixer_notes.rs`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        fp32_projection_scale: bool,
     },
     /// Gated DeltaNet (Qwen3-Next, Qwen3.5).
     GatedDeltaNet {
