@@ -57,14 +57,16 @@ const MIXER_TERMS: [&str; 4] = ["mixer input projection inputs", "mixer output p
 ///   the mixers in pure bf16 (Mamba, Mamba-2, Bamba: −0.3 to −1.1 %), Nemotron-H 512 B per
 ///   token (4 B constant: the loss); the mixers themselves are exact
 ///   (`first_mixer_block_is_exact`). Not explained yet.
-const OUTSIDE: &[(&str, f64)] = &[("nemotron_h@bf16@s100", 0.035)];
+/// - Qwen3-Next under bf16 autocast (−10 to −11 %): outside the mixer (its block is exact;
+///   Qwen3.5's dense-MLP model is within 1 %), in the MoE block under autocast. Not
+///   investigated yet.
+const OUTSIDE: &[(&str, f64)] = &[("nemotron_h@bf16@s100", 0.035), ("qwen3_next@bf16-mixed@s40", 0.12), ("qwen3_next@bf16-mixed@s100", 0.12), ("qwen3_next@bf16-mixed@s150", 0.12)];
 
-/// Under bf16 autocast the fallback of these families is modelled as a pure 16-bit run and
-/// the plan says so (`mixer_notes.rs`): Gated DeltaNet's chunked matmuls keep 16-bit copies
-/// of their fp32 operands chunk by chunk, and Falcon-H1's fp32 `mup_vector` turns the
-/// in_proj output fp32. Their cases are held within `AUTOCAST_BOUND` (whole model) and the
-/// first mixer block within 22 %, and must stay off, so that modelling them shows.
-const AUTOCAST_NOT_MODELLED: [&str; 5] = ["qwen3_next@bf16-mixed", "qwen3_5_text@bf16-mixed", "olmo_hybrid@bf16-mixed", "falcon_h1@bf16-mixed", "falcon_h1_ungated@bf16-mixed"];
+/// Under bf16 autocast Falcon-H1's fallback is modelled as a pure 16-bit run and the plan
+/// says so (`mixer_notes.rs`): its fp32 `mup_vector` turns the in_proj output fp32. Its cases
+/// are held within `AUTOCAST_BOUND` (whole model) and the first mixer block within 22 %, and
+/// must stay off, so that modelling it shows.
+const AUTOCAST_NOT_MODELLED: [&str; 2] = ["falcon_h1@bf16-mixed", "falcon_h1_ungated@bf16-mixed"];
 const AUTOCAST_BOUND: f64 = 0.15;
 
 fn autocast_not_modelled(name: &str) -> bool {
@@ -102,8 +104,9 @@ fn whole_model_saved_bytes_within_3_percent() {
 
 /// The first mixer block's saved tensors (every tensor saved under the mixer module, its
 /// projections included, less those of a dropped branch) against Headroom's mixer terms per
-/// block: held within 0.01 % (the 78 cases outside `AUTOCAST_NOT_MODELLED` are byte-exact
-/// when written), and the plan says where autocast is not modelled.
+/// block: held within 0.01 % (85 of the 90 cases are byte-exact when written; Falcon-H1 under
+/// autocast, `AUTOCAST_NOT_MODELLED`, and OLMo-Hybrid's known gap under autocast are
+/// checked apart), and the plan says where autocast is not modelled.
 #[test]
 fn first_mixer_block_is_exact() {
     let f = fixture();
@@ -117,6 +120,15 @@ fn first_mixer_block_is_exact() {
             assert!(err.abs() > 1e-4 && err.abs() <= 0.22, "{name}: {:+.3}% (autocast not modelled)", 100.0 * err);
             let notes = b.warnings.iter().filter(|w| w.starts_with("approximate: under autocast the torch fallback")).count();
             assert_eq!(notes, 1, "{name}: {:?}", b.warnings);
+            continue;
+        }
+        if name.starts_with("olmo_hybrid@bf16-mixed@") {
+            // OLMo-Hybrid's six input projections are counted as Qwen3.5's four: under
+            // autocast each makes its own 16-bit copy of the block's input, two per token
+            // uncounted (the importer's note says so). Exactly that is missing.
+            let h = case["config"]["hidden_size"].as_f64().unwrap();
+            let tokens = case["batch"].as_f64().unwrap() * case["seq_len"].as_f64().unwrap();
+            assert_eq!(measured - model, 2.0 * 2.0 * h * tokens, "{name}");
             continue;
         }
         assert!(err.abs() <= 1e-4, "{name}: {:+.3}%", 100.0 * err);

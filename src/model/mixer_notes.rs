@@ -38,17 +38,13 @@ pub fn mixer_notes(training: &Training, arch: &Architecture) -> Vec<String> {
 /// run, off per mixer block by what `tests/mixer_torch.rs` measured on tiny configs (bf16
 /// autocast on CPU, `mixer_torch.json`).
 fn autocast_note(mixer: &Mixer) -> Option<String> {
-    let (what, measured) = match mixer {
-        // Every matmul of `torch_chunk_gated_delta_rule` reads 16-bit copies of its fp32
-        // operands, chunk by chunk.
-        Mixer::GatedDeltaNet { .. } => ("the chunked delta rule's matmuls keep 16-bit copies of their fp32 operands, chunk by chunk", "11 % to 16 % over"),
-        Mixer::Mamba2 { fp32_projection_scale: true, .. } => ("Falcon-H1's fp32 mup_vector makes the in_proj output and what follows fp32", "10 % to 21 % under"),
-        _ => return None,
-    };
-    Some(format!(
-        "approximate: under autocast the torch fallback of the {} mixers is modelled as a pure 16-bit run, but {what}: on tiny configs this plan's saved tensors per mixer block were {measured} transformers'",
-        mixer.label()
-    ))
+    // Falcon-H1 only; every other mixer's autocast run is modelled (`activations/mixer_torch*.rs`).
+    matches!(mixer, Mixer::Mamba2 { fp32_projection_scale: true, .. }).then(|| {
+        format!(
+            "approximate: under autocast the torch fallback of the {} mixers is modelled as a pure 16-bit run, but Falcon-H1's fp32 mup_vector makes the in_proj output and what follows fp32: on tiny configs this plan's saved tensors per mixer block were 10 % to 21 % under transformers'",
+            mixer.label()
+        )
+    })
 }
 
 /// In training on the fused kernels, that the activations assume them; in serving, that the

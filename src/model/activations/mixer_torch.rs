@@ -12,9 +12,10 @@
 //! own parameters (`A_log`, `D`, the norms' weights) are frozen, so the tensors kept only for
 //! their gradients go (measured with PEFT in `mixer_torch_lora.json`; the adapters are
 //! `mixer.rs`'s). Under autocast (measured with bf16 on CPU, whose autocast lists matmul, bmm
-//! and conv1d as CUDA's does) the Mamba family's conv reads autocast's 16-bit copy and the
-//! SSD's einsums keep 16-bit operands; Gated DeltaNet's and Falcon-H1's autocast runs are
-//! modelled as pure 16-bit ones, and the plan says so (`mixer_notes.rs`).
+//! and conv1d as CUDA's does) the Mamba family's conv reads autocast's 16-bit copy, the SSD's
+//! einsums and the delta rule's matmuls keep 16-bit copies of their operands; Falcon-H1's
+//! autocast run (its fp32 `mup_vector`) is modelled as a pure 16-bit one, and the plan says
+//! so (`mixer_notes.rs`).
 //!
 //! Tensors saved only by a branch the forward drops (an `A` computed for the fused call the
 //! fallback never reads, Gated DeltaNet's last state update) are freed with that branch when

@@ -48,31 +48,48 @@ pub(super) fn gated_delta_net(w: &DeltaWidths, c: &Ctx) -> f64 {
     let chunks = (s / CHUNK).ceil();
     let positions = b * hv * chunks * CHUNK;
     // Per padded position and value head: β padded (kept by v·β and k·β), the padded v and k,
-    // k·β, the scaled and padded q (kept by q·kᵀ), exp(cum_decay) for k·β's decay and for q's,
-    // and the two `solve_triangular` outputs (524–525), new_values (dv) and k_cumdecay (dk).
+    // k·β, the scaled and padded q (kept by q·kᵀ, and by its decay), exp(cum_decay) for k·β's
+    // decay and for q's, and the two `solve_triangular` outputs (524–525), new_values (dv)
+    // and k_cumdecay (dk).
     let per_position = positions * (1.0 + dv + dk + dk + dk + 1.0 + dv + dk + 1.0);
     // Per chunk, C × C per value head: exp of the pairwise decays (510), k·β·kᵀ and q·kᵀ
     // (kept by the products with it), the UT system (kept by `solve_triangular`) and the
     // intra-chunk attention (kept by the loop's product with v_new).
-    let per_chunk_square = 5.0 * b * hv * chunks * CHUNK * CHUNK;
+    let square = b * hv * chunks * CHUNK * CHUNK;
     // The loop over chunks (547–553): the zero initial state (536), v_new per chunk (dv per
     // position). Beyond the first chunk, the states it carries (one per further chunk), the
     // decayed q (542, read against a state that needs a gradient only from the second chunk
     // on) and k (543) with k's decay factor, and the chunk decay (544). With one chunk, k's
     // and the chunk decay feed only the final state, which the function drops (557): autograd
-    // frees them when the forward returns.
+    // frees them when the forward returns; so do, in every run, the last chunk's own update.
     let state = b * hv * dk * dv;
-    let carried = if chunks > 1.0 { positions * (1.0 + 2.0 * dk) + b * hv * chunks + (chunks - 1.0) * state } else { 0.0 };
-    let scan = per_position + per_chunk_square + state + positions * dv + carried;
+    let further = chunks - 1.0;
+    let decays = if chunks > 1.0 { positions + b * hv * chunks } else { 0.0 };
+    let scan = if c.mixed {
+        // Under autocast every matmul keeps 16-bit copies of its operands, each its own: kᵀ
+        // twice, k·β and q for the two C × C products; per chunk the state twice (against
+        // k_cumdecay and q), the chunk's intra-chunk attention, v_new twice (once for the last
+        // chunk), and beyond the first chunk k_cumdecay's, q's and k's chunks. The fp32
+        // tensors the products read are then kept only where an elementwise product keeps
+        // them: the exp of the pairwise decays and the UT system, not the C × C products nor
+        // the intra-chunk attention, the states only for their decay.
+        let copies = positions * 4.0 * dk + 3.0 * square + 2.0 * chunks * state + positions / chunks * (further * 3.0 * dk + (2.0 * chunks - 1.0) * dv);
+        F32 * (per_position + 2.0 * square + further * state + decays) + x * copies
+    } else {
+        let carried = if chunks > 1.0 { positions * 2.0 * dk + further * state } else { 0.0 };
+        F32 * (per_position + 5.0 * square + state + positions * dv + decays + carried)
+    };
     // `Qwen3NextRMSNormGated.forward` (66–75), per value head of dv: the fp32 core output
     // (the function's `.to(initial_dtype)` output in fp32, its fp32 copy in 16-bit), the rsqrt
     // per head, the normalised tensor in the model dtype (kept by the weight's product unless
     // the weight is frozen), the gate's fp32 copy (in fp32, z's contiguous copy), silu's
-    // output, and `weight · normalised` in the model dtype; `out_proj`'s input is `mixer.rs`'s.
+    // output, and `weight · normalised`; `out_proj`'s input is `mixer.rs`'s.
+    // Under autocast the fp32 weight makes `weight · normalised` fp32.
     let normed = if c.frozen_norms { 0.0 } else { 1.0 };
-    let norm = F32 * tok * (3.0 * v + hv) + x * tok * v * (1.0 + normed);
+    let weighted = if c.mixed { F32 } else { x };
+    let norm = F32 * tok * (3.0 * v + hv) + x * tok * v * normed + weighted * tok * v;
     // With the base frozen (LoRA), `A_log` wants no gradient: neither exp(A_log) nor
     // softplus's output, which only the product with −exp(A_log) kept (770).
     let frozen = if c.lora.is_some() { F32 * (hv + tok * hv) } else { 0.0 };
-    x * input_dtype + gate + qk + F32 * (rsqrt + scan) + BOOL * CHUNK * CHUNK + norm - frozen
+    x * input_dtype + gate + qk + F32 * rsqrt + scan + BOOL * CHUNK * CHUNK + norm - frozen
 }
