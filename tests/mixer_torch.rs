@@ -58,8 +58,13 @@ const MIXER_TERMS: [&str; 4] = ["mixer input projection inputs", "mixer output p
 ///   token (4 B constant: the loss); the mixers themselves are exact
 ///   (`first_mixer_block_is_exact`). Not explained yet.
 /// - Qwen3-Next under bf16 autocast (−10 to −11 %): outside the mixer (its block is exact;
-///   Qwen3.5's dense-MLP model is within 1 %), in the MoE block under autocast. Not
-///   investigated yet.
+///   Qwen3.5's dense-MLP model is within 1 %), in the routed experts. transformers 5.25 runs
+///   them with `torch._grouped_mm`, which has no autocast kernel on any device
+///   (`torch._C._dispatch_dump`), and casts the input to the weight's dtype
+///   (`integrations/moe.py` `_grouped_mm`, lines 374–383): with fp32 master weights the experts'
+///   gathered inputs, gate/up outputs, activation and product are fp32 (listed with
+///   `tests/measure/mixer_torch.py`'s recorder), where the plan counts 16-bit ones. A matter
+///   for the MoE activations (`activations/mlp.rs`), not the mixer; not changed here.
 const OUTSIDE: &[(&str, f64)] = &[("nemotron_h@bf16@s100", 0.035), ("qwen3_next@bf16-mixed@s40", 0.12), ("qwen3_next@bf16-mixed@s100", 0.12), ("qwen3_next@bf16-mixed@s150", 0.12)];
 
 /// Under bf16 autocast Falcon-H1's fallback is modelled as a pure 16-bit run and the plan
