@@ -61,7 +61,7 @@ const MIXER_TERMS: [&str; 4] = ["mixer input projection inputs", "mixer output p
 ///   Qwen3.5's dense-MLP model is within 1 %), in the routed experts. transformers 5.25 runs
 ///   them with `torch._grouped_mm`, which has no autocast kernel on any device
 ///   (`torch._C._dispatch_dump`), and casts the input to the weight's dtype
-///   (`integrations/moe.py` `_grouped_mm`, lines 374–383): with fp32 master weights the experts'
+///   (`integrations/moe.py` `_grouped_mm`, lines 373–383): with fp32 master weights the experts'
 ///   gathered inputs, gate/up outputs, activation and product are fp32 (listed with
 ///   `tests/measure/mixer_torch.py`'s recorder), where the plan counts 16-bit ones. A matter
 ///   for the MoE activations (`activations/mlp.rs`), not the mixer; not changed here.
