@@ -67,20 +67,8 @@ const MIXER_TERMS: [&str; 4] = ["mixer input projection inputs", "mixer output p
 ///   for the MoE activations (`activations/mlp.rs`), not the mixer; not changed here.
 const OUTSIDE: &[(&str, f64)] = &[("nemotron_h@bf16@s100", 0.035), ("qwen3_next@bf16-mixed@s40", 0.12), ("qwen3_next@bf16-mixed@s100", 0.12), ("qwen3_next@bf16-mixed@s150", 0.12)];
 
-/// Under bf16 autocast Falcon-H1's fallback is modelled as a pure 16-bit run and the plan
-/// says so (`mixer_notes.rs`): its fp32 `mup_vector` turns the in_proj output fp32. Its cases
-/// are held within `AUTOCAST_BOUND` (whole model) and the first mixer block within 22 %, and
-/// must stay off, so that modelling it shows.
-const AUTOCAST_NOT_MODELLED: [&str; 2] = ["falcon_h1@bf16-mixed", "falcon_h1_ungated@bf16-mixed"];
-const AUTOCAST_BOUND: f64 = 0.15;
-
-fn autocast_not_modelled(name: &str) -> bool {
-    AUTOCAST_NOT_MODELLED.iter().any(|p| name.starts_with(&format!("{p}@")))
-}
-
 /// Every case is printed with its error against what the forward leaves held (`held`) and
-/// held within 3 % (`OUTSIDE` and `AUTOCAST_NOT_MODELLED` name the exceptions), with the
-/// fused model beside it.
+/// held within 3 % (`OUTSIDE` names the exceptions), with the fused model beside it.
 #[test]
 fn whole_model_saved_bytes_within_3_percent() {
     let f = fixture();
@@ -93,12 +81,6 @@ fn whole_model_saved_bytes_within_3_percent() {
         let fused = saved(&estimate(&scenario(case, "fused"))) as f64;
         let err = (torch - measured) / measured;
         println!("{name:28} measured {measured:>10} torch model {torch:>10} ({:+.2}%) fused model {fused:>10}", 100.0 * err);
-        if autocast_not_modelled(name) {
-            if err.abs() > AUTOCAST_BOUND {
-                outside.push(format!("{name}: {:+.2}% (autocast not modelled, bound {:.0}%)", 100.0 * err, 100.0 * AUTOCAST_BOUND));
-            }
-            continue;
-        }
         let limit = OUTSIDE.iter().find(|(n, _)| n == name).map_or(0.03, |&(_, l)| l);
         if err.abs() > limit || (limit > 0.03 && err.abs() <= 0.03) {
             outside.push(format!("{name}: {:+.2}% (limit {:.1}%)", 100.0 * err, 100.0 * limit));
@@ -109,9 +91,8 @@ fn whole_model_saved_bytes_within_3_percent() {
 
 /// The first mixer block's saved tensors (every tensor saved under the mixer module, its
 /// projections included, less those of a dropped branch) against Headroom's mixer terms per
-/// block: held within 0.01 % (85 of the 90 cases are byte-exact when written; Falcon-H1 under
-/// autocast, `AUTOCAST_NOT_MODELLED`, and OLMo-Hybrid's known gap under autocast are
-/// checked apart), and the plan says where autocast is not modelled.
+/// block: held within 0.01 % (87 of the 90 cases are byte-exact when written; OLMo-Hybrid's
+/// known gap under autocast is checked apart).
 #[test]
 fn first_mixer_block_is_exact() {
     let f = fixture();
@@ -121,12 +102,6 @@ fn first_mixer_block_is_exact() {
         let measured = held(case, "first_mixer");
         let err = (model - measured) / measured;
         println!("{name:28} first mixer measured {measured:>10} model {model:>10.0} ({:+.3}%)", 100.0 * err);
-        if autocast_not_modelled(name) {
-            assert!(err.abs() > 1e-4 && err.abs() <= 0.22, "{name}: {:+.3}% (autocast not modelled)", 100.0 * err);
-            let notes = b.warnings.iter().filter(|w| w.starts_with("approximate: under autocast the torch fallback")).count();
-            assert_eq!(notes, 1, "{name}: {:?}", b.warnings);
-            continue;
-        }
         if name.starts_with("olmo_hybrid@bf16-mixed@") {
             // OLMo-Hybrid's six input projections are counted as Qwen3.5's four: under
             // autocast each makes its own 16-bit copy of the block's input, two per token
@@ -137,7 +112,6 @@ fn first_mixer_block_is_exact() {
             continue;
         }
         assert!(err.abs() <= 1e-4, "{name}: {:+.3}%", 100.0 * err);
-        assert!(!b.warnings.iter().any(|w| w.starts_with("approximate: under autocast")), "{name}");
     }
 }
 

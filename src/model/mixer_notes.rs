@@ -24,27 +24,10 @@ pub fn mixer_notes(training: &Training, arch: &Architecture) -> Vec<String> {
     }
     let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) else { return Vec::new() };
     let packages = fused_packages(&hy.mixer);
-    let mut notes = vec![format!(
+    vec![format!(
         "Mixer kernels: torch fallback. Without {packages} (or the hub's kernels), transformers runs its torch implementation of the {} mixers, which materialises the scan's intermediates in fp32 and saves several times what the fused kernels keep; installing {packages} lowers the activations",
         hy.mixer.label()
-    )];
-    if training.precision.is_mixed() {
-        notes.extend(autocast_note(&hy.mixer));
-    }
-    notes
-}
-
-/// Where the fallback under autocast is not modelled: the terms are those of a pure 16-bit
-/// run, off per mixer block by what `tests/mixer_torch.rs` measured on tiny configs (bf16
-/// autocast on CPU, `mixer_torch.json`).
-fn autocast_note(mixer: &Mixer) -> Option<String> {
-    // Falcon-H1 only; every other mixer's autocast run is modelled (`activations/mixer_torch*.rs`).
-    matches!(mixer, Mixer::Mamba2 { fp32_projection_scale: true, .. }).then(|| {
-        format!(
-            "approximate: under autocast the torch fallback of the {} mixers is modelled as a pure 16-bit run, but Falcon-H1's fp32 mup_vector makes the in_proj output and what follows fp32: on tiny configs this plan's saved tensors per mixer block were 10 % to 21 % under transformers'",
-            mixer.label()
-        )
-    })
+    )]
 }
 
 /// In training on the fused kernels, that the activations assume them; in serving, that the

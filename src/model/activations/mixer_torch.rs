@@ -13,9 +13,8 @@
 //! their gradients go (measured with PEFT in `mixer_torch_lora.json`; the adapters are
 //! `mixer.rs`'s). Under autocast (measured with bf16 on CPU, whose autocast lists matmul, bmm
 //! and conv1d as CUDA's does) the Mamba family's conv reads autocast's 16-bit copy, the SSD's
-//! einsums and the delta rule's matmuls keep 16-bit copies of their operands; Falcon-H1's
-//! autocast run (its fp32 `mup_vector`) is modelled as a pure 16-bit one, and the plan says
-//! so (`mixer_notes.rs`).
+//! einsums and the delta rule's matmuls keep 16-bit copies of their operands, and Falcon-H1's
+//! fp32 `mup_vector` keeps its projection fp32.
 //!
 //! Tensors saved only by a branch the forward drops (an `A` computed for the fused call the
 //! fallback never reads, Gated DeltaNet's last state update) are freed with that branch when
@@ -50,8 +49,9 @@ pub(super) fn torch_mixer(mixer: &Mixer, hidden: f64, c: &Ctx) -> TorchMixer {
             let saved = multi_head_mamba(&ZambaWidths { inner: f(inner), heads: f(heads), state: f(state), conv: f(conv), dt_rank: f(dt_rank) }, c);
             TorchMixer { out_width: f(inner), x_proj_width: None, saved }
         }
-        Mixer::Mamba2 { inner, heads, head_dim, groups, state, conv, chunk, gated_norm, .. } => {
-            ssd(&SsdWidths { inner: f(inner), heads: f(heads), head_dim: f(head_dim), groups: f(groups), state: f(state), conv: f(conv), chunk: f(chunk) }, gated_norm, c)
+        Mixer::Mamba2 { inner, heads, head_dim, groups, state, conv, chunk, gated_norm, fp32_projection_scale, .. } => {
+            let w = SsdWidths { inner: f(inner), heads: f(heads), head_dim: f(head_dim), groups: f(groups), state: f(state), conv: f(conv), chunk: f(chunk) };
+            ssd(&w, gated_norm, fp32_projection_scale, c)
         }
         Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, conv, .. } => {
             let saved = gated_delta_net(&DeltaWidths { key_heads: f(key_heads), value_heads: f(value_heads), key_dim: f(key_dim), value_dim: f(value_dim), conv: f(conv) }, c);
@@ -134,10 +134,17 @@ struct SsdWidths {
 }
 
 /// The Mamba-2 family's chunked SSD (Mamba-2, Nemotron-H, Bamba, Falcon-H1, Granite-4.0-H,
-/// Zamba2), with or without its gated RMSNorm.
-fn ssd(w: &SsdWidths, gated_norm: bool, c: &Ctx) -> TorchMixer {
+/// Zamba2), with or without its gated RMSNorm; `fp32_scale`: Falcon-H1's fp32 `mup_vector`
+/// on the in_proj output.
+fn ssd(w: &SsdWidths, gated_norm: bool, fp32_scale: bool, c: &Ctx) -> TorchMixer {
     let (b, s, tok, x) = (c.b, c.s, c.tokens, c.x);
     let upcast = x < F32;
+    // Under autocast Falcon-H1's `projected_states * self.mup_vector` (modeling_falcon_h1.py
+    // 871) is fp32: Δ, xBC after the conv (`causal_conv1d_fn` returns the input's dtype) and
+    // the gate are fp32, and `.float()` copies nothing; the product keeps no operand (the
+    // buffer wants no gradient), but the gate's reader keeps the whole fp32 projection.
+    let p32 = c.mixed && fp32_scale;
+    let projected = if p32 { F32 * tok * (2.0 * w.inner + 2.0 * w.groups * w.state + w.heads) } else { 0.0 };
     let (d, hh, p, g, n, k, l) = (w.inner, w.heads, w.head_dim, w.groups, w.state, w.conv, w.chunk);
     let conv_dim = d + 2.0 * g * n;
     // `pad_size` (modeling_mamba2.py 318): the sequence padded to whole chunks.
@@ -148,10 +155,11 @@ fn ssd(w: &SsdWidths, gated_norm: bool, c: &Ctx) -> TorchMixer {
     // xBC, `causal_conv1d_fn`'s `.to(weight.dtype)` being fp32), the conv output before silu
     // (s + K − 1), and in `mamba2_chunk_scan` (288–…) `dt + dt_bias` and softplus's output.
     let conv_input = if c.mixed { tok * conv_dim } else { tok * (2.0 * d + 2.0 * g * n + hh) };
-    let input_dtype = conv_input + b * conv_dim * (s + k - 1.0) + 2.0 * tok * hh;
+    let (dt_x, dt_f32) = if p32 { (0.0, F32 * 2.0 * tok * hh) } else { (2.0 * tok * hh, 0.0) };
+    let input_dtype = conv_input + b * conv_dim * (s + k - 1.0) + dt_x;
     // The clamped Δ read as `dt[..., None].float()` and `dt.float()` (one tensor in fp32,
     // two copies in 16-bit); `hidden_states.float()` (fp32: the whole xBC output).
-    let dt_and_x = if upcast { F32 * tok * (2.0 * hh + d) } else { F32 * tok * (hh + conv_dim) };
+    let dt_and_x = if upcast && !p32 { F32 * tok * (2.0 * hh + d) } else { F32 * tok * (hh + conv_dim) } + dt_f32 + projected;
     // The chunked SSD (322–388), its elementwise tensors in fp32: A = −exp(A_log.float()) and
     // its negation (`forward`'s own A, 667, for the fused call, is never read on this path
     // and is freed); `D · pad(hidden)`; L = exp(segment_sum(A)) (b·H·c·L²); decay_states;
@@ -181,16 +189,16 @@ fn ssd(w: &SsdWidths, gated_norm: bool, c: &Ctx) -> TorchMixer {
     // gradient unless frozen); the gate's fp32 copy in 16-bit.
     let normed = if c.frozen_norms { 0.0 } else { tok * d };
     let norm = if gated_norm {
-        F32 * (tok * 3.0 * d + normed + tok * g) + if upcast { F32 * tok * d } else { 0.0 }
+        F32 * (tok * 3.0 * d + normed + tok * g) + if upcast && !p32 { F32 * tok * d } else { 0.0 }
     } else {
         // Falcon-H1 without `mamba_rms_norm` (modeling_falcon_h1.py 927–930):
         // `scan_output * silu(gate)` keeps the fp32 scan output and silu's output in
-        // the model dtype (silu keeps its input, a view of the in_proj output).
-        F32 * tok * d + x * tok * d
+        // the gate's dtype (silu keeps its input, a view of the in_proj output).
+        F32 * tok * d + if p32 { F32 } else { x } * tok * d
     };
     // With the base frozen (LoRA), `A_log` and `D` want no gradient: exp(A_log) and
     // `D · pad(hidden)`'s operand (320) are not kept, nor in 16-bit the Δ copy that only
     // `A · dt.float()` (324) kept.
-    let frozen = if c.lora.is_some() { F32 * (hh + b * sp * d) + if upcast { F32 * tok * hh } else { 0.0 } } else { 0.0 };
+    let frozen = if c.lora.is_some() { F32 * (hh + b * sp * d) + if upcast && !p32 { F32 * tok * hh } else { 0.0 } } else { 0.0 };
     TorchMixer { out_width: d, x_proj_width: None, saved: x * input_dtype + dt_and_x + ssd + masks + norm - frozen }
 }

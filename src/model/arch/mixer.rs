@@ -85,8 +85,8 @@ pub enum Mixer {
         /// `mamba_rms_norm`).
         gated_norm: bool,
         /// Falcon-H1 scales the in_proj output by its fp32 `mup_vector` buffer
-        /// (`modeling_falcon_h1.py` line 871): under autocast the mixer then runs on an fp32
-        /// projection, which the torch fallback's model does not follow (`mixer_notes.rs`).
+        /// (`modeling_falcon_h1.py` line 871): under autocast the torch fallback then runs on
+        /// an fp32 projection (`activations/mixer_torch.rs`).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         fp32_projection_scale: bool,
     },
