@@ -107,6 +107,12 @@ pub enum Mixer {
         /// as many modules for LoRA.
         #[serde(default)]
         split_projections: bool,
+        /// OLMo-Hybrid's six input projections (`q_proj`, `k_proj`, `v_proj`, `g_proj`,
+        /// `a_proj`, `b_proj`; `modeling_olmo_hybrid.py` lines 655–661): Qwen3.5's elements
+        /// again, in six modules, each with its own LoRA adapter and, under autocast, its own
+        /// 16-bit copy of the block's input. Implies `split_projections`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        six_projections: bool,
     },
     /// LFM2's gated short convolution.
     ShortConv {
@@ -273,12 +279,19 @@ impl Mixer {
                     out.push(ParamTensor::vector("mixer.out_proj.bias", h, s, Replicated));
                 }
             }
-            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, split_projections, .. } => {
+            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, split_projections, six_projections, .. } => {
                 let (k, v) = (key_heads * key_dim, value_heads * value_dim);
                 // Qwen3-Next fuses q, k, v, z into `in_proj_qkvz` and β, α into `in_proj_ba`
                 // (`modeling_qwen3_next.py`); Qwen3.5 keeps four matrices (`modeling_qwen3_5.py`
-                // lines 595–598): the same elements.
-                if split_projections {
+                // lines 595–598), OLMo-Hybrid six: the same elements.
+                if six_projections {
+                    out.push(linear("mixer.q_proj", MIXER_IN, k, h));
+                    out.push(linear("mixer.k_proj", MIXER_IN, k, h));
+                    out.push(linear("mixer.v_proj", MIXER_IN, v, h));
+                    out.push(linear("mixer.g_proj", MIXER_IN, v, h));
+                    out.push(linear("mixer.b_proj", MIXER_GATES, value_heads, h));
+                    out.push(linear("mixer.a_proj", MIXER_GATES, value_heads, h));
+                } else if split_projections {
                     out.push(linear("mixer.in_proj_qkv", MIXER_IN, 2 * k + v, h));
                     out.push(linear("mixer.in_proj_z", MIXER_IN, v, h));
                     out.push(linear("mixer.in_proj_b", MIXER_GATES, value_heads, h));
@@ -309,6 +322,9 @@ impl Mixer {
     /// The kind of each input projection module that reads the block norm's output.
     pub fn input_projections(&self) -> &'static [LinearKind] {
         match self {
+            Mixer::GatedDeltaNet { six_projections: true, .. } => {
+                &[LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::MixerGates]
+            }
             Mixer::GatedDeltaNet { split_projections: true, .. } => &[LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::MixerGates],
             Mixer::GatedDeltaNet { .. } => &[LinearKind::MixerIn, LinearKind::MixerGates],
             _ => &[LinearKind::MixerIn],
