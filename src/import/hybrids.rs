@@ -136,6 +136,7 @@ pub fn mamba2(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("use_conv_bias", true)?,
         proj_bias: c.flag("use_bias", false)?,
         gated_norm: true,
+        fp32_projection_scale: false,
     };
     let mut t = ssm_decoder(hidden, c.uint("num_hidden_layers", 64)?, c.uint("vocab_size", 32768)?, c.flag("tie_word_embeddings", false)?, mixer);
     t.use_cache = c.flag("use_cache", true)?;
@@ -160,6 +161,7 @@ fn mamba2_keys(c: &Keys, hidden: u64, d_ssm: Option<u64>, gated_norm: bool) -> R
         conv_bias: c.flag("mamba_conv_bias", true)?,
         proj_bias: c.flag("mamba_proj_bias", false)?,
         gated_norm,
+        fp32_projection_scale: false,
     })
 }
 
@@ -240,6 +242,7 @@ fn qwen_gated_deltanet(c: &Keys, d: &Defaults, split_projections: bool) -> Resul
         value_dim: c.uint("linear_value_head_dim", 128)?,
         conv: c.uint("linear_conv_kernel_dim", 4)?,
         split_projections,
+        six_projections: false,
     };
     let moe = t.moe.clone();
     two_norm_hybrid(&mut t, mixer, &attention, |i| moe.as_ref().is_some_and(|m| m.is_moe_block(i)));
@@ -410,6 +413,7 @@ pub fn nemotron_h(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: c.flag("use_conv_bias", true)?,
         proj_bias: c.flag("use_bias", false)?,
         gated_norm: true,
+        fp32_projection_scale: false,
     };
     t.hybrid = Some(Box::new(HybridPart {
         mixer,
@@ -479,7 +483,10 @@ pub fn falcon_h1(c: &Keys) -> Result<TransformerArch, InputError> {
     t.attention.out_bias = bias;
     t.mlp.bias = c.flag("mlp_bias", false)?;
     let d_ssm = c.optional_uint("mamba_d_ssm")?;
-    let mixer = mamba2_keys(c, t.hidden, d_ssm, c.flag("mamba_rms_norm", false)?)?;
+    let mut mixer = mamba2_keys(c, t.hidden, d_ssm, c.flag("mamba_rms_norm", false)?)?;
+    if let Mixer::Mamba2 { fp32_projection_scale, .. } = &mut mixer {
+        *fp32_projection_scale = true;
+    }
     if c.flag("projectors_bias", false)? {
         return Err(InputError::new("projectors_bias", "Falcon-H1's projector biases are not supported yet"));
     }
@@ -530,7 +537,7 @@ pub fn lfm2(c: &Keys) -> Result<TransformerArch, InputError> {
 /// i % 4 == 3 unless `layer_types` lists them (the last block when none is), Gated DeltaNet
 /// in the rest, a SwiGLU MLP in every block. The mixer (`OlmoHybridGatedDeltaNet`,
 /// `modeling_olmo_hybrid.py` lines 630–689) has separate q, k, v, a, b and g projections,
-/// the elements of Qwen3.5's four matrices (`split_projections`), a conv over q, k and v
+/// the elements of Qwen3.5's four matrices in six modules (`six_projections`), a conv over q, k and v
 /// without bias, `A_log` and `dt_bias` per value head and a gated RMSNorm over a value head;
 /// its heads default to `num_attention_heads`, its key width to ⌊0.75 · h / heads⌋ and its
 /// value width to twice that (`OlmoHybridConfig.__post_init__`). Attention blocks put their
@@ -568,12 +575,13 @@ pub fn olmo_hybrid(c: &Keys) -> Result<TransformerArch, InputError> {
         value_dim: c.uint_or("linear_value_head_dim", 2 * key_dim)?,
         conv: c.uint("linear_conv_kernel_dim", 4)?,
         split_projections: true,
+        six_projections: true,
     };
-    // Not modelled (parameters, states and fp32 activations are exact, `tests/olmo_hybrid.rs`):
-    // the mixer's six input modules are counted as Qwen3.5's four.
+    // Not modelled (parameters, states and activations are exact, `tests/olmo_hybrid.rs`,
+    // `tests/mixer_torch.rs`): PEFT matches target names, not Headroom's kinds.
     c.note(
-        "OLMo-Hybrid's Gated DeltaNet has six input projections, modelled as Qwen3.5's four: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
-         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most); under autocast two more 16-bit copies of its input (2·h per token and block) are not counted",
+        "OLMo-Hybrid's Gated DeltaNet names three of its six input projections as attention does: under LoRA, PEFT's q_proj/k_proj/v_proj targets also match its q_proj, k_proj and v_proj, \
+         adapters this plan does not count (r · (3h + 2·K + V) per Gated DeltaNet block at most)",
     );
     two_norm_hybrid(&mut t, mixer, &attention, |_| false);
     Ok(t)

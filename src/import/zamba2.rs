@@ -92,6 +92,7 @@ pub fn zamba2(c: &Keys) -> Result<TransformerArch, InputError> {
         conv_bias: true,
         proj_bias: bias,
         gated_norm: true,
+        fp32_projection_scale: false,
     };
     let ffn = match c.get("intermediate_size") {
         None | Some(serde_json::Value::Null) => 4 * hidden,

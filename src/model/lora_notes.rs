@@ -6,7 +6,7 @@
 //! QLoRA leaves unquantised.
 
 use super::arch::{Architecture, LinearKind, MoePart, ParamTensor, PeftConversion, Scope};
-use super::inputs::{Lora, LoraBase, Mode, Nf4Quantizer, Training};
+use super::inputs::{Lora, LoraBase, MixerKernels, Mode, Nf4Quantizer, Training};
 use super::lora_reach::{all_linear, named};
 
 /// Module names a Llama-style `target_modules` list carries that some towers use too: SigLIP's,
@@ -19,12 +19,14 @@ pub fn lora_notes(training: &Training, arch: &Architecture, tensors: &[ParamTens
     let targeted = |t: &&ParamTensor| named(t, l);
     let mut notes = Vec::new();
     if let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) {
-        let idle: Vec<&str> = tensors.iter().filter(|t| t.adapter_bypassed).filter(targeted).map(|t| t.name).collect();
+        let torch = training.mixer_kernels == MixerKernels::Torch;
+        let idle: Vec<&str> = tensors.iter().filter(|t| t.adapter_idle(torch)).filter(targeted).map(|t| t.name).collect();
         if !idle.is_empty() {
             notes.push(format!(
-                "LoRA on {}: transformers' {} forward reads these weights directly (the fused kernel's arguments), so PEFT's adapters on them are made but never run: their weights are counted, with no gradients, optimizer states or saved tensors. PEFT 0.21 refuses `out_proj` outright for mamba, mamba2, falcon_mamba, falcon_h1 and nemotron_h",
+                "LoRA on {}: transformers' {} forward reads these weights directly ({}), so PEFT's adapters on them are made but never run: their weights are counted, with no gradients, optimizer states or saved tensors. PEFT 0.21 refuses `out_proj` outright for mamba, mamba2, falcon_mamba, falcon_h1 and nemotron_h",
                 idle.join(", "),
-                hy.mixer.label()
+                hy.mixer.label(),
+                if torch { "Δ as `dt_proj.weight @ time_step`, on the torch fallback too" } else { "the fused kernel's arguments" }
             ));
         }
     }

@@ -1,10 +1,7 @@
 //! What a plan says about a hybrid's token mixers: in training, that its activations assume the
 //! fused kernels, or, with transformers' torch fallback (`training.mixer_kernels: "torch"`),
-//! which packages would enable them and where the fallback is not modelled yet (the
-//! fused-kernel terms are kept, an underestimate); in serving, where an engine's state pool is
-//! not modelled.
+//! which packages would enable them; in serving, where an engine's state pool is not modelled.
 
-use super::activations::torch_fallback_modelled;
 use super::arch::{Architecture, HybridPart, Mixer};
 use super::inputs::{Engine, MixerKernels, Mode, Training};
 
@@ -27,23 +24,10 @@ pub fn mixer_notes(training: &Training, arch: &Architecture) -> Vec<String> {
     }
     let Some(hy) = arch.transformer().and_then(|t| t.hybrid.as_ref()) else { return Vec::new() };
     let packages = fused_packages(&hy.mixer);
-    if torch_fallback_modelled(&hy.mixer) {
-        vec![format!(
-            "Mixer kernels: torch fallback. Without {packages} (or the hub's kernels), transformers runs its torch implementation of the {} mixers, which materialises the scan's intermediates in fp32 and saves several times what the fused kernels keep; installing {packages} lowers the activations",
-            hy.mixer.label()
-        )]
-    } else {
-        // Measured in hybrid_activations.json (tests/hybrids.rs) for Gated DeltaNet only.
-        let measured = if matches!(hy.mixer, Mixer::GatedDeltaNet { .. }) {
-            " (on the tiny configs of hybrid_activations.json the fallback saved 3.7× the fused model per block)"
-        } else {
-            ""
-        };
-        vec![format!(
-            "approximate: the torch fallback of the {} mixers is not modelled yet, so the activations keep the fused kernels' terms, an underestimate{measured}; installing {packages} runs the fused kernels",
-            hy.mixer.label()
-        )]
-    }
+    vec![format!(
+        "Mixer kernels: torch fallback. Without {packages} (or the hub's kernels), transformers runs its torch implementation of the {} mixers, which materialises the scan's intermediates in fp32 and saves several times what the fused kernels keep; installing {packages} lowers the activations",
+        hy.mixer.label()
+    )]
 }
 
 /// In training on the fused kernels, that the activations assume them; in serving, that the

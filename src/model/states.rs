@@ -28,7 +28,7 @@ use super::layout::Layout;
 use super::ledger::Ledger;
 use super::lora_reach::{quantized, rank_factor};
 use super::precision::Precision;
-use crate::model::inputs::{LoraBase, Offload, Optimizer, OptimizerImpl, Training, Zero};
+use crate::model::inputs::{LoraBase, MixerKernels, Offload, Optimizer, OptimizerImpl, Training, Zero};
 
 /// bitsandbytes keeps 32-bit state for tensors smaller than this (`min_8bit_size=4096`).
 const BNB_MIN_8BIT_SIZE: f64 = 4096.0;
@@ -251,7 +251,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
 
     let (mut weights, mut grads, mut states, mut master, mut frozen_weights, mut adapters) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut adapter_states = 0.0;
-    // Adapters on linears whose weight the forward reads directly (`ParamTensor::adapter_bypassed`).
+    // Adapters on linears whose weight the forward reads directly (`ParamTensor::adapter_idle`).
     let mut idle_adapters = 0.0;
     let lora = training.lora.as_ref();
     let ab = adapter_budget(training, b);
@@ -329,7 +329,7 @@ pub fn state_bytes(arch: &Architecture, tensors: &[ParamTensor], training: &Trai
                 let a = per_copy * copies;
                 summary.trainable_params += per_copy * arch.multiplicity(scope);
                 summary.params_local += a;
-                if t.adapter_bypassed {
+                if t.adapter_idle(training.mixer_kernels == MixerKernels::Torch) {
                     // PEFT makes the adapter (and counts it trainable), but the forward reads
                     // the base weight directly: no gradient reaches it, and torch's optimizers
                     // make no state for a parameter whose `grad` is None (`torch/optim/adam.py`

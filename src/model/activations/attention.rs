@@ -98,6 +98,9 @@ fn group_terms(t: &TransformerArch, a: &AttentionPart, blocks: u64, own_kv: bool
 
     projection_inputs(a, c, t.attention_input_width() as f64, own_kv, place, out);
     qk_norms(t, a, c, own_kv, place, out);
+    if a.output_gate {
+        output_gate(a, effective_attention(t, training) == Attention::Eager, c, place, out);
+    }
 
     let rotary = t.rotary() && scope != Scope::Cross;
     // Without the training-time KV cache, a fused projection's v stays a view of the whole
@@ -201,6 +204,25 @@ fn qk_norms(t: &TransformerArch, a: &AttentionPart, c: &Ctx, own_kv: bool, place
         }
     }
     push(out, "q/k norms", bytes, Split::Tensor, place);
+}
+
+/// Qwen3-Next's and Qwen3.5's gated output (`attn_output_gate`; transformers 5.25
+/// `modeling_qwen3_next.py` 270–301): `attn_output * torch.sigmoid(gate)` keeps sigmoid's
+/// output and the attention output (SDPA's own, counted with the core; eager's, which a
+/// frozen `o_proj` keeps otherwise not), and `o_proj`'s input is the product, kept where
+/// `o_proj` trains or (with SDPA, whose output the adapters were counted as sharing) carries
+/// adapters. In a pure fp32 run the q norm's `x.float()` is the view of the double-wide
+/// `q_proj` output, which it keeps whole (a·d more than `qk_norms` counts).
+fn output_gate(a: &AttentionPart, eager: bool, c: &Ctx, place: Place, out: &mut Vec<ActTerm>) {
+    let (tok, qd, od) = (c.tokens, a.q_width() as f64, a.out_width() as f64);
+    let product = match &c.lora {
+        None => 1.0,
+        Some(l) if !eager => l.adapted(&[LinearKind::O], false).min(1.0),
+        Some(_) => 0.0,
+    };
+    let attention_output = if eager && c.lora.is_some() { 1.0 } else { 0.0 };
+    let wide_q = if c.x == F32 && !c.mixed && a.qk_norm != QkNorm::None { qd } else { 0.0 };
+    push(out, "attention output gate", c.x * tok * (od * (1.0 + product + attention_output) + wide_q), Split::Tensor, place);
 }
 
 /// One SDPA call's saved tensors: q, k, v, output, logsumexp, mask, and the copies some

@@ -34,14 +34,13 @@ const SCAN_CHUNK: f64 = 2048.0;
 const FLA_CHUNK: f64 = 64.0;
 
 /// The mixer's saved tensors for one block and micro-batch, in `Scope::Mixer` blocks: the
-/// fused kernels' (below), or with `kernels` torch the fallback's (`mixer_torch.rs`) where it
-/// is modelled.
+/// fused kernels' (below), or with `kernels` torch the fallback's (`mixer_torch.rs`).
 pub fn mixer_terms(t: &TransformerArch, mixer: &Mixer, kernels: MixerKernels, c: &Ctx, out: &mut Vec<ActTerm>) {
     let place = Place::Block(Scope::Mixer);
     let h = t.hidden as f64;
     let (tok, x) = (c.tokens, c.x);
     let torch = match kernels {
-        MixerKernels::Torch => torch_mixer(mixer, h, c),
+        MixerKernels::Torch => Some(torch_mixer(mixer, h, c)),
         MixerKernels::Fused => None,
     };
     // `out_proj`'s input where the forward calls it as a module, and its width.

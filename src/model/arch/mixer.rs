@@ -32,7 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
+use super::param::{check_dim, Bypass, LinearKind, ParamTensor, Scope, TpSplit};
 use super::shared::SharedBlocks;
 use crate::error::InputError;
 
@@ -84,6 +84,11 @@ pub enum Mixer {
         /// The gated RMSNorm over d_inner before `out_proj` (absent in Falcon-H1 unless
         /// `mamba_rms_norm`).
         gated_norm: bool,
+        /// Falcon-H1 scales the in_proj output by its fp32 `mup_vector` buffer
+        /// (`modeling_falcon_h1.py` line 871): under autocast the torch fallback then runs on
+        /// an fp32 projection (`activations/mixer_torch.rs`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        fp32_projection_scale: bool,
     },
     /// Gated DeltaNet (Qwen3-Next, Qwen3.5).
     GatedDeltaNet {
@@ -102,6 +107,12 @@ pub enum Mixer {
         /// as many modules for LoRA.
         #[serde(default)]
         split_projections: bool,
+        /// OLMo-Hybrid's six input projections (`q_proj`, `k_proj`, `v_proj`, `g_proj`,
+        /// `a_proj`, `b_proj`; `modeling_olmo_hybrid.py` lines 655–661): Qwen3.5's elements
+        /// again, in six modules, each with its own LoRA adapter and, under autocast, its own
+        /// 16-bit copy of the block's input. Implies `split_projections`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        six_projections: bool,
     },
     /// LFM2's gated short convolution.
     ShortConv {
@@ -198,14 +209,16 @@ impl Mixer {
     /// Parameter tensors of one mixer, in `Scope::Mixer`, following the module trees named
     /// in the module doc (checked against transformers' counts in `family_sweep.json` and
     /// `hybrid_params.json`). The `nn.Linear`s are LoRA targets (`LinearKind::MIXER`); those
-    /// whose weight the CUDA training path reads directly are marked `bypassed`: Mamba's
-    /// `mamba_inner_fn` takes `x_proj.weight`, `dt_proj.weight` and `out_proj.weight`
-    /// (transformers 5.25 `modeling_mamba.py` `MambaMixer.forward`, lines 575–589), every
-    /// Mamba forward computes Δ as `self.dt_proj.weight @ time_step` (line 616; Jamba
-    /// `modeling_jamba.py` line 729), and the Mamba-2 family's
-    /// `mamba2_split_conv1d_scan_combined` takes `outproj_weight=self.out_proj.weight`
-    /// (`modeling_mamba2.py` line 681, `modeling_bamba.py` 872, `modeling_nemotron_h.py` 682,
-    /// `modeling_falcon_h1.py` 887, `modeling_granitemoehybrid.py` 793).
+    /// whose weight a training path reads directly are marked `bypassed` (`Bypass`): on the
+    /// fused kernels, Mamba's `mamba_inner_fn` takes `x_proj.weight` and `out_proj.weight`
+    /// (transformers 5.25 `modeling_mamba.py` `MambaMixer.forward`, lines 575–589) and the
+    /// Mamba-2 family's `mamba2_split_conv1d_scan_combined` takes
+    /// `outproj_weight=self.out_proj.weight` (`modeling_mamba2.py` line 681,
+    /// `modeling_bamba.py` 872, `modeling_nemotron_h.py` 682, `modeling_falcon_h1.py` 887,
+    /// `modeling_granitemoehybrid.py` 793), while the torch fallback calls those modules; on
+    /// every path Δ is `self.dt_proj.weight @ time_step` (Mamba's `mamba_inner_fn` takes it
+    /// too; line 616; Jamba `modeling_jamba.py` line 729). Measured on the fallback: only
+    /// `dt_proj`'s adapters get no gradient (`mixer_lora.json`).
     pub fn param_tensors(&self, h: u64, out: &mut Vec<ParamTensor>) {
         use TpSplit::*;
         let s = Scope::Mixer;
@@ -215,7 +228,7 @@ impl Mixer {
                 // Jamba's norms on Δ, B and C and Zamba's heads keep them off the fused
                 // function: only Jamba's Δ projection is read directly.
                 let fused = !dt_norms && heads.is_none();
-                let bypass = |t: ParamTensor, bypassed: bool| if bypassed { t.bypassed() } else { t };
+                let bypass = |t: ParamTensor, bypassed: bool| if bypassed { t.bypassed(Bypass::FusedKernels) } else { t };
                 out.push(linear("mixer.in_proj", MIXER_IN, 2 * inner, h));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.in_proj.bias", 2 * inner, s, Sharded));
@@ -229,7 +242,7 @@ impl Mixer {
                     out.push(ParamTensor::new("mixer.dt_proj_weight", &[n, inner / n, dt_rank], s, Sharded));
                 } else {
                     out.push(bypass(linear("mixer.x_proj", X_PROJ, dt_rank + 2 * state, inner), fused));
-                    out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed());
+                    out.push(linear("mixer.dt_proj", DT_PROJ, inner, dt_rank).bypassed(Bypass::Always));
                 }
                 out.push(ParamTensor::vector("mixer.dt_proj.bias", inner, s, Sharded));
                 out.push(ParamTensor::new("mixer.A_log", &[inner, state], s, Sharded));
@@ -261,17 +274,24 @@ impl Mixer {
                 if gated_norm {
                     out.push(ParamTensor::vector("mixer.norm", inner, s, Sharded));
                 }
-                out.push(linear("mixer.out_proj", MIXER_OUT, h, inner).bypassed());
+                out.push(linear("mixer.out_proj", MIXER_OUT, h, inner).bypassed(Bypass::FusedKernels));
                 if proj_bias {
                     out.push(ParamTensor::vector("mixer.out_proj.bias", h, s, Replicated));
                 }
             }
-            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, split_projections, .. } => {
+            Mixer::GatedDeltaNet { key_heads, value_heads, key_dim, value_dim, split_projections, six_projections, .. } => {
                 let (k, v) = (key_heads * key_dim, value_heads * value_dim);
                 // Qwen3-Next fuses q, k, v, z into `in_proj_qkvz` and β, α into `in_proj_ba`
                 // (`modeling_qwen3_next.py`); Qwen3.5 keeps four matrices (`modeling_qwen3_5.py`
-                // lines 595–598): the same elements.
-                if split_projections {
+                // lines 595–598), OLMo-Hybrid six: the same elements.
+                if six_projections {
+                    out.push(linear("mixer.q_proj", MIXER_IN, k, h));
+                    out.push(linear("mixer.k_proj", MIXER_IN, k, h));
+                    out.push(linear("mixer.v_proj", MIXER_IN, v, h));
+                    out.push(linear("mixer.g_proj", MIXER_IN, v, h));
+                    out.push(linear("mixer.b_proj", MIXER_GATES, value_heads, h));
+                    out.push(linear("mixer.a_proj", MIXER_GATES, value_heads, h));
+                } else if split_projections {
                     out.push(linear("mixer.in_proj_qkv", MIXER_IN, 2 * k + v, h));
                     out.push(linear("mixer.in_proj_z", MIXER_IN, v, h));
                     out.push(linear("mixer.in_proj_b", MIXER_GATES, value_heads, h));
@@ -302,6 +322,9 @@ impl Mixer {
     /// The kind of each input projection module that reads the block norm's output.
     pub fn input_projections(&self) -> &'static [LinearKind] {
         match self {
+            Mixer::GatedDeltaNet { six_projections: true, .. } => {
+                &[LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::MixerGates]
+            }
             Mixer::GatedDeltaNet { split_projections: true, .. } => &[LinearKind::MixerIn, LinearKind::MixerIn, LinearKind::MixerGates, LinearKind::MixerGates],
             Mixer::GatedDeltaNet { .. } => &[LinearKind::MixerIn, LinearKind::MixerGates],
             _ => &[LinearKind::MixerIn],

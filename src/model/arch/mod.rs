@@ -40,7 +40,7 @@ pub use mixer::{HybridPart, LeadBlocks, Mixer};
 pub use mlp::{Activation, MlpPart, MoePart, Router};
 pub use moe_peft::{MoePeft, PeftConversion};
 pub use norm::{NormKind, NormPart, Placement};
-pub use param::{check_dim, BlockSubset, LinearKind, ParamTensor, PeftReach, Scope, TpSplit, MAX_DIM};
+pub use param::{check_dim, BlockSubset, Bypass, LinearKind, ParamTensor, PeftReach, Scope, TpSplit, MAX_DIM};
 pub use per_layer::PerLayerInputs;
 pub use resnet::{resnet_blocks, ResNetArch, ResNetBlock};
 pub use shared::SharedBlocks;

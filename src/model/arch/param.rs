@@ -157,6 +157,18 @@ pub enum PeftReach {
     Unreached,
 }
 
+/// Which training paths read a linear's weight directly, bypassing the module (and so any
+/// LoRA adapter on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bypass {
+    Never,
+    /// The fused CUDA kernels take the weight as an argument; transformers' torch fallback
+    /// calls the module.
+    FusedKernels,
+    /// Every path.
+    Always,
+}
+
 /// One parameter tensor of the model (or one per block / per expert, see `scope`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamTensor {
@@ -172,11 +184,12 @@ pub struct ParamTensor {
     pub linear: Option<&'static [LinearKind]>,
     /// For a LoRA target: `(in_features, out_features)` of the whole linear.
     pub lora_dims: Option<(u64, u64)>,
-    /// The forward reads this linear's weight directly instead of calling the module, so a
-    /// LoRA adapter PEFT puts on it never runs: its parameters exist, but it saves nothing and
-    /// gets no gradient (Mamba's `x_proj`, `dt_proj` and `out_proj` in `mamba_inner_fn`,
-    /// Mamba-2's `out_proj` in the fused SSD kernel: `arch/mixer.rs`).
-    pub adapter_bypassed: bool,
+    /// Where the forward reads this linear's weight directly instead of calling the module, so
+    /// a LoRA adapter PEFT puts on it never runs: its parameters exist, but it saves nothing
+    /// and gets no gradient (Mamba's `x_proj` and `out_proj` in `mamba_inner_fn` and
+    /// Mamba-2's `out_proj` in the fused SSD kernel, on the fused kernels only; Mamba's and
+    /// Jamba's `dt_proj` on either path: `arch/mixer.rs`).
+    pub adapter_bypassed: Bypass,
     /// An embedding lookup table (read by index, never cast by autocast).
     pub table: bool,
     /// How PEFT's LoRA reaches it ([`PeftReach`]).
@@ -189,7 +202,7 @@ impl ParamTensor {
         let mut shape = [1; 4];
         let ndim = dims.len().min(4);
         shape[..ndim].copy_from_slice(&dims[..ndim]);
-        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, adapter_bypassed: false, table: false, peft: PeftReach::Module }
+        ParamTensor { name, shape, ndim, scope, tp, linear: None, lora_dims: None, adapter_bypassed: Bypass::Never, table: false, peft: PeftReach::Module }
     }
 
     /// The weight `[out, in]` of a linear layer that LoRA may adapt.
@@ -203,9 +216,19 @@ impl ParamTensor {
         ParamTensor { peft: reach, lora_dims: Some((inp, out)), ..self }
     }
 
-    /// This linear's weight read directly by the forward (`adapter_bypassed`).
-    pub fn bypassed(self) -> Self {
-        ParamTensor { adapter_bypassed: true, ..self }
+    /// This linear's weight read directly by the forward on `on` (`adapter_bypassed`).
+    pub fn bypassed(self, on: Bypass) -> Self {
+        ParamTensor { adapter_bypassed: on, ..self }
+    }
+
+    /// Whether a LoRA adapter on this linear never runs, on the torch fallback of a hybrid's
+    /// mixers (`torch_kernels`) or on the fused kernels.
+    pub fn adapter_idle(&self, torch_kernels: bool) -> bool {
+        match self.adapter_bypassed {
+            Bypass::Never => false,
+            Bypass::FusedKernels => !torch_kernels,
+            Bypass::Always => true,
+        }
     }
 
     /// A bias or norm vector of `n` elements.
