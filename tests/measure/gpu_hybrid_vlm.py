@@ -94,8 +94,10 @@ def build(case, torch, transformers, dev):
     mt = cfg.pop("model_type")
     config = transformers.AutoConfig.for_model(mt, **cfg)
     attention = "eager" if mt == "mamba" else "sdpa"  # Mamba has no attention to dispatch
-    cls = getattr(transformers, config.architectures[0])
-    dtype = torch.bfloat16 if case["precision"] in ("bf16", "bf16-mixed") else torch.float32
+    cls = getattr(transformers, case.get("cls") or config.architectures[0])
+    # bf16-mixed: fp32 master weights under autocast, except a LoRA run's frozen base (bf16).
+    sixteen = case["precision"] == "bf16" or (case["precision"] == "bf16-mixed" and case["lora"])
+    dtype = torch.bfloat16 if sixteen else torch.float32
     with dev:
         model = cls._from_config(config, dtype=dtype, attn_implementation=attention)
     return model, config

@@ -20,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_hybrid_vlm  # noqa: E402
+import gpu_new_families  # noqa: E402,F401  (its cases join gpu_hybrid_vlm's)
 from gpu_peaks import ROOT  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "gpu_peak_owners.json")
@@ -96,7 +97,7 @@ def main():
     for name in names:
         t = time.time()
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", name], capture_output=True, text=True,
-                           timeout=200)
+                           timeout=150)
         line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
         if line is None:
             results[name] = {"failed": p.stderr[-3000:]}
