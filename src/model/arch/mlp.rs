@@ -180,7 +180,7 @@ impl MoePart {
 
     /// Whether block `i` is one of the `moe_blocks`.
     pub fn is_moe_block(&self, i: u64) -> bool {
-        i >= self.first_dense && (i + 1) % self.every.max(1) == 0
+        i >= self.first_dense && (i + 1).is_multiple_of(self.every.max(1))
     }
 
     /// Router, shared expert(s) and routed experts, in `Scope::MoeLayer` and `Scope::Expert`;
