@@ -16,6 +16,8 @@ const TASKS = {
   'torchtune-profile': '?fw=torchtune&p=bf16&loss=chunked&ck=full&oib=true',
   'mamba-torch-kernels': '?m=state-spaces%2Fmamba-2.8b-hf&mk=torch&b=4&s=4096',
   'qwen3-next-torch-kernels': '?m=Qwen%2FQwen3-Next-80B-A3B-Instruct&mk=torch&d=h200-141gb',
+  'qwen25vl-lora-1024': '?m=Qwen%2FQwen2.5-VL-7B-Instruct&lora=eyJyYW5rIjo4fQ&res=1024x1024&ck=full&d=a100-80gb',
+  'qwen3-next-lora': '?m=Qwen%2FQwen3-Next-80B-A3B-Instruct&lora=eyJyYW5rIjo4fQ&d=h200-141gb',
 };
 const OUT = join(ARTIFACTS, 'tasks');
 mkdirSync(OUT, { recursive: true });

@@ -90,11 +90,11 @@ impl MllamaVision {
         out.push(v("vision.layernorm_post", 2 * h));
         for gated in std::iter::repeat_n(false, d.layers as usize).chain(std::iter::repeat_n(true, self.global_layers as usize)) {
             for (name, kinds) in [("vision.self_attn.q_proj", Q), ("vision.self_attn.k_proj", K), ("vision.self_attn.v_proj", V), ("vision.self_attn.o_proj", O)] {
-                out.push(linear(name, kinds, h, h));
+                out.push(ParamTensor::tower_linear(name, kinds, h, h));
             }
-            out.push(linear("vision.mlp.fc1", UP, f, h));
+            out.push(ParamTensor::tower_linear("vision.mlp.fc1", UP, f, h));
             out.push(v("vision.mlp.fc1.bias", f));
-            out.push(linear("vision.mlp.fc2", DOWN, h, f));
+            out.push(ParamTensor::tower_linear("vision.mlp.fc2", DOWN, h, f));
             out.push(v("vision.mlp.fc2.bias", h));
             out.push(v("vision.input_layernorm", 2 * h));
             out.push(v("vision.post_attention_layernorm", 2 * h));
@@ -106,14 +106,6 @@ impl MllamaVision {
         out.push(ParamTensor::new("projector.multi_modal_projector", &[d.text_hidden, self.vision_output], s, Replicated));
         out.push(v("projector.multi_modal_projector.bias", d.text_hidden));
     }
-}
-
-/// A linear of the vision blocks, a LoRA target when `Lora::vision_tower` is set; replicated
-/// under tensor parallelism, as the tower is.
-fn linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64) -> ParamTensor {
-    let mut t = ParamTensor::linear(name, kinds, out, inp, Scope::Tower);
-    t.tp = TpSplit::Replicated;
-    t
 }
 
 const Q: &[LinearKind] = &[LinearKind::Q];

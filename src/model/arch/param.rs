@@ -210,6 +210,13 @@ impl ParamTensor {
         ParamTensor { linear: Some(kinds), lora_dims: Some((inp, out)), ..ParamTensor::new(name, &[out, inp], scope, TpSplit::Sharded) }
     }
 
+    /// A linear of a vision tower's blocks, a LoRA target when `Lora::vision_tower` is set, by the
+    /// kind of the language model's linear it corresponds to; replicated under tensor
+    /// parallelism, as the tower is.
+    pub fn tower_linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64) -> Self {
+        ParamTensor { tp: TpSplit::Replicated, ..ParamTensor::linear(name, kinds, out, inp, Scope::Tower) }
+    }
+
     /// How PEFT reaches this tensor, an adapter of `(in, out)` features per copy when it does
     /// (a router's `[experts, hidden]` weight is `(hidden, experts)`).
     pub fn peft_target(self, reach: PeftReach, inp: u64, out: u64) -> Self {

@@ -414,7 +414,7 @@ impl VisionTower {
         let (h, f, p, c) = (self.hidden, self.ffn, self.patch, self.channels);
         let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
         let m = |name: &'static str, o: u64, i: u64| ParamTensor::new(name, &[o, i], s, Replicated);
-        let l = |name: &'static str, kinds: &'static [LinearKind], o: u64, i: u64| tower_linear(name, kinds, o, i);
+        let l = |name: &'static str, kinds: &'static [LinearKind], o: u64, i: u64| ParamTensor::tower_linear(name, kinds, o, i);
         let per_layer = |out: &mut Vec<ParamTensor>, one: &dyn Fn(&mut Vec<ParamTensor>)| {
             for _ in 0..self.layers {
                 one(out);
@@ -574,12 +574,12 @@ impl VisionTower {
         out.push(v("vision.layernorm_post", 2 * h));
         for _ in 0..self.layers {
             for (name, kinds) in [("vision.self_attn.q_proj", Q), ("vision.self_attn.k_proj", K), ("vision.self_attn.v_proj", V), ("vision.self_attn.o_proj", O)] {
-                out.push(tower_linear(name, kinds, h, h));
+                out.push(ParamTensor::tower_linear(name, kinds, h, h));
                 out.push(v(name, h));
             }
-            out.push(tower_linear("vision.mlp.fc1", UP, f, h));
+            out.push(ParamTensor::tower_linear("vision.mlp.fc1", UP, f, h));
             out.push(v("vision.mlp.fc1.bias", f));
-            out.push(tower_linear("vision.mlp.fc2", DOWN, h, f));
+            out.push(ParamTensor::tower_linear("vision.mlp.fc2", DOWN, h, f));
             out.push(v("vision.mlp.fc2.bias", h));
             out.push(v("vision.input_layernorm", 2 * h));
             out.push(v("vision.post_attention_layernorm", 2 * h));
@@ -612,7 +612,7 @@ impl VisionTower {
         }
         for _ in 0..self.layers {
             for (name, kinds) in [("vision.attention.q_proj", Q), ("vision.attention.k_proj", K), ("vision.attention.v_proj", V)] {
-                out.push(tower_linear(name, kinds, h, h));
+                out.push(ParamTensor::tower_linear(name, kinds, h, h));
                 if o.attention_bias {
                     out.push(v(name, h));
                 }
@@ -621,11 +621,11 @@ impl VisionTower {
                 out.push(v("vision.attention.q_norm", h));
                 out.push(v("vision.attention.k_norm", h));
             }
-            out.push(tower_linear("vision.attention.projection_layer", O, h, h));
+            out.push(ParamTensor::tower_linear("vision.attention.projection_layer", O, h, h));
             out.push(v("vision.attention.projection_layer.bias", h));
-            out.push(tower_linear("vision.mlp.fc1", UP, f, h));
+            out.push(ParamTensor::tower_linear("vision.mlp.fc1", UP, f, h));
             out.push(v("vision.mlp.fc1.bias", f));
-            out.push(tower_linear("vision.mlp.fc2", DOWN, h, f));
+            out.push(ParamTensor::tower_linear("vision.mlp.fc2", DOWN, h, f));
             out.push(v("vision.mlp.fc2.bias", h));
             out.push(v("vision.layernorm_before", norm));
             out.push(v("vision.layernorm_after", norm));
@@ -642,16 +642,6 @@ impl VisionTower {
         out.push(m("projector.linear_2", t, t));
         out.push(v("projector.linear_2.bias", t));
     }
-}
-
-/// A linear of the tower's blocks, a LoRA target when `Lora::vision_tower` is set, by the kind
-/// of the language model's linear it corresponds to: q/k/v/out projections (Qwen's fused `qkv`
-/// all three, its `proj` the output), the MLP's gate/up/down (a GELU MLP's `fc1` up, `fc2`
-/// down). Replicated under tensor parallelism, as the tower is.
-fn tower_linear(name: &'static str, kinds: &'static [LinearKind], out: u64, inp: u64) -> ParamTensor {
-    let mut t = ParamTensor::linear(name, kinds, out, inp, Scope::Tower);
-    t.tp = TpSplit::Replicated;
-    t
 }
 
 const Q: &[LinearKind] = &[LinearKind::Q];
