@@ -2,8 +2,9 @@
 //! `tests/fixtures/measured/vlm_params.json`): the whole model's parameter count and its split
 //! into `vision_tower`, `projector` and `language_model` equal what transformers builds, for
 //! the Hub configs of Qwen2.5-VL-7B-Instruct (flat), Gemma 3 4B and LLaVA-1.5-7B and each
-//! family's default config (Qwen3-VL's, PaliGemma's, Idefics3's, SmolVLM's, InternVL's and LLaVA-NeXT's included), an
-//! InternViT-6B-switched InternVL and SmolVLM2-500M's shapes.
+//! family's default config (Qwen3-VL's, Qwen3.5's and its MoE's, PaliGemma's, Idefics3's,
+//! SmolVLM's, InternVL's and LLaVA-NeXT's included), an InternViT-6B-switched InternVL,
+//! SmolVLM2-500M's shapes and Qwen3.5 with an empty `vision_config`.
 
 use headroom::{estimate, Scenario};
 use serde_json::{json, Value};
@@ -22,7 +23,7 @@ fn breakdown(config: &Value) -> headroom::Breakdown {
 fn parts_equal_transformers() {
     let f = fixture();
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 14);
+    assert_eq!(cases.len(), 17);
     for (name, case) in cases {
         let b = breakdown(&case["config"]);
         assert_eq!(b.param_count, case["param_count"].as_u64().unwrap(), "{name}: param_count");
@@ -60,7 +61,7 @@ fn tower_activations_against_cpu_measurement() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_activations.json");
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 22);
+    assert_eq!(cases.len(), 24);
     for (name, case) in cases {
         let frozen = case["frozen_tower"].as_bool().unwrap();
         let mut training = json!({"micro_batch": case["micro_batch"], "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"]});
@@ -207,7 +208,7 @@ fn frozen_tower_keeps_block_inputs_when_the_run_checkpoints() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_frozen_checkpointing.json");
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
     let cases = f["cases"].as_object().expect("cases");
-    assert_eq!(cases.len(), 20);
+    assert_eq!(cases.len(), 22);
     let names = [
         "vision tower block inputs (frozen, full checkpointing)",
         "vision tower rotary tables and final norm",
@@ -230,5 +231,32 @@ fn frozen_tower_keeps_block_inputs_when_the_run_checkpoints() {
         } else {
             assert!(measured > 0.0 && (model / measured - 1.0).abs() <= 0.03, "{name}: model {model} vs measured {measured}");
         }
+    }
+}
+
+/// Qwen3.5, a Gated DeltaNet + attention language model behind Qwen3-VL's tower without
+/// DeepStack (`vlm_activations.json` `qwen3_5@…`): the whole model's saved bytes with its image
+/// tokens in the language model's sequence, on transformers' torch fallback of the delta rule
+/// (`mixer_kernels: "torch"`, what the CPU runs), tower trained and frozen, within 3 %
+/// (measured: −1.1 % and −1.7 %, both short by about 24 KB on the attention block's q/k norms;
+/// not traced further).
+#[test]
+fn qwen3_5_whole_model_with_its_image_tokens() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/measured/vlm_activations.json");
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
+    for name in ["qwen3_5@trained", "qwen3_5@frozen"] {
+        let case = &f["cases"][name];
+        let mut training = json!({"micro_batch": 1, "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"], "mixer_kernels": "torch"});
+        if case["frozen_tower"] == true {
+            training["frozen"] = json!({"vision_tower": true});
+        }
+        let s: Scenario = serde_json::from_value(json!({"model": {"hf_config": case["config"]}, "training": training})).expect("scenario");
+        let b = estimate(&s);
+        let model: f64 = b.terms.iter().filter(|t| format!("{:?}", t.lifetime).starts_with("Saved")).map(|t| t.bytes as f64).sum();
+        // What the forward leaves held: the delta rule's last state update (one chunk here) is
+        // saved by a branch the forward drops, and freed with it.
+        let measured = case["model_saved_bytes"].as_f64().unwrap() - case["model_unreachable_bytes"].as_f64().unwrap();
+        println!("{name:16} model {model:>9} measured {measured:>9} ({:+.2} %)", 100.0 * (model / measured - 1.0));
+        assert!((model / measured - 1.0).abs() <= 0.03, "{name}: model {model} vs measured {measured}");
     }
 }

@@ -18,7 +18,23 @@ use crate::model::arch::{TowerKind, VisionTower};
 
 /// Wrappers whose tower Headroom builds.
 pub fn has_tower(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" | "gemma3" | "paligemma" | "llava" | "idefics3" | "smolvlm" | "internvl" | "llava_next" | "llama4" | "mllama")
+    matches!(
+        model_type,
+        "qwen2_5_vl"
+            | "qwen3_vl"
+            | "qwen3_vl_moe"
+            | "qwen3_5"
+            | "qwen3_5_moe"
+            | "gemma3"
+            | "paligemma"
+            | "llava"
+            | "idefics3"
+            | "smolvlm"
+            | "internvl"
+            | "llava_next"
+            | "llama4"
+            | "mllama"
+    )
 }
 
 /// `tie_word_embeddings` of the wrapper's configuration class when `config.json` leaves it
@@ -68,23 +84,19 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
                 ..VisionTower::base(TowerKind::Qwen25Vl, text_hidden)
             }
         }
+        // Qwen3.5's tower is Qwen3-VL's without DeepStack (`modular_qwen3_5.py`
+        // `Qwen3_5VisionModel(Qwen3VLVisionModel)` deletes `deepstack_visual_indexes` and
+        // `deepstack_merger_list`); `Qwen3_5VisionConfig` has Qwen3-VL's defaults. Both
+        // classes' `out_hidden_size` default to 3584 whatever the text width
+        // (`configuration_qwen3_5.py` `Qwen3_5VisionConfig`, `configuration_qwen3_vl.py` line 53).
+        "qwen3_5" | "qwen3_5_moe" => VisionTower { deepstack: 0, ..qwen3_vl(&c, 3584, text_hidden).map_err(within)? },
         "qwen3_vl" | "qwen3_vl_moe" => VisionTower {
-            hidden: c.uint("hidden_size", 1152).map_err(within)?,
-            layers: c.uint("depth", 27).map_err(within)?,
-            heads: c.uint("num_heads", 16).map_err(within)?,
-            ffn: c.uint("intermediate_size", 4304).map_err(within)?,
-            patch: c.uint("patch_size", 16).map_err(within)?,
-            channels: c.uint("in_channels", 3).map_err(within)?,
-            temporal_patch: c.uint("temporal_patch_size", 2).map_err(within)?,
-            merge: c.uint("spatial_merge_size", 2).map_err(within)?,
-            text_hidden: c.uint("out_hidden_size", text_hidden).map_err(within)?,
-            positions: c.uint("num_position_embeddings", 2304).map_err(within)?,
             deepstack: match vision.get("deepstack_visual_indexes") {
                 Some(Value::Array(list)) => list.len() as u64,
                 Some(v) if !v.is_null() => return Err(InputError::new("vision_config.deepstack_visual_indexes", format!("must be a list of layer indices, got {v}"))),
                 _ => 3,
             },
-            ..VisionTower::base(TowerKind::Qwen3Vl, text_hidden)
+            ..qwen3_vl(&c, 3584, text_hidden).map_err(within)?
         },
         "gemma3" => siglip(TowerKind::Siglip, top.uint("mm_tokens_per_image", 256)?, text_hidden)?,
         // `SiglipVisionConfig`'s defaults for the keys a `vision_config` leaves out (PaliGemma's
@@ -105,6 +117,26 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
     warnings.extend(c.notes());
     warnings.extend(top.notes());
     Ok((tower, warnings))
+}
+
+/// Qwen3-VL's ViT (`Qwen3VLVisionConfig`'s defaults: 1152 wide, 27 blocks, 16 heads, 4304
+/// MLP, 16-px patches over 2 frames, 2 × 2 merging, a 48 × 48 position table), without its
+/// DeepStack mergers, which the caller sets; the merger writes `out_hidden_size` wide
+/// (`out_default` when unset; `text_hidden` is the language model's width).
+fn qwen3_vl(c: &Keys, out_default: u64, text_hidden: u64) -> Result<VisionTower, InputError> {
+    Ok(VisionTower {
+        hidden: c.uint("hidden_size", 1152)?,
+        layers: c.uint("depth", 27)?,
+        heads: c.uint("num_heads", 16)?,
+        ffn: c.uint("intermediate_size", 4304)?,
+        patch: c.uint("patch_size", 16)?,
+        channels: c.uint("in_channels", 3)?,
+        temporal_patch: c.uint("temporal_patch_size", 2)?,
+        merge: c.uint("spatial_merge_size", 2)?,
+        text_hidden: c.uint("out_hidden_size", out_default)?,
+        positions: c.uint("num_position_embeddings", 2304)?,
+        ..VisionTower::base(TowerKind::Qwen3Vl, text_hidden)
+    })
 }
 
 /// Idefics3's / SmolVLM's SigLIP tower (`Idefics3VisionConfig`'s defaults: 1152 wide, 12

@@ -5,10 +5,10 @@ No network, nothing downloaded: each model is built on torch.device("meta") from
 with AutoModelForImageTextToText (Qwen2_5_VLForConditionalGeneration,
 Gemma3ForConditionalGeneration, PaliGemmaForConditionalGeneration, LlavaForConditionalGeneration,
 Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration, InternVLForConditionalGeneration,
-LlavaNextForConditionalGeneration).
+LlavaNextForConditionalGeneration, Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration).
 
 Parts: vision_tower = the tower module's parameters (model.visual without its mergers for
-Qwen2.5-VL and Qwen3-VL, model.vision_tower otherwise); projector = model.visual.merger
+Qwen2.5-VL, Qwen3-VL and Qwen3.5, model.vision_tower otherwise); projector = model.visual.merger
 (and Qwen3-VL's deepstack_merger_list) or model.multi_modal_projector (model.connector for
 Idefics3 and SmolVLM, whose tower is model.vision_model; LLaVA-NeXT's model.image_newline, the
 vector its packing appends to each row of image features, is counted with the projector); language_model = everything else (embeddings, blocks, final
@@ -133,6 +133,12 @@ def main():
             **default("internvl")["vision_config"], "norm_type": "rms_norm", "use_qk_norm": True, "use_mean_pooling": False,
             "use_mask_token": True, "attention_bias": False, "num_hidden_layers": 4}},
         "llava_next@default": default("llava_next"),
+        # Qwen3.5 (every size is a Qwen3_5ForConditionalGeneration with a tower) and its MoE
+        # variant, and a vision_config left empty: Qwen3_5VisionConfig's defaults, whose
+        # merger writes 3584 wide whatever the text width.
+        "qwen3_5@default": default("qwen3_5"),
+        "qwen3_5_moe@default": default("qwen3_5_moe"),
+        "qwen3_5@vision-defaults": {"model_type": "qwen3_5", "text_config": default("qwen3_5")["text_config"], "vision_config": {}},
     }
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "cases": {}}
     for name, cfg in cases.items():
@@ -168,6 +174,14 @@ TINY_VLM = {
                  "vision_config": {"depth": 3, "hidden_size": 64, "intermediate_size": 96, "num_heads": 4, "out_hidden_size": 64,
                                    "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 64,
                                    "deepstack_visual_indexes": [0, 1]}},
+    # Qwen3.5: Qwen3-VL's tower without DeepStack before a Gated DeltaNet + attention model
+    # (transformers' torch fallback of the delta rule on the CPU).
+    "qwen3_5": {"model_type": "qwen3_5", "image_token_id": 500, "video_token_id": 501, "vision_start_token_id": 502,
+                "text_config": {**TINY_TEXT, "model_type": "qwen3_5_text", "head_dim": 32, "layer_types": ["linear_attention", "full_attention"],
+                                "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 16, "linear_value_head_dim": 16,
+                                "rope_parameters": {"rope_type": "default", "mrope_section": [2, 1, 1], "rope_theta": 10000.0, "partial_rotary_factor": 0.25}},
+                "vision_config": {"depth": 3, "hidden_size": 64, "intermediate_size": 96, "num_heads": 4, "out_hidden_size": 64,
+                                  "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 64}},
     "gemma3": {"model_type": "gemma3", "image_token_index": 500, "mm_tokens_per_image": 4, "boi_token_index": 501, "eoi_token_index": 502,
                "text_config": {**TINY_TEXT, "model_type": "gemma3_text", "head_dim": 16},
                "vision_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -242,7 +256,7 @@ def tiled_pixels(name, cfg):
 
 def vlm_inputs(name, cfg, text_tokens=32):
     torch.manual_seed(0)
-    if name in ("qwen2_5_vl", "qwen3_vl"):
+    if name in ("qwen2_5_vl", "qwen3_vl", "qwen3_5"):
         p = 14 if name == "qwen2_5_vl" else 16
         side = 8 * p  # 8 × 8 patches, 16 tokens after the 2 × 2 merger
         grid = torch.tensor([[1, side // p, side // p]])
@@ -284,7 +298,7 @@ def vlm_inputs(name, cfg, text_tokens=32):
     ids = torch.cat([torch.full((1, image_tokens), image_id), torch.randint(0, 400, (1, text_tokens))], dim=1)
     if name in ("gemma3", "paligemma"):
         extra["token_type_ids"] = (ids == image_id).long()
-    if name == "qwen3_vl":
+    if name in ("qwen3_vl", "qwen3_5"):
         extra["mm_token_type_ids"] = (ids == image_id).long()
     return ids, extra, resolution, image_tokens
 
@@ -321,11 +335,16 @@ def vlm_activations():
         is_projector = lambda mod: "merger" in mod or "multi_modal_projector" in mod or "connector" in mod  # deepstack_merger_list too
         is_tower = lambda mod: ("visual" in mod or "vision_tower" in mod or "vision_model" in mod) and not is_projector(mod)
         total, _, _ = rec.totals()
+        # Storages no node reachable from the loss keeps (Qwen3.5's delta rule drops its last
+        # state update), freed when the forward returns.
+        rec.annotate_from_graph(loss.grad_fn)
+        unreachable = sum(e["nbytes"] for e in rec.entries.values() if not e["savers"])
         key = f"{name}@{'frozen' if frozen else 'trained'}" + (f"-b{batch}" if batch > 1 else "")
         out[key] = {"config": cfg, "resolution": resolution, "text_tokens": 32, "image_tokens": image_tokens, "micro_batch": batch,
                     "precision": "fp32", "frozen_tower": frozen,
                     "attention": str(getattr(config.vision_config, "_attn_implementation", None)),
-                    "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total}
+                    "tower_saved_bytes": part(is_tower), "projector_saved_bytes": part(is_projector), "model_saved_bytes": total,
+                    "model_unreachable_bytes": unreachable}
         print(key, out[key]["tower_saved_bytes"], out[key]["projector_saved_bytes"], total)
         loss.backward()
         stack.remove()
