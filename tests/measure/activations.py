@@ -38,7 +38,7 @@ import transformers
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref, cuda_sdpa  # noqa: E402
+from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref, cuda_sdpa, hold_checkpoint_inputs  # noqa: E402
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -311,27 +311,7 @@ def run_case(case):
         rec.module_stack = ms
         # non-reentrant checkpointing: the checkpointed callable's tensor inputs are held for backward
         if case["ckpt"] == "full":
-            for m in model.modules():
-                if getattr(m, "gradient_checkpointing", False) and hasattr(m, "_gradient_checkpointing_func"):
-                    orig = m._gradient_checkpointing_func
-
-                    def wrapped(fn, *args, __orig=orig, **kwargs):
-                        def visit(x):
-                            if isinstance(x, torch.Tensor):
-                                rec.add_external(x, ms.current(), "checkpoint-input")
-                            elif isinstance(x, (tuple, list)):
-                                for y in x:
-                                    visit(y)
-                            elif isinstance(x, dict):
-                                for y in x.values():
-                                    visit(y)
-                        visit(args)
-                        visit(kwargs)
-                        return __orig(fn, *args, **kwargs)
-                    m._gradient_checkpointing_func = wrapped
-            for m in model.modules():
-                if hasattr(m, "_gradient_checkpointing_func") and m.__class__.__name__.endswith("Layer"):
-                    pass
+            hold_checkpoint_inputs(model, rec, ms)
         # router hook for per-expert token counts
         expert_counts = []
         if mt == "mixtral":

@@ -31,7 +31,7 @@ Outputs: tests/fixtures/measured/activations_parts.json, tests/measure/parts_rep
 Run: /work/venv/bin/python tests/measure/activations_parts.py [case-name-substring ...]
 (with arguments only the matching cases are run and both outputs hold only those).
 """
-import copy, json, os, re, sys, time, warnings, functools
+import copy, json, os, re, sys, time, warnings
 from fractions import Fraction
 
 import torch
@@ -41,7 +41,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import activations as A  # noqa: E402  (installs the SDPA / masking / capability / init patches)
-from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref, cuda_sdpa  # noqa: E402
+from common import SavedTensorRecorder, ParamCastTracker, ModuleStack, fake_cuda_autocast, sref, cuda_sdpa, hold_checkpoint_inputs  # noqa: E402
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -443,28 +443,7 @@ def run_case(case):
         rec.module_stack = ms
         CUR_MS[0] = ms
         if case["ckpt"] == "full":
-            for m in model.modules():
-                if getattr(m, "gradient_checkpointing", False) and hasattr(m, "_gradient_checkpointing_func"):
-                    orig = m._gradient_checkpointing_func
-
-                    def wrapped(fn, *args, __orig=orig, **kwargs):
-                        def visit(x):
-                            if isinstance(x, torch.Tensor):
-                                rec.add_external(x, ms.current(), "checkpoint-input")
-                            elif isinstance(x, (tuple, list)):
-                                for y in x:
-                                    visit(y)
-                            elif isinstance(x, dict):
-                                for y in x.values():
-                                    visit(y)
-                            elif isinstance(x, functools.partial):
-                                visit(x.args)
-                                visit(x.keywords)
-                        visit(fn)
-                        visit(args)
-                        visit(kwargs)
-                        return __orig(fn, *args, **kwargs)
-                    m._gradient_checkpointing_func = wrapped
+            hold_checkpoint_inputs(model, rec, ms, partials=True)
         expert_counts = []
         if mt in MOE_TYPES:
             n_exp = cfg.get("n_routed_experts") or cfg.get("num_experts") or cfg.get("num_local_experts")

@@ -16,6 +16,7 @@ install it in place of torch.nn.functional.scaled_dot_product_attention.
 """
 import math
 import contextlib
+import functools
 import torch
 import transformers
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -213,6 +214,41 @@ class SavedTensorRecorder:
             e["param_copy"] = r in cast_refs
             out.append(e)
         return out
+
+
+def _tensors_in(x, partials):
+    """The tensors inside nested tuples, lists and dicts (and functools.partial's bound
+    arguments when `partials`), in order."""
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, (tuple, list)):
+        for y in x:
+            yield from _tensors_in(y, partials)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _tensors_in(y, partials)
+    elif partials and isinstance(x, functools.partial):
+        yield from _tensors_in(x.args, partials)
+        yield from _tensors_in(x.keywords, partials)
+
+
+def hold_checkpoint_inputs(model, rec, stack, partials=False, only_if_grad=False):
+    """Non-reentrant checkpointing keeps each checkpointed layer's tensor arguments for the
+    recomputation (torch.utils.checkpoint `_CheckpointFrame`): record them with `rec` under the
+    module `stack` is in. `partials`: also the arguments bound in a functools.partial (the
+    callable GradientCheckpointingLayer passes); `only_if_grad`: only when one of them needs a
+    gradient (otherwise the checkpoint builds no graph and holds nothing)."""
+    for m in model.modules():
+        if getattr(m, "gradient_checkpointing", False) and hasattr(m, "_gradient_checkpointing_func"):
+            orig = m._gradient_checkpointing_func
+
+            def wrapped(fn, *args, __orig=orig, **kwargs):
+                tensors = list(_tensors_in((fn, args, kwargs), partials))
+                if not only_if_grad or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+                    for t in tensors:
+                        rec.add_external(t, stack.current(), "checkpoint-input")
+                return __orig(fn, *args, **kwargs)
+            m._gradient_checkpointing_func = wrapped
 
 
 @contextlib.contextmanager

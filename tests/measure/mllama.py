@@ -26,7 +26,6 @@ No network, nothing downloaded.
 Run: /work/venv/bin/python tests/measure/mllama.py
 """
 import contextlib
-import functools
 import json
 import os
 import sys
@@ -38,7 +37,7 @@ from transformers.models.mllama.processing_mllama import convert_sparse_cross_at
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ModuleStack, ParamCastTracker, SavedTensorRecorder, cache_bytes  # noqa: E402
+from common import ModuleStack, ParamCastTracker, SavedTensorRecorder, cache_bytes, hold_checkpoint_inputs  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "fixtures", "measured", "mllama.json")
 IMAGE_TOKEN = 500
@@ -151,33 +150,6 @@ CASES = [  # (images, text tokens, frozen tower, dtype, LoRA targets, gradient c
     (1, 32, True, torch.float32, "all+tower", False)]
 
 
-def keep_checkpoint_inputs(m, rec, stack):
-    """Non-reentrant checkpointing keeps each checkpointed layer's tensor arguments: recorded
-    as the measuring scripts of the other checkpointing fixtures do (activations_parts.py)."""
-    for mod in m.modules():
-        if getattr(mod, "gradient_checkpointing", False) and hasattr(mod, "_gradient_checkpointing_func"):
-            orig = mod._gradient_checkpointing_func
-
-            def wrapped(fn, *args, __orig=orig, **kwargs):
-                def visit(x):
-                    if isinstance(x, torch.Tensor):
-                        rec.add_external(x, stack.current(), "checkpoint-input")
-                    elif isinstance(x, (tuple, list)):
-                        for y in x:
-                            visit(y)
-                    elif isinstance(x, dict):
-                        for y in x.values():
-                            visit(y)
-                    elif isinstance(x, functools.partial):
-                        visit(x.args)
-                        visit(x.keywords)
-                visit(fn)
-                visit(args)
-                visit(kwargs)
-                return __orig(fn, *args, **kwargs)
-            mod._gradient_checkpointing_func = wrapped
-
-
 def activations():
     from peft import LoraConfig, get_peft_model
     out = {}
@@ -204,7 +176,7 @@ def activations():
             stack = ModuleStack(m)
             rec = SavedTensorRecorder(m, stack)
             if ckpt:
-                keep_checkpoint_inputs(m, rec, stack)
+                hold_checkpoint_inputs(m, rec, stack, partials=True)
             autocast = torch.autocast("cpu", dtype=torch.bfloat16) if mixed else contextlib.nullcontext()
             tracker = ParamCastTracker(rec.param_refs)
             with rec.hooks(), tracker, autocast:

@@ -18,29 +18,8 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForImageTextToText
 
-from common import ModuleStack, SavedTensorRecorder
+from common import ModuleStack, SavedTensorRecorder, hold_checkpoint_inputs
 from vlm import ROOT, TINY_VLM, vlm_inputs
-
-
-def hold_checkpoint_inputs(model, rec, stack):
-    for m in model.modules():
-        if getattr(m, "gradient_checkpointing", False) and hasattr(m, "_gradient_checkpointing_func"):
-            orig = m._gradient_checkpointing_func
-
-            def wrapped(fn, *args, __orig=orig, **kwargs):
-                def visit(x):
-                    if isinstance(x, torch.Tensor):
-                        rec.add_external(x, stack.current(), "checkpoint-input")
-                    elif isinstance(x, (tuple, list)):
-                        for y in x:
-                            visit(y)
-                    elif isinstance(x, dict):
-                        for y in x.values():
-                            visit(y)
-                visit(args)
-                visit(kwargs)
-                return __orig(fn, *args, **kwargs)
-            m._gradient_checkpointing_func = wrapped
 
 
 def main():

@@ -30,37 +30,10 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForImageTextToText
 
-from common import ModuleStack, SavedTensorRecorder
+from common import ModuleStack, SavedTensorRecorder, hold_checkpoint_inputs
 from vlm import ROOT, TINY_VLM, vlm_inputs
 
 LM_LINEARS = r"(?!.*(visual|vision_tower|vision_model|merger|projector|connector|mlp1)).*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
-
-
-def hold_checkpoint_inputs(model, rec, stack):
-    """Records a checkpointed block's tensor arguments when one of them requires grad."""
-    for m in model.modules():
-        if getattr(m, "gradient_checkpointing", False) and hasattr(m, "_gradient_checkpointing_func"):
-            orig = m._gradient_checkpointing_func
-
-            def wrapped(fn, *args, __orig=orig, **kwargs):
-                tensors = []
-
-                def visit(x):
-                    if isinstance(x, torch.Tensor):
-                        tensors.append(x)
-                    elif isinstance(x, (tuple, list)):
-                        for y in x:
-                            visit(y)
-                    elif isinstance(x, dict):
-                        for y in x.values():
-                            visit(y)
-                visit(args)
-                visit(kwargs)
-                if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-                    for t in tensors:
-                        rec.add_external(t, stack.current(), "checkpoint-input")
-                return __orig(fn, *args, **kwargs)
-            m._gradient_checkpointing_func = wrapped
 
 
 def is_projector(mod):
@@ -88,7 +61,7 @@ def main():
             stack = ModuleStack(m)
             rec = SavedTensorRecorder(m, stack)
             if checkpointing == "full":
-                hold_checkpoint_inputs(m, rec, stack)
+                hold_checkpoint_inputs(m, rec, stack, only_if_grad=True)
             with rec.hooks():
                 loss = m(input_ids=ids, labels=ids, **extra).loss
             entries = [e for e in rec.entries.values() if e["module"]]
