@@ -24,6 +24,11 @@
 //! of the expert width, and 28 B of int64 sort indices and offsets (32 for gpt-oss); plus
 //! 4·E of expert counts. The router saves its fp32 scores and int64 top-k indices; the
 //! weights depend on how it normalises ([`Router`]).
+//! Autocast does not reach the fused experts: `grouped_mm` has no autocast kernel on any device
+//! (`torch._C._dispatch_dump("aten::_grouped_mm")` lists none, where `aten::mm` has
+//! `AutocastCUDA`; torch 2.15), and transformers casts the experts' input to the weights' dtype
+//! instead (`integrations/moe.py` `_grouped_mm`, lines 373–383, transformers 5.25). With fp32
+//! master weights under autocast every routed tensor is then fp32 ([`fp32_experts`]).
 
 use super::lora::adapter_inputs;
 use super::norm::{linear_inputs, norm_saved, residual_norm, weight_operand};
@@ -142,8 +147,10 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
         let shared_consumers = if moe.shared_ffn > 0 { input_consumers(&t.mlp) } else { 0.0 };
         push(out, "MoE inputs", linear_inputs(c, h, 1.0 + shared_consumers), Split::Sequence, place);
     }
-    // int64 sort indices and offsets per routed slot, fp32 expert counts.
-    let routed = k * tok * (2.0 * c.x * h + per_feature(&t.mlp, c) * f + slot_indices(&t.mlp)) + F32 * e;
+    // int64 sort indices and offsets per routed slot, fp32 expert counts. The expert internals
+    // scale with the matmul output's bytes (no MoE family has GPT-2's op-by-op gelu_new).
+    let x = if fp32_experts(moe, c) { F32 } else { c.x };
+    let routed = k * tok * (2.0 * x * h + per_feature(&t.mlp, c) * (x / c.x) * f + slot_indices(&t.mlp)) + F32 * e;
     push(out, "routed expert activations", routed, Split::Tensor, place);
     push(out, "router scores and top-k", router_saved(moe, c, h), Split::Sequence, place);
     if moe.shared_ffn > 0 {
@@ -154,6 +161,14 @@ fn moe_terms(t: &TransformerArch, moe: &MoePart, c: &Ctx, out: &mut Vec<ActTerm>
         }
         push(out, "shared expert activations", shared, Split::Tensor, place);
     }
+}
+
+/// Whether the routed experts run in fp32 under autocast: transformers 5's fused experts
+/// (`grouped_mm`, which autocast does not reach) with fp32 weights in the forward, the same
+/// condition that keeps the residual stream fp32 (`Ctx::r`; measured on CPU under bf16
+/// autocast with fp32 weights, `mixer_torch.json`'s Qwen3-Next cases, `tests/mixer_torch.rs`).
+fn fp32_experts(moe: &MoePart, c: &Ctx) -> bool {
+    moe.peft.fused && c.mixed && c.r == F32
 }
 
 /// Gemma 4's MoE branch beside the dense MLP (`Gemma4TextDecoderLayer.forward`, lines
