@@ -190,6 +190,8 @@ pub const FIELDS: &[Field] = &[
     f("training.techniques.compile", Scalar("cmpl"), "torch.compile (blocks and loss)", "", Switch, Control),
     f("training.techniques.compile_loss", Scalar("cmpl_loss"), "Loss inside the compiled region", "", Switch, Control),
     f("training.techniques.compile_model", Scalar("cmpl_model"), "The whole model compiled (torch.compile(model))", "", Switch, Control),
+    // Set by the LitGPT profile (the framework menu), as `training.lora.fp32_adapters` is.
+    f("training.techniques.litgpt_modules", Scalar("ltm"), "LitGPT's modules (k/v repeated, fused QKV adapters)", "", Switch, Listed),
     f("training.serving.weights", Scalar("wq"), "Weights", "", Choice(WEIGHTS), Control).optional(),
     f("training.serving.kv_cache", Scalar("kvq"), "KV cache", "", Choice(&["bf16", "fp8"]), Control).optional(),
     f("training.serving.double_quant", Scalar("dq"), "Double quantisation", "", Switch, Control),

@@ -77,6 +77,7 @@ impl Framework {
             activation_offload: false,
             liger_kernels: false,
             compile_model: false,
+            litgpt_modules: false,
             zero: None,
             qlora_fp32_unquantised: true,
             // transformers 5 `TrainingArguments.optim` defaults to "adamw_torch_fused" with
@@ -178,7 +179,9 @@ impl Framework {
             // The loss runs on the chunks as they are, in bf16 (`Loss::ChunkedNoUpcast`).
             // Its `FSDPStrategy` is Lightning Fabric's, which wraps `FullyShardedDataParallel`
             // (FSDP1).
-            Framework::Litgpt => Defaults { precision: Precision::Bf16, loss: Loss::ChunkedNoUpcast, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, ..base },
+            Framework::Litgpt => {
+                Defaults { precision: Precision::Bf16, loss: Loss::ChunkedNoUpcast, optimizer_impl: OptimizerImpl::Foreach, fp32_adapters: false, litgpt_modules: true, ..base }
+            }
             // torchtitan `train_configs/llama3_8b.toml`: FSDP2 (`data_parallel_shard_degree = -1`),
             // `mixed_precision_param = "bfloat16"`, `[activation_checkpoint] mode = "selective"`.
             // `[optimizer] implementation` defaults to "fused" (`torchtitan/config/job_config.py`,
@@ -216,6 +219,8 @@ pub struct Defaults {
     pub liger_kernels: bool,
     /// With `torch.compile` on, the whole model compiled (`Techniques::compile_model`).
     pub compile_model: bool,
+    /// LitGPT's own modules (`Techniques::litgpt_modules`).
+    pub litgpt_modules: bool,
     /// ZeRO stage or FSDP, where the framework decides it (otherwise the layout's own).
     pub zero: Option<Zero>,
     /// QLoRA's unquantised weights in fp32 (`Lora::fp32_unquantised`): PEFT's

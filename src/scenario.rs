@@ -386,6 +386,7 @@ impl Scenario {
         self.training.techniques.activation_offload = d.activation_offload;
         self.training.techniques.liger_kernels = d.liger_kernels;
         self.training.techniques.compile_model = d.compile_model;
+        self.training.techniques.litgpt_modules = d.litgpt_modules;
         self.training.optimizer_impl = d.optimizer_impl;
         self.parallel.gradient_as_bucket_view = d.gradient_as_bucket_view;
         self.parallel.fsdp_version = d.fsdp_version;

@@ -32,7 +32,8 @@ fn fully_populated() -> Scenario {
         vision_tower: true,
         ..Lora::default()
     });
-    s.training.techniques = Techniques::default();
+    // `litgpt_modules` is left out of the JSON when false.
+    s.training.techniques = Techniques { litgpt_modules: true, ..Techniques::default() };
     s.training.serving = Serving {
         weights: Some(headroom::scenario::WeightFormat::Int8),
         kv_cache: Some(headroom::scenario::KvCacheFormat::Fp8),

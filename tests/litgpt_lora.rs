@@ -4,10 +4,10 @@
 //! per block, shared), and the chunked cross-entropy on bf16 logits (`Loss::ChunkedNoUpcast`,
 //! a bf16 log-softmax per chunk, no fp32 upcast).
 //!
-//! The rest of the saved bytes is printed, not asserted: Headroom's blocks are transformers'
-//! modules, and LitGPT's differ (its RMSNorm saves the fp32 input and the rsqrt but not the
-//! normalised tensor, its attention repeats k and v to every head before SDPA, and its
-//! `LoRAQKVLinear` saves the zero-padded update of the fused QKV output).
+//! The whole forward within 1 %: the profile runs LitGPT's own modules
+//! (`Techniques::litgpt_modules`), whose attention repeats k and v to every head before SDPA,
+//! whose `LoRAQKVLinear` saves the zero-padded update of the fused QKV output, and which keeps
+//! no rotary cos/sin.
 
 use headroom::model::breakdown::Component;
 use headroom::{estimate, Breakdown, Scenario};
@@ -74,15 +74,20 @@ fn bf16_adapters_share_their_input() {
     }
 }
 
-/// The whole forward: Headroom's prediction (transformers' blocks) against LitGPT's, below it
-/// by the LitGPT-only tensors listed at the top (5.4–6.0 % here), held within 7 %.
+/// The whole forward: Headroom's prediction with LitGPT's modules (`Techniques::litgpt_modules`:
+/// k and v repeated to every head, no rotary cos/sin kept, the fused QKV adapter's zero-padded
+/// update) against LitGPT's, within 1 % (measured: +0.03 % to +0.05 %); its first block keeps
+/// no `norm_1`, as transformers' keeps no first `input_layernorm` under LoRA without
+/// checkpointing.
 #[test]
-fn whole_forward_within_seven_percent() {
+fn whole_forward_within_one_percent() {
     let f = fixture();
     for case in f["cases"].as_array().expect("cases") {
         let measured = case["saved_bytes"].as_f64().expect("saved");
-        let predicted = plan(&f, case).phases.forward_backward.activations as f64;
-        println!("{}: measured {measured} B, predicted {predicted} B ({:+.1} %)", case["name"], 100.0 * (predicted - measured) / measured);
-        assert!((predicted - measured).abs() / measured < 0.07, "{}", case["name"]);
+        let b = plan(&f, case);
+        assert!(b.terms.iter().all(|t| t.name != "rotary cos/sin"), "LitGPT keeps no rotary activations");
+        let predicted = b.phases.forward_backward.activations as f64;
+        println!("{}: measured {measured} B, predicted {predicted} B ({:+.2} %)", case["name"], 100.0 * (predicted - measured) / measured);
+        assert!((predicted - measured).abs() / measured < 0.01, "{}", case["name"]);
     }
 }

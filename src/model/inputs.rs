@@ -638,6 +638,16 @@ pub struct Techniques {
     /// returns the logits beside the loss, and autograd hands the compiled backward a zero
     /// gradient for them (`temporary.rs`, measured in `compile_whole.json`).
     pub compile_model: bool,
+    /// The model runs LitGPT's own modules (`litgpt/model.py`, `litgpt/lora.py`, LitGPT
+    /// 0.5.13), set by the LitGPT profile: its attention repeats k and v to every query head
+    /// before SDPA in training (`CausalSelfAttention.forward`, `repeat_interleave`, lines
+    /// 533–538), its rotary cos/sin are buffers sliced per forward (no activation), and its
+    /// fused `LoRAQKVLinear` scatters the update of the adapted q/k/v parts into a zero tensor
+    /// of the whole QKV width (`zero_pad`, lines 288–326), which keeps the update and an int64
+    /// index when not all three are adapted. Measured in `litgpt_lora.json`. Left out of the
+    /// JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub litgpt_modules: bool,
 }
 
 impl Default for Techniques {
@@ -651,6 +661,7 @@ impl Default for Techniques {
             compile: false,
             compile_loss: true,
             compile_model: false,
+            litgpt_modules: false,
         }
     }
 }

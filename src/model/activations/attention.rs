@@ -16,9 +16,9 @@
 //! - MLA (DeepSeek) saves its latent norms and up-projection inputs; its v is a view of the
 //!   whole `kv_b_proj` output.
 
-use super::lora::adapter_inputs;
+use super::lora::{adapter_inputs, adapter_masks};
 use super::norm::{linear_inputs, norm_in_run, norm_saved, weight_operand};
-use super::term::{push, push_core, ActTerm, Ctx, LoraCtx, Place, Split};
+use super::term::{push, push_core, push_input_gradient_only, ActTerm, Ctx, LoraCtx, Place, Split};
 use crate::model::arch::{AttentionPart, LinearKind, NormKind, QkNorm, Scope, TransformerArch};
 use crate::model::dtype::{BOOL, F32, HALF, INT64};
 use crate::model::inputs::{Attention, Checkpointing, Training};
@@ -38,7 +38,8 @@ struct SdpaKernel {
     flash: bool,
     /// Bytes of the float mask saved per attention call.
     mask: f64,
-    /// Transformers repeated k and v to every query head (a mask was passed).
+    /// k and v repeated to every query head: transformers does it when a mask is passed,
+    /// LitGPT always (`Techniques::litgpt_modules`).
     repeated_kv: bool,
 }
 
@@ -60,7 +61,9 @@ fn sdpa_kernel(a: &AttentionPart, training: &Training, c: &Ctx, sliding_masked: 
     } else {
         c.x * c.b * c.s * c.s_full
     };
-    SdpaKernel { flash: flash_ok, mask, repeated_kv: masked && !flash_ok && !a.always_masked && a.kv_heads > 1 && a.kv_heads < a.heads }
+    let grouped = a.kv_heads < a.heads;
+    let transformers_repeat = masked && !flash_ok && !a.always_masked && a.kv_heads > 1 && grouped;
+    SdpaKernel { flash: flash_ok, mask, repeated_kv: transformers_repeat || (training.techniques.litgpt_modules && grouped) }
 }
 
 /// The projection inputs, q/k norms and attention core of one attention in `scope`
@@ -96,7 +99,7 @@ fn group_terms(t: &TransformerArch, a: &AttentionPart, blocks: u64, own_kv: bool
     // Falcon's new architecture broadcasts K and V to every head before attention.
     let (kd, vd) = if a.cache_all_heads { (qd, od) } else { (a.k_width() as f64, a.v_width() as f64) };
 
-    projection_inputs(a, c, t.attention_input_width() as f64, own_kv, place, out);
+    projection_inputs(a, c, t.attention_input_width() as f64, own_kv, training.techniques.litgpt_modules, place, out);
     qk_norms(t, a, c, own_kv, place, out);
     if a.output_gate {
         output_gate(a, effective_attention(t, training) == Attention::Eager, c, place, out);
@@ -142,6 +145,22 @@ fn own_projections(a: &AttentionPart, own_kv: bool) -> &'static [LinearKind] {
     }
 }
 
+/// What LitGPT's `LoRAQKVLinear.zero_pad` keeps when some but not all of q, k and v are adapted
+/// (`litgpt/lora.py` 288–326, LitGPT 0.5.13): `index_copy_` of the adapted parts' update into
+/// a zero tensor keeps that update (the adapted widths, in the adapters' 16-bit dtype: LitGPT's
+/// adapters are the model's) and the int64 index of those columns. Measured in
+/// `litgpt_lora.json` (q and v adapted: b·s·(q + v widths)·2 B and 8 B per column).
+fn zero_pad_saved(a: &AttentionPart, c: &Ctx, l: &LoraCtx) -> f64 {
+    let widths = [(LinearKind::Q, a.q_width()), (LinearKind::K, a.k_width()), (LinearKind::V, a.v_width())];
+    let adapted: u64 = widths.iter().filter(|(k, _)| l.targets.contains(k)).map(|(_, w)| w).sum();
+    let all: u64 = widths.iter().map(|(_, w)| w).sum();
+    if adapted == 0 || adapted == all {
+        return 0.0;
+    }
+    let x = if c.mixed { HALF } else { c.x };
+    x * c.tokens * adapted as f64 + INT64 * adapted as f64
+}
+
 /// LoRA-adapted attention linears per block, averaged over the blocks' attention groups
 /// (`TransformerArch::attention_groups`): a shared-KV block has no k or v projection to adapt,
 /// a block whose values are its keys no v projection.
@@ -155,8 +174,9 @@ pub fn adapted_attention_linears(t: &TransformerArch, l: &LoraCtx) -> f64 {
     }
 }
 
-/// Inputs of the q/k/v projections, and MLA's latent path.
-fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, own_kv: bool, place: Place, out: &mut Vec<ActTerm>) {
+/// Inputs of the q/k/v projections, and MLA's latent path; `litgpt_zero_pad`: LitGPT's fused
+/// QKV adapter ([`zero_pad_saved`]).
+fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, own_kv: bool, litgpt_zero_pad: bool, place: Place, out: &mut Vec<ActTerm>) {
     let tok = c.tokens;
     if let Some(m) = &a.latent {
         // q_a_proj (or q_proj) and kv_a_proj_with_mqa read the norm output.
@@ -168,9 +188,15 @@ fn projection_inputs(a: &AttentionPart, c: &Ctx, h: f64, own_kv: bool, place: Pl
         }
         push(out, "MLA latent norms and up-projection inputs", latent, Split::Sequence, place);
     } else if let Some(l) = &c.lora {
-        // Frozen q/k/v keep no input; their adapters do (`lora.rs`).
+        // Frozen q/k/v keep no input; their adapters do (`lora.rs`), and their dropout masks
+        // only for the gradient of the block's input.
         let n = l.adapted(own_projections(a, own_kv), a.fused_qkv);
-        push(out, "q/k/v projection inputs", adapter_inputs(c, l, h, n, false), Split::Sequence, place);
+        let masks = adapter_masks(c, l, h, n);
+        push(out, "q/k/v projection inputs", adapter_inputs(c, l, h, n, false) - masks, Split::Sequence, place);
+        push_input_gradient_only(out, "q/k/v adapter dropout masks (LoRA)", masks, Split::Sequence, place);
+        if litgpt_zero_pad {
+            push(out, "fused QKV adapter update (LitGPT zero padding)", zero_pad_saved(a, c, l), Split::Tensor, place);
+        }
     } else {
         let consumers = if a.fused_qkv || !own_kv {
             1.0

@@ -11,7 +11,7 @@ use super::moe_lora::moe_lora_terms;
 use super::norm::residual_norm;
 use super::per_layer::per_layer_block_terms;
 use super::shared::shared_block_terms;
-use super::term::{push, ActTerm, Ctx, Place, Split};
+use super::term::{push, push_input_gradient_only, ActTerm, Ctx, Place, Split};
 use crate::model::arch::{Placement, Scope, Stack, TransformerArch};
 use crate::model::dtype::BOOL;
 use crate::model::inputs::Training;
@@ -23,7 +23,12 @@ pub(super) fn block_terms(t: &TransformerArch, training: &Training, c: &Ctx, out
     let norm = residual_norm(t.norm.kind, c, h);
     let placement = t.norm.placement;
     if matches!(placement, Placement::Pre | Placement::Sandwich | Placement::ParallelShared | Placement::ParallelTwo) {
-        push(out, "attention norm", norm, Split::Sequence, layer);
+        // A frozen norm (LoRA) keeps its statistics only for its input's gradient.
+        if c.frozen_norms {
+            push_input_gradient_only(out, "attention norm", norm, Split::Sequence, layer);
+        } else {
+            push(out, "attention norm", norm, Split::Sequence, layer);
+        }
     }
     attention_terms(t, training, c, t.attention_scope(), out);
     if let Some(hy) = &t.hybrid {

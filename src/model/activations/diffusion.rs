@@ -13,5 +13,9 @@ pub fn terms(d: &DiffusionArch, training: &Training) -> Vec<ActTerm> {
         return Vec::new();
     };
     let run = d.run(training, training.micro_batch);
-    denoiser.saved(&run).into_iter().map(|s| ActTerm { name: s.name, bytes: s.bytes, split: Split::Sequence, place: Place::Input, attention_core: false }).collect()
+    denoiser
+        .saved(&run)
+        .into_iter()
+        .map(|s| ActTerm { name: s.name, bytes: s.bytes, split: Split::Sequence, place: Place::Input, attention_core: false, input_gradient_only: false })
+        .collect()
 }

@@ -20,9 +20,9 @@
 //!   `lora_B` saves a 16-bit `lora_A` output (`lora_dtypes.json`).
 //!
 //! Measured with PEFT on a tiny Llama (`tests/fixtures/measured/lora.json`,
-//! `tests/measure/lora.py`; fake CUDA tensors for the bool masks). Not modelled: the first
-//! block's attention norm and its q/k/v dropout masks are not saved either when nothing before
-//! them needs a gradient (measured; 1/L of one norm and three masks).
+//! `tests/measure/lora.py`; fake CUDA tensors for the bool masks). The first block's attention
+//! norm and its q/k/v dropout masks are not saved when nothing before them needs a gradient
+//! (measured: 3 of 4 `input_layernorm`s keep anything; `activations::entry_without_gradient`).
 
 use super::term::{Ctx, LoraCtx};
 use crate::model::dtype::{BOOL, F32, HALF};
@@ -46,6 +46,16 @@ pub fn adapter_inputs(c: &Ctx, l: &LoraCtx, width: f64, n: f64, saved: bool) -> 
     let copy = adapter_dtype_bytes(c, l);
     let mask = if l.dropout { BOOL } else { 0.0 };
     n * (copy + mask) * elements
+}
+
+/// The bool dropout masks among [`adapter_inputs`]' bytes: `native_dropout` keeps one only for
+/// its input's gradient.
+pub fn adapter_masks(c: &Ctx, l: &LoraCtx, width: f64, n: f64) -> f64 {
+    if l.dropout {
+        n * BOOL * c.tokens * width
+    } else {
+        0.0
+    }
 }
 
 /// `lora_A`'s outputs, saved by `lora_B`: r per token per adapted module.

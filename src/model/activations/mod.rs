@@ -56,6 +56,9 @@ pub struct MicroBatch {
     /// before its first attention block when LoRA adapts attention alone without checkpointing
     /// (`LeadBlocks`).
     lead: [f64; 6],
+    /// Nothing before the first block needs a gradient ([`entry_without_gradient`]): its
+    /// `input_gradient_only` terms are not kept.
+    entry_without_gradient: bool,
 }
 
 /// Block scopes in the order of `MicroBatch::shares`.
@@ -87,6 +90,20 @@ fn untrained_lead(arch: &Architecture, training: &Training) -> [f64; 6] {
     lead.map_or([0.0; 6], |l| [l.blocks as f64, l.dense as f64, l.moe as f64, 0.0, 0.0, l.mixer as f64])
 }
 
+/// Whether nothing before the first block needs a gradient, so that it keeps nothing for its
+/// input's: a decoder under LoRA (frozen embeddings, a frozen tower and projector) without
+/// checkpointing (with it, `enable_input_require_grads` makes the embedding's output need one,
+/// `modeling_utils.py` 3192–3200). Measured with PEFT on a tiny Llama (`lora.json`: the first
+/// `input_layernorm` keeps nothing, nor do its q/k/v adapters' dropout masks). Hybrids are
+/// left to their `LeadBlocks`.
+fn entry_without_gradient(arch: &Architecture, training: &Training) -> bool {
+    let lora = training.lora.as_ref().is_some_and(|l| !l.vision_tower);
+    match arch {
+        Architecture::Transformer(t) => lora && training.checkpointing == Checkpointing::None && t.stack == crate::model::arch::Stack::Decoder && t.hybrid.is_none(),
+        _ => false,
+    }
+}
+
 pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBatch {
     let (terms, checkpoint_per_block) = match arch {
         Architecture::Transformer(t) => transformer::terms(t, training, cp),
@@ -95,7 +112,7 @@ pub fn micro_batch(arch: &Architecture, training: &Training, cp: f64) -> MicroBa
     };
     let layers = arch.layers() as f64;
     let shares = BLOCK_SCOPES.map(|scope| arch.blocks(scope) as f64 / layers);
-    MicroBatch { terms, checkpoint_per_block, shares, lead: untrained_lead(arch, training) }
+    MicroBatch { terms, checkpoint_per_block, shares, lead: untrained_lead(arch, training), entry_without_gradient: entry_without_gradient(arch, training) }
 }
 
 /// Micro-batches whose activations are alive at once on this pipeline stage, counted whole:
@@ -212,7 +229,8 @@ pub fn add_activations(mb: &MicroBatch, training: &Training, layout: &Layout, sp
                 Span::Blocks,
             ),
             Place::Block(scope) => {
-                let lead = if layout.first { mb.lead(scope) } else { 0.0 };
+                let entry = if term.input_gradient_only && mb.entry_without_gradient { 1.0 } else { 0.0 };
+                let lead = if layout.first { mb.lead(scope) + entry } else { 0.0 };
                 add(ledger, term.name, bytes * (layers * mb.share(scope) - lead).max(0.0), BLOCK_FORMULA, Span::Blocks)
             }
             Place::Input if layout.first => add(ledger, term.name, bytes, EDGE_FORMULA, Span::Input),

@@ -30,7 +30,7 @@ pub fn terms(r: &ResNetArch, training: &Training) -> Vec<ActTerm> {
     let pixel = if training.precision == Precision::Fp32 { F32 } else { HALF };
     let mut out = Vec::new();
     let mut push = |name: &'static str, bytes: f64| {
-        out.push(ActTerm { name, bytes, split: Split::Sequence, place: Place::Input, attention_core: false });
+        out.push(ActTerm { name, bytes, split: Split::Sequence, place: Place::Input, attention_core: false, input_gradient_only: false });
     };
     // BatchNorm input plus its per-channel fp32 statistics.
     let bn = |channels: u64, side: u64| x * b * channels as f64 * (side * side) as f64 + 2.0 * F32 * channels as f64;

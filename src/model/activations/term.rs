@@ -38,6 +38,10 @@ pub struct ActTerm {
     pub place: Place,
     /// Part of the attention core that selective recomputation drops (the 5as²b term).
     pub attention_core: bool,
+    /// Kept only to pass a gradient back to the block's input (a frozen norm's statistics, the
+    /// dropout masks of adapters reading the block input): the first block does not keep it
+    /// when nothing before it needs a gradient (`activations::entry_without_gradient`).
+    pub input_gradient_only: bool,
 }
 
 /// The quantities every term is written in.
@@ -91,10 +95,15 @@ impl LoraCtx {
 }
 
 pub fn push(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, split: Split, place: Place) {
-    out.push(ActTerm { name, bytes, split, place, attention_core: false });
+    out.push(ActTerm { name, bytes, split, place, attention_core: false, input_gradient_only: false });
+}
+
+/// A term kept only for the gradient of the block's input ([`ActTerm::input_gradient_only`]).
+pub fn push_input_gradient_only(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, split: Split, place: Place) {
+    out.push(ActTerm { name, bytes, split, place, attention_core: false, input_gradient_only: true });
 }
 
 /// A term of the attention core, which selective recomputation drops.
 pub fn push_core(out: &mut Vec<ActTerm>, name: &'static str, bytes: f64, place: Place) {
-    out.push(ActTerm { name, bytes, split: Split::Tensor, place, attention_core: true });
+    out.push(ActTerm { name, bytes, split: Split::Tensor, place, attention_core: true, input_gradient_only: false });
 }

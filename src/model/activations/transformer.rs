@@ -95,7 +95,8 @@ fn input_terms(t: &TransformerArch, training: &Training, c: &Ctx, out: &mut Vec<
                 // T5: the int64 relative-position buckets of each stack's first block.
                 push(out, "relative position buckets", INT64 * c.s * c.s_full * stacks, Split::Sequence, place);
             }
-            if t.rotary() {
+            // LitGPT's cos and sin are buffers sliced per forward (`Techniques::litgpt_modules`).
+            if t.rotary() && !training.techniques.litgpt_modules {
                 // Rotary cos and sin, shared by all blocks (fp32 under autocast); one pair per
                 // attention kind where the kinds' head widths differ (Gemma 4, measured in gemma4.json).
                 let bytes = if c.mixed { F32 } else { c.x };
