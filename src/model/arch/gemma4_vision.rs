@@ -31,7 +31,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::param::{LinearKind, ParamTensor, Scope, TpSplit};
-use super::tower::VisionTower;
 
 /// `Gemma4ImageProcessor.max_soft_tokens` (line 153): soft tokens per image at most, the
 /// default the reader assumes when the config does not say (`_SUPPORTED_SOFT_TOKENS`, line 29,
@@ -76,22 +75,33 @@ pub fn aspect_ratio_preserving_size(height: u64, width: u64, patch: u64, max_pat
     (th, tw)
 }
 
-impl VisionTower {
-    /// Gemma 4: the padded patches the tower reads per image (`max_soft_tokens · k²`) and the soft
-    /// tokens the language model reads (the image's real patches / k²).
-    pub(super) fn gemma4_tokens(&self, width: u64, height: u64) -> (u64, u64) {
-        let (k, p) = (self.merge.max(1), self.patch.max(1));
-        let max_patches = self.tokens_per_image * k * k;
-        let (th, tw) = aspect_ratio_preserving_size(height, width, p, max_patches, k);
-        (max_patches, (th / p) * (tw / p) / (k * k))
-    }
+/// The padded patches the tower reads per image of `width × height` px (`max_soft_tokens · k²`)
+/// and the soft tokens the language model reads (the image's real patches / k²), for patches of
+/// `patch` px pooled `kernel × kernel`.
+pub fn gemma4_tokens(width: u64, height: u64, patch: u64, kernel: u64, max_soft_tokens: u64) -> (u64, u64) {
+    let (k, p) = (kernel.max(1), patch.max(1));
+    let max_patches = max_soft_tokens * k * k;
+    let (th, tw) = aspect_ratio_preserving_size(height, width, p, max_patches, k);
+    (max_patches, (th / p) * (tw / p) / (k * k))
+}
 
+/// The shape the tensors are built from, `VisionTower`'s common fields.
+pub struct Gemma4Dims {
+    pub hidden: u64,
+    pub ffn: u64,
+    pub patch: u64,
+    pub layers: u64,
+    pub heads: u64,
+    pub text_hidden: u64,
+}
+
+impl Gemma4Vision {
     /// `Gemma4VisionModel` (`vision.*`) and `embed_vision` (`projector.*`).
-    pub(super) fn gemma4_tensors(&self, out: &mut Vec<ParamTensor>) {
+    pub fn param_tensors(&self, d: &Gemma4Dims, out: &mut Vec<ParamTensor>) {
         use TpSplit::Replicated;
         let s = Scope::Tower;
-        let (h, f, p, g) = (self.hidden, self.ffn, self.patch, self.gemma4);
-        let (qd, kvd) = (self.heads * g.head_dim, g.kv_heads * g.head_dim);
+        let (h, f, p, g) = (d.hidden, d.ffn, d.patch, self);
+        let (qd, kvd) = (d.heads * g.head_dim, g.kv_heads * g.head_dim);
         let v = |name: &'static str, n: u64| ParamTensor::vector(name, n, s, Replicated);
         out.push(ParamTensor::new("vision.patch_embedder.input_proj", &[h, 3 * p * p], s, Replicated));
         out.push(ParamTensor::new("vision.patch_embedder.position_embedding_table", &[2, g.position_rows, h], s, Replicated));
@@ -102,7 +112,7 @@ impl VisionTower {
         const GATE: &[LinearKind] = &[LinearKind::Gate];
         const UP: &[LinearKind] = &[LinearKind::Up];
         const DOWN: &[LinearKind] = &[LinearKind::Down];
-        for _ in 0..self.layers {
+        for _ in 0..d.layers {
             out.push(ParamTensor::tower_linear("vision.self_attn.q_proj", Q, qd, h));
             out.push(ParamTensor::tower_linear("vision.self_attn.k_proj", K, kvd, h));
             out.push(ParamTensor::tower_linear("vision.self_attn.v_proj", V, kvd, h));
@@ -116,7 +126,7 @@ impl VisionTower {
                 out.push(v(name, h));
             }
         }
-        out.push(ParamTensor::new("projector.embedding_projection", &[self.text_hidden, h], s, Replicated));
+        out.push(ParamTensor::new("projector.embedding_projection", &[d.text_hidden, h], s, Replicated));
     }
 }
 

@@ -65,7 +65,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
-use super::gemma4_vision::Gemma4Vision;
+use super::gemma4_vision::{gemma4_tokens, Gemma4Dims, Gemma4Vision};
 use super::llama4_tiles::llama4_tiles;
 use super::mllama_vision::{padded, MllamaDims, MllamaVision};
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
@@ -381,7 +381,7 @@ impl VisionTower {
             TowerKind::Mllama => (frames.max(1) * self.mllama_vision_tokens(), 0),
             // Every frame is one image of the padded patch budget (`gemma4_vision.rs`).
             TowerKind::Gemma4 => {
-                let (patches, tokens) = self.gemma4_tokens(width, height);
+                let (patches, tokens) = gemma4_tokens(width, height, self.patch, self.merge, self.tokens_per_image);
                 (frames.max(1) * patches, frames.max(1) * tokens)
             }
         }
@@ -506,7 +506,10 @@ impl VisionTower {
             TowerKind::InternVl => self.internvit_tensors(out),
             TowerKind::Llama4 => self.llama4_tensors(out),
             TowerKind::Mllama => self.mllama.param_tensors(&self.mllama_dims(), out),
-            TowerKind::Gemma4 => self.gemma4_tensors(out),
+            TowerKind::Gemma4 => {
+                let (hidden, ffn, patch, layers, heads, text_hidden) = (self.hidden, self.ffn, self.patch, self.layers, self.heads, self.text_hidden);
+                self.gemma4.param_tensors(&Gemma4Dims { hidden, ffn, patch, layers, heads, text_hidden }, out);
+            }
             TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
