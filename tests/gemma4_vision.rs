@@ -6,8 +6,11 @@
 //! tokens equal `Gemma4ImageProcessor`'s at ten image sizes for five processor settings, and a
 //! tiny tower's saved activations on CPU (fp32, one image of 96 × 96 and of 96 × 48 px: 630 padded
 //! patches, 64 and 55 soft tokens) are within 3 % for full fine-tuning, a frozen tower, LoRA on
-//! the language model, LoRA on the tower too, each with and without full checkpointing.
-//! `-- --nocapture` prints the table.
+//! the language model, LoRA on the tower too, each with and without full checkpointing, and at a
+//! budget of 1260 padded patches (full, tower LoRA). Measured: 14 cases exact to the byte, the
+//! four without checkpointing whose tower trains or carries adapters +0.0014 % to +0.0023 % (160
+//! bytes per 630 patches: the logsumexp of two blocks' two heads padded to 32 rows, as CUDA's
+//! memory-efficient kernel pads it, which CPU's does not). `-- --nocapture` prints the table.
 
 use headroom::import::hf_config::import_hf_config;
 use headroom::{estimate, Breakdown, Scenario};
@@ -78,7 +81,7 @@ const TOWER: [&str; 5] = [
 fn tower_activations_against_cpu_measurement() {
     let f = fixture();
     let cases = f["activations"].as_object().expect("activations");
-    assert_eq!(cases.len(), 16);
+    assert_eq!(cases.len(), 18);
     for (name, case) in cases {
         let mode = case["mode"].as_str().unwrap();
         let mut training = json!({"micro_batch": case["micro_batch"], "seq_len": case["text_tokens"], "precision": "fp32", "resolution": case["resolution"],
@@ -95,7 +98,7 @@ fn tower_activations_against_cpu_measurement() {
         let projector = term("projector input");
         let (mt, mp) = (case["tower_saved_bytes"].as_f64().unwrap(), case["projector_saved_bytes"].as_f64().unwrap());
         let error = if mt > 0.0 { 100.0 * (tower / mt - 1.0) } else { 0.0 };
-        println!("{name:34} tower measured {mt:>9} model {tower:>9} ({error:+.2} %)   projector measured {mp:>6} model {projector:>6}");
+        println!("{name:34} tower measured {mt:>9} model {tower:>9} ({error:+.4} %)   projector measured {mp:>6} model {projector:>6}");
         assert_eq!(projector, mp, "{name}: projector");
         if mt == 0.0 {
             assert_eq!(tower, 0.0, "{name}: tower");

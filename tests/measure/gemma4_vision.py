@@ -19,7 +19,8 @@ No network, nothing downloaded.
   checkpointed block's arguments counted when one of them requires grad), at two image sizes, for:
   full fine-tuning, a frozen tower (its weights; embed_vision trained), PEFT LoRA on the language
   model's linears (the tower and embed_vision frozen), PEFT LoRA on the tower's linears too; each
-  without and with gradient checkpointing (use_reentrant False).
+  without and with gradient checkpointing (use_reentrant False); and, at 96 x 96, full fine-tuning
+  and tower LoRA at max_soft_tokens 140 (1260 padded patches).
 Run: /work/venv/bin/python tests/measure/gemma4_vision.py
 """
 import json
@@ -112,10 +113,11 @@ def image_tokens():
     return cases
 
 
-def activation_case(mode, checkpointing, size):
+def activation_case(mode, checkpointing, size, soft_tokens=MAX_SOFT_TOKENS):
     h, w = size
+    cfg = {**TINY, "vision_config": {**TINY_VISION, "default_output_length": soft_tokens}}
     torch.manual_seed(0)
-    m = Gemma4ForConditionalGeneration(build(TINY))
+    m = Gemma4ForConditionalGeneration(build(cfg))
     m.train()
     if checkpointing:
         m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -126,7 +128,7 @@ def activation_case(mode, checkpointing, size):
     elif mode == "lora-tower":
         m = peft.get_peft_model(m, peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0,
                                                    target_modules=f"({LM_LINEARS})|({TOWER_LINEARS})"))
-    out = process(h, w, TINY_VISION["patch_size"], TINY_VISION["pooling_kernel_size"], MAX_SOFT_TOKENS)
+    out = process(h, w, TINY_VISION["patch_size"], TINY_VISION["pooling_kernel_size"], soft_tokens)
     soft = int(out["num_soft_tokens_per_image"][0])
     text = torch.randint(10, 400, (1, 32))
     ids = torch.cat([torch.tensor([[501]]), torch.full((1, soft), 500), torch.tensor([[502]]), text], dim=1)
@@ -140,8 +142,9 @@ def activation_case(mode, checkpointing, size):
     tower = [e for e in entries if "vision_tower" in e["module"]]
     projector = [e for e in entries if "embed_vision" in e["module"]]
     pos = out["image_position_ids"][0]
-    key = f"gemma4@{w}x{h}-{mode}{'-ckpt' if checkpointing else ''}"
-    case = {"config": TINY, "resolution": [w, h], "max_soft_tokens": MAX_SOFT_TOKENS,
+    budget = "" if soft_tokens == MAX_SOFT_TOKENS else f"-soft{soft_tokens}"
+    key = f"gemma4@{w}x{h}{budget}-{mode}{'-ckpt' if checkpointing else ''}"
+    case = {"config": cfg, "resolution": [w, h], "max_soft_tokens": soft_tokens,
             "patches": int(out["pixel_values"].shape[1]), "real_patches": int((pos != -1).all(dim=-1).sum()),
             "image_tokens": soft, "text_tokens": int(ids.shape[1]) - soft, "micro_batch": 1, "precision": "fp32",
             "mode": mode, "checkpointing": "full" if checkpointing else "none", "lora_rank": 4,
@@ -162,6 +165,10 @@ def activations():
             for checkpointing in (False, True):
                 key, case = activation_case(mode, checkpointing, size)
                 out[key] = case
+    # A budget twice as large (1260 padded patches): the blocks' masks grow with its square.
+    for mode in ("full", "lora-tower"):
+        key, case = activation_case(mode, False, (96, 96), soft_tokens=140)
+        out[key] = case
     return out
 
 
