@@ -118,3 +118,20 @@ fn reader_refuses_unsupported_soft_tokens() {
     let warnings = import_hf_config(&plain).expect("import").warnings;
     assert!(warnings.iter().any(|w| w.contains("max_soft_tokens, 280")), "{warnings:?}");
 }
+
+/// PEFT refuses plain target names on Gemma 4's tower (`Gemma4ClippableLinear` wraps the
+/// `nn.Linear`) and "all-linear" adapts the tower's linears and its patch embedder (the fixture's
+/// `peft_targets`): the plan says so for a named list and for every kind.
+#[test]
+fn lora_notes_say_what_peft_does_with_the_tower() {
+    let f = fixture();
+    assert!(f["peft_targets"]["plain_names"].as_str().unwrap().contains("Gemma4ClippableLinear"));
+    assert!(f["peft_targets"]["all_linear_tower_names"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().ends_with("input_proj")));
+    let config = &f["params"]["gemma4@tiny"]["config"];
+    let notes = |targets: Value| breakdown(config, json!({"micro_batch": 1, "seq_len": 64, "precision": "bf16-mixed", "lora": {"rank": 8, "targets": targets}})).warnings;
+    let named = notes(json!(["q", "v"]));
+    assert!(named.iter().any(|w| w.contains("refuses a target_modules name")), "{named:?}");
+    // Every kind: PEFT's "all-linear".
+    let all = notes(json!(["q", "k", "v", "o", "gate", "up", "down", "add-q", "add-k", "add-v", "add-o", "mixer-in", "mixer-gates", "x-proj", "dt-proj", "mixer-out"]));
+    assert!(all.iter().any(|w| w.contains("\"all-linear\" adapts the tower's linears")), "{all:?}");
+}

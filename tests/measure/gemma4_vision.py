@@ -21,6 +21,9 @@ No network, nothing downloaded.
   model's linears (the tower and embed_vision frozen), PEFT LoRA on the tower's linears too; each
   without and with gradient checkpointing (use_reentrant False); and, at 96 x 96, full fine-tuning
   and tower LoRA at max_soft_tokens 140 (1260 padded patches).
+- peft_targets: PEFT LoraConfig with target_modules ["q_proj", "k_proj", "v_proj", "o_proj"]
+  (refused: the tower's are Gemma4ClippableLinear wrappers) and "all-linear" (the tower's
+  linears adapted, its patch embedder's input_proj included).
 Run: /work/venv/bin/python tests/measure/gemma4_vision.py
 """
 import json
@@ -158,6 +161,23 @@ def activation_case(mode, checkpointing, size, soft_tokens=MAX_SOFT_TOKENS):
     return key, case
 
 
+def peft_targets():
+    """What PEFT does with plain target names and with "all-linear" on the tiny model: the
+    tower's linears are Gemma4ClippableLinear wrappers around an nn.Linear (`.linear`)."""
+    out = {}
+    try:
+        peft.get_peft_model(Gemma4ForConditionalGeneration(build(TINY)),
+                            peft.LoraConfig(r=4, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]))
+        out["plain_names"] = "accepted"
+    except ValueError as e:
+        out["plain_names"] = str(e).split("\n")[0]
+    pm = peft.get_peft_model(Gemma4ForConditionalGeneration(build(TINY)), peft.LoraConfig(r=4, target_modules="all-linear"))
+    tower = [n[:-len(".lora_A")] for n, _ in pm.named_modules() if n.endswith(".lora_A") and "vision_tower" in n]
+    out["all_linear_tower_modules"] = len(tower)
+    out["all_linear_tower_names"] = sorted({n.split("vision_tower.")[1].split(".", 1)[0] + ":" + n.rsplit(".", 2)[-2] + "." + n.rsplit(".", 1)[-1] for n in tower})
+    return out
+
+
 def activations():
     out = {}
     for size in ((96, 96), (48, 96)):
@@ -181,7 +201,7 @@ def main():
                        "gemma4@tiny-audio": params({**TINY, "audio_config": {"model_type": "gemma4_audio", "hidden_size": 32,
                                                                              "num_hidden_layers": 1, "num_attention_heads": 2,
                                                                              "output_proj_dims": 48}})},
-            "image_tokens": image_tokens(), "activations": activations()}
+            "image_tokens": image_tokens(), "peft_targets": peft_targets(), "activations": activations()}
     for k, v in data["params"].items():
         print(k, v["param_count"], v["param_count_by_part"], v["audio_params"])
     with open(OUT, "w") as f:
