@@ -1,5 +1,5 @@
 //! Vision-language wrappers: the `vision_config` (and the wrapper's projector keys) of a
-//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma, LLaVA, Idefics3 or SmolVLM config → a [`VisionTower`] beside the language model that
+//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma, LLaVA, Idefics3, SmolVLM, InternVL, Llama 4 or Gemma 4 config → a [`VisionTower`] beside the language model that
 //! `hf_config.rs` reads from the text part. Defaults are those of transformers 5.25's
 //! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`), the
 //! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`) and

@@ -60,7 +60,8 @@
 //! within `min_pixels`/`max_pixels` (`image_processing_qwen2_vl.py` `smart_resize`),
 //! SigLIP and CLIP resize to their own square `image_size`, Idefics3 and SmolVLM split the
 //! image into tiles of `image_size` px plus a global view, InternVL into the tile grid closest to
-//! its aspect ratio plus a thumbnail (`tiling.rs`).
+//! its aspect ratio plus a thumbnail (`tiling.rs`), Gemma 4 into its patch budget, padded to it
+//! (`gemma4_vision.rs`).
 
 use serde::{Deserialize, Serialize};
 
