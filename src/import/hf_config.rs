@@ -532,6 +532,14 @@ fn generic_moe(c: &Keys, t: &crate::model::arch::TransformerArch) -> Result<Opti
     Ok(Some(MoePart { experts, top_k: top_k.min(experts), expert_ffn, shared_ffn, first_dense, every, ..MoePart::default() }))
 }
 
+/// Gemma 4's audio tower, left out of the count: `Gemma4Model` builds `audio_tower`
+/// (`Gemma4AudioModel`) and `embed_audio` when `audio_config` is set (`modeling_gemma4.py` lines
+/// 2230–2249); `None` when it is not.
+fn gemma4_audio_left_out(model_type: &str, map: &Map<String, Value>) -> Option<String> {
+    (model_type == "gemma4" && map.get("audio_config").is_some_and(Value::is_object))
+        .then(|| "the audio tower (Gemma4AudioModel, audio_config) and its embedder (embed_audio) are not counted".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,12 +627,4 @@ mod tests {
         assert!(v.warnings[0].contains("vision tower and projector are counted"), "{:?}", v.warnings);
         assert!(v.arch.param_count() > i.arch.param_count() + 4.0e8);
     }
-}
-
-/// Gemma 4's audio tower, left out of the count: `Gemma4Model` builds `audio_tower`
-/// (`Gemma4AudioModel`) and `embed_audio` when `audio_config` is set (`modeling_gemma4.py` lines
-/// 2230–2249); `None` when it is not.
-fn gemma4_audio_left_out(model_type: &str, map: &Map<String, Value>) -> Option<String> {
-    (model_type == "gemma4" && map.get("audio_config").is_some_and(Value::is_object))
-        .then(|| "the audio tower (Gemma4AudioModel, audio_config) and its embedder (embed_audio) are not counted".to_string())
 }
