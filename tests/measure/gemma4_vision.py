@@ -20,7 +20,7 @@ No network, nothing downloaded.
   full fine-tuning, a frozen tower (its weights; embed_vision trained), PEFT LoRA on the language
   model's linears (the tower and embed_vision frozen), PEFT LoRA on the tower's linears too; each
   without and with gradient checkpointing (use_reentrant False); and, at 96 x 96, full fine-tuning
-  and tower LoRA at max_soft_tokens 140 (1260 padded patches).
+  and tower LoRA at max_soft_tokens 140 (1260 padded patches), and in pure bf16.
 - peft_targets: PEFT LoraConfig with target_modules ["q_proj", "k_proj", "v_proj", "o_proj"]
   (refused: the tower's are Gemma4ClippableLinear wrappers) and "all-linear" (the tower's
   linears adapted, its patch embedder's input_proj included).
@@ -116,11 +116,13 @@ def image_tokens():
     return cases
 
 
-def activation_case(mode, checkpointing, size, soft_tokens=MAX_SOFT_TOKENS):
+def activation_case(mode, checkpointing, size, soft_tokens=MAX_SOFT_TOKENS, bf16=False):
     h, w = size
     cfg = {**TINY, "vision_config": {**TINY_VISION, "default_output_length": soft_tokens}}
     torch.manual_seed(0)
     m = Gemma4ForConditionalGeneration(build(cfg))
+    if bf16:
+        m = m.to(torch.bfloat16)
     m.train()
     if checkpointing:
         m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -140,16 +142,17 @@ def activation_case(mode, checkpointing, size, soft_tokens=MAX_SOFT_TOKENS):
     if checkpointing:
         hold_checkpoint_inputs(m, rec, stack)
     with rec.hooks():
-        loss = m(input_ids=ids, labels=ids, pixel_values=out["pixel_values"], image_position_ids=out["image_position_ids"]).loss
+        pixels = out["pixel_values"].to(torch.bfloat16 if bf16 else torch.float32)
+        loss = m(input_ids=ids, labels=ids, pixel_values=pixels, image_position_ids=out["image_position_ids"]).loss
     entries = [e for e in rec.entries.values() if e["module"]]
     tower = [e for e in entries if "vision_tower" in e["module"]]
     projector = [e for e in entries if "embed_vision" in e["module"]]
     pos = out["image_position_ids"][0]
     budget = "" if soft_tokens == MAX_SOFT_TOKENS else f"-soft{soft_tokens}"
-    key = f"gemma4@{w}x{h}{budget}-{mode}{'-ckpt' if checkpointing else ''}"
+    key = f"gemma4@{w}x{h}{budget}{'-bf16' if bf16 else ''}-{mode}{'-ckpt' if checkpointing else ''}"
     case = {"config": cfg, "resolution": [w, h], "max_soft_tokens": soft_tokens,
             "patches": int(out["pixel_values"].shape[1]), "real_patches": int((pos != -1).all(dim=-1).sum()),
-            "image_tokens": soft, "text_tokens": int(ids.shape[1]) - soft, "micro_batch": 1, "precision": "fp32",
+            "image_tokens": soft, "text_tokens": int(ids.shape[1]) - soft, "micro_batch": 1, "precision": "bf16" if bf16 else "fp32",
             "mode": mode, "checkpointing": "full" if checkpointing else "none", "lora_rank": 4,
             "attention": str(m.config.vision_config._attn_implementation) if hasattr(m.config, "vision_config") else None,
             "tower_saved_bytes": sum(e["nbytes"] for e in tower), "projector_saved_bytes": sum(e["nbytes"] for e in projector),
@@ -188,6 +191,10 @@ def activations():
     # A budget twice as large (1260 padded patches): the blocks' masks grow with its square.
     for mode in ("full", "lora-tower"):
         key, case = activation_case(mode, False, (96, 96), soft_tokens=140)
+        out[key] = case
+    # Pure bf16 (`model.to(torch.bfloat16)`, bf16 pixels): the norms' fp32 copies, a bf16 mask.
+    for mode in ("full", "lora-tower"):
+        key, case = activation_case(mode, False, (96, 96), bf16=True)
         out[key] = case
     return out
 
