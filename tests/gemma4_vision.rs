@@ -137,3 +137,15 @@ fn lora_notes_say_what_peft_does_with_the_tower() {
     let all = notes(json!(["q", "k", "v", "o", "gate", "up", "down", "add-q", "add-k", "add-v", "add-o", "mixer-in", "mixer-gates", "x-proj", "dt-proj", "mixer-out"]));
     assert!(all.iter().any(|w| w.contains("\"all-linear\" adapts the tower's linears")), "{all:?}");
 }
+
+/// A video's frames are read at `Gemma4VideoProcessor`'s budget, 70 soft tokens (630 padded
+/// patches) each, whatever the image budget: a 768 × 768 frame is resized by
+/// √(630 · 256 / 768²) = 0.523 to 401.6 px, rounded down to 8 cells of 48 px, 384: 24² / 9 = 64
+/// soft tokens; as an image at 280 it stays 768 px, 48² / 9 = 256.
+#[test]
+fn video_frames_use_the_video_budget() {
+    let config = json!({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}, "vision_config": {"default_output_length": 280}});
+    let tower = import_hf_config(&config).expect("import").arch.transformer().and_then(|t| t.tower.clone()).expect("tower");
+    assert_eq!(tower.tokens(768, 768, 1), (2520, 256));
+    assert_eq!(tower.tokens(768, 768, 8), (8 * 630, 8 * 64));
+}

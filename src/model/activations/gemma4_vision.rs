@@ -121,8 +121,9 @@ pub fn tower_terms(tower: &VisionTower, training: &Training, c: &Ctx, out: &mut 
         embedder += pixel * rows * (3 * tower.patch * tower.patch) as f64 + 2.0 * INT64 * rows;
     }
     push(out, "vision tower patch-embedding input (pixels)", embedder, Split::Sequence, Place::Input);
-    // The pooling weights (fp32, patches × budget per image) and the soft-token mask.
-    let budget = tower.tokens_per_image as f64;
+    // The pooling weights (fp32, patches × budget per image) and the soft-token mask; the budget
+    // is the padded patches over k² (a video frame's is the video processor's).
+    let budget = per_image / (k * k);
     let pool = if k > 1.0 { F32 * rows * budget } else { 0.0 };
     let picked = BOOL * c.b * images * if k > 1.0 { budget } else { per_image };
     push(out, "vision tower pooler", pool + picked, Split::Sequence, Place::Input);

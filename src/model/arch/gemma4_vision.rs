@@ -26,7 +26,9 @@
 //! patches, the padding masked out of attention; the pooler averages `k × k` patches into one
 //! soft token and drops the padding's (lines 2092–2102), so the language model reads
 //! `real patches / k²` soft tokens (`processing_gemma4.py` `_get_num_multimodal_tokens`, lines
-//! 264–274).
+//! 264–274). A video's frames are images at the video processor's budget, 70 soft tokens
+//! (`video_processing_gemma4.py` line 168), each padded alike; the timestamps and the
+//! begin/end-of-image tokens around each frame's soft tokens are text, not counted here.
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +39,10 @@ use super::param::{LinearKind, ParamTensor, Scope, TpSplit};
 /// are the values the processor accepts).
 pub const DEFAULT_SOFT_TOKENS: u64 = 280;
 pub const SUPPORTED_SOFT_TOKENS: [u64; 5] = [70, 140, 280, 560, 1120];
+
+/// `Gemma4VideoProcessor.max_soft_tokens` (`video_processing_gemma4.py` line 168): each frame of a
+/// video is one image at this budget (lines 124–134 patchify every frame alike).
+pub const GEMMA4_VIDEO_SOFT_TOKENS: u64 = 70;
 
 /// The Gemma 4-only shape of the vision model (`Gemma4VisionConfig`, `configuration_gemma4.py`
 /// lines 266–313).

@@ -66,7 +66,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
-use super::gemma4_vision::{gemma4_tokens, Gemma4Dims, Gemma4Vision};
+use super::gemma4_vision::{gemma4_tokens, Gemma4Dims, Gemma4Vision, GEMMA4_VIDEO_SOFT_TOKENS};
 use super::llama4_tiles::llama4_tiles;
 use super::mllama_vision::{padded, MllamaDims, MllamaVision};
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
@@ -380,9 +380,11 @@ impl VisionTower {
             // Every tile of every image, padding tiles included; the language model reads them
             // through its cross-attention layers, not as tokens of its sequence.
             TowerKind::Mllama => (frames.max(1) * self.mllama_vision_tokens(), 0),
-            // Every frame is one image of the padded patch budget (`gemma4_vision.rs`).
+            // An image is the padded patch budget; a video's every frame is one at the video
+            // processor's own budget (`gemma4_vision.rs`).
             TowerKind::Gemma4 => {
-                let (patches, tokens) = gemma4_tokens(width, height, self.patch, self.merge, self.tokens_per_image);
+                let budget = if frames > 1 { GEMMA4_VIDEO_SOFT_TOKENS } else { self.tokens_per_image };
+                let (patches, tokens) = gemma4_tokens(width, height, self.patch, self.merge, budget);
                 (frames.max(1) * patches, frames.max(1) * tokens)
             }
         }
