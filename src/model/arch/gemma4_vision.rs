@@ -19,14 +19,14 @@
 //! transformers on the meta device in `tests/fixtures/measured/gemma4_vision.json`.
 //!
 //! Per image the processor (`image_processing_gemma4.py`, `Gemma4ImageProcessor`, lines
-//! 142–271) resizes to the largest size with the aspect ratio kept that has at most
+//! 136–274) resizes to the largest size with the aspect ratio kept that has at most
 //! `max_patches = max_soft_tokens · pooling_kernel_size²` patches and sides that are multiples of
-//! `pooling_kernel_size · patch_size` (`get_aspect_ratio_preserving_size`, lines 32–85), then
-//! pads the patches to `max_patches` (lines 245–252): the tower always reads `max_patches`
+//! `pooling_kernel_size · patch_size` (`get_aspect_ratio_preserving_size`, lines 33–84), then
+//! pads the patches to `max_patches` (line 261): the tower always reads `max_patches`
 //! patches, the padding masked out of attention; the pooler averages `k × k` patches into one
-//! soft token and drops the padding's (lines 2092–2102), so the language model reads
+//! soft token and drops the padding's (lines 2098–2106), so the language model reads
 //! `real patches / k²` soft tokens (`processing_gemma4.py` `_get_num_multimodal_tokens`, lines
-//! 264–274). A video's frames are images at the video processor's budget, 70 soft tokens
+//! 262–274). A video's frames are images at the video processor's budget, 70 soft tokens
 //! (`video_processing_gemma4.py` line 168), each padded alike; the timestamps and the
 //! begin/end-of-image tokens around each frame's soft tokens are text, not counted here.
 
@@ -34,14 +34,14 @@ use serde::{Deserialize, Serialize};
 
 use super::param::{LinearKind, ParamTensor, Scope, TpSplit};
 
-/// `Gemma4ImageProcessor.max_soft_tokens` (line 153): soft tokens per image at most, the
+/// `Gemma4ImageProcessor.max_soft_tokens` (`image_processing_gemma4.py` line 147): soft tokens per image at most, the
 /// default the reader assumes when the config does not say (`_SUPPORTED_SOFT_TOKENS`, line 29,
 /// are the values the processor accepts).
 pub const DEFAULT_SOFT_TOKENS: u64 = 280;
 pub const SUPPORTED_SOFT_TOKENS: [u64; 5] = [70, 140, 280, 560, 1120];
 
 /// `Gemma4VideoProcessor.max_soft_tokens` (`video_processing_gemma4.py` line 168): each frame of a
-/// video is one image at this budget (lines 124–134 patchify every frame alike).
+/// video is one image at this budget (`convert_video_to_patches`, lines 122–135, patchifies every frame alike).
 pub const GEMMA4_VIDEO_SOFT_TOKENS: u64 = 70;
 
 /// The Gemma 4-only shape of the vision model (`Gemma4VisionConfig`, `configuration_gemma4.py`
@@ -57,7 +57,7 @@ pub struct Gemma4Vision {
     pub position_rows: u64,
 }
 
-/// `get_aspect_ratio_preserving_size` (`image_processing_gemma4.py` lines 32–85): the
+/// `get_aspect_ratio_preserving_size` (`image_processing_gemma4.py` lines 33–84): the
 /// `(height, width)` an image of `height × width` px is resized to. transformers raises where
 /// both sides round to zero (a budget under one pooling cell); one cell is returned then.
 pub fn aspect_ratio_preserving_size(height: u64, width: u64, patch: u64, max_patches: u64, kernel: u64) -> (u64, u64) {
