@@ -40,11 +40,10 @@
 //! Measured on CPU for a tiny tower in fp32 at two image sizes and two budgets, and in pure bf16,
 //! in `tests/fixtures/measured/gemma4_vision.json` (`tests/gemma4_vision.rs`). This follows the
 //! installed transformers 5.25; another version of `modeling_gemma4.py` (a stored snapshot of the
-//! repository, commit 0246b4f)
-//! differs where it matters here: its patch embedder multiplies a one-hot of the positions by the
-//! table (`one_hot @ position_embedding_table`), which would keep a `[2, patches,
-//! position_embedding_size]` one-hot per image for the table's gradient, and its pooler returns
-//! the working dtype rather than fp32.
+//! repository, commit 0246b4f) differs where it matters here: its patch embedder multiplies a
+//! one-hot of the positions by the table (`one_hot @ position_embedding_table`), which would keep a
+//! `[2, patches, position_embedding_size]` one-hot per image for the table's gradient, and its
+//! pooler returns the working dtype rather than fp32.
 
 use super::block::block_terms;
 use super::norm::{norm_saved, residual_norm, weight_operand};
