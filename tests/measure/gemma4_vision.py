@@ -28,6 +28,7 @@ Run: /work/venv/bin/python tests/measure/gemma4_vision.py
 """
 import json
 import os
+import re
 import sys
 
 import peft
@@ -156,8 +157,9 @@ def activation_case(mode, checkpointing, size, soft_tokens=MAX_SOFT_TOKENS, bf16
             "mode": mode, "checkpointing": "full" if checkpointing else "none", "lora_rank": 4,
             "attention": str(m.config.vision_config._attn_implementation) if hasattr(m.config, "vision_config") else None,
             "tower_saved_bytes": sum(e["nbytes"] for e in tower), "projector_saved_bytes": sum(e["nbytes"] for e in projector),
-            "listing": [{"module": e["module"], "shape": e["shape"], "dtype": e["dtype"], "nbytes": e["nbytes"], "via": e["via"],
-                         "grad_fn": e["grad_fn"]} for e in tower + projector]}
+            # Block 0's tensors and those outside the blocks (the other block repeats block 0's).
+            "listing": [{"module": e["module"].split("model.", 1)[-1], "shape": e["shape"], "dtype": e["dtype"], "nbytes": e["nbytes"],
+                         "via": e["via"]} for e in tower + projector if not re.search(r"layers\.[1-9]", e["module"])]}
     print(key, case["patches"], case["real_patches"], soft, case["tower_saved_bytes"], case["projector_saved_bytes"], flush=True)
     loss.backward()
     stack.remove()
