@@ -340,15 +340,23 @@ fn import(config: &Value, readers: Readers) -> Result<Imported, InputError> {
                     imported.model_type
                 ),
             );
+            if let Some(audio) = gemma4_audio_left_out(&model_type, map) {
+                imported.warnings.insert(1, format!("\"{model_type}\": {audio}"));
+            }
             return Ok(imported);
         }
         // Gemma 3n's wrapper also holds a Conformer audio tower and both towers' embedders
         // (`Gemma3nModel.__init__`, `modeling_gemma3n.py` lines 1917–1926).
-        // Gemma 4's wrapper holds a vision tower, an optional audio tower and their embedders
-        // (`Gemma4Model.__init__`, `modeling_gemma4.py` lines 2230–2249).
+        // Gemma 4's wrapper without a `vision_config` builds no vision tower (`Gemma4Model.__init__`,
+        // `modeling_gemma4.py` lines 2230–2249); its audio tower is not counted.
+        let gemma4_left_out = if model_type == "gemma4" {
+            Some(gemma4_audio_left_out(&model_type, map).unwrap_or_else(|| "it sets neither vision_config nor audio_config, so Gemma4Model builds no tower".to_string()))
+        } else {
+            None
+        };
         let left_out = match model_type.as_str() {
             "gemma3n" => "the vision tower (MobileNetV5), the audio tower (Conformer) and their embedders are not",
-            "gemma4" => "the vision tower (Gemma4VisionModel, when vision_config is set), the audio tower (Gemma4AudioModel, when audio_config is set) and their embedders are not",
+            "gemma4" => gemma4_left_out.as_deref().unwrap_or_default(),
             _ => "the vision tower is not",
         };
         imported.warnings.insert(0, format!("\"{model_type}\" is multimodal: only its text model ({}) is counted; {left_out}", imported.model_type));
@@ -522,6 +530,14 @@ fn generic_moe(c: &Keys, t: &crate::model::arch::TransformerArch) -> Result<Opti
         (first_dense, every) = families::moe_layer_rule("mlp_layer_types", &sparse, t.layers).ok().flatten().unwrap_or((t.layers - sparse.len() as u64, 1));
     }
     Ok(Some(MoePart { experts, top_k: top_k.min(experts), expert_ffn, shared_ffn, first_dense, every, ..MoePart::default() }))
+}
+
+/// Gemma 4's audio tower, left out of the count: `Gemma4Model` builds `audio_tower`
+/// (`Gemma4AudioModel`) and `embed_audio` when `audio_config` is set (`modeling_gemma4.py` lines
+/// 2230–2249); `None` when it is not.
+fn gemma4_audio_left_out(model_type: &str, map: &Map<String, Value>) -> Option<String> {
+    (model_type == "gemma4" && map.get("audio_config").is_some_and(Value::is_object))
+        .then(|| "the audio tower (Gemma4AudioModel, audio_config) and its embedder (embed_audio) are not counted".to_string())
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! Vision-language wrappers: the `vision_config` (and the wrapper's projector keys) of a
-//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma, LLaVA, Idefics3 or SmolVLM config → a [`VisionTower`] beside the language model that
+//! Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma, LLaVA, Idefics3, SmolVLM, InternVL, Llama 4 or Gemma 4 config → a [`VisionTower`] beside the language model that
 //! `hf_config.rs` reads from the text part. Defaults are those of transformers 5.25's
 //! `Qwen2_5_VLVisionConfig`, `Qwen3VLVisionConfig`, `SiglipVisionConfig` (inside `Gemma3Config`), the
 //! `CLIPVisionConfig` `LlavaConfig` builds when none is given (`configuration_llava.py`) and
 //! `Idefics3VisionConfig` / `SmolVLMVisionConfig` (`configuration_idefics3.py`, `configuration_smolvlm.py`)
 //! and `InternVLVisionConfig` (`configuration_internvl.py`); LLaVA-NeXT is LLaVA's CLIP with
 //! `image_grid_pinpoints` (`configuration_llava_next.py`); Llama 4's are `Llama4VisionConfig`'s
-//! (`configuration_llama4.py`);
+//! (`configuration_llama4.py`); Gemma 4's are `Gemma4VisionConfig`'s (`configuration_gemma4.py`
+//! lines 266–313);
 //! counts are checked against transformers in `tests/fixtures/measured/vlm_params.json`.
 
 use serde_json::{Map, Value};
@@ -34,14 +35,15 @@ pub fn has_tower(model_type: &str) -> bool {
             | "llava_next"
             | "llama4"
             | "mllama"
+            | "gemma4"
     )
 }
 
 /// `tie_word_embeddings` of the wrapper's configuration class when `config.json` leaves it
-/// out (transformers 5.25: `Gemma3Config`, `PaliGemmaConfig` and `InternVLConfig` tie,
-/// the others do not).
+/// out (transformers 5.25: `Gemma3Config`, `PaliGemmaConfig`, `InternVLConfig` and
+/// `Gemma4Config` tie, the others do not).
 pub fn ties_by_default(model_type: &str) -> bool {
-    matches!(model_type, "gemma3" | "paligemma" | "internvl")
+    matches!(model_type, "gemma3" | "paligemma" | "internvl" | "gemma4")
 }
 
 /// The tower and projector of `config` (a `model_type` for which [`has_tower`] holds),
@@ -106,6 +108,7 @@ pub fn tower(model_type: &str, config: &Map<String, Value>, text_hidden: u64) ->
         "internvl" => internvl(&c, &top, text_hidden)?,
         "llama4" => llama4(&c, text_hidden).map_err(within)?,
         "mllama" => super::mllama::tower(&c, text_hidden).map_err(within)?,
+        "gemma4" => gemma4(&c, text_hidden).map_err(within)?,
         "idefics3" | "smolvlm" => {
             let merge = top.uint("scale_factor", 2)?;
             idefics3(&c, merge, text_hidden).map_err(within)?
@@ -328,5 +331,48 @@ fn clip(c: &Keys, top: &Keys, model_type: &str, text_hidden: u64) -> Result<Visi
         image_size: c.uint("image_size", 336).map_err(within)?,
         pinpoints,
         ..VisionTower::base(TowerKind::Clip, text_hidden)
+    })
+}
+
+/// Gemma 4's vision model (`Gemma4VisionConfig`'s defaults: 768 wide, 16 blocks, 12 heads and 12
+/// key/value heads of 64, 3072 MLP, 16-px patches, a 3 × 3 pooling kernel, 10,240 position rows).
+/// The soft tokens per image are the image processor's `max_soft_tokens`, which `config.json`
+/// proper does not hold: the Hub configs' `vision_config.default_output_length` is read when
+/// present, else `Gemma4ImageProcessor`'s default (280) is used, and said. Only the
+/// `gelu_pytorch_tanh` MLP (the class default) is modelled.
+fn gemma4(c: &Keys, text_hidden: u64) -> Result<VisionTower, InputError> {
+    use crate::model::arch::gemma4_vision::{Gemma4Vision, DEFAULT_SOFT_TOKENS, SUPPORTED_SOFT_TOKENS};
+    let soft_tokens = match c.get("default_output_length") {
+        Some(v) => v
+            .as_u64()
+            .filter(|n| SUPPORTED_SOFT_TOKENS.contains(n))
+            .ok_or_else(|| InputError::new("default_output_length", format!("must be one of the image processor's max_soft_tokens, {SUPPORTED_SOFT_TOKENS:?}, got {v}")))?,
+        None => {
+            c.note(format!(
+                "vision_config.default_output_length not set: the image processor's default max_soft_tokens, {DEFAULT_SOFT_TOKENS} soft tokens per image ({DEFAULT_SOFT_TOKENS} · pooling_kernel_size² padded patches), is used; set it to the preprocessor_config.json's max_soft_tokens"
+            ));
+            DEFAULT_SOFT_TOKENS
+        }
+    };
+    let activation = c.text("hidden_activation", "gelu_pytorch_tanh")?;
+    if activation != "gelu_pytorch_tanh" {
+        return Err(InputError::new(
+            "hidden_activation",
+            format!("only \"gelu_pytorch_tanh\" is modelled for Gemma 4's vision MLP, got \"{}\"", crate::safe_text::quoted(&activation)),
+        ));
+    }
+    let heads = c.uint("num_attention_heads", 12)?;
+    Ok(VisionTower {
+        hidden: c.uint("hidden_size", 768)?,
+        layers: c.uint("num_hidden_layers", 16)?,
+        heads,
+        ffn: c.uint("intermediate_size", 3072)?,
+        patch: c.uint("patch_size", 16)?,
+        // `Gemma4VisionPatchEmbedder.input_proj` reads three channels whatever the config says.
+        channels: 3,
+        merge: c.uint("pooling_kernel_size", 3)?,
+        tokens_per_image: soft_tokens,
+        gemma4: Gemma4Vision { kv_heads: c.uint("num_key_value_heads", 12)?, head_dim: c.uint("head_dim", 64)?, position_rows: c.uint("position_embedding_size", 10_240)? },
+        ..VisionTower::base(TowerKind::Gemma4, text_hidden)
     })
 }

@@ -3,9 +3,9 @@
 //! vision tower left frozen whose modules PEFT would match by name all the same, and PEFT on
 //! transformers 5's fused experts (`arch/moe_peft.rs`): experts it does not reach, experts it
 //! wraps, and MLP linears its conversion leaves without adapters; fused experts bitsandbytes'
-//! QLoRA leaves unquantised.
+//! QLoRA leaves unquantised; Gemma 4's tower linears, which PEFT reaches only inside their wrapper.
 
-use super::arch::{Architecture, LinearKind, MoePart, ParamTensor, PeftConversion, Scope};
+use super::arch::{Architecture, LinearKind, MoePart, ParamTensor, PeftConversion, Scope, TowerKind};
 use super::inputs::{Lora, LoraBase, MixerKernels, Mode, Nf4Quantizer, Training};
 use super::lora_reach::{all_linear, named};
 
@@ -30,7 +30,16 @@ pub fn lora_notes(training: &Training, arch: &Architecture, tensors: &[ParamTens
             ));
         }
     }
-    if !l.vision_tower {
+    let gemma4 = arch.transformer().and_then(|t| t.tower.as_ref()).is_some_and(|t| t.kind == TowerKind::Gemma4);
+    if gemma4 && tensors.iter().filter(|t| t.scope == Scope::Tower).any(|t| targeted(&t)) {
+        // Measured with PEFT 0.21 on transformers 5.25's Gemma4ForConditionalGeneration
+        // (`modeling_gemma4.py` lines 167–193: `Gemma4ClippableLinear` holds the `nn.Linear`).
+        notes.push(if all_linear(&l.targets) {
+            "Gemma 4's vision tower: PEFT's \"all-linear\" adapts the tower's linears (inside each Gemma4ClippableLinear, `….linear`) and its patch embedder's input_proj whatever training.lora.vision_tower says; exclude them (exclude_modules) to keep the tower frozen".to_string()
+        } else {
+            "Gemma 4's vision tower wraps each linear in a Gemma4ClippableLinear (the nn.Linear is its `.linear`): PEFT 0.21 refuses a target_modules name that matches the wrapper (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj: \"Target module Gemma4ClippableLinear(…) is not supported\"); name the language model's modules by a regex, and the tower's as `….linear` with training.lora.vision_tower".to_string()
+        });
+    } else if !l.vision_tower {
         // PEFT matches `target_modules` by the module's last name.
         let mut names: Vec<&str> = Vec::new();
         for name in tensors.iter().filter(|t| t.scope == Scope::Tower).filter(targeted).filter_map(|t| t.name.rsplit('.').next()) {

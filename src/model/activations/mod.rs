@@ -20,6 +20,7 @@ mod block;
 mod compile;
 mod cross_attention;
 mod diffusion;
+mod gemma4_vision;
 mod lora;
 mod mixer;
 mod mixer_torch;

@@ -252,8 +252,9 @@ fn tower_edges(tower: &VisionTower, vc: &Ctx, c: &Ctx, adapted: bool) -> f64 {
         TowerKind::InternVl => 0.0,
         // `layernorm_post` over every tile's tokens, before the class token is sliced off.
         TowerKind::Llama4 => norm_saved(NormKind::Layernorm, vc.tokens, tower.hidden as f64, c.x),
-        // mllama's tower is `mllama.rs`'s (`transformer.rs` calls it instead of `tower_terms`).
-        TowerKind::Mllama => 0.0,
+        // mllama's and Gemma 4's towers are `mllama.rs`'s and `gemma4_vision.rs`'s
+        // (`transformer.rs` calls them instead of `tower_terms`).
+        TowerKind::Mllama | TowerKind::Gemma4 => 0.0,
     }
 }
 
@@ -284,8 +285,8 @@ pub(super) fn frozen_projector_bytes(tower: &VisionTower, c: &Ctx, (patches, tok
         TowerKind::InternVl => b * frozen_norm(NormKind::Layernorm, tokens, merged) + gelu(tower.text_hidden as f64),
         // The GELU between linear_1 and linear_2 over the patch features, text-wide.
         TowerKind::Clip => x * b * (patches - images) * tower.text_hidden as f64,
-        // One frozen linear.
-        TowerKind::Llama4 | TowerKind::Mllama => 0.0,
+        // One frozen linear; Gemma 4's is `gemma4_vision.rs`'s.
+        TowerKind::Llama4 | TowerKind::Mllama | TowerKind::Gemma4 => 0.0,
     }
 }
 
@@ -364,6 +365,8 @@ pub(super) fn projector_bytes(tower: &VisionTower, frozen: bool, c: &Ctx, (patch
         TowerKind::Llama4 => x * b * tokens * tower.llama4.vision_output as f64,
         // `multi_modal_projector`: its input, the concatenated vision output (`mllama.rs`).
         TowerKind::Mllama => x * b * patches * tower.mllama.vision_output as f64,
+        // `gemma4_vision.rs` (`transformer.rs` calls it instead of `tower_terms`).
+        TowerKind::Gemma4 => 0.0,
         TowerKind::Clip => {
             let rows = patches - images;
             let features = if b * images > 1.0 {

@@ -60,6 +60,7 @@ pub fn terms(t: &TransformerArch, training: &Training, cp: f64) -> (Vec<ActTerm>
     input_terms(t, training, &c, &mut out);
     match &t.tower {
         Some(tower) if tower.kind == TowerKind::Mllama => super::mllama::tower_terms(tower, training, &c, &mut out),
+        Some(tower) if tower.kind == TowerKind::Gemma4 => super::gemma4_vision::tower_terms(tower, training, &c, &mut out),
         Some(tower) => super::tower::tower_terms(tower, training, &c, &mut out),
         None => {}
     }

@@ -18,6 +18,7 @@ pub mod anyres;
 pub mod architecture;
 pub mod attention;
 pub mod cross_attention;
+pub mod gemma4_vision;
 pub mod llama4_tiles;
 pub mod mixer;
 pub mod mllama_vision;

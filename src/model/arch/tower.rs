@@ -39,6 +39,10 @@
 //!   unless `use_mean_pooling`; its projector (`InternVLMultiModalProjector`) pixel-shuffles
 //!   2 × 2 patches (`downsample_ratio` 0.5) and runs LayerNorm(4h), Linear(4h → text), GELU,
 //!   Linear(text → text), with biases.
+//! - Gemma 4 (`modeling_gemma4.py` `Gemma4VisionModel`, `Gemma4MultimodalEmbedder`): a linear
+//!   patch embedder with a 2-D position table, sandwich-normed blocks with q/k/v norms and a
+//!   gated MLP, a parameter-free pooler, and a weightless norm and one linear as the projector;
+//!   every image padded to the same patch budget (`gemma4_vision.rs`).
 //! - Llama 4 (`modeling_llama4.py` `Llama4VisionModel`, lines 957–1138): an unfold patch
 //!   embedding (`Llama4UnfoldConvolution`: Linear(channels · patch² → h) without bias), a class
 //!   token appended after the patches, learned positions for the patches and the class token,
@@ -56,11 +60,13 @@
 //! within `min_pixels`/`max_pixels` (`image_processing_qwen2_vl.py` `smart_resize`),
 //! SigLIP and CLIP resize to their own square `image_size`, Idefics3 and SmolVLM split the
 //! image into tiles of `image_size` px plus a global view, InternVL into the tile grid closest to
-//! its aspect ratio plus a thumbnail (`tiling.rs`).
+//! its aspect ratio plus a thumbnail (`tiling.rs`), Gemma 4 into its patch budget, padded to it
+//! (`gemma4_vision.rs`).
 
 use serde::{Deserialize, Serialize};
 
 use super::anyres::{anyres_tiles, anyres_tokens};
+use super::gemma4_vision::{gemma4_tokens, Gemma4Dims, Gemma4Vision, GEMMA4_VIDEO_SOFT_TOKENS};
 use super::llama4_tiles::llama4_tiles;
 use super::mllama_vision::{padded, MllamaDims, MllamaVision};
 use super::param::{check_dim, LinearKind, ParamTensor, Scope, TpSplit};
@@ -91,6 +97,9 @@ pub enum TowerKind {
     /// Llama 3.2 Vision's local and gated global encoders over `max_num_tiles` tiles, whose
     /// output the language model's cross-attention layers read (`mllama_vision.rs`).
     Mllama,
+    /// Gemma 4's vision model over a fixed budget of padded patches, pooled k × k into soft
+    /// tokens, and its embedder (`gemma4_vision.rs`).
+    Gemma4,
 }
 
 /// Llama 4's adapter and projector widths (`Llama4VisionConfig`).
@@ -179,6 +188,10 @@ pub struct VisionTower {
     /// Llama 3.2 Vision's global encoder, tile embeddings and output width (mllama only).
     #[serde(default)]
     pub mllama: MllamaVision,
+    /// Gemma 4's key/value heads, head width and position table (Gemma 4 only; its
+    /// `pooling_kernel_size` is `merge`, its processor's `max_soft_tokens` `tokens_per_image`).
+    #[serde(default)]
+    pub gemma4: Gemma4Vision,
 }
 
 /// The visual input of one sample (`training.resolution`, `training.images_per_sample`,
@@ -195,6 +208,9 @@ pub struct Visual {
 /// The image side assumed for Qwen2.5-VL when `training.resolution` is not set (it takes
 /// any size): 448 px, 16 × 28, 256 tokens per image.
 pub const QWEN_DEFAULT_SIDE: u64 = 448;
+
+/// The image side assumed for Gemma 4 when `training.resolution` is not set.
+pub const GEMMA4_DEFAULT_SIDE: u64 = 768;
 
 /// Qwen2.5-VL's processor limits: `min_pixels` 56·56 and `max_pixels` 28·28·1280, the
 /// defaults of transformers' `Qwen2VLImageProcessor` (`image_processing_qwen2_vl.py`),
@@ -258,6 +274,7 @@ impl VisionTower {
             pinpoints: Vec::new(),
             llama4: Llama4Adapter::default(),
             mllama: MllamaVision::default(),
+            gemma4: Gemma4Vision::default(),
         }
     }
     pub(super) fn check(&self) -> Result<(), InputError> {
@@ -274,6 +291,14 @@ impl VisionTower {
             check_dim("vision_config.projector_input_dim", self.llama4.input)?;
             check_dim("vision_config.projector_output_dim", self.llama4.output)?;
             check_dim("vision_config.vision_output_dim", self.llama4.vision_output)?;
+            return Ok(());
+        }
+        if self.kind == TowerKind::Gemma4 {
+            check_dim("vision_config.pooling_kernel_size", self.merge)?;
+            check_dim("vision_config.num_key_value_heads", self.gemma4.kv_heads)?;
+            check_dim("vision_config.head_dim", self.gemma4.head_dim)?;
+            check_dim("vision_config.position_embedding_size", self.gemma4.position_rows)?;
+            check_dim("vision_config.default_output_length", self.tokens_per_image)?;
             return Ok(());
         }
         if self.kind == TowerKind::Mllama {
@@ -355,6 +380,13 @@ impl VisionTower {
             // Every tile of every image, padding tiles included; the language model reads them
             // through its cross-attention layers, not as tokens of its sequence.
             TowerKind::Mllama => (frames.max(1) * self.mllama_vision_tokens(), 0),
+            // An image is the padded patch budget; a video's every frame is one at the video
+            // processor's own budget (`gemma4_vision.rs`).
+            TowerKind::Gemma4 => {
+                let budget = if frames > 1 { GEMMA4_VIDEO_SOFT_TOKENS } else { self.tokens_per_image };
+                let (patches, tokens) = gemma4_tokens(width, height, self.patch, self.merge, budget);
+                (frames.max(1) * patches, frames.max(1) * tokens)
+            }
         }
     }
 
@@ -382,6 +414,9 @@ impl VisionTower {
     pub fn default_size(&self) -> (u64, u64) {
         match self.kind {
             TowerKind::Qwen25Vl | TowerKind::Qwen3Vl => (QWEN_DEFAULT_SIDE, QWEN_DEFAULT_SIDE),
+            // Any size is resized into the patch budget; the tower reads the padded budget either
+            // way. 768 × 768 px: 256 soft tokens at the default 280.
+            TowerKind::Gemma4 => (GEMMA4_DEFAULT_SIDE, GEMMA4_DEFAULT_SIDE),
             // Any square image is resized to `longest_edge` first: the same tiles at any side.
             TowerKind::Idefics3 => (self.longest_edge, self.longest_edge),
             // One tile (InternVL, LLaVA-NeXT's smallest grid): the side the tower was trained at.
@@ -400,7 +435,7 @@ impl VisionTower {
     /// takes the image's own size (Qwen2.5-VL) or splits it into tiles (Idefics3, InternVL).
     pub fn fixed_size(&self) -> Option<u64> {
         match self.kind {
-            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl | TowerKind::Llama4 | TowerKind::Mllama => None,
+            TowerKind::Qwen25Vl | TowerKind::Qwen3Vl | TowerKind::Idefics3 | TowerKind::InternVl | TowerKind::Llama4 | TowerKind::Mllama | TowerKind::Gemma4 => None,
             _ => Some(self.image_size),
         }
     }
@@ -474,6 +509,10 @@ impl VisionTower {
             TowerKind::InternVl => self.internvit_tensors(out),
             TowerKind::Llama4 => self.llama4_tensors(out),
             TowerKind::Mllama => self.mllama.param_tensors(&self.mllama_dims(), out),
+            TowerKind::Gemma4 => {
+                let (hidden, ffn, patch, layers, heads, text_hidden) = (self.hidden, self.ffn, self.patch, self.layers, self.heads, self.text_hidden);
+                self.gemma4.param_tensors(&Gemma4Dims { hidden, ffn, patch, layers, heads, text_hidden }, out);
+            }
             TowerKind::Siglip | TowerKind::PaliGemma | TowerKind::Clip | TowerKind::Idefics3 => {
                 let patches = (self.image_size / p).pow(2);
                 if self.kind == TowerKind::Clip {
