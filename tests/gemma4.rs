@@ -154,9 +154,9 @@ fn saved_activations_against_transformers() {
 /// fp32, sdpa, s = 64 and 128): the adapters exist only on the projections each block has
 /// (no k/v in shared-KV blocks, no v where the values are the keys; the experts are not
 /// linears, and being frozen keep neither their gathered input nor the down projection's),
-/// within 3 %; measured +0.53 % to +0.67 %: the first block's input norm, whose input (the
-/// frozen embeddings) carries no gradient, keeps nothing under LoRA, which Headroom does not
-/// model for any family (h + 2 values per token).
+/// within 3 %; measured +0.016 % to +0.020 % (the first block's input norm, whose input, the
+/// frozen embeddings, carries no gradient, keeps nothing under LoRA: `activations::mod.rs`
+/// `entry_without_gradient`; +0.53 % to +0.67 % before it).
 #[test]
 fn saved_activations_under_lora_against_peft() {
     let f = fixture();

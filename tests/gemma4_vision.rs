@@ -14,6 +14,8 @@
 //! not) and −0.022 %, −0.019 % in bf16 (each `Gemma4RMSNorm` also keeps its weight's fp32 copy,
 //! `weight.float()`, h or head_dim values, not counted). `-- --nocapture` prints the table.
 
+mod vlm_parts;
+
 use headroom::import::hf_config::import_hf_config;
 use headroom::{estimate, Breakdown, Scenario};
 use serde_json::{json, Value};
@@ -37,11 +39,7 @@ fn parts_equal_transformers() {
         let b = breakdown(&case["config"], json!({"micro_batch": 1, "seq_len": 512, "precision": "bf16-mixed"}));
         let audio = case["audio_params"].as_u64().unwrap();
         assert_eq!(b.param_count, case["param_count"].as_u64().unwrap() - audio, "{name}: param_count (audio tower left out)");
-        let parts = b.param_count_by_part.unwrap_or_else(|| panic!("{name}: no param_count_by_part"));
-        let want = &case["param_count_by_part"];
-        assert_eq!(parts.vision_tower, want["vision_tower"].as_u64().unwrap(), "{name}: vision_tower");
-        assert_eq!(parts.projector, want["projector"].as_u64().unwrap(), "{name}: projector");
-        assert_eq!(parts.language_model, want["language_model"].as_u64().unwrap(), "{name}: language_model");
+        vlm_parts::assert_parts(&b, &case["param_count_by_part"], name);
         // The vision tower is counted, not named as dropped; the audio tower is named only when set.
         let warnings = import_hf_config(&case["config"]).expect("import").warnings;
         assert!(warnings[0].contains("vision tower and projector are counted"), "{name}: {warnings:?}");
