@@ -30,6 +30,15 @@ try {
       for (const colorScheme of ['light', 'dark']) {
         const { page, problems } = await openPlanner(env.browser, env.url + query, { colorScheme, viewport: { width, height: width > 500 ? 1000 : 844 } });
         await page.waitForTimeout(1200);
+        // Charts below the fold are drawn once they near the viewport (src/ui/chart_box.rs):
+        // scroll through the page so that the full-page shot shows them.
+        const height = await page.evaluate(() => document.body.scrollHeight);
+        for (let y = 0; y < height; y += 600) {
+          await page.evaluate((top) => window.scrollTo(0, top), y);
+          await page.waitForTimeout(150);
+        }
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.waitForTimeout(600);
         const path = join(OUT, `${name}-${width}-${colorScheme}.png`);
         await page.screenshot({ path, fullPage: true });
         console.log(path, problems.length ? problems : '');
