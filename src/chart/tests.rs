@@ -153,7 +153,7 @@ fn chart_options_need_only_the_bundled_echarts_modules() {
         ("memory_chart (spills)", serde_json::to_value(memory_chart(&spills, Units::Gib)).unwrap(), false),
         ("memory_chart (fits)", serde_json::to_value(memory_chart(&fits, Units::Gb)).unwrap(), false),
         ("compare_chart", serde_json::to_value(compare::compare_chart(&[("A".into(), spills.clone()), ("B".into(), fits.clone())], Units::Gib)).unwrap(), true),
-        ("timeline_chart", serde_json::to_value(super::timeline::timeline_chart(&crate::model::timeline::timeline(&spills), spills.capacity, Units::Gib)).unwrap(), true),
+        ("timeline_chart", serde_json::to_value(super::timeline::timeline_chart(&crate::model::timeline::timeline(&spills), spills.capacity, Units::Gib, false)).unwrap(), true),
         ("export_chart", crate::report::export_chart(&crate::scenario::Scenario::default(), &spills, Units::Gib, "https://example.org/", "2026-12-03"), true),
     ];
     for (name, v, more) in charts {

@@ -32,8 +32,9 @@ const DIVIDER_COLOR: &str = "#777777";
 /// divider with the phase's name where forward, backward and the optimizer step begin.
 ///
 /// The chart always has the same six series, carrying the dividers (first), the peak (second)
-/// and the capacity (last), so ECharts can merge one option into the next.
-pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units) -> Chart {
+/// and the capacity (last), so ECharts can merge one option into the next. `narrow`: a phone's
+/// viewport, where the legend takes three rows above the plot.
+pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units, narrow: bool) -> Chart {
     let unit = units.label();
     let labels: Vec<String> = timeline.points.iter().map(|p| p.label.clone()).collect();
     let peak = timeline.peak().map_or(0, |p| p.bytes.total);
@@ -43,7 +44,8 @@ pub fn timeline_chart(timeline: &Timeline, capacity: u64, units: Units) -> Chart
         .background_color(Color::Value("transparent".into()))
         .legend(Legend::new().top(0).left("center").item_width(14).item_height(10))
         .tooltip(Tooltip::new().trigger(Trigger::Axis).formatter(Formatter::String(tooltip(unit))))
-        .grid(Grid::new().left(16).right(24).top(56).bottom(16).contain_label(true))
+        // On a phone the legend wraps to three rows: the plot starts below them.
+        .grid(Grid::new().left(16).right(24).top(if narrow { 84 } else { 56 }).bottom(16).contain_label(true))
         .x_axis(Axis::new().type_(AxisType::Category).boundary_gap(BoundaryGap::CategoryAxis(false)).data(labels).axis_label(AxisLabel::new().font_size(10)))
         .y_axis(
             Axis::new()
@@ -160,7 +162,7 @@ mod tests {
     fn chart(s: &Scenario, units: Units) -> (crate::Breakdown, Timeline, Value) {
         let b = estimate(s);
         let t = timeline(&b);
-        let v = serde_json::to_value(timeline_chart(&t, b.capacity, units)).expect("a chart serialises");
+        let v = serde_json::to_value(timeline_chart(&t, b.capacity, units, false)).expect("a chart serialises");
         (b, t, v)
     }
 

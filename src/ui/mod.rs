@@ -27,6 +27,7 @@ mod stylesheet;
 mod tabs;
 mod url_codec;
 mod url_sync;
+mod viewport;
 mod workspace;
 
 pub use app::App;

@@ -21,6 +21,7 @@ use crate::format::bytes;
 use crate::ui::chart_box::ChartBox;
 use crate::ui::lazy_view::{lazy_view_or, Build, Chunked};
 use crate::ui::state::Planner;
+use crate::ui::viewport::narrow_viewport;
 use crate::ui::workspace::Workspace;
 
 /// The plot's builder, in the `timeline` chunk.
@@ -67,7 +68,8 @@ fn TimelinePlot() -> impl IntoView {
         let units = planner.units.get();
         // Read untracked: the points change after every plan, and then the capacity is current.
         let capacity = planner.plan.with_untracked(|p| p.breakdown.capacity);
-        points.with(|t| t.as_ref().map(|t| timeline_chart(t, capacity, units)).unwrap_or_else(Chart::new))
+        let narrow = narrow_viewport();
+        points.with(|t| t.as_ref().map(|t| timeline_chart(t, capacity, units, narrow)).unwrap_or_else(Chart::new))
     });
     let ready = Memo::new(move |_| points.with(Option::is_some));
     view! {

@@ -1,7 +1,7 @@
 //! The Strategy view: the escalation flowchart evaluated on the planner's scenario within a
 //! GPU budget (the planner's dp × tp × pp × cp until edited), its plan in words above it,
 //! played one step at a time beside the stacked memory bar, with the editable ladder and the
-//! automatic planner under it. Below [`NARROW_QUERY`] the flowchart is one column.
+//! automatic planner under it. Below `viewport::NARROW_QUERY` the flowchart is one column.
 //!
 //! Every number comes from the page's escalation memo ([`Workspace::escalation`], which runs
 //! [`crate::plan::escalation::escalate_ladder`]) and the search; the flowchart geometry and
@@ -28,20 +28,13 @@ use self::step_caption::StepCaption;
 use super::chart_box::ChartBox;
 use super::state::Planner;
 use super::url_sync::UrlNoticeBanner;
+use super::viewport::narrow_viewport;
 use super::workspace::Workspace;
 use crate::chart::flow::Shape;
 use crate::chart::memory_chart;
 use launch_panel::LaunchPanel;
 use rent_panel::RentPanel;
 use search_panel::SearchPanel;
-
-/// Viewports at which the wide flowchart (560 px at least) no longer fits its card.
-const NARROW_QUERY: &str = "(max-width: 640px)";
-
-/// True when the viewport matches [`NARROW_QUERY`].
-fn narrow_viewport() -> bool {
-    window().match_media(NARROW_QUERY).ok().flatten().is_some_and(|m| m.matches())
-}
 
 /// The whole Strategy tab.
 #[component]
