@@ -16,7 +16,8 @@ pub use verdict::{outcome_word, platform_outcomes, spill_explanation, verdict, v
 use charming::component::{Axis, Grid, Legend};
 use charming::datatype::CompositeValue;
 use charming::element::{
-    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, SplitLine, Symbol, Tooltip, Trigger,
+    AxisLabel, AxisTick, AxisType, Color, Formatter, ItemStyle, Label, LabelPosition, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, SplitLine, Symbol,
+    Tooltip, Trigger,
 };
 use charming::series::Bar;
 use charming::Chart;
@@ -124,7 +125,14 @@ fn spill_segment(b: &Breakdown, units: Units) -> MarkLine {
     let at = |x: f64| MarkLineData::new().coord(vec![CompositeValue::from(x), CompositeValue::from(0)]).symbol(Symbol::None);
     // Where the platform cannot spill, the bytes beyond capacity are what CUDA refuses.
     let word = if b.spill.outcome == crate::model::breakdown::Outcome::OutOfMemory { "over by" } else { "spill" };
-    let label = Label::new().show(shown).formatter(Formatter::String(format!("{word} {}", format::bytes(b.spill_bytes, units)))).color(CAPACITY_COLOR);
+    // Above the band, ending where it ends, inside the plot: past the end it ran off the chart
+    // whenever the total sat near the axis maximum (always, for a plan far over capacity).
+    let label = Label::new()
+        .show(shown)
+        .formatter(Formatter::String(format!("{word} {}", format::bytes(b.spill_bytes, units))))
+        .color(CAPACITY_COLOR)
+        .position(LabelPosition::InsideEndTop)
+        .distance(f64::from(SPILL_THICKNESS) / 2.0 + 2.0);
     MarkLine::new()
         .silent(true)
         .symbol(vec![Symbol::None, Symbol::None])
