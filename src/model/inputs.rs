@@ -641,7 +641,7 @@ pub struct Techniques {
     /// The model runs LitGPT's own modules (`litgpt/model.py`, `litgpt/lora.py`, LitGPT
     /// 0.5.13), set by the LitGPT profile: its attention repeats k and v to every query head
     /// before SDPA in training (`CausalSelfAttention.forward`, `repeat_interleave`, lines
-    /// 533–538), its rotary cos/sin are buffers sliced per forward (no activation), and its
+    /// 536–539), its rotary cos/sin are buffers sliced per forward (no activation), and its
     /// fused `LoRAQKVLinear` scatters the update of the adapted q/k/v parts into a zero tensor
     /// of the whole QKV width (`zero_pad`, lines 288–326), which keeps the update and an int64
     /// index when not all three are adapted. Measured in `litgpt_lora.json`. Left out of the
